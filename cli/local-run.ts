@@ -1,0 +1,168 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
+import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
+import { type AggregateOutcome, aggregateRun } from '../shared/core/aggregate-run.js';
+import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
+import { prepareRun } from '../shared/core/prepare-run.js';
+import { scoreItem } from '../shared/core/score-item.js';
+import { startRun } from '../shared/core/start-run.js';
+import { parseSuite, type Suite } from '../shared/core/suite.js';
+import { formatFromPath, readRows } from '../shared/datasets/read.js';
+import { loadPriceTable } from '../shared/providers/pricing.js';
+import { createProvider } from '../shared/providers/registry.js';
+import type { Completion, LlmProvider } from '../shared/providers/types.js';
+
+/** The package root: prompts that ship with Assay live under `<root>/prompts`. */
+export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface LocalRunOptions {
+  suitePath: string;
+  /** Run folder; default `runs/<runId>` under the working directory. */
+  outDir?: string;
+  /** Replace the suite's backends (e.g. the quickstart's auto-detected one). */
+  backends?: string[];
+  concurrency?: number;
+  sample?: { n: number; seed: number };
+  /** A new run even if an identical one exists (different run id). */
+  fresh?: boolean;
+  env?: NodeJS.ProcessEnv;
+  /** Shared LLM cache file; default `$ASSAY_CACHE_DIR/llm-cache.jsonl` or `.assay-cache/`. */
+  cachePath?: string;
+  pricesPath?: string;
+  onEvent?: (event: RunEvent) => void;
+}
+
+export type RunEvent =
+  | {
+      type: 'started';
+      run: RunRecord;
+      outDir: string;
+      total: number;
+      alreadyDone: number;
+      queued: number;
+      invalidRows: number;
+    }
+  | { type: 'call'; completion: Completion }
+  | { type: 'item'; result: ItemResult }
+  | { type: 'finished'; outcome: AggregateOutcome };
+
+export async function loadSuiteFile(path: string): Promise<Suite> {
+  return parseSuite(await readFile(path, 'utf8'), path);
+}
+
+async function fileHash(path: string): Promise<string> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(path)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/**
+ * The local shell: a folder as the bucket, an in-process pool as the queue, an append-only
+ * log as the run store. Running the same suite on the same data again resumes the run.
+ */
+export async function runLocal(
+  options: LocalRunOptions,
+): Promise<{ outDir: string; run: RunRecord; outcome: AggregateOutcome }> {
+  const env = options.env ?? process.env;
+  const suitePath = resolve(options.suitePath);
+  const suiteDir = dirname(suitePath);
+  let suite = await loadSuiteFile(suitePath);
+  if (options.backends) suite = { ...suite, backends: options.backends };
+  if (options.concurrency) suite = { ...suite, run: { ...suite.run, concurrency: options.concurrency } };
+  if (options.sample) suite = { ...suite, run: { ...suite.run, sample: options.sample } };
+
+  const datasetPath = resolve(suiteDir, suite.dataset.path);
+  const format = suite.dataset.format ?? formatFromPath(datasetPath);
+  const prompts = new LayeredBlobStore([new FolderBlobStore(suiteDir), new FolderBlobStore(PACKAGE_ROOT)]);
+  const datasetVersion = (await fileHash(datasetPath)) + (options.fresh ? `:${Date.now()}` : '');
+  const prepared = await prepareRun({
+    suite,
+    prompts,
+    datasetKey: datasetPath,
+    datasetVersion,
+    reportPrefix: '',
+  });
+
+  const outDir = resolve(options.outDir ?? join('runs', prepared.runId));
+  const runStore = new LocalRunStore(outDir);
+  const existing = await runStore.getRun(prepared.runId);
+  const run = existing ?? prepared;
+  const queue = new CollectingQueue();
+  const trigger = { trigger: async () => {} };
+  const started = await startRun(
+    { runStore, queue, trigger },
+    { run, rows: readRows(createReadStream(datasetPath), format), resume: true },
+  );
+  if (started.status === 'duplicate') throw new Error('unreachable: local runs always resume');
+  options.onEvent?.({
+    type: 'started',
+    run,
+    outDir,
+    total: started.total,
+    alreadyDone: started.total - started.queued,
+    queued: started.queued,
+    invalidRows: started.invalidRows,
+  });
+
+  const prices = loadPriceTable(options.pricesPath, env);
+  const providers = new Map<string, LlmProvider>();
+  const providerFor = (backend: string, r: RunRecord) => {
+    let provider = providers.get(backend);
+    if (!provider) {
+      provider = createProvider(backend, { env, prices, sim: r.suite.sim });
+      providers.set(backend, provider);
+    }
+    return provider;
+  };
+  // Build every backend before the first item, so a missing key fails the run at once.
+  for (const backend of run.suite.backends) providerFor(backend, run);
+
+  const cache = new FileLlmCache(
+    options.cachePath ?? join(env.ASSAY_CACHE_DIR ?? '.assay-cache', 'llm-cache.jsonl'),
+  );
+  const deps = {
+    runStore,
+    trigger,
+    cache,
+    providerFor,
+    onTransientError: 'fail' as const,
+    onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),
+  };
+  await pool(queue.messages, run.suite.run.concurrency, async (message) => {
+    const { result } = await scoreItem(deps, message);
+    options.onEvent?.({ type: 'item', result });
+  });
+
+  const outcome = await aggregateRun({ runStore, reports: new FolderBlobStore(outDir) }, run.runId);
+  options.onEvent?.({ type: 'finished', outcome });
+  return { outDir, run, outcome };
+}
+
+/** The local WorkQueue: ingest fills it, the pool drains it. */
+class CollectingQueue {
+  readonly messages: ItemMessage[] = [];
+  async sendItems(messages: ItemMessage[]): Promise<void> {
+    this.messages.push(...messages);
+  }
+}
+
+/** Runs `work` over `items` with at most `size` in flight. */
+export async function pool<T>(
+  items: readonly T[],
+  size: number,
+  work: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(size, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await work(item);
+    }
+  });
+  await Promise.all(lanes);
+}

@@ -1,0 +1,81 @@
+import type { RunEvent } from './local-run.js';
+
+/**
+ * A progress line on stderr: done/total, rate, ETA, live cost, failures. Redrawn in place on a
+ * terminal; on a pipe or CI log, one line every 10 % so logs stay readable.
+ */
+export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (event: RunEvent) => void {
+  const tty = stream.isTTY === true;
+  let total = 0;
+  let done = 0;
+  let failed = 0;
+  let costUsd = 0;
+  let cachedCalls = 0;
+  let simulated = false;
+  let startedAt = 0;
+  let lastDecile = -1;
+  let lastDraw = 0;
+
+  const line = () => {
+    const elapsed = (Date.now() - startedAt) / 1000;
+    const rate = done > 0 ? done / Math.max(elapsed, 0.001) : 0;
+    const left = total - done;
+    const eta = rate > 0 ? formatSeconds(left / rate) : '--';
+    const share = total > 0 ? done / total : 1;
+    const width = 24;
+    const filled = Math.round(share * width);
+    const bar = `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
+    const sim = simulated ? ' SIMULATED' : '';
+    return `${bar} ${done}/${total} ${(share * 100).toFixed(0).padStart(3)}%  ${rate.toFixed(1)}/s  ETA ${eta}  cost $${costUsd.toFixed(4)}  failed ${failed}  cached ${cachedCalls}${sim}`;
+  };
+  const draw = (force = false) => {
+    if (tty) {
+      const now = Date.now();
+      if (!force && now - lastDraw < 100) return;
+      lastDraw = now;
+      stream.write(`\r\x1b[2K${line()}`);
+      return;
+    }
+    const decile = total > 0 ? Math.floor((done / total) * 10) : 10;
+    if (force || decile > lastDecile) {
+      lastDecile = decile;
+      stream.write(`${line()}\n`);
+    }
+  };
+
+  return (event) => {
+    switch (event.type) {
+      case 'started':
+        total = event.total;
+        done = event.alreadyDone;
+        simulated = event.run.simulated;
+        startedAt = Date.now();
+        stream.write(
+          `run ${event.run.runId} → ${event.outDir}\n` +
+            `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${event.queued} to score with ${event.run.suite.backends.join(', ')}\n`,
+        );
+        if (simulated)
+          stream.write('SIMULATED: no API key in use; answers come from the simulator, not a model.\n');
+        draw(true);
+        break;
+      case 'call':
+        costUsd += event.completion.costUsd;
+        if (event.completion.cached) cachedCalls += 1;
+        break;
+      case 'item':
+        done += 1;
+        if (event.result.status === 'failed') failed += 1;
+        draw();
+        break;
+      case 'finished':
+        if (tty) stream.write(`\r\x1b[2K${line()}\n`);
+        break;
+    }
+  };
+}
+
+function formatSeconds(seconds: number): string {
+  if (!Number.isFinite(seconds)) return '--';
+  const s = Math.round(seconds);
+  return s >= 60 ? `${Math.floor(s / 60)}m${String(s % 60).padStart(2, '0')}s` : `${s}s`;
+}

@@ -1,0 +1,116 @@
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Node } from 'constructs';
+
+/**
+ * Deploy-time settings of the Assay stack. Every key can be set with `-c key=value` on the
+ * CDK command line or under `context` in `infra/cdk.json`; unset keys take the defaults below.
+ */
+export interface AssayConfig {
+  /** Keep the bucket, table and secret when the stack is deleted (and turn on table deletion protection). */
+  readonly retainData: boolean;
+  /** Receives before a message moves to its queue's dead-letter queue. */
+  readonly maxReceiveCount: number;
+  /** Upper bound of concurrent invocations each SQS event source may drive (Lambda allows 2–1000). */
+  readonly ingestMaxConcurrency: number;
+  readonly workerMaxConcurrency: number;
+  readonly deadLetterMaxConcurrency: number;
+  readonly aggregateMaxConcurrency: number;
+  /** POWERTOOLS_LOG_LEVEL of every function. */
+  readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
+  /** Retention of the functions' log groups; must be a value CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, …). */
+  readonly logRetentionDays: number;
+  /** ASSAY_CACHE_TTL_DAYS: lifetime of LLM cache entries in the table. */
+  readonly cacheTtlDays: number;
+  /** Full ARN of an existing provider-keys secret; when unset the stack creates one. */
+  readonly providerSecretArn?: string;
+  /** E-mail address subscribed to an SNS topic that receives the dead-letter alarms; no topic when unset. */
+  readonly alarmEmail?: string;
+}
+
+export const DEFAULT_CONFIG: AssayConfig = {
+  retainData: true,
+  maxReceiveCount: 3,
+  ingestMaxConcurrency: 2,
+  workerMaxConcurrency: 50,
+  deadLetterMaxConcurrency: 2,
+  aggregateMaxConcurrency: 2,
+  logLevel: 'INFO',
+  logRetentionDays: 30,
+  cacheTtlDays: 30,
+};
+
+/** Thrown when a setting is malformed or inconsistent; the message names the setting and what it accepts. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const LOG_LEVELS: readonly AssayConfig['logLevel'][] = ['DEBUG', 'INFO', 'WARN', 'ERROR'];
+const MAX_CONCURRENCY_KEYS = [
+  'ingestMaxConcurrency',
+  'workerMaxConcurrency',
+  'deadLetterMaxConcurrency',
+  'aggregateMaxConcurrency',
+] as const;
+
+/**
+ * Reads the Assay settings from CDK context (values given with `-c` arrive as strings),
+ * fills in defaults and validates them, so that a typo fails the synth with the key's name
+ * instead of producing a template CloudFormation rejects later.
+ */
+export function configFromContext(node: Node): AssayConfig {
+  const int = (key: keyof AssayConfig, min: number, max: number): number => {
+    const raw: unknown = node.tryGetContext(key) ?? DEFAULT_CONFIG[key];
+    const value = typeof raw === 'string' ? Number(raw.trim()) : raw;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+      throw new ConfigError(`context "${key}" must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+    }
+    return value;
+  };
+  const bool = (key: keyof AssayConfig): boolean => {
+    const raw: unknown = node.tryGetContext(key) ?? DEFAULT_CONFIG[key];
+    if (raw === true || raw === 'true') return true;
+    if (raw === false || raw === 'false') return false;
+    throw new ConfigError(`context "${key}" must be true or false, got ${JSON.stringify(raw)}`);
+  };
+  const optionalString = (key: keyof AssayConfig, pattern: RegExp, what: string): string | undefined => {
+    const raw: unknown = node.tryGetContext(key);
+    if (raw === undefined || raw === '') return undefined;
+    if (typeof raw !== 'string' || !pattern.test(raw)) {
+      throw new ConfigError(`context "${key}" must be ${what}, got ${JSON.stringify(raw)}`);
+    }
+    return raw;
+  };
+
+  const logLevel = String(node.tryGetContext('logLevel') ?? DEFAULT_CONFIG.logLevel).toUpperCase();
+  if (!LOG_LEVELS.includes(logLevel as AssayConfig['logLevel'])) {
+    throw new ConfigError(`context "logLevel" must be one of ${LOG_LEVELS.join(', ')}, got "${logLevel}"`);
+  }
+  const logRetentionDays = int('logRetentionDays', 1, 3653);
+  if (!Object.values(RetentionDays).includes(logRetentionDays)) {
+    throw new ConfigError(
+      `context "logRetentionDays" must be a CloudWatch Logs retention (${Object.values(RetentionDays)
+        .filter((d) => typeof d === 'number')
+        .join(', ')}), got ${logRetentionDays}`,
+    );
+  }
+  const [ingestMaxConcurrency, workerMaxConcurrency, deadLetterMaxConcurrency, aggregateMaxConcurrency] =
+    MAX_CONCURRENCY_KEYS.map((key) => int(key, 2, 1000)) as [number, number, number, number];
+
+  return {
+    retainData: bool('retainData'),
+    maxReceiveCount: int('maxReceiveCount', 1, 1000),
+    ingestMaxConcurrency,
+    workerMaxConcurrency,
+    deadLetterMaxConcurrency,
+    aggregateMaxConcurrency,
+    logLevel: logLevel as AssayConfig['logLevel'],
+    logRetentionDays,
+    cacheTtlDays: int('cacheTtlDays', 1, 3650),
+    providerSecretArn: optionalString(
+      'providerSecretArn',
+      /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/,
+      'the full ARN of a Secrets Manager secret (with its 6-character suffix)',
+    ),
+    alarmEmail: optionalString('alarmEmail', /^[^@\s]+@[^@\s]+$/, 'an e-mail address'),
+  };
+}

@@ -1,0 +1,52 @@
+import { Duration } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
+import { Construct } from 'constructs';
+import type { QueueWithDlq } from './queues.js';
+
+export interface AssayAlarmsProps {
+  readonly queues: readonly QueueWithDlq[];
+  /** Subscribe this address to a topic that receives every alarm; no topic when unset. */
+  readonly alarmEmail?: string;
+}
+
+/**
+ * One alarm per dead-letter queue, raised while the queue holds any visible message: a message
+ * there has failed `maxReceiveCount` times. The items DLQ is drained by the dead-letter
+ * function, so a message seen there for a moment is expected; its alarm waits for three
+ * consecutive 5-minute periods (items keep failing, or the dead-letter function is failing or
+ * not keeping up).
+ */
+export class AssayAlarms extends Construct {
+  readonly alarms: readonly cloudwatch.Alarm[];
+  readonly topic?: sns.Topic;
+
+  constructor(scope: Construct, id: string, props: AssayAlarmsProps) {
+    super(scope, id);
+    if (props.alarmEmail) {
+      // No KMS key: CloudWatch cannot publish to a topic encrypted with the AWS-managed SNS key.
+      this.topic = new sns.Topic(this, 'Topic', { displayName: 'Assay alarms', enforceSSL: true });
+      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
+    }
+    this.alarms = props.queues.map(({ name, deadLetterQueue }) => {
+      const drainedByFunction = name === 'Items';
+      const alarm = new cloudwatch.Alarm(this, `${name}DlqNotEmpty`, {
+        alarmDescription: drainedByFunction
+          ? 'Messages were visible in the items dead-letter queue in three consecutive 5-minute periods: items keep failing, or the dead-letter function is failing or not keeping up.'
+          : `Messages in the ${name.toLowerCase()} dead-letter queue: they failed processing and need a look and a redrive.`,
+        metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+          period: Duration.minutes(5),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+        threshold: 0,
+        evaluationPeriods: drainedByFunction ? 3 : 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      if (this.topic) alarm.addAlarmAction(new actions.SnsAction(this.topic));
+      return alarm;
+    });
+  }
+}

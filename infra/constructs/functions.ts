@@ -1,0 +1,203 @@
+import { fileURLToPath } from 'node:url';
+import { type Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import type { Construct } from 'constructs';
+import { ConfigError } from '../config.js';
+import { acknowledge, iam5ResourceFinding } from '../nag.js';
+
+/** Repository root: the bundler resolves `functions/*.ts`, tsconfig.json and package-lock.json from here. */
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** AWS recommends a queue visibility timeout of at least six times the consuming function's timeout. */
+export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
+
+export interface AssayFunctionProps {
+  /** Entry file under `functions/` without extension, e.g. `worker`; also names the service. */
+  readonly entry: string;
+  readonly description: string;
+  readonly timeout: Duration;
+  /** @default 512 */
+  readonly memorySize?: number;
+  readonly logLevel: string;
+  readonly logRetentionDays: number;
+  readonly cacheTtlDays: number;
+}
+
+export interface BucketAccess {
+  /** Key prefixes (ending in `/`) the function may read. */
+  readonly read?: readonly string[];
+  /** Key prefixes (ending in `/`) the function may write. */
+  readonly write?: readonly string[];
+}
+
+export interface ConsumeOptions {
+  readonly batchSize: number;
+  readonly maxConcurrency: number;
+}
+
+/**
+ * One Assay Lambda with the shared defaults: Node.js 24 on arm64, an ESM bundle built locally
+ * by esbuild (never docker), minified with source maps, X-Ray tracing, its own log group with
+ * a retention, and a role that starts with nothing but write access to that log group.
+ *
+ * Access is added with the `use…`/`sendsTo`/`readsSecret` helpers, each of which grants the
+ * permission and sets the environment variable the handler reads, so the two cannot drift.
+ */
+export class AssayFunction extends NodejsFunction {
+  constructor(scope: Construct, id: string, props: AssayFunctionProps) {
+    // The role and log group are created before `super` (they are siblings of the function):
+    // the default Lambda role carries the AWSLambdaBasicExecutionRole managed policy, which
+    // may create and write any log group in the account.
+    const logGroup = new logs.LogGroup(scope, `${id}Logs`, {
+      retention: props.logRetentionDays,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    const role = new iam.Role(scope, `${id}Role`, {
+      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+      description: `Execution role of the Assay ${props.entry} function`,
+    });
+    logGroup.grantWrite(role);
+
+    super(scope, id, {
+      description: props.description,
+      entry: `${REPO_ROOT}functions/${props.entry}.ts`,
+      handler: 'handler',
+      projectRoot: REPO_ROOT,
+      depsLockFilePath: `${REPO_ROOT}package-lock.json`,
+      runtime: lambda.Runtime.NODEJS_24_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout,
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup,
+      role,
+      environment: {
+        POWERTOOLS_SERVICE_NAME: `assay-${props.entry}`,
+        POWERTOOLS_METRICS_NAMESPACE: 'Assay',
+        POWERTOOLS_LOG_LEVEL: props.logLevel,
+        ASSAY_CACHE_TTL_DAYS: String(props.cacheTtlDays),
+        // The bundle ships a source map; without this flag Node ignores it in stack traces.
+        NODE_OPTIONS: '--enable-source-maps',
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        mainFields: ['module', 'main'],
+        // Some CommonJS dependencies call require() on Node built-ins, which an ESM bundle lacks.
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        minify: true,
+        sourceMap: true,
+        sourcesContent: false,
+        // The SDK is bundled at the versions in package-lock.json rather than taken from the
+        // runtime, whose copy changes without notice: the deployed code is what the tests ran.
+        bundleAwsSDK: true,
+        forceDockerBundling: false,
+      },
+    });
+
+    // X-Ray's PutTraceSegments/PutTelemetryRecords, added by `tracing: ACTIVE`, have no resource-level permissions.
+    acknowledge(
+      role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'Only X-Ray PutTraceSegments/PutTelemetryRecords (added by active tracing) use Resource "*": X-Ray supports no resource-level permissions for them.',
+    );
+  }
+
+  /** Read/write items of the table (no table management); sets TABLE_NAME. */
+  useTable(table: dynamodb.ITable): this {
+    table.grantReadWriteData(this);
+    this.addEnvironment('TABLE_NAME', table.tableName);
+    return this;
+  }
+
+  /**
+   * Object access to the bucket, scoped by key prefix; sets BUCKET_NAME. Readers also get
+   * `s3:ListBucket` on the bucket itself, so a missing key is a 404 (NoSuchKey) rather than a
+   * 403 and prefixes can be listed.
+   */
+  useBucket(bucket: s3.IBucket, access: BucketAccess): this {
+    const read = access.read ?? [];
+    const write = access.write ?? [];
+    for (const prefix of [...read, ...write]) {
+      if (!/^[a-z0-9-]+\/$/.test(prefix)) {
+        throw new ConfigError(`${this.node.path}: bucket prefix "${prefix}" must be one path segment ending in "/"`);
+      }
+    }
+    if (read.length > 0) {
+      this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:GetObject'],
+          resources: read.map((prefix) => bucket.arnForObjects(`${prefix}*`)),
+        }),
+      );
+      bucket.encryptionKey?.grantDecrypt(this);
+    }
+    if (write.length > 0) {
+      this.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: ['s3:PutObject', 's3:AbortMultipartUpload'],
+          resources: write.map((prefix) => bucket.arnForObjects(`${prefix}*`)),
+        }),
+      );
+      bucket.encryptionKey?.grantEncrypt(this);
+    }
+    for (const prefix of new Set([...read, ...write])) {
+      acknowledge(
+        this.role!,
+        iam5ResourceFinding(this, bucket.arnForObjects(`${prefix}*`)),
+        `Object access is scoped to the ${prefix} prefix of the Assay bucket; the keys under it are created at run time and cannot be listed in the policy.`,
+      );
+    }
+    this.addEnvironment('BUCKET_NAME', bucket.bucketName);
+    return this;
+  }
+
+  /** SendMessage (single and batch) to `queue`; sets `envName` to the queue URL. */
+  sendsTo(queue: sqs.IQueue, envName: string): this {
+    queue.grantSendMessages(this);
+    this.addEnvironment(envName, queue.queueUrl);
+    return this;
+  }
+
+  /** GetSecretValue on `secret`; sets `envName` (default PROVIDER_SECRET_ARN) to its ARN. */
+  readsSecret(secret: secretsmanager.ISecret, envName = 'PROVIDER_SECRET_ARN'): this {
+    secret.grantRead(this);
+    this.addEnvironment(envName, secret.secretArn);
+    return this;
+  }
+
+  /**
+   * Invokes this function with batches from `queue`, reporting partial batch failures so that
+   * only the failed records are retried. Refuses a queue whose visibility timeout is shorter
+   * than six times this function's timeout: a batch still running would become visible again
+   * and be processed twice.
+   */
+  consumes(queue: sqs.IQueue, options: ConsumeOptions): this {
+    const cfnQueue = queue.node.defaultChild;
+    const timeout = this.timeout?.toSeconds() ?? 3;
+    if (cfnQueue instanceof sqs.CfnQueue) {
+      const visibility = cfnQueue.visibilityTimeout ?? 30;
+      if (!Token.isUnresolved(visibility) && visibility < VISIBILITY_TO_TIMEOUT_RATIO * timeout) {
+        throw new ConfigError(
+          `${queue.node.path} has a visibility timeout of ${visibility}s; consuming it with ${this.node.id} (timeout ${timeout}s) needs at least ${VISIBILITY_TO_TIMEOUT_RATIO * timeout}s`,
+        );
+      }
+    }
+    this.addEventSource(
+      new SqsEventSource(queue, {
+        batchSize: options.batchSize,
+        maxConcurrency: options.maxConcurrency,
+        reportBatchItemFailures: true,
+      }),
+    );
+    return this;
+  }
+}

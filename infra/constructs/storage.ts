@@ -1,0 +1,111 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { acknowledge } from '../nag.js';
+
+/** Prefixes whose uploads start work: a dataset, a suite or a prompt. */
+export const UPLOAD_PREFIXES = ['datasets/', 'suites/', 'prompts/'] as const;
+/** Item bodies too large for a queue message, written by ingest and read by worker/dead-letter. */
+export const SPILL_PREFIX = 'spill/';
+/** Report files, `reports/<suite>/<runId>/`, written by aggregate. */
+export const REPORTS_PREFIX = 'reports/';
+
+/**
+ * How long spilled item bodies are kept. Longer than the 14-day retention of the items
+ * dead-letter queue, whose consumer may still have to read a spilled body.
+ */
+const SPILL_EXPIRATION = Duration.days(21);
+
+export interface AssayStorageProps {
+  /** RETAIN the bucket and table on stack deletion and turn on table deletion protection. */
+  readonly retainData: boolean;
+}
+
+/**
+ * The Assay bucket (uploads, spilled items, reports), the bucket receiving its server access
+ * logs, and the single DynamoDB table (runs, results, counters, LLM cache entries with TTL).
+ */
+export class AssayStorage extends Construct {
+  readonly bucket: s3.Bucket;
+  readonly accessLogs: s3.Bucket;
+  readonly table: dynamodb.Table;
+
+  constructor(scope: Construct, id: string, props: AssayStorageProps) {
+    super(scope, id);
+    const removalPolicy = props.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY;
+
+    // Access-log delivery only supports SSE-S3 on the target bucket, hence S3-managed keys.
+    this.accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      lifecycleRules: [{ id: 'expire-access-logs', expiration: Duration.days(365) }],
+      removalPolicy,
+    });
+    acknowledge(
+      this.accessLogs,
+      'AwsSolutions-S1',
+      'This bucket is the server-access-log destination of the Assay bucket; logging it to itself would log its own log deliveries, and a further log bucket would only move the same finding.',
+    );
+
+    this.bucket = new s3.Bucket(this, 'Bucket', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      enforceSSL: true,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
+      versioned: true,
+      serverAccessLogsBucket: this.accessLogs,
+      serverAccessLogsPrefix: 'assay-bucket/',
+      lifecycleRules: [
+        { id: 'expire-spill', prefix: SPILL_PREFIX, expiration: SPILL_EXPIRATION },
+        {
+          id: 'expire-old-versions',
+          noncurrentVersionExpiration: Duration.days(30),
+          abortIncompleteMultipartUploadAfter: Duration.days(7),
+          expiredObjectDeleteMarker: true,
+        },
+      ],
+      removalPolicy,
+    });
+
+    this.table = new dynamodb.Table(this, 'Table', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      timeToLiveAttribute: 'ttl',
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      deletionProtection: props.retainData,
+      removalPolicy,
+    });
+  }
+
+  /**
+   * Sends an S3 notification to `queue` for every object created under the upload prefixes.
+   * The queue must accept SSE-S3 publishers (SQS-managed encryption, or a KMS key whose
+   * policy admits s3.amazonaws.com).
+   */
+  notifyUploads(queue: sqs.IQueue): void {
+    for (const prefix of UPLOAD_PREFIXES) {
+      this.bucket.addEventNotification(s3.EventType.OBJECT_CREATED, new s3n.SqsDestination(queue), { prefix });
+    }
+    // CDK configures bucket notifications with a stack-wide singleton custom resource.
+    for (const handler of Stack.of(this).node.children) {
+      if (!handler.node.id.startsWith('BucketNotificationsHandler')) continue;
+      acknowledge(
+        handler,
+        'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+        "CDK's BucketNotificationsHandler (a deploy-time custom resource that sets the bucket's notification configuration) creates its own role with this managed policy; CDK offers no way to replace it.",
+      );
+      acknowledge(
+        handler,
+        'AwsSolutions-IAM5[Resource::*]',
+        "CDK's BucketNotificationsHandler needs s3:PutBucketNotification; CDK grants it on Resource \"*\" and runs it only during deployments.",
+      );
+    }
+  }
+}

@@ -1,0 +1,160 @@
+import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type { Construct } from 'constructs';
+import type { AssayConfig } from './config.js';
+import { AssayAlarms } from './constructs/alarms.js';
+import { AssayFunction } from './constructs/functions.js';
+import { AssayQueues } from './constructs/queues.js';
+import { AssayStorage, REPORTS_PREFIX, SPILL_PREFIX, UPLOAD_PREFIXES } from './constructs/storage.js';
+import { acknowledge } from './nag.js';
+
+export interface AssayStackProps extends StackProps {
+  readonly config: AssayConfig;
+}
+
+/** Function timeouts; each consumed queue's visibility timeout is derived from these (×6). */
+const TIMEOUTS = {
+  ingest: Duration.minutes(5),
+  worker: Duration.minutes(5),
+  deadLetter: Duration.minutes(1),
+  aggregate: Duration.minutes(5),
+} as const;
+
+/**
+ * Assay on AWS: uploads to the bucket → events queue → ingest → items queue → worker →
+ * table; a finished run → aggregate queue → aggregate → reports in the bucket. Items that
+ * exhaust their receives are recorded as failed by the dead-letter function.
+ */
+export class AssayStack extends Stack {
+  readonly storage: AssayStorage;
+  readonly queues: AssayQueues;
+  readonly functions: {
+    readonly ingest: AssayFunction;
+    readonly worker: AssayFunction;
+    readonly deadLetter: AssayFunction;
+    readonly aggregate: AssayFunction;
+  };
+  readonly providerSecret: secretsmanager.ISecret;
+  readonly alarms: AssayAlarms;
+
+  constructor(scope: Construct, id: string, props: AssayStackProps) {
+    super(scope, id, {
+      description: 'Assay: LLM evaluations over datasets (S3 → SQS → Lambda → DynamoDB)',
+      ...props,
+    });
+    const { config } = props;
+    Tags.of(this).add('app', 'assay');
+
+    this.storage = new AssayStorage(this, 'Storage', { retainData: config.retainData });
+    this.queues = new AssayQueues(this, 'Queues', {
+      maxReceiveCount: config.maxReceiveCount,
+      consumerTimeouts: {
+        events: TIMEOUTS.ingest,
+        items: TIMEOUTS.worker,
+        itemsDeadLetter: TIMEOUTS.deadLetter,
+        aggregate: TIMEOUTS.aggregate,
+      },
+    });
+    this.storage.notifyUploads(this.queues.events.queue);
+    this.providerSecret = this.providerKeys(config);
+
+    const { bucket, table } = this.storage;
+    const { events, items, aggregate } = this.queues;
+    const shared = {
+      logLevel: config.logLevel,
+      logRetentionDays: config.logRetentionDays,
+      cacheTtlDays: config.cacheTtlDays,
+    };
+
+    this.functions = {
+      ingest: new AssayFunction(this, 'Ingest', {
+        ...shared,
+        entry: 'ingest',
+        description: 'Validates an uploaded dataset/suite/prompt and enqueues one message per item',
+        timeout: TIMEOUTS.ingest,
+        memorySize: 1024,
+      })
+        .useTable(table)
+        .useBucket(bucket, { read: UPLOAD_PREFIXES, write: [SPILL_PREFIX] })
+        .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
+        .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
+        // One upload per invocation: a dataset can take minutes to stream.
+        .consumes(events.queue, { batchSize: 1, maxConcurrency: config.ingestMaxConcurrency }),
+
+      worker: new AssayFunction(this, 'Worker', {
+        ...shared,
+        entry: 'worker',
+        description: 'Scores items with the LLM providers and records results',
+        timeout: TIMEOUTS.worker,
+        memorySize: 1024,
+      })
+        .useTable(table)
+        .useBucket(bucket, { read: [SPILL_PREFIX] })
+        .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
+        .readsSecret(this.providerSecret)
+        .consumes(items.queue, { batchSize: 10, maxConcurrency: config.workerMaxConcurrency }),
+
+      deadLetter: new AssayFunction(this, 'DeadLetter', {
+        ...shared,
+        entry: 'dead-letter',
+        description: 'Records items that exhausted their receives as failed results',
+        timeout: TIMEOUTS.deadLetter,
+        memorySize: 256,
+      })
+        .useTable(table)
+        .useBucket(bucket, { read: [SPILL_PREFIX] })
+        .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
+        .consumes(items.deadLetterQueue, { batchSize: 10, maxConcurrency: config.deadLetterMaxConcurrency }),
+
+      aggregate: new AssayFunction(this, 'Aggregate', {
+        ...shared,
+        entry: 'aggregate',
+        description: 'Computes metrics of a finished run and writes its report files',
+        timeout: TIMEOUTS.aggregate,
+        memorySize: 1024,
+      })
+        .useTable(table)
+        // suites/ for the run's definition, reports/ for the previous run to compare with.
+        .useBucket(bucket, { read: ['suites/', REPORTS_PREFIX], write: [REPORTS_PREFIX] })
+        // One run per invocation: a large run takes a while to stream and score.
+        .consumes(aggregate.queue, { batchSize: 1, maxConcurrency: config.aggregateMaxConcurrency }),
+    };
+
+    this.alarms = new AssayAlarms(this, 'Alarms', { queues: this.queues.all, alarmEmail: config.alarmEmail });
+
+    new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
+    new CfnOutput(this, 'TableName', { value: table.tableName });
+    new CfnOutput(this, 'ItemsQueueUrl', { value: items.queue.queueUrl });
+    new CfnOutput(this, 'ProviderSecretArn', { value: this.providerSecret.secretArn });
+  }
+
+  /**
+   * The secret holding provider API keys as one JSON object, e.g.
+   * `{"OPENAI_API_KEY": "…", "ANTHROPIC_API_KEY": "…", "GEMINI_API_KEY": "…"}`.
+   * Created with a placeholder value (`{"placeholder": "<random>"}`) unless `providerSecretArn`
+   * names an existing one; put the real keys in after the first deploy with
+   * `aws secretsmanager put-secret-value --secret-id <ProviderSecretArn output> --secret-string file://keys.json`.
+   * Later deploys never overwrite the value.
+   */
+  private providerKeys(config: AssayConfig): secretsmanager.ISecret {
+    if (config.providerSecretArn) {
+      return secretsmanager.Secret.fromSecretCompleteArn(this, 'ProviderSecret', config.providerSecretArn);
+    }
+    const secret = new secretsmanager.Secret(this, 'ProviderSecret', {
+      description:
+        'Assay provider API keys, one JSON object: {"OPENAI_API_KEY": "...", "ANTHROPIC_API_KEY": "...", "GEMINI_API_KEY": "..."}',
+      generateSecretString: {
+        secretStringTemplate: '{}',
+        generateStringKey: 'placeholder',
+        excludePunctuation: true,
+      },
+      removalPolicy: config.retainData ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
+    });
+    acknowledge(
+      secret,
+      'AwsSolutions-SMG4',
+      'The secret holds API keys issued by OpenAI, Anthropic and Google; Secrets Manager cannot rotate them. They are rotated in the vendor consoles and stored with put-secret-value.',
+    );
+    return secret;
+  }
+}

@@ -1,0 +1,402 @@
+/**
+ * The run store on ONE DynamoDB table (`pk` S, `sk` S, TTL attribute `ttl`; the LLM cache
+ * shares it, see dynamo-llm-cache.ts).
+ *
+ * | entity      | pk                 | sk                            | attributes                                                                                                                          | access pattern                                                              |
+ * |-------------|--------------------|-------------------------------|-------------------------------------------------------------------------------------------------------------------------------------|-----------------------------------------------------------------------------|
+ * | run         | `RUN#<runId>`      | `META`                        | type, runId, suiteName, suite (JSON), prompts (JSON), status, total?, invalidRows, startedAt, finishedAt?, reportPrefix, datasetKey, simulated, done, failed | GetItem (consistent) for getRun/counters; UpdateItem for counters, total, status, claim |
+ * | result      | `RUN#<runId>`      | `RESULT#<itemId>`             | type, runId, itemId, status, failureKind?, finishedAt, result (the ItemResult as JSON)                                              | Query pk = RUN#id AND begins_with(sk, 'RESULT#') for results / resultIds   |
+ * | suite index | `SUITE#<suiteName>`| `RUN#<startedAt>#<runId>`     | type, runId, startedAt                                                                                                              | Query pk = SUITE#name AND sk < the run's sk, newest first, for previousRun |
+ * | cache entry | `CACHE#<key>`      | `CACHE`                       | value (Completion as JSON), ttl                                                                                                     | GetItem / PutItem (dynamo-llm-cache.ts)                                     |
+ *
+ * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
+ * string round-trips exactly (no number conversion, no empty-string or undefined rules).
+ * `startedAt` is ISO-8601 UTC, so the suite index sorts by time as a string.
+ */
+import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  paginateQuery,
+  type QueryCommandInput,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import type { ItemResult, RunCounters, RunRecord, RunStatus } from '../../core/model.js';
+import type { RecordOutcome, RunStore } from '../../ports.js';
+
+export interface DynamoRunStoreOptions {
+  /** A document client built with `marshallOptions.removeUndefinedValues: true` (see clients.ts). */
+  client: DynamoDBDocumentClient;
+  tableName: string;
+  /** Query page size for `results`/`resultIds`; DynamoDB's 1 MB page when unset. */
+  pageSize?: number;
+}
+
+/** An operation on a run that has no record. */
+export class RunNotFoundError extends Error {
+  override readonly name = 'RunNotFoundError';
+
+  constructor(readonly runId: string) {
+    super(`run ${runId} does not exist`);
+  }
+}
+
+const META = 'META';
+const RESULT_PREFIX = 'RESULT#';
+
+export const runPk = (runId: string) => `RUN#${runId}`;
+export const resultSk = (itemId: string) => `${RESULT_PREFIX}${itemId}`;
+export const suitePk = (suiteName: string) => `SUITE#${suiteName}`;
+export const suiteRunSk = (startedAt: string, runId: string) => `RUN#${startedAt}#${runId}`;
+
+interface MetaItem {
+  pk: string;
+  sk: string;
+  type: 'run';
+  runId: string;
+  suiteName: string;
+  suite: string;
+  prompts: string;
+  status: RunStatus;
+  total?: number;
+  invalidRows: number;
+  startedAt: string;
+  finishedAt?: string;
+  reportPrefix: string;
+  datasetKey: string;
+  simulated: boolean;
+  done: number;
+  failed: number;
+}
+
+export class DynamoRunStore implements RunStore {
+  private readonly client: DynamoDBDocumentClient;
+  private readonly tableName: string;
+  private readonly pageSize: number | undefined;
+
+  constructor({ client, tableName, pageSize }: DynamoRunStoreOptions) {
+    this.client = client;
+    this.tableName = tableName;
+    this.pageSize = pageSize;
+  }
+
+  async createRun(run: RunRecord): Promise<boolean> {
+    const meta: MetaItem = {
+      pk: runPk(run.runId),
+      sk: META,
+      type: 'run',
+      runId: run.runId,
+      suiteName: run.suiteName,
+      suite: JSON.stringify(run.suite),
+      prompts: JSON.stringify(run.prompts),
+      status: run.status,
+      total: run.total,
+      invalidRows: run.invalidRows,
+      startedAt: run.startedAt,
+      finishedAt: run.finishedAt,
+      reportPrefix: run.reportPrefix,
+      datasetKey: run.datasetKey,
+      simulated: run.simulated,
+      done: 0,
+      failed: 0,
+    };
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: { TableName: this.tableName, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' },
+            },
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: {
+                  pk: suitePk(run.suiteName),
+                  sk: suiteRunSk(run.startedAt, run.runId),
+                  type: 'suiteRun',
+                  runId: run.runId,
+                  startedAt: run.startedAt,
+                },
+              },
+            },
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (cancelledByCondition(err, 0)) return false;
+      throw err;
+    }
+  }
+
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    const meta = await this.getMeta(runId);
+    return meta && toRunRecord(meta);
+  }
+
+  /** The run's counters (consistent read); undefined when the run does not exist. */
+  async getCounters(runId: string): Promise<RunCounters | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: META },
+        ConsistentRead: true,
+        ProjectionExpression: '#done, #failed, #total',
+        ExpressionAttributeNames: { '#done': 'done', '#failed': 'failed', '#total': 'total' },
+      }),
+    );
+    return out.Item && toCounters(out.Item);
+  }
+
+  async setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters> {
+    const names = { '#total': 'total', '#invalid': 'invalidRows' };
+    const values = { ':total': total, ':invalid': invalidRows };
+    // First try the normal path: ingest finished, the run starts running.
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: META },
+          UpdateExpression: 'SET #total = :total, #invalid = :invalid, #s = :running',
+          ConditionExpression: '#s = :ingesting',
+          ExpressionAttributeNames: { ...names, '#s': 'status' },
+          ExpressionAttributeValues: { ...values, ':running': 'running', ':ingesting': 'ingesting' },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toCounters(out.Attributes ?? {});
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
+    // A redelivered ingest (or one racing a fast worker): set the numbers, leave the status be.
+    try {
+      const out = await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: META },
+          UpdateExpression: 'SET #total = :total, #invalid = :invalid',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toCounters(out.Attributes ?? {});
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new RunNotFoundError(runId);
+      throw err;
+    }
+  }
+
+  async recordResult(result: ItemResult): Promise<RecordOutcome> {
+    let recorded = true;
+    try {
+      await this.client.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Put: {
+                TableName: this.tableName,
+                Item: {
+                  pk: runPk(result.runId),
+                  sk: resultSk(result.itemId),
+                  type: 'result',
+                  runId: result.runId,
+                  itemId: result.itemId,
+                  status: result.status,
+                  failureKind: result.failure?.kind,
+                  finishedAt: result.finishedAt,
+                  result: JSON.stringify(result),
+                },
+                ConditionExpression: 'attribute_not_exists(pk)',
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { pk: runPk(result.runId), sk: META },
+                UpdateExpression: 'ADD #counter :one',
+                // Never conjure a META item (without suite, status...) out of a stray result.
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: { '#counter': result.status === 'failed' ? 'failed' : 'done' },
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (err) {
+      if (cancelledByCondition(err, 0)) recorded = false;
+      else if (cancelledByCondition(err, 1)) throw new RunNotFoundError(result.runId);
+      else throw err;
+    }
+    const counters = await this.getCounters(result.runId);
+    if (!counters) throw new RunNotFoundError(result.runId);
+    return { recorded, counters };
+  }
+
+  async resultIds(runId: string): Promise<Set<string>> {
+    const ids = new Set<string>();
+    for await (const item of this.queryResults(runId, { ProjectionExpression: 'sk' })) {
+      ids.add(String(item.sk).slice(RESULT_PREFIX.length));
+    }
+    return ids;
+  }
+
+  /** Streams the run's results page by page (never all pages in memory). */
+  async *results(runId: string): AsyncIterable<ItemResult> {
+    for await (const item of this.queryResults(runId, {
+      ProjectionExpression: '#result',
+      ExpressionAttributeNames: { '#result': 'result' },
+    })) {
+      // Written by recordResult from a typed ItemResult: trusted.
+      yield JSON.parse(String(item.result)) as ItemResult;
+    }
+  }
+
+  async claimAggregation(runId: string): Promise<boolean> {
+    const meta = await this.getMeta(runId);
+    if (!meta || meta.total === undefined || meta.done + meta.failed < meta.total) return false;
+    if (meta.status !== 'running' && meta.status !== 'ingesting') return false;
+    // Counters only grow and the total is final once set, so completeness read above still
+    // holds; the condition only has to make the status transition happen once.
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: META },
+          UpdateExpression: 'SET #s = :aggregating',
+          ConditionExpression: '#s IN (:running, :ingesting)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: {
+            ':aggregating': 'aggregating',
+            ':running': 'running',
+            ':ingesting': 'ingesting',
+          },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) return false;
+      throw err;
+    }
+  }
+
+  async setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void> {
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: META },
+          UpdateExpression: finishedAt === undefined ? 'SET #s = :s' : 'SET #s = :s, #f = :f',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: {
+            '#s': 'status',
+            ...(finishedAt === undefined ? {} : { '#f': 'finishedAt' }),
+          },
+          ExpressionAttributeValues: {
+            ':s': status,
+            ...(finishedAt === undefined ? {} : { ':f': finishedAt }),
+          },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new RunNotFoundError(runId);
+      throw err;
+    }
+  }
+
+  /**
+   * The latest run of `suiteName` that started before `beforeRunId` and finished (`done`): the
+   * one a report compares against. Throws {@link RunNotFoundError} if `beforeRunId` is unknown.
+   */
+  async previousRun(suiteName: string, beforeRunId: string): Promise<RunRecord | undefined> {
+    const current = await this.getMeta(beforeRunId);
+    if (!current) throw new RunNotFoundError(beforeRunId);
+    const pages = paginateQuery(
+      { client: this.client, pageSize: 10 },
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND sk < :before',
+        ExpressionAttributeValues: {
+          ':pk': suitePk(suiteName),
+          ':before': suiteRunSk(current.startedAt, beforeRunId),
+        },
+        ScanIndexForward: false,
+      },
+    );
+    for await (const page of pages) {
+      for (const entry of page.Items ?? []) {
+        const run = await this.getMeta(String(entry.runId));
+        if (run?.status === 'done') return toRunRecord(run);
+      }
+    }
+    return undefined;
+  }
+
+  private async getMeta(runId: string): Promise<MetaItem | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: META },
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item as MetaItem | undefined;
+  }
+
+  private async *queryResults(
+    runId: string,
+    projection: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames'>,
+  ): AsyncGenerator<Record<string, unknown>> {
+    const pages = paginateQuery(
+      { client: this.client, ...(this.pageSize === undefined ? {} : { pageSize: this.pageSize }) },
+      {
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': RESULT_PREFIX },
+        ConsistentRead: true,
+        ...projection,
+      },
+    );
+    for await (const page of pages) yield* page.Items ?? [];
+  }
+}
+
+function toRunRecord(meta: MetaItem): RunRecord {
+  const run: RunRecord = {
+    runId: meta.runId,
+    suiteName: meta.suiteName,
+    suite: JSON.parse(meta.suite),
+    prompts: JSON.parse(meta.prompts),
+    status: meta.status,
+    invalidRows: meta.invalidRows,
+    startedAt: meta.startedAt,
+    reportPrefix: meta.reportPrefix,
+    datasetKey: meta.datasetKey,
+    simulated: meta.simulated,
+  };
+  if (meta.total !== undefined) run.total = meta.total;
+  if (meta.finishedAt !== undefined) run.finishedAt = meta.finishedAt;
+  return run;
+}
+
+function toCounters(item: Record<string, unknown>): RunCounters {
+  const counters: RunCounters = { done: Number(item.done ?? 0), failed: Number(item.failed ?? 0) };
+  if (item.total !== undefined) counters.total = Number(item.total);
+  return counters;
+}
+
+/** True when a TransactWriteItems was cancelled because the condition of entry `index` failed. */
+function cancelledByCondition(err: unknown, index: number): boolean {
+  // By name, not instanceof: a bundle may carry two copies of the SDK's error classes.
+  if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return false;
+  return (
+    (err as TransactionCanceledException).CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed'
+  );
+}
+
+function isConditionalCheckFailed(err: unknown): boolean {
+  return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+}

@@ -1,0 +1,70 @@
+import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { z } from 'zod';
+
+/** The Lambda environment is wrong or incomplete, or the provider secret is unusable. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+/** Empty strings count as unset: CloudFormation and shells both produce them for "nothing". */
+const optionalString = z.string().min(1).optional();
+
+export const awsEnvSchema = z.object({
+  BUCKET_NAME: z.string().min(1),
+  TABLE_NAME: z.string().min(1),
+  ITEMS_QUEUE_URL: z.url(),
+  AGGREGATE_QUEUE_URL: z.url(),
+  /** Secrets Manager secret whose SecretString is a JSON object of provider API keys. */
+  PROVIDER_SECRET_ARN: optionalString,
+  ASSAY_CACHE_TTL_DAYS: z.coerce.number().positive().default(30),
+  /** Set for moto_server / LocalStack; unset on AWS. */
+  AWS_ENDPOINT_URL: z.url().optional(),
+});
+export type AwsEnv = z.infer<typeof awsEnvSchema>;
+
+/**
+ * Parses the Lambda environment. Call once at module load (the composition root), so a bad
+ * deployment fails at cold start and the error names every missing or invalid variable.
+ */
+export function parseAwsEnv(env: NodeJS.ProcessEnv = process.env): AwsEnv {
+  const present = Object.fromEntries(
+    Object.keys(awsEnvSchema.shape)
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
+  );
+  const parsed = awsEnvSchema.safeParse(present);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const name = String(issue.path[0]);
+    return name in present ? `${name} is invalid (${issue.message})` : `${name} is not set`;
+  });
+  throw new ConfigError(`Environment: ${problems.join('; ')}`, { cause: parsed.error });
+}
+
+const providerSecretsSchema = z.record(z.string(), z.string());
+
+/**
+ * Reads the provider API keys: a secret whose SecretString is a JSON object such as
+ * `{"OPENAI_API_KEY": "...", "ANTHROPIC_API_KEY": "..."}`. Call once per cold start.
+ */
+export async function loadProviderSecrets(
+  client: SecretsManagerClient,
+  arn: string,
+): Promise<Record<string, string>> {
+  const out = await client.send(new GetSecretValueCommand({ SecretId: arn }));
+  if (out.SecretString === undefined) {
+    throw new ConfigError(`secret ${arn} has no SecretString (binary secrets are not supported)`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(out.SecretString);
+  } catch (err) {
+    throw new ConfigError(`secret ${arn} is not JSON (expected an object of provider keys)`, { cause: err });
+  }
+  const parsed = providerSecretsSchema.safeParse(json);
+  if (!parsed.success) {
+    // Never echo the value: it is a secret.
+    throw new ConfigError(`secret ${arn} must be a JSON object of string values`, { cause: parsed.error });
+  }
+  return parsed.data;
+}

@@ -1,0 +1,107 @@
+import {
+  GetObjectCommand,
+  PutObjectCommand,
+  paginateListObjectsV2,
+  type S3Client,
+  type S3ServiceException,
+} from '@aws-sdk/client-s3';
+import type { BlobStore } from '../../ports.js';
+
+export interface S3BlobStoreOptions {
+  client: S3Client;
+  bucket: string;
+  /** Keys per ListObjectsV2 page; S3's 1000 when unset. */
+  listPageSize?: number;
+}
+
+/** `openObjectStream` of a key that does not exist. */
+export class BlobNotFoundError extends Error {
+  override readonly name = 'BlobNotFoundError';
+
+  constructor(
+    readonly bucket: string,
+    readonly key: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`s3://${bucket}/${key} does not exist`, options);
+  }
+}
+
+/**
+ * The bucket as a {@link BlobStore}. Keys are plain (decoded) S3 keys: callers that got a key
+ * from an S3 event must URL-decode it first (`+` is a space).
+ */
+export class S3BlobStore implements BlobStore {
+  readonly bucket: string;
+  private readonly client: S3Client;
+  private readonly listPageSize: number | undefined;
+
+  constructor({ client, bucket, listPageSize }: S3BlobStoreOptions) {
+    this.client = client;
+    this.bucket = bucket;
+    this.listPageSize = listPageSize;
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+    } catch (err) {
+      if (isMissingKey(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async put(key: string, body: Uint8Array | string, contentType?: string): Promise<void> {
+    await this.client.send(
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: body,
+        ContentType: contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : undefined),
+      }),
+    );
+  }
+
+  /** Every key under `prefix`, all pages, in S3's (UTF-8 binary) order. */
+  async list(prefix: string): Promise<string[]> {
+    const keys: string[] = [];
+    for await (const page of paginateListObjectsV2(
+      { client: this.client, ...(this.listPageSize === undefined ? {} : { pageSize: this.listPageSize }) },
+      { Bucket: this.bucket, Prefix: prefix },
+    )) {
+      for (const object of page.Contents ?? []) if (object.Key !== undefined) keys.push(object.Key);
+    }
+    return keys;
+  }
+
+  /**
+   * Streams an object's bytes without holding it in memory (datasets can be large).
+   * Throws {@link BlobNotFoundError} when the key does not exist.
+   */
+  async *openObjectStream(key: string): AsyncIterable<Uint8Array> {
+    let body: unknown;
+    try {
+      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
+      body = out.Body;
+    } catch (err) {
+      if (isMissingKey(err)) throw new BlobNotFoundError(this.bucket, key, { cause: err });
+      throw err;
+    }
+    if (body === undefined) return;
+    // In Node the SDK's Body is an IncomingMessage (a Readable), which is async-iterable.
+    yield* body as AsyncIterable<Uint8Array>;
+  }
+}
+
+/**
+ * NoSuchKey (GetObject) or a bare 404 (HEAD-style errors carry no body, so no code). A missing
+ * bucket is a misconfiguration, not a missing object, and still throws.
+ */
+function isMissingKey(err: unknown): boolean {
+  // By shape, not instanceof: a bundle may carry two copies of the SDK's error classes.
+  if (!(err instanceof Error)) return false;
+  if (err.name === 'NoSuchKey' || err.name === 'NotFound') return true;
+  const status = (err as Partial<S3ServiceException>).$metadata?.httpStatusCode;
+  return status === 404 && err.name !== 'NoSuchBucket';
+}

@@ -1,0 +1,84 @@
+import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import type { BlobStore } from '../../ports.js';
+
+/** A folder as a bucket: keys are paths under `root`. Writes are atomic (temp file + rename). */
+export class FolderBlobStore implements BlobStore {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  private path(key: string): string {
+    const path = resolve(this.root, key);
+    if (path !== this.root && !path.startsWith(this.root + sep))
+      throw new Error(`key escapes the store: ${key}`);
+    return path;
+  }
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    try {
+      return await readFile(this.path(key));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+  }
+
+  async put(key: string, body: Uint8Array | string): Promise<void> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temp = `${path}.${process.pid}.tmp`;
+    await writeFile(temp, body);
+    await rename(temp, path);
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const out: string[] = [];
+    const walk = async (dir: string) => {
+      let entries: import('node:fs').Dirent[];
+      try {
+        entries = await readdir(dir, { withFileTypes: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw error;
+      }
+      for (const entry of entries) {
+        const path = join(dir, entry.name);
+        if (entry.isDirectory()) await walk(path);
+        else {
+          const key = relative(this.root, path).split(sep).join('/');
+          if (key.startsWith(prefix)) out.push(key);
+        }
+      }
+    };
+    await walk(this.root);
+    return out.sort();
+  }
+}
+
+/**
+ * Several stores read as one, first hit wins: e.g. the suite's own `prompts/` folder in front
+ * of the prompts that ship with Assay.
+ */
+export class LayeredBlobStore implements BlobStore {
+  constructor(private readonly layers: BlobStore[]) {}
+
+  async get(key: string): Promise<Uint8Array | undefined> {
+    for (const layer of this.layers) {
+      const body = await layer.get(key);
+      if (body) return body;
+    }
+    return undefined;
+  }
+
+  async put(key: string, body: Uint8Array | string, contentType?: string): Promise<void> {
+    await this.layers[0]!.put(key, body, contentType);
+  }
+
+  async list(prefix: string): Promise<string[]> {
+    const all = await Promise.all(this.layers.map((l) => l.list(prefix)));
+    return [...new Set(all.flat())].sort();
+  }
+}

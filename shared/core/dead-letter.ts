@@ -1,0 +1,33 @@
+import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports.js';
+import type { ItemMessage, ItemResult } from './model.js';
+import { isComplete } from './start-run.js';
+
+/**
+ * A message that exhausted its receives becomes a failed result, so the run still completes.
+ * If the item already has a result (it was scored, then the message was redelivered until it
+ * died), nothing changes.
+ */
+export async function recordDeadLetter(
+  deps: { runStore: RunStore; trigger: AggregateTrigger; now?: () => Date },
+  message: ItemMessage,
+  reason: string,
+): Promise<RecordOutcome> {
+  const { item } = message;
+  const result: ItemResult = {
+    runId: message.runId,
+    itemId: item.id,
+    row: item.row,
+    status: 'failed',
+    gold: item.gold,
+    prediction: 'Error',
+    failure: { kind: 'dead_letter', message: reason },
+    reason,
+    input: item.input,
+    stages: {},
+    simulated: false,
+    finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
+  };
+  const outcome = await deps.runStore.recordResult(result);
+  if (isComplete(outcome.counters)) await deps.trigger.trigger(message.runId);
+  return outcome;
+}

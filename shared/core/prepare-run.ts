@@ -1,0 +1,61 @@
+import { createHash } from 'node:crypto';
+import type { BlobStore } from '../ports.js';
+import { snapshotPrompts } from '../prompts/prompts.js';
+import { resolveProviderId } from '../providers/aliases.js';
+import { taskFor, verifyPrompts } from '../tasks/registry.js';
+import type { RunRecord } from './model.js';
+import type { Suite } from './suite.js';
+
+export interface PrepareRunInput {
+  suite: Suite;
+  /** Serves `prompts/<path>` keys: the repo (and suite) folders locally, the bucket on AWS. */
+  prompts: BlobStore;
+  datasetKey: string;
+  /** Identifies the dataset version (a content hash, an S3 ETag + sequencer…). */
+  datasetVersion: string;
+  /** Report folder for this run; `{runId}` is replaced. */
+  reportPrefix: string;
+  now?: () => Date;
+}
+
+/**
+ * Everything a run needs before its first item: backends resolved from aliases, prompt files
+ * loaded and checked (a missing file or an unknown placeholder fails here, before any call),
+ * and a run id that is the same for the same suite, prompts and dataset version, so starting
+ * the same thing twice resumes rather than duplicates.
+ */
+export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
+  const backends = input.suite.backends.map((b) => resolveProviderId(b).id);
+  const suite: Suite = { ...input.suite, backends };
+  const task = taskFor(suite);
+  const paths = task.promptPaths(suite);
+  const prompts = await snapshotPrompts(input.prompts, Object.values(paths));
+  verifyPrompts(
+    task,
+    paths,
+    Object.fromEntries(Object.entries(prompts).map(([path, snapshot]) => [path, snapshot.text])),
+  );
+  const fingerprint = createHash('sha256')
+    .update(
+      JSON.stringify({
+        suite,
+        prompts: Object.values(prompts).map((p) => p.hash),
+        data: input.datasetVersion,
+      }),
+    )
+    .digest('hex')
+    .slice(0, 12);
+  const runId = `${suite.name}-${fingerprint}`;
+  return {
+    runId,
+    suiteName: suite.name,
+    suite,
+    prompts,
+    status: 'ingesting',
+    invalidRows: 0,
+    startedAt: (input.now ?? (() => new Date()))().toISOString(),
+    reportPrefix: input.reportPrefix.replaceAll('{runId}', runId),
+    datasetKey: input.datasetKey,
+    simulated: backends.every((b) => b.startsWith('sim:')),
+  };
+}

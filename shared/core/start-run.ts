@@ -1,0 +1,156 @@
+import type { RawRow } from '../datasets/read.js';
+import { mulberry32 } from '../metrics/index.js';
+import type { AggregateTrigger, RunStore, WorkQueue } from '../ports.js';
+import { taskFor } from '../tasks/registry.js';
+import type { Item, ItemMessage, ItemResult, RunCounters, RunRecord } from './model.js';
+
+export interface StartRunDeps {
+  runStore: RunStore;
+  queue: WorkQueue;
+  trigger: AggregateTrigger;
+  now?: () => Date;
+}
+
+export interface StartRunInput {
+  /** The run record to create (status `ingesting`, no total yet). */
+  run: RunRecord;
+  rows: AsyncIterable<RawRow>;
+  /**
+   * Continue a run that already exists: items that have no result yet are sent again.
+   * Without it, a second start of an existing run (a redelivered upload event) does nothing
+   * unless the first ingest died before it finished.
+   */
+  resume?: boolean;
+  batchSize?: number;
+}
+
+export type StartRunOutcome =
+  | {
+      status: 'started' | 'resumed';
+      runId: string;
+      total: number;
+      invalidRows: number;
+      queued: number;
+      counters: RunCounters;
+    }
+  | { status: 'duplicate'; runId: string };
+
+/**
+ * Reads the dataset once: bad rows become failed results (with row number and reason),
+ * good ones become item messages. The total is written last, and completion is checked
+ * here too, because workers may finish every item before ingest knows the total.
+ */
+export async function startRun(deps: StartRunDeps, input: StartRunInput): Promise<StartRunOutcome> {
+  const { run } = input;
+  const { runStore, queue } = deps;
+  const now = deps.now ?? (() => new Date());
+  const created = await runStore.createRun(run);
+  let finished = new Set<string>();
+  if (!created) {
+    const existing = await runStore.getRun(run.runId);
+    if (!input.resume && existing?.status !== 'ingesting') return { status: 'duplicate', runId: run.runId };
+    finished = await runStore.resultIds(run.runId);
+  }
+
+  const task = taskFor(run.suite);
+  const batchSize = input.batchSize ?? 100;
+  const firstRowOf = new Map<string, number>();
+  let pending: ItemMessage[] = [];
+  let total = 0;
+  let invalidRows = 0;
+  let queued = 0;
+
+  const send = async (item: Item) => {
+    if (finished.has(item.id)) return;
+    pending.push({ runId: run.runId, item });
+    queued += 1;
+    if (pending.length >= batchSize) {
+      await queue.sendItems(pending);
+      pending = [];
+    }
+  };
+  const reject = async (row: number, reason: string, input: Record<string, string> = {}) => {
+    invalidRows += 1;
+    const itemId = `row-${row}`;
+    if (finished.has(itemId)) return;
+    await runStore.recordResult(invalidRowResult(run.runId, itemId, row, reason, input, now()));
+  };
+
+  const sample = run.suite.run.sample;
+  const reservoir: Item[] = [];
+  const rng = mulberry32(sample?.seed ?? 0);
+  let valid = 0;
+
+  for await (const raw of input.rows) {
+    if (raw.error !== undefined) {
+      total += 1;
+      await reject(raw.row, `line ${raw.line}: ${raw.error}`);
+      continue;
+    }
+    const parsed = task.parseRow(raw.record, raw.row, run.suite);
+    if ('error' in parsed) {
+      total += 1;
+      await reject(raw.row, parsed.error, raw.record);
+      continue;
+    }
+    const { item } = parsed;
+    const firstRow = firstRowOf.get(item.id);
+    if (firstRow !== undefined) {
+      total += 1;
+      await reject(
+        raw.row,
+        `duplicate item id ${JSON.stringify(item.id)} (first seen at row ${firstRow})`,
+        raw.record,
+      );
+      continue;
+    }
+    firstRowOf.set(item.id, item.row);
+    if (!sample) {
+      total += 1;
+      await send(item);
+      continue;
+    }
+    // Reservoir sampling: a uniform, seeded sample in one pass over any dataset size.
+    valid += 1;
+    if (reservoir.length < sample.n) reservoir.push(item);
+    else {
+      const j = Math.floor(rng() * valid);
+      if (j < sample.n) reservoir[j] = item;
+    }
+  }
+  if (sample) {
+    total += reservoir.length;
+    for (const item of reservoir.sort((a, b) => a.row - b.row)) await send(item);
+  }
+  if (pending.length > 0) await queue.sendItems(pending);
+
+  const counters = await runStore.setTotal(run.runId, total, invalidRows);
+  if (isComplete(counters)) await deps.trigger.trigger(run.runId);
+  return { status: created ? 'started' : 'resumed', runId: run.runId, total, invalidRows, queued, counters };
+}
+
+export function isComplete(counters: RunCounters): boolean {
+  return counters.total !== undefined && counters.done + counters.failed >= counters.total;
+}
+
+function invalidRowResult(
+  runId: string,
+  itemId: string,
+  row: number,
+  reason: string,
+  input: Record<string, string>,
+  at: Date,
+): ItemResult {
+  return {
+    runId,
+    itemId,
+    row,
+    status: 'failed',
+    failure: { kind: 'invalid_row', message: `row ${row}: ${reason}` },
+    reason,
+    input,
+    stages: {},
+    simulated: false,
+    finishedAt: at.toISOString(),
+  };
+}

@@ -1,0 +1,271 @@
+/**
+ * Classification metrics for judges (gold label vs predicted label), with the seed project's
+ * definitions kept exactly:
+ *
+ * - Rows whose prediction is the error label (`Error`) are excluded from every quality metric
+ *   and counted in `errors`.
+ * - `accuracy` is multi-class ("4-class") accuracy.
+ * - `macroF1` averages per-class F1 over the UNION of gold and predicted labels: a label that
+ *   is only ever predicted counts, with F1 0 (sklearn's `average="macro"` behaviour).
+ * - Binary view: gold and predicted labels in `positive` (default TP, TN) → `positive`, every
+ *   other label → `negative`. `binary.f1` is the MACRO average of the positive-class F1 and the
+ *   negative-class F1 — not the positive-class F1.
+ * - `kappa` is Cohen's kappa of the multi-class labels against gold.
+ *
+ * Conventions (chosen so that every value is a finite plain number — JSON has no NaN):
+ * - precision of a class never predicted = 0; recall of a class absent from gold = 0;
+ *   F1 = 0 when precision + recall = 0 (computed as 2·TP / (2·TP + FP + FN), equal to
+ *   2PR/(P+R)).
+ * - Macro averages (multi-class and binary) run over the classes present in gold or
+ *   predictions; so when every row is positive and every prediction equals gold, binary F1 = 1
+ *   (the absent negative class is not averaged in as a 0).
+ * - Kappa when expected agreement is 1 (one single label in both gold and predictions): 1 if
+ *   observed agreement is 1, else 0 (the usual formula is 0/0 there).
+ * - n = 0 (no rows, or all rows are errors): every metric 0, empty tables, `ci` undefined.
+ * - Labels are compared exactly (case-sensitive); trimming/normalising is the caller's job.
+ */
+import { type BootstrapOptions, bootstrapCis, type Interval } from './stats.js';
+
+export interface LabelPair {
+  gold: string;
+  pred: string;
+}
+
+export interface ClassScores {
+  precision: number;
+  recall: number;
+  f1: number;
+  /** Number of gold rows with this label. */
+  support: number;
+}
+
+export interface BinaryMetrics {
+  accuracy: number;
+  /** Macro average of `positive.f1` and `negative.f1` (over the classes present). */
+  f1: number;
+  positive: ClassScores;
+  negative: ClassScores;
+}
+
+export interface ClassificationCis {
+  accuracy: Interval;
+  macroF1: Interval;
+  binaryF1: Interval;
+  kappa: Interval;
+}
+
+/** A type alias (not an interface) so it is assignable to `Record<string, unknown>`. */
+export type ClassificationMetrics = {
+  /** Rows used (error rows excluded). */
+  n: number;
+  /** Rows whose prediction was the error label; excluded from everything else. */
+  errors: number;
+  /** Every label of the union of gold and predictions, in report order (see `labelOrder`). */
+  labels: string[];
+  accuracy: number;
+  macroF1: number;
+  /** One entry per label of the union; support = gold count. */
+  perClass: Record<string, ClassScores>;
+  binary: BinaryMetrics;
+  /** Cohen's kappa in [-1, 1]. */
+  kappa: number;
+  /** gold label (labels present in gold) → predicted label (every label of the union) → count, zeros included. */
+  confusion: Record<string, Record<string, number>>;
+  /** Percentile-bootstrap intervals (95% by default); undefined when n = 0 or bootstrap is off. */
+  ci: ClassificationCis | undefined;
+};
+
+export interface ClassificationOptions {
+  /** Labels mapped to the binary positive class (default TP, TN). */
+  positive?: readonly string[];
+  /** Prediction that marks a failed row (default `Error`). */
+  errorLabel?: string;
+  /** Bootstrap settings (default 1000 iterations, seed 1, alpha 0.05), or false to skip CIs. */
+  bootstrap?: BootstrapOptions | false;
+  /**
+   * Preferred label order for `labels`, `perClass` and `confusion` (e.g. TP, FP3, FP2, FP1).
+   * Only affects order, never which labels count: listed labels that occur come first in this
+   * order, the rest follow in code-unit order.
+   */
+  labelOrder?: readonly string[];
+}
+
+export const DEFAULT_POSITIVE_LABELS: readonly string[] = Object.freeze(['TP', 'TN']);
+export const DEFAULT_ERROR_LABEL = 'Error';
+
+/** Computes the metrics above; see the module documentation for the exact conventions. */
+export function classificationMetrics(
+  pairs: readonly LabelPair[],
+  options: ClassificationOptions = {},
+): ClassificationMetrics {
+  const positiveSet = new Set(options.positive ?? DEFAULT_POSITIVE_LABELS);
+  const errorLabel = options.errorLabel ?? DEFAULT_ERROR_LABEL;
+  const kept = pairs.filter((p) => p.pred !== errorLabel);
+  const n = kept.length;
+  const errors = pairs.length - n;
+
+  const labels = orderLabels(kept, options.labelOrder);
+  const indexOf = new Map(labels.map((label, i) => [label, i]));
+  const gold = kept.map((p) => indexOf.get(p.gold)!);
+  const pred = kept.map((p) => indexOf.get(p.pred)!);
+  const isPositive = labels.map((label) => positiveSet.has(label));
+  const width = labels.length;
+
+  const counts = new Array<number>(width * width).fill(0);
+  for (let i = 0; i < n; i++) counts[gold[i]! * width + pred[i]!]!++;
+  const scores = scoreConfusion(counts, width, isPositive);
+
+  const perClass: Record<string, ClassScores> = {};
+  labels.forEach((label, k) => {
+    perClass[label] = scores.perClass[k]!;
+  });
+  const confusion: Record<string, Record<string, number>> = {};
+  labels.forEach((goldLabel, g) => {
+    if (scores.perClass[g]!.support === 0) return;
+    const row: Record<string, number> = {};
+    labels.forEach((predLabel, p) => {
+      row[predLabel] = counts[g * width + p]!;
+    });
+    confusion[goldLabel] = row;
+  });
+
+  let ci: ClassificationCis | undefined;
+  if (n > 0 && options.bootstrap !== false) {
+    const sample = new Array<number>(width * width);
+    ci = bootstrapCis(
+      n,
+      (indices) => {
+        sample.fill(0);
+        for (const i of indices) sample[gold[i]! * width + pred[i]!]!++;
+        const s = scoreConfusion(sample, width, isPositive);
+        return { accuracy: s.accuracy, macroF1: s.macroF1, binaryF1: s.binary.f1, kappa: s.kappa };
+      },
+      options.bootstrap,
+    );
+  }
+
+  return {
+    n,
+    errors,
+    labels,
+    accuracy: scores.accuracy,
+    macroF1: scores.macroF1,
+    perClass,
+    binary: scores.binary,
+    kappa: scores.kappa,
+    confusion,
+    ci,
+  };
+}
+
+function orderLabels(pairs: readonly LabelPair[], preferred: readonly string[] = []): string[] {
+  const present = new Set<string>();
+  for (const p of pairs) {
+    present.add(p.gold);
+    present.add(p.pred);
+  }
+  const first = [...new Set(preferred)].filter((label) => present.has(label));
+  const listed = new Set(first);
+  const rest = [...present]
+    .filter((label) => !listed.has(label))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...first, ...rest];
+}
+
+interface ConfusionScores {
+  accuracy: number;
+  macroF1: number;
+  kappa: number;
+  binary: BinaryMetrics;
+  perClass: ClassScores[];
+}
+
+/**
+ * All metrics from a row-major width×width confusion matrix (rows gold, columns predicted).
+ * Shared by the point estimate and every bootstrap resample, so both use identical definitions.
+ */
+function scoreConfusion(
+  counts: readonly number[],
+  width: number,
+  isPositive: readonly boolean[],
+): ConfusionScores {
+  const goldTotals = new Array<number>(width).fill(0);
+  const predTotals = new Array<number>(width).fill(0);
+  let n = 0;
+  let agree = 0;
+  // Binary 2×2: [gold][pred], index 0 = positive, 1 = negative.
+  let pp = 0;
+  let pn = 0;
+  let np = 0;
+  let nn = 0;
+  for (let g = 0; g < width; g++) {
+    for (let p = 0; p < width; p++) {
+      const c = counts[g * width + p]!;
+      if (c === 0) continue;
+      goldTotals[g]! += c;
+      predTotals[p]! += c;
+      n += c;
+      if (g === p) agree += c;
+      if (isPositive[g]) {
+        if (isPositive[p]) pp += c;
+        else pn += c;
+      } else if (isPositive[p]) np += c;
+      else nn += c;
+    }
+  }
+
+  const perClass: ClassScores[] = [];
+  let f1Sum = 0;
+  let present = 0;
+  for (let k = 0; k < width; k++) {
+    const scores = classScores(counts[k * width + k]!, predTotals[k]!, goldTotals[k]!);
+    perClass.push(scores);
+    if (goldTotals[k]! + predTotals[k]! > 0) {
+      f1Sum += scores.f1;
+      present++;
+    }
+  }
+
+  const positive = classScores(pp, pp + np, pp + pn);
+  const negative = classScores(nn, nn + pn, nn + np);
+  // A binary class is present when it occurs in gold or in predictions (pp + pn + np for positive).
+  const binaryPresent: ClassScores[] = [];
+  if (pp + pn + np > 0) binaryPresent.push(positive);
+  if (nn + np + pn > 0) binaryPresent.push(negative);
+  const binary: BinaryMetrics = {
+    accuracy: n > 0 ? (pp + nn) / n : 0,
+    f1: binaryPresent.length > 0 ? binaryPresent.reduce((s, c) => s + c.f1, 0) / binaryPresent.length : 0,
+    positive,
+    negative,
+  };
+
+  return {
+    accuracy: n > 0 ? agree / n : 0,
+    macroF1: present > 0 ? f1Sum / present : 0,
+    kappa: cohensKappa(n, agree, goldTotals, predTotals),
+    binary,
+    perClass,
+  };
+}
+
+function classScores(truePositives: number, predicted: number, support: number): ClassScores {
+  const precision = predicted > 0 ? truePositives / predicted : 0;
+  const recall = support > 0 ? truePositives / support : 0;
+  const falses = predicted - truePositives + (support - truePositives);
+  const f1 = truePositives > 0 ? (2 * truePositives) / (2 * truePositives + falses) : 0;
+  return { precision, recall, f1, support };
+}
+
+/**
+ * κ = (pₒ − pₑ) / (1 − pₑ) with pₑ = Σₖ (goldₖ/n)(predₖ/n), computed on integer counts as
+ * (n·agree − Σₖ goldₖ·predₖ) / (n² − Σₖ goldₖ·predₖ) so the pₑ = 1 test is exact.
+ * pₑ = 1 (one single label everywhere) → 1 if pₒ = 1, else 0.
+ */
+function cohensKappa(n: number, agree: number, goldTotals: number[], predTotals: number[]): number {
+  if (n === 0) return 0;
+  let chance = 0;
+  for (let k = 0; k < goldTotals.length; k++) chance += goldTotals[k]! * predTotals[k]!;
+  const denominator = n * n - chance;
+  if (denominator <= 0) return agree === n ? 1 : 0;
+  return Math.max(-1, Math.min(1, (n * agree - chance) / denominator));
+}

@@ -1,0 +1,294 @@
+/**
+ * Small statistics toolkit for reports: means, percentiles, latency summaries, a seeded PRNG,
+ * percentile-bootstrap confidence intervals and McNemar's test for comparing two runs.
+ *
+ * Every function is pure and returns plain finite numbers (reports are JSON, which cannot carry
+ * NaN): empty inputs give 0, not NaN. Programmer errors (a percentile outside [0, 100], a
+ * bootstrap over zero rows, a statistic that returns NaN) throw `RangeError`.
+ */
+
+/** A closed interval `[lo, hi]`. */
+export type Interval = [lo: number, hi: number];
+
+/** Neumaier-compensated sum: cost totals over thousands of small floats stay exact to the cent. */
+export function sum(values: readonly number[]): number {
+  let total = 0;
+  let compensation = 0;
+  for (const v of values) {
+    const t = total + v;
+    compensation += Math.abs(total) >= Math.abs(v) ? total - t + v : v - t + total;
+    total = t;
+  }
+  return total + compensation;
+}
+
+/** Arithmetic mean; 0 for an empty array. */
+export function mean(values: readonly number[]): number {
+  return values.length === 0 ? 0 : sum(values) / values.length;
+}
+
+/**
+ * The p-th percentile (p in [0, 100]) with linear interpolation between closest ranks — the
+ * numpy default (`method="linear"`): rank = p/100 · (n − 1). Does not mutate `values`.
+ * Empty → 0.
+ */
+export function percentile(values: readonly number[], p: number): number {
+  if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile: p must be in [0, 100], got ${p}`);
+  if (values.length === 0) return 0;
+  return percentileOfSorted(
+    [...values].sort((a, b) => a - b),
+    p,
+  );
+}
+
+function percentileOfSorted(sorted: readonly number[], p: number): number {
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  const a = sorted[lo]!;
+  const b = sorted[hi]!;
+  return a + (b - a) * (rank - lo);
+}
+
+export interface LatencySummary {
+  p50: number;
+  p95: number;
+  mean: number;
+  max: number;
+}
+
+/** p50 / p95 (linear interpolation), mean and max of latencies in ms; all 0 when empty. */
+export function summarizeLatency(ms: readonly number[]): LatencySummary {
+  if (ms.length === 0) return { p50: 0, p95: 0, mean: 0, max: 0 };
+  const sorted = [...ms].sort((a, b) => a - b);
+  return {
+    p50: percentileOfSorted(sorted, 50),
+    p95: percentileOfSorted(sorted, 95),
+    mean: mean(sorted),
+    max: sorted[sorted.length - 1]!,
+  };
+}
+
+/**
+ * mulberry32: a tiny, fast 32-bit PRNG. Returns a generator of floats in [0, 1). The same seed
+ * always gives the same sequence (the seed is taken modulo 2^32), which is what makes bootstrap
+ * CIs reproducible across machines and runs. Not for cryptography.
+ */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface BootstrapOptions {
+  /** Number of resamples (default 1000). */
+  iterations?: number;
+  /** PRNG seed (default 1). Same seed, same data → same interval. */
+  seed?: number;
+  /** 1 − confidence level (default 0.05 → a 95% interval). */
+  alpha?: number;
+}
+
+export const DEFAULT_BOOTSTRAP: Readonly<Required<BootstrapOptions>> = Object.freeze({
+  iterations: 1000,
+  seed: 1,
+  alpha: 0.05,
+});
+
+/**
+ * Percentile-bootstrap intervals for several statistics computed on the SAME resamples (cheaper
+ * than one bootstrap per statistic, and the intervals are mutually consistent).
+ *
+ * Each iteration draws `n` row indices uniformly with replacement from `[0, n)` using
+ * `mulberry32(seed)` and calls `statFn(indices)` (a fresh array each call). The interval for
+ * each key is the (alpha/2, 1 − alpha/2) percentiles of that key's resampled values, with
+ * linear interpolation.
+ *
+ * Note: a percentile interval need not contain the point estimate when the statistic's
+ * sampling distribution is very skewed (tiny n); it is reported as computed, not widened.
+ */
+export function bootstrapCis<K extends string>(
+  n: number,
+  statFn: (indices: number[]) => Record<K, number>,
+  options: BootstrapOptions = {},
+): Record<K, Interval> {
+  const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
+  if (!Number.isInteger(n) || n < 1)
+    throw new RangeError(`bootstrap: n must be a positive integer, got ${n}`);
+  if (!Number.isInteger(iterations) || iterations < 1) {
+    throw new RangeError(`bootstrap: iterations must be a positive integer, got ${iterations}`);
+  }
+  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`bootstrap: alpha must be in (0, 1), got ${alpha}`);
+
+  const random = mulberry32(seed);
+  const samples = new Map<K, number[]>();
+  for (let it = 0; it < iterations; it++) {
+    const indices = new Array<number>(n);
+    for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
+    const stats = statFn(indices);
+    for (const key of Object.keys(stats) as K[]) {
+      const value = stats[key];
+      if (!Number.isFinite(value)) {
+        throw new RangeError(`bootstrap: statistic "${key}" returned a non-finite value (${value})`);
+      }
+      let list = samples.get(key);
+      if (!list) {
+        list = [];
+        samples.set(key, list);
+      }
+      list.push(value);
+    }
+  }
+
+  const result = {} as Record<K, Interval>;
+  for (const [key, values] of samples) {
+    values.sort((a, b) => a - b);
+    result[key] = [
+      percentileOfSorted(values, (alpha / 2) * 100),
+      percentileOfSorted(values, (1 - alpha / 2) * 100),
+    ];
+  }
+  return result;
+}
+
+/** Percentile-bootstrap interval of one statistic; see {@link bootstrapCis}. */
+export function bootstrapCi(
+  n: number,
+  statFn: (indices: number[]) => number,
+  options: BootstrapOptions = {},
+): Interval {
+  return bootstrapCis(n, (indices) => ({ stat: statFn(indices) }), options).stat;
+}
+
+export interface MeanWithCi {
+  n: number;
+  mean: number;
+  /** Percentile-bootstrap interval of the mean; undefined when there are no values. */
+  ci: Interval | undefined;
+}
+
+/** Mean of per-item scores with a bootstrap CI (graders' "score by question type, with CIs"). */
+export function meanWithCi(values: readonly number[], options: BootstrapOptions = {}): MeanWithCi {
+  if (values.length === 0) return { n: 0, mean: 0, ci: undefined };
+  const ci = bootstrapCi(
+    values.length,
+    (indices) => {
+      let total = 0;
+      for (const i of indices) total += values[i]!;
+      return total / indices.length;
+    },
+    options,
+  );
+  return { n: values.length, mean: mean(values), ci };
+}
+
+export interface McNemarResult {
+  /** Items right in run A and wrong in run B. */
+  b: number;
+  /** Items wrong in run A and right in run B. */
+  c: number;
+  /**
+   * `exact`: min(b, c) (the binomial count, as statsmodels reports it);
+   * `chi2`: (|b − c| − 1)² / (b + c), continuity-corrected, 1 degree of freedom.
+   */
+  statistic: number;
+  /** Two-sided p-value. 1 when b + c = 0 (no discordant pairs: no evidence of a difference). */
+  pValue: number;
+  method: 'exact' | 'chi2';
+}
+
+export interface McNemarOptions {
+  /** Use the exact binomial test when b + c is below this (default 25), chi-square otherwise. */
+  exactBelow?: number;
+}
+
+/**
+ * McNemar's test for two runs scored on the same items, from the discordant counts only.
+ * Small samples (b + c < `exactBelow`): exact two-sided binomial test, p = min(1, 2·P(X ≤ min(b, c)))
+ * with X ~ Binomial(b + c, 1/2). Otherwise the chi-square approximation with Edwards' continuity
+ * correction.
+ */
+export function mcnemar(b: number, c: number, options: McNemarOptions = {}): McNemarResult {
+  for (const [name, v] of [
+    ['b', b],
+    ['c', c],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 0)
+      throw new RangeError(`mcnemar: ${name} must be a non-negative integer, got ${v}`);
+  }
+  const exactBelow = options.exactBelow ?? 25;
+  const total = b + c;
+  if (total === 0) return { b, c, statistic: 0, pValue: 1, method: 'exact' };
+  if (total < exactBelow) {
+    const k = Math.min(b, c);
+    return { b, c, statistic: k, pValue: Math.min(1, 2 * binomialCdfHalf(k, total)), method: 'exact' };
+  }
+  const statistic = (Math.abs(b - c) - 1) ** 2 / total;
+  return { b, c, statistic, pValue: chiSquare1Sf(statistic), method: 'chi2' };
+}
+
+/**
+ * McNemar's test from per-item correctness of two runs over the same items (same order).
+ * b counts items A got right and B got wrong; c the reverse.
+ */
+export function mcnemarPaired(
+  correctA: readonly boolean[],
+  correctB: readonly boolean[],
+  options: McNemarOptions = {},
+): McNemarResult {
+  if (correctA.length !== correctB.length) {
+    throw new RangeError(`mcnemarPaired: runs differ in length (${correctA.length} vs ${correctB.length})`);
+  }
+  let b = 0;
+  let c = 0;
+  for (let i = 0; i < correctA.length; i++) {
+    if (correctA[i] && !correctB[i]) b++;
+    else if (!correctA[i] && correctB[i]) c++;
+  }
+  return mcnemar(b, c, options);
+}
+
+/** P(X ≤ k) for X ~ Binomial(n, 1/2), summed in log space so large n cannot underflow 0.5^n. */
+function binomialCdfHalf(k: number, n: number): number {
+  let logTerm = -n * Math.LN2; // log P(X = 0)
+  let cdf = Math.exp(logTerm);
+  for (let i = 1; i <= k; i++) {
+    logTerm += Math.log((n - i + 1) / i);
+    cdf += Math.exp(logTerm);
+  }
+  return Math.min(1, cdf);
+}
+
+/** Survival function of the chi-square distribution with 1 degree of freedom: erfc(√(x/2)). */
+function chiSquare1Sf(x: number): number {
+  return x <= 0 ? 1 : erfc(Math.sqrt(x / 2));
+}
+
+/** Complementary error function (Numerical Recipes `erfcc`, fractional error < 1.2e-7). */
+function erfc(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return x >= 0 ? r : 2 - r;
+}

@@ -1,0 +1,54 @@
+/**
+ * The ports the core drives. Adapters live in `adapters/local` (a folder, an in-process pool,
+ * an append-only log) and `adapters/aws` (S3, SQS, DynamoDB). The core imports nothing else.
+ */
+import type { ItemMessage, ItemResult, RunCounters, RunRecord, RunStatus } from './core/model.js';
+import type { Completion } from './providers/types.js';
+
+export interface BlobStore {
+  /** Undefined when the object does not exist. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  put(key: string, body: Uint8Array | string, contentType?: string): Promise<void>;
+  list(prefix: string): Promise<string[]>;
+}
+
+export interface WorkQueue {
+  /** At-least-once delivery of item messages. Large items may travel by reference. */
+  sendItems(messages: ItemMessage[]): Promise<void>;
+}
+
+/** What recording a result did to the run. */
+export interface RecordOutcome {
+  /** False when this item already had a result (a redelivery): nothing was counted. */
+  recorded: boolean;
+  counters: RunCounters;
+}
+
+export interface RunStore {
+  /** Creates the run record; a second create of the same runId is a no-op returning false. */
+  createRun(run: RunRecord): Promise<boolean>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** Sets the item total once ingest has read the whole dataset; returns the counters after. */
+  setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters>;
+  /**
+   * Writes the item's result only if it has none yet, and bumps the done/failed counter in
+   * the same atomic step, so a redelivered message never double-counts.
+   */
+  recordResult(result: ItemResult): Promise<RecordOutcome>;
+  /** Item ids that already have a result (resume skips them). */
+  resultIds(runId: string): Promise<Set<string>>;
+  results(runId: string): AsyncIterable<ItemResult>;
+  /** Moves the run to `aggregating` if nobody else has; true for exactly one caller. */
+  claimAggregation(runId: string): Promise<boolean>;
+  setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void>;
+}
+
+export interface LlmCache {
+  get(key: string): Promise<Completion | undefined>;
+  put(key: string, completion: Completion): Promise<void>;
+}
+
+/** Called by the worker use-case when done + failed reaches total. */
+export interface AggregateTrigger {
+  trigger(runId: string): Promise<void>;
+}

@@ -1,0 +1,181 @@
+/**
+ * Anthropic Messages API through the official SDK. Structured output is one forced tool whose
+ * input schema is the requested JSON Schema; the tool input comes back as JSON text.
+ * No Anthropic type leaves this file.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import type {
+  Message,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+} from '@anthropic-ai/sdk/resources/messages/messages';
+import {
+  buildCompletion,
+  callerAbortReason,
+  DEFAULT_TIMEOUT_MS,
+  errorMessage,
+  httpProviderError,
+  isAbortError,
+  malformedResponseError,
+  tokens,
+  transportProviderError,
+} from './normalise.js';
+import type { PriceTable } from './pricing.js';
+import { headerGetter } from './retry.js';
+import type { Completion, CompletionRequest, FinishReason, LlmProvider } from './types.js';
+
+export interface AnthropicProviderOptions {
+  /** `anthropic:model` */
+  id: string;
+  apiKey: string;
+  /** Default `https://api.anthropic.com`. */
+  baseURL?: string;
+  prices: PriceTable;
+  /** Per request; default 60 s. */
+  timeoutMs?: number;
+  /** `max_tokens` is required by the API; used when the request sets none. Default 4096. */
+  defaultMaxTokens?: number;
+  fetch?: typeof fetch;
+}
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
+export class AnthropicProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated = false;
+  private readonly model: string;
+  private readonly client: Anthropic;
+
+  constructor(private readonly options: AnthropicProviderOptions) {
+    this.id = options.id;
+    this.model = options.id.slice(options.id.indexOf(':') + 1);
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      // Explicit, so the SDK never falls back to ANTHROPIC_BASE_URL from another environment.
+      baseURL: options.baseURL ?? DEFAULT_BASE_URL,
+      // Retries happen in one place: retry.ts.
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      fetch: options.fetch,
+    });
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    const model = request.model || this.model;
+    const providerId = `anthropic:${model}`;
+    const params = this.params({ ...request, model });
+    const started = performance.now();
+    let message: Message;
+    try {
+      message = await this.client.messages.create(params, { signal });
+    } catch (error) {
+      throw toError(providerId, error, signal);
+    }
+    const latencyMs = performance.now() - started;
+
+    if (!isMessage(message)) {
+      throw malformedResponseError(providerId, 'expected a message with a content array');
+    }
+    const toolName = request.jsonSchema?.name;
+    const toolUse = toolName
+      ? message.content.find((block) => block.type === 'tool_use' && block.name === toolName)
+      : undefined;
+    const text =
+      toolUse?.type === 'tool_use'
+        ? JSON.stringify(toolUse.input)
+        : message.content
+            .filter((block) => block.type === 'text')
+            .map((block) => (block.type === 'text' ? block.text : ''))
+            .join('');
+
+    // input_tokens excludes cache reads and writes; our `input` is every input token.
+    const usage = message.usage;
+    const cacheRead = tokens(usage?.cache_read_input_tokens);
+    const cacheWrite = tokens(usage?.cache_creation_input_tokens);
+    return buildCompletion({
+      providerId,
+      text,
+      finishReason: mapStopReason(message.stop_reason, toolUse !== undefined),
+      usage: {
+        input: tokens(usage?.input_tokens) + cacheRead + cacheWrite,
+        output: tokens(usage?.output_tokens),
+        cached: cacheRead,
+      },
+      latencyMs,
+      prices: this.options.prices,
+    });
+  }
+
+  private params(request: CompletionRequest): MessageCreateParamsNonStreaming {
+    const messages: MessageParam[] = (request.history ?? []).map((turn) => ({
+      role: turn.role,
+      content: turn.content,
+    }));
+    messages.push({ role: 'user', content: request.prompt });
+    const params: MessageCreateParamsNonStreaming = {
+      model: request.model,
+      max_tokens: request.maxTokens ?? this.options.defaultMaxTokens ?? 4096,
+      messages,
+    };
+    if (request.system) params.system = request.system;
+    // `temperature` is not sent: this SDK's Messages API no longer has the parameter (it was
+    // deprecated and removed from the request type), so sending it risks a 400 on every call.
+    if (request.jsonSchema) {
+      const { name, schema } = request.jsonSchema;
+      params.tools = [
+        {
+          name,
+          description: 'Record the answer. Call this tool exactly once with the complete answer.',
+          input_schema: { ...schema, type: 'object' },
+        },
+      ];
+      params.tool_choice = { type: 'tool', name };
+    }
+    return params;
+  }
+}
+
+function toError(providerId: string, error: unknown, signal: AbortSignal | undefined): unknown {
+  const aborted = callerAbortReason(signal);
+  if (aborted !== undefined) return aborted;
+  if (error instanceof Anthropic.APIConnectionTimeoutError) {
+    return transportProviderError(providerId, 'timeout', error.message, error);
+  }
+  if (error instanceof Anthropic.APIUserAbortError) {
+    return transportProviderError(providerId, 'unknown', error.message, error);
+  }
+  if (error instanceof Anthropic.APIConnectionError) {
+    return transportProviderError(providerId, 'network', errorMessage(error.cause ?? error), error);
+  }
+  if (error instanceof Anthropic.APIError) {
+    return httpProviderError(providerId, error.status, headerGetter(error.headers), error.message, error);
+  }
+  if (error instanceof SyntaxError) return malformedResponseError(providerId, error.message, error);
+  if (isAbortError(error)) return transportProviderError(providerId, 'timeout', errorMessage(error), error);
+  if (error instanceof TypeError) {
+    return transportProviderError(providerId, 'network', errorMessage(error), error);
+  }
+  return error;
+}
+
+function isMessage(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && Array.isArray((value as Message).content);
+}
+
+function mapStopReason(reason: string | null | undefined, answeredWithTool: boolean): FinishReason {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'stop';
+    case 'tool_use':
+      // The forced tool call is how a structured answer ends normally.
+      return answeredWithTool ? 'stop' : 'other';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'refusal':
+      return 'refusal';
+    default:
+      return 'other';
+  }
+}

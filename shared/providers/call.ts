@@ -1,0 +1,106 @@
+/**
+ * The one way tasks call a model: cache lookup, then the provider under `withRetry`, then a
+ * cache store. Identical calls (same provider, model, messages and parameters) are paid once.
+ */
+import { createHash } from 'node:crypto';
+import type { LlmCache } from '../ports.js';
+import { type RetryInfo, type Sleep, withRetry } from './retry.js';
+import type { Completion, CompletionRequest, LlmProvider } from './types.js';
+
+export interface CallOptions {
+  cache?: LlmCache;
+  /** Total attempts per call, retryable errors only. Default 5. */
+  maxAttempts?: number;
+  signal?: AbortSignal;
+  sleep?: Sleep;
+  random?: () => number;
+  baseDelayMs?: number;
+  maxDelayMs?: number;
+  /** Before each retry wait (e.g. to make a worker pool back off on 429s). */
+  onRetry?: (info: RetryInfo) => void;
+  /**
+   * A failing cache never fails the call (the answer is paid for either way); the failure is
+   * reported here. Default: `console.warn`.
+   */
+  onCacheError?: (error: unknown, operation: 'get' | 'put') => void;
+}
+
+/** Bump when the key's contents change, so old entries stop matching instead of lying. */
+const CACHE_KEY_VERSION = 'assay.llm-cache.v1';
+
+/** JSON with object keys sorted at every depth and `undefined` members dropped. */
+export function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const sorted: Record<string, unknown> = {};
+    for (const key of Object.keys(v).sort()) sorted[key] = (v as Record<string, unknown>)[key];
+    return sorted;
+  });
+}
+
+/**
+ * The cache key of a call: SHA-256 (hex) of the canonical JSON of everything that shapes the
+ * answer: provider id, model, system, history, prompt, temperature, maxTokens, jsonSchema.
+ */
+export function cacheKey(provider: LlmProvider, request: CompletionRequest): string {
+  const material = canonicalJson({
+    v: CACHE_KEY_VERSION,
+    provider: provider.id,
+    model: request.model,
+    system: request.system,
+    history: request.history,
+    prompt: request.prompt,
+    temperature: request.temperature,
+    maxTokens: request.maxTokens,
+    jsonSchema: request.jsonSchema,
+  });
+  return createHash('sha256').update(material).digest('hex');
+}
+
+/**
+ * Calls `provider` with caching and retries. A cache hit returns the stored completion with
+ * `cached: true`, `costUsd: 0` and the lookup's latency. A miss calls the provider through
+ * `withRetry` and stores the completion when it finished normally (`finishReason: 'stop'`).
+ * Simulated providers bypass the cache. Errors: see `withRetry`.
+ */
+export async function callModel(
+  provider: LlmProvider,
+  request: CompletionRequest,
+  options: CallOptions = {},
+): Promise<Completion> {
+  const cache = provider.simulated ? undefined : options.cache;
+  const onCacheError =
+    options.onCacheError ??
+    ((error, operation) => console.warn(`LLM cache ${operation} failed, calling without it:`, error));
+  const key = cache ? cacheKey(provider, request) : undefined;
+
+  if (cache && key) {
+    const started = performance.now();
+    let hit: Completion | undefined;
+    try {
+      hit = await cache.get(key);
+    } catch (error) {
+      onCacheError(error, 'get');
+    }
+    if (hit) return { ...hit, cached: true, costUsd: 0, latencyMs: performance.now() - started };
+  }
+
+  const completion = await withRetry(() => provider.complete(request, options.signal), {
+    maxAttempts: options.maxAttempts ?? 5,
+    baseDelayMs: options.baseDelayMs,
+    maxDelayMs: options.maxDelayMs,
+    sleep: options.sleep,
+    random: options.random,
+    signal: options.signal,
+    onRetry: options.onRetry,
+  });
+
+  if (cache && key && completion.finishReason === 'stop') {
+    try {
+      await cache.put(key, completion);
+    } catch (error) {
+      onCacheError(error, 'put');
+    }
+  }
+  return completion;
+}

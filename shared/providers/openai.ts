@@ -1,0 +1,186 @@
+/**
+ * OpenAI chat completions through the official SDK. Also serves every OpenAI-compatible endpoint
+ * (vLLM, Ollama, OpenRouter, Together) by base URL. No OpenAI type leaves this file.
+ */
+import OpenAI from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import {
+  buildCompletion,
+  callerAbortReason,
+  DEFAULT_TIMEOUT_MS,
+  errorMessage,
+  httpProviderError,
+  isAbortError,
+  malformedResponseError,
+  tokens,
+  transportProviderError,
+} from './normalise.js';
+import type { PriceTable } from './pricing.js';
+import { headerGetter } from './retry.js';
+import type { Completion, CompletionRequest, FinishReason, LlmProvider } from './types.js';
+
+/**
+ * How `request.jsonSchema` is sent: `json_schema` (strict native structured output, OpenAI and
+ * recent vLLM/Ollama/OpenRouter), `json_object` (JSON mode, schema only in the prompt), or
+ * `none` for endpoints that reject `response_format`.
+ */
+export type OpenAiStructuredMode = 'json_schema' | 'json_object' | 'none';
+
+export interface OpenAiProviderOptions {
+  /** `vendor:model`; the vendor part may be a compatible preset (`vllm`, `ollama`, …). */
+  id: string;
+  apiKey: string;
+  /** e.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`. */
+  baseURL: string;
+  prices: PriceTable;
+  /** Per request; default 60 s. */
+  timeoutMs?: number;
+  structuredOutput?: OpenAiStructuredMode;
+  /**
+   * Which token-limit field to send: OpenAI wants `max_completion_tokens` (reasoning models
+   * reject `max_tokens`); many compatible servers only know `max_tokens`.
+   */
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens';
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}
+
+/** OpenAI reasoning models reject any `temperature` but the default. */
+const REASONING_MODEL = /^(o\d|gpt-5)/;
+
+export class OpenAiProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated = false;
+  private readonly vendor: string;
+  private readonly model: string;
+  private readonly client: OpenAI;
+  private readonly structured: OpenAiStructuredMode;
+  private readonly maxTokensField: 'max_completion_tokens' | 'max_tokens';
+
+  constructor(private readonly options: OpenAiProviderOptions) {
+    this.id = options.id;
+    this.vendor = options.id.slice(0, options.id.indexOf(':'));
+    this.model = options.id.slice(options.id.indexOf(':') + 1);
+    this.structured = options.structuredOutput ?? 'json_schema';
+    this.maxTokensField =
+      options.maxTokensField ?? (this.vendor === 'openai' ? 'max_completion_tokens' : 'max_tokens');
+    this.client = new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL,
+      // Retries happen in one place: retry.ts.
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      fetch: options.fetch,
+      defaultHeaders: options.headers,
+      // Keep the SDK from picking up OPENAI_ORG_ID / OPENAI_PROJECT_ID for compatible endpoints.
+      organization: null,
+      project: null,
+    });
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    const model = request.model || this.model;
+    const providerId = `${this.vendor}:${model}`;
+    const params = this.params({ ...request, model });
+    const started = performance.now();
+    let response: ChatCompletion;
+    try {
+      response = await this.client.chat.completions.create(params, { signal });
+    } catch (error) {
+      throw this.toError(providerId, error, signal);
+    }
+    const latencyMs = performance.now() - started;
+
+    const choice = isChatCompletion(response) ? response.choices[0] : undefined;
+    if (!choice) {
+      throw malformedResponseError(providerId, `expected a chat.completion with choices, got ${preview(response)}`);
+    }
+    const message = choice.message;
+    const refusal = message?.refusal ?? undefined;
+    const finishReason: FinishReason = refusal ? 'refusal' : mapFinishReason(choice.finish_reason);
+    const usage = response.usage;
+    return buildCompletion({
+      providerId,
+      text: message?.content ?? refusal ?? '',
+      finishReason,
+      usage: {
+        input: tokens(usage?.prompt_tokens),
+        output: tokens(usage?.completion_tokens),
+        cached: tokens(usage?.prompt_tokens_details?.cached_tokens),
+      },
+      latencyMs,
+      prices: this.options.prices,
+    });
+  }
+
+  private params(request: CompletionRequest): ChatCompletionCreateParamsNonStreaming {
+    const messages: ChatCompletionMessageParam[] = [];
+    if (request.system) messages.push({ role: 'system', content: request.system });
+    for (const turn of request.history ?? []) messages.push({ role: turn.role, content: turn.content });
+    messages.push({ role: 'user', content: request.prompt });
+
+    const params: ChatCompletionCreateParamsNonStreaming = { model: request.model, messages };
+    const reasoning = this.vendor === 'openai' && REASONING_MODEL.test(request.model);
+    if (request.temperature !== undefined && !reasoning) params.temperature = request.temperature;
+    if (request.maxTokens !== undefined) params[this.maxTokensField] = request.maxTokens;
+    if (request.jsonSchema && this.structured === 'json_schema') {
+      params.response_format = {
+        type: 'json_schema',
+        json_schema: { name: request.jsonSchema.name, schema: request.jsonSchema.schema, strict: true },
+      };
+    } else if (request.jsonSchema && this.structured === 'json_object') {
+      params.response_format = { type: 'json_object' };
+    }
+    return params;
+  }
+
+  private toError(providerId: string, error: unknown, signal: AbortSignal | undefined): unknown {
+    const aborted = callerAbortReason(signal);
+    if (aborted !== undefined) return aborted;
+    if (error instanceof OpenAI.APIConnectionTimeoutError) {
+      return transportProviderError(providerId, 'timeout', error.message, error);
+    }
+    if (error instanceof OpenAI.APIUserAbortError) {
+      return transportProviderError(providerId, 'unknown', error.message, error);
+    }
+    if (error instanceof OpenAI.APIConnectionError) {
+      return transportProviderError(providerId, 'network', errorMessage(error.cause ?? error), error);
+    }
+    if (error instanceof OpenAI.APIError) {
+      return httpProviderError(providerId, error.status, headerGetter(error.headers), error.message, error);
+    }
+    if (error instanceof SyntaxError) return malformedResponseError(providerId, error.message, error);
+    if (isAbortError(error)) return transportProviderError(providerId, 'timeout', errorMessage(error), error);
+    if (error instanceof TypeError) {
+      // undici reports a connection dropped mid-body as a TypeError ("terminated").
+      return transportProviderError(providerId, 'network', errorMessage(error), error);
+    }
+    return error;
+  }
+}
+
+function isChatCompletion(value: unknown): value is ChatCompletion {
+  return typeof value === 'object' && value !== null && Array.isArray((value as ChatCompletion).choices);
+}
+
+function mapFinishReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    default:
+      return 'other';
+  }
+}
+
+function preview(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return (text ?? String(value)).slice(0, 200);
+}

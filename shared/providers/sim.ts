@@ -1,0 +1,80 @@
+/**
+ * The simulator: a provider that never calls a model. The task fabricates a plausible answer
+ * (`request.simulate`) from a random source seeded by the request, so a run is reproducible:
+ * the same request always gets the same answer, whatever the order or concurrency.
+ */
+import { createHash } from 'node:crypto';
+import { buildCompletion } from './normalise.js';
+import { EMBEDDED_PRICES } from './pricing.js';
+import { defaultSleep, type Sleep } from './retry.js';
+import type { Completion, CompletionRequest, LlmProvider } from './types.js';
+
+export interface SimOptions {
+  /** Share of answers the task should make wrong, passed to `request.simulate`. */
+  noise: number;
+  /** Mean simulated latency; each call draws uniformly within ±50 %. */
+  latencyMs: number;
+  seed: number;
+}
+
+export const DEFAULT_SIM_OPTIONS: SimOptions = { noise: 0.2, latencyMs: 20, seed: 7 };
+
+/** What the simulator answers when the task gave it no way to answer. */
+export const SIM_NO_ANSWER = '{"error":"simulator has no answer for this request"}';
+
+/** A uniform [0, 1) generator (mulberry32) seeded from a string's SHA-256. */
+export function seededRandom(key: string): () => number {
+  let state = createHash('sha256').update(key).digest().readUInt32LE(0);
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** Rough token count for simulated usage: one token per four characters. */
+function approxTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+export class SimProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated = true;
+  private readonly options: SimOptions;
+
+  /** `name` is the part after `sim:` (e.g. `gold`). */
+  constructor(
+    readonly name: string,
+    options: Partial<SimOptions> = {},
+    private readonly sleep: Sleep = defaultSleep,
+  ) {
+    this.id = `sim:${name}`;
+    this.options = { ...DEFAULT_SIM_OPTIONS, ...options };
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    const model = request.model || this.name;
+    const started = performance.now();
+    const key = JSON.stringify([this.options.seed, model, request.system ?? '', request.history ?? [], request.prompt]);
+    // Latency draws from its own stream so that changing latency never changes answers.
+    const latencyRng = seededRandom(`${key}#latency`);
+    const delay = this.options.latencyMs * (0.5 + latencyRng());
+    if (delay > 0) await this.sleep(delay, signal);
+
+    const text = request.simulate ? request.simulate(seededRandom(key), this.options.noise) : SIM_NO_ANSWER;
+    const inputText = [request.system ?? '', ...(request.history ?? []).map((t) => t.content), request.prompt].join(
+      '',
+    );
+    return buildCompletion({
+      providerId: `sim:${model}`,
+      text,
+      finishReason: 'stop',
+      usage: { input: approxTokens(inputText), output: approxTokens(text), cached: 0 },
+      latencyMs: performance.now() - started,
+      prices: EMBEDDED_PRICES,
+      simulated: true,
+    });
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * The one provider interface. Judges and graders see only these types, never a vendor SDK.
+ * Ids are `vendor:model` (e.g. `openai:gpt-4o-mini`, `anthropic:claude-3-5-haiku-latest`,
+ * `gemini:gemini-2.0-flash-lite`, `sim:gold`).
+ */
+
+export interface TokenUsage {
+  input: number;
+  output: number;
+  /** Input tokens served from the provider's prompt cache (a subset of `input`). */
+  cached: number;
+}
+
+export interface JsonSchemaSpec {
+  /** A short identifier, `[a-zA-Z0-9_-]`, used by vendors that name their schemas. */
+  name: string;
+  /** A JSON Schema object (draft 2020-12 subset that all three vendors accept). */
+  schema: Record<string, unknown>;
+}
+
+export interface CompletionRequest {
+  /** Model part of the id (after `vendor:`), already resolved from aliases. */
+  model: string;
+  system?: string;
+  /** The user turn. Multi-turn repair passes append to `messages`. */
+  prompt: string;
+  /** Earlier turns before `prompt` (used by the repair pass). */
+  history?: { role: 'user' | 'assistant'; content: string }[];
+  temperature?: number;
+  maxTokens?: number;
+  /** Ask for native structured output when the vendor has it. */
+  jsonSchema?: JsonSchemaSpec;
+  /**
+   * Only the simulator reads this: how to fabricate a plausible answer for this request
+   * (the task knows the gold label and the answer shape; the simulator knows the noise).
+   */
+  simulate?: (rng: () => number, noise: number) => string;
+}
+
+export type FinishReason = 'stop' | 'length' | 'refusal' | 'content_filter' | 'other';
+
+export interface Completion {
+  text: string;
+  finishReason: FinishReason;
+  usage: TokenUsage;
+  costUsd: number;
+  latencyMs: number;
+  /** True when answered from the LLM cache (no provider call, no cost). */
+  cached: boolean;
+  /** True when the answer came from the simulator, never a real model. */
+  simulated: boolean;
+  /** `vendor:model` that produced it. */
+  providerId: string;
+}
+
+export interface LlmProvider {
+  /** `vendor:model` */
+  readonly id: string;
+  readonly simulated: boolean;
+  complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion>;
+}

@@ -1,0 +1,202 @@
+import type { ItemResult } from '../core/model.js';
+import type { BlobStore } from '../ports.js';
+import type { Report } from './report.js';
+
+/**
+ * The report files of a run — the same in both shells: report.json (the contract),
+ * report.txt, labeled.csv, errors.txt (wrong and failed items), correct.txt.
+ */
+export const REPORT_FILES = [
+  'report.json',
+  'report.txt',
+  'labeled.csv',
+  'errors.txt',
+  'correct.txt',
+] as const;
+
+export async function writeReportFiles(
+  store: BlobStore,
+  prefix: string,
+  report: Report,
+  results: ItemResult[],
+): Promise<string[]> {
+  const sorted = [...results].sort((a, b) => a.row - b.row || a.itemId.localeCompare(b.itemId));
+  const files: Record<(typeof REPORT_FILES)[number], [string, string]> = {
+    'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
+    'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
+    'labeled.csv': [renderLabeledCsv(sorted), 'text/csv; charset=utf-8'],
+    'errors.txt': [renderErrors(sorted), 'text/plain; charset=utf-8'],
+    'correct.txt': [renderCorrect(sorted), 'text/plain; charset=utf-8'],
+  };
+  const keys: string[] = [];
+  for (const [name, [body, type]] of Object.entries(files)) {
+    const key = `${prefix}${name}`;
+    await store.put(key, body, type);
+    keys.push(key);
+  }
+  return keys;
+}
+
+/**
+ * A CSV cell that a spreadsheet will not execute: cells starting with = + - @ tab or CR are
+ * prefixed with an apostrophe (OWASP CSV injection guidance), then quoted as RFC 4180 says.
+ */
+export function csvCell(value: string | number | undefined): string {
+  if (value === undefined) return '';
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
+  return /[",\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
+}
+
+const LABELED_COLUMNS = [
+  'idx',
+  'row',
+  'src',
+  'tgt',
+  'gold',
+  'pred',
+  'status',
+  'failure',
+  'reason',
+  'cost_usd',
+  'latency_ms',
+];
+
+export function renderLabeledCsv(results: ItemResult[]): string {
+  const lines = [LABELED_COLUMNS.join(',')];
+  for (const r of results) {
+    const stages = Object.values(r.stages);
+    lines.push(
+      [
+        r.itemId,
+        r.row,
+        r.input.src,
+        r.input.tgt,
+        r.gold,
+        r.prediction,
+        r.status,
+        r.failure?.kind,
+        r.reason,
+        round(
+          stages.reduce((sum, s) => sum + s.costUsd, 0),
+          8,
+        ),
+        Math.round(stages.reduce((sum, s) => sum + s.latencyMs, 0)),
+      ]
+        .map(csvCell)
+        .join(','),
+    );
+  }
+  return `\uFEFF${lines.join('\r\n')}\r\n`;
+}
+
+function block(r: ItemResult, extra: string[] = []): string {
+  const lines = [`[${r.itemId}] row ${r.row}  gold=${r.gold ?? '-'}  pred=${r.prediction ?? '-'}`];
+  if (r.input.src !== undefined) lines.push(`  src: ${r.input.src}`);
+  if (r.input.tgt !== undefined) lines.push(`  tgt: ${r.input.tgt}`);
+  if (r.reason) lines.push(`  reason: ${r.reason}`);
+  return [...lines, ...extra].join('\n');
+}
+
+export function renderErrors(results: ItemResult[]): string {
+  const failed = results.filter((r) => r.status === 'failed');
+  const wrong = results.filter(
+    (r) => r.status === 'scored' && r.gold !== undefined && r.prediction !== r.gold,
+  );
+  const parts = [`# Failed items (${failed.length})`, ''];
+  for (const r of failed) {
+    const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
+    if (r.raw) extra.push(`  raw answer: ${r.raw.slice(0, 2000)}`);
+    parts.push(block(r, extra), '');
+  }
+  parts.push(`# Wrong predictions (${wrong.length})`, '');
+  for (const r of wrong) parts.push(block(r), '');
+  return `${parts.join('\n')}\n`;
+}
+
+export function renderCorrect(results: ItemResult[]): string {
+  const correct = results.filter(
+    (r) => r.status === 'scored' && r.gold !== undefined && r.prediction === r.gold,
+  );
+  return `${[`# Correct predictions (${correct.length})`, '', ...correct.flatMap((r) => [block(r), ''])].join('\n')}\n`;
+}
+
+function round(value: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+}
+
+const pct = (v: unknown) => (typeof v === 'number' ? v.toFixed(3) : '-');
+const usd = (v: number) => `$${v < 0.01 && v > 0 ? v.toFixed(6) : v.toFixed(4)}`;
+
+interface GecMetricsView {
+  n: number;
+  accuracy: number;
+  macroF1: number;
+  kappa: number;
+  binary: { accuracy: number; f1: number };
+  perClass: Record<string, { precision: number; recall: number; f1: number; support: number }>;
+  confusion: Record<string, Record<string, number>>;
+  ci?: Record<string, [number, number]>;
+}
+
+export function renderText(report: Report): string {
+  const m = report.metrics as unknown as GecMetricsView;
+  const c = report.counts;
+  const lines: string[] = [];
+  if (report.simulated) lines.push('*'.repeat(78), report.notice ?? 'SIMULATED', '*'.repeat(78), '');
+  lines.push(
+    `Assay report — ${report.suite} (${report.task}/${report.judge}/${report.method})`,
+    `run ${report.runId}   ${report.startedAt} → ${report.finishedAt}`,
+    `backends: ${report.backends.join(', ')}`,
+    `dataset: ${report.dataset}`,
+    '',
+    `items ${c.items}   scored ${c.scored}   failed ${c.failed} (invalid rows ${c.invalidRows}, errors ${c.errors})`,
+  );
+  const kinds = Object.entries(c.byFailure).map(([k, n]) => `${k} ${n}`);
+  if (kinds.length > 0) lines.push(`failures by kind: ${kinds.join(', ')}`);
+  const ci = (name: string) => (m.ci?.[name] ? `  [${pct(m.ci[name][0])}, ${pct(m.ci[name][1])}]` : '');
+  lines.push(
+    '',
+    `Metrics (n = ${m.n}, Error rows excluded; 95% bootstrap CI)`,
+    `  4-class accuracy  ${pct(m.accuracy)}${ci('accuracy')}`,
+    `  macro F1          ${pct(m.macroF1)}${ci('macroF1')}`,
+    `  binary accuracy   ${pct(m.binary?.accuracy)}`,
+    `  binary F1         ${pct(m.binary?.f1)}${ci('binaryF1')}`,
+    `  Cohen's kappa     ${pct(m.kappa)}${ci('kappa')}`,
+    '',
+    '  label    precision  recall     f1   support',
+  );
+  for (const [label, s] of Object.entries(m.perClass ?? {})) {
+    lines.push(
+      `  ${label.padEnd(7)} ${pct(s.precision).padStart(10)} ${pct(s.recall).padStart(7)} ${pct(s.f1).padStart(6)} ${String(s.support).padStart(9)}`,
+    );
+  }
+  const columns = Object.keys(Object.values(m.confusion ?? {})[0] ?? {});
+  if (columns.length > 0) {
+    lines.push(
+      '',
+      `  confusion (rows gold, columns predicted)`,
+      `  ${''.padEnd(7)}${columns.map((l) => l.padStart(6)).join('')}`,
+    );
+    for (const [gold, row] of Object.entries(m.confusion)) {
+      lines.push(`  ${gold.padEnd(7)}${columns.map((l) => String(row[l] ?? 0).padStart(6)).join('')}`);
+    }
+  }
+  const cost = report.cost;
+  lines.push(
+    '',
+    `Cost ${usd(cost.totalUsd)}   per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
+    `  calls ${cost.calls} (cached ${cost.cachedCalls})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
+  );
+  for (const [stage, s] of Object.entries(cost.byStage)) {
+    lines.push(`  ${stage.padEnd(10)} ${usd(s.usd)}  calls ${s.calls}`);
+  }
+  lines.push(
+    `Latency per item: p50 ${Math.round(report.latencyMs.p50)} ms, p95 ${Math.round(report.latencyMs.p95)} ms`,
+    '',
+    'Prompts:',
+    ...Object.entries(report.prompts).map(([path, hash]) => `  ${path}  ${hash}`),
+  );
+  return `${lines.join('\n')}\n`;
+}

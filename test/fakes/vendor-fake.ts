@@ -1,0 +1,423 @@
+/**
+ * A local HTTP server that speaks the real wire formats of OpenAI chat completions, Anthropic
+ * messages and Gemini generateContent, so tests run the official SDKs for real, offline.
+ *
+ * ```ts
+ * const fake = await startVendorFake(({ promptText }) => ({ text: promptText.includes('cat') ? '{"label":"TP"}' : '{"label":"FP1"}' }));
+ * process.env.OPENAI_BASE_URL = `${fake.url}/v1`;      // OpenAI SDK baseURL
+ * process.env.ANTHROPIC_BASE_URL = fake.url;           // Anthropic SDK baseURL
+ * process.env.GEMINI_BASE_URL = fake.url;              // @google/genai httpOptions.baseUrl
+ * // … run the code under test, then inspect fake.requests …
+ * await fake.close();
+ * ```
+ *
+ * Routes: `POST /v1/chat/completions` (and `/chat/completions`), `POST /v1/messages`,
+ * `POST /v1beta/models/{model}:generateContent` (also `/v1/…`). Anything else is a 404.
+ */
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export type FakeVendor = 'openai' | 'anthropic' | 'gemini';
+
+/** What a handler sees of one request. */
+export interface FakeCall {
+  vendor: FakeVendor;
+  model: string;
+  /** The parsed JSON request body, exactly as the SDK sent it. */
+  body: any;
+  /** Every user turn's text, joined with blank lines (the prompt and any repair turns). */
+  promptText: string;
+  /** The system prompt ('' when none). */
+  systemText: string;
+  /** True when the request asked for structured output (json_schema / forced tool / responseSchema). */
+  structured: boolean;
+  /** 0-based index of this request among all the fake has received. */
+  index: number;
+}
+
+export interface FakeUsage {
+  /** All input tokens, cached included. Default ceil(input chars / 4). */
+  input?: number;
+  /** Default ceil(text chars / 4). */
+  output?: number;
+  /** Cache-read input tokens (a subset of `input`). Default 0. */
+  cached?: number;
+  /** Anthropic only: cache-write input tokens (a subset of `input`). Default 0. */
+  cacheWrite?: number;
+}
+
+/** A normal answer; the fake wraps it in the vendor's format (tool_use for structured Anthropic calls). */
+export interface FakeTextReply {
+  text: string;
+  usage?: FakeUsage;
+  finish?: 'stop' | 'length' | 'refusal' | 'content_filter';
+}
+/** An HTTP error (or any status). Without `body`, a realistic vendor error body is generated. */
+export interface FakeStatusReply {
+  status: number;
+  headers?: Record<string, string>;
+  body?: unknown;
+}
+/** Hold the request for `hangMs`, then answer with `then` (default: the default answer). */
+export interface FakeHangReply {
+  hangMs: number;
+  then?: FakeReply;
+}
+/** Send this string as the body verbatim (e.g. malformed JSON), content-type application/json. */
+export interface FakeRawReply {
+  rawBody: string;
+  status?: number;
+  headers?: Record<string, string>;
+}
+export type FakeReply = FakeTextReply | FakeStatusReply | FakeHangReply | FakeRawReply;
+
+/** Return `undefined` to get the default answer. */
+export type FakeHandler = (call: FakeCall) => FakeReply | undefined | Promise<FakeReply | undefined>;
+
+export interface RecordedRequest {
+  vendor: FakeVendor;
+  path: string;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+  model: string;
+  promptText: string;
+}
+
+export interface VendorFake {
+  /** `http://127.0.0.1:PORT`, no trailing slash. OpenAI SDKs want `${url}/v1`. */
+  url: string;
+  /** Every request received, in order. */
+  requests: RecordedRequest[];
+  /** Replaces the handler (undefined: back to the default answer). */
+  setHandler(handler?: FakeHandler): void;
+  /** Forgets recorded requests. */
+  reset(): void;
+  /** Stops the server, dropping hung connections. */
+  close(): Promise<void>;
+}
+
+/** The text the default handler answers with. */
+export const DEFAULT_FAKE_TEXT = '{"label":"TP","reason":"fake"}';
+
+/**
+ * A handler that answers the given replies in order, one per request, then `fallback`
+ * (default: the default answer). E.g. `sequence({ status: 429, headers: { 'retry-after': '1' } })`.
+ */
+export function sequence(...replies: FakeReply[]): FakeHandler {
+  let next = 0;
+  return () => replies[next++];
+}
+
+export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake> {
+  let current = handler;
+  const requests: RecordedRequest[] = [];
+  const timers = new Set<NodeJS.Timeout>();
+  let count = 0;
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, { error: { message: `vendor fake crashed: ${String(error)}` } });
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const raw = await readBody(req);
+    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const route = routeOf(req.method ?? 'GET', path);
+    if (!route) {
+      send(res, 404, { error: { message: `vendor fake: no route for ${req.method} ${path}` } });
+      return;
+    }
+    let body: any;
+    try {
+      body = raw ? JSON.parse(raw) : {};
+    } catch {
+      body = raw;
+    }
+    const model = route.model ?? (typeof body?.model === 'string' ? body.model : '');
+    const call: FakeCall = {
+      vendor: route.vendor,
+      model,
+      body,
+      promptText: userText(route.vendor, body),
+      systemText: systemText(route.vendor, body),
+      structured: isStructured(route.vendor, body),
+      index: count++,
+    };
+    requests.push({ vendor: route.vendor, path, headers: req.headers, body, model, promptText: call.promptText });
+    const reply = (await current?.(call)) ?? { text: DEFAULT_FAKE_TEXT };
+    await respond(res, call, reply);
+  }
+
+  async function respond(res: ServerResponse, call: FakeCall, reply: FakeReply): Promise<void> {
+    if ('hangMs' in reply) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => {
+          timers.delete(timer);
+          resolve();
+        }, reply.hangMs);
+        timers.add(timer);
+      });
+      if (res.destroyed) return;
+      await respond(res, call, reply.then ?? { text: DEFAULT_FAKE_TEXT });
+      return;
+    }
+    if ('rawBody' in reply) {
+      res.writeHead(reply.status ?? 200, { 'content-type': 'application/json', ...reply.headers });
+      res.end(reply.rawBody);
+      return;
+    }
+    if ('status' in reply) {
+      send(res, reply.status, reply.body ?? errorBody(call.vendor, reply.status, reply.headers), reply.headers);
+      return;
+    }
+    send(res, 200, answerBody(call, reply));
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    setHandler(next) {
+      current = next;
+    },
+    reset() {
+      requests.length = 0;
+    },
+    close() {
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
+      server.closeAllConnections();
+      return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+    },
+  };
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (chunk: Buffer) => chunks.push(chunk));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+}
+
+function routeOf(method: string, path: string): { vendor: FakeVendor; model?: string } | undefined {
+  if (method !== 'POST') return undefined;
+  if (path === '/v1/chat/completions' || path === '/chat/completions') return { vendor: 'openai' };
+  if (path === '/v1/messages' || path === '/messages') return { vendor: 'anthropic' };
+  const gemini = /^\/(?:v1beta|v1)\/models\/([^/:]+):generateContent$/.exec(path);
+  if (gemini?.[1]) return { vendor: 'gemini', model: decodeURIComponent(gemini[1]) };
+  return undefined;
+}
+
+/** Text of a content field in any of the three formats (string, parts, blocks). */
+function textOf(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .map((part: any) => (typeof part?.text === 'string' ? part.text : ''))
+    .filter(Boolean)
+    .join('\n');
+}
+
+function userText(vendor: FakeVendor, body: any): string {
+  if (vendor === 'gemini') {
+    const contents: any[] = Array.isArray(body?.contents) ? body.contents : [];
+    return contents
+      .filter((c) => (c.role ?? 'user') === 'user')
+      .map((c) => textOf(c.parts))
+      .join('\n\n');
+  }
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  return messages
+    .filter((m) => m.role === 'user')
+    .map((m) => textOf(m.content))
+    .join('\n\n');
+}
+
+function systemText(vendor: FakeVendor, body: any): string {
+  if (vendor === 'gemini') return textOf(body?.systemInstruction?.parts);
+  if (vendor === 'anthropic') return textOf(body?.system);
+  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  return messages
+    .filter((m) => m.role === 'system' || m.role === 'developer')
+    .map((m) => textOf(m.content))
+    .join('\n\n');
+}
+
+function isStructured(vendor: FakeVendor, body: any): boolean {
+  if (vendor === 'openai') return body?.response_format?.type === 'json_schema';
+  if (vendor === 'anthropic') return body?.tool_choice?.type === 'tool';
+  const config = body?.generationConfig;
+  return Boolean(config?.responseJsonSchema ?? config?.responseSchema);
+}
+
+function approxTokens(text: string): number {
+  return Math.max(1, Math.ceil(text.length / 4));
+}
+
+function usageOf(call: FakeCall, reply: FakeTextReply): Required<FakeUsage> {
+  const input = reply.usage?.input ?? approxTokens(`${call.systemText}${call.promptText}`);
+  return {
+    input,
+    output: reply.usage?.output ?? approxTokens(reply.text),
+    cached: reply.usage?.cached ?? 0,
+    cacheWrite: reply.usage?.cacheWrite ?? 0,
+  };
+}
+
+function answerBody(call: FakeCall, reply: FakeTextReply): unknown {
+  const usage = usageOf(call, reply);
+  const finish = reply.finish ?? 'stop';
+  const created = Math.floor(Date.now() / 1000);
+  switch (call.vendor) {
+    case 'openai': {
+      const refused = finish === 'refusal';
+      return {
+        id: `chatcmpl-fake${call.index}`,
+        object: 'chat.completion',
+        created,
+        model: call.model,
+        choices: [
+          {
+            index: 0,
+            message: {
+              role: 'assistant',
+              content: refused ? null : reply.text,
+              refusal: refused ? reply.text : null,
+              annotations: [],
+            },
+            logprobs: null,
+            finish_reason: { stop: 'stop', length: 'length', content_filter: 'content_filter', refusal: 'stop' }[
+              finish
+            ],
+          },
+        ],
+        usage: {
+          prompt_tokens: usage.input,
+          completion_tokens: usage.output,
+          total_tokens: usage.input + usage.output,
+          prompt_tokens_details: { cached_tokens: usage.cached, audio_tokens: 0 },
+          completion_tokens_details: {
+            reasoning_tokens: 0,
+            audio_tokens: 0,
+            accepted_prediction_tokens: 0,
+            rejected_prediction_tokens: 0,
+          },
+        },
+        service_tier: 'default',
+        system_fingerprint: 'fp_fake',
+      };
+    }
+    case 'anthropic': {
+      const toolName: string | undefined = call.body?.tool_choice?.type === 'tool' ? call.body.tool_choice.name : undefined;
+      let toolInput: unknown;
+      if (toolName && finish === 'stop') {
+        try {
+          toolInput = JSON.parse(reply.text);
+        } catch {
+          toolInput = undefined;
+        }
+      }
+      const content =
+        toolInput !== undefined
+          ? [{ type: 'tool_use', id: `toolu_fake${call.index}`, name: toolName, input: toolInput }]
+          : [{ type: 'text', text: reply.text, citations: null }];
+      return {
+        id: `msg_fake${call.index}`,
+        type: 'message',
+        role: 'assistant',
+        model: call.model,
+        content,
+        stop_reason:
+          toolInput !== undefined
+            ? 'tool_use'
+            : { stop: 'end_turn', length: 'max_tokens', refusal: 'refusal', content_filter: 'refusal' }[finish],
+        stop_sequence: null,
+        usage: {
+          // Anthropic's input_tokens excludes cache reads and writes.
+          input_tokens: Math.max(0, usage.input - usage.cached - usage.cacheWrite),
+          cache_creation_input_tokens: usage.cacheWrite,
+          cache_read_input_tokens: usage.cached,
+          output_tokens: usage.output,
+          service_tier: 'standard',
+        },
+      };
+    }
+    case 'gemini':
+      return {
+        candidates: [
+          {
+            content: { role: 'model', parts: [{ text: reply.text }] },
+            finishReason: { stop: 'STOP', length: 'MAX_TOKENS', refusal: 'SAFETY', content_filter: 'SAFETY' }[finish],
+            index: 0,
+          },
+        ],
+        usageMetadata: {
+          promptTokenCount: usage.input,
+          candidatesTokenCount: usage.output,
+          totalTokenCount: usage.input + usage.output,
+          ...(usage.cached > 0 ? { cachedContentTokenCount: usage.cached } : {}),
+          promptTokensDetails: [{ modality: 'TEXT', tokenCount: usage.input }],
+        },
+        modelVersion: call.model,
+        responseId: `fake${call.index}`,
+      };
+  }
+}
+
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  503: 'UNAVAILABLE',
+  504: 'DEADLINE_EXCEEDED',
+};
+
+const ANTHROPIC_TYPE: Record<number, string> = {
+  400: 'invalid_request_error',
+  401: 'authentication_error',
+  403: 'permission_error',
+  404: 'not_found_error',
+  413: 'request_too_large',
+  429: 'rate_limit_error',
+  500: 'api_error',
+  529: 'overloaded_error',
+};
+
+/** The error body each vendor really sends for a status. */
+export function errorBody(vendor: FakeVendor, status: number, headers: Record<string, string> = {}): unknown {
+  const message = `fake ${status} error`;
+  if (vendor === 'openai') {
+    const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
+    return { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : type } };
+  }
+  if (vendor === 'anthropic') {
+    return {
+      type: 'error',
+      error: { type: ANTHROPIC_TYPE[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message },
+    };
+  }
+  const retryAfter = Object.entries(headers).find(([k]) => k.toLowerCase() === 'retry-after')?.[1];
+  return {
+    error: {
+      code: status,
+      message,
+      status: GOOGLE_STATUS[status] ?? (status >= 500 ? 'INTERNAL' : 'FAILED_PRECONDITION'),
+      ...(status === 429 && retryAfter && /^\d+$/.test(retryAfter)
+        ? { details: [{ '@type': 'type.googleapis.com/google.rpc.RetryInfo', retryDelay: `${retryAfter}s` }] }
+        : {}),
+    },
+  };
+}

@@ -1,0 +1,528 @@
+/**
+ * The AWS adapters against a real moto_server (started here, on a free port). Proves the
+ * behaviour the core relies on: missing keys, batching and spilling, idempotent result
+ * writes, exactly-once aggregation claims, streamed result pages, the cache, and the S3 → SQS
+ * notification shape.
+ */
+
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  SQSClient,
+} from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws/clients.js';
+import { DynamoLlmCache } from '../../shared/adapters/aws/dynamo-llm-cache.js';
+import { DynamoRunStore, RunNotFoundError } from '../../shared/adapters/aws/dynamo-run-store.js';
+import { BlobNotFoundError, S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
+import {
+  aggregateTriggerBodySchema,
+  SqsAggregateTrigger,
+} from '../../shared/adapters/aws/sqs-aggregate-trigger.js';
+import {
+  decodeItemMessage,
+  InvalidItemMessageError,
+  QueueSendError,
+  SqsWorkQueue,
+  spillKey,
+} from '../../shared/adapters/aws/sqs-work-queue.js';
+import type { ItemMessage, ItemResult, RunRecord } from '../../shared/core/model.js';
+import { suiteSchema } from '../../shared/core/suite.js';
+import type { Completion } from '../../shared/providers/types.js';
+import {
+  createTestResources,
+  type Moto,
+  motoClients,
+  resetQueues,
+  startMoto,
+  TEST_CREDENTIALS,
+  TEST_REGION,
+  type TestResources,
+  uniqueNames,
+} from './moto.js';
+
+let moto: Moto;
+let clients: AwsClients;
+let res: TestResources;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  clients = motoClients(moto.endpoint);
+  res = await createTestResources(clients, uniqueNames('adapters'));
+}, 120_000);
+
+afterAll(async () => {
+  for (const client of Object.values(clients ?? {})) client.destroy();
+  await moto?.stop();
+});
+
+/** Receives until `count` messages arrived or `timeoutMs` passed; deletes what it received. */
+async function receive(
+  sqs: SQSClient,
+  queueUrl: string,
+  count: number,
+  timeoutMs = 15_000,
+): Promise<Message[]> {
+  const messages: Message[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (messages.length < count && Date.now() < deadline) {
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    const batch = out.Messages ?? [];
+    messages.push(...batch);
+    if (batch.length > 0) {
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
+    }
+  }
+  return messages;
+}
+
+/** How an S3 event key is decoded: `+` is a space, then percent-decoding. */
+const decodeS3Key = (key: string) => decodeURIComponent(key.replaceAll('+', ' '));
+
+describe('S3 → SQS notification (createTestResources)', { timeout: 60_000 }, () => {
+  it('sends the s3:TestEvent, then ObjectCreated for notified prefixes with URL-encoded keys', async () => {
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    await blobs.put('other/not-notified.txt', 'x');
+    await blobs.put('datasets/my suite/café.csv', 'id,src\n1,a\n');
+
+    const seen: Record<string, unknown>[] = [];
+    const deadline = Date.now() + 15_000;
+    while (!seen.some((b) => Array.isArray(b.Records)) && Date.now() < deadline) {
+      for (const m of await receive(clients.sqs, res.queues.events.url, 1, 2_000))
+        seen.push(JSON.parse(m.Body!));
+    }
+
+    expect(seen.some((b) => b.Event === 's3:TestEvent' && b.Bucket === res.bucket)).toBe(true);
+    const records = seen.flatMap(
+      (b) => (b.Records ?? []) as { eventName: string; s3: { object: { key: string } } }[],
+    );
+    expect(records).toHaveLength(1);
+    expect(records[0]?.eventName).toMatch(/^ObjectCreated:/);
+    // URL-encoded with `+` for spaces. moto encodes `/` too (Python's quote_plus), real S3 does
+    // not; both decode to the same key.
+    const raw = records[0]!.s3.object.key;
+    expect(raw.replaceAll('%2F', '/')).toBe('datasets/my+suite/caf%C3%A9.csv');
+    expect(decodeS3Key(raw)).toBe('datasets/my suite/café.csv');
+  });
+
+  it('notifies suites/ and prompts/ too', async () => {
+    await clients.s3.send(new PutObjectCommand({ Bucket: res.bucket, Key: 'suites/demo.json', Body: '{}' }));
+    await clients.s3.send(new PutObjectCommand({ Bucket: res.bucket, Key: 'prompts/gec/a b.md', Body: 'x' }));
+
+    const messages = await receive(clients.sqs, res.queues.events.url, 2);
+
+    const keys = messages.map((m) => decodeS3Key(JSON.parse(m.Body!).Records[0].s3.object.key)).sort();
+    expect(keys).toEqual(['prompts/gec/a b.md', 'suites/demo.json']);
+  });
+});
+
+describe('S3BlobStore', { timeout: 60_000 }, () => {
+  it('round-trips text and bytes under keys with spaces and non-ASCII characters', async () => {
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    const bytes = new Uint8Array([0, 1, 2, 254, 255]);
+
+    await blobs.put('misc/my suite/café ☕.txt', 'héllo wörld');
+    await blobs.put('misc/my suite/bin+ary.bin', bytes, 'application/octet-stream');
+
+    expect(new TextDecoder().decode(await blobs.get('misc/my suite/café ☕.txt'))).toBe('héllo wörld');
+    expect(await blobs.get('misc/my suite/bin+ary.bin')).toEqual(bytes);
+    expect((await blobs.list('misc/my suite/')).sort()).toEqual([
+      'misc/my suite/bin+ary.bin',
+      'misc/my suite/café ☕.txt',
+    ]);
+  });
+
+  it('returns undefined for a missing key', async () => {
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    expect(await blobs.get('misc/does-not-exist.json')).toBeUndefined();
+  });
+
+  it('lists every key across pages', async () => {
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket, listPageSize: 2 });
+    const keys = Array.from({ length: 7 }, (_, i) => `paged/k${i}.txt`);
+    await Promise.all(keys.map((key) => blobs.put(key, key)));
+
+    expect((await blobs.list('paged/')).sort()).toEqual(keys);
+  });
+
+  it('streams a large object in chunks, and throws BlobNotFoundError for a missing one', async () => {
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
+    await blobs.put('misc/big.bin', big);
+
+    const chunks: Uint8Array[] = [];
+    for await (const chunk of blobs.openObjectStream('misc/big.bin')) chunks.push(chunk);
+
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(Buffer.concat(chunks).equals(Buffer.from(big))).toBe(true);
+    await expect(async () => {
+      for await (const _ of blobs.openObjectStream('misc/nope.bin')) {
+        // drain
+      }
+    }).rejects.toBeInstanceOf(BlobNotFoundError);
+  });
+});
+
+const item = (runId: string, i: number, extra: Record<string, string> = {}): ItemMessage => ({
+  runId,
+  item: {
+    id: `item #${i} / é`,
+    row: i + 1,
+    input: { src: `sentence ${i}`, tgt: `Sentence ${i}.`, ...extra },
+  },
+});
+
+describe('SqsWorkQueue', { timeout: 60_000 }, () => {
+  it('delivers 25 items as 25 messages that decode back to the items', async () => {
+    await resetQueues(clients, [res.queues.items.url]);
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    const queue = new SqsWorkQueue({ client: clients.sqs, queueUrl: res.queues.items.url, blobs });
+    const sent = Array.from({ length: 25 }, (_, i) => item('run-25', i));
+
+    await queue.sendItems(sent);
+    const received = await receive(clients.sqs, res.queues.items.url, 25);
+
+    expect(received).toHaveLength(25);
+    const decoded = await Promise.all(received.map((m) => decodeItemMessage(m.Body!, blobs)));
+    expect(decoded.sort((a, b) => a.item.row - b.item.row)).toEqual(sent);
+  });
+
+  it('sends an item larger than maxBodyBytes by reference and restores it', async () => {
+    await resetQueues(clients, [res.queues.items.url]);
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    const queue = new SqsWorkQueue({
+      client: clients.sqs,
+      queueUrl: res.queues.items.url,
+      blobs,
+      maxBodyBytes: 1000,
+    });
+    const small = item('run-spill', 1);
+    const big = item('run-spill', 2, { src: 'ü'.repeat(5000) });
+
+    await queue.sendItems([small, big]);
+    const received = await receive(clients.sqs, res.queues.items.url, 2);
+
+    const bodies = received.map((m) => JSON.parse(m.Body!));
+    expect(bodies).toContainEqual({
+      ref: spillKey('run-spill', big.item.id),
+      runId: 'run-spill',
+      itemId: big.item.id,
+    });
+    expect(spillKey('run-spill', big.item.id)).toMatch(/^spill\/run-spill\/[0-9a-f]{64}\.json$/);
+    const decoded = await Promise.all(received.map((m) => decodeItemMessage(m.Body!, blobs)));
+    expect(decoded).toContainEqual(big);
+    expect(decoded).toContainEqual(small);
+  });
+
+  it('splits batches at 256 KiB so near-limit items all go through', async () => {
+    await resetQueues(clients, [res.queues.items.url]);
+    // moto accepts batches up to 1 MiB, so watch the batch sizes on the wire instead.
+    const sqs = new SQSClient({
+      endpoint: moto.endpoint,
+      region: TEST_REGION,
+      credentials: TEST_CREDENTIALS,
+    });
+    const batchSizes: number[] = [];
+    sqs.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as { Entries?: unknown[] };
+        if (context.commandName === 'SendMessageBatchCommand') batchSizes.push(input.Entries?.length ?? 0);
+        return next(args);
+      },
+      { step: 'initialize', name: 'countBatches' },
+    );
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    const queue = new SqsWorkQueue({ client: sqs, queueUrl: res.queues.items.url, blobs });
+    const sent = Array.from({ length: 5 }, (_, i) => item('run-wide', i, { src: 'x'.repeat(100_000) }));
+
+    await queue.sendItems(sent);
+    const received = await receive(clients.sqs, res.queues.items.url, 5);
+
+    expect(batchSizes.sort()).toEqual([1, 2, 2]);
+    expect(received).toHaveLength(5);
+    expect(received.every((m) => !JSON.parse(m.Body!).ref)).toBe(true);
+    sqs.destroy();
+  });
+
+  it('rejects a body that is not an item message', async () => {
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    await expect(decodeItemMessage('{"runId":"r"}', blobs)).rejects.toBeInstanceOf(InvalidItemMessageError);
+    await expect(decodeItemMessage('not json', blobs)).rejects.toBeInstanceOf(InvalidItemMessageError);
+    await expect(
+      decodeItemMessage(JSON.stringify({ ref: 'spill/r/gone.json', runId: 'r', itemId: 'i' }), blobs),
+    ).rejects.toThrow(/missing at spill\/r\/gone\.json/);
+  });
+
+  it('retries entries SQS reports as Failed, then names the items that still fail', async () => {
+    // A stub client: SQS does not fail entries on demand, moto never does.
+    const calls: string[][] = [];
+    const flaky = {
+      send: async (command: { input: { Entries: { Id: string }[] } }) => {
+        const ids = command.input.Entries.map((e) => e.Id);
+        calls.push(ids);
+        const failed = ids.filter((id) => id === 'm3' || (id === 'm1' && calls.length === 1));
+        return {
+          Successful: ids.filter((id) => !failed.includes(id)).map((Id) => ({ Id })),
+          Failed: failed.map((Id) => ({ Id, Code: 'InternalError', SenderFault: false })),
+        };
+      },
+    } as unknown as SQSClient;
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    const queue = new SqsWorkQueue({ client: flaky, queueUrl: 'unused', blobs, maxAttempts: 3 });
+
+    const error = await queue
+      .sendItems([0, 1, 2, 3].map((i) => item('run-flaky', i)))
+      .catch((e: unknown) => e);
+
+    expect(calls).toEqual([['m0', 'm1', 'm2', 'm3'], ['m1', 'm3'], ['m3']]);
+    expect(error).toBeInstanceOf(QueueSendError);
+    expect((error as QueueSendError).message).toContain('item #3 / é (InternalError)');
+    expect((error as QueueSendError).failures.map((f) => f.itemId)).toEqual(['item #3 / é']);
+  });
+});
+
+describe('SqsAggregateTrigger', { timeout: 60_000 }, () => {
+  it('sends {"runId"} to the aggregate queue', async () => {
+    await new SqsAggregateTrigger({ client: clients.sqs, queueUrl: res.queues.aggregate.url }).trigger(
+      'run-agg',
+    );
+
+    const [message] = await receive(clients.sqs, res.queues.aggregate.url, 1);
+
+    expect(aggregateTriggerBodySchema.parse(JSON.parse(message!.Body!))).toEqual({ runId: 'run-agg' });
+  });
+});
+
+const suite = suiteSchema.parse({
+  version: 1,
+  name: 'demo',
+  dataset: { path: 'datasets/demo/data.csv' },
+  task: 'gec',
+  method: 'baseline',
+  backends: ['sim:gold'],
+});
+
+function runRecord(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {
+  return {
+    runId,
+    suiteName: 'demo',
+    suite,
+    prompts: { 'gec/baseline.md': { hash: 'abc123', text: 'Judge {{src}} → {{tgt}}' } },
+    status: 'ingesting',
+    invalidRows: 0,
+    startedAt: '2025-01-01T00:00:00.000Z',
+    reportPrefix: `reports/demo/${runId}/`,
+    datasetKey: 'datasets/demo/data.csv',
+    simulated: true,
+    ...overrides,
+  };
+}
+
+function result(runId: string, itemId: string, overrides: Partial<ItemResult> = {}): ItemResult {
+  return {
+    runId,
+    itemId,
+    row: 1,
+    status: 'scored',
+    gold: 'TP',
+    prediction: 'TP',
+    input: { src: 'a', tgt: 'b' },
+    stages: {
+      classify: {
+        calls: 1,
+        cachedCalls: 0,
+        costUsd: 0.0001,
+        latencyMs: 12,
+        usage: { input: 10, output: 2, cached: 0 },
+      },
+    },
+    simulated: true,
+    finishedAt: '2025-01-01T00:01:00.000Z',
+    ...overrides,
+  };
+}
+
+describe('DynamoRunStore', { timeout: 120_000 }, () => {
+  const store = () => new DynamoRunStore({ client: clients.doc, tableName: res.table });
+
+  it('creates a run once; the second create returns false and getRun returns the record', async () => {
+    const run = runRecord('run-create');
+
+    expect(await store().createRun(run)).toBe(true);
+    expect(await store().createRun({ ...run, status: 'running' })).toBe(false);
+    expect(await store().getRun('run-create')).toEqual(run);
+    expect(await store().getRun('run-nope')).toBeUndefined();
+  });
+
+  it('counts a redelivered result once, and failed results as failed', async () => {
+    await store().createRun(runRecord('run-idem'));
+
+    const first = await store().recordResult(result('run-idem', 'a'));
+    const again = await store().recordResult(result('run-idem', 'a', { prediction: 'FP' }));
+    const failed = await store().recordResult(
+      result('run-idem', 'b', { status: 'failed', failure: { kind: 'parse', message: 'no label' } }),
+    );
+
+    expect(first).toEqual({ recorded: true, counters: { done: 1, failed: 0 } });
+    expect(again).toEqual({ recorded: false, counters: { done: 1, failed: 0 } });
+    expect(failed).toEqual({ recorded: true, counters: { done: 1, failed: 1 } });
+    const stored = [];
+    for await (const r of store().results('run-idem')) stored.push(r);
+    expect(stored.find((r) => r.itemId === 'a')?.prediction).toBe('TP');
+  });
+
+  it('refuses a result for a run that does not exist', async () => {
+    await expect(store().recordResult(result('run-ghost', 'a'))).rejects.toBeInstanceOf(RunNotFoundError);
+    expect(await store().getRun('run-ghost')).toBeUndefined();
+  });
+
+  it('setTotal returns the counters and moves the run to running', async () => {
+    const s = store();
+    await s.createRun(runRecord('run-total'));
+    await s.recordResult(result('run-total', 'a'));
+
+    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3 });
+    expect(await s.getRun('run-total')).toMatchObject({ status: 'running', total: 3, invalidRows: 1 });
+    // A redelivered ingest sets the same numbers again and leaves the status be.
+    await s.setStatus('run-total', 'aggregating');
+    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3 });
+    expect((await s.getRun('run-total'))?.status).toBe('aggregating');
+    await expect(s.setTotal('run-ghost', 1, 0)).rejects.toBeInstanceOf(RunNotFoundError);
+  });
+
+  it('lets exactly one of two concurrent callers claim a complete run', async () => {
+    const s = store();
+    await s.createRun(runRecord('run-claim'));
+    await s.setTotal('run-claim', 2, 0);
+    await s.recordResult(result('run-claim', 'a'));
+
+    expect(await s.claimAggregation('run-claim')).toBe(false); // 1 of 2: not complete
+    await s.recordResult(result('run-claim', 'b', { status: 'failed' }));
+    const claims = await Promise.all([s.claimAggregation('run-claim'), s.claimAggregation('run-claim')]);
+
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await s.claimAggregation('run-claim')).toBe(false);
+    expect((await s.getRun('run-claim'))?.status).toBe('aggregating');
+  });
+
+  it('streams results page by page and lists result ids', async () => {
+    // A separate client that counts Query calls, to see that pages are fetched lazily.
+    const dynamo = new DynamoDBClient({
+      endpoint: moto.endpoint,
+      region: TEST_REGION,
+      credentials: TEST_CREDENTIALS,
+    });
+    let queries = 0;
+    dynamo.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName === 'QueryCommand') queries++;
+        return next(args);
+      },
+      { step: 'initialize', name: 'countQueries' },
+    );
+    const s = new DynamoRunStore({
+      client: createDocumentClient(dynamo),
+      tableName: res.table,
+      pageSize: 25,
+    });
+    await s.createRun(runRecord('run-pages'));
+    const ids = Array.from({ length: 120 }, (_, i) => `item-${String(i).padStart(3, '0')}`);
+    for (let i = 0; i < ids.length; i += 20) {
+      await Promise.all(
+        ids.slice(i, i + 20).map((id) => s.recordResult(result('run-pages', id, { raw: 'r'.repeat(2000) }))),
+      );
+    }
+
+    const iterator = s.results('run-pages')[Symbol.asyncIterator]();
+    const first = await iterator.next();
+    expect(first.value?.itemId).toBe('item-000');
+    expect(queries).toBe(1);
+    const rest: ItemResult[] = [];
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) rest.push(next.value);
+
+    expect(rest).toHaveLength(119);
+    expect(queries).toBeGreaterThanOrEqual(5);
+    expect(rest[0]).toEqual(result('run-pages', 'item-001', { raw: 'r'.repeat(2000) }));
+    expect(await s.resultIds('run-pages')).toEqual(new Set(ids));
+    dynamo.destroy();
+  });
+
+  it('finds the previous finished run of a suite', async () => {
+    const s = store();
+    const at = (minute: number) => `2025-02-01T00:${String(minute).padStart(2, '0')}:00.000Z`;
+    await s.createRun(runRecord('prev-a', { suiteName: 'prev', startedAt: at(1) }));
+    await s.createRun(runRecord('prev-b', { suiteName: 'prev', startedAt: at(2) }));
+    await s.createRun(runRecord('prev-c', { suiteName: 'prev', startedAt: at(3) }));
+    await s.createRun(runRecord('other-x', { suiteName: 'prev-other', startedAt: at(2) }));
+    await s.setStatus('prev-a', 'done', at(5));
+    await s.setStatus('other-x', 'done', at(5));
+
+    expect((await s.previousRun('prev', 'prev-c'))?.runId).toBe('prev-a'); // b is not done
+    await s.setStatus('prev-b', 'done', at(6));
+    expect(await s.previousRun('prev', 'prev-c')).toMatchObject({
+      runId: 'prev-b',
+      status: 'done',
+      finishedAt: at(6),
+    });
+    expect(await s.previousRun('prev', 'prev-a')).toBeUndefined();
+  });
+});
+
+describe('DynamoLlmCache', { timeout: 60_000 }, () => {
+  const completion: Completion = {
+    text: '{"label":"TP"}',
+    finishReason: 'stop',
+    usage: { input: 120, output: 8, cached: 64 },
+    costUsd: 0.000_123,
+    latencyMs: 321,
+    cached: false,
+    simulated: false,
+    providerId: 'openai:gpt-4o-mini',
+  };
+
+  it('returns undefined on a miss and the stored completion after a put', async () => {
+    const cache = new DynamoLlmCache({ client: clients.doc, tableName: res.table });
+
+    expect(await cache.get('sha256:miss')).toBeUndefined();
+    await cache.put('sha256:hit', completion);
+    expect(await cache.get('sha256:hit')).toEqual(completion);
+  });
+
+  it('treats an entry past its ttl as a miss (DynamoDB deletes expired items late)', async () => {
+    let now = Date.parse('2025-01-01T00:00:00Z');
+    const cache = new DynamoLlmCache({
+      client: clients.doc,
+      tableName: res.table,
+      ttlDays: 1,
+      now: () => now,
+    });
+    await cache.put('sha256:expiring', completion);
+
+    now += 86_400_000 - 1000;
+    expect(await cache.get('sha256:expiring')).toEqual(completion);
+    now += 2000;
+    expect(await cache.get('sha256:expiring')).toBeUndefined();
+  });
+
+  it('reports a failed write and does not throw', async () => {
+    const errors: string[] = [];
+    const cache = new DynamoLlmCache({
+      client: clients.doc,
+      tableName: 'no-such-table',
+      onError: (err, op) => errors.push(`${op}:${(err as Error).name}`),
+    });
+
+    await expect(cache.put('k', completion)).resolves.toBeUndefined();
+    expect(errors).toEqual(['put:ResourceNotFoundException']);
+  });
+});
