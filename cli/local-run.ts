@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
-import { type AggregateOutcome, aggregateRun } from '../shared/core/aggregate-run.js';
+import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/core/aggregate-run.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
 import { prepareRun } from '../shared/core/prepare-run.js';
 import { scoreItem } from '../shared/core/score-item.js';
@@ -138,7 +138,10 @@ export async function runLocal(
     options.onEvent?.({ type: 'item', result });
   });
 
-  const outcome = await aggregateRun({ runStore, reports: new FolderBlobStore(outDir) }, run.runId);
+  const reportDeps = { runStore, reports: new FolderBlobStore(outDir) };
+  // A run that was already aggregated (run again after it finished) just gets its report rebuilt.
+  const aggregated = await aggregateRun(reportDeps, run.runId);
+  const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
   options.onEvent?.({ type: 'finished', outcome });
   return { outDir, run, outcome };
 }

@@ -62,7 +62,9 @@ export function configFromContext(node: Node): AssayConfig {
     const raw: unknown = node.tryGetContext(key) ?? DEFAULT_CONFIG[key];
     const value = typeof raw === 'string' ? Number(raw.trim()) : raw;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
-      throw new ConfigError(`context "${key}" must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+      throw new ConfigError(
+        `context "${key}" must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`,
+      );
     }
     return value;
   };

@@ -5,9 +5,11 @@ import type { IConstruct } from 'constructs';
 /**
  * Runs the cdk-nag AWS Solutions pack on every synth of `app`. cdk-nag 3 is a CDK policy
  * validation plugin: findings that are not acknowledged fail the synth (and `cdk deploy`).
+ * Acknowledged findings and their reasons are also written into each resource's template
+ * Metadata (`cdk_nag.rules_to_suppress`), so the deployed template carries the audit trail.
  */
 export function addNagChecks(app: App): AwsSolutionsChecks {
-  const checks = new AwsSolutionsChecks(app, { verbose: true });
+  const checks = new AwsSolutionsChecks(app, { verbose: true, writeSuppressionsToCloudFormation: true });
   Validations.of(app).addPlugins(checks);
   return checks;
 }

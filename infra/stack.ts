@@ -73,6 +73,9 @@ export class AssayStack extends Stack {
         description: 'Validates an uploaded dataset/suite/prompt and enqueues one message per item',
         timeout: TIMEOUTS.ingest,
         memorySize: 1024,
+        // A run's prompt files are snapshotted by ingest: the repo's copies ship with it, and
+        // uploads under prompts/ in the bucket override them. Workers use the run's snapshot.
+        bundledFolders: ['prompts'],
       })
         .useTable(table)
         .useBucket(bucket, { read: UPLOAD_PREFIXES, write: [SPILL_PREFIX] })

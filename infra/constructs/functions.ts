@@ -4,7 +4,7 @@ import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogLevel, NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -29,6 +29,11 @@ export interface AssayFunctionProps {
   readonly logLevel: string;
   readonly logRetentionDays: number;
   readonly cacheTtlDays: number;
+  /**
+   * Repository folders copied into the bundle root next to `index.mjs`, e.g. `prompts` (found at
+   * run time as `new URL('./prompts/', import.meta.url)`, i.e. `$LAMBDA_TASK_ROOT/prompts`).
+   */
+  readonly bundledFolders?: readonly string[];
 }
 
 export interface BucketAccess {
@@ -99,6 +104,15 @@ export class AssayFunction extends NodejsFunction {
         // runtime, whose copy changes without notice: the deployed code is what the tests ran.
         bundleAwsSDK: true,
         forceDockerBundling: false,
+        logLevel: LogLevel.WARNING,
+        commandHooks: {
+          beforeBundling: () => [],
+          beforeInstall: () => [],
+          afterBundling: (inputDir, outputDir) =>
+            (props.bundledFolders ?? []).map(
+              (folder) => `cp -R "${inputDir}/${folder}" "${outputDir}/${folder}"`,
+            ),
+        },
       },
     });
 
@@ -127,11 +141,15 @@ export class AssayFunction extends NodejsFunction {
     const write = access.write ?? [];
     for (const prefix of [...read, ...write]) {
       if (!/^[a-z0-9-]+\/$/.test(prefix)) {
-        throw new ConfigError(`${this.node.path}: bucket prefix "${prefix}" must be one path segment ending in "/"`);
+        throw new ConfigError(
+          `${this.node.path}: bucket prefix "${prefix}" must be one path segment ending in "/"`,
+        );
       }
     }
     if (read.length > 0) {
-      this.addToRolePolicy(new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }));
+      this.addToRolePolicy(
+        new iam.PolicyStatement({ actions: ['s3:ListBucket'], resources: [bucket.bucketArn] }),
+      );
       this.addToRolePolicy(
         new iam.PolicyStatement({
           actions: ['s3:GetObject'],

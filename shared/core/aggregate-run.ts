@@ -1,6 +1,6 @@
 import type { BlobStore, RunStore } from '../ports.js';
 import { writeReportFiles } from '../reports/files.js';
-import { buildReport, type Report } from '../reports/report.js';
+import { buildReport, type Report, reportOrder } from '../reports/report.js';
 import { taskFor } from '../tasks/registry.js';
 import type { ItemResult } from './model.js';
 
@@ -40,8 +40,9 @@ export async function writeRunReport(
 ): Promise<{ status: 'written'; report: Report; keys: string[] }> {
   const run = await deps.runStore.getRun(runId);
   if (!run) throw new Error(`run ${runId} not found`);
-  const results: ItemResult[] = [];
-  for await (const result of deps.runStore.results(runId)) results.push(result);
+  const stored: ItemResult[] = [];
+  for await (const result of deps.runStore.results(runId)) stored.push(result);
+  const results = reportOrder(stored);
   const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
   const report = buildReport(run, results, taskFor(run.suite), finishedAt);
   const keys = await writeReportFiles(deps.reports, run.reportPrefix, report, results);

@@ -1,5 +1,5 @@
 import type { RawRow } from '../datasets/read.js';
-import { buildReport, type Report } from '../reports/report.js';
+import { buildReport, type Report, reportOrder } from '../reports/report.js';
 import { GOLD_COLUMNS, normalizeLabel } from '../tasks/gec/task.js';
 import { taskFor } from '../tasks/registry.js';
 import type { ItemResult, RunRecord } from './model.js';
@@ -148,6 +148,11 @@ export async function scorePredictions(
     datasetKey: `${input.goldPath} × ${input.predictionsPath}`,
     simulated: false,
   };
-  const report = buildReport(run, results, task, at);
-  return { report: { ...report, backends: [input.predictionsPath], method: 'external' }, results, run };
+  const ordered = reportOrder(results);
+  const report = buildReport(run, ordered, task, at);
+  return {
+    report: { ...report, backends: [input.predictionsPath], method: 'external' },
+    results: ordered,
+    run,
+  };
 }

@@ -27,9 +27,18 @@ export async function* readRows(
   else yield* readJsonl(chunks);
 }
 
+type CsvEvent = { record: string[]; lines: number } | { skipped: string; lines: number };
+
 async function* readCsv(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<RawRow> {
-  const skipped: RawRow[] = [];
-  let row = 0;
+  // Records and skipped (unreadable) records go through one queue so row numbers follow the file.
+  const queue: CsvEvent[] = [];
+  let wake: (() => void) | undefined;
+  let ended = false;
+  let failure: Error | undefined;
+  const notify = () => {
+    wake?.();
+    wake = undefined;
+  };
   const parser = parse({
     bom: true,
     relax_column_count: true,
@@ -37,32 +46,61 @@ async function* readCsv(chunks: AsyncIterable<Uint8Array | string>): AsyncGenera
     skip_records_with_error: true,
     info: true,
   });
+  parser.on('data', (entry: { record: string[]; info: { lines: number } }) => {
+    queue.push({ record: entry.record, lines: entry.info.lines });
+    notify();
+  });
   parser.on('skip', (error: Error & { lines?: number }) => {
-    row += 1;
-    skipped.push({ row, line: error.lines ?? 0, error: `unreadable CSV record: ${error.message}` });
+    queue.push({ skipped: `unreadable CSV record: ${error.message}`, lines: error.lines ?? 0 });
+    notify();
+  });
+  parser.on('end', () => {
+    ended = true;
+    notify();
+  });
+  parser.on('error', (error: Error) => {
+    failure = error;
+    notify();
   });
   const feed = (async () => {
     try {
       for await (const chunk of chunks) {
         if (!parser.write(chunk)) await new Promise((resolve) => parser.once('drain', resolve));
+        // Do not run ahead of the consumer by more than a few thousand records.
+        while (queue.length > 4096 && !failure) await new Promise((resolve) => setTimeout(resolve, 1));
       }
       parser.end();
     } catch (error) {
-      parser.destroy(error as Error);
+      failure = error as Error;
+      notify();
     }
   })();
 
   let header: string[] | undefined;
-  for await (const entry of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {
-    while (skipped.length > 0) yield skipped.shift()!;
-    const { record, info } = entry;
+  let row = 0;
+  while (true) {
+    const event = queue.shift();
+    if (!event) {
+      if (failure) throw failure;
+      if (ended) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+      });
+      continue;
+    }
+    if ('skipped' in event) {
+      row += 1;
+      yield { row, line: event.lines, error: event.skipped };
+      continue;
+    }
     if (!header) {
-      header = record.map((name) => name.trim());
+      header = event.record.map((name) => name.trim());
       continue;
     }
     row += 1;
+    const { record } = event;
     if (record.length > header.length && record.slice(header.length).some((v) => v.trim() !== '')) {
-      yield { row, line: info.lines, error: `has ${record.length} fields, the header has ${header.length}` };
+      yield { row, line: event.lines, error: `has ${record.length} fields, the header has ${header.length}` };
       continue;
     }
     const out: Record<string, string> = {};
@@ -70,9 +108,8 @@ async function* readCsv(chunks: AsyncIterable<Uint8Array | string>): AsyncGenera
       const value = record[i];
       if (value !== undefined) out[name] = value;
     });
-    yield { row, line: info.lines, record: out };
+    yield { row, line: event.lines, record: out };
   }
-  while (skipped.length > 0) yield skipped.shift()!;
   await feed;
 }
 

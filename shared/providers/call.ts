@@ -58,6 +58,12 @@ export function cacheKey(provider: LlmProvider, request: CompletionRequest): str
 }
 
 /**
+ * Calls in flight, by cache: a second identical call made while the first is still running
+ * waits for it instead of paying again (duplicate rows in a dataset, concurrent runs).
+ */
+const inFlight = new WeakMap<LlmCache, Map<string, Promise<Completion>>>();
+
+/**
  * Calls `provider` with caching and retries. A cache hit returns the stored completion with
  * `cached: true`, `costUsd: 0` and the lookup's latency. A miss calls the provider through
  * `withRetry` and stores the completion when it finished normally (`finishReason: 'stop'`).
@@ -83,8 +89,35 @@ export async function callModel(
       onCacheError(error, 'get');
     }
     if (hit) return { ...hit, cached: true, costUsd: 0, latencyMs: performance.now() - started };
+    let calls = inFlight.get(cache);
+    if (!calls) {
+      calls = new Map();
+      inFlight.set(cache, calls);
+    }
+    const pending = calls.get(key);
+    if (pending) {
+      const shared = await pending;
+      return { ...shared, cached: true, costUsd: 0, latencyMs: performance.now() - started };
+    }
+    const call = callAndStore(provider, request, options, cache, key, onCacheError);
+    calls.set(key, call);
+    try {
+      return await call;
+    } finally {
+      calls.delete(key);
+    }
   }
+  return callAndStore(provider, request, options, undefined, undefined, onCacheError);
+}
 
+async function callAndStore(
+  provider: LlmProvider,
+  request: CompletionRequest,
+  options: CallOptions,
+  cache: LlmCache | undefined,
+  key: string | undefined,
+  onCacheError: (error: unknown, operation: 'get' | 'put') => void,
+): Promise<Completion> {
   const completion = await withRetry(() => provider.complete(request, options.signal), {
     maxAttempts: options.maxAttempts ?? 5,
     baseDelayMs: options.baseDelayMs,

@@ -100,7 +100,10 @@ export class GeminiProvider implements LlmProvider {
 
     const candidate = response?.candidates?.[0];
     if (!candidate && !response?.promptFeedback) {
-      throw malformedResponseError(providerId, 'a GenerateContentResponse with neither candidates nor promptFeedback');
+      throw malformedResponseError(
+        providerId,
+        'a GenerateContentResponse with neither candidates nor promptFeedback',
+      );
     }
     const text = (candidate?.content?.parts ?? [])
       .filter((part) => typeof part.text === 'string' && !part.thought)

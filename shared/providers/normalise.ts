@@ -22,7 +22,7 @@ export function httpProviderError(
   const kind = kindFromStatus(status);
   const retryAfterMs = parseRetryAfterMs(header) ?? fallbackRetryAfterMs;
   return new ProviderError(
-    `${providerId}: ${status ?? 'no'} response: ${message}`,
+    `${providerId}: HTTP ${status ?? '(none)'}: ${message.replace(/^\d{3}\s+/, '')}`,
     kind,
     providerId,
     status,

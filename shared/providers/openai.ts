@@ -97,7 +97,10 @@ export class OpenAiProvider implements LlmProvider {
 
     const choice = isChatCompletion(response) ? response.choices[0] : undefined;
     if (!choice) {
-      throw malformedResponseError(providerId, `expected a chat.completion with choices, got ${preview(response)}`);
+      throw malformedResponseError(
+        providerId,
+        `expected a chat.completion with choices, got ${preview(response)}`,
+      );
     }
     const message = choice.message;
     const refusal = message?.refusal ?? undefined;

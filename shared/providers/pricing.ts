@@ -83,7 +83,9 @@ export function loadPriceTable(overridePath?: string, env: NodeJS.ProcessEnv = p
   }
   const parsed = PriceOverrideSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new PriceTableError(`price override ${path} is not a price table: ${z.prettifyError(parsed.error)}`);
+    throw new PriceTableError(
+      `price override ${path} is not a price table: ${z.prettifyError(parsed.error)}`,
+    );
   }
   return mergePrices(EMBEDDED_PRICES, parsed.data);
 }
@@ -105,6 +107,7 @@ export function costOf(table: PriceTable, providerId: string, usage: TokenUsage)
   const cached = Math.min(Math.max(usage.cached, 0), usage.input);
   const fresh = usage.input - cached;
   const usd =
-    (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.output * price.output) / 1_000_000;
+    (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.output * price.output) /
+    1_000_000;
   return { usd, priced: true };
 }

@@ -43,7 +43,11 @@ interface CompatiblePreset {
  * reject strict JSON schemas.
  */
 export const OPENAI_COMPATIBLE_PRESETS = {
-  openai: { defaultBaseUrl: 'https://api.openai.com/v1', baseUrlEnv: 'OPENAI_BASE_URL', keyEnv: 'OPENAI_API_KEY' },
+  openai: {
+    defaultBaseUrl: 'https://api.openai.com/v1',
+    baseUrlEnv: 'OPENAI_BASE_URL',
+    keyEnv: 'OPENAI_API_KEY',
+  },
   openrouter: {
     defaultBaseUrl: 'https://openrouter.ai/api/v1',
     baseUrlEnv: 'OPENROUTER_BASE_URL',
@@ -111,18 +115,22 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
         preset.defaultBaseUrl === undefined
           ? requireVar(env, id, [preset.baseUrlEnv])
           : (firstSet(env, [preset.baseUrlEnv]) ?? preset.defaultBaseUrl);
-      let apiKey: string;
-      if (preset.keyEnv === undefined) apiKey = vendor; // The SDK insists on a key; keyless servers ignore it.
-      else if (preset.keyOptional) apiKey = firstSet(env, [preset.keyEnv]) ?? 'EMPTY';
-      else apiKey = requireVar(env, id, [preset.keyEnv]);
       return new OpenAiProvider({
         ...common,
-        apiKey,
+        apiKey: compatibleApiKey(preset, env, id),
         baseURL,
-        structuredOutput: options.structuredOutput ?? structuredFromEnv(env, `${vendor.toUpperCase()}_STRUCTURED_OUTPUT`),
+        structuredOutput:
+          options.structuredOutput ?? structuredFromEnv(env, `${vendor.toUpperCase()}_STRUCTURED_OUTPUT`),
       });
     }
   }
+}
+
+function compatibleApiKey(preset: CompatiblePreset, env: NodeJS.ProcessEnv, providerId: string): string {
+  // The SDK insists on a key; keyless servers (Ollama, an open vLLM) ignore whatever is sent.
+  if (preset.keyEnv === undefined) return 'unused';
+  if (preset.keyOptional) return firstSet(env, [preset.keyEnv]) ?? 'unused';
+  return requireVar(env, providerId, [preset.keyEnv]);
 }
 
 function structuredFromEnv(env: NodeJS.ProcessEnv, name: string): OpenAiStructuredMode | undefined {

@@ -57,16 +57,24 @@ export class SimProvider implements LlmProvider {
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     const model = request.model || this.name;
     const started = performance.now();
-    const key = JSON.stringify([this.options.seed, model, request.system ?? '', request.history ?? [], request.prompt]);
+    const key = JSON.stringify([
+      this.options.seed,
+      model,
+      request.system ?? '',
+      request.history ?? [],
+      request.prompt,
+    ]);
     // Latency draws from its own stream so that changing latency never changes answers.
     const latencyRng = seededRandom(`${key}#latency`);
     const delay = this.options.latencyMs * (0.5 + latencyRng());
     if (delay > 0) await this.sleep(delay, signal);
 
     const text = request.simulate ? request.simulate(seededRandom(key), this.options.noise) : SIM_NO_ANSWER;
-    const inputText = [request.system ?? '', ...(request.history ?? []).map((t) => t.content), request.prompt].join(
-      '',
-    );
+    const inputText = [
+      request.system ?? '',
+      ...(request.history ?? []).map((t) => t.content),
+      request.prompt,
+    ].join('');
     return buildCompletion({
       providerId: `sim:${model}`,
       text,

@@ -3,7 +3,7 @@ import type { BlobStore } from '../ports.js';
 import type { Report } from './report.js';
 
 /**
- * The report files of a run — the same in both shells: report.json (the contract),
+ * The report files of a run (results in `reportOrder`) — the same in both shells: report.json (the contract),
  * report.txt, labeled.csv, errors.txt (wrong and failed items), correct.txt.
  */
 export const REPORT_FILES = [
@@ -20,13 +20,12 @@ export async function writeReportFiles(
   report: Report,
   results: ItemResult[],
 ): Promise<string[]> {
-  const sorted = [...results].sort((a, b) => a.row - b.row || a.itemId.localeCompare(b.itemId));
   const files: Record<(typeof REPORT_FILES)[number], [string, string]> = {
     'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
-    'labeled.csv': [renderLabeledCsv(sorted), 'text/csv; charset=utf-8'],
-    'errors.txt': [renderErrors(sorted), 'text/plain; charset=utf-8'],
-    'correct.txt': [renderCorrect(sorted), 'text/plain; charset=utf-8'],
+    'labeled.csv': [renderLabeledCsv(results), 'text/csv; charset=utf-8'],
+    'errors.txt': [renderErrors(results), 'text/plain; charset=utf-8'],
+    'correct.txt': [renderCorrect(results), 'text/plain; charset=utf-8'],
   };
   const keys: string[] = [];
   for (const [name, [body, type]] of Object.entries(files)) {

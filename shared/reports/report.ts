@@ -36,6 +36,15 @@ export interface Report {
 export const SIMULATED_NOTICE =
   'SIMULATED: answers were drawn from the gold labels with noise by the sim provider; these scores measure nothing about a real model.';
 
+/**
+ * Results in the order reports show them and metrics resample them: by dataset row. Stores
+ * return results in completion order, which differs between a resumed and a straight run.
+ */
+export function reportOrder(results: ItemResult[]): ItemResult[] {
+  return [...results].sort((a, b) => a.row - b.row || a.itemId.localeCompare(b.itemId));
+}
+
+/** `results` must be in `reportOrder`, so that bootstrap intervals are reproducible. */
 export function buildReport(run: RunRecord, results: ItemResult[], task: Task, finishedAt: string): Report {
   const byFailure: Partial<Record<FailureKind, number>> = {};
   let scored = 0;

@@ -4,9 +4,9 @@
  *
  * ```ts
  * const fake = await startVendorFake(({ promptText }) => ({ text: promptText.includes('cat') ? '{"label":"TP"}' : '{"label":"FP1"}' }));
- * process.env.OPENAI_BASE_URL = `${fake.url}/v1`;      // OpenAI SDK baseURL
- * process.env.ANTHROPIC_BASE_URL = fake.url;           // Anthropic SDK baseURL
- * process.env.GEMINI_BASE_URL = fake.url;              // @google/genai httpOptions.baseUrl
+ * const provider = createProvider('openai:gpt-4o-mini', { env: fake.env, prices: loadPriceTable() });
+ * // fake.env = { OPENAI_API_KEY, OPENAI_BASE_URL: `${fake.url}/v1`, ANTHROPIC_API_KEY,
+ * //   ANTHROPIC_BASE_URL: fake.url, GEMINI_API_KEY, GEMINI_BASE_URL: fake.url }
  * // … run the code under test, then inspect fake.requests …
  * await fake.close();
  * ```
@@ -19,12 +19,19 @@ import type { AddressInfo } from 'node:net';
 
 export type FakeVendor = 'openai' | 'anthropic' | 'gemini';
 
+/**
+ * A vendor JSON body. Deliberately untyped: tests read whatever field they assert on
+ * (`fake.requests[0].body.tools[0].input_schema`) without restating three vendors' schemas.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: see above; the one untyped value in the fake.
+export type WireJson = any;
+
 /** What a handler sees of one request. */
 export interface FakeCall {
   vendor: FakeVendor;
   model: string;
   /** The parsed JSON request body, exactly as the SDK sent it. */
-  body: any;
+  body: WireJson;
   /** Every user turn's text, joined with blank lines (the prompt and any repair turns). */
   promptText: string;
   /** The system prompt ('' when none). */
@@ -78,7 +85,7 @@ export interface RecordedRequest {
   vendor: FakeVendor;
   path: string;
   headers: Record<string, string | string[] | undefined>;
-  body: any;
+  body: WireJson;
   model: string;
   promptText: string;
 }
@@ -88,6 +95,11 @@ export interface VendorFake {
   url: string;
   /** Every request received, in order. */
   requests: RecordedRequest[];
+  /**
+   * Keys and base URLs that point all three vendors' SDKs (via `createProvider`) at this fake:
+   * pass as `createProvider(id, { env: fake.env, … })` or spread into `process.env`.
+   */
+  env: Record<string, string>;
   /** Replaces the handler (undefined: back to the default answer). */
   setHandler(handler?: FakeHandler): void;
   /** Forgets recorded requests. */
@@ -128,7 +140,7 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
       send(res, 404, { error: { message: `vendor fake: no route for ${req.method} ${path}` } });
       return;
     }
-    let body: any;
+    let body: WireJson;
     try {
       body = raw ? JSON.parse(raw) : {};
     } catch {
@@ -144,7 +156,14 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
       structured: isStructured(route.vendor, body),
       index: count++,
     };
-    requests.push({ vendor: route.vendor, path, headers: req.headers, body, model, promptText: call.promptText });
+    requests.push({
+      vendor: route.vendor,
+      path,
+      headers: req.headers,
+      body,
+      model,
+      promptText: call.promptText,
+    });
     const reply = (await current?.(call)) ?? { text: DEFAULT_FAKE_TEXT };
     await respond(res, call, reply);
   }
@@ -168,7 +187,12 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
       return;
     }
     if ('status' in reply) {
-      send(res, reply.status, reply.body ?? errorBody(call.vendor, reply.status, reply.headers), reply.headers);
+      send(
+        res,
+        reply.status,
+        reply.body ?? errorBody(call.vendor, reply.status, reply.headers),
+        reply.headers,
+      );
       return;
     }
     send(res, 200, answerBody(call, reply));
@@ -177,9 +201,18 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
+  const url = `http://127.0.0.1:${port}`;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url,
     requests,
+    env: {
+      OPENAI_API_KEY: 'test-openai-key',
+      OPENAI_BASE_URL: `${url}/v1`,
+      ANTHROPIC_API_KEY: 'test-anthropic-key',
+      ANTHROPIC_BASE_URL: url,
+      GEMINI_API_KEY: 'test-gemini-key',
+      GEMINI_BASE_URL: url,
+    },
     setHandler(next) {
       current = next;
     },
@@ -204,7 +237,12 @@ function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
@@ -223,37 +261,37 @@ function textOf(content: unknown): string {
   if (typeof content === 'string') return content;
   if (!Array.isArray(content)) return '';
   return content
-    .map((part: any) => (typeof part?.text === 'string' ? part.text : ''))
+    .map((part: WireJson) => (typeof part?.text === 'string' ? part.text : ''))
     .filter(Boolean)
     .join('\n');
 }
 
-function userText(vendor: FakeVendor, body: any): string {
+function userText(vendor: FakeVendor, body: WireJson): string {
   if (vendor === 'gemini') {
-    const contents: any[] = Array.isArray(body?.contents) ? body.contents : [];
+    const contents: WireJson[] = Array.isArray(body?.contents) ? body.contents : [];
     return contents
       .filter((c) => (c.role ?? 'user') === 'user')
       .map((c) => textOf(c.parts))
       .join('\n\n');
   }
-  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  const messages: WireJson[] = Array.isArray(body?.messages) ? body.messages : [];
   return messages
     .filter((m) => m.role === 'user')
     .map((m) => textOf(m.content))
     .join('\n\n');
 }
 
-function systemText(vendor: FakeVendor, body: any): string {
+function systemText(vendor: FakeVendor, body: WireJson): string {
   if (vendor === 'gemini') return textOf(body?.systemInstruction?.parts);
   if (vendor === 'anthropic') return textOf(body?.system);
-  const messages: any[] = Array.isArray(body?.messages) ? body.messages : [];
+  const messages: WireJson[] = Array.isArray(body?.messages) ? body.messages : [];
   return messages
     .filter((m) => m.role === 'system' || m.role === 'developer')
     .map((m) => textOf(m.content))
     .join('\n\n');
 }
 
-function isStructured(vendor: FakeVendor, body: any): boolean {
+function isStructured(vendor: FakeVendor, body: WireJson): boolean {
   if (vendor === 'openai') return body?.response_format?.type === 'json_schema';
   if (vendor === 'anthropic') return body?.tool_choice?.type === 'tool';
   const config = body?.generationConfig;
@@ -296,9 +334,12 @@ function answerBody(call: FakeCall, reply: FakeTextReply): unknown {
               annotations: [],
             },
             logprobs: null,
-            finish_reason: { stop: 'stop', length: 'length', content_filter: 'content_filter', refusal: 'stop' }[
-              finish
-            ],
+            finish_reason: {
+              stop: 'stop',
+              length: 'length',
+              content_filter: 'content_filter',
+              refusal: 'stop',
+            }[finish],
           },
         ],
         usage: {
@@ -318,7 +359,8 @@ function answerBody(call: FakeCall, reply: FakeTextReply): unknown {
       };
     }
     case 'anthropic': {
-      const toolName: string | undefined = call.body?.tool_choice?.type === 'tool' ? call.body.tool_choice.name : undefined;
+      const toolName: string | undefined =
+        call.body?.tool_choice?.type === 'tool' ? call.body.tool_choice.name : undefined;
       let toolInput: unknown;
       if (toolName && finish === 'stop') {
         try {
@@ -340,7 +382,9 @@ function answerBody(call: FakeCall, reply: FakeTextReply): unknown {
         stop_reason:
           toolInput !== undefined
             ? 'tool_use'
-            : { stop: 'end_turn', length: 'max_tokens', refusal: 'refusal', content_filter: 'refusal' }[finish],
+            : { stop: 'end_turn', length: 'max_tokens', refusal: 'refusal', content_filter: 'refusal' }[
+                finish
+              ],
         stop_sequence: null,
         usage: {
           // Anthropic's input_tokens excludes cache reads and writes.
@@ -357,7 +401,9 @@ function answerBody(call: FakeCall, reply: FakeTextReply): unknown {
         candidates: [
           {
             content: { role: 'model', parts: [{ text: reply.text }] },
-            finishReason: { stop: 'STOP', length: 'MAX_TOKENS', refusal: 'SAFETY', content_filter: 'SAFETY' }[finish],
+            finishReason: { stop: 'STOP', length: 'MAX_TOKENS', refusal: 'SAFETY', content_filter: 'SAFETY' }[
+              finish
+            ],
             index: 0,
           },
         ],
@@ -400,13 +446,17 @@ const ANTHROPIC_TYPE: Record<number, string> = {
 export function errorBody(vendor: FakeVendor, status: number, headers: Record<string, string> = {}): unknown {
   const message = `fake ${status} error`;
   if (vendor === 'openai') {
-    const type = status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
+    const type =
+      status === 429 ? 'rate_limit_exceeded' : status >= 500 ? 'server_error' : 'invalid_request_error';
     return { error: { message, type, param: null, code: status === 401 ? 'invalid_api_key' : type } };
   }
   if (vendor === 'anthropic') {
     return {
       type: 'error',
-      error: { type: ANTHROPIC_TYPE[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'), message },
+      error: {
+        type: ANTHROPIC_TYPE[status] ?? (status >= 500 ? 'api_error' : 'invalid_request_error'),
+        message,
+      },
     };
   }
   const retryAfter = Object.entries(headers).find(([k]) => k.toLowerCase() === 'retry-after')?.[1];

@@ -127,7 +127,7 @@ export class LocalRunStore implements RunStore {
     await this.load();
     const run = this.need(runId);
     const { done, failed, total } = run.counters;
-    if (run.status === 'aggregating' || total === undefined || done + failed < total) return false;
+    if (run.status !== 'running' || total === undefined || done + failed < total) return false;
     run.status = 'aggregating';
     await this.saveRun();
     return true;

@@ -1,0 +1,153 @@
+import { prepareRun } from '../core/prepare-run.js';
+import { type StartRunDeps, type StartRunOutcome, startRun } from '../core/start-run.js';
+import { parseSuite, type Suite } from '../core/suite.js';
+import { type DatasetFormat, formatFromPath, readRows } from '../datasets/read.js';
+import type { BlobStore } from '../ports.js';
+import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey } from './layout.js';
+
+export interface IngestObjectDeps extends StartRunDeps {
+  /** The bucket (suites/ and datasets/ keys). */
+  bucket: BlobStore;
+  /** Serves `prompts/<path>`: the bucket's prompts over the ones bundled with the code. */
+  prompts: BlobStore;
+  /**
+   * Opens an object for streaming; undefined when it does not exist. Called before the run
+   * record is written, so a missing dataset never leaves a run stuck in `ingesting`.
+   */
+  open(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
+}
+
+export interface UploadedObject {
+  /** The decoded key. */
+  key: string;
+  /**
+   * Identifies this upload (S3: ETag + sequencer). A redelivered event carries the same
+   * version and maps to the same run; a new upload of the same key is a new run.
+   */
+  version: string;
+}
+
+export type IngestOutcome =
+  | {
+      status: StartRunOutcome['status'];
+      runId: string;
+      suiteName: string;
+      datasetKey: string;
+      start: StartRunOutcome;
+    }
+  /**
+   * Nothing to run: a prompt file (`prompt`), a suite whose dataset is not uploaded yet
+   * (`no-dataset`), or a key outside the layout (`unknown-key`).
+   */
+  | { status: 'ignored'; why: 'prompt' | 'no-dataset' | 'unknown-key'; reason: string }
+  /** The upload cannot start a run and retrying will not change that: the user must fix something. */
+  | { status: 'rejected'; reason: string; suiteName?: string };
+
+/** Errors that mean "this suite, its prompts or its dataset are wrong": no retry can fix them. */
+const PERMANENT_ERRORS = new Set(['SuiteError', 'PromptError', 'TaskRegistryError', 'UnknownProviderError']);
+
+/**
+ * An object landed in the bucket: starts the run it asks for. A suite upload runs the suite on
+ * its dataset; a dataset upload runs `suites/<name>.json` on that file. Problems with the
+ * upload itself come back as `rejected` (retrying cannot fix them); storage and queue errors
+ * throw, so the event is retried, and a retried event resumes the same run.
+ */
+export async function ingestObject(deps: IngestObjectDeps, object: UploadedObject): Promise<IngestOutcome> {
+  const route = routeKey(object.key);
+  switch (route.kind) {
+    case 'prompt':
+      return {
+        status: 'ignored',
+        why: 'prompt',
+        reason: `prompt ${route.path} changed: re-evaluating suites on a prompt change is not supported yet; upload the suite or dataset again to run with it`,
+      };
+    case 'other':
+      return {
+        status: 'ignored',
+        reason: 'not a suite (suites/<name>.json) or dataset (datasets/<name>/<file>)',
+      };
+  }
+
+  const { suiteName } = route;
+  const loaded = await loadSuite(deps.bucket, suiteName);
+  if ('rejected' in loaded) return { status: 'rejected', reason: loaded.rejected, suiteName };
+  const { suite } = loaded;
+
+  let datasetKey: string;
+  let datasetVersion: string;
+  if (route.kind === 'dataset') {
+    datasetKey = object.key;
+    datasetVersion = object.version;
+  } else {
+    const key = datasetKeyOf(suite);
+    if (key === undefined) {
+      return {
+        status: 'rejected',
+        reason: `dataset.path ${JSON.stringify(suite.dataset.path)} leaves the datasets/ folder`,
+        suiteName,
+      };
+    }
+    datasetKey = key;
+    // The suite was uploaded: its upload identifies the run (a new suite upload is a new run).
+    datasetVersion = `suite:${object.version}`;
+  }
+
+  let format: DatasetFormat;
+  try {
+    format = suite.dataset.format ?? formatFromPath(datasetKey);
+  } catch (error) {
+    return { status: 'rejected', reason: (error as Error).message, suiteName };
+  }
+
+  let run: Awaited<ReturnType<typeof prepareRun>>;
+  try {
+    run = await prepareRun({
+      suite,
+      prompts: deps.prompts,
+      datasetKey,
+      datasetVersion,
+      reportPrefix: reportPrefixOf(suite.name),
+      now: deps.now,
+    });
+  } catch (error) {
+    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) {
+      return { status: 'rejected', reason: error.message, suiteName };
+    }
+    throw error;
+  }
+
+  const chunks = await deps.open(datasetKey);
+  if (!chunks) {
+    return route.kind === 'suite'
+      ? {
+          status: 'ignored',
+          why: 'no-dataset',
+          reason: `suite saved; no dataset at ${datasetKey} yet: uploading one there (or any file under datasets/${suiteName}/) starts a run`,
+        }
+      : { status: 'rejected', reason: `${datasetKey} is gone (deleted after the upload?)`, suiteName };
+  }
+
+  const start = await startRun(deps, { run, rows: readRows(chunks, format) });
+  return { status: start.status, runId: run.runId, suiteName, datasetKey, start };
+}
+
+async function loadSuite(
+  bucket: BlobStore,
+  suiteName: string,
+): Promise<{ suite: Suite } | { rejected: string }> {
+  const key = suiteKey(suiteName);
+  const body = await bucket.get(key);
+  if (!body) return { rejected: `no suite at ${key}: upload the suite before (or after) its datasets` };
+  let suite: Suite;
+  try {
+    suite = parseSuite(new TextDecoder().decode(body), key);
+  } catch (error) {
+    return { rejected: (error as Error).message };
+  }
+  if (suite.name !== suiteName) {
+    return {
+      rejected: `${key} declares the suite name ${JSON.stringify(suite.name)}: a suite lives at suites/<its name>.json`,
+    };
+  }
+  return { suite };
+}

@@ -1,0 +1,170 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readRows } from '../../shared/datasets/read.js';
+import { type FakeCall, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
+import { REPO, tempDir } from '../helpers.js';
+
+/**
+ * Kills a real `assay run` (the CLI, the OpenAI SDK, a local HTTP fake of the OpenAI API)
+ * midway with SIGKILL, runs it again, and checks that the run completes with the same report
+ * as an uninterrupted one and that nothing answered before the kill is paid for twice.
+ */
+
+const ITEMS = 40;
+const CONCURRENCY = 4;
+
+async function goldRows(): Promise<{ header: string; lines: string[] }> {
+  const text = await readFile(join(REPO, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv'), 'utf8');
+  // The first rows of this file have no multi-line fields, so line slicing is safe here.
+  const [header, ...lines] = text.split('\n');
+  return { header: header!, lines: lines.slice(0, ITEMS) };
+}
+
+function assay(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+function finished(child: ChildProcess): Promise<{ code: number | null; output: string }> {
+  let output = '';
+  child.stdout?.on('data', (d) => {
+    output += d;
+  });
+  child.stderr?.on('data', (d) => {
+    output += d;
+  });
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
+}
+
+async function resultIds(runDir: string): Promise<string[]> {
+  const text = await readFile(join(runDir, 'results.jsonl'), 'utf8').catch(() => '');
+  return text
+    .split('\n')
+    .filter((l) => l.endsWith('}'))
+    .map((l) => JSON.parse(l).itemId as string);
+}
+
+describe('a killed run resumes', () => {
+  let fake: VendorFake;
+  let dir: string;
+  let suitePath: string;
+  let uniquePairs = 0;
+  // The judged pair identifies the item (some sentences repeat with different edits).
+  const itemOf = (call: { promptText: string }) =>
+    /ORIGINAL: (.*)\nSUGGESTED: (.*)\n/.exec(call.promptText)?.slice(1, 3).join(' => ');
+
+  beforeAll(async () => {
+    dir = await tempDir('assay-resume-');
+    const { header, lines } = await goldRows();
+    await writeFile(join(dir, 'gold.csv'), `${[header, ...lines].join('\n')}\n`);
+    await writeFile(
+      join(dir, 'suite.json'),
+      JSON.stringify({
+        version: 1,
+        name: 'resume-e2e',
+        dataset: { path: 'gold.csv' },
+        task: 'gec',
+        judge: 'feedback',
+        method: 'baseline',
+        backends: ['openai:gpt-4o-mini'],
+        run: { concurrency: CONCURRENCY, maxAttempts: 2 },
+      }),
+    );
+    suitePath = join(dir, 'suite.json');
+    const pairs = new Set<string>();
+    for await (const row of readRows(createReadStream(join(dir, 'gold.csv')), 'csv')) {
+      pairs.add(`${row.record?.src} => ${row.record?.tgt}`);
+    }
+    uniquePairs = pairs.size;
+    // A deterministic "model": the answer depends only on the pair judged.
+    fake = await startVendorFake((call: FakeCall) => {
+      const digest = createHash('sha256')
+        .update(itemOf(call) ?? '')
+        .digest();
+      const label = ['TP', 'FP3', 'TP', 'FP2', 'TP', 'FP1'][digest[0]! % 6];
+      // biome-ignore lint/suspicious/noThenProperty: `then` is the fake's field for the delayed reply
+      return { hangMs: 60, then: { text: JSON.stringify({ label, reason: 'fake model' }) } };
+    });
+  });
+
+  afterAll(async () => {
+    await fake?.close();
+  });
+
+  it('continues without calling the provider again for finished items, and reports the same', async () => {
+    const runDir = join(dir, 'run');
+    const env = { ...fake.env, ASSAY_CACHE_DIR: join(dir, 'cache') };
+    const args = ['run', suitePath, '--out', runDir, '--no-progress'];
+
+    // 1. Start, and kill -9 once a third of the items have results.
+    const first = assay(args, env);
+    const firstExit = finished(first);
+    let doneAtKill: string[] = [];
+    for (let i = 0; i < 400; i += 1) {
+      doneAtKill = await resultIds(runDir);
+      if (doneAtKill.length >= ITEMS / 3) break;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    first.kill('SIGKILL');
+    const { code } = await firstExit;
+    expect(code).not.toBe(0);
+    doneAtKill = await resultIds(runDir);
+    expect(doneAtKill.length).toBeGreaterThan(0);
+    expect(doneAtKill.length).toBeLessThan(ITEMS);
+    // Let requests that were in flight at the kill reach the fake, so we count them.
+    await new Promise((r) => setTimeout(r, 300));
+    const requestsBefore = fake.requests.length;
+
+    // 2. The same command again finishes the run.
+    const second = await finished(assay(args, env));
+    expect(second.code, second.output).toBe(0);
+    expect(second.output).toContain(`${ITEMS} scored, 0 failed`);
+
+    const resentAfter = fake.requests.slice(requestsBefore).map((r) => itemOf(r));
+    const answeredBeforeKill = new Set(fake.requests.slice(0, requestsBefore).map((r) => itemOf(r)));
+    // Every item was asked; only those in flight at the kill (at most the concurrency) twice.
+    const perItem = new Map<string, number>();
+    for (const r of fake.requests) perItem.set(itemOf(r)!, (perItem.get(itemOf(r)!) ?? 0) + 1);
+    // Identical pairs are one request: the second is answered by the LLM cache.
+    expect(perItem.size).toBe(uniquePairs);
+    const twice = [...perItem].filter(([, n]) => n > 1).map(([src]) => src);
+    expect(twice.length).toBeLessThanOrEqual(CONCURRENCY);
+    for (const src of twice) expect(answeredBeforeKill.has(src)).toBe(true);
+    expect(resentAfter.length).toBe(uniquePairs - requestsBefore + twice.length);
+    const logged = await resultIds(runDir);
+    expect(new Set(logged).size).toBe(ITEMS);
+    expect(logged).toHaveLength(ITEMS);
+
+    // 3. The same report as an uninterrupted run (fresh cache, fresh folder).
+    const cleanDir = join(dir, 'clean');
+    const clean = await finished(
+      assay(['run', suitePath, '--out', cleanDir, '--no-progress'], {
+        ...fake.env,
+        ASSAY_CACHE_DIR: join(dir, 'cache2'),
+      }),
+    );
+    expect(clean.code, clean.output).toBe(0);
+    const resumed = JSON.parse(await readFile(join(runDir, 'report.json'), 'utf8'));
+    const uninterrupted = JSON.parse(await readFile(join(cleanDir, 'report.json'), 'utf8'));
+    expect(resumed.metrics).toEqual(uninterrupted.metrics);
+    expect(resumed.counts).toEqual(uninterrupted.counts);
+    expect(resumed.cost.calls).toEqual(uninterrupted.cost.calls);
+    // Cost and latency columns aside: a call answered before the kill but logged after it is a
+    // cache hit on resume (paid once, by the killed process), so its cost shows as 0 there.
+    const withoutSpend = (csv: string) =>
+      csv
+        .split('\r\n')
+        .map((l) => l.split(',').slice(0, -2).join(','))
+        .join('\n');
+    expect(withoutSpend(await readFile(join(runDir, 'labeled.csv'), 'utf8'))).toEqual(
+      withoutSpend(await readFile(join(cleanDir, 'labeled.csv'), 'utf8')),
+    );
+  }, 120_000);
+});

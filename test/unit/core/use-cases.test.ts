@@ -1,0 +1,236 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
+import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
+import { aggregateRun } from '../../../shared/core/aggregate-run.js';
+import { recordDeadLetter } from '../../../shared/core/dead-letter.js';
+import type { ItemMessage } from '../../../shared/core/model.js';
+import { prepareRun } from '../../../shared/core/prepare-run.js';
+import { scoreItem } from '../../../shared/core/score-item.js';
+import { startRun } from '../../../shared/core/start-run.js';
+import { readRows } from '../../../shared/datasets/read.js';
+import { ProviderError } from '../../../shared/providers/errors.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
+import { chunksOf, REPO, suite, tempDir } from '../../helpers.js';
+
+/** A test double that answers from a script, one text per call. Never used outside tests. */
+class ScriptedProvider implements LlmProvider {
+  readonly simulated = false;
+  readonly requests: CompletionRequest[] = [];
+  constructor(
+    readonly id: string,
+    private readonly answer: (request: CompletionRequest, n: number) => string | Error,
+  ) {}
+  async complete(request: CompletionRequest): Promise<Completion> {
+    this.requests.push(request);
+    const text = this.answer(request, this.requests.length);
+    if (text instanceof Error) throw text;
+    return {
+      text,
+      finishReason: 'stop',
+      usage: { input: 100, output: 10, cached: 0 },
+      costUsd: 0.001,
+      latencyMs: 5,
+      cached: false,
+      simulated: false,
+      providerId: this.id,
+    };
+  }
+}
+
+const CSV = [
+  'idx,src,tgt,label',
+  '1,I has a cat.,I have a cat.,TP',
+  '2,He go home.,He goes home.,TP',
+  '3,Fine text.,Fine texts.,FP2',
+  '4,a,b,WRONG',
+  '1,dup,dup2,TP',
+  '5,only src',
+].join('\n');
+
+async function setUp(overrides: Record<string, unknown> = {}) {
+  const dir = await tempDir();
+  const runStore = new LocalRunStore(dir);
+  const run = await prepareRun({
+    suite: suite({ backends: ['openai:gpt-4o-mini'], ...overrides }),
+    prompts: new FolderBlobStore(REPO),
+    datasetKey: 'data.csv',
+    datasetVersion: 'v1',
+    reportPrefix: 'reports/{runId}/',
+  });
+  const sent: ItemMessage[] = [];
+  const triggered: string[] = [];
+  const queue = { sendItems: async (m: ItemMessage[]) => void sent.push(...m) };
+  const trigger = { trigger: async (runId: string) => void triggered.push(runId) };
+  return { dir, runStore, run, sent, triggered, queue, trigger };
+}
+
+describe('start-run', () => {
+  it('records bad rows as failed results with row and reason, and queues the good ones', async () => {
+    const { runStore, run, sent, queue, trigger } = await setUp();
+    const outcome = await startRun(
+      { runStore, queue, trigger },
+      { run, rows: readRows(chunksOf(CSV), 'csv') },
+    );
+    expect(outcome).toMatchObject({ status: 'started', total: 6, invalidRows: 3, queued: 3 });
+    expect(sent.map((m) => m.item.id)).toEqual(['1', '2', '3']);
+    const failed = [];
+    for await (const r of runStore.results(run.runId)) failed.push(r.failure?.message);
+    expect(failed).toEqual([
+      expect.stringMatching(/^row 4: unknown gold label "WRONG"/),
+      'row 5: duplicate item id "1" (first seen at row 1)',
+      expect.stringMatching(/^row 6: missing column tgt/),
+    ]);
+  });
+
+  it('a second start of the same run does nothing unless asked to resume', async () => {
+    const { runStore, run, sent, queue, trigger } = await setUp();
+    await startRun({ runStore, queue, trigger }, { run, rows: readRows(chunksOf(CSV), 'csv') });
+    const again = await startRun({ runStore, queue, trigger }, { run, rows: readRows(chunksOf(CSV), 'csv') });
+    expect(again).toEqual({ status: 'duplicate', runId: run.runId });
+    expect(sent).toHaveLength(3);
+  });
+
+  it('samples reproducibly with a seed', async () => {
+    const rows = ['idx,src,tgt,label', ...Array.from({ length: 50 }, (_, i) => `${i},s${i},t${i},TP`)].join(
+      '\n',
+    );
+    const pick = async (seed: number) => {
+      const { runStore, run, sent, queue, trigger } = await setUp({ run: { sample: { n: 10, seed } } });
+      await startRun({ runStore, queue, trigger }, { run, rows: readRows(chunksOf(rows, 64), 'csv') });
+      return sent.map((m) => m.item.id);
+    };
+    const a = await pick(3);
+    expect(a).toHaveLength(10);
+    expect(await pick(3)).toEqual(a);
+    expect(await pick(4)).not.toEqual(a);
+  });
+
+  it('triggers aggregation itself when every item finished before the total was known', async () => {
+    const { runStore, run, triggered, trigger } = await setUp();
+    // Workers are faster than ingest: score each item as soon as it is sent.
+    const provider = new ScriptedProvider('openai:gpt-4o-mini', () => '{"label":"TP","reason":"ok"}');
+    const deps = { runStore, trigger, providerFor: () => provider, onTransientError: 'throw' as const };
+    const queue = {
+      sendItems: async (m: ItemMessage[]) => void (await Promise.all(m.map((x) => scoreItem(deps, x)))),
+    };
+    await startRun({ runStore, queue, trigger }, { run, rows: readRows(chunksOf(CSV), 'csv'), batchSize: 1 });
+    expect(triggered).toEqual([run.runId]);
+  });
+});
+
+describe('score-item', () => {
+  async function scoreOne(
+    answer: (request: CompletionRequest, n: number) => string | Error,
+    transient: 'throw' | 'fail' = 'fail',
+  ) {
+    const ctx = await setUp();
+    const { runStore, run, sent, queue, trigger } = ctx;
+    await startRun({ runStore, queue, trigger }, { run, rows: readRows(chunksOf(CSV), 'csv') });
+    const provider = new ScriptedProvider('openai:gpt-4o-mini', answer);
+    const deps = {
+      runStore,
+      trigger,
+      providerFor: () => provider,
+      onTransientError: transient,
+      maxAttempts: 1,
+    };
+    return { ...ctx, provider, deps, message: sent[0]!, score: () => scoreItem(deps, sent[0]!) };
+  }
+
+  it('parses a fenced JSON answer and books the stage spend', async () => {
+    const { score, provider } = await scoreOne(
+      () => 'Sure!\n```json\n{"label": "tp", "reason": "fixes agreement"}\n```',
+    );
+    const { result } = await score();
+    expect(result).toMatchObject({
+      status: 'scored',
+      prediction: 'TP',
+      reason: 'fixes agreement',
+      gold: 'TP',
+    });
+    expect(result.stages.classify).toMatchObject({
+      calls: 1,
+      costUsd: 0.001,
+      usage: { input: 100, output: 10 },
+    });
+    expect(provider.requests[0]!.prompt).toContain('ORIGINAL: I has a cat.');
+    expect(provider.requests[0]!.prompt).toContain('{has=>have}');
+    expect(provider.requests[0]!.jsonSchema?.schema).toMatchObject({ required: ['label', 'reason'] });
+  });
+
+  it('repairs an unparseable answer once, showing the model its answer', async () => {
+    const { score, provider } = await scoreOne((_, n) =>
+      n === 1 ? 'I think TP' : '{"label":"FP3","reason":"r"}',
+    );
+    const { result } = await score();
+    expect(result).toMatchObject({ status: 'scored', prediction: 'FP3' });
+    expect(provider.requests[1]!.history).toEqual([
+      { role: 'user', content: provider.requests[0]!.prompt },
+      { role: 'assistant', content: 'I think TP' },
+    ]);
+    expect(provider.requests[1]!.prompt).toContain('no JSON object found');
+    expect(Object.keys(result.stages)).toEqual(['classify', 'repair']);
+  });
+
+  it('ends as an Error outcome with the raw text kept when the repair fails too', async () => {
+    const { score, provider } = await scoreOne(() => '{"label":"MAYBE"}');
+    const { result } = await score();
+    expect(provider.requests).toHaveLength(2);
+    expect(result).toMatchObject({ status: 'failed', prediction: 'Error', failure: { kind: 'parse' } });
+    expect(result.failure!.message).toContain('label must be one of TP, FP1, FP2, FP3');
+    expect(result.raw).toContain('MAYBE');
+  });
+
+  it('records a permanent provider error as a failed result, and hands transient ones back to the queue', async () => {
+    const permanent = await scoreOne(
+      () => new ProviderError('bad model', 'bad_request', 'openai:gpt-4o-mini', 400),
+    );
+    expect((await permanent.score()).result).toMatchObject({
+      status: 'failed',
+      failure: { kind: 'provider' },
+    });
+    const transient = await scoreOne(
+      () => new ProviderError('slow down', 'rate_limit', 'openai:gpt-4o-mini', 429),
+      'throw',
+    );
+    await expect(transient.score()).rejects.toThrow('slow down');
+    expect(await transient.runStore.resultIds(transient.run.runId)).not.toContain('1');
+  });
+
+  it('counts a redelivered message once', async () => {
+    const { score, runStore, run } = await scoreOne(() => '{"label":"TP","reason":""}');
+    const first = await score();
+    const second = await score();
+    expect(first.outcome.recorded).toBe(true);
+    expect(second.outcome.recorded).toBe(false);
+    expect(second.outcome.counters).toEqual({ done: 1, failed: 3, total: 6 });
+    expect((await runStore.resultIds(run.runId)).size).toBe(4);
+  });
+
+  it('a dead letter becomes a failed result so the run completes, then aggregates once', async () => {
+    const { runStore, run, sent, deps, trigger, triggered, dir } = await scoreOne(
+      () => '{"label":"TP","reason":""}',
+    );
+    await scoreItem(deps, sent[0]!);
+    await scoreItem(deps, sent[1]!);
+    await recordDeadLetter({ runStore, trigger }, sent[2]!, 'exhausted 3 receives');
+    expect(triggered).toEqual([run.runId]);
+    const reports = new FolderBlobStore(dir);
+    const first = await aggregateRun({ runStore, reports }, run.runId);
+    const second = await aggregateRun({ runStore, reports }, run.runId);
+    expect(first.status).toBe('written');
+    expect(second.status).toBe('skipped');
+    const report = JSON.parse(await readFile(join(dir, `reports/${run.runId}/report.json`), 'utf8'));
+    expect(report.counts).toEqual({
+      items: 6,
+      scored: 2,
+      failed: 4,
+      invalidRows: 3,
+      errors: 1,
+      byFailure: { invalid_row: 3, dead_letter: 1 },
+    });
+    expect(report.metrics).toMatchObject({ n: 2, errors: 1, accuracy: 1 });
+  });
+});

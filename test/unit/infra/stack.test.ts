@@ -1,0 +1,497 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { IConstruct } from 'constructs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AssayConfig, ConfigError, configFromContext, DEFAULT_CONFIG } from '../../../infra/config.js';
+import { AssayFunction } from '../../../infra/constructs/functions.js';
+import { addNagChecks } from '../../../infra/nag.js';
+import { AssayStack } from '../../../infra/stack.js';
+
+/** The feature flags of infra/cdk.json, so the test synthesizes what `cdk synth` does. */
+const CDK_CONTEXT: Record<string, unknown> = JSON.parse(
+  readFileSync(new URL('../../../infra/cdk.json', import.meta.url), 'utf8'),
+).context;
+
+/** Not the default (50), to prove the setting reaches the event source mapping. */
+const WORKER_MAX_CONCURRENCY = 37;
+const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:assay/provider-keys-AbC123';
+
+type Resources = Record<string, { Type: string; Properties: Record<string, unknown> }>;
+interface Statement {
+  Effect: string;
+  Action: string | string[];
+  Resource: unknown;
+}
+
+interface Synthesized {
+  app: App;
+  stack: AssayStack;
+  template: Template;
+  outdir: string;
+}
+
+const outdirs: string[] = [];
+
+/**
+ * Builds the stack the way infra/app.ts does (cdk.json flags, cdk-nag registered) and
+ * synthesizes it; the synth fails if cdk-nag reports an unacknowledged finding. `bundle:
+ * false` uses CDK's own switch for skipping asset bundling (as `cdk ls` does).
+ */
+function synthesize(config: AssayConfig, { bundle }: { bundle: boolean }): Synthesized {
+  const outdir = mkdtempSync(join(tmpdir(), 'assay-infra-test-'));
+  outdirs.push(outdir);
+  const app = new App({
+    outdir,
+    context: { ...CDK_CONTEXT, ...(bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
+  });
+  const stack = new AssayStack(app, 'AssayStack', { config });
+  addNagChecks(app);
+  return { app, stack, template: Template.fromStack(stack), outdir };
+}
+
+/** Logical id of the CloudFormation resource behind an L2 construct. */
+function logicalId(stack: Stack, construct: IConstruct): string {
+  return stack.getLogicalId(construct.node.defaultChild as CfnElement);
+}
+
+/** Unacknowledged cdk-nag AwsSolutions findings in `scope`, one line each. */
+function nagFindings(scope: IConstruct): string[] {
+  return new AwsSolutionsChecks()
+    .validateScope(scope)
+    .violations.map(
+      (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath)}`,
+    );
+}
+
+function actionsOf(statement: Statement): string[] {
+  return Array.isArray(statement.Action) ? statement.Action : [statement.Action];
+}
+
+/** The statements of the policy attached to the role with logical id `roleId`. */
+function statementsOfRole(template: Template, roleId: string): Statement[] {
+  const policies = Object.values(template.findResources('AWS::IAM::Policy') as Resources).filter((policy) =>
+    (policy.Properties.Roles as unknown[]).some(
+      (role) => JSON.stringify(role) === JSON.stringify({ Ref: roleId }),
+    ),
+  );
+  return policies.flatMap(
+    (policy) => (policy.Properties.PolicyDocument as { Statement: Statement[] }).Statement,
+  );
+}
+
+afterAll(() => {
+  for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
+});
+
+describe('AssayStack with real bundles', () => {
+  let built: Synthesized;
+  let template: Template;
+  let stack: AssayStack;
+
+  beforeAll(() => {
+    built = synthesize({ ...DEFAULT_CONFIG, workerMaxConcurrency: WORKER_MAX_CONCURRENCY }, { bundle: true });
+    ({ template, stack } = built);
+  }, 180_000);
+
+  describe('bucket', () => {
+    it('encrypts, blocks public access, versions and logs access to the log bucket', () => {
+      template.hasResourceProperties('AWS::S3::Bucket', {
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        VersioningConfiguration: { Status: 'Enabled' },
+        LoggingConfiguration: { DestinationBucketName: { Ref: logicalId(stack, stack.storage.accessLogs) } },
+      });
+    });
+
+    it('encrypts the log bucket and blocks public access to it', () => {
+      const logBucket = (template.toJSON().Resources as Resources)[
+        logicalId(stack, stack.storage.accessLogs)
+      ];
+      expect(logBucket?.Properties).toMatchObject({
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: { BlockPublicAcls: true, RestrictPublicBuckets: true },
+      });
+    });
+
+    it('denies every request without TLS on both buckets', () => {
+      for (const bucket of [stack.storage.bucket, stack.storage.accessLogs]) {
+        template.hasResourceProperties('AWS::S3::BucketPolicy', {
+          Bucket: { Ref: logicalId(stack, bucket) },
+          PolicyDocument: {
+            Statement: Match.arrayWith([
+              Match.objectLike({
+                Effect: 'Deny',
+                Action: 's3:*',
+                Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+              }),
+            ]),
+          },
+        });
+      }
+    });
+
+    it('sends ObjectCreated under datasets/, suites/ and prompts/ to the events queue', () => {
+      const eventsQueueArn = { 'Fn::GetAtt': [logicalId(stack, stack.queues.events.queue), 'Arn'] };
+      template.hasResourceProperties('Custom::S3BucketNotifications', {
+        NotificationConfiguration: {
+          QueueConfigurations: ['datasets/', 'suites/', 'prompts/'].map((prefix) => ({
+            Events: ['s3:ObjectCreated:*'],
+            Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: prefix }] } },
+            QueueArn: eventsQueueArn,
+          })),
+        },
+      });
+    });
+  });
+
+  describe('queues', () => {
+    it('gives events, items and aggregate a dead-letter queue after maxReceiveCount receives', () => {
+      const resources = template.toJSON().Resources as Resources;
+      for (const { name, queue, deadLetterQueue } of stack.queues.all) {
+        expect(resources[logicalId(stack, queue)]?.Properties.RedrivePolicy, name).toEqual({
+          deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stack, deadLetterQueue), 'Arn'] },
+          maxReceiveCount: DEFAULT_CONFIG.maxReceiveCount,
+        });
+      }
+      template.resourceCountIs('AWS::SQS::Queue', 6);
+    });
+
+    it('encrypts all six queues and denies non-TLS access to each', () => {
+      const queues = Object.values(template.findResources('AWS::SQS::Queue') as Resources);
+      expect(queues.every((queue) => queue.Properties.SqsManagedSseEnabled === true)).toBe(true);
+      const sslDenials = Object.values(template.findResources('AWS::SQS::QueuePolicy') as Resources).filter(
+        (p) =>
+          (
+            p.Properties.PolicyDocument as { Statement: Array<Statement & { Condition?: unknown }> }
+          ).Statement.some(
+            (s) =>
+              s.Effect === 'Deny' &&
+              JSON.stringify(s.Condition) === JSON.stringify({ Bool: { 'aws:SecureTransport': 'false' } }),
+          ),
+      );
+      expect(sslDenials).toHaveLength(6);
+    });
+
+    it('keeps every consumed queue invisible for at least six times its consumer timeout', () => {
+      const resources = template.toJSON().Resources as Resources;
+      const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping') as Resources);
+      expect(mappings).toHaveLength(4);
+      for (const mapping of mappings) {
+        const [queueId] = (mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'];
+        const functionId = (mapping.Properties.FunctionName as { Ref: string }).Ref;
+        const visibility = resources[queueId]?.Properties.VisibilityTimeout as number;
+        const timeout = resources[functionId]?.Properties.Timeout as number;
+        expect(visibility, `${queueId} consumed by ${functionId}`).toBeGreaterThanOrEqual(6 * timeout);
+      }
+    });
+  });
+
+  describe('table', () => {
+    it('keys on pk/sk, expires items by ttl, bills on demand, keeps PITR and is retained', () => {
+      template.hasResource('AWS::DynamoDB::Table', {
+        DeletionPolicy: 'Retain',
+        Properties: {
+          KeySchema: [
+            { AttributeName: 'pk', KeyType: 'HASH' },
+            { AttributeName: 'sk', KeyType: 'RANGE' },
+          ],
+          AttributeDefinitions: [
+            { AttributeName: 'pk', AttributeType: 'S' },
+            { AttributeName: 'sk', AttributeType: 'S' },
+          ],
+          BillingMode: 'PAY_PER_REQUEST',
+          TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          SSESpecification: Match.objectLike({ SSEEnabled: true }),
+          DeletionProtectionEnabled: true,
+        },
+      });
+    });
+  });
+
+  describe('functions', () => {
+    const ENV = {
+      ingest: ['BUCKET_NAME', 'TABLE_NAME', 'ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL'],
+      worker: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
+      deadLetter: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
+      aggregate: ['BUCKET_NAME', 'TABLE_NAME'],
+    } as const;
+    const SHARED_ENV = [
+      'POWERTOOLS_SERVICE_NAME',
+      'POWERTOOLS_METRICS_NAMESPACE',
+      'POWERTOOLS_LOG_LEVEL',
+      'ASSAY_CACHE_TTL_DAYS',
+      'NODE_OPTIONS',
+    ];
+
+    it('runs four functions on nodejs24.x, arm64, with active tracing and their own log group', () => {
+      const functions = template.findResources('AWS::Lambda::Function', {
+        Properties: { Runtime: 'nodejs24.x' },
+      }) as Resources;
+      expect(Object.keys(functions)).toHaveLength(4);
+      for (const fn of Object.values(functions)) {
+        expect(fn.Properties).toMatchObject({
+          Architectures: ['arm64'],
+          Handler: 'index.handler',
+          TracingConfig: { Mode: 'Active' },
+          LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
+        });
+      }
+      template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 4);
+    });
+
+    it('sets exactly the environment each handler reads', () => {
+      for (const [name, own] of Object.entries(ENV)) {
+        const fn = stack.functions[name as keyof typeof ENV];
+        const props = (template.toJSON().Resources as Resources)[logicalId(stack, fn)]!.Properties;
+        const variables = (props.Environment as { Variables: Record<string, unknown> }).Variables;
+        expect(Object.keys(variables).sort(), name).toEqual([...SHARED_ENV, ...own].sort());
+        expect(variables.POWERTOOLS_METRICS_NAMESPACE).toBe('Assay');
+      }
+    });
+
+    it('bundles each handler locally into an ESM file with the createRequire banner and a source map', () => {
+      const assets = readdirSync(built.outdir).filter((entry) => entry.startsWith('asset.'));
+      const bundles = assets.filter((dir) => readdirSync(join(built.outdir, dir)).includes('index.mjs'));
+      expect(bundles).toHaveLength(4);
+      for (const dir of bundles) {
+        const code = readFileSync(join(built.outdir, dir, 'index.mjs'), 'utf8');
+        expect(code.startsWith("import { createRequire } from 'module'; const require = createRequire")).toBe(
+          true,
+        );
+        expect(readdirSync(join(built.outdir, dir))).toContain('index.mjs.map');
+      }
+    });
+
+    it("ships the repo's prompts/ folder inside the ingest bundle only", () => {
+      const withPrompts = readdirSync(built.outdir)
+        .filter((entry) => entry.startsWith('asset.'))
+        .filter((dir) => readdirSync(join(built.outdir, dir)).includes('prompts'));
+      expect(withPrompts).toHaveLength(1);
+      const ingestCode = (template.toJSON().Resources as Resources)[logicalId(stack, stack.functions.ingest)]!
+        .Properties.Code as { S3Key: string };
+      expect(ingestCode.S3Key).toBe(`${withPrompts[0]!.slice('asset.'.length)}.zip`);
+      const promptFiles = readdirSync(join(built.outdir, withPrompts[0]!, 'prompts'), { recursive: true });
+      expect(promptFiles.some((file) => String(file).endsWith('.md'))).toBe(true);
+    });
+  });
+
+  describe('event source mappings', () => {
+    it('report partial batch failures on all four mappings', () => {
+      template.resourcePropertiesCountIs(
+        'AWS::Lambda::EventSourceMapping',
+        { FunctionResponseTypes: ['ReportBatchItemFailures'] },
+        4,
+      );
+    });
+
+    it("caps the worker's concurrency at the configured value", () => {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: logicalId(stack, stack.functions.worker) },
+        EventSourceArn: { 'Fn::GetAtt': [logicalId(stack, stack.queues.items.queue), 'Arn'] },
+        BatchSize: 10,
+        ScalingConfig: { MaximumConcurrency: WORKER_MAX_CONCURRENCY },
+      });
+    });
+
+    it('drains the items dead-letter queue with the dead-letter function', () => {
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: logicalId(stack, stack.functions.deadLetter) },
+        EventSourceArn: { 'Fn::GetAtt': [logicalId(stack, stack.queues.items.deadLetterQueue), 'Arn'] },
+      });
+    });
+  });
+
+  describe('alarms', () => {
+    it('alarms on each dead-letter queue when it holds any visible message', () => {
+      for (const { deadLetterQueue } of stack.queues.all) {
+        template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+          Namespace: 'AWS/SQS',
+          MetricName: 'ApproximateNumberOfMessagesVisible',
+          Dimensions: [
+            { Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(stack, deadLetterQueue), 'QueueName'] } },
+          ],
+          ComparisonOperator: 'GreaterThanThreshold',
+          Threshold: 0,
+        });
+      }
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 3);
+      template.resourceCountIs('AWS::SNS::Topic', 0);
+    });
+  });
+
+  describe('permissions', () => {
+    type Name = keyof AssayStack['functions'];
+    const names = (): Name[] => Object.keys(stack.functions) as Name[];
+    const roleId = (name: Name): string => logicalId(stack, stack.functions[name].role!);
+
+    it('lets the worker, and only the worker, read the provider secret', () => {
+      const secretRef = JSON.stringify({ Ref: logicalId(stack, stack.providerSecret) });
+      const readsSecret = (name: Name): boolean =>
+        statementsOfRole(template, roleId(name)).some(
+          (s) =>
+            actionsOf(s).includes('secretsmanager:GetSecretValue') &&
+            JSON.stringify(s.Resource) === secretRef,
+        );
+      expect(readsSecret('worker')).toBe(true);
+      expect(readsSecret('ingest') || readsSecret('deadLetter') || readsSecret('aggregate')).toBe(false);
+    });
+
+    it('grants no wildcard action (no s3:*, dynamodb:* or *) to any function role', () => {
+      for (const name of names()) {
+        const actions = statementsOfRole(template, roleId(name)).flatMap(actionsOf);
+        expect(actions.length, name).toBeGreaterThan(0);
+        expect(
+          actions.filter((a) => a.includes('*')),
+          name,
+        ).toEqual([]);
+      }
+    });
+
+    it('scopes object access by prefix: the worker reads spill/ and writes nothing', () => {
+      const bucketArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.bucket), 'Arn'] };
+      const statements = statementsOfRole(template, roleId('worker'));
+      expect(statements).toContainEqual(
+        expect.objectContaining({
+          Action: 's3:GetObject',
+          Resource: { 'Fn::Join': ['', [bucketArn, '/spill/*']] },
+        }),
+      );
+      expect(statements.flatMap(actionsOf)).not.toContain('s3:PutObject');
+    });
+
+    it('attaches no AWS managed policy to the function roles', () => {
+      const resources = template.toJSON().Resources as Resources;
+      for (const name of names()) {
+        expect(resources[roleId(name)]?.Properties.ManagedPolicyArns, name).toBeUndefined();
+      }
+    });
+  });
+
+  describe('cdk-nag (AwsSolutions)', () => {
+    it('leaves no unacknowledged finding, error or warning', () => {
+      expect(nagFindings(stack)).toEqual([]);
+      expect(Annotations.fromStack(stack).findError('*', Match.stringLikeRegexp('AwsSolutions-.*'))).toEqual(
+        [],
+      );
+    });
+
+    it('gives every acknowledgement a written reason', () => {
+      const acknowledgements = stack.node
+        .findAll()
+        .flatMap((c) => c.node.metadata)
+        .filter((entry) => entry.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)
+        .flatMap((entry) => Object.entries(entry.data as Record<string, string>));
+      expect(acknowledgements.length).toBeGreaterThan(0);
+      for (const [id, reason] of acknowledgements) expect(reason.length, id).toBeGreaterThan(40);
+    });
+  });
+});
+
+describe('AssayStack options (bundling skipped)', () => {
+  it('imports providerSecretArn instead of creating a secret, and gives it to the worker', () => {
+    const { stack, template } = synthesize(
+      { ...DEFAULT_CONFIG, providerSecretArn: SECRET_ARN },
+      { bundle: false },
+    );
+    template.resourceCountIs('AWS::SecretsManager::Secret', 0);
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ PROVIDER_SECRET_ARN: SECRET_ARN }) },
+    });
+    expect(nagFindings(stack)).toEqual([]);
+  }, 60_000);
+
+  it('notifies alarmEmail through an SSL-only topic from every dead-letter alarm', () => {
+    const { stack, template } = synthesize(
+      { ...DEFAULT_CONFIG, alarmEmail: 'ops@example.com' },
+      { bundle: false },
+    );
+    template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.com',
+    });
+    template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+    const topicRef = { Ref: logicalId(stack, stack.alarms.topic!) };
+    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { AlarmActions: [topicRef] }, 3);
+    expect(nagFindings(stack)).toEqual([]);
+  }, 60_000);
+
+  it('lets the data go with the stack when retainData is false', () => {
+    const { template } = synthesize({ ...DEFAULT_CONFIG, retainData: false }, { bundle: false });
+    template.hasResource('AWS::DynamoDB::Table', {
+      DeletionPolicy: 'Delete',
+      Properties: Match.objectLike({ DeletionProtectionEnabled: false }),
+    });
+    template.allResources('AWS::S3::Bucket', { DeletionPolicy: 'Delete' });
+  }, 60_000);
+});
+
+describe('AssayFunction.consumes', () => {
+  it('refuses a queue whose visibility timeout is under six times the function timeout', () => {
+    const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Probe');
+    const queue = new sqs.Queue(stack, 'Queue', { visibilityTimeout: Duration.seconds(60) });
+    const fn = new AssayFunction(stack, 'Fn', {
+      entry: 'worker',
+      description: 'probe',
+      timeout: Duration.seconds(30),
+      logLevel: 'INFO',
+      logRetentionDays: 30,
+      cacheTtlDays: 30,
+    });
+    expect(() => fn.consumes(queue, { batchSize: 1, maxConcurrency: 2 })).toThrow(/at least 180s/);
+  }, 60_000);
+});
+
+describe('configFromContext', () => {
+  const nodeWith = (context: Record<string, unknown>) => new App({ context }).node;
+
+  it('fills defaults and reads -c values, which arrive as strings', () => {
+    const config = configFromContext(
+      nodeWith({
+        workerMaxConcurrency: '80',
+        retainData: 'false',
+        logLevel: 'debug',
+        providerSecretArn: SECRET_ARN,
+      }),
+    );
+    expect(config).toEqual({
+      ...DEFAULT_CONFIG,
+      workerMaxConcurrency: 80,
+      retainData: false,
+      logLevel: 'DEBUG',
+      providerSecretArn: SECRET_ARN,
+      alarmEmail: undefined,
+    });
+  });
+
+  it.each([
+    [{ workerMaxConcurrency: '1' }, /workerMaxConcurrency.*2 to 1000/],
+    [{ maxReceiveCount: 'three' }, /maxReceiveCount/],
+    [{ logRetentionDays: 31 }, /logRetentionDays/],
+    [{ providerSecretArn: 'assay/keys' }, /providerSecretArn.*full ARN/],
+    [{ logLevel: 'LOUD' }, /logLevel/],
+  ])('rejects %o, naming the key', (context, message) => {
+    expect(() => configFromContext(nodeWith(context))).toThrow(ConfigError);
+    expect(() => configFromContext(nodeWith(context))).toThrow(message);
+  });
+});

@@ -1,0 +1,139 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { LlmCache } from '../../../shared/ports.js';
+import { cacheKey, callModel, canonicalJson } from '../../../shared/providers/call.js';
+import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
+import { createProvider } from '../../../shared/providers/registry.js';
+import { SimProvider } from '../../../shared/providers/sim.js';
+import type { Completion, CompletionRequest } from '../../../shared/providers/types.js';
+import { startVendorFake, type VendorFake } from '../../fakes/vendor-fake.js';
+
+class MemoryCache implements LlmCache {
+  readonly entries = new Map<string, Completion>();
+  async get(key: string) {
+    return this.entries.get(key);
+  }
+  async put(key: string, completion: Completion) {
+    this.entries.set(key, completion);
+  }
+}
+
+let fake: VendorFake;
+beforeAll(async () => {
+  fake = await startVendorFake();
+});
+afterAll(async () => {
+  await fake.close();
+});
+beforeEach(() => {
+  fake.reset();
+  fake.setHandler();
+});
+
+const openai = () => createProvider('openai:gpt-4o-mini', { env: fake.env, prices: EMBEDDED_PRICES });
+const request: CompletionRequest = {
+  model: 'gpt-4o-mini',
+  system: 'judge',
+  prompt: 'src/tgt',
+  temperature: 0,
+};
+
+describe('callModel cache', () => {
+  it('answers a second identical call from the cache without a request, free', async () => {
+    const cache = new MemoryCache();
+    const provider = openai();
+
+    const first = await callModel(provider, request, { cache, maxAttempts: 2 });
+    const second = await callModel(provider, { ...request }, { cache, maxAttempts: 2 });
+
+    expect(fake.requests).toHaveLength(1);
+    expect(first.cached).toBe(false);
+    expect(first.costUsd).toBeGreaterThan(0);
+    expect(second).toMatchObject({ cached: true, costUsd: 0, text: first.text, usage: first.usage });
+    expect(second.latencyMs).toBeLessThan(first.latencyMs);
+  });
+
+  it('calls again when anything that shapes the answer changes', async () => {
+    const cache = new MemoryCache();
+    const provider = openai();
+
+    await callModel(provider, request, { cache });
+    await callModel(provider, { ...request, prompt: 'other' }, { cache });
+    await callModel(provider, { ...request, temperature: 0.7 }, { cache });
+    await callModel(provider, { ...request, maxTokens: 10 }, { cache });
+
+    expect(fake.requests).toHaveLength(4);
+  });
+
+  it('does not store truncated answers', async () => {
+    fake.setHandler(() => ({ text: '{"la', finish: 'length' }));
+    const cache = new MemoryCache();
+
+    await callModel(openai(), request, { cache });
+    await callModel(openai(), request, { cache });
+
+    expect(cache.entries.size).toBe(0);
+    expect(fake.requests).toHaveLength(2);
+  });
+
+  it('never caches simulated providers', async () => {
+    const cache = new MemoryCache();
+    const sim = new SimProvider('gold', { latencyMs: 0 });
+
+    await callModel(sim, { model: 'gold', prompt: 'x', simulate: () => 'TP' }, { cache });
+
+    expect(cache.entries.size).toBe(0);
+  });
+
+  it('still answers when the cache fails, and reports the failure', async () => {
+    const failures: string[] = [];
+    const broken: LlmCache = {
+      get: async () => {
+        throw new Error('dynamo throttled');
+      },
+      put: async () => {
+        throw new Error('dynamo throttled');
+      },
+    };
+
+    const completion = await callModel(openai(), request, {
+      cache: broken,
+      onCacheError: (_e, op) => failures.push(op),
+    });
+
+    expect(completion.text).toContain('TP');
+    expect(failures).toEqual(['get', 'put']);
+  });
+});
+
+describe('cacheKey', () => {
+  it('is a stable sha256 that ignores key order in the schema', () => {
+    const provider = openai();
+    const a = cacheKey(provider, {
+      ...request,
+      jsonSchema: { name: 's', schema: { type: 'object', required: [] } },
+    });
+    const b = cacheKey(provider, {
+      ...request,
+      jsonSchema: { schema: { required: [], type: 'object' }, name: 's' },
+    });
+
+    expect(a).toMatch(/^[0-9a-f]{64}$/);
+    expect(a).toBe(b);
+    expect(cacheKey(provider, { ...request, system: 'other' })).not.toBe(a);
+  });
+
+  it('differs between providers serving the same request', () => {
+    const other = createProvider('openrouter:gpt-4o-mini', {
+      env: { OPENROUTER_API_KEY: 'k' },
+      prices: EMBEDDED_PRICES,
+    });
+
+    expect(cacheKey(openai(), request)).not.toBe(cacheKey(other, request));
+  });
+
+  it('canonicalJson sorts keys at every depth and drops undefined', () => {
+    expect(canonicalJson({ b: 1, a: { d: [{ z: 1, y: 2 }], c: undefined } })).toBe(
+      '{"a":{"d":[{"y":2,"z":1}]},"b":1}',
+    );
+  });
+});

@@ -1,0 +1,104 @@
+import { describe, expect, it } from 'vitest';
+import { SIM_NO_ANSWER, SimProvider, seededRandom } from '../../../shared/providers/sim.js';
+import type { CompletionRequest } from '../../../shared/providers/types.js';
+
+/** A task-like simulator: the gold label, or a wrong one with probability `noise`. */
+const judge =
+  (gold: string) =>
+  (rng: () => number, noise: number): string =>
+    JSON.stringify({ label: rng() < noise ? (gold === 'TP' ? 'FP1' : 'TP') : gold, r: rng() });
+
+const ask = (prompt: string): CompletionRequest => ({ model: 'gold', prompt, simulate: judge('TP') });
+
+describe('SimProvider', () => {
+  it('is simulated, free, and named sim:<name>', async () => {
+    const sim = new SimProvider('gold', { latencyMs: 0 });
+
+    const completion = await sim.complete(ask('item 1'));
+
+    expect(sim.id).toBe('sim:gold');
+    expect(sim.simulated).toBe(true);
+    expect(completion).toMatchObject({ simulated: true, cached: false, costUsd: 0, providerId: 'sim:gold' });
+    expect(completion.finishReason).toBe('stop');
+  });
+
+  it('gives the same answer to the same request, in any order', async () => {
+    const a = new SimProvider('gold', { latencyMs: 0, seed: 7, noise: 0.5 });
+    const b = new SimProvider('gold', { latencyMs: 0, seed: 7, noise: 0.5 });
+    const prompts = Array.from({ length: 20 }, (_, i) => `item ${i}`);
+
+    const forward = await Promise.all(prompts.map((p) => a.complete(ask(p))));
+    const backward = await Promise.all([...prompts].reverse().map((p) => b.complete(ask(p))));
+
+    expect(forward.map((c) => c.text)).toEqual(backward.reverse().map((c) => c.text));
+  });
+
+  it('answers differently under another seed', async () => {
+    const texts = async (seed: number) => {
+      const sim = new SimProvider('gold', { latencyMs: 0, seed, noise: 0.5 });
+      return Promise.all(
+        Array.from({ length: 10 }, (_, i) => sim.complete(ask(`item ${i}`)).then((c) => c.text)),
+      );
+    };
+
+    expect(await texts(1)).not.toEqual(await texts(2));
+  });
+
+  it('honours the noise rate over 1000 items', async () => {
+    const sim = new SimProvider('gold', { latencyMs: 0, noise: 0.2, seed: 11 });
+
+    const completions = await Promise.all(
+      Array.from({ length: 1000 }, (_, i) => sim.complete(ask(`item ${i}`))),
+    );
+    const wrong = completions.filter((c) => JSON.parse(c.text).label !== 'TP').length;
+
+    // Binomial(1000, 0.2): sd ≈ 12.6, so ±50 is ~4 sd.
+    expect(wrong).toBeGreaterThan(150);
+    expect(wrong).toBeLessThan(250);
+  });
+
+  it('answers a fixed error JSON when the request has no simulate', async () => {
+    const sim = new SimProvider('gold', { latencyMs: 0 });
+
+    const completion = await sim.complete({ model: 'gold', prompt: 'x' });
+
+    expect(completion.text).toBe(SIM_NO_ANSWER);
+    expect(JSON.parse(completion.text)).toEqual({ error: 'simulator has no answer for this request' });
+  });
+
+  it('counts usage as ceil(chars / 4)', async () => {
+    const sim = new SimProvider('gold', { latencyMs: 0 });
+
+    const completion = await sim.complete({
+      model: 'gold',
+      system: 'abcd',
+      prompt: 'efghi',
+      simulate: () => 'xyz',
+    });
+
+    expect(completion.usage).toEqual({ input: 3, output: 1, cached: 0 });
+  });
+
+  it('waits the configured latency within ±50 %, drawn from the seeded rng', async () => {
+    const waits: number[] = [];
+    const sim = new SimProvider('gold', { latencyMs: 100 }, async (ms) => {
+      waits.push(ms);
+    });
+
+    await Promise.all(Array.from({ length: 50 }, (_, i) => sim.complete(ask(`item ${i}`))));
+    await sim.complete(ask('item 0'));
+
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(50);
+    expect(Math.max(...waits)).toBeLessThan(150);
+    expect(waits.at(-1)).toBe(waits[0]);
+  });
+
+  it('seededRandom is uniform enough on [0, 1)', () => {
+    const rng = seededRandom('x');
+    const draws = Array.from({ length: 10_000 }, rng);
+
+    expect(Math.min(...draws)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...draws)).toBeLessThan(1);
+    expect(draws.reduce((s, d) => s + d, 0) / draws.length).toBeCloseTo(0.5, 1);
+  });
+});

@@ -1,0 +1,11 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    // Integration files each start their own moto_server; two at a time suits a 2-core machine.
+    maxWorkers: 2,
+  },
+});
