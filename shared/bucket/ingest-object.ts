@@ -64,6 +64,7 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     case 'other':
       return {
         status: 'ignored',
+        why: 'unknown-key',
         reason: 'not a suite (suites/<name>.json) or dataset (datasets/<name>/<file>)',
       };
   }
