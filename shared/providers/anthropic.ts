@@ -11,17 +11,12 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages/messages';
 import {
   buildCompletion,
-  callerAbortReason,
   DEFAULT_TIMEOUT_MS,
-  errorMessage,
-  httpProviderError,
-  isAbortError,
   malformedResponseError,
+  stainlessProviderError,
   tokens,
-  transportProviderError,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
-import { headerGetter } from './retry.js';
 import type { Completion, CompletionRequest, FinishReason, LlmProvider } from './types.js';
 
 export interface AnthropicProviderOptions {
@@ -69,7 +64,7 @@ export class AnthropicProvider implements LlmProvider {
     try {
       message = await this.client.messages.create(params, { signal });
     } catch (error) {
-      throw toError(providerId, error, signal);
+      throw stainlessProviderError(Anthropic, providerId, error, signal);
     }
     const latencyMs = performance.now() - started;
 
@@ -133,29 +128,6 @@ export class AnthropicProvider implements LlmProvider {
     }
     return params;
   }
-}
-
-function toError(providerId: string, error: unknown, signal: AbortSignal | undefined): unknown {
-  const aborted = callerAbortReason(signal);
-  if (aborted !== undefined) return aborted;
-  if (error instanceof Anthropic.APIConnectionTimeoutError) {
-    return transportProviderError(providerId, 'timeout', error.message, error);
-  }
-  if (error instanceof Anthropic.APIUserAbortError) {
-    return transportProviderError(providerId, 'unknown', error.message, error);
-  }
-  if (error instanceof Anthropic.APIConnectionError) {
-    return transportProviderError(providerId, 'network', errorMessage(error.cause ?? error), error);
-  }
-  if (error instanceof Anthropic.APIError) {
-    return httpProviderError(providerId, error.status, headerGetter(error.headers), error.message, error);
-  }
-  if (error instanceof SyntaxError) return malformedResponseError(providerId, error.message, error);
-  if (isAbortError(error)) return transportProviderError(providerId, 'timeout', errorMessage(error), error);
-  if (error instanceof TypeError) {
-    return transportProviderError(providerId, 'network', errorMessage(error), error);
-  }
-  return error;
 }
 
 function isMessage(value: unknown): value is Message {

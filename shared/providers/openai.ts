@@ -10,17 +10,12 @@ import type {
 } from 'openai/resources/chat/completions';
 import {
   buildCompletion,
-  callerAbortReason,
   DEFAULT_TIMEOUT_MS,
-  errorMessage,
-  httpProviderError,
-  isAbortError,
   malformedResponseError,
+  stainlessProviderError,
   tokens,
-  transportProviderError,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
-import { headerGetter } from './retry.js';
 import type { Completion, CompletionRequest, FinishReason, LlmProvider } from './types.js';
 
 /**
@@ -91,7 +86,7 @@ export class OpenAiProvider implements LlmProvider {
     try {
       response = await this.client.chat.completions.create(params, { signal });
     } catch (error) {
-      throw this.toError(providerId, error, signal);
+      throw stainlessProviderError(OpenAI, providerId, error, signal);
     }
     const latencyMs = performance.now() - started;
 
@@ -139,30 +134,6 @@ export class OpenAiProvider implements LlmProvider {
       params.response_format = { type: 'json_object' };
     }
     return params;
-  }
-
-  private toError(providerId: string, error: unknown, signal: AbortSignal | undefined): unknown {
-    const aborted = callerAbortReason(signal);
-    if (aborted !== undefined) return aborted;
-    if (error instanceof OpenAI.APIConnectionTimeoutError) {
-      return transportProviderError(providerId, 'timeout', error.message, error);
-    }
-    if (error instanceof OpenAI.APIUserAbortError) {
-      return transportProviderError(providerId, 'unknown', error.message, error);
-    }
-    if (error instanceof OpenAI.APIConnectionError) {
-      return transportProviderError(providerId, 'network', errorMessage(error.cause ?? error), error);
-    }
-    if (error instanceof OpenAI.APIError) {
-      return httpProviderError(providerId, error.status, headerGetter(error.headers), error.message, error);
-    }
-    if (error instanceof SyntaxError) return malformedResponseError(providerId, error.message, error);
-    if (isAbortError(error)) return transportProviderError(providerId, 'timeout', errorMessage(error), error);
-    if (error instanceof TypeError) {
-      // undici reports a connection dropped mid-body as a TypeError ("terminated").
-      return transportProviderError(providerId, 'network', errorMessage(error), error);
-    }
-    return error;
   }
 }
 

@@ -4,6 +4,7 @@
  * the same request always gets the same answer, whatever the order or concurrency.
  */
 import { createHash } from 'node:crypto';
+import { mulberry32 } from '../metrics/stats.js';
 import { buildCompletion } from './normalise.js';
 import { EMBEDDED_PRICES } from './pricing.js';
 import { defaultSleep, type Sleep } from './retry.js';
@@ -24,14 +25,7 @@ export const SIM_NO_ANSWER = '{"error":"simulator has no answer for this request
 
 /** A uniform [0, 1) generator (mulberry32) seeded from a string's SHA-256. */
 export function seededRandom(key: string): () => number {
-  let state = createHash('sha256').update(key).digest().readUInt32LE(0);
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
+  return mulberry32(createHash('sha256').update(key).digest().readUInt32LE(0));
 }
 
 /** Rough token count for simulated usage: one token per four characters. */
