@@ -8,6 +8,7 @@ import { suiteJsonSchema } from '../../../shared/core/suite.js';
 import { snapshotPrompts } from '../../../shared/prompts/prompts.js';
 import { csvCell, renderLabeledCsv } from '../../../shared/reports/files.js';
 import { allTasks, TaskRegistryError, verifyPrompts } from '../../../shared/tasks/registry.js';
+import { startVendorFake } from '../../fakes/vendor-fake.js';
 import { REPO, tempDir } from '../../helpers.js';
 
 const run = promisify(execFile);
@@ -121,5 +122,31 @@ describe('npm start (the embedded default)', () => {
     expect(report.latencyMs).toMatchObject({ p50: expect.any(Number), p95: expect.any(Number) });
     expect(report.prompts['gec/feedback/baseline.md']).toMatch(/^sha256:[0-9a-f]{16}$/);
     expect(report.simulated).toBe(true);
+  }, 60_000);
+
+  it('uses the real provider as soon as OPENAI_API_KEY is set (here: the OpenAI SDK against a local fake)', async () => {
+    const fake = await startVendorFake(() => ({ text: '{"label":"TP","reason":"fixes an error"}' }));
+    try {
+      const out = await tempDir();
+      const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
+      const { stdout } = await run(
+        process.execPath,
+        [join(REPO, 'bin', 'assay.mjs'), 'quickstart', '--out', out, '--sample', '12', '--no-progress'],
+        { cwd: REPO, env: { ...env, ...fake.env, ASSAY_CACHE_DIR: join(out, 'cache') } },
+      );
+      expect(stdout).not.toContain('SIMULATED');
+      const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+      expect(report).toMatchObject({
+        simulated: false,
+        backends: ['openai:gpt-4o-mini'],
+        counts: { items: 12, scored: 12 },
+      });
+      expect(report.cost.totalUsd).toBeGreaterThan(0);
+      expect(fake.requests.length).toBeGreaterThan(0);
+      expect(fake.requests.every((r) => r.vendor === 'openai' && r.model === 'gpt-4o-mini')).toBe(true);
+      expect(fake.requests[0]!.body.response_format).toMatchObject({ type: 'json_schema' });
+    } finally {
+      await fake.close();
+    }
   }, 60_000);
 });
