@@ -100,6 +100,31 @@ runOptions(
 ).action((flags: RunFlags) => run(QUICKSTART_SUITE, flags, [detectDefaultBackend(process.env)]));
 
 program
+  .command('cloud [suite]')
+  .description(
+    'run a suite through the AWS pipeline on this machine: moto_server for S3, SQS and DynamoDB, the real Lambda handlers (default suite: the quickstart)',
+  )
+  .option('-o, --out <dir>', 'where to download the report files (default runs/cloud/<runId>)')
+  .option(
+    '-d, --dataset <file>',
+    "the dataset file to drop in the bucket (default: the suite's dataset.path)",
+  )
+  .option('--verbose', "show the functions' own logs (Powertools, JSON) and EMF metrics")
+  .action(async (suite: string | undefined, flags: { out?: string; dataset?: string; verbose?: boolean }) => {
+    // Loaded on demand: the AWS SDK and the handlers are not needed by the other commands.
+    const { runLocalCloud } = await import('./cloud/local-cloud.js');
+    const { report, outDir } = await runLocalCloud({
+      suitePath: suite ?? QUICKSTART_SUITE,
+      backends: suite === undefined ? [detectDefaultBackend(process.env)] : undefined,
+      datasetPath: flags.dataset,
+      outDir: flags.out,
+      verbose: flags.verbose,
+      onLog: (line) => process.stderr.write(`${line}\n`),
+    });
+    process.stdout.write(summary(report, outDir));
+  });
+
+program
   .command('report <runDir>')
   .description('rebuild the report files of a run folder from its results log')
   .action(async (runDir: string) => {

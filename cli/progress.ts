@@ -55,7 +55,9 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
             `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${event.queued} to score with ${event.run.suite.backends.join(', ')}\n`,
         );
         if (simulated)
-          stream.write('SIMULATED: the backend is the simulator; answers are drawn from the gold labels, not a model.\n');
+          stream.write(
+            'SIMULATED: the backend is the simulator; answers are drawn from the gold labels, not a model.\n',
+          );
         draw(true);
         break;
       case 'call':

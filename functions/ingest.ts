@@ -1,2 +1,116 @@
-// Placeholder entry point; the real handler lands with the AWS shell (issue 3).
-export const handler = async (_event: unknown): Promise<void> => {};
+/**
+ * ingest: S3 ObjectCreated notifications, delivered through the events queue, start runs.
+ * `suites/<name>.json` runs the suite on its dataset, `datasets/<name>/<file>` runs
+ * `suites/<name>.json` on that file (see shared/bucket/layout.ts). A problem with the upload
+ * itself (no suite, invalid suite, missing prompt) is logged and counted, not retried; storage
+ * and queue errors fail the record, so SQS delivers it again and the run resumes.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { SQSRecord } from 'aws-lambda';
+import { z } from 'zod';
+import { ingestObject } from '../shared/bucket/ingest-object.js';
+import { decodeEventKey } from '../shared/bucket/layout.js';
+import { ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
+import { parseBody } from './sqs-event.js';
+
+const { bucketName, deps } = ingestRoot();
+
+/** The message S3 sends once when a notification configuration is saved. */
+const s3TestEventSchema = z.looseObject({ Event: z.literal('s3:TestEvent'), Bucket: z.string() });
+
+const s3RecordSchema = z.looseObject({
+  eventName: z.string(),
+  eventTime: z.string().optional(),
+  s3: z.looseObject({
+    bucket: z.looseObject({ name: z.string() }),
+    object: z.looseObject({
+      /** URL-encoded, `+` for a space. */
+      key: z.string().min(1),
+      eTag: z.string().optional(),
+      /** Orders events of one key; real S3 always sends it, moto does not. */
+      sequencer: z.string().optional(),
+      size: z.number().optional(),
+    }),
+  }),
+});
+export type S3EventRecord = z.infer<typeof s3RecordSchema>;
+
+/** An events-queue body: the S3 test event or an S3 event notification. */
+export const s3EventBodySchema = z.union([
+  s3TestEventSchema,
+  z.looseObject({ Records: z.array(s3RecordSchema) }),
+]);
+
+async function ingestRecord(record: SQSRecord): Promise<void> {
+  const body = parseBody(record.body, s3EventBodySchema);
+  if ('error' in body) {
+    logger.error('events queue message is not an S3 notification: dropped', {
+      messageId: record.messageId,
+      reason: body.error,
+    });
+    metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+    return;
+  }
+  if ('Event' in body.data) {
+    logger.info('s3:TestEvent ignored', { bucket: body.data.Bucket });
+    return;
+  }
+  for (const s3Record of body.data.Records) await ingestS3Record(s3Record);
+}
+
+async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Promise<void> {
+  const rawKey = s3.object.key;
+  if (!eventName.startsWith('ObjectCreated:')) {
+    logger.info('not an upload: ignored', { eventName, key: rawKey });
+    return;
+  }
+  if (s3.bucket.name !== bucketName) {
+    logger.warn('upload to another bucket than BUCKET_NAME: ignored', {
+      bucket: s3.bucket.name,
+      key: rawKey,
+    });
+    metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+    return;
+  }
+  let key: string;
+  try {
+    key = decodeEventKey(rawKey);
+  } catch {
+    logger.error('object key is not URL-encoded: ignored', { key: rawKey });
+    metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+    return;
+  }
+  // The same upload (a redelivered event) has the same version, so it maps to the same run.
+  const version = `${s3.object.eTag ?? ''}:${s3.object.sequencer ?? eventTime ?? ''}`;
+
+  const outcome = await ingestObject(deps, { key, version });
+  switch (outcome.status) {
+    case 'started':
+    case 'resumed': {
+      const { start } = outcome;
+      logger.info(outcome.status === 'started' ? 'run started' : 'run resumed', {
+        key,
+        runId: outcome.runId,
+        suite: outcome.suiteName,
+        ...(start.status === 'duplicate'
+          ? {}
+          : { total: start.total, invalidRows: start.invalidRows, queued: start.queued }),
+      });
+      metrics.addMetric('RunsStarted', MetricUnit.Count, 1);
+      return;
+    }
+    case 'duplicate':
+      logger.info('run already started by an earlier delivery of this upload', { key, runId: outcome.runId });
+      return;
+    case 'ignored':
+      if (outcome.why === 'unknown-key') logger.warn('upload ignored', { key, reason: outcome.reason });
+      else logger.info('upload ignored', { key, reason: outcome.reason });
+      return;
+    case 'rejected':
+      logger.error('upload rejected', { key, suite: outcome.suiteName, reason: outcome.reason });
+      metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+      return;
+  }
+}
+
+export const handler = sqsBatchHandler(ingestRecord, { parallel: false });

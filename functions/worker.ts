@@ -1,2 +1,79 @@
-// Placeholder entry point; the real handler lands with the AWS shell (issue 3).
-export const handler = async (_event: unknown): Promise<void> => {};
+/**
+ * worker: scores the items of a batch concurrently. A transient provider error (after the
+ * suite's attempts) fails only its record, which SQS delivers again later; a message that
+ * cannot be decoded fails every time and so ends in the dead-letter queue.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import type { SQSRecord } from 'aws-lambda';
+import { decodeItemMessage, InvalidItemMessageError } from '../shared/adapters/aws/sqs-work-queue.js';
+import type { ItemMessage, ItemResult } from '../shared/core/model.js';
+import { scoreItem } from '../shared/core/score-item.js';
+import { logger, metrics, sqsBatchHandler, workerRoot } from './root.js';
+
+const { blobs, scoring } = workerRoot();
+
+async function scoreRecord(record: SQSRecord): Promise<void> {
+  let message: ItemMessage;
+  try {
+    message = await decodeItemMessage(record.body, blobs);
+  } catch (error) {
+    if (error instanceof InvalidItemMessageError) {
+      logger.error('undecodable item message: it will end in the dead-letter queue', {
+        messageId: record.messageId,
+        error,
+      });
+      metrics.addMetric('ItemsUndecodable', MetricUnit.Count, 1);
+    }
+    throw error;
+  }
+  const keys = {
+    runId: message.runId,
+    itemId: message.item.id,
+    messageId: record.messageId,
+    receiveCount: Number(record.attributes.ApproximateReceiveCount),
+  };
+  try {
+    const { result, outcome } = await scoreItem(await scoring(), message);
+    countSpend(result);
+    if (!outcome.recorded) {
+      logger.info('item already had a result (redelivered message): nothing counted', keys);
+      return;
+    }
+    metrics.addMetric(result.status === 'scored' ? 'ItemsScored' : 'ItemsFailed', MetricUnit.Count, 1);
+    if (result.status === 'scored') logger.info('item scored', { ...keys, prediction: result.prediction });
+    else logger.warn('item failed', { ...keys, failure: result.failure });
+  } catch (error) {
+    logger.warn('item returned to the queue', { ...keys, error: error as Error });
+    metrics.addMetric('ItemsRetried', MetricUnit.Count, 1);
+    throw error;
+  }
+}
+
+/** Tokens and cost of the calls this delivery made (cache hits bill nothing). */
+function countSpend(result: ItemResult): void {
+  const stages = Object.values(result.stages);
+  if (stages.length === 0) return;
+  const sum = (pick: (s: (typeof stages)[number]) => number) => stages.reduce((n, s) => n + pick(s), 0);
+  metrics.addMetric(
+    'InputTokens',
+    MetricUnit.Count,
+    sum((s) => s.usage.input),
+  );
+  metrics.addMetric(
+    'OutputTokens',
+    MetricUnit.Count,
+    sum((s) => s.usage.output),
+  );
+  metrics.addMetric(
+    'CachedTokens',
+    MetricUnit.Count,
+    sum((s) => s.usage.cached),
+  );
+  metrics.addMetric(
+    'CostUsd',
+    MetricUnit.NoUnit,
+    sum((s) => s.costUsd),
+  );
+}
+
+export const handler = sqsBatchHandler(scoreRecord, { parallel: true });

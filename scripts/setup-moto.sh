@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Makes moto_server available for the integration tests (test/integration/moto.ts looks for
-# `moto_server` on PATH, then .venv/bin/moto_server, then `python3 -m moto.server`).
+# Makes moto_server available for the integration tests and `npm run local-cloud`
+# (cli/cloud/moto.ts looks for `moto_server` on PATH, then .venv/bin/moto_server, then
+# `python3 -m moto.server`).
 # Idempotent and quiet when moto is already there; otherwise installs it into .venv.
 set -euo pipefail
 

@@ -1,0 +1,282 @@
+/**
+ * The whole AWS pipeline on this machine: moto_server stands in for S3, SQS and DynamoDB, the
+ * real Lambda handlers run in this process, driven by a poller that behaves like Lambda's
+ * event source mappings. Nothing here is a second implementation: it is the AWS shell with
+ * AWS swapped for moto.
+ */
+import type { Dirent } from 'node:fs';
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
+import { datasetKeyOf, datasetUploadKey, REPORTS_PREFIX, suiteKey } from '../../shared/bucket/layout.js';
+import { parseSuite, type Suite } from '../../shared/core/suite.js';
+import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
+import { loadPriceTable } from '../../shared/providers/pricing.js';
+import { createProvider } from '../../shared/providers/registry.js';
+import type { Report } from '../../shared/reports/report.js';
+import { PACKAGE_ROOT } from '../local-run.js';
+import {
+  type CloudResources,
+  createCloudResources,
+  functionEnv,
+  MOTO_REGION,
+  motoClients,
+  type ResourceNames,
+  startMoto,
+} from './moto.js';
+import { type EventSource, type Invocation, QueuePoller, type SqsFunctionHandler } from './poller.js';
+
+/** The four functions of the stack, as imported from functions/. */
+export interface CloudFunctions {
+  ingest: SqsFunctionHandler;
+  worker: SqsFunctionHandler;
+  deadLetter: SqsFunctionHandler;
+  aggregate: SqsFunctionHandler;
+}
+
+/**
+ * Imports the handlers. Their composition root reads the environment when first imported, so
+ * set it ({@link functionEnv}) before the first call; later calls return the same modules.
+ */
+export async function loadFunctions(): Promise<CloudFunctions> {
+  const [ingest, worker, deadLetter, aggregate] = await Promise.all([
+    import('../../functions/ingest.js'),
+    import('../../functions/worker.js'),
+    import('../../functions/dead-letter.js'),
+    import('../../functions/aggregate.js'),
+  ]);
+  return {
+    ingest: ingest.handler,
+    worker: worker.handler,
+    deadLetter: deadLetter.handler,
+    aggregate: aggregate.handler,
+  };
+}
+
+/** The stack's event source mappings (batch sizes as in infra/stack.ts), on moto's queues. */
+export function eventSources(
+  resources: CloudResources,
+  functions: CloudFunctions,
+  {
+    workerBatchSize = 10,
+    workerConcurrency = 4,
+  }: { workerBatchSize?: number; workerConcurrency?: number } = {},
+): EventSource[] {
+  const { queues } = resources;
+  return [
+    {
+      functionName: 'ingest',
+      queueUrl: queues.events.url,
+      queueArn: queues.events.arn,
+      handler: functions.ingest,
+      batchSize: 1,
+    },
+    {
+      functionName: 'worker',
+      queueUrl: queues.items.url,
+      queueArn: queues.items.arn,
+      handler: functions.worker,
+      batchSize: workerBatchSize,
+      concurrency: workerConcurrency,
+    },
+    {
+      functionName: 'dead-letter',
+      queueUrl: queues.itemsDlq.url,
+      queueArn: queues.itemsDlq.arn,
+      handler: functions.deadLetter,
+      batchSize: 10,
+    },
+    {
+      functionName: 'aggregate',
+      queueUrl: queues.aggregate.url,
+      queueArn: queues.aggregate.arn,
+      handler: functions.aggregate,
+      batchSize: 1,
+    },
+  ];
+}
+
+/** Uploads every file under `dir` (if it exists) to `prefix` + its relative path; returns the keys. */
+export async function uploadFolder(blobs: S3BlobStore, dir: string, prefix: string): Promise<string[]> {
+  const keys: string[] = [];
+  const walk = async (folder: string): Promise<void> => {
+    let entries: Dirent[];
+    try {
+      entries = await readdir(folder, { withFileTypes: true });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw error;
+    }
+    for (const entry of entries) {
+      const path = join(folder, entry.name);
+      if (entry.isDirectory()) await walk(path);
+      else if (entry.isFile()) {
+        const key = prefix + relative(dir, path).split(sep).join('/');
+        await blobs.put(key, await readFile(path));
+        keys.push(key);
+      }
+    }
+  };
+  await walk(dir);
+  return keys.sort();
+}
+
+export interface LocalCloudOptions {
+  suitePath: string;
+  /** The dataset file to drop; default the suite's `dataset.path` (relative to the suite file). */
+  datasetPath?: string;
+  /** Replace the suite's backends before uploading it (e.g. the quickstart's detected one). */
+  backends?: string[];
+  /** Where the report files are downloaded; default `runs/cloud/<runId>`. */
+  outDir?: string;
+  /** Give up after this long; default 10 minutes. */
+  timeoutMs?: number;
+  /** Show the functions' own Powertools logs (INFO) and EMF metrics; default warnings only. */
+  verbose?: boolean;
+  /** Progress lines. */
+  onLog?: (line: string) => void;
+}
+
+export interface LocalCloudResult {
+  runId: string;
+  bucket: string;
+  /** `reports/<suite>/<runId>/` */
+  reportPrefix: string;
+  /** `s3://<bucket>/reports/<suite>/<runId>/` (in moto, gone once it stops) */
+  reportUri: string;
+  outDir: string;
+  /** Downloaded files, absolute paths. */
+  files: string[];
+  report: Report;
+}
+
+const NAMES: ResourceNames = {
+  bucket: 'assay-local',
+  table: 'assay-local',
+  eventsQueue: 'assay-local-events',
+  itemsQueue: 'assay-local-items',
+  itemsDlq: 'assay-local-items-dlq',
+  aggregateQueue: 'assay-local-aggregate',
+};
+
+let started = false;
+
+/**
+ * Runs a suite through the AWS pipeline against moto: start moto_server, create the stack's
+ * resources, upload the prompts and the suite, then drop the dataset; the S3 notification
+ * starts ingest, and the poller drives the events, items, items-DLQ and aggregate queues until
+ * the report lands in the bucket. Downloads the report files, then stops moto.
+ *
+ * Once per process: the functions' composition root is built on first import, from the
+ * environment this sets.
+ */
+export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCloudResult> {
+  if (started) throw new Error('runLocalCloud runs once per process (the functions are composed at import)');
+  const log = options.onLog ?? (() => {});
+  const suitePath = resolve(options.suitePath);
+  const { suite, text: suiteText } = await readSuite(suitePath, options.backends);
+  // As `assay run` does: a backend without its key fails now, not once per item.
+  const prices = loadPriceTable(undefined, process.env);
+  for (const backend of suite.backends) createProvider(backend, { env: process.env, prices, sim: suite.sim });
+  const datasetPath = resolve(dirname(suitePath), options.datasetPath ?? suite.dataset.path);
+  const datasetKey =
+    (options.datasetPath === undefined ? datasetKeyOf(suite) : undefined) ??
+    datasetUploadKey(suite.name, basename(datasetPath));
+  const dataset = await readFile(datasetPath);
+
+  log('starting moto_server (S3, SQS, DynamoDB)…');
+  const moto = await startMoto();
+  const onSigint = () => {
+    void moto.stop().finally(() => process.exit(130));
+  };
+  process.once('SIGINT', onSigint);
+  const clients = motoClients(moto.endpoint);
+  try {
+    log(`moto_server on ${moto.endpoint}; creating the stack's bucket, queues and table`);
+    const resources = await createCloudResources(clients, NAMES, {
+      itemsVisibilityTimeout: 60,
+      maxReceiveCount: 3,
+    });
+    started = true;
+    Object.assign(process.env, functionEnv(moto.endpoint, resources));
+    process.env.POWERTOOLS_LOG_LEVEL ??= options.verbose ? 'INFO' : 'WARN';
+    process.env.POWERTOOLS_METRICS_DISABLED ??= options.verbose ? 'false' : 'true';
+    const functions = await loadFunctions();
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: resources.bucket });
+    const poller = new QueuePoller({
+      sqs: clients.sqs,
+      region: MOTO_REGION,
+      sources: eventSources(resources, functions),
+      onInvocation: (invocation) => log(describeInvocation(invocation)),
+    });
+
+    const prompts = await uploadFolder(blobs, join(PACKAGE_ROOT, 'prompts'), PROMPT_PREFIX);
+    // The suite's own prompts/ override the shipped ones, as in `assay run`.
+    prompts.push(...(await uploadFolder(blobs, join(dirname(suitePath), 'prompts'), PROMPT_PREFIX)));
+    await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
+    log(`uploaded ${prompts.length} prompt files and ${suiteKey(suite.name)}`);
+    await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+
+    await blobs.put(datasetKey, dataset);
+    log(`uploaded ${datasetKey} (${dataset.length} bytes): the S3 notification starts the run`);
+    const reportPrefix = `${REPORTS_PREFIX}${suite.name}/`;
+    const findReport = async () =>
+      (await blobs.list(reportPrefix)).find((key) => key.endsWith('/report.json'));
+    await poller.runUntil(async () => (await findReport()) !== undefined || (await poller.idle()), {
+      timeoutMs: options.timeoutMs ?? 600_000,
+    });
+    const reportKey = await findReport();
+    if (!reportKey) {
+      throw new Error(
+        'the pipeline went idle without writing a report: see the log lines above (--verbose shows every one)',
+      );
+    }
+
+    const prefix = reportKey.slice(0, -'report.json'.length);
+    const runId = basename(prefix);
+    const outDir = resolve(options.outDir ?? join('runs', 'cloud', runId));
+    const files: string[] = [];
+    await mkdir(outDir, { recursive: true });
+    for (const key of await blobs.list(prefix)) {
+      const body = await blobs.get(key);
+      if (!body) continue;
+      const path = join(outDir, key.slice(prefix.length));
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, body);
+      files.push(path);
+    }
+    const report = JSON.parse(new TextDecoder().decode(await blobs.get(reportKey))) as Report;
+    const reportUri = `s3://${resources.bucket}/${prefix}`;
+    log(`report written to ${reportUri} (${files.length} files), downloaded to ${outDir}`);
+    return { runId, bucket: resources.bucket, reportPrefix: prefix, reportUri, outDir, files, report };
+  } finally {
+    process.off('SIGINT', onSigint);
+    for (const client of Object.values(clients)) client.destroy();
+    log('stopping moto_server');
+    await moto.stop();
+  }
+}
+
+/** The suite file as uploaded: validated here first, so mistakes show before moto starts. */
+async function readSuite(path: string, backends?: string[]): Promise<{ suite: Suite; text: string }> {
+  const original = await readFile(path, 'utf8');
+  let suite = parseSuite(original, path);
+  if (!backends) return { suite, text: original };
+  const raw = JSON.parse(original) as Record<string, unknown>;
+  raw.backends = backends;
+  const text = `${JSON.stringify(raw, null, 2)}\n`;
+  suite = parseSuite(text, path);
+  return { suite, text };
+}
+
+function describeInvocation(invocation: Invocation): string {
+  const { functionName, records, failed, error, durationMs } = invocation;
+  const plural = records === 1 ? 'record' : 'records';
+  const outcome =
+    error !== undefined
+      ? `threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}; all back to the queue`
+      : failed > 0
+        ? `${records - failed} ok, ${failed} back to the queue`
+        : 'ok';
+  return `  ${functionName.padEnd(11)} ${String(records).padStart(2)} ${plural.padEnd(7)} ${outcome} (${durationMs} ms)`;
+}

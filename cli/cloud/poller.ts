@@ -1,0 +1,352 @@
+/**
+ * Drives SQS-triggered handlers in this process the way Lambda's event source mapping does:
+ * receive a batch, build the real `SQSEvent`, invoke the handler with a Lambda `Context`,
+ * delete the records it did not report in `batchItemFailures`, and leave the failed ones for
+ * SQS to deliver again after the visibility timeout (and to move to the DLQ after
+ * `maxReceiveCount`). Used by the integration tests and the local cloud, against moto.
+ */
+import { randomUUID } from 'node:crypto';
+import {
+  DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
+import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+
+/** A Lambda handler for SQS events (an undefined result means every record succeeded). */
+export type SqsFunctionHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
+
+/** One queue → function mapping. */
+export interface EventSource {
+  /** The function's name, in the Context and in invocation reports (e.g. `worker`). */
+  functionName: string;
+  queueUrl: string;
+  queueArn: string;
+  handler: SqsFunctionHandler;
+  /** Records per invocation, 1–10 (the mapping's BatchSize). Default 10. */
+  batchSize?: number;
+  /** Invocations in flight at once (the mapping's maximum concurrency). Default 1. */
+  concurrency?: number;
+  /** The function timeout, as `context.getRemainingTimeInMillis()` counts it down. Default 60 s. */
+  timeoutMs?: number;
+}
+
+/** What one invocation did. */
+export interface Invocation {
+  functionName: string;
+  /** Records in the event. */
+  records: number;
+  /** Records left on the queue for redelivery (reported failures, or all when it threw). */
+  failed: number;
+  /** Set when the handler threw (the whole batch goes back to the queue). */
+  error?: unknown;
+  durationMs: number;
+}
+
+export interface PollerOptions {
+  sqs: SQSClient;
+  /** The region put in each record's `awsRegion`. */
+  region: string;
+  sources: EventSource[];
+  /** Pause after a receive that returned nothing, ms. Default 100. */
+  idleDelayMs?: number;
+  onInvocation?: (invocation: Invocation) => void;
+}
+
+export interface RunOptions {
+  /** Give up (PollTimeoutError) after this long. Default 60 s. */
+  timeoutMs?: number;
+  /** How often the stop condition is checked, ms. Default 200. */
+  checkEveryMs?: number;
+  /** Poll only these functions (by name). Default: every source. */
+  only?: string[];
+}
+
+/** The stop condition was not met in time. The message lists what is left on each queue. */
+export class PollTimeoutError extends Error {
+  override readonly name = 'PollTimeoutError';
+}
+
+export class QueuePoller {
+  private readonly sqs: SQSClient;
+  private readonly region: string;
+  private readonly sources: EventSource[];
+  private readonly idleDelayMs: number;
+  private readonly onInvocation: ((invocation: Invocation) => void) | undefined;
+  /** Receives and invocations in progress. */
+  private busy = 0;
+  /** While > 0, lanes start no new receive (see {@link idle}). */
+  private paused = 0;
+
+  constructor({ sqs, region, sources, idleDelayMs = 100, onInvocation }: PollerOptions) {
+    for (const source of sources) {
+      const batch = source.batchSize ?? 10;
+      if (!Number.isInteger(batch) || batch < 1 || batch > 10) {
+        throw new RangeError(
+          `${source.functionName}: batchSize must be 1–10 (one ReceiveMessage), got ${batch}`,
+        );
+      }
+    }
+    this.sqs = sqs;
+    this.region = region;
+    this.sources = sources;
+    this.idleDelayMs = idleDelayMs;
+    this.onInvocation = onInvocation;
+  }
+
+  /**
+   * One receive for `functionName`'s queue and, if it returned messages, one invocation.
+   * Undefined when the queue had nothing to deliver.
+   */
+  async pollOnce(functionName: string): Promise<Invocation | undefined> {
+    return this.poll(this.source(functionName));
+  }
+
+  /**
+   * Polls the sources (each with `concurrency` lanes) until `until()` returns true. Throws
+   * {@link PollTimeoutError} when `timeoutMs` passes first, or the first error a lane hit
+   * (SQS itself failing; handler errors are the handler's business and only fail records).
+   * Returns after the invocations in progress finished.
+   */
+  async runUntil(until: () => boolean | Promise<boolean>, options: RunOptions = {}): Promise<void> {
+    const { timeoutMs = 60_000, checkEveryMs = 200 } = options;
+    const sources = options.only ? options.only.map((name) => this.source(name)) : this.sources;
+    const deadline = Date.now() + timeoutMs;
+    let stopped = false;
+    let laneError: { error: unknown } | undefined;
+    const lane = async (source: EventSource) => {
+      while (!stopped && !laneError) {
+        const invocation = this.paused > 0 ? undefined : await this.poll(source);
+        if (!invocation) await sleep(this.idleDelayMs);
+      }
+    };
+    const lanes = sources.flatMap((source) =>
+      Array.from({ length: source.concurrency ?? 1 }, () =>
+        lane(source).catch((error: unknown) => {
+          laneError ??= { error };
+        }),
+      ),
+    );
+    try {
+      while (true) {
+        if (laneError) throw laneError.error;
+        if (await until()) return;
+        if (Date.now() > deadline) {
+          throw new PollTimeoutError(
+            `queues not done after ${timeoutMs} ms: ${await this.describe(sources)}`,
+          );
+        }
+        await sleep(checkEveryMs);
+      }
+    } finally {
+      stopped = true;
+      await Promise.all(lanes);
+    }
+  }
+
+  /** Polls until {@link idle}: every message of these sources handled, none waiting for redelivery. */
+  async drain(options: RunOptions = {}): Promise<void> {
+    await this.runUntil(() => this.idle(options.only), options);
+  }
+
+  /**
+   * True when the queues of these sources (default: all) hold no message (visible, in flight
+   * or delayed) and no invocation is running. Lanes are held while the queues are read, so a
+   * message cannot move between two queues (a handler's send, a redrive) mid-check.
+   */
+  async idle(only?: string[]): Promise<boolean> {
+    const sources = only ? only.map((name) => this.source(name)) : this.sources;
+    this.paused += 1;
+    try {
+      while (this.busy > 0) await sleep(10);
+      const depths = await Promise.all(sources.map((source) => this.depth(source.queueUrl)));
+      return depths.every((d) => d.visible + d.inFlight + d.delayed === 0);
+    } finally {
+      this.paused -= 1;
+    }
+  }
+
+  private source(functionName: string): EventSource {
+    const source = this.sources.find((s) => s.functionName === functionName);
+    if (!source) throw new Error(`no event source for function ${functionName}`);
+    return source;
+  }
+
+  private async poll(source: EventSource): Promise<Invocation | undefined> {
+    this.busy += 1;
+    try {
+      const out = await this.sqs.send(
+        new ReceiveMessageCommand({
+          QueueUrl: source.queueUrl,
+          MaxNumberOfMessages: source.batchSize ?? 10,
+          MessageSystemAttributeNames: ['All'],
+          MessageAttributeNames: ['All'],
+        }),
+      );
+      const messages = out.Messages ?? [];
+      if (messages.length === 0) return undefined;
+      return await this.invoke(source, messages);
+    } finally {
+      this.busy -= 1;
+    }
+  }
+
+  private async invoke(source: EventSource, messages: Message[]): Promise<Invocation> {
+    const event: SQSEvent = { Records: messages.map((m) => this.toRecord(m, source.queueArn)) };
+    const started = Date.now();
+    let failedIds: Set<string>;
+    let error: unknown;
+    try {
+      const response = await source.handler(event, this.context(source, started));
+      failedIds = failuresOf(response, event);
+    } catch (thrown) {
+      // A function error: Lambda deletes nothing, every record comes back.
+      error = thrown;
+      failedIds = new Set(event.Records.map((r) => r.messageId));
+    }
+    const succeeded = event.Records.filter((r) => !failedIds.has(r.messageId));
+    if (succeeded.length > 0) {
+      // A delete that fails (receipt handle expired because the handler outran the visibility
+      // timeout) only means a redelivery, which the handlers absorb: as on Lambda.
+      await this.sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: source.queueUrl,
+          Entries: succeeded.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })),
+        }),
+      );
+    }
+    const invocation: Invocation = {
+      functionName: source.functionName,
+      records: event.Records.length,
+      failed: failedIds.size,
+      durationMs: Date.now() - started,
+      ...(error === undefined ? {} : { error }),
+    };
+    this.onInvocation?.(invocation);
+    return invocation;
+  }
+
+  /** The record Lambda builds from a received message. */
+  private toRecord(message: Message, queueArn: string): SQSRecord {
+    const attributes = (message.Attributes ?? {}) as Record<string, string>;
+    const messageAttributes: SQSMessageAttributes = {};
+    for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+      messageAttributes[name] = {
+        dataType: value.DataType ?? 'String',
+        stringListValues: value.StringListValues ?? [],
+        binaryListValues: [],
+        ...(value.StringValue === undefined ? {} : { stringValue: value.StringValue }),
+        ...(value.BinaryValue === undefined
+          ? {}
+          : { binaryValue: Buffer.from(value.BinaryValue).toString('base64') }),
+      };
+    }
+    return {
+      messageId: message.MessageId ?? '',
+      receiptHandle: message.ReceiptHandle ?? '',
+      body: message.Body ?? '',
+      attributes: {
+        ...attributes,
+        ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+        SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
+        SenderId: attributes.SenderId ?? '',
+        ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
+      },
+      messageAttributes,
+      md5OfBody: message.MD5OfBody ?? '',
+      ...(message.MD5OfMessageAttributes === undefined
+        ? {}
+        : { md5OfMessageAttributes: message.MD5OfMessageAttributes }),
+      eventSource: 'aws:sqs',
+      eventSourceARN: queueArn,
+      awsRegion: this.region,
+    };
+  }
+
+  private context(source: EventSource, started: number): Context {
+    return lambdaContext({
+      functionName: source.functionName,
+      region: this.region,
+      account: source.queueArn.split(':')[4] || undefined,
+      deadline: started + (source.timeoutMs ?? 60_000),
+    });
+  }
+
+  private async depth(queueUrl: string): Promise<{ visible: number; inFlight: number; delayed: number }> {
+    const { Attributes = {} } = await this.sqs.send(
+      new GetQueueAttributesCommand({
+        QueueUrl: queueUrl,
+        AttributeNames: [
+          'ApproximateNumberOfMessages',
+          'ApproximateNumberOfMessagesNotVisible',
+          'ApproximateNumberOfMessagesDelayed',
+        ],
+      }),
+    );
+    return {
+      visible: Number(Attributes.ApproximateNumberOfMessages ?? 0),
+      inFlight: Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0),
+      delayed: Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0),
+    };
+  }
+
+  private async describe(sources: EventSource[]): Promise<string> {
+    const parts = await Promise.all(
+      sources.map(async (source) => {
+        const d = await this.depth(source.queueUrl);
+        return `${source.functionName} queue: ${d.visible} visible, ${d.inFlight} in flight, ${d.delayed} delayed`;
+      }),
+    );
+    return parts.join('; ');
+  }
+}
+
+/**
+ * A Lambda `Context` for an in-process invocation: a fresh request id, and a remaining time
+ * counted down to `deadline` (default a minute from now).
+ */
+export function lambdaContext({
+  functionName,
+  region = 'us-east-1',
+  account = '000000000000',
+  deadline = Date.now() + 60_000,
+}: {
+  functionName: string;
+  region?: string;
+  account?: string;
+  deadline?: number;
+}): Context {
+  const requestId = randomUUID();
+  return {
+    callbackWaitsForEmptyEventLoop: true,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:${region}:${account}:function:${functionName}`,
+    memoryLimitInMB: '512',
+    awsRequestId: requestId,
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: `local/[$LATEST]${requestId.replaceAll('-', '')}`,
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => {},
+    fail: () => {},
+    succeed: () => {},
+  };
+}
+
+/**
+ * The records a response reports as failed. As on Lambda, a response that names a record not
+ * in the batch (or an empty identifier) fails the whole batch.
+ */
+function failuresOf(response: SQSBatchResponse | undefined, event: SQSEvent): Set<string> {
+  const all = new Set(event.Records.map((r) => r.messageId));
+  const failures = response?.batchItemFailures ?? [];
+  const ids = new Set(failures.map((f) => f.itemIdentifier));
+  for (const id of ids) if (!id || !all.has(id)) return all;
+  return ids;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,231 @@
+/**
+ * The composition root of the AWS shell. Each function's entry file calls its `…Root()` once,
+ * at module load: the environment is parsed there (a missing variable fails the cold start
+ * and names itself), and SDK clients, adapters, the price table and providers are built once
+ * per container, never per invocation.
+ *
+ * Each function asks only for the variables its stack wiring sets: the worker, for one, gets
+ * no ITEMS_QUEUE_URL, so the env is checked per function rather than all at once.
+ */
+import { fileURLToPath } from 'node:url';
+import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import { Logger } from '@aws-lambda-powertools/logger';
+import { Metrics } from '@aws-lambda-powertools/metrics';
+import type { Context, SQSBatchResponse, SQSRecord } from 'aws-lambda';
+import { type AwsClients, createAwsClients } from '../shared/adapters/aws/clients.js';
+import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
+import { DynamoRunStore } from '../shared/adapters/aws/dynamo-run-store.js';
+import { type AwsEnv, awsEnvSchema, ConfigError, loadProviderSecrets } from '../shared/adapters/aws/env.js';
+import { BlobNotFoundError, S3BlobStore } from '../shared/adapters/aws/s3-blob-store.js';
+import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
+import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
+import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import type { IngestObjectDeps } from '../shared/bucket/ingest-object.js';
+import type { AggregateDeps } from '../shared/core/aggregate-run.js';
+import type { RunRecord } from '../shared/core/model.js';
+import type { ScoreItemDeps } from '../shared/core/score-item.js';
+import type { AggregateTrigger, RunStore } from '../shared/ports.js';
+import { loadPriceTable } from '../shared/providers/pricing.js';
+import { createProvider } from '../shared/providers/registry.js';
+import type { LlmProvider } from '../shared/providers/types.js';
+import { parseSqsEvent } from './sqs-event.js';
+
+/** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
+export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'assay' });
+
+/** EMF metrics, flushed by {@link publishMetrics} at the end of each invocation. */
+export const metrics = new Metrics({
+  namespace: process.env.POWERTOOLS_METRICS_NAMESPACE || 'Assay',
+  serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'assay',
+});
+
+/** Writes the invocation's buffered metrics as one EMF line (nothing when there are none). */
+export function publishMetrics(): void {
+  if (metrics.hasStoredMetrics()) metrics.publishStoredMetrics();
+}
+
+/**
+ * The folder whose `prompts/` ship with the functions: the Lambda task root (the bundling step
+ * copies `prompts/` next to each handler), else the repository when run locally.
+ */
+export const BUNDLE_ROOT = process.env.LAMBDA_TASK_ROOT || fileURLToPath(new URL('..', import.meta.url));
+
+type QueueVariable = 'ITEMS_QUEUE_URL' | 'AGGREGATE_QUEUE_URL';
+const QUEUE_VARIABLES: readonly QueueVariable[] = ['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL'];
+
+type FunctionEnv<Q extends QueueVariable> = Omit<AwsEnv, QueueVariable> & Pick<AwsEnv, Q>;
+
+/**
+ * Parses the variables every function needs plus the queue URLs `queues` names. Reports every
+ * missing or invalid variable at once, by name.
+ */
+export function parseFunctionEnv<Q extends QueueVariable>(
+  queues: readonly Q[],
+  env: NodeJS.ProcessEnv = process.env,
+): FunctionEnv<Q> {
+  const unused: Partial<Record<QueueVariable, true>> = {};
+  for (const name of QUEUE_VARIABLES) if (!(queues as readonly string[]).includes(name)) unused[name] = true;
+  const schema = awsEnvSchema.omit(unused);
+  const present = Object.fromEntries(
+    Object.keys(schema.shape)
+      .filter((name) => env[name] !== undefined && env[name] !== '')
+      .map((name) => [name, env[name]]),
+  );
+  const parsed = schema.safeParse(present);
+  if (parsed.success) return parsed.data as unknown as FunctionEnv<Q>;
+  const problems = parsed.error.issues.map((issue) => {
+    const name = String(issue.path[0]);
+    return name in present ? `${name} is invalid (${issue.message})` : `${name} is not set`;
+  });
+  throw new ConfigError(`Environment: ${problems.join('; ')}`, { cause: parsed.error });
+}
+
+interface Base<Q extends QueueVariable> {
+  env: FunctionEnv<Q>;
+  clients: AwsClients;
+  blobs: S3BlobStore;
+  runStore: DynamoRunStore;
+}
+
+function base<Q extends QueueVariable>(queues: readonly Q[]): Base<Q> {
+  const env = parseFunctionEnv(queues);
+  const clients = createAwsClients(env);
+  return {
+    env,
+    clients,
+    blobs: new S3BlobStore({ client: clients.s3, bucket: env.BUCKET_NAME }),
+    runStore: new DynamoRunStore({ client: clients.doc, tableName: env.TABLE_NAME }),
+  };
+}
+
+function aggregateTrigger(b: Base<'AGGREGATE_QUEUE_URL'>): AggregateTrigger {
+  return new SqsAggregateTrigger({ client: b.clients.sqs, queueUrl: b.env.AGGREGATE_QUEUE_URL });
+}
+
+/** Ingest: reads uploads, writes the run, sends items; prompts come from the bucket, then the bundle. */
+export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
+  const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL']);
+  return {
+    bucketName: b.env.BUCKET_NAME,
+    deps: {
+      bucket: b.blobs,
+      // Keys in the bucket override the prompts bundled with the function.
+      prompts: new LayeredBlobStore([b.blobs, new FolderBlobStore(BUNDLE_ROOT)]),
+      open: (key) => openIfExists(b.blobs, key),
+      runStore: b.runStore,
+      queue: new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs }),
+      trigger: aggregateTrigger(b),
+    },
+  };
+}
+
+/**
+ * The worker: scores items. Provider keys are read from Secrets Manager once per container,
+ * on the first invocation (merged over the process env), and providers are built once per
+ * backend.
+ */
+export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItemDeps> } {
+  const b = base(['AGGREGATE_QUEUE_URL']);
+  const prices = loadPriceTable(undefined, process.env);
+  const cache = new DynamoLlmCache({
+    client: b.clients.doc,
+    tableName: b.env.TABLE_NAME,
+    ttlDays: b.env.ASSAY_CACHE_TTL_DAYS,
+    onError: (error, op, key) => logger.warn(`llm cache ${op} failed`, { key, error: error as Error }),
+  });
+  const trigger = aggregateTrigger(b);
+  const secretArn = b.env.PROVIDER_SECRET_ARN;
+  let ready: Promise<ScoreItemDeps> | undefined;
+
+  const build = async (): Promise<ScoreItemDeps> => {
+    const providerEnv: NodeJS.ProcessEnv = secretArn
+      ? { ...process.env, ...(await loadProviderSecrets(b.clients.secrets, secretArn)) }
+      : process.env;
+    const providers = new Map<string, LlmProvider>();
+    const providerFor = (backend: string, run: RunRecord): LlmProvider => {
+      // Simulators differ by the suite's sim settings; real providers only by id.
+      const key = backend.startsWith('sim:') ? `${backend}#${JSON.stringify(run.suite.sim)}` : backend;
+      let provider = providers.get(key);
+      if (!provider) {
+        provider = createProvider(backend, { env: providerEnv, prices, sim: run.suite.sim });
+        providers.set(key, provider);
+      }
+      return provider;
+    };
+    return { runStore: b.runStore, trigger, cache, providerFor, onTransientError: 'throw' };
+  };
+
+  return {
+    blobs: b.blobs,
+    scoring() {
+      // A failed secret read is not kept: the next invocation tries again.
+      ready ??= build().catch((error: unknown) => {
+        ready = undefined;
+        throw error;
+      });
+      return ready;
+    },
+  };
+}
+
+/** The dead-letter function: records dead items as failed results. */
+export function deadLetterRoot(): { blobs: S3BlobStore; runStore: RunStore; trigger: AggregateTrigger } {
+  const b = base(['AGGREGATE_QUEUE_URL']);
+  return { blobs: b.blobs, runStore: b.runStore, trigger: aggregateTrigger(b) };
+}
+
+/** The aggregator: reads results, writes report files to the bucket. */
+export function aggregateRoot(): AggregateDeps {
+  const b = base([]);
+  return { runStore: b.runStore, reports: b.blobs };
+}
+
+/**
+ * Opens an object and reads its first chunk, so a missing key shows here (undefined) rather
+ * than halfway through ingest. The rest streams on demand.
+ */
+async function openIfExists(blobs: S3BlobStore, key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
+  const iterator = blobs.openObjectStream(key)[Symbol.asyncIterator]();
+  let first: IteratorResult<Uint8Array>;
+  try {
+    first = await iterator.next();
+  } catch (error) {
+    if (error instanceof BlobNotFoundError) return undefined;
+    throw error;
+  }
+  return (async function* () {
+    if (first.done) return;
+    yield first.value;
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  })();
+}
+
+/**
+ * An SQS-triggered handler: checks the event, runs `recordHandler` on each record through
+ * Powertools' batch processor (a record that throws is reported in `batchItemFailures` and
+ * only it is retried), and flushes the invocation's metrics. `parallel` runs the records of a
+ * batch concurrently.
+ */
+export function sqsBatchHandler(
+  recordHandler: (record: SQSRecord) => Promise<void>,
+  { parallel }: { parallel: boolean },
+): (event: unknown, context: Context) => Promise<SQSBatchResponse> {
+  return async (event, context) => {
+    logger.addContext(context);
+    try {
+      // A fresh processor per invocation: it holds one batch's state, and the local poller
+      // may run several invocations of a function in one process.
+      return await processPartialResponse(
+        parseSqsEvent(event),
+        recordHandler,
+        new BatchProcessor(EventType.SQS),
+        {
+          context,
+          processInParallel: parallel,
+        },
+      );
+    } finally {
+      publishMetrics();
+    }
+  };
+}

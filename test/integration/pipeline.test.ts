@@ -1,0 +1,305 @@
+/**
+ * The AWS shell end to end against moto_server: an upload → S3 notification → events queue →
+ * ingest → items queue → worker → DynamoDB → aggregate queue → aggregate → report files in S3.
+ * The real handlers run in this process, driven by the poller (cli/cloud/poller.ts) the way
+ * Lambda's event source mappings drive them. Also: a duplicated item message, a worker that
+ * crashes mid-batch, a poison item that ends in the DLQ, and keys with spaces and non-ASCII.
+ */
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type CloudFunctions,
+  eventSources,
+  loadFunctions,
+  uploadFolder,
+} from '../../cli/cloud/local-cloud.js';
+import {
+  type Invocation,
+  lambdaContext,
+  QueuePoller,
+  type SqsFunctionHandler,
+} from '../../cli/cloud/poller.js';
+import { runLocal } from '../../cli/local-run.js';
+import type { AwsClients } from '../../shared/adapters/aws/clients.js';
+import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
+import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
+import { suiteKey } from '../../shared/bucket/layout.js';
+import type { ItemResult } from '../../shared/core/model.js';
+import type { SuiteInput } from '../../shared/core/suite.js';
+import { REPORT_FILES } from '../../shared/reports/files.js';
+import type { Report } from '../../shared/reports/report.js';
+import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
+import { REPO, tempDir } from '../helpers.js';
+import {
+  createTestResources,
+  functionEnv,
+  type Moto,
+  motoClients,
+  resetQueues,
+  startMoto,
+  TEST_REGION,
+  type TestResources,
+  uniqueNames,
+} from './moto.js';
+
+const FIXTURES = join(REPO, 'test', 'fixtures', 'pipeline');
+/** 12 rows of the AQUA English gold set (3 per label) and 2 rows that cannot be used. */
+const GOLD_CSV = join(FIXTURES, 'gold-12-plus-2-bad.csv');
+/** 4 rows; the vendor fake answers 500 to the one whose text holds the marker. */
+const POISON_CSV = join(FIXTURES, 'poison.csv');
+const POISON_MARKER = 'POISON-PILL';
+
+const savedEnv = { ...process.env };
+let moto: Moto;
+let fake: VendorFake;
+let clients: AwsClients;
+let res: TestResources;
+let functions: CloudFunctions;
+let poller: QueuePoller;
+let blobs: S3BlobStore;
+let runStore: DynamoRunStore;
+/** What the poller invokes for the items queue; a test may wrap the real worker. */
+let worker: SqsFunctionHandler;
+const invocations: Invocation[] = [];
+/** The local shell's report of the same suite and dataset. */
+let local: Report;
+
+function simSuite(name: string, overrides: Partial<SuiteInput> = {}): SuiteInput {
+  return {
+    version: 1,
+    name,
+    dataset: { path: 'data.csv' },
+    task: 'gec',
+    judge: 'feedback',
+    method: 'baseline',
+    backends: ['sim:gold'],
+    ...overrides,
+  };
+}
+
+beforeAll(async () => {
+  [moto, fake] = await Promise.all([
+    startMoto(),
+    startVendorFake((call) => (call.promptText.includes(POISON_MARKER) ? { status: 500 } : undefined)),
+  ]);
+  clients = motoClients(moto.endpoint);
+  // Short visibility timeout so redelivery takes seconds; a few receives before the DLQ.
+  res = await createTestResources(clients, uniqueNames('pipeline'), {
+    itemsVisibilityTimeout: 2,
+    maxReceiveCount: 3,
+  });
+  // The functions' composition root reads the environment when first imported.
+  Object.assign(process.env, functionEnv(moto.endpoint, res), {
+    OPENAI_API_KEY: 'test',
+    OPENAI_BASE_URL: fake.env.OPENAI_BASE_URL,
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  });
+  functions = await loadFunctions();
+  worker = functions.worker;
+  poller = new QueuePoller({
+    sqs: clients.sqs,
+    region: TEST_REGION,
+    sources: eventSources(
+      res,
+      { ...functions, worker: (event, context) => worker(event, context) },
+      { workerBatchSize: 5, workerConcurrency: 2 },
+    ),
+    onInvocation: (invocation) => invocations.push(invocation),
+  });
+  blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+  runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
+
+  await uploadFolder(blobs, join(REPO, 'prompts'), 'prompts/');
+  // The s3:TestEvent and the prompt uploads: nothing to run.
+  await poller.drain({ only: ['ingest'] });
+
+  const dir = await tempDir('assay-pipeline-local-');
+  await writeFile(join(dir, 'suite.json'), JSON.stringify(simSuite('pipeline-local')));
+  await copyFile(GOLD_CSV, join(dir, 'data.csv'));
+  const { outcome } = await runLocal({
+    suitePath: join(dir, 'suite.json'),
+    outDir: join(dir, 'run'),
+    cachePath: join(dir, 'llm-cache.jsonl'),
+    env: {},
+  });
+  if (outcome.status !== 'written') throw new Error('local run not aggregated');
+  local = outcome.report;
+}, 120_000);
+
+afterEach(async () => {
+  worker = functions.worker;
+  const { queues } = res;
+  await resetQueues(clients, [
+    queues.events.url,
+    queues.items.url,
+    queues.itemsDlq.url,
+    queues.aggregate.url,
+  ]);
+});
+
+afterAll(async () => {
+  for (const client of Object.values(clients ?? {})) client.destroy();
+  await Promise.all([moto?.stop(), fake?.close()]);
+  for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
+  Object.assign(process.env, savedEnv);
+});
+
+/** Uploads a suite and lets ingest see it (its dataset is not there yet: nothing starts). */
+async function uploadSuite(suite: SuiteInput): Promise<void> {
+  await blobs.put(suiteKey(suite.name), JSON.stringify(suite), 'application/json');
+  await poller.drain({ only: ['ingest'] });
+}
+
+/** Drives every queue until the suite's report.json is in the bucket. */
+async function reportOf(suiteName: string, timeoutMs = 30_000): Promise<Report> {
+  let key: string | undefined;
+  await poller.runUntil(
+    async () => {
+      key = (await blobs.list(`reports/${suiteName}/`)).find((k) => k.endsWith('/report.json'));
+      return key !== undefined;
+    },
+    { timeoutMs },
+  );
+  return JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as Report;
+}
+
+async function resultsOf(runId: string): Promise<ItemResult[]> {
+  const results: ItemResult[] = [];
+  for await (const result of runStore.results(runId)) results.push(result);
+  return results;
+}
+
+const recordsSeenBy = (functionName: string) =>
+  invocations.filter((i) => i.functionName === functionName).reduce((n, i) => n + i.records, 0);
+
+describe('AWS pipeline on moto', { timeout: 60_000 }, () => {
+  it('turns a dataset upload into report files in S3 with the metrics of a local run', async () => {
+    await uploadSuite(simSuite('pipeline-main'));
+
+    await blobs.put('datasets/pipeline-main/data.csv', await readFile(GOLD_CSV));
+    const report = await reportOf('pipeline-main');
+
+    expect(local.counts).toMatchObject({ items: 14, scored: 12, failed: 2, invalidRows: 2 });
+    expect(report.counts).toEqual(local.counts);
+    expect(report.metrics).toEqual(local.metrics);
+    expect(await blobs.list(`reports/pipeline-main/${report.runId}/`)).toEqual(
+      REPORT_FILES.map((file) => `reports/pipeline-main/${report.runId}/${file}`).sort(),
+    );
+    expect(await runStore.getRun(report.runId)).toMatchObject({
+      status: 'done',
+      total: 14,
+      invalidRows: 2,
+      datasetKey: 'datasets/pipeline-main/data.csv',
+    });
+    expect(await runStore.getCounters(report.runId)).toEqual({ done: 12, failed: 2, total: 14 });
+  });
+
+  it('counts an item message delivered twice once', async () => {
+    await uploadSuite(simSuite('pipeline-dup'));
+    await blobs.put('datasets/pipeline-dup/data.csv', await readFile(GOLD_CSV));
+    await poller.drain({ only: ['ingest'] }); // the items wait in their queue
+    const { Messages = [] } = await clients.sqs.send(
+      new ReceiveMessageCommand({
+        QueueUrl: res.queues.items.url,
+        MaxNumberOfMessages: 1,
+        VisibilityTimeout: 0,
+      }),
+    );
+    expect(Messages).toHaveLength(1);
+    await clients.sqs.send(
+      new SendMessageCommand({ QueueUrl: res.queues.items.url, MessageBody: Messages[0]!.Body }),
+    );
+    const before = recordsSeenBy('worker');
+
+    const report = await reportOf('pipeline-dup');
+
+    expect(recordsSeenBy('worker') - before).toBeGreaterThanOrEqual(13); // 12 items + the copy
+    expect(report.counts).toEqual(local.counts);
+    expect(report.metrics).toEqual(local.metrics);
+    expect(await runStore.getCounters(report.runId)).toEqual({ done: 12, failed: 2, total: 14 });
+  });
+
+  it('completes the run when a worker crashes mid-batch and the batch is delivered again', async () => {
+    await uploadSuite(simSuite('pipeline-crash'));
+    let crashed = false;
+    worker = async (event, context) => {
+      if (!crashed && event.Records.length >= 3) {
+        crashed = true;
+        // Two records get scored and recorded, then the container dies on the third: no
+        // response, so Lambda deletes nothing and the whole batch comes back.
+        await functions.worker({ Records: event.Records.slice(0, 2) }, context);
+        throw new Error('simulated crash while scoring the third record');
+      }
+      return functions.worker(event, context);
+    };
+
+    await blobs.put('datasets/pipeline-crash/data.csv', await readFile(GOLD_CSV));
+    const report = await reportOf('pipeline-crash');
+
+    expect(crashed).toBe(true);
+    expect(invocations.some((i) => i.functionName === 'worker' && i.error !== undefined)).toBe(true);
+    expect(report.counts).toEqual(local.counts);
+    expect(report.metrics).toEqual(local.metrics);
+    expect(await runStore.getCounters(report.runId)).toEqual({ done: 12, failed: 2, total: 14 });
+  });
+
+  it('records a poison item that exhausted its receives as failed (DLQ) and completes the run', async () => {
+    // The dataset first: without its suite, ingest rejects it (logged, not retried).
+    await blobs.put('datasets/pipeline-poison/data.csv', await readFile(POISON_CSV));
+    await poller.drain({ only: ['ingest'] });
+    fake.reset();
+
+    // The suite upload runs it on its dataset.path: datasets/pipeline-poison/data.csv.
+    await blobs.put(
+      suiteKey('pipeline-poison'),
+      JSON.stringify(
+        simSuite('pipeline-poison', { backends: ['openai:gpt-4o-mini'], run: { maxAttempts: 1 } }),
+      ),
+    );
+    const report = await reportOf('pipeline-poison');
+
+    expect(report.counts).toMatchObject({ items: 4, scored: 3, failed: 1, invalidRows: 0 });
+    const poison = (await resultsOf(report.runId)).find((r) => r.itemId === 'p3');
+    expect(poison).toMatchObject({
+      status: 'failed',
+      failure: {
+        kind: 'dead_letter',
+        message: expect.stringMatching(/^exhausted its receives on the items queue/),
+      },
+    });
+    // One call per receive (maxAttempts 1), three receives before the DLQ.
+    expect(fake.requests.filter((r) => r.promptText.includes(POISON_MARKER)).length).toBeGreaterThanOrEqual(
+      3,
+    );
+    expect(recordsSeenBy('dead-letter')).toBeGreaterThanOrEqual(1);
+    expect(await runStore.getRun(report.runId)).toMatchObject({ status: 'done', total: 4 });
+  });
+
+  it('ignores the s3:TestEvent', async () => {
+    const sample = JSON.parse(await readFile(join(REPO, 'events', 's3-test-event.json'), 'utf8'));
+    const body = JSON.parse(sample.Records[0].body);
+    sample.Records[0].body = JSON.stringify({ ...body, Bucket: res.bucket });
+
+    const response = await functions.ingest(sample, lambdaContext({ functionName: 'ingest' }));
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect(await poller.idle()).toBe(true); // no run, no items
+  });
+
+  it('decodes an object key with spaces and non-ASCII characters', async () => {
+    await uploadSuite(simSuite('pipeline-cafe'));
+
+    await blobs.put('datasets/pipeline-cafe/my café data.csv', await readFile(GOLD_CSV));
+    const report = await reportOf('pipeline-cafe');
+
+    expect(await runStore.getRun(report.runId)).toMatchObject({
+      status: 'done',
+      datasetKey: 'datasets/pipeline-cafe/my café data.csv',
+    });
+    expect(report.counts).toEqual(local.counts);
+    expect(report.metrics).toEqual(local.metrics);
+  });
+});

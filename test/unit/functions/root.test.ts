@@ -1,0 +1,35 @@
+import { describe, expect, it } from 'vitest';
+import { parseFunctionEnv } from '../../../functions/root.js';
+import { ConfigError } from '../../../shared/adapters/aws/env.js';
+
+describe('parseFunctionEnv', () => {
+  const base = { BUCKET_NAME: 'b', TABLE_NAME: 't' };
+  const queue = 'https://sqs.us-east-1.amazonaws.com/123456789012/assay-aggregate';
+
+  it('asks a function only for the queue URLs its stack wiring sets', () => {
+    expect(parseFunctionEnv(['AGGREGATE_QUEUE_URL'], { ...base, AGGREGATE_QUEUE_URL: queue })).toEqual({
+      ...base,
+      AGGREGATE_QUEUE_URL: queue,
+      ASSAY_CACHE_TTL_DAYS: 30,
+    });
+    expect(parseFunctionEnv([], base)).not.toHaveProperty('ITEMS_QUEUE_URL');
+  });
+
+  it('names every missing or invalid variable at once', () => {
+    const error = (() => {
+      try {
+        parseFunctionEnv(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL'], {
+          TABLE_NAME: 't',
+          ITEMS_QUEUE_URL: 'nope',
+          BUCKET_NAME: '',
+        });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as Error).message).toMatch(/BUCKET_NAME is not set/);
+    expect((error as Error).message).toMatch(/ITEMS_QUEUE_URL is invalid/);
+    expect((error as Error).message).toMatch(/AGGREGATE_QUEUE_URL is not set/);
+  });
+});
