@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # Makes moto_server available for the integration tests and `npm run local-cloud`
-# (cli/cloud/moto.ts looks for `moto_server` on PATH, then .venv/bin/moto_server, then
-# `python3 -m moto.server`).
+# (cli/cloud/moto.ts runs scripts/moto_serial.py with python3, then with .venv/bin/python).
 # Idempotent and quiet when moto is already there; otherwise installs it into .venv.
 set -euo pipefail
 
@@ -9,13 +8,10 @@ MOTO_VERSION="5.2.1"
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$repo_root/.venv"
 
-if command -v moto_server >/dev/null 2>&1 && moto_server --help >/dev/null 2>&1; then
-  exit 0
-fi
 if python3 -c 'import moto.server' >/dev/null 2>&1; then
   exit 0
 fi
-if [ -x "$venv/bin/moto_server" ] && "$venv/bin/python" -c 'import moto.server' >/dev/null 2>&1; then
+if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import moto.server' >/dev/null 2>&1; then
   exit 0
 fi
 

@@ -30,18 +30,17 @@ interface Candidate {
   args: (port: number) => string[];
 }
 
-const serverArgs = (port: number) => ['-H', '127.0.0.1', '-p', String(port)];
+/** moto behind a lock, one request at a time, as AWS's atomicity needs (see the script). */
+const serialArgs = (port: number) => [`${repoRoot}scripts/moto_serial.py`, '-H', '127.0.0.1', '-p', String(port)];
 
 const CANDIDATES: Candidate[] = [
-  { command: 'moto_server', args: serverArgs },
-  { command: `${repoRoot}.venv/bin/moto_server`, args: serverArgs },
-  { command: 'python3', args: (port) => ['-m', 'moto.server', ...serverArgs(port)] },
+  { command: 'python3', args: serialArgs },
+  { command: `${repoRoot}.venv/bin/python`, args: serialArgs },
 ];
 
 /**
- * Starts moto_server on a free loopback port and resolves once it answers HTTP. Tries
- * `moto_server` on PATH, then the repo's `.venv` (scripts/setup-moto.sh), then
- * `python3 -m moto.server`. The server is killed by `stop()` and, failing that, on process exit.
+ * Starts moto's server (through scripts/moto_serial.py) on a free loopback port and resolves
+ * once it answers HTTP. Tries `python3`, then the repo's `.venv` (scripts/setup-moto.sh). The server is killed by `stop()` and, failing that, on process exit.
  */
 export async function startMoto({ timeoutMs = 30_000 }: { timeoutMs?: number } = {}): Promise<Moto> {
   const failures: string[] = [];
