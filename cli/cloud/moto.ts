@@ -31,7 +31,13 @@ interface Candidate {
 }
 
 /** moto behind a lock, one request at a time, as AWS's atomicity needs (see the script). */
-const serialArgs = (port: number) => [`${repoRoot}scripts/moto_serial.py`, '-H', '127.0.0.1', '-p', String(port)];
+const serialArgs = (port: number) => [
+  `${repoRoot}scripts/moto_serial.py`,
+  '-H',
+  '127.0.0.1',
+  '-p',
+  String(port),
+];
 
 const CANDIDATES: Candidate[] = [
   { command: 'python3', args: serialArgs },
