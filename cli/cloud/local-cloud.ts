@@ -4,12 +4,13 @@
  * event source mappings. Nothing here is a second implementation: it is the AWS shell with
  * AWS swapped for moto.
  */
-import type { Dirent } from 'node:fs';
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
+import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import { datasetKeyOf, datasetUploadKey, REPORTS_PREFIX, suiteKey } from '../../shared/bucket/layout.js';
 import { parseSuite, type Suite } from '../../shared/core/suite.js';
+import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
 import { loadPriceTable } from '../../shared/providers/pricing.js';
 import { createProvider } from '../../shared/providers/registry.js';
@@ -97,28 +98,11 @@ export function eventSources(
 }
 
 /** Uploads every file under `dir` (if it exists) to `prefix` + its relative path; returns the keys. */
-export async function uploadFolder(blobs: S3BlobStore, dir: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  const walk = async (folder: string): Promise<void> => {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(folder, { withFileTypes: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-      throw error;
-    }
-    for (const entry of entries) {
-      const path = join(folder, entry.name);
-      if (entry.isDirectory()) await walk(path);
-      else if (entry.isFile()) {
-        const key = prefix + relative(dir, path).split(sep).join('/');
-        await blobs.put(key, await readFile(path));
-        keys.push(key);
-      }
-    }
-  };
-  await walk(dir);
-  return keys.sort();
+export async function uploadFolder(blobs: BlobStore, dir: string, prefix: string): Promise<string[]> {
+  const folder = new FolderBlobStore(dir);
+  const keys = await folder.list('');
+  for (const key of keys) await blobs.put(prefix + key, (await folder.get(key))!);
+  return keys.map((key) => prefix + key);
 }
 
 export interface LocalCloudOptions {
