@@ -15,7 +15,12 @@ import type { Context, SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type AwsClients, createAwsClients } from '../shared/adapters/aws/clients.js';
 import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
 import { DynamoRunStore } from '../shared/adapters/aws/dynamo-run-store.js';
-import { type AwsEnv, awsEnvSchema, ConfigError, loadProviderSecrets } from '../shared/adapters/aws/env.js';
+import {
+  type FunctionEnv,
+  loadProviderSecrets,
+  parseFunctionEnv,
+  type QueueVariable,
+} from '../shared/adapters/aws/env.js';
 import { BlobNotFoundError, S3BlobStore } from '../shared/adapters/aws/s3-blob-store.js';
 import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
 import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
@@ -49,36 +54,6 @@ export function publishMetrics(): void {
  * copies `prompts/` next to each handler), else the repository when run locally.
  */
 export const BUNDLE_ROOT = process.env.LAMBDA_TASK_ROOT || fileURLToPath(new URL('..', import.meta.url));
-
-type QueueVariable = 'ITEMS_QUEUE_URL' | 'AGGREGATE_QUEUE_URL';
-const QUEUE_VARIABLES: readonly QueueVariable[] = ['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL'];
-
-type FunctionEnv<Q extends QueueVariable> = Omit<AwsEnv, QueueVariable> & Pick<AwsEnv, Q>;
-
-/**
- * Parses the variables every function needs plus the queue URLs `queues` names. Reports every
- * missing or invalid variable at once, by name.
- */
-export function parseFunctionEnv<Q extends QueueVariable>(
-  queues: readonly Q[],
-  env: NodeJS.ProcessEnv = process.env,
-): FunctionEnv<Q> {
-  const unused: Partial<Record<QueueVariable, true>> = {};
-  for (const name of QUEUE_VARIABLES) if (!(queues as readonly string[]).includes(name)) unused[name] = true;
-  const schema = awsEnvSchema.omit(unused);
-  const present = Object.fromEntries(
-    Object.keys(schema.shape)
-      .filter((name) => env[name] !== undefined && env[name] !== '')
-      .map((name) => [name, env[name]]),
-  );
-  const parsed = schema.safeParse(present);
-  if (parsed.success) return parsed.data as unknown as FunctionEnv<Q>;
-  const problems = parsed.error.issues.map((issue) => {
-    const name = String(issue.path[0]);
-    return name in present ? `${name} is invalid (${issue.message})` : `${name} is not set`;
-  });
-  throw new ConfigError(`Environment: ${problems.join('; ')}`, { cause: parsed.error });
-}
 
 interface Base<Q extends QueueVariable> {
   env: FunctionEnv<Q>;

@@ -22,18 +22,31 @@ export const awsEnvSchema = z.object({
 });
 export type AwsEnv = z.infer<typeof awsEnvSchema>;
 
+export type QueueVariable = 'ITEMS_QUEUE_URL' | 'AGGREGATE_QUEUE_URL';
+const QUEUE_VARIABLES: readonly QueueVariable[] = ['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL'];
+
+/** What one function reads: the common variables plus the queue URLs it sends to. */
+export type FunctionEnv<Q extends QueueVariable> = Omit<AwsEnv, QueueVariable> & Pick<AwsEnv, Q>;
+
 /**
- * Parses the Lambda environment. Call once at module load (the composition root), so a bad
+ * Parses the Lambda environment of a function that sends to `queues` (the stack sets only
+ * those queue URLs on it). Call once at module load (the composition root), so a bad
  * deployment fails at cold start and the error names every missing or invalid variable.
  */
-export function parseAwsEnv(env: NodeJS.ProcessEnv = process.env): AwsEnv {
+export function parseFunctionEnv<Q extends QueueVariable>(
+  queues: readonly Q[],
+  env: NodeJS.ProcessEnv = process.env,
+): FunctionEnv<Q> {
+  const unused: Partial<Record<QueueVariable, true>> = {};
+  for (const name of QUEUE_VARIABLES) if (!(queues as readonly string[]).includes(name)) unused[name] = true;
+  const schema = awsEnvSchema.omit(unused);
   const present = Object.fromEntries(
-    Object.keys(awsEnvSchema.shape)
+    Object.keys(schema.shape)
       .filter((name) => env[name] !== undefined && env[name] !== '')
       .map((name) => [name, env[name]]),
   );
-  const parsed = awsEnvSchema.safeParse(present);
-  if (parsed.success) return parsed.data;
+  const parsed = schema.safeParse(present);
+  if (parsed.success) return parsed.data as unknown as FunctionEnv<Q>;
   const problems = parsed.error.issues.map((issue) => {
     const name = String(issue.path[0]);
     return name in present ? `${name} is invalid (${issue.message})` : `${name} is not set`;

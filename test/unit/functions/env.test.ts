@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseFunctionEnv } from '../../../functions/root.js';
-import { ConfigError } from '../../../shared/adapters/aws/env.js';
+import { ConfigError, parseFunctionEnv } from '../../../shared/adapters/aws/env.js';
 
 describe('parseFunctionEnv', () => {
   const base = { BUCKET_NAME: 'b', TABLE_NAME: 't' };
