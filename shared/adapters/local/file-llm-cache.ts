@@ -1,7 +1,8 @@
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { LlmCache } from '../../ports.js';
 import type { Completion } from '../../providers/types.js';
+import { JsonLinesWriter, readJsonLines } from './jsonl.js';
 
 /**
  * The LLM cache shared by all local runs: an append-only JSONL file of key → completion,
@@ -10,25 +11,18 @@ import type { Completion } from '../../providers/types.js';
  */
 export class FileLlmCache implements LlmCache {
   private entries?: Map<string, Completion>;
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly writer: JsonLinesWriter;
 
-  constructor(readonly path: string) {}
+  constructor(readonly path: string) {
+    this.writer = new JsonLinesWriter(path, () => mkdir(dirname(path), { recursive: true }));
+  }
 
   private async load(): Promise<Map<string, Completion>> {
-    if (this.entries) return this.entries;
-    const entries = new Map<string, Completion>();
-    const text = await readFile(this.path, 'utf8').catch(() => '');
-    for (const line of text.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        const { key, completion } = JSON.parse(line) as { key: string; completion: Completion };
-        entries.set(key, completion);
-      } catch {
-        // torn last line of a killed process
-      }
+    if (!this.entries) {
+      const lines = await readJsonLines<{ key: string; completion: Completion }>(this.path);
+      this.entries = new Map(lines.map(({ key, completion }) => [key, completion]));
     }
-    this.entries = entries;
-    return entries;
+    return this.entries;
   }
 
   async get(key: string): Promise<Completion | undefined> {
@@ -38,11 +32,6 @@ export class FileLlmCache implements LlmCache {
   async put(key: string, completion: Completion): Promise<void> {
     const entries = await this.load();
     entries.set(key, completion);
-    const write = this.tail.then(async () => {
-      await mkdir(dirname(this.path), { recursive: true });
-      await appendFile(this.path, `${JSON.stringify({ key, completion })}\n`);
-    });
-    this.tail = write.catch(() => undefined);
-    await write;
+    await this.writer.append({ key, completion });
   }
 }

@@ -1,7 +1,8 @@
-import { appendFile, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { ItemResult, RunCounters, RunRecord, RunStatus } from '../../core/model.js';
 import type { RecordOutcome, RunStore } from '../../ports.js';
+import { JsonLinesWriter, readJsonLines } from './jsonl.js';
 
 /**
  * A run in a folder: `run.json` (the record and counters) and `results.jsonl`, an append-only
@@ -13,17 +14,14 @@ export class LocalRunStore implements RunStore {
   private run?: RunRecord & { counters: RunCounters };
   private readonly byItem = new Map<string, ItemResult>();
   private loaded = false;
-  /** Appends are serialised so concurrent workers never interleave lines. */
-  private tail: Promise<unknown> = Promise.resolve();
+  private readonly log: JsonLinesWriter;
 
-  constructor(readonly dir: string) {}
+  constructor(readonly dir: string) {
+    this.log = new JsonLinesWriter(join(dir, 'results.jsonl'));
+  }
 
   private get runPath() {
     return join(this.dir, 'run.json');
-  }
-
-  private get logPath() {
-    return join(this.dir, 'results.jsonl');
   }
 
   private async load(): Promise<void> {
@@ -32,15 +30,9 @@ export class LocalRunStore implements RunStore {
     const runText = await readFile(this.runPath, 'utf8').catch(() => undefined);
     if (!runText) return;
     this.run = JSON.parse(runText);
-    const log = await readFile(this.logPath, 'utf8').catch(() => '');
-    for (const line of log.split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        const result = JSON.parse(line) as ItemResult;
-        this.byItem.set(result.itemId, result);
-      } catch {
-        // The last line of a killed run may be half written; that item simply runs again.
-      }
+    // The last line of a killed run may be half written; that item simply runs again.
+    for (const result of await readJsonLines<ItemResult>(join(this.dir, 'results.jsonl'))) {
+      this.byItem.set(result.itemId, result);
     }
     this.run!.counters = this.countersFromLog();
   }
@@ -105,9 +97,7 @@ export class LocalRunStore implements RunStore {
     if (result.status === 'scored') run.counters.done += 1;
     else run.counters.failed += 1;
     const counters = { ...run.counters };
-    const write = this.tail.then(() => appendFile(this.logPath, `${JSON.stringify(result)}\n`));
-    this.tail = write.catch(() => undefined);
-    await write;
+    await this.log.append(result);
     return { recorded: true, counters };
   }
 
