@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ProviderError } from '../../../shared/providers/errors.js';
 import { costOf, EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import type { CompletionRequest, JsonSchemaSpec, LlmProvider } from '../../../shared/providers/types.js';
-import { DEFAULT_FAKE_TEXT, sequence, startVendorFake, type VendorFake } from '../../fakes/vendor-fake.js';
+import { useVendorFake } from '../../fakes/use-vendor-fake.js';
+import { DEFAULT_FAKE_TEXT, sequence, startVendorFake } from '../../fakes/vendor-fake.js';
 
 const VERDICT: JsonSchemaSpec = {
   name: 'verdict',
@@ -21,18 +22,7 @@ const BACKENDS = [
   { id: 'gemini:gemini-2.0-flash-lite', vendor: 'gemini' },
 ] as const;
 
-let fake: VendorFake;
-
-beforeAll(async () => {
-  fake = await startVendorFake();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  fake.setHandler();
-});
+const fake = useVendorFake();
 
 function provider(id: string, timeoutMs = 5_000): LlmProvider {
   return createProvider(id, { env: fake.env, prices: EMBEDDED_PRICES, timeoutMs });

@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { LlmCache } from '../../../shared/ports.js';
 import { cacheKey, callModel, canonicalJson } from '../../../shared/providers/call.js';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import { SimProvider } from '../../../shared/providers/sim.js';
 import type { Completion, CompletionRequest } from '../../../shared/providers/types.js';
-import { startVendorFake, type VendorFake } from '../../fakes/vendor-fake.js';
+import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 
 class MemoryCache implements LlmCache {
   readonly entries = new Map<string, Completion>();
@@ -17,17 +17,7 @@ class MemoryCache implements LlmCache {
   }
 }
 
-let fake: VendorFake;
-beforeAll(async () => {
-  fake = await startVendorFake();
-});
-afterAll(async () => {
-  await fake.close();
-});
-beforeEach(() => {
-  fake.reset();
-  fake.setHandler();
-});
+const fake = useVendorFake();
 
 const openai = () => createProvider('openai:gpt-4o-mini', { env: fake.env, prices: EMBEDDED_PRICES });
 const request: CompletionRequest = {

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { callModel } from '../../../shared/providers/call.js';
 import { ProviderError, RetriesExhaustedError } from '../../../shared/providers/errors.js';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import { parseRetryAfterMs, retryDelayMs, withRetry } from '../../../shared/providers/retry.js';
-import { sequence, startVendorFake, type VendorFake } from '../../fakes/vendor-fake.js';
+import { useVendorFake } from '../../fakes/use-vendor-fake.js';
+import { sequence } from '../../fakes/vendor-fake.js';
 
 /** A sleep that records what it was asked to wait and returns at once. */
 function recordingSleep(): { sleep: (ms: number) => Promise<void>; waits: number[] } {
@@ -154,17 +155,7 @@ describe('parseRetryAfterMs', () => {
 });
 
 describe('retries against the vendor fake (real SDKs)', () => {
-  let fake: VendorFake;
-  beforeAll(async () => {
-    fake = await startVendorFake();
-  });
-  afterAll(async () => {
-    await fake.close();
-  });
-  beforeEach(() => {
-    fake.reset();
-    fake.setHandler();
-  });
+  const fake = useVendorFake();
 
   const ids = ['openai:gpt-4o-mini', 'anthropic:claude-3-5-haiku-latest', 'gemini:gemini-2.0-flash-lite'];
 
