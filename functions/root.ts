@@ -77,9 +77,31 @@ function aggregateTrigger(b: Base<'AGGREGATE_QUEUE_URL'>): AggregateTrigger {
   return new SqsAggregateTrigger({ client: b.clients.sqs, queueUrl: b.env.AGGREGATE_QUEUE_URL });
 }
 
+/**
+ * Provider keys: the process env with the Secrets Manager secret's keys over it, read once per
+ * container, on first use (a failed read is not kept: the next invocation tries again).
+ */
+function providerKeys<Q extends QueueVariable>(b: Base<Q>): () => Promise<NodeJS.ProcessEnv> {
+  const arn = b.env.PROVIDER_SECRET_ARN;
+  let keys: Promise<NodeJS.ProcessEnv> | undefined;
+  return () => {
+    keys ??= (
+      arn
+        ? loadProviderSecrets(b.clients.secrets, arn).then((secrets) => ({ ...process.env, ...secrets }))
+        : Promise.resolve(process.env)
+    ).catch((error: unknown) => {
+      keys = undefined;
+      throw error;
+    });
+    return keys;
+  };
+}
+
 /** Ingest: reads uploads, writes the run, sends items; prompts come from the bucket, then the bundle. */
 export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
   const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL']);
+  const keys = providerKeys(b);
+  const prices = loadPriceTable(undefined, process.env);
   return {
     bucketName: b.env.BUCKET_NAME,
     deps: {
@@ -87,6 +109,10 @@ export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
       // Keys in the bucket override the prompts bundled with the function.
       prompts: new LayeredBlobStore([b.blobs, new FolderBlobStore(BUNDLE_ROOT)]),
       open: (key) => openIfExists(b.blobs, key),
+      checkBackends: async (suite) => {
+        const env = await keys();
+        for (const backend of suite.backends) createProvider(backend, { env, prices, sim: suite.sim });
+      },
       runStore: b.runStore,
       queue: new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs }),
       trigger: aggregateTrigger(b),
@@ -95,9 +121,8 @@ export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
 }
 
 /**
- * The worker: scores items. Provider keys are read from Secrets Manager once per container,
- * on the first invocation (merged over the process env), and providers are built once per
- * backend.
+ * The worker: scores items. Provider keys are read once per container, on the first
+ * invocation (see {@link providerKeys}), and providers are built once per backend.
  */
 export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItemDeps> } {
   const b = base(['AGGREGATE_QUEUE_URL']);
@@ -109,36 +134,27 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
     onError: (error, op, key) => logger.warn(`llm cache ${op} failed`, { key, error: error as Error }),
   });
   const trigger = aggregateTrigger(b);
-  const secretArn = b.env.PROVIDER_SECRET_ARN;
-  let ready: Promise<ScoreItemDeps> | undefined;
-
-  const build = async (): Promise<ScoreItemDeps> => {
-    const providerEnv: NodeJS.ProcessEnv = secretArn
-      ? { ...process.env, ...(await loadProviderSecrets(b.clients.secrets, secretArn)) }
-      : process.env;
-    const providers = new Map<string, LlmProvider>();
-    const providerFor = (backend: string, run: RunRecord): LlmProvider => {
-      // Simulators differ by the suite's sim settings; real providers only by id.
-      const key = backend.startsWith('sim:') ? `${backend}#${JSON.stringify(run.suite.sim)}` : backend;
-      let provider = providers.get(key);
-      if (!provider) {
-        provider = createProvider(backend, { env: providerEnv, prices, sim: run.suite.sim });
-        providers.set(key, provider);
-      }
-      return provider;
-    };
-    return { runStore: b.runStore, trigger, cache, providerFor, onTransientError: 'throw' };
-  };
+  const keys = providerKeys(b);
+  const providers = new Map<string, LlmProvider>();
+  let deps: ScoreItemDeps | undefined;
 
   return {
     blobs: b.blobs,
-    scoring() {
-      // A failed secret read is not kept: the next invocation tries again.
-      ready ??= build().catch((error: unknown) => {
-        ready = undefined;
-        throw error;
-      });
-      return ready;
+    async scoring() {
+      if (deps) return deps;
+      const env = await keys();
+      const providerFor = (backend: string, run: RunRecord): LlmProvider => {
+        // Simulators differ by the suite's sim settings; real providers only by id.
+        const key = backend.startsWith('sim:') ? `${backend}#${JSON.stringify(run.suite.sim)}` : backend;
+        let provider = providers.get(key);
+        if (!provider) {
+          provider = createProvider(backend, { env, prices, sim: run.suite.sim });
+          providers.set(key, provider);
+        }
+        return provider;
+      };
+      deps = { runStore: b.runStore, trigger, cache, providerFor, onTransientError: 'throw' };
+      return deps;
     },
   };
 }

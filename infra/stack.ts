@@ -81,6 +81,8 @@ export class AssayStack extends Stack {
         .useBucket(bucket, { read: UPLOAD_PREFIXES, write: [SPILL_PREFIX] })
         .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
+        // To refuse an upload whose backends have no key, before any item is queued.
+        .readsSecret(this.providerSecret)
         // One upload per invocation: a dataset can take minutes to stream.
         .consumes(events.queue, { batchSize: 1, maxConcurrency: config.ingestMaxConcurrency }),
 

@@ -15,6 +15,11 @@ export interface IngestObjectDeps extends StartRunDeps {
    * record is written, so a missing dataset never leaves a run stuck in `ingesting`.
    */
   open(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
+  /**
+   * Builds the suite's providers, so an upload whose backend has no key is refused here, as
+   * the local CLI refuses to start, instead of failing every item in the workers.
+   */
+  checkBackends(suite: Suite): Promise<void>;
 }
 
 export interface UploadedObject {
@@ -44,7 +49,13 @@ export type IngestOutcome =
   | { status: 'rejected'; reason: string; suiteName?: string };
 
 /** Errors that mean "this suite, its prompts or its dataset are wrong": no retry can fix them. */
-const PERMANENT_ERRORS = new Set(['SuiteError', 'PromptError', 'TaskRegistryError', 'UnknownProviderError']);
+const PERMANENT_ERRORS = new Set([
+  'SuiteError',
+  'PromptError',
+  'TaskRegistryError',
+  'UnknownProviderError',
+  'MissingCredentialsError',
+]);
 
 /**
  * An object landed in the bucket: starts the run it asks for. A suite upload runs the suite on
@@ -102,6 +113,7 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
 
   let run: Awaited<ReturnType<typeof prepareRun>>;
   try {
+    await deps.checkBackends(suite);
     run = await prepareRun({
       suite,
       prompts: deps.prompts,

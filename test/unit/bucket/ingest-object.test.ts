@@ -6,6 +6,9 @@ import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js
 import { ingestObject } from '../../../shared/bucket/ingest-object.js';
 import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/bucket/layout.js';
 import type { ItemMessage } from '../../../shared/core/model.js';
+import type { Suite } from '../../../shared/core/suite.js';
+import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
+import { createProvider } from '../../../shared/providers/registry.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
 const GOLD = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
@@ -64,6 +67,10 @@ describe('ingestObject', () => {
           })()
         );
       },
+      // No keys in this environment: only sim: backends can be built.
+      checkBackends: async (s: Suite) => {
+        for (const backend of s.backends) createProvider(backend, { env: {}, prices: EMBEDDED_PRICES });
+      },
       runStore,
       queue: { sendItems: async (messages: ItemMessage[]) => void sent.push(...messages) },
       trigger: { trigger: async () => {} },
@@ -83,6 +90,16 @@ describe('ingestObject', () => {
       );
     return { bucket, runStore, sent, deps, putSuite };
   }
+
+  it('refuses an upload whose backend has no key, before writing a run or sending an item', async () => {
+    const { bucket, deps, sent, putSuite, runStore } = await setUp();
+    await putSuite({ backends: ['openai:gpt-4o-mini'] });
+    await bucket.put('datasets/demo/data.csv', await readFile(GOLD));
+    const outcome = await ingestObject(deps, { key: 'datasets/demo/data.csv', version: 'etag:1' });
+    expect(outcome).toMatchObject({ status: 'rejected', reason: expect.stringContaining('OPENAI_API_KEY') });
+    expect(sent).toEqual([]);
+    expect(await runStore.getRun('anything')).toBeUndefined();
+  });
 
   it('runs suites/<name>.json on an uploaded dataset, once per upload version', async () => {
     const { bucket, deps, sent, putSuite } = await setUp();

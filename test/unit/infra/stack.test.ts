@@ -225,7 +225,7 @@ describe('AssayStack with real bundles', () => {
 
   describe('functions', () => {
     const ENV = {
-      ingest: ['BUCKET_NAME', 'TABLE_NAME', 'ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL'],
+      ingest: ['BUCKET_NAME', 'TABLE_NAME', 'ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
       worker: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
       deadLetter: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
       aggregate: ['BUCKET_NAME', 'TABLE_NAME'],
@@ -339,7 +339,7 @@ describe('AssayStack with real bundles', () => {
     const names = (): Name[] => Object.keys(stack.functions) as Name[];
     const roleId = (name: Name): string => logicalId(stack, stack.functions[name].role!);
 
-    it('lets the worker, and only the worker, read the provider secret', () => {
+    it('lets ingest (to check keys) and the worker (to call models), and no other, read the provider secret', () => {
       const secretRef = JSON.stringify({ Ref: logicalId(stack, stack.providerSecret) });
       const readsSecret = (name: Name): boolean =>
         statementsOfRole(template, roleId(name)).some(
@@ -347,8 +347,8 @@ describe('AssayStack with real bundles', () => {
             actionsOf(s).includes('secretsmanager:GetSecretValue') &&
             JSON.stringify(s.Resource) === secretRef,
         );
-      expect(readsSecret('worker')).toBe(true);
-      expect(readsSecret('ingest') || readsSecret('deadLetter') || readsSecret('aggregate')).toBe(false);
+      expect(readsSecret('worker') && readsSecret('ingest')).toBe(true);
+      expect(readsSecret('deadLetter') || readsSecret('aggregate')).toBe(false);
     });
 
     it('grants no wildcard action (no s3:*, dynamodb:* or *) to any function role', () => {
