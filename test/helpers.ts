@@ -1,7 +1,7 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Suite, suiteSchema } from '../shared/core/suite.js';
+import { type Suite, type SuiteInput, suiteSchema } from '../shared/core/suite.js';
 
 export const REPO = resolve(import.meta.dirname, '..');
 /** The external data shipped beside the repository (../shared/data/external). */
@@ -22,8 +22,9 @@ export async function* chunksOf(text: string, size = 7): AsyncGenerator<Uint8Arr
   for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
 }
 
-export function suite(overrides: Record<string, unknown> = {}): Suite {
-  return suiteSchema.parse({
+/** A suite as a user writes it (the JSON uploaded or saved): GEC feedback/baseline on the simulator. */
+export function suiteInput(overrides: Partial<SuiteInput> = {}): SuiteInput {
+  return {
     version: 1,
     name: 'test-suite',
     dataset: { path: 'data.csv' },
@@ -32,5 +33,19 @@ export function suite(overrides: Record<string, unknown> = {}): Suite {
     method: 'baseline',
     backends: ['sim:gold'],
     ...overrides,
-  });
+  };
+}
+
+/** The same, validated, as the code sees it. */
+export function suite(overrides: Record<string, unknown> = {}): Suite {
+  return suiteSchema.parse({ ...suiteInput(), ...overrides });
+}
+
+/** Takes a copy of process.env now; the returned function puts it back exactly. */
+export function snapshotEnv(): () => void {
+  const saved = { ...process.env };
+  return () => {
+    for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
+    Object.assign(process.env, saved);
+  };
 }

@@ -30,8 +30,8 @@ import {
   spillKey,
 } from '../../shared/adapters/aws/sqs-work-queue.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../../shared/core/model.js';
-import { suiteSchema } from '../../shared/core/suite.js';
 import type { Completion } from '../../shared/providers/types.js';
+import { suite } from '../helpers.js';
 import {
   createTestResources,
   type Moto,
@@ -303,20 +303,13 @@ describe('SqsAggregateTrigger', { timeout: 60_000 }, () => {
   });
 });
 
-const suite = suiteSchema.parse({
-  version: 1,
-  name: 'demo',
-  dataset: { path: 'datasets/demo/data.csv' },
-  task: 'gec',
-  method: 'baseline',
-  backends: ['sim:gold'],
-});
+const demoSuite = suite({ name: 'demo', dataset: { path: 'datasets/demo/data.csv' } });
 
 function runRecord(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {
   return {
     runId,
     suiteName: 'demo',
-    suite,
+    suite: demoSuite,
     prompts: { 'gec/baseline.md': { hash: 'abc123', text: 'Judge {{src}} → {{tgt}}' } },
     status: 'ingesting',
     invalidRows: 0,

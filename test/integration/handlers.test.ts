@@ -16,21 +16,21 @@ import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { decodeItemMessage } from '../../shared/adapters/aws/sqs-work-queue.js';
 import { suiteKey } from '../../shared/bucket/layout.js';
 import { prepareRun } from '../../shared/core/prepare-run.js';
-import { suiteSchema } from '../../shared/core/suite.js';
 import type { Report } from '../../shared/reports/report.js';
-import { REPO } from '../helpers.js';
+import { REPO, snapshotEnv, suite } from '../helpers.js';
 import {
   createTestResources,
   functionEnv,
   type Moto,
   motoClients,
+  resetAllQueues,
   resetQueues,
   startMoto,
   type TestResources,
   uniqueNames,
 } from './moto.js';
 
-const savedEnv = { ...process.env };
+const restoreEnv = snapshotEnv();
 let moto: Moto;
 let clients: AwsClients;
 let res: TestResources;
@@ -41,14 +41,7 @@ let root: typeof import('../../functions/root.js');
 
 /** The run the item, DLQ and aggregate samples belong to. */
 const SAMPLE_RUN_ID = 'quickstart-0123456789ab';
-const quickstart = suiteSchema.parse({
-  version: 1,
-  name: 'quickstart',
-  dataset: { path: 'gold.csv' },
-  task: 'gec',
-  method: 'baseline',
-  backends: ['sim:gold'],
-});
+const quickstart = suite({ name: 'quickstart', dataset: { path: 'gold.csv' } });
 
 /** A fresh copy of a sample payload (tests mutate it). */
 async function sample(name: string): Promise<SQSEvent> {
@@ -94,20 +87,13 @@ beforeAll(async () => {
 }, 120_000);
 
 afterEach(async () => {
-  const { queues } = res;
-  await resetQueues(clients, [
-    queues.events.url,
-    queues.items.url,
-    queues.itemsDlq.url,
-    queues.aggregate.url,
-  ]);
+  await resetAllQueues(clients, res);
 });
 
 afterAll(async () => {
   for (const client of Object.values(clients ?? {})) client.destroy();
   await moto?.stop();
-  for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-  Object.assign(process.env, savedEnv);
+  restoreEnv();
 });
 
 describe('ingest', { timeout: 30_000 }, () => {

@@ -7,14 +7,9 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLocalCloud } from '../../cli/cloud/local-cloud.js';
 import { REPORT_FILES } from '../../shared/reports/files.js';
-import { REPO, tempDir } from '../helpers.js';
+import { REPO, snapshotEnv, tempDir } from '../helpers.js';
 
-const savedEnv = { ...process.env };
-
-afterAll(() => {
-  for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-  Object.assign(process.env, savedEnv);
-});
+afterAll(snapshotEnv());
 
 describe('runLocalCloud', () => {
   it('turns a dataset upload into a report in the bucket and downloads it', {

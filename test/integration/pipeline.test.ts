@@ -31,13 +31,13 @@ import type { SuiteInput } from '../../shared/core/suite.js';
 import { REPORT_FILES } from '../../shared/reports/files.js';
 import type { Report } from '../../shared/reports/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
-import { REPO, tempDir } from '../helpers.js';
+import { REPO, snapshotEnv, suiteInput, tempDir } from '../helpers.js';
 import {
   createTestResources,
   functionEnv,
   type Moto,
   motoClients,
-  resetQueues,
+  resetAllQueues,
   startMoto,
   TEST_REGION,
   type TestResources,
@@ -51,7 +51,7 @@ const GOLD_CSV = join(FIXTURES, 'gold-12-plus-2-bad.csv');
 const POISON_CSV = join(FIXTURES, 'poison.csv');
 const POISON_MARKER = 'POISON-PILL';
 
-const savedEnv = { ...process.env };
+const restoreEnv = snapshotEnv();
 let moto: Moto;
 let fake: VendorFake;
 let clients: AwsClients;
@@ -67,16 +67,7 @@ const invocations: Invocation[] = [];
 let local: Report;
 
 function simSuite(name: string, overrides: Partial<SuiteInput> = {}): SuiteInput {
-  return {
-    version: 1,
-    name,
-    dataset: { path: 'data.csv' },
-    task: 'gec',
-    judge: 'feedback',
-    method: 'baseline',
-    backends: ['sim:gold'],
-    ...overrides,
-  };
+  return suiteInput({ name, ...overrides });
 }
 
 beforeAll(async () => {
@@ -131,20 +122,13 @@ beforeAll(async () => {
 
 afterEach(async () => {
   worker = functions.worker;
-  const { queues } = res;
-  await resetQueues(clients, [
-    queues.events.url,
-    queues.items.url,
-    queues.itemsDlq.url,
-    queues.aggregate.url,
-  ]);
+  await resetAllQueues(clients, res);
 });
 
 afterAll(async () => {
   for (const client of Object.values(clients ?? {})) client.destroy();
   await Promise.all([moto?.stop(), fake?.close()]);
-  for (const name of Object.keys(process.env)) if (!(name in savedEnv)) delete process.env[name];
-  Object.assign(process.env, savedEnv);
+  restoreEnv();
 });
 
 /** Uploads a suite and lets ingest see it (its dataset is not there yet: nothing starts). */
