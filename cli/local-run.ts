@@ -14,8 +14,8 @@ import { startRun } from '../shared/core/start-run.js';
 import { parseSuite, type Suite } from '../shared/core/suite.js';
 import { formatFromPath, readRows } from '../shared/datasets/read.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
-import { createProvider } from '../shared/providers/registry.js';
-import type { Completion, LlmProvider } from '../shared/providers/types.js';
+import { ProviderPool } from '../shared/providers/registry.js';
+import type { Completion } from '../shared/providers/types.js';
 
 /** The package root: prompts that ship with Assay live under `<root>/prompts`. */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -109,18 +109,8 @@ export async function runLocal(
     invalidRows: started.invalidRows,
   });
 
-  const prices = loadPriceTable(options.pricesPath, env);
-  const providers = new Map<string, LlmProvider>();
-  const providerFor = (backend: string, r: RunRecord) => {
-    let provider = providers.get(backend);
-    if (!provider) {
-      provider = createProvider(backend, { env, prices, sim: r.suite.sim });
-      providers.set(backend, provider);
-    }
-    return provider;
-  };
-  // Build every backend before the first item, so a missing key fails the run at once.
-  for (const backend of run.suite.backends) providerFor(backend, run);
+  const providers = new ProviderPool({ env, prices: loadPriceTable(options.pricesPath, env) });
+  providers.require(run.suite.backends, run.suite.sim);
 
   const cache = new FileLlmCache(
     options.cachePath ?? join(env.ASSAY_CACHE_DIR ?? '.assay-cache', 'llm-cache.jsonl'),
@@ -129,7 +119,7 @@ export async function runLocal(
     runStore,
     trigger,
     cache,
-    providerFor,
+    providerFor: (backend: string, r: RunRecord) => providers.get(backend, r.suite.sim),
     onTransientError: 'fail' as const,
     onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),
   };

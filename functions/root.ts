@@ -31,8 +31,7 @@ import type { RunRecord } from '../shared/core/model.js';
 import type { ScoreItemDeps } from '../shared/core/score-item.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
-import { createProvider } from '../shared/providers/registry.js';
-import type { LlmProvider } from '../shared/providers/types.js';
+import { ProviderPool } from '../shared/providers/registry.js';
 import { parseSqsEvent } from './sqs-event.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
@@ -110,8 +109,7 @@ export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
       prompts: new LayeredBlobStore([b.blobs, new FolderBlobStore(BUNDLE_ROOT)]),
       open: (key) => openIfExists(b.blobs, key),
       checkBackends: async (suite) => {
-        const env = await keys();
-        for (const backend of suite.backends) createProvider(backend, { env, prices, sim: suite.sim });
+        new ProviderPool({ env: await keys(), prices }).require(suite.backends, suite.sim);
       },
       runStore: b.runStore,
       queue: new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs }),
@@ -135,25 +133,20 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
   });
   const trigger = aggregateTrigger(b);
   const keys = providerKeys(b);
-  const providers = new Map<string, LlmProvider>();
   let deps: ScoreItemDeps | undefined;
 
   return {
     blobs: b.blobs,
     async scoring() {
       if (deps) return deps;
-      const env = await keys();
-      const providerFor = (backend: string, run: RunRecord): LlmProvider => {
-        // Simulators differ by the suite's sim settings; real providers only by id.
-        const key = backend.startsWith('sim:') ? `${backend}#${JSON.stringify(run.suite.sim)}` : backend;
-        let provider = providers.get(key);
-        if (!provider) {
-          provider = createProvider(backend, { env, prices, sim: run.suite.sim });
-          providers.set(key, provider);
-        }
-        return provider;
+      const providers = new ProviderPool({ env: await keys(), prices });
+      deps = {
+        runStore: b.runStore,
+        trigger,
+        cache,
+        providerFor: (backend: string, run: RunRecord) => providers.get(backend, run.suite.sim),
+        onTransientError: 'throw',
       };
-      deps = { runStore: b.runStore, trigger, cache, providerFor, onTransientError: 'throw' };
       return deps;
     },
   };

@@ -13,7 +13,7 @@ import { parseSuite, type Suite } from '../../shared/core/suite.js';
 import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
 import { loadPriceTable } from '../../shared/providers/pricing.js';
-import { createProvider } from '../../shared/providers/registry.js';
+import { ProviderPool } from '../../shared/providers/registry.js';
 import type { Report } from '../../shared/reports/report.js';
 import { PACKAGE_ROOT } from '../local-run.js';
 import {
@@ -160,8 +160,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   const suitePath = resolve(options.suitePath);
   const { suite, text: suiteText } = await readSuite(suitePath, options.backends);
   // As `assay run` does: a backend without its key fails now, not once per item.
-  const prices = loadPriceTable(undefined, process.env);
-  for (const backend of suite.backends) createProvider(backend, { env: process.env, prices, sim: suite.sim });
+  new ProviderPool({ prices: loadPriceTable(undefined, process.env) }).require(suite.backends, suite.sim);
   const datasetPath = resolve(dirname(suitePath), options.datasetPath ?? suite.dataset.path);
   const datasetKey =
     (options.datasetPath === undefined ? datasetKeyOf(suite) : undefined) ??

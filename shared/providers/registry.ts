@@ -152,3 +152,29 @@ export function detectDefaultBackend(env: NodeJS.ProcessEnv = process.env): stri
   if (firstSet(env, ['GEMINI_API_KEY', 'GOOGLE_API_KEY'])) return 'gemini:gemini-2.0-flash-lite';
   return 'sim:gold';
 }
+
+/**
+ * Providers built once per backend and reused (one SDK client each; a simulator once per sim
+ * settings). Each shell's composition root keeps one for the life of its process.
+ */
+export class ProviderPool {
+  private readonly built = new Map<string, LlmProvider>();
+
+  constructor(private readonly options: Omit<CreateProviderOptions, 'sim'>) {}
+
+  get(backend: string, sim?: Partial<SimOptions>): LlmProvider {
+    const key =
+      resolveProviderId(backend).vendor === 'sim' ? `${backend}#${JSON.stringify(sim ?? {})}` : backend;
+    let provider = this.built.get(key);
+    if (!provider) {
+      provider = createProvider(backend, { ...this.options, sim });
+      this.built.set(key, provider);
+    }
+    return provider;
+  }
+
+  /** Builds every backend now, so a missing key or an unknown vendor fails before the first item. */
+  require(backends: readonly string[], sim?: Partial<SimOptions>): void {
+    for (const backend of backends) this.get(backend, sim);
+  }
+}

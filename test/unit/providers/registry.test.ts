@@ -10,7 +10,7 @@ import {
   loadPriceTable,
   PriceTableError,
 } from '../../../shared/providers/pricing.js';
-import { createProvider, detectDefaultBackend } from '../../../shared/providers/registry.js';
+import { createProvider, detectDefaultBackend, ProviderPool } from '../../../shared/providers/registry.js';
 
 describe('resolveProviderId', () => {
   it.each([
@@ -81,6 +81,24 @@ describe('createProvider', () => {
     );
     expect(createProvider('ollama:llama3.1', { env: {}, prices }).id).toBe('ollama:llama3.1');
     expect(createProvider('sim:gold', { env: {}, prices }).simulated).toBe(true);
+  });
+});
+
+describe('ProviderPool', () => {
+  const pool = () => new ProviderPool({ env: { OPENAI_API_KEY: 'k' }, prices: EMBEDDED_PRICES });
+
+  it('builds each backend once, and a simulator once per sim settings', () => {
+    const providers = pool();
+    expect(providers.get('openai:gpt-4o-mini')).toBe(providers.get('openai:gpt-4o-mini'));
+    expect(providers.get('sim:gold', { noise: 0.1 })).toBe(providers.get('sim:gold', { noise: 0.1 }));
+    expect(providers.get('sim:gold', { noise: 0.1 })).not.toBe(providers.get('sim:gold', { noise: 0.3 }));
+  });
+
+  it('require() fails at once on a backend without its key', () => {
+    expect(() => pool().require(['openai:gpt-4o-mini', 'anthropic:claude-3-5-haiku-latest'])).toThrow(
+      MissingCredentialsError,
+    );
+    expect(() => pool().require(['openai:gpt-4o-mini', 'sim:gold'])).not.toThrow();
   });
 });
 
