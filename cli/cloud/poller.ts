@@ -5,7 +5,9 @@
  * SQS to deliver again after the visibility timeout (and to move to the DLQ after
  * `maxReceiveCount`). Used by the integration tests and the local cloud, against moto.
  */
+
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -345,8 +347,4 @@ function failuresOf(response: SQSBatchResponse | undefined, event: SQSEvent): Se
   const ids = new Set(failures.map((f) => f.itemIdentifier));
   for (const id of ids) if (!id || !all.has(id)) return all;
   return ids;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
 }

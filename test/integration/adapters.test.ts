@@ -29,6 +29,7 @@ import {
   SqsWorkQueue,
   spillKey,
 } from '../../shared/adapters/aws/sqs-work-queue.js';
+import { decodeEventKey } from '../../shared/bucket/layout.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../../shared/core/model.js';
 import type { Completion } from '../../shared/providers/types.js';
 import { suite } from '../helpers.js';
@@ -87,7 +88,6 @@ async function receive(
 }
 
 /** How an S3 event key is decoded: `+` is a space, then percent-decoding. */
-const decodeS3Key = (key: string) => decodeURIComponent(key.replaceAll('+', ' '));
 
 describe('S3 → SQS notification (createTestResources)', { timeout: 60_000 }, () => {
   it('sends the s3:TestEvent, then ObjectCreated for notified prefixes with URL-encoded keys', async () => {
@@ -112,7 +112,7 @@ describe('S3 → SQS notification (createTestResources)', { timeout: 60_000 }, (
     // not; both decode to the same key.
     const raw = records[0]!.s3.object.key;
     expect(raw.replaceAll('%2F', '/')).toBe('datasets/my+suite/caf%C3%A9.csv');
-    expect(decodeS3Key(raw)).toBe('datasets/my suite/café.csv');
+    expect(decodeEventKey(raw)).toBe('datasets/my suite/café.csv');
   });
 
   it('notifies suites/ and prompts/ too', async () => {
@@ -121,7 +121,7 @@ describe('S3 → SQS notification (createTestResources)', { timeout: 60_000 }, (
 
     const messages = await receive(clients.sqs, res.queues.events.url, 2);
 
-    const keys = messages.map((m) => decodeS3Key(JSON.parse(m.Body!).Records[0].s3.object.key)).sort();
+    const keys = messages.map((m) => decodeEventKey(JSON.parse(m.Body!).Records[0].s3.object.key)).sort();
     expect(keys).toEqual(['prompts/gec/a b.md', 'suites/demo.json']);
   });
 });
