@@ -26,6 +26,7 @@ export type FailureKind =
   | 'parse' // the answer could not be parsed even after one repair pass
   | 'refusal'
   | 'truncated'
+  | 'step_limit' // the agent used its steps and the extra turn without a Final Answer
   | 'provider' // permanent provider error, or transient ones that exhausted retries
   | 'dead_letter' // the message exhausted its receives on the queue
   | 'budget' // the run's budget stopped it before this item was scored
@@ -54,6 +55,8 @@ export interface ItemResult {
   /** The judge's reason, or the failure reason. */
   reason?: string;
   failure?: { kind: FailureKind; message: string };
+  /** Method-specific facts (sub-scores, escalation path, votes…), for reports and offline re-fusion. */
+  details?: Record<string, unknown>;
   /** Raw model text, kept when parsing failed. */
   raw?: string;
   /** Input fields echoed for labeled.csv / errors.txt. */

@@ -91,6 +91,7 @@ export async function scoreItem(
     stages,
     simulated: simulated || run.simulated,
     finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
+    ...(outcome.details ? { details: outcome.details } : {}),
     ...(outcome.status === 'scored'
       ? { prediction: outcome.prediction, reason: outcome.reason, score: outcome.score }
       : { prediction: 'Error', failure: outcome.failure, reason: outcome.failure.message, raw: outcome.raw }),

@@ -1,6 +1,6 @@
 import type { RawRow } from '../datasets/read.js';
 import { buildReport, type Report, reportOrder } from '../reports/report.js';
-import { GOLD_COLUMNS, normalizeLabel } from '../tasks/gec/task.js';
+import { GOLD_COLUMNS, normalizeLabel } from '../tasks/gec/labels.js';
 import { taskFor } from '../tasks/registry.js';
 import type { ItemResult, RunRecord } from './model.js';
 import { type Suite, suiteSchema } from './suite.js';

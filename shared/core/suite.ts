@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import { FUSIONS } from '../tasks/gec/fusion.js';
+import { GEC_LABELS } from '../tasks/gec/labels.js';
+import { RISK_FLAGS } from '../tasks/gec/router.js';
 
 /**
  * A suite: what to evaluate, with what, and how. Versioned (`version: 1`) and validated here,
@@ -42,6 +45,69 @@ export const datasetSchema = z
   })
   .strict();
 
+/** The single-prompt methods, which escalation and ensembles run on each backend. */
+export const SINGLE_PROMPT_METHODS = ['legacy', 'baseline'] as const;
+export const METHODS = [...SINGLE_PROMPT_METHODS, 'modular', 'agent', 'escalation', 'ensemble'] as const;
+export type Method = (typeof METHODS)[number];
+
+const baseMethod = z
+  .enum(SINGLE_PROMPT_METHODS)
+  .default('baseline')
+  .describe('The single-prompt method each backend runs.');
+
+export const modularSchema = z
+  .object({
+    fusion: z
+      .enum(FUSIONS)
+      .default('cascade')
+      .describe(
+        '`cascade` (nonsense, meaning, quality) or `tp_fp3` (meaning, quality, pair correctness). The report also re-fuses with the other rule set when its sub-scores are present.',
+      ),
+  })
+  .strict();
+
+export const agentSchema = z
+  .object({
+    maxSteps: z
+      .number()
+      .int()
+      .min(1)
+      .max(20)
+      .default(6)
+      .describe('Model turns before the agent must answer; one more turn asks for the Final Answer.'),
+  })
+  .strict();
+
+export const escalationSchema = z
+  .object({
+    base: baseMethod,
+    router: z
+      .enum(['deterministic', 'llm'])
+      .default('deterministic')
+      .describe(
+        "`llm`: the small model classifies and decides routing in one JSON answer (the seeds' legacy router).",
+      ),
+    escalateLabels: z
+      .array(z.enum([...GEC_LABELS, 'Error']))
+      .default(['FP1', 'FP2', 'Error'])
+      .describe('Small-model labels that send the item to the expert.'),
+    escalateFlags: z
+      .array(z.enum(RISK_FLAGS))
+      .default(['number_change', 'proper_noun_change', 'long_rewrite_risk'])
+      .describe('Router risk flags that send the item to the expert.'),
+  })
+  .strict();
+
+export const ensembleSchema = z
+  .object({
+    base: baseMethod,
+    weights: z
+      .array(z.number().nonnegative())
+      .optional()
+      .describe('One weight per backend, in `backends` order (default: all 1).'),
+  })
+  .strict();
+
 export const suiteSchema = z
   .object({
     $schema: z.string().optional(),
@@ -54,7 +120,15 @@ export const suiteSchema = z
     dataset: datasetSchema,
     task: z.literal('gec').describe('Task family.'),
     judge: z.enum(['feedback', 'edit']).default('feedback'),
-    method: z.enum(['legacy', 'baseline']).describe('Judge method.'),
+    method: z.enum(METHODS).describe('Judge method.'),
+    modular: modularSchema.optional().describe('Options of the `modular` method.'),
+    agent: agentSchema.optional().describe('Options of the `agent` method.'),
+    escalation: escalationSchema
+      .optional()
+      .describe(
+        'Options of the `escalation` method: backends are ordered small → large; the last one also finalizes when answers disagree.',
+      ),
+    ensemble: ensembleSchema.optional().describe('Options of the weighted `ensemble` method.'),
     backends: z
       .array(z.string().min(1))
       .min(1)
@@ -107,9 +181,56 @@ export const suiteSchema = z
       .default({ noise: 0.2, latencyMs: 20, seed: 7 })
       .describe('Simulator settings, used only for `sim:` backends.'),
   })
-  .strict();
+  .strict()
+  .superRefine((suite, ctx) => {
+    for (const block of ['modular', 'agent', 'escalation', 'ensemble'] as const) {
+      if (suite[block] !== undefined && suite.method !== block) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [block],
+          message: `options for method ${block}, but method is ${suite.method}`,
+        });
+      }
+    }
+    if ((suite.method === 'escalation' || suite.method === 'ensemble') && suite.backends.length < 2) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['backends'],
+        message: `${suite.method} needs at least two backends`,
+      });
+    }
+    const weights = suite.ensemble?.weights;
+    if (weights && weights.length !== suite.backends.length) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ensemble', 'weights'],
+        message: `${weights.length} weights for ${suite.backends.length} backends`,
+      });
+    }
+    if (weights?.every((w) => w === 0)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ensemble', 'weights'],
+        message: 'at least one weight must be positive',
+      });
+    }
+  });
 
 export type Suite = z.infer<typeof suiteSchema>;
+export type ModularOptions = z.infer<typeof modularSchema>;
+export type AgentOptions = z.infer<typeof agentSchema>;
+export type EscalationOptions = z.infer<typeof escalationSchema>;
+export type EnsembleOptions = z.infer<typeof ensembleSchema>;
+
+/** A method's options with their defaults filled (the suite may omit the block). */
+export function methodOptions(suite: Suite) {
+  return {
+    modular: modularSchema.parse(suite.modular ?? {}),
+    agent: agentSchema.parse(suite.agent ?? {}),
+    escalation: escalationSchema.parse(suite.escalation ?? {}),
+    ensemble: ensembleSchema.parse(suite.ensemble ?? {}),
+  };
+}
 export type SuiteInput = z.input<typeof suiteSchema>;
 
 export class SuiteError extends Error {

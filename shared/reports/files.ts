@@ -59,6 +59,7 @@ const LABELED_COLUMNS = [
   'reason',
   'cost_usd',
   'latency_ms',
+  'details',
 ];
 
 export function renderLabeledCsv(results: ItemResult[]): string {
@@ -81,6 +82,7 @@ export function renderLabeledCsv(results: ItemResult[]): string {
           8,
         ),
         Math.round(stages.reduce((sum, s) => sum + s.latencyMs, 0)),
+        r.details ? JSON.stringify(r.details) : undefined,
       ]
         .map(csvCell)
         .join(','),
@@ -182,6 +184,7 @@ export function renderText(report: Report): string {
       lines.push(`  ${gold.padEnd(7)}${columns.map((l) => String(row[l] ?? 0).padStart(6)).join('')}`);
     }
   }
+  lines.push(...renderMethod(report.method, (report.metrics as { method?: MethodView }).method));
   const cost = report.cost;
   lines.push(
     '',
@@ -189,7 +192,7 @@ export function renderText(report: Report): string {
     `  calls ${cost.calls} (cached ${cost.cachedCalls})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
   );
   for (const [stage, s] of Object.entries(cost.byStage)) {
-    lines.push(`  ${stage.padEnd(10)} ${usd(s.usd)}  calls ${s.calls}`);
+    lines.push(`  ${stage.padEnd(24)} ${usd(s.usd).padStart(11)}  calls ${s.calls}`);
   }
   lines.push(
     `Latency per item: p50 ${Math.round(report.latencyMs.p50)} ms, p95 ${Math.round(report.latencyMs.p95)} ms`,
@@ -198,4 +201,57 @@ export function renderText(report: Report): string {
     ...Object.entries(report.prompts).map(([path, hash]) => `  ${path}  ${hash}`),
   );
   return `${lines.join('\n')}\n`;
+}
+
+interface CostPointView {
+  policy: string;
+  n: number;
+  accuracy: number;
+  macroF1: number;
+  binaryF1: number;
+  costUsd: number;
+  per10kUsd: number;
+}
+
+type MethodView = Record<string, unknown> & {
+  accuracyVsCost?: CostPointView[];
+  fusions?: Record<string, CostPointView>;
+};
+
+const words = (key: string) => key.replace(/([A-Z])/g, ' $1').toLowerCase();
+
+/** The method's own figures (metrics.method): rates, counts by kind, accuracy against cost. */
+function renderMethod(method: string, view: MethodView | undefined): string[] {
+  if (!view) return [];
+  const lines = ['', `Method ${method}`];
+  for (const [key, value] of Object.entries(view)) {
+    if (key === 'accuracyVsCost' || key === 'fusions') continue;
+    if (typeof value === 'number')
+      lines.push(`  ${words(key).padEnd(18)} ${Number.isInteger(value) ? value : pct(value)}`);
+    else if (typeof value === 'string') lines.push(`  ${words(key).padEnd(18)} ${value}`);
+    else if (value && typeof value === 'object') {
+      const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) =>
+        typeof v === 'object' && v !== null
+          ? `${k} {${Object.entries(v)
+              .map(([a, b]) => `${a}: ${b}`)
+              .join(', ')}}`
+          : `${k} ${v}`,
+      );
+      lines.push(`  ${words(key).padEnd(18)} ${entries.length > 0 ? entries.join(', ') : 'none'}`);
+    }
+  }
+  const points = [...Object.values(view.fusions ?? {}), ...(view.accuracyVsCost ?? [])];
+  if (points.length > 0) {
+    lines.push(
+      '',
+      '  accuracy against cost',
+      `  ${'policy'.padEnd(32)} ${'n'.padStart(5)} ${'acc'.padStart(6)} ${'macroF1'.padStart(8)} ${'binF1'.padStart(6)} ${'cost'.padStart(11)} ${'per 10K'.padStart(10)}`,
+    );
+    for (const p of points) {
+      lines.push(
+        `  ${p.policy.padEnd(32)} ${String(p.n).padStart(5)} ${pct(p.accuracy).padStart(6)} ${pct(p.macroF1).padStart(8)} ${pct(p.binaryF1).padStart(6)} ${usd(p.costUsd).padStart(11)} ${usd(p.per10kUsd).padStart(10)}`,
+      );
+    }
+  }
+  return lines;
 }

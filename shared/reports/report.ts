@@ -80,7 +80,7 @@ export function buildReport(run: RunRecord, results: ItemResult[], task: Task, f
     startedAt: run.startedAt,
     finishedAt,
     counts: { items: results.length, scored, failed, invalidRows, errors: failed - invalidRows, byFailure },
-    metrics: task.metrics(results),
+    metrics: task.metrics(results, run.suite),
     cost: { ...costSummary(spends, results.length - invalidRows), calls, cachedCalls },
     latencyMs: summarizeLatency(latencies),
     prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),

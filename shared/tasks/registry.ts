@@ -30,11 +30,14 @@ export function verifyPrompts(
   texts: Record<string, string | undefined>,
 ) {
   for (const [role, path] of Object.entries(paths)) {
-    const allowed = task.placeholders[role];
-    if (!allowed) throw new TaskRegistryError(`${task.name}: unknown prompt role ${role} (${path})`);
+    const family = role in task.placeholders ? role : role.split('.')[0]!;
+    const allowed = task.placeholders[family];
+    if (allowed === undefined)
+      throw new TaskRegistryError(`${task.name}: unknown prompt role ${role} (${path})`);
     const text = texts[path];
     if (text === undefined)
       throw new TaskRegistryError(`${task.name}: prompt file for ${role} not found: ${path}`);
+    if (allowed === null) continue;
     const unknown = [...placeholders(text)].filter((name) => !allowed.includes(name));
     if (unknown.length > 0) {
       throw new TaskRegistryError(

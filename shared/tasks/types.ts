@@ -12,9 +12,17 @@ export interface ScoreContext {
   call(stage: string, provider: LlmProvider, request: CompletionRequest): Promise<Completion>;
 }
 
+/** Method-specific facts about one item (sub-scores, the escalation path, votes…), kept as JSON. */
+export type ItemDetails = Record<string, unknown>;
+
 export type ScoreOutcome =
-  | { status: 'scored'; prediction: string; reason?: string; score?: number }
-  | { status: 'failed'; failure: { kind: FailureKind; message: string }; raw?: string };
+  | { status: 'scored'; prediction: string; reason?: string; score?: number; details?: ItemDetails }
+  | {
+      status: 'failed';
+      failure: { kind: FailureKind; message: string };
+      raw?: string;
+      details?: ItemDetails;
+    };
 
 export type ParsedRow = { item: Item } | { error: string; id?: string };
 
@@ -22,12 +30,16 @@ export interface Task {
   readonly name: string;
   /** Prompt role → file path under prompts/ for this suite (method defaults, then suite overrides). */
   promptPaths(suite: Suite): Record<string, string>;
-  /** Every prompt path any method of this task can use by default (checked at load). */
-  defaultPromptPaths(): string[];
-  /** Placeholders each prompt role may use; anything else in a prompt file is a load-time error. */
-  readonly placeholders: Record<string, readonly string[]>;
+  /** The default role → prompt file map of every method variant (each checked by a test). */
+  defaultPromptSets(): Record<string, string>[];
+  /**
+   * Placeholders each prompt role may use; anything else in a prompt file is a load-time error.
+   * A role `family.key` (e.g. `grammar.de`) is looked up as `family`; `null` marks a data file
+   * (a corpus) that is versioned like a prompt but is not a template.
+   */
+  readonly placeholders: Record<string, readonly string[] | null>;
   parseRow(record: Record<string, string>, row: number, suite: Suite): ParsedRow;
   score(item: Item, ctx: ScoreContext): Promise<ScoreOutcome>;
-  /** Task-specific metrics for report.json `metrics`. */
-  metrics(results: ItemResult[]): Record<string, unknown>;
+  /** Task-specific metrics for report.json `metrics` (`method`: the method's own figures). */
+  metrics(results: ItemResult[], suite: Suite): Record<string, unknown>;
 }

@@ -287,3 +287,53 @@ describe('AWS pipeline on moto', { timeout: 60_000 }, () => {
     expect(report.metrics).toEqual(local.metrics);
   });
 });
+
+/** The example suites of the judge methods, each run on a sample in both shells. */
+const METHOD_EXAMPLES = {
+  'gec-modular-en': ['pair', 'meaning', 'quality'],
+  'gec-agent-ua': ['agent', 'tool:meaning_change', 'tool:reward_quality'],
+  'gec-escalation-en': ['small'],
+  'gec-ensemble-de': ['vote:sim:gpt-4o-mini', 'vote:sim:claude-haiku-4-5', 'vote:sim:gemini-2.5-flash'],
+} as const;
+
+describe('every judge method, from its example suite, on moto and locally', { timeout: 90_000 }, () => {
+  it.each(Object.entries(METHOD_EXAMPLES))('%s', async (example, stages) => {
+    const file = JSON.parse(await readFile(join(REPO, 'examples', `${example}.suite.json`), 'utf8'));
+    const name = `m-${example}`;
+    const suite: SuiteInput = {
+      ...file,
+      name,
+      dataset: { ...file.dataset, path: 'data.csv' },
+      // The same models, simulated (their price is projected, so cost figures are not zero).
+      backends: file.backends.map((b: string) => `sim:${b.slice(b.indexOf(':') + 1)}`),
+      run: { ...file.run, sample: { n: 16, seed: 3 } },
+      sim: { latencyMs: 0 },
+    };
+    const data = await readFile(join(REPO, 'examples', file.dataset.path));
+
+    const dir = await tempDir('assay-method-');
+    await writeFile(join(dir, 'suite.json'), JSON.stringify(suite));
+    await writeFile(join(dir, 'data.csv'), data);
+    const { outcome } = await runLocal({
+      suitePath: join(dir, 'suite.json'),
+      outDir: join(dir, 'run'),
+      cachePath: join(dir, 'llm-cache.jsonl'),
+      env: {},
+    });
+    if (outcome.status !== 'written') throw new Error('local run not aggregated');
+
+    await uploadSuite(suite);
+    await blobs.put(`datasets/${name}/data.csv`, data);
+    const report = await reportOf(name);
+
+    expect(report.method).toBe(file.method);
+    expect(report.counts).toMatchObject({ items: 16, scored: 16, failed: 0 });
+    expect(report.metrics).toEqual(outcome.report.metrics);
+    const method = report.metrics.method as { accuracyVsCost: { per10kUsd: number }[] };
+    expect(method.accuracyVsCost.length).toBeGreaterThan(0);
+    expect(method.accuracyVsCost.every((p) => p.per10kUsd > 0)).toBe(true);
+    expect(Object.keys(report.cost.byStage)).toEqual(expect.arrayContaining([...stages]));
+    const results = await resultsOf(report.runId);
+    expect(results.every((r) => r.details !== undefined)).toBe(true);
+  });
+});

@@ -1,78 +1,59 @@
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
-import type { ItemResult } from '../../core/model.js';
-import type { Suite } from '../../core/suite.js';
+import { methodOptions, type Suite, suiteSchema } from '../../core/suite.js';
 import { classificationMetrics } from '../../metrics/index.js';
-import { renderPrompt } from '../../prompts/prompts.js';
-import type { Completion, CompletionRequest, LlmProvider } from '../../providers/types.js';
-import { parseAnswer } from '../answer.js';
 import type { ParsedRow, ScoreOutcome, Task } from '../types.js';
-import { alignedText, editSpans, formatSpans } from './edits.js';
+import { judgeAgent } from './agent.js';
+import { failedOutcome, gecCase } from './case.js';
+import { classify } from './classify.js';
+import { judgeEnsemble } from './ensemble.js';
+import { judgeEscalation } from './escalation.js';
+import { FUSIONS } from './fusion.js';
+import { corpusPath } from './grammar.js';
+import { GEC_LABELS, GOLD_COLUMNS, normalizeLabel } from './labels.js';
+import { methodMetrics } from './method-metrics.js';
+import { judgeModular, modularSubJudges } from './modular.js';
+import type { SubJudge } from './simulate.js';
 
-/** Every label a GEC gold file may carry. */
-export const GEC_LABELS = ['TP', 'FP1', 'FP2', 'FP3', 'TN', 'FN'] as const;
-export type GecLabel = (typeof GEC_LABELS)[number];
-
-/** What each judge kind may answer: the feedback judge sees an edit, so it has no TN/FN. */
-export const JUDGE_LABELS: Record<Suite['judge'], readonly GecLabel[]> = {
-  feedback: ['TP', 'FP1', 'FP2', 'FP3'],
-  edit: GEC_LABELS,
-};
-
-const METHODS = ['legacy', 'baseline'] as const;
 const JUDGES = ['feedback', 'edit'] as const;
-const REPAIR_PROMPT = 'gec/common/repair.md';
+const SINGLE = ['legacy', 'baseline'] as const;
 
-/** Gold columns tried in order when the suite names none (the AQUA layouts). */
-export const GOLD_COLUMNS = ['gold', 'label', 'tp_fp_label', 'judge_label', 'pred_specialized'] as const;
+/** Languages whose grammar-rule corpus ships in prompts/gec/grammar/ (a suite may add or replace). */
+export const GRAMMAR_LANGUAGES = ['en', 'de', 'uk'] as const;
 
-const LANGUAGE_NAMES: Record<string, string> = {
-  en: 'English',
-  de: 'German',
-  ua: 'Ukrainian',
-  uk: 'Ukrainian',
-  es: 'Spanish',
-  fr: 'French',
-  it: 'Italian',
-  pt: 'Portuguese',
-  pl: 'Polish',
-  nl: 'Dutch',
-};
+const COMMON = { repair: 'gec/common/repair.md', reformat: 'gec/common/repair-format.md' } as const;
 
-export function languageName(code: string): string {
-  return LANGUAGE_NAMES[code.trim().toLowerCase()] ?? code;
+function subJudgePath(judge: Suite['judge'], subJudge: SubJudge): string {
+  return subJudge === 'quality' ? `gec/modular/quality-${judge}.md` : `gec/modular/${subJudge}.md`;
 }
 
-/** Canonical label for a gold or predicted value (`' fp3 '` → `FP3`), or undefined. */
-export function normalizeLabel(value: string | undefined): GecLabel | undefined {
-  const upper = value?.trim().toUpperCase();
-  return GEC_LABELS.find((label) => label === upper);
-}
-
-function answerSchema(labels: readonly GecLabel[]) {
-  const label = z
-    .string()
-    .transform((v) => normalizeLabel(v.replace(/^\W+|\W+$/g, '')))
-    .refine((v): v is GecLabel => v !== undefined && labels.includes(v), {
-      message: `label must be one of ${labels.join(', ')}`,
-    });
-  // Models trained on the seeds' prompts answer `classification`; accept it as `label`.
-  return z
-    .object({ label: label.optional(), classification: label.optional(), reason: z.string().default('') })
-    .refine((a) => a.label ?? a.classification, { message: 'label is missing' })
-    .transform((a) => ({ label: (a.label ?? a.classification) as GecLabel, reason: a.reason }));
-}
-
-function answerJsonSchema(labels: readonly GecLabel[]) {
-  return {
-    name: 'gec_judgement',
-    schema: {
-      type: 'object',
-      properties: { label: { type: 'string', enum: [...labels] }, reason: { type: 'string' } },
-      required: ['label', 'reason'],
-      additionalProperties: false,
-    },
-  };
+/** Prompt role → file for one method and judge: only the files the method reads. */
+function methodPaths(suite: Suite): Record<string, string> {
+  const { judge } = suite;
+  const options = methodOptions(suite);
+  const subJudges = (list: SubJudge[]) => Object.fromEntries(list.map((j) => [j, subJudgePath(judge, j)]));
+  switch (suite.method) {
+    case 'legacy':
+    case 'baseline':
+      return { classify: `gec/${judge}/${suite.method}.md`, repair: COMMON.repair };
+    case 'modular':
+      return { ...subJudges(modularSubJudges(judge, options.modular)), reformat: COMMON.reformat };
+    case 'agent':
+      return {
+        agent: `gec/agent/${judge}.md`,
+        ...subJudges(['nonsense', 'meaning', 'quality']),
+        reformat: COMMON.reformat,
+        ...Object.fromEntries(GRAMMAR_LANGUAGES.map((lang) => [`grammar.${lang}`, corpusPath(lang)])),
+      };
+    case 'escalation':
+      return {
+        classify: `gec/${judge}/${options.escalation.base}.md`,
+        repair: COMMON.repair,
+        finalizer: 'gec/escalation/finalizer.md',
+        ...(options.escalation.router === 'llm' ? { router: 'gec/escalation/router.md' } : {}),
+      };
+    case 'ensemble':
+      return { classify: `gec/${judge}/${options.ensemble.base}.md`, repair: COMMON.repair };
+  }
 }
 
 function column(record: Record<string, string>, name: string | undefined, fallbacks: readonly string[]) {
@@ -89,17 +70,44 @@ export const gecTask: Task = {
   placeholders: {
     classify: ['language', 'src', 'tgt', 'aligned', 'edit'],
     repair: ['problem', 'labels'],
+    reformat: ['problem', 'format'],
+    nonsense: ['text', 'language'],
+    meaning: ['original', 'suggested', 'language', 'aligned', 'edit'],
+    quality: ['original', 'suggested', 'language', 'aligned', 'edit'],
+    pair: ['original', 'suggested', 'language', 'aligned', 'edit'],
+    agent: ['language', 'original', 'suggested', 'aligned', 'edit'],
+    finalizer: ['language', 'src', 'tgt', 'aligned', 'edit', 'labels', 'candidates'],
+    router: ['language', 'src', 'tgt', 'aligned', 'edit', 'labels'],
+    grammar: null,
   },
 
   promptPaths(suite) {
-    return { classify: `gec/${suite.judge}/${suite.method}.md`, repair: REPAIR_PROMPT, ...suite.prompts };
+    return { ...methodPaths(suite), ...suite.prompts };
   },
 
-  defaultPromptPaths() {
-    return [
-      ...JUDGES.flatMap((judge) => METHODS.map((method) => `gec/${judge}/${method}.md`)),
-      REPAIR_PROMPT,
+  defaultPromptSets() {
+    const variants = [
+      ...SINGLE.map((method) => ({ method })),
+      ...FUSIONS.map((fusion) => ({ method: 'modular', modular: { fusion } })),
+      { method: 'agent' },
+      { method: 'escalation', escalation: { router: 'llm' } },
+      { method: 'ensemble' },
     ];
+    return JUDGES.flatMap((judge) =>
+      variants.map((variant) =>
+        methodPaths(
+          suiteSchema.parse({
+            version: 1,
+            name: 'defaults',
+            dataset: { path: 'x.csv' },
+            task: 'gec',
+            judge,
+            backends: ['sim:a', 'sim:b'],
+            ...variant,
+          }),
+        ),
+      ),
+    );
   },
 
   parseRow(record, row, suite): ParsedRow {
@@ -145,95 +153,31 @@ export const gecTask: Task = {
   },
 
   async score(item, ctx): Promise<ScoreOutcome> {
-    const { suite, prompts } = ctx;
-    const paths = this.promptPaths(suite);
-    const labels = JUDGE_LABELS[suite.judge];
-    const { src = '', tgt = '', aligned, lang = suite.dataset.lang } = item.input;
-    const spans = editSpans(src, tgt, aligned);
-    const prompt = renderPrompt(
-      prompts[paths.classify!]!.text,
-      {
-        language: languageName(lang),
-        src,
-        tgt,
-        aligned: alignedText(src, tgt, aligned),
-        edit: formatSpans(spans),
-      },
-      paths.classify,
-    );
-    const provider = ctx.backends[0]!;
-    const schema = answerSchema(labels);
-    const request: CompletionRequest = {
-      model: modelOf(provider),
-      prompt,
-      temperature: suite.params.temperature,
-      maxTokens: suite.params.maxTokens,
-      jsonSchema: suite.params.structuredOutput ? answerJsonSchema(labels) : undefined,
-      simulate: (rng, noise) => simulatedAnswer(item.gold as GecLabel, labels, rng, noise),
-    };
-    const first = await ctx.call('classify', provider, request);
-    const refusal = refused(first);
-    if (refusal) return refusal;
-    const parsed = parseAnswer(first.text, schema);
-    if (parsed.ok) return { status: 'scored', prediction: parsed.value.label, reason: parsed.value.reason };
-
-    // One repair pass: show the model its own answer and what was wrong with it.
-    const repairText = renderPrompt(
-      prompts[paths.repair!]!.text,
-      { problem: parsed.problem, labels: labels.map((l) => `"${l}"`).join(' | ') },
-      paths.repair,
-    );
-    const second = await ctx.call('repair', provider, {
-      ...request,
-      history: [
-        { role: 'user', content: prompt },
-        { role: 'assistant', content: first.text },
-      ],
-      prompt: repairText,
-    });
-    const secondRefusal = refused(second);
-    if (secondRefusal) return secondRefusal;
-    const repaired = parseAnswer(second.text, schema);
-    if (repaired.ok)
-      return { status: 'scored', prediction: repaired.value.label, reason: repaired.value.reason };
-    const kind = first.finishReason === 'length' || second.finishReason === 'length' ? 'truncated' : 'parse';
-    return {
-      status: 'failed',
-      failure: { kind, message: `unparseable answer after one repair: ${repaired.problem}` },
-      raw: `${first.text}\n--- repair ---\n${second.text}`,
-    };
+    const c = gecCase(item, ctx, this.promptPaths(ctx.suite));
+    const options = methodOptions(ctx.suite);
+    switch (ctx.suite.method) {
+      case 'legacy':
+      case 'baseline': {
+        const answer = await classify(c, 'classify', ctx.backends[0]!);
+        return answer.ok
+          ? { status: 'scored', prediction: answer.value.label, reason: answer.value.reason }
+          : failedOutcome(answer);
+      }
+      case 'modular':
+        return judgeModular(c, options.modular);
+      case 'agent':
+        return judgeAgent(c, options.agent);
+      case 'escalation':
+        return judgeEscalation(c, options.escalation);
+      case 'ensemble':
+        return judgeEnsemble(c, options.ensemble);
+    }
   },
 
-  metrics(results: ItemResult[]) {
+  metrics(results, suite) {
     const pairs = results
       .filter((r) => r.gold !== undefined && r.failure?.kind !== 'invalid_row')
       .map((r) => ({ gold: r.gold!, pred: r.status === 'scored' ? r.prediction! : 'Error' }));
-    return classificationMetrics(pairs);
+    return { ...classificationMetrics(pairs), method: methodMetrics(suite, results) };
   },
 };
-
-function refused(completion: Completion): ScoreOutcome | undefined {
-  if (completion.finishReason !== 'refusal' && completion.finishReason !== 'content_filter') return undefined;
-  return {
-    status: 'failed',
-    failure: { kind: 'refusal', message: `the model declined (${completion.finishReason})` },
-    raw: completion.text,
-  };
-}
-
-/** `openai:gpt-4o-mini` → `gpt-4o-mini` (provider ids are already resolved from aliases). */
-export function modelOf(provider: LlmProvider): string {
-  return provider.id.slice(provider.id.indexOf(':') + 1);
-}
-
-function simulatedAnswer(
-  gold: GecLabel,
-  labels: readonly GecLabel[],
-  rng: () => number,
-  noise: number,
-): string {
-  const wrong = labels.filter((l) => l !== gold);
-  const right = labels.includes(gold) && rng() >= noise;
-  const label = right || wrong.length === 0 ? gold : wrong[Math.floor(rng() * wrong.length)]!;
-  return JSON.stringify({ label, reason: 'simulated answer (drawn from the gold label with noise)' });
-}

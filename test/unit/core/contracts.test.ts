@@ -17,11 +17,12 @@ describe('task registry', () => {
   it('every default prompt of every task exists and uses only placeholders the task fills', async () => {
     const store = new FolderBlobStore(REPO);
     for (const task of allTasks()) {
-      const paths = task.defaultPromptPaths();
-      const prompts = await snapshotPrompts(store, paths);
-      for (const path of paths) {
-        const role = path.endsWith('repair.md') ? 'repair' : 'classify';
-        verifyPrompts(task, { [role]: path }, { [path]: prompts[path]!.text });
+      const sets = task.defaultPromptSets();
+      expect(sets.length).toBeGreaterThan(10);
+      for (const paths of sets) {
+        const prompts = await snapshotPrompts(store, Object.values(paths));
+        const texts = Object.fromEntries(Object.entries(prompts).map(([path, p]) => [path, p.text]));
+        verifyPrompts(task, paths, texts);
       }
     }
   });

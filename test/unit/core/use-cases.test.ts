@@ -11,33 +11,9 @@ import { scoreItem } from '../../../shared/core/score-item.js';
 import { startRun } from '../../../shared/core/start-run.js';
 import { readRows } from '../../../shared/datasets/read.js';
 import { ProviderError } from '../../../shared/providers/errors.js';
-import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
+import type { CompletionRequest } from '../../../shared/providers/types.js';
+import { ScriptedProvider } from '../../fakes/scripted-provider.js';
 import { chunksOf, REPO, suite, tempDir } from '../../helpers.js';
-
-/** A test double that answers from a script, one text per call. Never used outside tests. */
-class ScriptedProvider implements LlmProvider {
-  readonly simulated = false;
-  readonly requests: CompletionRequest[] = [];
-  constructor(
-    readonly id: string,
-    private readonly answer: (request: CompletionRequest, n: number) => string | Error,
-  ) {}
-  async complete(request: CompletionRequest): Promise<Completion> {
-    this.requests.push(request);
-    const text = this.answer(request, this.requests.length);
-    if (text instanceof Error) throw text;
-    return {
-      text,
-      finishReason: 'stop',
-      usage: { input: 100, output: 10, cached: 0 },
-      costUsd: 0.001,
-      latencyMs: 5,
-      cached: false,
-      simulated: false,
-      providerId: this.id,
-    };
-  }
-}
 
 const CSV = [
   'idx,src,tgt,label',

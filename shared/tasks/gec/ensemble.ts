@@ -1,0 +1,62 @@
+import type { EnsembleOptions } from '../../core/suite.js';
+import type { ScoreOutcome } from '../types.js';
+import { failedOutcome, type GecCase } from './case.js';
+import { classify } from './classify.js';
+
+export interface Vote {
+  backend: string;
+  label: string;
+  weight: number;
+}
+
+/**
+ * The weighted ensemble: every backend classifies concurrently with the base prompt; the label
+ * with the largest total weight wins. A tie goes to the label of the heaviest voter among the
+ * tied labels (the earlier backend on equal weights). Failed votes do not count; an item
+ * fails only when every vote failed.
+ */
+export async function judgeEnsemble(c: GecCase, options: EnsembleOptions): Promise<ScoreOutcome> {
+  const backends = c.ctx.backends;
+  const weights = options.weights ?? backends.map(() => 1);
+  const answers = await Promise.all(backends.map((backend) => classify(c, `vote:${backend.id}`, backend)));
+  const votes: Vote[] = answers.map((answer, i) => ({
+    backend: backends[i]!.id,
+    label: answer.ok ? answer.value.label : 'Error',
+    weight: weights[i] ?? 1,
+  }));
+  const winner = weightedWinner(votes);
+  const details = { votes, tally: tally(votes), unanimous: new Set(votes.map((v) => v.label)).size === 1 };
+  if (winner === undefined) {
+    const failed = answers.find((a) => !a.ok);
+    return failedOutcome(
+      failed && !failed.ok ? failed : { failure: { kind: 'internal', message: 'no votes' } },
+      details,
+    );
+  }
+  const reason = answers.find((a, i) => a.ok && votes[i]!.label === winner);
+  return {
+    status: 'scored',
+    prediction: winner,
+    reason: reason?.ok ? reason.value.reason : '',
+    details,
+  };
+}
+
+export function tally(votes: readonly Vote[]): Record<string, number> {
+  const totals: Record<string, number> = {};
+  for (const vote of votes) {
+    if (vote.label !== 'Error') totals[vote.label] = (totals[vote.label] ?? 0) + vote.weight;
+  }
+  return totals;
+}
+
+/** The winning label, or undefined when no vote counts (all failed or all weights zero). */
+export function weightedWinner(votes: readonly Vote[]): string | undefined {
+  const totals = tally(votes);
+  const best = Math.max(0, ...Object.values(totals));
+  if (best <= 0) return undefined;
+  const heaviestFirst = votes
+    .map((vote, index) => ({ vote, index }))
+    .sort((a, b) => b.vote.weight - a.vote.weight || a.index - b.index);
+  return heaviestFirst.find(({ vote }) => totals[vote.label] === best)?.vote.label;
+}
