@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { resolveProviderId } from './aliases.js';
 import embedded from './prices.json' with { type: 'json' };
 import type { TokenUsage } from './types.js';
 
@@ -97,11 +98,28 @@ export interface Cost {
 }
 
 /**
+ * The real model a simulated one stands in for (`sim:gpt-4o-mini` → `openai:gpt-4o-mini`), or
+ * undefined when the name is not a model (`sim:gold`).
+ */
+function standIn(simId: string): string | undefined {
+  try {
+    return resolveProviderId(simId.slice('sim:'.length)).id;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
  * Cost of one call: cached input tokens at `cachedInput`, the rest of the input at `input`,
- * output at `output`. Simulated (`sim:`) calls are free and count as priced.
+ * output at `output`. A simulated call (`sim:`) is priced as the real model it is named after
+ * (a projection of what the run would cost; the report says SIMULATED), else it is free; either
+ * way it counts as priced.
  */
 export function costOf(table: PriceTable, providerId: string, usage: TokenUsage): Cost {
-  if (providerId.startsWith('sim:')) return { usd: 0, priced: true };
+  if (providerId.startsWith('sim:')) {
+    const real = standIn(providerId);
+    return { usd: real && table.models[real] ? costOf(table, real, usage).usd : 0, priced: true };
+  }
   const price = table.models[providerId];
   if (!price) return { usd: 0, priced: false };
   const cached = Math.min(Math.max(usage.cached, 0), usage.input);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { SIM_NO_ANSWER, SimProvider, seededRandom } from '../../../shared/providers/sim.js';
 import type { CompletionRequest } from '../../../shared/providers/types.js';
 
@@ -20,6 +21,16 @@ describe('SimProvider', () => {
     expect(sim.simulated).toBe(true);
     expect(completion).toMatchObject({ simulated: true, cached: false, costUsd: 0, providerId: 'sim:gold' });
     expect(completion.finishReason).toBe('stop');
+  });
+
+  it("named after a real model, it projects that model's price from its simulated tokens", async () => {
+    const sim = new SimProvider('gpt-4o-mini', { latencyMs: 0 });
+    const completion = await sim.complete({ ...ask('item 1'), model: 'gpt-4o-mini' });
+    const { input, output } = completion.usage;
+    const price = EMBEDDED_PRICES.models['openai:gpt-4o-mini']!;
+    expect(completion.simulated).toBe(true);
+    expect(completion.costUsd).toBeCloseTo((input * price.input + output * price.output) / 1e6, 12);
+    expect(completion.costUsd).toBeGreaterThan(0);
   });
 
   it('gives the same answer to the same request, in any order', async () => {
