@@ -5,6 +5,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/core/aggregate-run.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
@@ -22,8 +23,10 @@ export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..
 
 export interface LocalRunOptions {
   suitePath: string;
-  /** Run folder; default `runs/<runId>` under the working directory. */
+  /** Run folder; default `<runsDir>/<runId>`. */
   outDir?: string;
+  /** Where run folders live side by side (default `runs`): the report compares with the suite's previous run there. */
+  runsDir?: string;
   /** Replace the suite's backends (e.g. the quickstart's auto-detected one). */
   backends?: string[];
   concurrency?: number;
@@ -50,6 +53,11 @@ export type RunEvent =
   | { type: 'call'; completion: Completion }
   | { type: 'item'; result: ItemResult }
   | { type: 'finished'; outcome: AggregateOutcome };
+
+/** Where a local run reads `prompts/<path>`: next to the suite first, then the prompts Assay ships. */
+export function promptStoreFor(suiteDir: string): LayeredBlobStore {
+  return new LayeredBlobStore([new FolderBlobStore(suiteDir), new FolderBlobStore(PACKAGE_ROOT)]);
+}
 
 export async function loadSuiteFile(path: string): Promise<Suite> {
   return parseSuite(await readFile(path, 'utf8'), path);
@@ -78,7 +86,7 @@ export async function runLocal(
 
   const datasetPath = resolve(suiteDir, suite.dataset.path);
   const format = suite.dataset.format ?? formatFromPath(datasetPath);
-  const prompts = new LayeredBlobStore([new FolderBlobStore(suiteDir), new FolderBlobStore(PACKAGE_ROOT)]);
+  const prompts = promptStoreFor(suiteDir);
   const datasetVersion = (await fileHash(datasetPath)) + (options.fresh ? `:${Date.now()}` : '');
   const prepared = await prepareRun({
     suite,
@@ -88,7 +96,7 @@ export async function runLocal(
     reportPrefix: '',
   });
 
-  const outDir = resolve(options.outDir ?? join('runs', prepared.runId));
+  const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));
   const runStore = new LocalRunStore(outDir);
   const existing = await runStore.getRun(prepared.runId);
   const run = existing ?? prepared;
@@ -128,7 +136,11 @@ export async function runLocal(
     options.onEvent?.({ type: 'item', result });
   });
 
-  const reportDeps = { runStore, reports: new FolderBlobStore(outDir) };
+  const reportDeps = {
+    runStore,
+    reports: new FolderBlobStore(outDir),
+    history: new LocalRunHistory(dirname(outDir)),
+  };
   // A run that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateRun(reportDeps, run.runId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);

@@ -3,14 +3,18 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
 import { writeRunReport } from '../shared/core/aggregate-run.js';
+import { compareRuns, type RunSide } from '../shared/core/compare-runs.js';
 import { scorePredictions } from '../shared/core/score-predictions.js';
 import { suiteJsonSchema } from '../shared/core/suite.js';
 import { formatFromPath, readRows } from '../shared/datasets/read.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
+import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
 import { writeReportFiles } from '../shared/reports/files.js';
 import type { Report } from '../shared/reports/report.js';
+import { discoverSuites, promptChanges } from './changed.js';
 import { PACKAGE_ROOT, runLocal } from './local-run.js';
 import { progressReporter } from './progress.js';
 
@@ -48,6 +52,8 @@ function summary(report: Report, outDir: string): string {
 
 interface RunFlags {
   out?: string;
+  runs: string;
+  changed?: boolean;
   concurrency?: number;
   sample?: number;
   seed: number;
@@ -57,19 +63,79 @@ interface RunFlags {
   progress: boolean;
 }
 
-async function run(suitePath: string, flags: RunFlags, backends?: string[]) {
+async function run(
+  suitePath: string,
+  flags: RunFlags,
+  backends?: string[],
+  sample?: { n: number; seed: number },
+): Promise<Report> {
   const { outDir, outcome } = await runLocal({
     suitePath,
     outDir: flags.out,
+    runsDir: flags.runs,
     backends: flags.backend ?? backends,
     concurrency: flags.concurrency,
-    sample: flags.sample ? { n: flags.sample, seed: flags.seed } : undefined,
+    sample: flags.sample ? { n: flags.sample, seed: flags.seed } : sample,
     fresh: flags.fresh,
     pricesPath: flags.prices,
     onEvent: flags.progress ? progressReporter() : undefined,
   });
   if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
   process.stdout.write(summary(outcome.report, outDir));
+  return outcome.report;
+}
+
+/**
+ * `assay run --changed`: the suites (given, else every *.suite.json below the working folder)
+ * whose prompt files changed since their latest run in the runs folder run again, with that
+ * run's backends and sample unless flags say otherwise; each report compares with it.
+ */
+async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> {
+  if (flags.out)
+    throw new InvalidArgumentError(
+      '--out cannot be used with --changed (each run gets its folder in --runs)',
+    );
+  const paths = suitePaths.length > 0 ? suitePaths : await discoverSuites('.');
+  const changes = await promptChanges(paths, new LocalRunHistory(resolve(flags.runs)));
+  for (const change of changes) {
+    const name = `${change.suite.name} (${change.suitePath})`;
+    if (change.status === 'never-run') {
+      process.stdout.write(`${name}: never run in ${flags.runs}/, skipped (run it once with assay run)\n`);
+    } else if (change.status === 'unchanged') {
+      process.stdout.write(`${name}: prompts unchanged since ${change.latest!.runId}\n`);
+    }
+  }
+  for (const change of changes) {
+    if (change.status !== 'changed') continue;
+    process.stdout.write(
+      `${change.suite.name} (${change.suitePath}): changed since ${change.latest.runId}: ${change.paths.join(', ')}\n`,
+    );
+    const report = await run(
+      change.suitePath,
+      flags,
+      change.latest.suite.backends,
+      change.latest.suite.run.sample,
+    );
+    process.stdout.write(comparisonLine(report));
+  }
+}
+
+function comparisonLine(report: Report): string {
+  const c = report.comparison as
+    | {
+        baseRunId: string;
+        deltas: Record<string, { delta: number; pValue: number }>;
+        flipped: Record<string, number>;
+      }
+    | undefined;
+  if (!c) return '';
+  const deltas = Object.entries(c.deltas)
+    .map(([name, d]) => `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)})`)
+    .join('  ');
+  const flipped = Object.entries(c.flipped)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(', ');
+  return `compared with ${c.baseRunId}: ${deltas}; flipped: ${flipped} (comparison.txt)\n`;
 }
 
 function runOptions(command: Command): Command {
@@ -81,6 +147,11 @@ function runOptions(command: Command): Command {
     .option('-b, --backend <id...>', 'override the suite backends (vendor:model or alias)')
     .option('--fresh', 'start a new run instead of resuming an identical one')
     .option('--prices <file>', 'price table override (JSON); also env ASSAY_PRICES')
+    .option(
+      '--runs <dir>',
+      "folder of run folders; the report compares with the suite's previous run there",
+      'runs',
+    )
     .option('--no-progress', 'no progress bar');
 }
 
@@ -90,14 +161,27 @@ const program = new Command()
   .showHelpAfterError();
 
 runOptions(
-  program.command('run <suite>').description('run a suite end to end (resumes an interrupted run)'),
-).action((suite: string, flags: RunFlags) => run(suite, flags));
+  program
+    .command('run [suites...]')
+    .description('run a suite end to end (resumes an interrupted run)')
+    .option(
+      '--changed',
+      'run again the suites (given, else every *.suite.json below this folder) whose prompt files changed since their latest run',
+    ),
+).action(async (suites: string[], flags: RunFlags) => {
+  if (flags.changed) return runChanged(suites, flags);
+  if (suites.length !== 1)
+    throw new InvalidArgumentError('give one suite file (or --changed and any number)');
+  await run(suites[0]!, flags);
+});
 
 runOptions(
   program
     .command('quickstart')
     .description('run the embedded example: a real model if an API key is set, else the simulator'),
-).action((flags: RunFlags) => run(QUICKSTART_SUITE, flags, [detectDefaultBackend(process.env)]));
+).action(async (flags: RunFlags) => {
+  await run(QUICKSTART_SUITE, flags, [detectDefaultBackend(process.env)]);
+});
 
 program
   .command('cloud [suite]')
@@ -134,6 +218,53 @@ program
       runId,
     );
     process.stdout.write(summary(report, runDir));
+  });
+
+/** A local run folder as one side of a comparison: run.json (the record) and results.jsonl. */
+async function loadRunFolder(dir: string): Promise<RunSide> {
+  const text = await readFile(join(dir, 'run.json'), 'utf8').catch(() => undefined);
+  if (text === undefined) throw new Error(`not a run folder: ${dir} (no run.json)`);
+  let runId: string | undefined;
+  try {
+    runId = (JSON.parse(text) as { runId?: string }).runId;
+  } catch {
+    // reported below
+  }
+  if (typeof runId !== 'string') throw new Error(`not a run folder: ${dir} (run.json has no runId)`);
+  const store = new LocalRunStore(dir);
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`not a run folder: ${dir} (run ${runId} cannot be read)`);
+  const results: RunSide['results'] = [];
+  for await (const result of store.results(runId)) results.push(result);
+  return { run, results };
+}
+
+program
+  .command('compare <baseRunDir> <candidateRunDir>')
+  .description('compare two runs of the same task item by item: metric deltas, flipped items, McNemar')
+  .option('-o, --out <dir>', 'also write comparison.json and comparison.txt into this folder')
+  .option('--json', 'print the comparison as JSON instead of text')
+  .action(async (baseDir: string, candidateDir: string, flags: { out?: string; json?: boolean }) => {
+    const base = await loadRunFolder(baseDir);
+    const candidate = await loadRunFolder(candidateDir);
+    if (base.run.suite.task !== candidate.run.suite.task) {
+      throw new Error(
+        `cannot compare runs of different tasks: ${base.run.suite.task} (${baseDir}) vs ${candidate.run.suite.task} (${candidateDir})`,
+      );
+    }
+    if (base.run.datasetKey !== candidate.run.datasetKey) {
+      process.stderr.write(
+        `warning: the runs used different datasets (${base.run.datasetKey} vs ${candidate.run.datasetKey}); only items with the same id are paired\n`,
+      );
+    }
+    const comparison = compareRuns(base, candidate);
+    process.stdout.write(
+      flags.json ? `${JSON.stringify(comparison, null, 2)}\n` : renderComparisonText(comparison),
+    );
+    if (flags.out) {
+      const keys = await writeComparisonFiles(new FolderBlobStore(flags.out), '', comparison);
+      process.stderr.write(`wrote ${keys.map((k) => join(flags.out!, k)).join(', ')}\n`);
+    }
   });
 
 program

@@ -14,6 +14,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type AwsClients, createAwsClients } from '../shared/adapters/aws/clients.js';
 import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
+import { DynamoPromptIndex } from '../shared/adapters/aws/dynamo-prompt-index.js';
 import { DynamoRunStore } from '../shared/adapters/aws/dynamo-run-store.js';
 import {
   type FunctionEnv,
@@ -112,6 +113,8 @@ export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
         new ProviderPool({ env: await keys(), prices }).require(suite.backends, suite.sim);
       },
       runStore: b.runStore,
+      history: b.runStore,
+      promptIndex: new DynamoPromptIndex({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
       queue: new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs }),
       trigger: aggregateTrigger(b),
     },
@@ -158,10 +161,10 @@ export function deadLetterRoot(): { blobs: S3BlobStore; runStore: RunStore; trig
   return { blobs: b.blobs, runStore: b.runStore, trigger: aggregateTrigger(b) };
 }
 
-/** The aggregator: reads results, writes report files to the bucket. */
+/** The aggregator: reads results, writes report files to the bucket, compares with the suite's previous run. */
 export function aggregateRoot(): AggregateDeps {
   const b = base([]);
-  return { runStore: b.runStore, reports: b.blobs };
+  return { runStore: b.runStore, reports: b.blobs, history: b.runStore };
 }
 
 /**

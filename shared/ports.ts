@@ -48,6 +48,23 @@ export interface LlmCache {
   put(key: string, completion: Completion): Promise<void>;
 }
 
+/** Earlier runs of a suite: what a report compares with, and what a prompt change re-runs. */
+export interface RunHistory {
+  /** The newest finished (`done`) run of the suite that started before `runId`. */
+  previousRun(suiteName: string, runId: string): Promise<RunRecord | undefined>;
+  /** The newest run of the suite, whatever its status. */
+  latestRun(suiteName: string): Promise<RunRecord | undefined>;
+  results(runId: string): AsyncIterable<ItemResult>;
+}
+
+/** Which suites read which prompt files, kept current as suites are ingested. */
+export interface PromptIndex {
+  /** Replaces the set of prompt paths (under prompts/) that `suiteName` reads. */
+  setSuitePrompts(suiteName: string, paths: readonly string[]): Promise<void>;
+  /** Names of the suites that read `path`. */
+  suitesUsing(path: string): Promise<string[]>;
+}
+
 /** Called by the worker use-case when done + failed reaches total. */
 export interface AggregateTrigger {
   trigger(runId: string): Promise<void>;

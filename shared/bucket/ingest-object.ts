@@ -2,7 +2,8 @@ import { prepareRun } from '../core/prepare-run.js';
 import { type StartRunDeps, type StartRunOutcome, startRun } from '../core/start-run.js';
 import { parseSuite, type Suite } from '../core/suite.js';
 import { type DatasetFormat, formatFromPath, readRows } from '../datasets/read.js';
-import type { BlobStore } from '../ports.js';
+import type { BlobStore, PromptIndex, RunHistory } from '../ports.js';
+import { contentHash, PROMPT_PREFIX } from '../prompts/prompts.js';
 import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey } from './layout.js';
 
 export interface IngestObjectDeps extends StartRunDeps {
@@ -20,6 +21,10 @@ export interface IngestObjectDeps extends StartRunDeps {
    * the local CLI refuses to start, instead of failing every item in the workers.
    */
   checkBackends(suite: Suite): Promise<void>;
+  /** Kept current on every suite ingest; read when a prompt file changes. */
+  promptIndex: PromptIndex;
+  /** The suites' runs: a prompt change re-runs the latest on the same dataset. */
+  history: RunHistory;
 }
 
 export interface UploadedObject {
@@ -40,11 +45,10 @@ export type IngestOutcome =
       datasetKey: string;
       start: StartRunOutcome;
     }
-  /**
-   * Nothing to run: a prompt file (`prompt`), a suite whose dataset is not uploaded yet
-   * (`no-dataset`), or a key outside the layout (`unknown-key`).
-   */
-  | { status: 'ignored'; why: 'prompt' | 'no-dataset' | 'unknown-key'; reason: string }
+  /** A prompt file changed: one outcome per suite that reads it. */
+  | { status: 'prompt'; path: string; hash?: string; suites: PromptChangeOutcome[] }
+  /** Nothing to run: a suite whose dataset is not uploaded yet (`no-dataset`), or a key outside the layout (`unknown-key`). */
+  | { status: 'ignored'; why: 'no-dataset' | 'unknown-key'; reason: string }
   /** The upload cannot start a run and retrying will not change that: the user must fix something. */
   | { status: 'rejected'; reason: string; suiteName?: string };
 
@@ -67,11 +71,7 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
   const route = routeKey(object.key);
   switch (route.kind) {
     case 'prompt':
-      return {
-        status: 'ignored',
-        why: 'prompt',
-        reason: `prompt ${route.path} changed: re-evaluating suites on a prompt change is not supported yet; upload the suite or dataset again to run with it`,
-      };
+      return reevaluatePrompt(deps, route.path);
     case 'other':
       return {
         status: 'ignored',
@@ -129,6 +129,9 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     throw error;
   }
 
+  // The suite reads exactly these prompts now: a later change to one of them re-runs it.
+  await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
+
   const chunks = await deps.open(datasetKey);
   if (!chunks) {
     return route.kind === 'suite'
@@ -142,6 +145,70 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
 
   const start = await startRun(deps, { run, rows: readRows(chunks, format) });
   return { status: start.status, runId: run.runId, suiteName, datasetKey, start };
+}
+
+export type PromptChangeOutcome =
+  | { suiteName: string; status: StartRunOutcome['status']; runId: string; previousRunId: string }
+  | { suiteName: string; status: 'unchanged' | 'never-run' | 'not-reading'; reason: string }
+  | { suiteName: string; status: 'rejected'; reason: string };
+
+/**
+ * A prompt file landed: every suite that reads it (the prompt index) and whose latest run used
+ * other content for it runs again on that run's dataset, with the prompts as they are now. The
+ * new run id derives from the new prompt hashes, so a redelivered event resumes the same run;
+ * a prompt re-uploaded with the same content starts nothing.
+ */
+async function reevaluatePrompt(deps: IngestObjectDeps, path: string): Promise<IngestOutcome> {
+  const body = await deps.bucket.get(`${PROMPT_PREFIX}${path}`);
+  if (!body) return { status: 'prompt', path, suites: [] };
+  const hash = contentHash(new TextDecoder().decode(body));
+  const suites: PromptChangeOutcome[] = [];
+  for (const suiteName of await deps.promptIndex.suitesUsing(path)) {
+    suites.push(await rerunSuite(deps, suiteName, path, hash));
+  }
+  return { status: 'prompt', path, hash, suites };
+}
+
+async function rerunSuite(
+  deps: IngestObjectDeps,
+  suiteName: string,
+  path: string,
+  hash: string,
+): Promise<PromptChangeOutcome> {
+  const latest = await deps.history.latestRun(suiteName);
+  if (!latest) return { suiteName, status: 'never-run', reason: 'the suite has no run yet to re-evaluate' };
+  if (latest.prompts[path]?.hash === hash) {
+    return { suiteName, status: 'unchanged', reason: `run ${latest.runId} already used this content` };
+  }
+  const loaded = await loadSuite(deps.bucket, suiteName);
+  if ('rejected' in loaded) return { suiteName, status: 'rejected', reason: loaded.rejected };
+  const { suite } = loaded;
+  let run: Awaited<ReturnType<typeof prepareRun>>;
+  try {
+    await deps.checkBackends(suite);
+    run = await prepareRun({
+      suite,
+      prompts: deps.prompts,
+      datasetKey: latest.datasetKey,
+      datasetVersion: latest.datasetVersion ?? latest.runId,
+      reportPrefix: reportPrefixOf(suite.name),
+      now: deps.now,
+    });
+  } catch (error) {
+    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) {
+      return { suiteName, status: 'rejected', reason: error.message };
+    }
+    throw error;
+  }
+  await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
+  if (run.prompts[path] === undefined) {
+    return { suiteName, status: 'not-reading', reason: `the suite no longer reads ${path}` };
+  }
+  const format = suite.dataset.format ?? formatFromPath(latest.datasetKey);
+  const chunks = await deps.open(latest.datasetKey);
+  if (!chunks) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
+  const start = await startRun(deps, { run, rows: readRows(chunks, format) });
+  return { suiteName, status: start.status, runId: run.runId, previousRunId: latest.runId };
 }
 
 async function loadSuite(

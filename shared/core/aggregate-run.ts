@@ -1,13 +1,17 @@
-import type { BlobStore, RunStore } from '../ports.js';
+import type { BlobStore, RunHistory, RunStore } from '../ports.js';
+import { writeComparisonFiles } from '../reports/comparison.js';
 import { writeReportFiles } from '../reports/files.js';
 import { buildReport, type Report, reportOrder } from '../reports/report.js';
 import { taskFor } from '../tasks/registry.js';
+import { compareRuns, comparisonSummary } from './compare-runs.js';
 import type { ItemResult } from './model.js';
 
 export interface AggregateDeps {
   runStore: RunStore;
   /** Where report files go (the bucket on AWS, the run folder locally). */
   reports: BlobStore;
+  /** When given, the report is compared with the suite's previous finished run. */
+  history?: RunHistory;
   now?: () => Date;
 }
 
@@ -40,11 +44,25 @@ export async function writeRunReport(
 ): Promise<{ status: 'written'; report: Report; keys: string[] }> {
   const run = await deps.runStore.getRun(runId);
   if (!run) throw new Error(`run ${runId} not found`);
-  const stored: ItemResult[] = [];
-  for await (const result of deps.runStore.results(runId)) stored.push(result);
-  const results = reportOrder(stored);
+  const results = await collect(deps.runStore.results(runId));
   const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
   const report = buildReport(run, results, taskFor(run.suite), finishedAt);
-  const keys = await writeReportFiles(deps.reports, run.reportPrefix, report, results);
+  const keys: string[] = [];
+  const previous = deps.history && (await deps.history.previousRun(run.suiteName, run.runId));
+  if (deps.history && previous) {
+    const comparison = compareRuns(
+      { run: previous, results: await collect(deps.history.results(previous.runId)) },
+      { run, results },
+    );
+    report.comparison = comparisonSummary(comparison);
+    keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
+  }
+  keys.unshift(...(await writeReportFiles(deps.reports, run.reportPrefix, report, results)));
   return { status: 'written', report, keys };
+}
+
+async function collect(results: AsyncIterable<ItemResult>): Promise<ItemResult[]> {
+  const all: ItemResult[] = [];
+  for await (const result of results) all.push(result);
+  return reportOrder(all);
 }

@@ -190,9 +190,7 @@ export function compareRuns(base: RunSide, candidate: RunSide, options: CompareO
     );
   }
 
-  const scored = pairs.filter(
-    ([b, c]) => Number.isFinite(b.score as number) && Number.isFinite(c.score as number),
-  );
+  const scored = pairs.filter(([b, c]) => Number.isFinite(b.score) && Number.isFinite(c.score));
   const meanOf = (rows: readonly number[]) => sum(rows) / rows.length;
   const scores =
     scored.length > 0

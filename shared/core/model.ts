@@ -36,6 +36,8 @@ export type FailureKind =
 export interface StageSpend {
   calls: number;
   cachedCalls: number;
+  /** What the cache hits would have cost: the price paid when each answer was first bought. */
+  savedUsd?: number;
   costUsd: number;
   latencyMs: number;
   usage: TokenUsage;
@@ -55,6 +57,8 @@ export interface ItemResult {
   /** The judge's reason, or the failure reason. */
   reason?: string;
   failure?: { kind: FailureKind; message: string };
+  /** Prompt file path → content hash of the prompts the run judged with. */
+  prompts?: Record<string, string>;
   /** Method-specific facts (sub-scores, escalation path, votes…), for reports and offline re-fusion. */
   details?: Record<string, unknown>;
   /** Raw model text, kept when parsing failed. */
@@ -85,6 +89,8 @@ export interface RunRecord {
   reportPrefix: string;
   /** Dataset location (for the report and for re-runs). */
   datasetKey: string;
+  /** Which upload (or file content) of the dataset the run read: a re-evaluation reads the same. */
+  datasetVersion?: string;
   simulated: boolean;
 }
 

@@ -56,6 +56,7 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
     startedAt: (input.now ?? (() => new Date()))().toISOString(),
     reportPrefix: input.reportPrefix.replaceAll('{runId}', runId),
     datasetKey: input.datasetKey,
+    datasetVersion: input.datasetVersion,
     simulated: backends.every((b) => b.startsWith('sim:')),
   };
 }

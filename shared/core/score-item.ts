@@ -57,9 +57,10 @@ export async function scoreItem(
   const stages: Record<string, StageSpend> = {};
   let simulated = false;
   const maxAttempts = deps.maxAttempts ?? run.suite.run.maxAttempts;
+  const cache = run.suite.run.cache ? deps.cache : undefined;
 
   const call = async (stage: string, provider: LlmProvider, request: CompletionRequest) => {
-    const completion = await callModel(provider, request, { cache: deps.cache, maxAttempts });
+    const completion = await callModel(provider, request, { cache, maxAttempts });
     bookSpend(stages, stage, completion);
     simulated ||= completion.simulated;
     deps.onCall?.(completion);
@@ -89,6 +90,7 @@ export async function scoreItem(
     gold: item.gold,
     input: item.input,
     stages,
+    prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
     simulated: simulated || run.simulated,
     finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
     ...(outcome.details ? { details: outcome.details } : {}),
@@ -115,6 +117,7 @@ function bookSpend(stages: Record<string, StageSpend>, stage: string, completion
   // A cache hit cost nothing and sent no tokens: count it, bill nothing.
   if (completion.cached) {
     spend.cachedCalls += 1;
+    spend.savedUsd = (spend.savedUsd ?? 0) + (completion.savedUsd ?? 0);
     return;
   }
   spend.costUsd += completion.costUsd;

@@ -163,6 +163,12 @@ export const suiteSchema = z
           .strict()
           .optional()
           .describe('Reproducible random sample of the dataset.'),
+        cache: z
+          .boolean()
+          .default(true)
+          .describe(
+            'Answer identical calls (provider, model, parameters, rendered messages) from the LLM cache shared by all runs and suites. false: always call.',
+          ),
         budgetUsd: z
           .number()
           .positive()
@@ -170,7 +176,7 @@ export const suiteSchema = z
           .describe('Stop calling providers once spend reaches this.'),
       })
       .strict()
-      .default({ concurrency: 8, maxAttempts: 5 }),
+      .default({ concurrency: 8, maxAttempts: 5, cache: true }),
     sim: z
       .object({
         noise: z.number().min(0).max(1).default(0.2).describe('Share of simulated answers that are wrong.'),

@@ -65,7 +65,7 @@ const inFlight = new WeakMap<LlmCache, Map<string, Promise<Completion>>>();
 
 /**
  * Calls `provider` with caching and retries. A cache hit returns the stored completion with
- * `cached: true`, `costUsd: 0` and the lookup's latency. A miss calls the provider through
+ * `cached: true`, `costUsd: 0`, `savedUsd` (what it cost when first paid) and the lookup's latency. A miss calls the provider through
  * `withRetry` and stores the completion when it finished normally (`finishReason: 'stop'`).
  * Simulated providers bypass the cache. Errors: see `withRetry`.
  */
@@ -88,7 +88,14 @@ export async function callModel(
     } catch (error) {
       onCacheError(error, 'get');
     }
-    if (hit) return { ...hit, cached: true, costUsd: 0, latencyMs: performance.now() - started };
+    if (hit)
+      return {
+        ...hit,
+        cached: true,
+        costUsd: 0,
+        savedUsd: hit.costUsd,
+        latencyMs: performance.now() - started,
+      };
     let calls = inFlight.get(cache);
     if (!calls) {
       calls = new Map();
@@ -97,7 +104,13 @@ export async function callModel(
     const pending = calls.get(key);
     if (pending) {
       const shared = await pending;
-      return { ...shared, cached: true, costUsd: 0, latencyMs: performance.now() - started };
+      return {
+        ...shared,
+        cached: true,
+        costUsd: 0,
+        savedUsd: shared.costUsd,
+        latencyMs: performance.now() - started,
+      };
     }
     const call = callAndStore(provider, request, options, cache, key, onCacheError);
     calls.set(key, call);

@@ -47,6 +47,8 @@ export interface Completion {
   latencyMs: number;
   /** True when answered from the LLM cache (no provider call, no cost). */
   cached: boolean;
+  /** On a cache hit: the cost of the call when it was first paid (the money the hit saved). */
+  savedUsd?: number;
   /** True when the answer came from the simulator, never a real model. */
   simulated: boolean;
   /** `vendor:model` that produced it. */

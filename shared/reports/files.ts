@@ -185,11 +185,12 @@ export function renderText(report: Report): string {
     }
   }
   lines.push(...renderMethod(report.method, (report.metrics as { method?: MethodView }).method));
+  lines.push(...renderComparisonSummary(report.comparison as ComparisonView | undefined));
   const cost = report.cost;
   lines.push(
     '',
     `Cost ${usd(cost.totalUsd)}   per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
-    `  calls ${cost.calls} (cached ${cost.cachedCalls})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
+    `  calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd ?? 0)})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
   );
   for (const [stage, s] of Object.entries(cost.byStage)) {
     lines.push(`  ${stage.padEnd(24)} ${usd(s.usd).padStart(11)}  calls ${s.calls}`);
@@ -253,5 +254,34 @@ function renderMethod(method: string, view: MethodView | undefined): string[] {
       );
     }
   }
+  return lines;
+}
+
+interface ComparisonView {
+  baseRunId: string;
+  paired: number;
+  promptChanges: { path: string; base?: string; candidate?: string }[];
+  deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+  mcnemarPValue?: number;
+  flipped: Record<string, number>;
+}
+
+/** The report's comparison with the previous run, in brief (comparison.txt has it all). */
+function renderComparisonSummary(c: ComparisonView | undefined): string[] {
+  if (!c) return [];
+  const signed = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(3)}`;
+  const lines = ['', `Compared with the previous run ${c.baseRunId} (${c.paired} items in both)`];
+  for (const change of c.promptChanges) {
+    lines.push(`  prompt ${change.path}: ${change.base ?? '(none)'} → ${change.candidate ?? '(none)'}`);
+  }
+  for (const [name, d] of Object.entries(c.deltas)) {
+    lines.push(
+      `  ${words(name).padEnd(18)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}`,
+    );
+  }
+  if (c.mcnemarPValue !== undefined)
+    lines.push(`  McNemar p ${c.mcnemarPValue.toFixed(3)} (correct vs wrong, paired)`);
+  const flipped = Object.entries(c.flipped).map(([kind, n]) => `${kind} ${n}`);
+  lines.push(`  flipped verdicts: ${flipped.join(', ')} (both reasons side by side in comparison.txt)`);
   return lines;
 }

@@ -28,9 +28,12 @@ export interface Report {
     byFailure: Partial<Record<FailureKind, number>>;
   };
   metrics: Record<string, unknown>;
-  cost: ReturnType<typeof costSummary> & { calls: number; cachedCalls: number };
+  /** `cachedCalls` were answered from the LLM cache; `savedUsd` is what they cost when first paid. */
+  cost: ReturnType<typeof costSummary> & { calls: number; cachedCalls: number; savedUsd: number };
   latencyMs: { p50: number; p95: number; mean: number; max: number };
   prompts: Record<string, string>;
+  /** Against the suite's previous finished run (details in comparison.json / comparison.txt). */
+  comparison?: Record<string, unknown>;
 }
 
 export const SIMULATED_NOTICE =
@@ -50,6 +53,7 @@ export function buildReport(run: RunRecord, results: ItemResult[], task: Task, f
   let scored = 0;
   let calls = 0;
   let cachedCalls = 0;
+  let savedUsd = 0;
   const spends: CostItem[] = [];
   const latencies: number[] = [];
   for (const result of results) {
@@ -60,6 +64,7 @@ export function buildReport(run: RunRecord, results: ItemResult[], task: Task, f
       spends.push({ stage, costUsd: spend.costUsd, usage: spend.usage, calls: spend.calls });
       calls += spend.calls;
       cachedCalls += spend.cachedCalls;
+      savedUsd += spend.savedUsd ?? 0;
       latency += spend.latencyMs;
     }
     if (Object.keys(result.stages).length > 0) latencies.push(latency);
@@ -81,7 +86,7 @@ export function buildReport(run: RunRecord, results: ItemResult[], task: Task, f
     finishedAt,
     counts: { items: results.length, scored, failed, invalidRows, errors: failed - invalidRows, byFailure },
     metrics: task.metrics(results, run.suite),
-    cost: { ...costSummary(spends, results.length - invalidRows), calls, cachedCalls },
+    cost: { ...costSummary(spends, results.length - invalidRows), calls, cachedCalls, savedUsd },
     latencyMs: summarizeLatency(latencies),
     prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
   };

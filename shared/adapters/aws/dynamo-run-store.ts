@@ -6,7 +6,7 @@
  * |-------------|--------------------|-------------------------------|-------------------------------------------------------------------------------------------------------------------------------------|-----------------------------------------------------------------------------|
  * | run         | `RUN#<runId>`      | `META`                        | type, runId, suiteName, suite (JSON), prompts (JSON), status, total?, invalidRows, startedAt, finishedAt?, reportPrefix, datasetKey, simulated, done, failed | GetItem (consistent) for getRun/counters; UpdateItem for counters, total, status, claim |
  * | result      | `RUN#<runId>`      | `RESULT#<itemId>`             | type, runId, itemId, status, failureKind?, finishedAt, result (the ItemResult as JSON)                                              | Query pk = RUN#id AND begins_with(sk, 'RESULT#') for results / resultIds   |
- * | suite index | `SUITE#<suiteName>`| `RUN#<startedAt>#<runId>`     | type, runId, startedAt                                                                                                              | Query pk = SUITE#name AND sk < the run's sk, newest first, for previousRun |
+ * | suite index | `SUITE#<suiteName>`| `RUN#<startedAt>#<runId>`     | type, runId, startedAt                                                                                                              | Query pk = SUITE#name AND sk < the run's sk, newest first, for previousRun; newest first, limit 1, for latestRun |
  * | cache entry | `CACHE#<key>`      | `CACHE`                       | value (Completion as JSON), ttl                                                                                                     | GetItem / PutItem (dynamo-llm-cache.ts)                                     |
  *
  * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
@@ -18,12 +18,13 @@ import {
   type DynamoDBDocumentClient,
   GetCommand,
   paginateQuery,
+  QueryCommand,
   type QueryCommandInput,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { ItemResult, RunCounters, RunRecord, RunStatus } from '../../core/model.js';
-import type { RecordOutcome, RunStore } from '../../ports.js';
+import type { RecordOutcome, RunHistory, RunStore } from '../../ports.js';
 
 export interface DynamoRunStoreOptions {
   /** A document client built with `marshallOptions.removeUndefinedValues: true` (see clients.ts). */
@@ -65,12 +66,13 @@ interface MetaItem {
   finishedAt?: string;
   reportPrefix: string;
   datasetKey: string;
+  datasetVersion?: string;
   simulated: boolean;
   done: number;
   failed: number;
 }
 
-export class DynamoRunStore implements RunStore {
+export class DynamoRunStore implements RunStore, RunHistory {
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
   private readonly pageSize: number | undefined;
@@ -97,6 +99,7 @@ export class DynamoRunStore implements RunStore {
       finishedAt: run.finishedAt,
       reportPrefix: run.reportPrefix,
       datasetKey: run.datasetKey,
+      datasetVersion: run.datasetVersion,
       simulated: run.simulated,
       done: 0,
       failed: 0,
@@ -335,6 +338,21 @@ export class DynamoRunStore implements RunStore {
     return undefined;
   }
 
+  /** The newest run of `suiteName`, whatever its status (one Query on the suite index). */
+  async latestRun(suiteName: string): Promise<RunRecord | undefined> {
+    const out = await this.client.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :run)',
+        ExpressionAttributeValues: { ':pk': suitePk(suiteName), ':run': 'RUN#' },
+        ScanIndexForward: false,
+        Limit: 1,
+      }),
+    );
+    const entry = out.Items?.[0];
+    return entry ? this.getRun(String(entry.runId)) : undefined;
+  }
+
   private async getMeta(runId: string): Promise<MetaItem | undefined> {
     const out = await this.client.send(
       new GetCommand({
@@ -379,6 +397,7 @@ function toRunRecord(meta: MetaItem): RunRecord {
   };
   if (meta.total !== undefined) run.total = meta.total;
   if (meta.finishedAt !== undefined) run.finishedAt = meta.finishedAt;
+  if (meta.datasetVersion !== undefined) run.datasetVersion = meta.datasetVersion;
   return run;
 }
 

@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
+import { LocalRunHistory } from '../../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { ingestObject } from '../../../shared/bucket/ingest-object.js';
 import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/bucket/layout.js';
@@ -9,6 +10,7 @@ import type { ItemMessage } from '../../../shared/core/model.js';
 import type { Suite } from '../../../shared/core/suite.js';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
+import { MemoryPromptIndex } from '../../fakes/memory-prompt-index.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
 const GOLD = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
@@ -74,6 +76,8 @@ describe('ingestObject', () => {
       runStore,
       queue: { sendItems: async (messages: ItemMessage[]) => void sent.push(...messages) },
       trigger: { trigger: async () => {} },
+      promptIndex: new MemoryPromptIndex(),
+      history: new LocalRunHistory(await tempDir('assay-history-')),
     };
     const putSuite = (overrides: Record<string, unknown> = {}) =>
       bucket.put(
@@ -148,10 +152,17 @@ describe('ingestObject', () => {
     });
   });
 
-  it('ignores prompt uploads and keys outside the layout', async () => {
-    const { deps } = await setUp();
+  it('indexes the prompts a suite reads; ignores keys outside the layout', async () => {
+    const { deps, putSuite, bucket } = await setUp();
+    await putSuite();
+    await bucket.put('prompts/gec/feedback/baseline.md', 'Judge {src} → {tgt}');
+    await ingestObject(deps, { key: 'suites/demo.json', version: 'v' }); // indexes its prompts
+    expect(deps.promptIndex.bySuite.get('demo')).toEqual([
+      'gec/common/repair.md',
+      'gec/feedback/baseline.md',
+    ]);
     expect(await ingestObject(deps, { key: 'prompts/gec/feedback/baseline.md', version: 'v' })).toMatchObject(
-      { status: 'ignored', why: 'prompt' },
+      { status: 'prompt', suites: [{ suiteName: 'demo', status: 'never-run' }] },
     );
     expect(await ingestObject(deps, { key: 'notes/readme.txt', version: 'v' })).toMatchObject({
       status: 'ignored',

@@ -6,6 +6,8 @@ import {
   mean,
   meanWithCi,
   mulberry32,
+  pairedBootstrap,
+  pairedBootstraps,
   percentile,
   sum,
   summarizeLatency,
@@ -176,5 +178,82 @@ describe('mcnemar', () => {
     expect(r.c).toBe(1);
     expect(r.pValue).toBe(1); // 2·P(X ≤ 1 | n = 3) = 2·4/8 → capped at 1
     expect(() => mcnemarPaired([true], [])).toThrow(RangeError);
+  });
+});
+
+describe('pairedBootstrap', () => {
+  const meanOf = (rows: readonly number[]) => rows.reduce((s, v) => s + v, 0) / rows.length;
+  const spread = Array.from({ length: 40 }, (_, i) => ((i * 37) % 101) / 100);
+
+  it('gives delta 0, CI [0, 0] and p = 1 for identical sides', () => {
+    const d = pairedBootstrap(spread, [...spread], meanOf);
+    expect(d.n).toBe(40);
+    expect(d.base).toBe(d.candidate);
+    expect(d.delta).toBe(0);
+    expect(d.ci).toEqual([0, 0]);
+    expect(d.pValue).toBe(1);
+  });
+
+  it('finds a candidate better on every item: positive delta, CI above 0, small p', () => {
+    const candidate = spread.map((v, i) => v + 0.05 + (i % 3) * 0.05); // +0.05..+0.15 on each item
+    const d = pairedBootstrap(spread, candidate, meanOf);
+    expect(d.delta).toBeCloseTo(meanOf(candidate) - meanOf(spread), 12);
+    expect(d.delta).toBeGreaterThan(0);
+    expect(d.ci[0]).toBeGreaterThan(0);
+    expect(d.ci[1]).toBeGreaterThanOrEqual(d.ci[0]);
+    expect(d.pValue).toBeLessThan(0.01); // no resample can go to ≤ 0
+    // The mirror image: the base is the better run.
+    const worse = pairedBootstrap(candidate, spread, meanOf);
+    expect(worse.delta).toBeCloseTo(-d.delta, 12);
+    expect(worse.ci[1]).toBeLessThan(0);
+    expect(worse.pValue).toBe(d.pValue);
+  });
+
+  it('keeps p near 1 and the CI around 0 when the sides differ by noise', () => {
+    const candidate = spread.map((v, i) => v + (i % 2 === 0 ? 0.1 : -0.1)); // delta exactly 0 on average
+    const d = pairedBootstrap(spread, candidate, meanOf);
+    expect(d.delta).toBeCloseTo(0, 12);
+    expect(d.ci[0]).toBeLessThan(0);
+    expect(d.ci[1]).toBeGreaterThan(0);
+    expect(d.pValue).toBeGreaterThan(0.5);
+  });
+
+  it('resamples the same item indices as bootstrapCi (same seed → same interval)', () => {
+    const candidate = spread.map((v, i) => (i % 4 === 0 ? v - 0.2 : v + 0.1));
+    const options = { iterations: 300, seed: 7 };
+    const d = pairedBootstrap(spread, candidate, meanOf, options);
+    const pick = (rows: number[], indices: number[]) => indices.map((i) => rows[i]!);
+    expect(d.ci).toEqual(
+      bootstrapCi(
+        spread.length,
+        (indices) => meanOf(pick(candidate, indices)) - meanOf(pick(spread, indices)),
+        options,
+      ),
+    );
+  });
+
+  it('is deterministic: same seed, same result; another seed, another interval', () => {
+    const candidate = spread.map((v, i) => (i % 4 === 0 ? v - 0.2 : v + 0.1));
+    const a = pairedBootstrap(spread, candidate, meanOf, { seed: 3 });
+    expect(pairedBootstrap(spread, candidate, meanOf, { seed: 3 })).toEqual(a);
+    expect(pairedBootstrap(spread, candidate, meanOf, { seed: 4 }).ci).not.toEqual(a.ci);
+  });
+
+  it('computes several statistics on the same resamples', () => {
+    const candidate = spread.map((v) => v + 0.1);
+    const both = pairedBootstraps(spread, candidate, (rows) => ({
+      mean: meanOf(rows),
+      max: Math.max(...rows),
+    }));
+    expect(both.mean).toEqual(pairedBootstrap(spread, candidate, meanOf));
+    expect(both.max.delta).toBeCloseTo(0.1, 12);
+  });
+
+  it('rejects sides of different lengths, empty sides, bad options and non-finite statistics', () => {
+    expect(() => pairedBootstrap([1, 2], [1], meanOf)).toThrow(RangeError);
+    expect(() => pairedBootstrap([], [], meanOf)).toThrow(RangeError);
+    expect(() => pairedBootstrap([1], [2], meanOf, { iterations: 0 })).toThrow(RangeError);
+    expect(() => pairedBootstrap([1], [2], meanOf, { alpha: 0 })).toThrow(RangeError);
+    expect(() => pairedBootstrap([1], [2], () => Number.NaN)).toThrow(RangeError);
   });
 });

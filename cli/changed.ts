@@ -1,0 +1,54 @@
+import { readdir } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import type { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
+import type { RunRecord } from '../shared/core/model.js';
+import type { Suite } from '../shared/core/suite.js';
+import { snapshotPrompts } from '../shared/prompts/prompts.js';
+import { taskFor } from '../shared/tasks/registry.js';
+import { loadSuiteFile, promptStoreFor } from './local-run.js';
+
+/** Folders never searched for suite files. */
+const SKIP = new Set(['node_modules', '.git', 'runs', '.assay-cache', 'cdk.out']);
+
+/** Every `*.suite.json` under `root`, sorted. */
+export async function discoverSuites(root: string): Promise<string[]> {
+  const found: string[] = [];
+  const walk = async (dir: string) => {
+    for (const entry of await readdir(dir, { withFileTypes: true })) {
+      if (entry.isDirectory() && !SKIP.has(entry.name) && !entry.name.startsWith('.'))
+        await walk(join(dir, entry.name));
+      else if (entry.isFile() && entry.name.endsWith('.suite.json')) found.push(join(dir, entry.name));
+    }
+  };
+  await walk(resolve(root));
+  return found.sort();
+}
+
+export type SuiteChange =
+  | { status: 'changed'; suitePath: string; suite: Suite; latest: RunRecord; paths: string[] }
+  | { status: 'unchanged' | 'never-run'; suitePath: string; suite: Suite; latest?: RunRecord };
+
+/**
+ * For each suite file: the prompt files (as the suite reads them now) whose content hash
+ * differs from what the suite's latest run under `history` used, or that it did not read.
+ */
+export async function promptChanges(suitePaths: string[], history: LocalRunHistory): Promise<SuiteChange[]> {
+  const changes: SuiteChange[] = [];
+  for (const suitePath of suitePaths) {
+    const suite = await loadSuiteFile(suitePath);
+    const latest = await history.latestRun(suite.name);
+    if (!latest) {
+      changes.push({ status: 'never-run', suitePath, suite });
+      continue;
+    }
+    const paths = Object.values(taskFor(suite).promptPaths(suite));
+    const now = await snapshotPrompts(promptStoreFor(dirname(resolve(suitePath))), paths);
+    const changed = Object.keys(now).filter((path) => latest.prompts[path]?.hash !== now[path]!.hash);
+    changes.push(
+      changed.length > 0
+        ? { status: 'changed', suitePath, suite, latest, paths: changed.sort() }
+        : { status: 'unchanged', suitePath, suite, latest },
+    );
+  }
+  return changes;
+}

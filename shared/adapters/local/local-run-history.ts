@@ -1,0 +1,56 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { ItemResult, RunRecord } from '../../core/model.js';
+import type { RunHistory } from '../../ports.js';
+import { LocalRunStore } from './local-run-store.js';
+
+/**
+ * The runs of the local shell: one folder per run (`run.json`, `results.jsonl`) side by side
+ * under a root (`runs/` by default). Scanned on each question; a root holds hundreds of runs,
+ * not millions.
+ */
+export class LocalRunHistory implements RunHistory {
+  constructor(readonly root: string) {}
+
+  /** Every run under the root, newest first (by start time, then run id). */
+  async runs(): Promise<{ run: RunRecord; dir: string }[]> {
+    const entries = await readdir(this.root, { withFileTypes: true }).catch(() => []);
+    const runs: { run: RunRecord; dir: string }[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const dir = join(this.root, entry.name);
+      const text = await readFile(join(dir, 'run.json'), 'utf8').catch(() => undefined);
+      if (!text) continue;
+      try {
+        runs.push({ run: JSON.parse(text) as RunRecord, dir });
+      } catch {
+        // A run.json being rewritten right now (rename is atomic, but a user may have edited it).
+      }
+    }
+    return runs.sort(
+      (a, b) => b.run.startedAt.localeCompare(a.run.startedAt) || b.run.runId.localeCompare(a.run.runId),
+    );
+  }
+
+  async previousRun(suiteName: string, runId: string): Promise<RunRecord | undefined> {
+    const runs = await this.runs();
+    const current = runs.find((r) => r.run.runId === runId)?.run;
+    return runs.find(
+      ({ run }) =>
+        run.suiteName === suiteName &&
+        run.runId !== runId &&
+        run.status === 'done' &&
+        (current === undefined || run.startedAt <= current.startedAt),
+    )?.run;
+  }
+
+  async latestRun(suiteName: string): Promise<RunRecord | undefined> {
+    return (await this.runs()).find(({ run }) => run.suiteName === suiteName)?.run;
+  }
+
+  async *results(runId: string): AsyncIterable<ItemResult> {
+    const found = (await this.runs()).find(({ run }) => run.runId === runId);
+    if (!found) return;
+    yield* new LocalRunStore(found.dir).results(runId);
+  }
+}

@@ -1,0 +1,326 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
+import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
+import {
+  type Comparison,
+  compareRuns,
+  comparisonSummary,
+  type RunSide,
+} from '../../../shared/core/compare-runs.js';
+import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
+import {
+  COMPARISON_FILES,
+  mcnemarReading,
+  renderComparisonText,
+  writeComparisonFiles,
+} from '../../../shared/reports/comparison.js';
+import { REPO, suite, tempDir } from '../../helpers.js';
+
+const exec = promisify(execFile);
+
+function runRecord(runId: string, prompts: Record<string, string>, datasetKey = 'data.csv'): RunRecord {
+  return {
+    runId,
+    suiteName: 'test-suite',
+    suite: suite(),
+    prompts: Object.fromEntries(Object.entries(prompts).map(([path, hash]) => [path, { hash, text: path }])),
+    status: 'done',
+    total: 12,
+    invalidRows: 1,
+    startedAt: '2025-01-01T00:00:00.000Z',
+    finishedAt: '2025-01-01T00:01:00.000Z',
+    reportPrefix: '',
+    datasetKey,
+    simulated: false,
+  };
+}
+
+interface Spec {
+  id: string;
+  row: number;
+  gold?: string;
+  /** A label, or 'Error' for a failed item. */
+  pred?: string;
+  score?: number;
+  invalid?: boolean;
+}
+
+function result(runId: string, s: Spec, costUsd: number): ItemResult {
+  const base: ItemResult = {
+    runId,
+    itemId: s.id,
+    row: s.row,
+    status: 'scored',
+    input: { src: `src ${s.id}`, tgt: `tgt ${s.id}` },
+    stages: {},
+    simulated: false,
+    finishedAt: '2025-01-01T00:00:30.000Z',
+  };
+  if (s.gold !== undefined) base.gold = s.gold;
+  if (s.score !== undefined) base.score = s.score;
+  if (s.invalid) {
+    return {
+      ...base,
+      status: 'failed',
+      failure: { kind: 'invalid_row', message: `row ${s.row}: missing column tgt` },
+      reason: 'missing column tgt',
+    };
+  }
+  base.stages = {
+    classify: {
+      calls: 1,
+      cachedCalls: 0,
+      costUsd,
+      latencyMs: 100,
+      usage: { input: 10, output: 5, cached: 0 },
+    },
+  };
+  if (s.pred === 'Error') {
+    return {
+      ...base,
+      status: 'failed',
+      prediction: 'Error',
+      failure: { kind: 'parse', message: 'unparseable answer' },
+      reason: `${runId} could not parse ${s.id}`,
+    };
+  }
+  if (s.pred !== undefined) {
+    base.prediction = s.pred;
+    base.reason = `${runId} says ${s.pred} for ${s.id}`;
+  }
+  return base;
+}
+
+// id, row, gold, base prediction, candidate prediction
+const ITEMS: [string, number, string, string | undefined, string | undefined][] = [
+  ['i1', 1, 'TP', 'TP', 'TP'], // both right
+  ['i2', 2, 'FP1', 'FP1', 'FP1'], // both right
+  ['i3', 3, 'FP2', 'FP3', 'FP2'], // fixed
+  ['i4', 4, 'FP3', 'FP3', 'TP'], // broken
+  ['i5', 5, 'TP', 'FP2', 'FP1'], // changed: wrong → differently wrong
+  ['i6', 6, 'FP2', 'FP2', 'FP2'], // both right
+  ['i7', 7, 'TP', 'Error', 'TP'], // changed: the base failed
+  ['i8', 8, 'FP1', 'FP1', 'FP1'], // both right
+  ['i9', 9, 'FP3', 'FP2', 'FP2'], // both wrong, the same way: not flipped
+  ['i10', 10, 'TP', 'TP', 'TP'], // both right
+  ['i12', 12, 'TP', 'TP', undefined], // only in base
+  ['i13', 13, 'FP1', undefined, 'FP1'], // only in candidate
+];
+
+function sides(): { base: RunSide; candidate: RunSide } {
+  const baseResults = ITEMS.filter(([, , , b]) => b !== undefined).map(([id, row, gold, pred]) =>
+    result('run-base', { id, row, gold, pred }, 0.001),
+  );
+  const candidateResults = ITEMS.filter(([, , , , c]) => c !== undefined).map(([id, row, gold, , pred]) =>
+    result('run-cand', { id, row, gold, pred }, 0.002),
+  );
+  // The same bad dataset row in both runs: never paired.
+  baseResults.push(result('run-base', { id: 'row-11', row: 11, invalid: true }, 0));
+  candidateResults.push(result('run-cand', { id: 'row-11', row: 11, invalid: true }, 0));
+  return {
+    base: {
+      run: runRecord('run-base', { 'prompts/a.txt': 'aaa111', 'prompts/b.txt': 'bbb111' }),
+      results: baseResults,
+    },
+    candidate: {
+      run: runRecord('run-cand', {
+        'prompts/a.txt': 'aaa222',
+        'prompts/b.txt': 'bbb111',
+        'prompts/c.txt': 'ccc111',
+      }),
+      // Completion order, not row order: the comparison must not depend on it.
+      results: [...candidateResults].reverse(),
+    },
+  };
+}
+
+describe('compareRuns', () => {
+  const { base, candidate } = sides();
+  const c = compareRuns(base, candidate);
+
+  it('pairs items on the id, leaving out invalid rows and one-sided items', () => {
+    expect(c.items).toEqual({ paired: 10, onlyBase: 1, onlyCandidate: 1 });
+    expect(c.base).toMatchObject({ runId: 'run-base', suite: 'test-suite', backends: ['sim:gold'] });
+    expect(c.candidate.runId).toBe('run-cand');
+  });
+
+  it('computes the paired label metrics as counted by hand', () => {
+    // Base: i7 is Error → excluded, n = 9; right on i1 i2 i4 i6 i8 i10 → 6/9.
+    // Candidate: n = 10; right on i1 i2 i3 i6 i7 i8 i10 → 7/10.
+    const accuracy = c.metrics!.accuracy;
+    expect(accuracy.n).toBe(10);
+    expect(accuracy.base).toBeCloseTo(6 / 9, 12);
+    expect(accuracy.candidate).toBeCloseTo(7 / 10, 12);
+    expect(accuracy.delta).toBeCloseTo(7 / 10 - 6 / 9, 12);
+    expect(accuracy.ci[0]).toBeLessThan(0);
+    expect(accuracy.ci[1]).toBeGreaterThan(0);
+    expect(accuracy.pValue).toBeGreaterThan(0.05);
+    expect(Object.keys(c.metrics!)).toEqual(['accuracy', 'macroF1', 'binaryF1', 'kappa']);
+  });
+
+  it("counts McNemar's discordant items with Error as wrong", () => {
+    // Base right only: i4 → b = 1. Candidate right only: i3, i7 → c = 2.
+    expect(c.mcnemar).toMatchObject({ b: 1, c: 2, method: 'exact', pValue: 1 });
+    expect(mcnemarReading(c.mcnemar!)).toBe('no significant difference at 5%');
+    expect(mcnemarReading({ b: 0, c: 12, pValue: 0.0005 })).toBe('candidate better (p=<0.001)');
+    expect(mcnemarReading({ b: 9, c: 1, pValue: 0.021 })).toBe('base better (p=0.021)');
+  });
+
+  it('lists flipped items in row order with both reasons and a kind', () => {
+    expect(c.flipped.map((f) => [f.itemId, f.kind])).toEqual([
+      ['i3', 'fixed'],
+      ['i4', 'broken'],
+      ['i5', 'changed'],
+      ['i7', 'changed'],
+    ]);
+    const i3 = c.flipped[0]!;
+    expect(i3).toMatchObject({
+      row: 3,
+      gold: 'FP2',
+      input: { src: 'src i3', tgt: 'tgt i3' },
+      base: { prediction: 'FP3', reason: 'run-base says FP3 for i3', status: 'scored' },
+      candidate: { prediction: 'FP2', reason: 'run-cand says FP2 for i3', status: 'scored' },
+    });
+    expect(c.flipped[3]!.base).toEqual({
+      prediction: 'Error',
+      reason: 'run-base could not parse i7',
+      status: 'failed (parse)',
+    });
+  });
+
+  it('reports changed and added prompts, and the cost of each side', () => {
+    expect(c.promptChanges).toEqual([
+      { path: 'prompts/a.txt', base: 'aaa111', candidate: 'aaa222' },
+      { path: 'prompts/c.txt', candidate: 'ccc111' },
+    ]);
+    // 11 results with a model call on each side (the invalid row has none).
+    expect(c.cost.base).toBeCloseTo(0.011, 12);
+    expect(c.cost.candidate).toBeCloseTo(0.022, 12);
+    expect(c.cost.delta).toBeCloseTo(0.011, 12);
+  });
+
+  it('gives the same numbers whatever order the results come in', () => {
+    const shuffled = sides();
+    shuffled.base.results.reverse();
+    shuffled.candidate.results.reverse();
+    expect(compareRuns(shuffled.base, shuffled.candidate)).toEqual(c);
+  });
+
+  it('summarises for report.json', () => {
+    const s = comparisonSummary(c);
+    expect(s).toMatchObject({
+      baseRunId: 'run-base',
+      paired: 10,
+      mcnemarPValue: 1,
+      flipped: { fixed: 1, broken: 1, changed: 2 },
+      promptChanges: c.promptChanges,
+    });
+    expect((s.deltas as Record<string, { delta: number }>).accuracy!.delta).toBeCloseTo(7 / 10 - 6 / 9, 12);
+    expect(JSON.parse(JSON.stringify(s))).toEqual(s);
+  });
+
+  it('renders the prompt change and the flipped reasons side by side', () => {
+    const text = renderComparisonText(c);
+    expect(text).toContain('run-base');
+    expect(text).toContain('prompts/a.txt: aaa111 → aaa222');
+    expect(text).toContain('prompts/c.txt: (none) → ccc111');
+    expect(text).toContain('Items: 10 paired, 1 only in base, 1 only in candidate');
+    expect(text).toContain('Flipped items (4): 1 fixed, 1 broken, 2 changed');
+    expect(text).toMatch(/4-class accuracy\s+0\.667\s+0\.700\s+\+0\.033/);
+    expect(text).toMatch(/b 1 \(base right only\), c 2 \(candidate right only\), p 1\.000 \(exact\)/);
+    expect(text).toMatch(/Cost: base \$0\.0110\s+candidate \$0\.0220\s+Δ \+\$0\.0110/);
+    // The two answers of a flipped item, on consecutive lines.
+    expect(text).toMatch(
+      /\[i3\] row 3 {2}gold=FP2 {2}fixed\n {2}src: src i3\n {2}tgt: tgt i3\n {2}base +FP3 +run-base says FP3 for i3\n {2}candidate +FP2 +run-cand says FP2 for i3\n/,
+    );
+    expect(text).toMatch(/ {2}base +Error +\[failed \(parse\)\] +run-base could not parse i7/);
+    expect(text).not.toContain('[i9]');
+  });
+
+  it('writes comparison.json and comparison.txt', async () => {
+    const dir = await tempDir();
+    const keys = await writeComparisonFiles(new FolderBlobStore(dir), 'cmp/', c);
+    expect(keys).toEqual(COMPARISON_FILES.map((f) => `cmp/${f}`));
+    const json = JSON.parse(await readFile(join(dir, 'cmp', 'comparison.json'), 'utf8')) as Comparison;
+    expect(json.items).toEqual(c.items);
+    expect(await readFile(join(dir, 'cmp', 'comparison.txt'), 'utf8')).toBe(renderComparisonText(c));
+  });
+
+  it('compares mean scores, and has no label metrics without gold labels or predictions', () => {
+    const graded = (runId: string, scores: number[]): RunSide => ({
+      run: runRecord(runId, {}),
+      results: scores.map((score, i) => result(runId, { id: `q${i}`, row: i + 1, gold: 'B', score }, 0)),
+    });
+    const g = compareRuns(graded('a', [0, 0.5, 1, 0.5]), graded('b', [1, 0.5, 1, 1]));
+    expect(g.metrics).toBeUndefined();
+    expect(g.mcnemar).toBeUndefined();
+    expect(g.scores).toMatchObject({ n: 4, base: 0.5, candidate: 0.875, delta: 0.375 });
+    expect(g.flipped).toEqual([]);
+    expect(g.promptChanges).toEqual([]);
+    expect(renderComparisonText(g)).toMatch(/mean score\s+0\.500\s+0\.875\s+\+0\.375/);
+
+    const unlabelled = (runId: string, preds: string[]): RunSide => ({
+      run: runRecord(runId, {}),
+      results: preds.map((pred, i) => result(runId, { id: `u${i}`, row: i + 1, pred }, 0)),
+    });
+    const u = compareRuns(unlabelled('a', ['TP', 'FP1']), unlabelled('b', ['TP', 'FP2']));
+    expect(u.metrics).toBeUndefined();
+    expect(u.scores).toBeUndefined();
+    expect(u.flipped.map((f) => [f.itemId, f.kind, f.gold])).toEqual([['u1', 'changed', undefined]]);
+    expect(renderComparisonText(u)).toContain('Metrics: none');
+  });
+});
+
+describe('assay compare', () => {
+  async function writeRunFolder(dir: string, side: RunSide) {
+    const store = new LocalRunStore(dir);
+    await store.createRun(side.run);
+    for (const r of side.results) await store.recordResult(r);
+  }
+
+  const cli = (args: string[]) =>
+    exec(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], { cwd: REPO });
+
+  it('compares two run folders and writes the comparison files', async () => {
+    const root = await tempDir();
+    const { base, candidate } = sides();
+    candidate.run.datasetKey = 'other.csv';
+    await writeRunFolder(join(root, 'a'), base);
+    await writeRunFolder(join(root, 'b'), candidate);
+    const out = join(root, 'o');
+    const { stdout, stderr } = await cli(['compare', join(root, 'a'), join(root, 'b'), '--out', out]);
+    expect(stdout).toContain('Flipped items (4)');
+    expect(stdout).toContain('prompts/a.txt: aaa111 → aaa222');
+    expect(stderr).toContain('warning: the runs used different datasets (data.csv vs other.csv)');
+    expect(await readFile(join(out, 'comparison.txt'), 'utf8')).toBe(stdout);
+    const written = JSON.parse(await readFile(join(out, 'comparison.json'), 'utf8')) as Comparison;
+    expect(written.items).toEqual({ paired: 10, onlyBase: 1, onlyCandidate: 1 });
+    expect(written.mcnemar).toMatchObject({ b: 1, c: 2 });
+
+    const json = await cli(['compare', join(root, 'a'), join(root, 'b'), '--json']);
+    expect(JSON.parse(json.stdout)).toEqual(written);
+  }, 60_000);
+
+  it('refuses a folder without run.json, and runs of different tasks', async () => {
+    const root = await tempDir();
+    const { base, candidate } = sides();
+    await writeRunFolder(join(root, 'a'), base);
+    await mkdir(join(root, 'empty'));
+    await expect(cli(['compare', join(root, 'a'), join(root, 'empty')])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining(`not a run folder: ${join(root, 'empty')} (no run.json)`),
+    });
+
+    const other = { ...candidate.run, suite: { ...candidate.run.suite, task: 'qa' } };
+    await mkdir(join(root, 'qa'));
+    await writeFile(join(root, 'qa', 'run.json'), JSON.stringify(other));
+    await expect(cli(['compare', join(root, 'a'), join(root, 'qa')])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringContaining('cannot compare runs of different tasks: gec'),
+    });
+  }, 60_000);
+});
