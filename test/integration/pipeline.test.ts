@@ -66,6 +66,25 @@ const invocations: Invocation[] = [];
 /** The local shell's report of the same suite and dataset. */
 let local: Report;
 
+/**
+ * The modular sub-judges' answers: fine, no meaning change, better, so the cascade says TP. A
+ * quality prompt in STRICT mode judges the comma edits (gold rows 1 and 4 of the fixture) as
+ * no better (FP3): a prompt change that flips some verdicts.
+ */
+function subJudgeAnswer(prompt: string): { text: string } | undefined {
+  if (prompt.includes('nonsense detector')) return { text: 'SCORE: 0\nREASON: coherent' };
+  if (prompt.includes('meaning-change detector')) return { text: 'SEVERITY: 0\nREASONING: same meaning' };
+  if (prompt.includes('text quality assessor')) {
+    const strictComma = prompt.includes('STRICT MODE') && /breaks, when|a few days ago\. "/.test(prompt);
+    return {
+      text: strictComma
+        ? 'IMPROVEMENT: 0\nREASONING: style only'
+        : 'IMPROVEMENT: 2\nREASONING: fixes an error',
+    };
+  }
+  return undefined;
+}
+
 function simSuite(name: string, overrides: Partial<SuiteInput> = {}): SuiteInput {
   return suiteInput({ name, ...overrides });
 }
@@ -73,7 +92,9 @@ function simSuite(name: string, overrides: Partial<SuiteInput> = {}): SuiteInput
 beforeAll(async () => {
   [moto, fake] = await Promise.all([
     startMoto(),
-    startVendorFake((call) => (call.promptText.includes(POISON_MARKER) ? { status: 500 } : undefined)),
+    startVendorFake((call) =>
+      call.promptText.includes(POISON_MARKER) ? { status: 500 } : subJudgeAnswer(call.promptText),
+    ),
   ]);
   clients = motoClients(moto.endpoint);
   // Short visibility timeout so redelivery takes seconds; a few receives before the DLQ.
@@ -335,5 +356,75 @@ describe('every judge method, from its example suite, on moto and locally', { ti
     expect(Object.keys(report.cost.byStage)).toEqual(expect.arrayContaining([...stages]));
     const results = await resultsOf(report.runId);
     expect(results.every((r) => r.details !== undefined)).toBe(true);
+  });
+});
+
+describe('a prompt change on AWS', { timeout: 90_000 }, () => {
+  const QUALITY = 'prompts/gec/custom/quality-reeval.md';
+  const reportsOf = async (suite: string) =>
+    (await blobs.list(`reports/${suite}/`)).filter((k) => k.endsWith('/report.json')).sort();
+  const readJson = async <T>(key: string) => JSON.parse(new TextDecoder().decode(await blobs.get(key))) as T;
+
+  it('re-runs only the suites that read the prompt, pays only for the changed sub-judge, and compares', async () => {
+    const original = await readFile(join(REPO, 'prompts', 'gec', 'modular', 'quality-feedback.md'), 'utf8');
+    await blobs.put(QUALITY, original);
+    const modular = suiteInput({
+      name: 'reeval-modular',
+      method: 'modular',
+      backends: ['openai:gpt-4o-mini'],
+      prompts: { quality: 'gec/custom/quality-reeval.md' },
+    });
+    const other = suiteInput({ name: 'reeval-baseline', backends: ['openai:gpt-4o-mini'] });
+    for (const suite of [modular, other]) {
+      await uploadSuite(suite);
+      await blobs.put(`datasets/${suite.name}/data.csv`, await readFile(GOLD_CSV));
+      await reportOf(suite.name);
+    }
+    const [first] = await reportsOf('reeval-modular');
+    const before = await readJson<Report>(first!);
+    expect(before.counts).toMatchObject({ scored: 12, failed: 2 });
+    expect(before.comparison).toBeUndefined();
+
+    // The same content again: nothing to re-run.
+    fake.reset();
+    await blobs.put(QUALITY, original);
+    await poller.drain();
+    expect(await reportsOf('reeval-modular')).toHaveLength(1);
+
+    // One sub-judge prompt changes.
+    await blobs.put(
+      QUALITY,
+      `${original}\nSTRICT MODE: a change that only adds or moves a comma is not an improvement.\n`,
+    );
+    let keys: string[] = [];
+    await poller.runUntil(async () => (keys = await reportsOf('reeval-modular')).length === 2, {
+      timeoutMs: 30_000,
+    });
+    const after = await readJson<Report>(keys.find((k) => k !== first)!);
+
+    // The provider saw only the changed sub-judge, once per valid item; the rest were cache hits.
+    expect(fake.requests).toHaveLength(12);
+    expect(fake.requests.every((r) => r.promptText.includes('STRICT MODE'))).toBe(true);
+    expect(after.cost).toMatchObject({ calls: 36, cachedCalls: 24 });
+    expect(after.cost.savedUsd).toBeGreaterThan(0);
+    expect(after.prompts['gec/custom/quality-reeval.md']).not.toBe(
+      before.prompts['gec/custom/quality-reeval.md'],
+    );
+
+    // Compared with the previous run: the two comma edits flipped TP → FP3.
+    expect(after.comparison).toMatchObject({
+      baseRunId: before.runId,
+      paired: 12,
+      promptChanges: [{ path: 'gec/custom/quality-reeval.md' }],
+      flipped: { broken: 1, fixed: 1, changed: 0 },
+    });
+    const text = new TextDecoder().decode(
+      await blobs.get(`reports/reeval-modular/${after.runId}/comparison.txt`),
+    );
+    expect(text).toMatch(/style only/);
+    expect(text).toMatch(/fixes an error/);
+
+    // The suite that does not read the prompt did not run again.
+    expect(await reportsOf('reeval-baseline')).toHaveLength(1);
   });
 });

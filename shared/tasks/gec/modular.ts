@@ -113,16 +113,17 @@ export async function judgeModular(c: GecCase, options: ModularOptions): Promise
   const failed = answers.find((a) => !a.ok);
   if (failed && !failed.ok) return failedOutcome(failed, details);
 
-  if (noEdit) {
-    const label = scores.sourceCorrect ? 'TN' : 'FN';
-    const rule = scores.sourceCorrect ? 'no edit ∧ source correct → TN' : 'no edit ∧ source incorrect → FN';
-    return { status: 'scored', prediction: label, reason: rule, details: { ...details, rule } };
-  }
-  const fused = fuse(options.fusion, scores);
+  const fused = noEdit
+    ? scores.sourceCorrect
+      ? { label: 'TN', rule: 'no edit ∧ source correct → TN' }
+      : { label: 'FN', rule: 'no edit ∧ source incorrect → FN' }
+    : fuse(options.fusion, scores);
+  // The rule that fired, then what each sub-judge said: a reason a person can check.
+  const said = judges.map((judge) => `${judge}: ${reasons[judge] || '(no reason)'}`);
   return {
     status: 'scored',
     prediction: fused.label,
-    reason: fused.rule,
+    reason: [fused.rule, ...said].join('; '),
     details: { ...details, rule: fused.rule },
   };
 }

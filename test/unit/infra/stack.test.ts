@@ -54,6 +54,13 @@ function synthesize(config: AssayConfig, { bundle }: { bundle: boolean }): Synth
   return { app, stack, template: Template.fromStack(stack), outdir };
 }
 
+/** The asset folders of a synth (file assets, like the AWS CLI layer zip, are left out). */
+function assetFolders(outdir: string): string[] {
+  return readdirSync(outdir, { withFileTypes: true })
+    .filter((entry) => entry.isDirectory() && entry.name.startsWith('asset.'))
+    .map((entry) => entry.name);
+}
+
 /** Logical id of the CloudFormation resource behind an L2 construct. */
 function logicalId(stack: Stack, construct: IConstruct): string {
   return stack.getLogicalId(construct.node.defaultChild as CfnElement);
@@ -154,6 +161,14 @@ describe('AssayStack with real bundles', () => {
             QueueArn: eventsQueueArn,
           })),
         },
+      });
+    });
+
+    it("copies the repository's prompts/ to prompts/ in the bucket on deploy, never pruning users' files", () => {
+      template.hasResourceProperties('Custom::CDKBucketDeployment', {
+        DestinationBucketName: { Ref: logicalId(stack, stack.storage.bucket) },
+        DestinationBucketKeyPrefix: 'prompts/',
+        Prune: false,
       });
     });
   });
@@ -265,7 +280,7 @@ describe('AssayStack with real bundles', () => {
     });
 
     it('bundles each handler locally into an ESM file with the createRequire banner and a source map', () => {
-      const assets = readdirSync(built.outdir).filter((entry) => entry.startsWith('asset.'));
+      const assets = assetFolders(built.outdir);
       const bundles = assets.filter((dir) => readdirSync(join(built.outdir, dir)).includes('index.mjs'));
       expect(bundles).toHaveLength(4);
       for (const dir of bundles) {
@@ -278,9 +293,9 @@ describe('AssayStack with real bundles', () => {
     });
 
     it("ships the repo's prompts/ folder inside the ingest bundle only", () => {
-      const withPrompts = readdirSync(built.outdir)
-        .filter((entry) => entry.startsWith('asset.'))
-        .filter((dir) => readdirSync(join(built.outdir, dir)).includes('prompts'));
+      const withPrompts = assetFolders(built.outdir).filter((dir) =>
+        readdirSync(join(built.outdir, dir)).includes('prompts'),
+      );
       expect(withPrompts).toHaveLength(1);
       const ingestCode = (template.toJSON().Resources as Resources)[logicalId(stack, stack.functions.ingest)]!
         .Properties.Code as { S3Key: string };
