@@ -16,6 +16,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws/clients.js';
 import { DynamoLlmCache } from '../../shared/adapters/aws/dynamo-llm-cache.js';
+import { DynamoPromptIndex } from '../../shared/adapters/aws/dynamo-prompt-index.js';
 import { DynamoRunStore, RunNotFoundError } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { BlobNotFoundError, S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import {
@@ -468,6 +469,33 @@ describe('DynamoRunStore', { timeout: 120_000 }, () => {
       finishedAt: at(6),
     });
     expect(await s.previousRun('prev', 'prev-a')).toBeUndefined();
+    // The newest run whatever its status, and the dataset version it read.
+    await s.createRun(runRecord('prev-d', { suiteName: 'prev', startedAt: at(4), datasetVersion: 'etag:7' }));
+    expect(await s.latestRun('prev')).toMatchObject({
+      runId: 'prev-d',
+      status: 'ingesting',
+      datasetVersion: 'etag:7',
+    });
+    expect(await s.latestRun('nobody')).toBeUndefined();
+  });
+});
+
+describe('DynamoPromptIndex', { timeout: 60_000 }, () => {
+  it('maps prompt files to the suites that read them, and forgets what a suite stopped reading', async () => {
+    const index = new DynamoPromptIndex({ client: clients.doc, tableName: res.table });
+    const many = Array.from({ length: 30 }, (_, i) => `gec/grammar/x${i}.md`); // more than one batch
+    await index.setSuitePrompts('idx-a', ['gec/feedback/baseline.md', 'gec/common/repair.md', ...many]);
+    await index.setSuitePrompts('idx-b', ['gec/feedback/baseline.md']);
+    expect(await index.suitesUsing('gec/feedback/baseline.md')).toEqual(['idx-a', 'idx-b']);
+    expect(await index.suitesUsing('gec/grammar/x29.md')).toEqual(['idx-a']);
+
+    await index.setSuitePrompts('idx-a', ['gec/modular/meaning.md']);
+    expect(await index.suitesUsing('gec/feedback/baseline.md')).toEqual(['idx-b']);
+    expect(await index.suitesUsing('gec/grammar/x29.md')).toEqual([]);
+    expect(await index.suitesUsing('gec/modular/meaning.md')).toEqual(['idx-a']);
+    // Idempotent: the same call again changes nothing.
+    await index.setSuitePrompts('idx-a', ['gec/modular/meaning.md']);
+    expect(await index.suitesUsing('gec/modular/meaning.md')).toEqual(['idx-a']);
   });
 });
 
