@@ -9,6 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseSync } from 'csv-parse/sync';
 import { runLocal } from '../cli/local-run.js';
+import { compareRuns } from '../shared/core/compare-runs.js';
+import { suiteSchema } from '../shared/core/suite.js';
 import { readRows } from '../shared/datasets/read.js';
 import { classificationMetrics } from '../shared/metrics/index.js';
 
@@ -113,6 +115,96 @@ async function main() {
     itemsPerSecond: Math.round(5_120 / (run.ms / 1000)),
     ratioVsReadingTheDataset: Math.round(run.ms / readSmallMs),
     rssGrowthMb: Math.round((process.memoryUsage().rss - rssBefore) / 1e6),
+  };
+
+  // 4. Each judge method on the simulator at zero latency (1,280 rows), as a multiple of the
+  //    baseline method's time: the method's own overhead (calls per item, parsing, fusion, routing).
+  const methodCsv = await bigCsv(dir, 5);
+  const methods: Record<string, { items: number; ms: number; calls: number; ratioVsBaseline: number }> = {};
+  const variants: Record<string, Record<string, unknown>> = {
+    baseline: { method: 'baseline', backends: ['sim:gpt-4o-mini'] },
+    modular: { method: 'modular', backends: ['sim:gpt-4o-mini'] },
+    agent: { method: 'agent', backends: ['sim:gpt-4o-mini'] },
+    escalation: { method: 'escalation', backends: ['sim:gpt-4o-mini', 'sim:gpt-4o', 'sim:o3'] },
+    ensemble: { method: 'ensemble', backends: ['sim:gpt-4o-mini', 'sim:gpt-4o', 'sim:o3'] },
+  };
+  // The first entry runs twice and its first timing is dropped: a cold start is not the method's cost.
+  for (const [name, variant] of [['warm-up', variants.baseline!] as const, ...Object.entries(variants)]) {
+    const path = join(dir, `method-${name}.suite.json`);
+    await writeFile(
+      path,
+      JSON.stringify({
+        version: 1,
+        name: `bench-${name}`,
+        dataset: { path: methodCsv },
+        task: 'gec',
+        judge: 'feedback',
+        run: { concurrency: 32 },
+        sim: { noise: 0.2, latencyMs: 0, seed: 1 },
+        ...variant,
+      }),
+    );
+    const timed = await time(() =>
+      runLocal({
+        suitePath: path,
+        outDir: join(dir, `run-${name}`),
+        fresh: true,
+        cachePath: join(dir, 'cache.jsonl'),
+      }),
+    );
+    const report = timed.value.outcome.status === 'written' ? timed.value.outcome.report : undefined;
+    if (name === 'warm-up') continue;
+    methods[name] = {
+      items: 1_280,
+      ms: Math.round(timed.ms),
+      calls: report?.cost.calls ?? 0,
+      ratioVsBaseline: 0,
+    };
+  }
+  for (const m of Object.values(methods)) m.ratioVsBaseline = +(m.ms / methods.baseline!.ms).toFixed(2);
+  results.methods = methods;
+
+  // 5. Comparing two runs of 10K items (paired bootstrap of four metrics, McNemar, flips), vs
+  //    the metrics with their own bootstrap: what the aggregator adds when a previous run exists.
+  const side = (runId: string, flip: number) => ({
+    run: {
+      runId,
+      suiteName: 'bench',
+      suite: suiteSchema.parse({
+        version: 1,
+        name: 'bench',
+        dataset: { path: 'x.csv' },
+        task: 'gec',
+        method: 'baseline',
+        backends: ['sim:gold'],
+      }),
+      prompts: {},
+      status: 'done' as const,
+      invalidRows: 0,
+      startedAt: runId,
+      reportPrefix: '',
+      datasetKey: 'x',
+      simulated: true,
+    },
+    results: pairs.map((p, i) => ({
+      runId,
+      itemId: String(i),
+      row: i,
+      status: 'scored' as const,
+      gold: p.gold,
+      prediction: i % flip === 0 ? p.gold : p.pred,
+      input: {},
+      stages: {},
+      simulated: true,
+      finishedAt: '',
+    })),
+  });
+  const [base, candidate] = [side('a', 5), side('b', 3)];
+  const compareMs = await median(3, () => compareRuns(base, candidate));
+  results.compareRuns = {
+    items: 10_000,
+    compareMs: Math.round(compareMs),
+    ratioVsMetricsWithBootstrap: +(compareMs / bootMs).toFixed(2),
   };
 
   await rm(dir, { recursive: true, force: true });

@@ -68,7 +68,7 @@ async function run(
   flags: RunFlags,
   backends?: string[],
   sample?: { n: number; seed: number },
-): Promise<Report> {
+): Promise<void> {
   const { outDir, outcome } = await runLocal({
     suitePath,
     outDir: flags.out,
@@ -81,8 +81,7 @@ async function run(
     onEvent: flags.progress ? progressReporter() : undefined,
   });
   if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
-  process.stdout.write(summary(outcome.report, outDir));
-  return outcome.report;
+  process.stdout.write(summary(outcome.report, outDir) + comparisonLine(outcome.report));
 }
 
 /**
@@ -110,13 +109,7 @@ async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> 
     process.stdout.write(
       `${change.suite.name} (${change.suitePath}): changed since ${change.latest.runId}: ${change.paths.join(', ')}\n`,
     );
-    const report = await run(
-      change.suitePath,
-      flags,
-      change.latest.suite.backends,
-      change.latest.suite.run.sample,
-    );
-    process.stdout.write(comparisonLine(report));
+    await run(change.suitePath, flags, change.latest.suite.backends, change.latest.suite.run.sample);
   }
 }
 
@@ -214,7 +207,11 @@ program
   .action(async (runDir: string) => {
     const { runId } = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8')) as { runId: string };
     const { report } = await writeRunReport(
-      { runStore: new LocalRunStore(runDir), reports: new FolderBlobStore(runDir) },
+      {
+        runStore: new LocalRunStore(runDir),
+        reports: new FolderBlobStore(runDir),
+        history: new LocalRunHistory(dirname(resolve(runDir))),
+      },
       runId,
     );
     process.stdout.write(summary(report, runDir));

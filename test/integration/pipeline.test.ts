@@ -397,9 +397,13 @@ describe('a prompt change on AWS', { timeout: 90_000 }, () => {
       `${original}\nSTRICT MODE: a change that only adds or moves a comma is not an improvement.\n`,
     );
     let keys: string[] = [];
-    await poller.runUntil(async () => (keys = await reportsOf('reeval-modular')).length === 2, {
-      timeoutMs: 30_000,
-    });
+    await poller.runUntil(
+      async () => {
+        keys = await reportsOf('reeval-modular');
+        return keys.length === 2;
+      },
+      { timeoutMs: 30_000 },
+    );
     const after = await readJson<Report>(keys.find((k) => k !== first)!);
 
     // The provider saw only the changed sub-judge, once per valid item; the rest were cache hits.

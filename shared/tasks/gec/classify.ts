@@ -3,7 +3,7 @@ import type { LlmProvider } from '../../providers/types.js';
 import { parseAnswer } from '../answer.js';
 import { type Asked, ask, baseRequest, type GecCase, render } from './case.js';
 import type { GecLabel } from './labels.js';
-import { canonicalLabel } from './parsers.js';
+import { canonicalLabel, type Parsed, parseLabelText } from './parsers.js';
 import { simClassify } from './simulate.js';
 
 export interface Verdict {
@@ -59,7 +59,22 @@ export function classify(
       jsonSchema: c.ctx.suite.params.structuredOutput ? verdictJsonSchema(c.labels) : undefined,
       simulate: simClassify(c),
     },
-    (text) => parseAnswer(text, schema),
+    (text) => readVerdict(text, schema, c.labels),
     (problem) => render(c, 'repair', { problem }),
   );
+}
+
+/** A line that names the answer: `Label: FP2`, `**Final Answer:** TP - …`, `classification = fp 3`. */
+const ANSWER_LINE = /^[\s>*_#`-]*(?:final\s*answer|label|classification|answer)[*_`"\s]*[:：=]/im;
+
+/**
+ * The JSON answer; failing that, a labelled answer line (models that ignore the JSON
+ * instruction often write `Label: FP2`), which saves a repair call. Free prose without such a
+ * line is not guessed at ("not TP but FP2" must not read as TP): it goes to the repair pass.
+ */
+function readVerdict(text: string, schema: z.ZodType<Verdict>, labels: readonly GecLabel[]): Parsed<Verdict> {
+  const json = parseAnswer(text, schema);
+  if (json.ok || !ANSWER_LINE.test(text)) return json;
+  const line = parseLabelText(text, labels);
+  return line.ok ? line : json;
 }

@@ -96,7 +96,7 @@ export async function judgeEscalation(c: GecCase, options: EscalationOptions): P
 }
 
 function verdictOutcome(verdict: Verdict, details: EscalationDetails): ScoreOutcome {
-  return { status: 'scored', prediction: verdict.label, reason: verdict.reason, details: { ...details } };
+  return { status: 'scored', prediction: verdict.label, reason: verdict.reason, details };
 }
 
 interface RoutedVerdict extends Verdict {

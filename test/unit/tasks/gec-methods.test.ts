@@ -46,6 +46,27 @@ async function judge(overrides: Record<string, unknown>, providers: LlmProvider[
 const item = (input: Record<string, string>, gold = 'TP', id = 'i1'): Item => ({ id, row: 1, input, gold });
 const EDIT = item({ src: 'He go home.', tgt: 'He goes home.', aligned: 'He {go=>goes} home.', lang: 'en' });
 
+describe('single-prompt methods', () => {
+  it('read a labelled answer line when the model ignores the JSON format, without a repair call', async () => {
+    const provider = new ScriptedProvider(
+      'openai:gpt-4o-mini',
+      () => 'Label: **FP 2**\nReason: breaks agreement',
+    );
+    const { outcome, stages } = await judge({}, [provider], EDIT);
+    expect(outcome).toMatchObject({ status: 'scored', prediction: 'FP2' });
+    expect(stages).toEqual(['classify@openai:gpt-4o-mini']);
+  });
+
+  it('never guess a label from prose: that goes to the repair pass', async () => {
+    const provider = new ScriptedProvider('openai:gpt-4o-mini', (_r, n) =>
+      n === 1 ? 'This is not TP; I would say FP2.' : '{"label": "FP2", "reason": "agreement"}',
+    );
+    const { outcome, stages } = await judge({}, [provider], EDIT);
+    expect(outcome).toMatchObject({ status: 'scored', prediction: 'FP2' });
+    expect(stages).toEqual(['classify@openai:gpt-4o-mini', 'repair@openai:gpt-4o-mini']);
+  });
+});
+
 describe('modular method', () => {
   const subJudges = (answers: { nonsense?: string; meaning?: string; quality?: string; pair?: string }) =>
     new ScriptedProvider(
