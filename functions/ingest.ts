@@ -1,7 +1,8 @@
 /**
  * ingest: S3 ObjectCreated notifications, delivered through the events queue, start runs.
  * `suites/<name>.json` runs the suite on its dataset, `datasets/<name>/<file>` runs
- * `suites/<name>.json` on that file (see shared/bucket/layout.ts). A problem with the upload
+ * `suites/<name>.json` on that file, `prompts/<path>` re-runs the suites that read the prompt
+ * when its content changed (see shared/bucket/layout.ts and ingest-object.ts). A problem with the upload
  * itself (no suite, invalid suite, missing prompt) is logged and counted, not retried; storage
  * and queue errors fail the record, so SQS delivers it again and the run resumes.
  */
@@ -102,6 +103,21 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Prom
     case 'duplicate':
       logger.info('run already started by an earlier delivery of this upload', { key, runId: outcome.runId });
       return;
+    case 'prompt':
+      for (const suite of outcome.suites) {
+        const facts = { key, prompt: outcome.path, hash: outcome.hash, ...suite };
+        if (suite.status === 'rejected') {
+          logger.error('prompt change: suite not re-evaluated', facts);
+          metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+        } else if (suite.status === 'started' || suite.status === 'resumed') {
+          logger.info('prompt change: suite re-evaluated', facts);
+          metrics.addMetric('RunsStarted', MetricUnit.Count, 1);
+        } else {
+          logger.info('prompt change: nothing to re-run for this suite', facts);
+        }
+      }
+      if (outcome.suites.length === 0) logger.info('prompt change: no suite reads this prompt', { key });
+      return;
     case 'ignored':
       if (outcome.why === 'unknown-key') logger.warn('upload ignored', { key, reason: outcome.reason });
       else logger.info('upload ignored', { key, reason: outcome.reason });
@@ -110,6 +126,8 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Prom
       logger.error('upload rejected', { key, suite: outcome.suiteName, reason: outcome.reason });
       metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
       return;
+    default:
+      outcome satisfies never;
   }
 }
 

@@ -9,7 +9,8 @@ import { PROMPT_PREFIX } from '../prompts/prompts.js';
  * ```
  * suites/<name>.json            a suite; its upload runs it on its dataset
  * datasets/<name>/<file>        a dataset of suite <name>; its upload runs suites/<name>.json on it
- * prompts/<path>                prompt files (override the ones bundled with the functions)
+ * prompts/<path>                prompt files (override the ones bundled with the functions);
+ *                               a changed one re-runs the suites that read it
  * reports/<name>/<runId>/       report files of a run
  * spill/<runId>/…               item messages too big for the queue
  * ```
