@@ -111,8 +111,3 @@ export function riskFlags(spans: readonly EditSpan[], smallLabel: string): RiskF
   const flags = spanFlags(spans);
   return LOW_TRUST_LABELS.includes(smallLabel) ? [...flags, 'low_trust_label'] : flags;
 }
-
-/** Flags as a short human string: `number_change, long_rewrite_risk`, or `none`. */
-export function describeFlags(flags: readonly RiskFlag[]): string {
-  return flags.length === 0 ? 'none' : flags.join(', ');
-}

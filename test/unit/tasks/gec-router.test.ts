@@ -4,7 +4,6 @@ import { describe, expect, it } from 'vitest';
 import { readRows } from '../../../shared/datasets/read.js';
 import { type EditSpan, editSpans, spansFromAligned } from '../../../shared/tasks/gec/edits.js';
 import {
-  describeFlags,
   LONG_REWRITE_TOKENS,
   LOW_TRUST_LABELS,
   RISK_FLAGS,
@@ -359,13 +358,5 @@ describe('whole-pair fallback: editSpans(src, tgt) without aligned', () => {
     expect(none).toEqual([]);
     expect(spanFlags(none)).toEqual([]);
     expect(riskFlags(none, 'TP')).toEqual([]);
-  });
-});
-
-describe('describeFlags', () => {
-  it('joins flags, or says none', () => {
-    expect(describeFlags(['number_change', 'long_rewrite_risk'])).toBe('number_change, long_rewrite_risk');
-    expect(describeFlags(['low_trust_label'])).toBe('low_trust_label');
-    expect(describeFlags([])).toBe('none');
   });
 });
