@@ -1,11 +1,14 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import type { Item, ItemResult } from '../../../shared/core/model.js';
 import { prepareRun } from '../../../shared/core/prepare-run.js';
+import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
+import { createProvider } from '../../../shared/providers/registry.js';
 import type { CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
 import { gecTask } from '../../../shared/tasks/gec/task.js';
 import type { ScoreContext } from '../../../shared/tasks/types.js';
 import { type ScriptedAnswer, ScriptedProvider } from '../../fakes/scripted-provider.js';
+import { startVendorFake, type VendorFake, type WireJson } from '../../fakes/vendor-fake.js';
 import { REPO, suite } from '../../helpers.js';
 
 /** Answers by which prompt is asking (sub-judges are told apart by their first words). */
@@ -249,6 +252,32 @@ describe('agent method', () => {
     expect(stages.filter((s) => s.startsWith('agent@'))).toHaveLength(3);
     expect(provider.requests.filter((r) => r.prompt.includes('You have used all 2 steps'))).toHaveLength(1);
     expect(outcome.status === 'failed' && outcome.raw).toMatch(/nonsense_detector/);
+  });
+});
+
+describe('agent method through each vendor SDK (HTTP fake)', () => {
+  let fake: VendorFake;
+  beforeAll(async () => {
+    fake = await startVendorFake(({ promptText }) => {
+      if (MEANING.test(promptText)) return { text: 'SEVERITY: 0\nREASONING: same meaning' };
+      if (promptText.includes('Observation:')) return { text: 'Final Answer: TP - fixes agreement' };
+      return { text: 'Thought: check the meaning.\nAction: meaning_change(original, suggested)' };
+    });
+  });
+  afterAll(() => fake.close());
+
+  it.each([
+    ['openai:gpt-4o-mini', (body: WireJson) => body.messages],
+    ['anthropic:claude-haiku-4-5', (body: WireJson) => body.messages],
+    ['gemini:gemini-2.5-flash', (body: WireJson) => body.contents],
+  ])('%s: the conversation travels as alternating turns', async (id, turns) => {
+    fake.reset();
+    const provider = createProvider(id, { env: fake.env, prices: EMBEDDED_PRICES });
+    const { outcome } = await judge({ method: 'agent' }, [provider], EDIT);
+    expect(outcome).toMatchObject({ status: 'scored', prediction: 'TP', details: { steps: 2, problems: 0 } });
+    const last = fake.requests.at(-1)!;
+    expect(last.promptText).toMatch(/Observation: meaning=0 \(same meaning\)/);
+    expect(turns(last.body)).toHaveLength(3); // agent prompt, the model's action, the observation
   });
 });
 
