@@ -1,3 +1,4 @@
+import type { RunRecord } from '../core/model.js';
 import { prepareRun } from '../core/prepare-run.js';
 import { type StartRunDeps, type StartRunOutcome, startRun } from '../core/start-run.js';
 import { parseSuite, type Suite } from '../core/suite.js';
@@ -111,23 +112,8 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     return { status: 'rejected', reason: (error as Error).message, suiteName };
   }
 
-  let run: Awaited<ReturnType<typeof prepareRun>>;
-  try {
-    await deps.checkBackends(suite);
-    run = await prepareRun({
-      suite,
-      prompts: deps.prompts,
-      datasetKey,
-      datasetVersion,
-      reportPrefix: reportPrefixOf(suite.name),
-      now: deps.now,
-    });
-  } catch (error) {
-    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) {
-      return { status: 'rejected', reason: error.message, suiteName };
-    }
-    throw error;
-  }
+  const run = await prepareChecked(deps, suite, datasetKey, datasetVersion);
+  if ('rejected' in run) return { status: 'rejected', reason: run.rejected, suiteName };
 
   // The suite reads exactly these prompts now: a later change to one of them re-runs it.
   await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
@@ -183,23 +169,8 @@ async function rerunSuite(
   const loaded = await loadSuite(deps.bucket, suiteName);
   if ('rejected' in loaded) return { suiteName, status: 'rejected', reason: loaded.rejected };
   const { suite } = loaded;
-  let run: Awaited<ReturnType<typeof prepareRun>>;
-  try {
-    await deps.checkBackends(suite);
-    run = await prepareRun({
-      suite,
-      prompts: deps.prompts,
-      datasetKey: latest.datasetKey,
-      datasetVersion: latest.datasetVersion ?? latest.runId,
-      reportPrefix: reportPrefixOf(suite.name),
-      now: deps.now,
-    });
-  } catch (error) {
-    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) {
-      return { suiteName, status: 'rejected', reason: error.message };
-    }
-    throw error;
-  }
+  const run = await prepareChecked(deps, suite, latest.datasetKey, latest.datasetVersion ?? latest.runId);
+  if ('rejected' in run) return { suiteName, status: 'rejected', reason: run.rejected };
   await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
   if (run.prompts[path] === undefined) {
     return { suiteName, status: 'not-reading', reason: `the suite no longer reads ${path}` };
@@ -209,6 +180,32 @@ async function rerunSuite(
   if (!chunks) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
   const start = await startRun(deps, { run, rows: readRows(chunks, format) });
   return { suiteName, status: start.status, runId: run.runId, previousRunId: latest.runId };
+}
+
+/**
+ * The run a suite would start on a dataset version, with its backends' keys checked. A problem
+ * no retry can fix (suite, prompts, provider id, missing key) is `rejected`; anything else throws.
+ */
+async function prepareChecked(
+  deps: IngestObjectDeps,
+  suite: Suite,
+  datasetKey: string,
+  datasetVersion: string,
+): Promise<RunRecord | { rejected: string }> {
+  try {
+    await deps.checkBackends(suite);
+    return await prepareRun({
+      suite,
+      prompts: deps.prompts,
+      datasetKey,
+      datasetVersion,
+      reportPrefix: reportPrefixOf(suite.name),
+      now: deps.now,
+    });
+  } catch (error) {
+    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) return { rejected: error.message };
+    throw error;
+  }
 }
 
 async function loadSuite(

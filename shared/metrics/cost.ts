@@ -64,3 +64,14 @@ function sumTokens(items: readonly CostItem[]): TokenUsage {
   }
   return tokens;
 }
+
+/** One point of the accuracy/cost trade-off: what a policy would have scored and cost. */
+export interface CostPoint {
+  policy: string;
+  n: number;
+  accuracy: number;
+  macroF1: number;
+  binaryF1: number;
+  costUsd: number;
+  per10kUsd: number;
+}

@@ -1,6 +1,7 @@
 import type { Comparison, FlippedItem, FlippedSide } from '../core/compare-runs.js';
 import type { PairedDelta } from '../metrics/index.js';
 import type { BlobStore } from '../ports.js';
+import { putFiles } from './files.js';
 
 /** The files of a run-vs-run comparison, written beside each other under one prefix. */
 export const COMPARISON_FILES = ['comparison.json', 'comparison.txt'] as const;
@@ -14,13 +15,7 @@ export async function writeComparisonFiles(
     'comparison.json': [`${JSON.stringify(c, null, 2)}\n`, 'application/json'],
     'comparison.txt': [renderComparisonText(c), 'text/plain; charset=utf-8'],
   };
-  const keys: string[] = [];
-  for (const [name, [body, type]] of Object.entries(files)) {
-    const key = `${prefix}${name}`;
-    await store.put(key, body, type);
-    keys.push(key);
-  }
-  return keys;
+  return putFiles(store, prefix, files);
 }
 
 const num = (v: number) => v.toFixed(3);

@@ -1,4 +1,5 @@
 import type { ItemResult } from '../core/model.js';
+import type { CostPoint } from '../metrics/index.js';
 import type { BlobStore } from '../ports.js';
 import type { Report } from './report.js';
 
@@ -27,6 +28,15 @@ export async function writeReportFiles(
     'errors.txt': [renderErrors(results), 'text/plain; charset=utf-8'],
     'correct.txt': [renderCorrect(results), 'text/plain; charset=utf-8'],
   };
+  return putFiles(store, prefix, files);
+}
+
+/** Writes `name → [body, content type]` under `prefix`; returns the keys written, in order. */
+export async function putFiles(
+  store: BlobStore,
+  prefix: string,
+  files: Record<string, [body: string, contentType: string]>,
+): Promise<string[]> {
   const keys: string[] = [];
   for (const [name, [body, type]] of Object.entries(files)) {
     const key = `${prefix}${name}`;
@@ -204,19 +214,9 @@ export function renderText(report: Report): string {
   return `${lines.join('\n')}\n`;
 }
 
-interface CostPointView {
-  policy: string;
-  n: number;
-  accuracy: number;
-  macroF1: number;
-  binaryF1: number;
-  costUsd: number;
-  per10kUsd: number;
-}
-
 type MethodView = Record<string, unknown> & {
-  accuracyVsCost?: CostPointView[];
-  fusions?: Record<string, CostPointView>;
+  accuracyVsCost?: CostPoint[];
+  fusions?: Record<string, CostPoint>;
 };
 
 const words = (key: string) => key.replace(/([A-Z])/g, ' $1').toLowerCase();

@@ -5,21 +5,10 @@
  */
 import type { ItemResult, StageSpend } from '../../core/model.js';
 import type { Suite } from '../../core/suite.js';
-import { classificationMetrics, type LabelPair } from '../../metrics/index.js';
+import { type CostPoint, classificationMetrics, type LabelPair } from '../../metrics/index.js';
 import type { Vote } from './ensemble.js';
 import type { EscalationDetails } from './escalation.js';
 import { FUSION_INPUTS, FUSIONS, fuse, type SubScores } from './fusion.js';
-
-/** One point of the accuracy/cost trade-off: what a policy would have scored and cost. */
-export interface CostPoint {
-  policy: string;
-  n: number;
-  accuracy: number;
-  macroF1: number;
-  binaryF1: number;
-  costUsd: number;
-  per10kUsd: number;
-}
 
 /** The results that count for metrics: scored or failed after reaching a model. */
 function judged(results: readonly ItemResult[]): ItemResult[] {
