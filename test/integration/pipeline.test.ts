@@ -5,7 +5,7 @@
  * Lambda's event source mappings drive them. Also: a duplicated item message, a worker that
  * crashes mid-batch, a poison item that ends in the DLQ, and keys with spaces and non-ASCII.
  */
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -128,9 +128,14 @@ beforeAll(async () => {
   // The s3:TestEvent and the prompt uploads: nothing to run.
   await poller.drain({ only: ['ingest'] });
 
+  local = await localReport(simSuite('pipeline-local'), await readFile(GOLD_CSV));
+}, 120_000);
+
+/** The local shell's report of a suite (dataset.path `data.csv`) on `data`. */
+async function localReport(suite: SuiteInput, data: Uint8Array): Promise<Report> {
   const dir = await tempDir('assay-pipeline-local-');
-  await writeFile(join(dir, 'suite.json'), JSON.stringify(simSuite('pipeline-local')));
-  await copyFile(GOLD_CSV, join(dir, 'data.csv'));
+  await writeFile(join(dir, 'suite.json'), JSON.stringify(suite));
+  await writeFile(join(dir, 'data.csv'), data);
   const { outcome } = await runLocal({
     suitePath: join(dir, 'suite.json'),
     outDir: join(dir, 'run'),
@@ -138,8 +143,8 @@ beforeAll(async () => {
     env: {},
   });
   if (outcome.status !== 'written') throw new Error('local run not aggregated');
-  local = outcome.report;
-}, 120_000);
+  return outcome.report;
+}
 
 afterEach(async () => {
   worker = functions.worker;
@@ -332,16 +337,7 @@ describe('every judge method, from its example suite, on moto and locally', { ti
     };
     const data = await readFile(join(REPO, 'examples', file.dataset.path));
 
-    const dir = await tempDir('assay-method-');
-    await writeFile(join(dir, 'suite.json'), JSON.stringify(suite));
-    await writeFile(join(dir, 'data.csv'), data);
-    const { outcome } = await runLocal({
-      suitePath: join(dir, 'suite.json'),
-      outDir: join(dir, 'run'),
-      cachePath: join(dir, 'llm-cache.jsonl'),
-      env: {},
-    });
-    if (outcome.status !== 'written') throw new Error('local run not aggregated');
+    const localRun = await localReport(suite, data);
 
     await uploadSuite(suite);
     await blobs.put(`datasets/${name}/data.csv`, data);
@@ -349,7 +345,7 @@ describe('every judge method, from its example suite, on moto and locally', { ti
 
     expect(report.method).toBe(file.method);
     expect(report.counts).toMatchObject({ items: 16, scored: 16, failed: 0 });
-    expect(report.metrics).toEqual(outcome.report.metrics);
+    expect(report.metrics).toEqual(localRun.metrics);
     const method = report.metrics.method as { accuracyVsCost: { per10kUsd: number }[] };
     expect(method.accuracyVsCost.length).toBeGreaterThan(0);
     expect(method.accuracyVsCost.every((p) => p.per10kUsd > 0)).toBe(true);
