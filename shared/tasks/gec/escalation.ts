@@ -28,7 +28,8 @@ export type EscalationDetails = {
  * label or a risk flag is in the suite's sets. Experts (the next backends, small → large) are
  * asked in turn until one agrees with an earlier answer; if none does, the last backend acts
  * as finalizer and sees every answer. So a finalizer runs only on disagreement, and with two
- * backends the expert is also the finalizer.
+ * backends the expert is also the finalizer. A finalizer that fails leaves the answer of the
+ * largest model that gave one.
  */
 export async function judgeEscalation(c: GecCase, options: EscalationOptions): Promise<ScoreOutcome> {
   const backends = c.ctx.backends;
@@ -92,7 +93,13 @@ export async function judgeEscalation(c: GecCase, options: EscalationOptions): P
     .join('\n');
   const final = await classify(c, 'finalizer', finalizer, 'finalizer', { candidates });
   path.push({ stage: 'finalizer', backend: finalizer.id, label: final.ok ? final.value.label : 'Error' });
-  return final.ok ? verdictOutcome(final.value, details(true)) : failedOutcome(final, details(true));
+  if (final.ok) return verdictOutcome(final.value, details(true));
+  // The answers already paid for are not thrown away: the largest model that answered decides.
+  const largest = answers[answers.length - 1]!;
+  return verdictOutcome(
+    { ...largest.verdict, reason: `${largest.verdict.reason} (finalizer failed: ${final.failure.message})` },
+    details(true),
+  );
 }
 
 function verdictOutcome(verdict: Verdict, details: EscalationDetails): ScoreOutcome {

@@ -229,6 +229,19 @@ describe('agent method', () => {
     expect(observations[2]).toMatch(/TN/); // feedback judge: TN is not an allowed label
   });
 
+  it('comprehensive_analysis runs the three sub-judges and the grammar lookup in one observation', async () => {
+    const provider = agent([
+      'Action: comprehensive_analysis(original, suggested, English)',
+      'Final Answer: TP - ok',
+    ]);
+    const { stages } = await judge({ method: 'agent' }, [provider], EDIT);
+    const observation = provider.requests.find((r) => r.prompt.startsWith('Observation:'))!.prompt;
+    expect(observation).toMatch(
+      /nonsense: nonsense=0 \(coherent\)\nmeaning change: meaning=0[\s\S]*quality: quality=2[\s\S]*grammar rules:\n1\./,
+    );
+    expect(stages.filter((s) => s.startsWith('tool:comprehensive_analysis'))).toHaveLength(3);
+  });
+
   it('grammar_rag retrieves from the corpus of the item language', async () => {
     const provider = agent([
       'Action: grammar_rag("Ich weiß, das du kommst.", German)',
@@ -345,6 +358,21 @@ describe('escalation method', () => {
     );
     expect(outcome).toMatchObject({ prediction: 'FP2', details: { finalized: true } });
     expect(stages).toEqual(['small@openai:gpt-4o-mini', 'expert@openai:gpt-4o', 'finalizer@openai:gpt-4o']);
+  });
+
+  it('a failed finalizer leaves the answer of the largest model that gave one', async () => {
+    const broken = new ScriptedProvider('openai:o3', () => 'I cannot decide.');
+    const backends = [answering('openai:gpt-4o-mini', 'FP2'), answering('openai:gpt-4o', 'TP'), broken];
+    const { outcome } = await judge({ method: 'escalation' }, backends, EDIT);
+    expect(outcome).toMatchObject({
+      status: 'scored',
+      prediction: 'TP',
+      reason: expect.stringMatching(/finalizer failed: finalizer: unparseable answer/),
+      details: {
+        finalized: true,
+        path: [{ label: 'FP2' }, { label: 'TP' }, { stage: 'finalizer', label: 'Error' }],
+      },
+    });
   });
 
   it('escalate labels and flags are configurable', async () => {
