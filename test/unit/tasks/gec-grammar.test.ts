@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
+import { spansFromAligned } from '../../../shared/tasks/gec/edits.js';
 import {
   Bm25Index,
   corpusLanguage,
@@ -434,5 +435,46 @@ describe('editHints', () => {
     const ids = (query: string) => index.search(query, 3).map((hit) => hit.rule.title);
     const withHints = ids(`${row.src} {-=>—} ${editHints([{ old: '-', new: '—' }])}`);
     expect(withHints.some((title) => /тире|dash/i.test(title))).toBe(true);
+  });
+});
+
+describe('retrieval of punctuation and case edits across the gold files', () => {
+  /** Single-span edits that change only commas, only dashes, or only letter case, and the rule titles that answer them. */
+  const KINDS = {
+    comma: {
+      is: (o: string, n: string) => (o + n).includes(',') && o.replaceAll(',', '') === n.replaceAll(',', ''),
+      title: /comma|komma|кома|коми/i,
+    },
+    dash: {
+      is: (o: string, n: string) =>
+        /[-–—]/.test(o + n) && o.replace(/[-–—\s]/g, '') === n.replace(/[-–—\s]/g, ''),
+      title: /dash|hyphen|strich|тире|дефіс/i,
+    },
+    case: {
+      is: (o: string, n: string) => o !== n && o.toLowerCase() === n.toLowerCase(),
+      title: /capital|groß|klein|велик/i,
+    },
+  };
+
+  it('finds the rule in the top 3 for every such edit with the edit hints, and for fewer without', () => {
+    const tally = { n: 0, plain: 0, hinted: 0 };
+    for (const [file, code] of Object.entries(SHIPPED)) {
+      const index = new Bm25Index(corpus(code));
+      for (const row of goldRows(`gold_${file}.csv`)) {
+        const spans = spansFromAligned(row.aligned ?? '');
+        const kind = Object.values(KINDS).find(
+          (k) => spans.length === 1 && k.is(spans[0]!.old, spans[0]!.new),
+        );
+        if (!kind) continue;
+        const query = `${row.src} {${spans[0]!.old}=>${spans[0]!.new}}`;
+        const found = (q: string) => index.search(q, 3).some((hit) => kind.title.test(hit.rule.title));
+        tally.n += 1;
+        if (found(query)) tally.plain += 1;
+        if (found(`${query} ${editHints(spans)}`)) tally.hinted += 1;
+      }
+    }
+    expect(tally.n).toBeGreaterThanOrEqual(25);
+    expect(tally.hinted).toBe(tally.n);
+    expect(tally.plain).toBeLessThan(tally.n);
   });
 });
