@@ -60,7 +60,11 @@ export async function scoreItem(
   const cache = run.suite.run.cache ? deps.cache : undefined;
 
   const call = async (stage: string, provider: LlmProvider, request: CompletionRequest) => {
-    const completion = await callModel(provider, request, { cache, maxAttempts });
+    const completion = await callModel(provider, request, {
+      cache,
+      maxAttempts,
+      payer: `${run.runId}/${item.id}`,
+    });
     bookSpend(stages, stage, completion);
     simulated ||= completion.simulated;
     deps.onCall?.(completion);
@@ -114,11 +118,13 @@ function bookSpend(stages: Record<string, StageSpend>, stage: string, completion
   stages[stage] = spend;
   spend.calls += 1;
   spend.latencyMs += completion.latencyMs;
-  // A cache hit cost nothing and sent no tokens: count it, bill nothing.
   if (completion.cached) {
     spend.cachedCalls += 1;
-    spend.savedUsd = (spend.savedUsd ?? 0) + (completion.savedUsd ?? 0);
-    return;
+    // A hit on someone else's answer cost nothing and sent no tokens: count it, bill nothing.
+    if (completion.savedUsd !== undefined) {
+      spend.savedUsd = (spend.savedUsd ?? 0) + completion.savedUsd;
+      return;
+    }
   }
   spend.costUsd += completion.costUsd;
   spend.usage.input += completion.usage.input;

@@ -9,6 +9,12 @@ import type { Completion, CompletionRequest, LlmProvider } from './types.js';
 
 export interface CallOptions {
   cache?: LlmCache;
+  /**
+   * Who is paying (e.g. `<runId>/<itemId>`), stored with the answer. A later hit by the same
+   * payer is the answer it already paid for (a run killed before it logged the result, then
+   * resumed): it keeps its cost. A hit by anyone else is free and reports `savedUsd`.
+   */
+  payer?: string;
   /** Total attempts per call, retryable errors only. Default 5. */
   maxAttempts?: number;
   signal?: AbortSignal;
@@ -65,7 +71,8 @@ const inFlight = new WeakMap<LlmCache, Map<string, Promise<Completion>>>();
 
 /**
  * Calls `provider` with caching and retries. A cache hit returns the stored completion with
- * `cached: true`, `costUsd: 0`, `savedUsd` (what it cost when first paid) and the lookup's latency. A miss calls the provider through
+ * `cached: true`, `costUsd: 0`, `savedUsd` (what it cost when first paid) and the lookup's
+ * latency; a hit on an answer the same `payer` bought keeps its cost instead. A miss calls the provider through
  * `withRetry` and stores the completion when it finished normally (`finishReason: 'stop'`).
  * Simulated providers bypass the cache. Errors: see `withRetry`.
  */
@@ -88,14 +95,12 @@ export async function callModel(
     } catch (error) {
       onCacheError(error, 'get');
     }
-    if (hit)
-      return {
-        ...hit,
-        cached: true,
-        costUsd: 0,
-        savedUsd: hit.costUsd,
-        latencyMs: performance.now() - started,
-      };
+    if (hit) {
+      const latencyMs = performance.now() - started;
+      if (options.payer !== undefined && hit.paidBy === options.payer)
+        return { ...hit, cached: true, latencyMs };
+      return { ...hit, cached: true, costUsd: 0, savedUsd: hit.costUsd, latencyMs };
+    }
     let calls = inFlight.get(cache);
     if (!calls) {
       calls = new Map();
@@ -143,7 +148,10 @@ async function callAndStore(
 
   if (cache && key && completion.finishReason === 'stop') {
     try {
-      await cache.put(key, completion);
+      await cache.put(
+        key,
+        options.payer === undefined ? completion : { ...completion, paidBy: options.payer },
+      );
     } catch (error) {
       onCacheError(error, 'put');
     }

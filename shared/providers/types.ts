@@ -49,6 +49,8 @@ export interface Completion {
   cached: boolean;
   /** On a cache hit: the cost of the call when it was first paid (the money the hit saved). */
   savedUsd?: number;
+  /** In the cache: who paid for this answer (see `CallOptions.payer`). */
+  paidBy?: string;
   /** True when the answer came from the simulator, never a real model. */
   simulated: boolean;
   /** `vendor:model` that produced it. */

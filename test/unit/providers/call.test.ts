@@ -42,6 +42,20 @@ describe('callModel cache', () => {
     expect(second.latencyMs).toBeLessThan(first.latencyMs);
   });
 
+  it("reports what a hit saved; a hit on the payer's own answer keeps its cost instead", async () => {
+    const cache = new MemoryCache();
+    const provider = openai();
+
+    const paid = await callModel(provider, request, { cache, payer: 'run-1/item-7' });
+    const resumed = await callModel(provider, request, { cache, payer: 'run-1/item-7' });
+    const other = await callModel(provider, request, { cache, payer: 'run-2/item-7' });
+
+    expect(fake.requests).toHaveLength(1);
+    expect(resumed).toMatchObject({ cached: true, costUsd: paid.costUsd });
+    expect(resumed.savedUsd).toBeUndefined();
+    expect(other).toMatchObject({ cached: true, costUsd: 0, savedUsd: paid.costUsd });
+  });
+
   it('calls again when anything that shapes the answer changes', async () => {
     const cache = new MemoryCache();
     const provider = openai();
