@@ -228,14 +228,29 @@ export type AgentOptions = z.infer<typeof agentSchema>;
 export type EscalationOptions = z.infer<typeof escalationSchema>;
 export type EnsembleOptions = z.infer<typeof ensembleSchema>;
 
+type MethodOptions = {
+  modular: ModularOptions;
+  agent: AgentOptions;
+  escalation: EscalationOptions;
+  ensemble: EnsembleOptions;
+};
+
+/** Suites are not changed once parsed: their options are worked out once, not per item. */
+const optionsBySuite = new WeakMap<Suite, MethodOptions>();
+
 /** A method's options with their defaults filled (the suite may omit the block). */
-export function methodOptions(suite: Suite) {
-  return {
-    modular: modularSchema.parse(suite.modular ?? {}),
-    agent: agentSchema.parse(suite.agent ?? {}),
-    escalation: escalationSchema.parse(suite.escalation ?? {}),
-    ensemble: ensembleSchema.parse(suite.ensemble ?? {}),
-  };
+export function methodOptions(suite: Suite): MethodOptions {
+  let options = optionsBySuite.get(suite);
+  if (!options) {
+    options = {
+      modular: modularSchema.parse(suite.modular ?? {}),
+      agent: agentSchema.parse(suite.agent ?? {}),
+      escalation: escalationSchema.parse(suite.escalation ?? {}),
+      ensemble: ensembleSchema.parse(suite.ensemble ?? {}),
+    };
+    optionsBySuite.set(suite, options);
+  }
+  return options;
 }
 export type SuiteInput = z.input<typeof suiteSchema>;
 

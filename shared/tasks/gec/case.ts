@@ -25,11 +25,12 @@ export function gecCase(item: Item, ctx: ScoreContext, paths: Record<string, str
   const spans = editSpans(src, tgt, aligned);
   const language = languageName(lang);
   const alignedSentence = alignedText(src, tgt, aligned);
+  const labels = JUDGE_LABELS[ctx.suite.judge];
   return {
     item,
     ctx,
     paths,
-    labels: JUDGE_LABELS[ctx.suite.judge],
+    labels,
     gold: normalizeLabel(item.gold),
     lang,
     spans,
@@ -42,7 +43,7 @@ export function gecCase(item: Item, ctx: ScoreContext, paths: Record<string, str
       text: tgt,
       aligned: alignedSentence,
       edit: formatSpans(spans),
-      labels: JUDGE_LABELS[ctx.suite.judge].map((l) => `"${l}"`).join(' | '),
+      labels: labels.map((l) => `"${l}"`).join(' | '),
     },
   };
 }
