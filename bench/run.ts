@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse as parseSync } from 'csv-parse/sync';
 import { runLocal } from '../cli/local-run.js';
-import { compareRuns } from '../shared/core/compare-runs.js';
-import { suiteSchema } from '../shared/core/suite.js';
+import { compareRuns, type RunSide } from '../shared/core/compare-runs.js';
+import { validateSuite } from '../shared/core/suite.js';
 import { readRows } from '../shared/datasets/read.js';
 import { classificationMetrics } from '../shared/metrics/index.js';
 
@@ -166,18 +166,22 @@ async function main() {
 
   // 5. Comparing two runs of 10K items (paired bootstrap of four metrics, McNemar, flips), vs
   //    the metrics with their own bootstrap: what the aggregator adds when a previous run exists.
-  const side = (runId: string, flip: number) => ({
+  const side = (runId: string, flip: number): RunSide => ({
     run: {
+      schemaVersion: 2,
       runId,
       suiteName: 'bench',
-      suite: suiteSchema.parse({
-        version: 1,
-        name: 'bench',
-        dataset: { path: 'x.csv' },
-        task: 'gec',
-        method: 'baseline',
-        backends: ['sim:gold'],
-      }),
+      suite: validateSuite(
+        {
+          version: 1,
+          name: 'bench',
+          dataset: { path: 'x.csv' },
+          task: 'gec',
+          method: 'baseline',
+          backends: ['sim:gold'],
+        },
+        'bench',
+      ),
       prompts: {},
       status: 'done' as const,
       invalidRows: 0,
@@ -187,12 +191,13 @@ async function main() {
       simulated: true,
     },
     results: pairs.map((p, i) => ({
+      schemaVersion: 2,
       runId,
       itemId: String(i),
       row: i,
       status: 'scored' as const,
       gold: p.gold,
-      prediction: i % flip === 0 ? p.gold : p.pred,
+      scores: { label: { kind: 'label', value: i % flip === 0 ? p.gold : p.pred } },
       input: {},
       stages: {},
       simulated: true,

@@ -13,22 +13,30 @@ import { prepareRun } from '../shared/core/prepare-run.js';
 import { scoreItem } from '../shared/core/score-item.js';
 import { startRun } from '../shared/core/start-run.js';
 import { parseSuite, type Suite } from '../shared/core/suite.js';
-import { formatFromPath, readRows } from '../shared/datasets/read.js';
+import { formatFromPath, type RawRow, readRows } from '../shared/datasets/read.js';
+import { simulatedId } from '../shared/providers/aliases.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
 import { ProviderPool } from '../shared/providers/registry.js';
 import type { Completion } from '../shared/providers/types.js';
+import { simulateAnswer } from '../shared/tasks/registry.js';
 
 /** The package root: prompts that ship with Assay live under `<root>/prompts`. */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-export interface LocalRunOptions {
+export interface LocalRunOptions extends RunSettings {
   suitePath: string;
+}
+
+/** How a local run goes, whatever its suite and dataset come from. */
+export interface RunSettings {
   /** Run folder; default `<runsDir>/<runId>`. */
   outDir?: string;
   /** Where run folders live side by side (default `runs`): the report compares with the suite's previous run there. */
   runsDir?: string;
   /** Replace the suite's backends (e.g. the quickstart's auto-detected one). */
   backends?: string[];
+  /** Replace every backend by the simulator of the same name (`openai:gpt-4o` → `sim:gpt-4o`). */
+  simulate?: boolean;
   concurrency?: number;
   sample?: { n: number; seed: number };
   /** A new run even if an identical one exists (different run id). */
@@ -69,6 +77,16 @@ async function fileHash(path: string): Promise<string> {
   return hash.digest('hex');
 }
 
+/** The suite as this run uses it: the command line's backends, concurrency, sample and `--simulate` applied. */
+export function applySettings(suite: Suite, settings: RunSettings): Suite {
+  let out = suite;
+  if (settings.backends) out = { ...out, backends: settings.backends };
+  if (settings.simulate) out = { ...out, backends: out.backends.map(simulatedId) };
+  if (settings.concurrency) out = { ...out, run: { ...out.run, concurrency: settings.concurrency } };
+  if (settings.sample) out = { ...out, run: { ...out.run, sample: settings.sample } };
+  return out;
+}
+
 /**
  * The local shell: a folder as the bucket, an in-process pool as the queue, an append-only
  * log as the run store. Running the same suite on the same data again resumes the run.
@@ -76,36 +94,64 @@ async function fileHash(path: string): Promise<string> {
 export async function runLocal(
   options: LocalRunOptions,
 ): Promise<{ outDir: string; run: RunRecord; outcome: AggregateOutcome }> {
-  const env = options.env ?? process.env;
   const suitePath = resolve(options.suitePath);
   const suiteDir = dirname(suitePath);
-  let suite = await loadSuiteFile(suitePath);
-  if (options.backends) suite = { ...suite, backends: options.backends };
-  if (options.concurrency) suite = { ...suite, run: { ...suite.run, concurrency: options.concurrency } };
-  if (options.sample) suite = { ...suite, run: { ...suite.run, sample: options.sample } };
-
+  const suite = await loadSuiteFile(suitePath);
   const datasetPath = resolve(suiteDir, suite.dataset.path);
   const format = suite.dataset.format ?? formatFromPath(datasetPath);
-  const prompts = promptStoreFor(suiteDir);
-  const datasetVersion = (await fileHash(datasetPath)) + (options.fresh ? `:${Date.now()}` : '');
+  return runSuite(
+    suite,
+    suiteDir,
+    {
+      key: datasetPath,
+      version: await fileHash(datasetPath),
+      rows: () => readRows(createReadStream(datasetPath), format),
+    },
+    options,
+  );
+}
+
+/** Where a run's rows come from: a dataset file, or files joined (`assay score`). */
+export interface DatasetSource {
+  /** Shown in reports; re-runs read the same. */
+  key: string;
+  /** Identifies the content: the same suite on the same version resumes. */
+  version: string;
+  rows(): AsyncIterable<RawRow>;
+}
+
+/** Runs a suite (already loaded) on a dataset source in the local shell. */
+export async function runSuite(
+  loaded: Suite,
+  suiteDir: string,
+  dataset: DatasetSource,
+  options: RunSettings,
+): Promise<{ outDir: string; run: RunRecord; outcome: AggregateOutcome }> {
+  const env = options.env ?? process.env;
+  const suite = applySettings(loaded, options);
   const prepared = await prepareRun({
     suite,
-    prompts,
-    datasetKey: datasetPath,
-    datasetVersion,
+    prompts: promptStoreFor(suiteDir),
+    datasetKey: dataset.key,
+    datasetVersion: dataset.version + (options.fresh ? `:${Date.now()}` : ''),
     reportPrefix: '',
   });
+  // A backend without its key (or an unknown vendor) fails here, before anything is written.
+  const providers = new ProviderPool({
+    env,
+    prices: loadPriceTable(options.pricesPath, env),
+    simulator: simulateAnswer,
+  });
+  providers.require(prepared.suite.backends, prepared.suite.sim);
 
   const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));
   const runStore = new LocalRunStore(outDir);
   const existing = await runStore.getRun(prepared.runId);
-  const run = existing ?? prepared;
+  // A resumed run keeps its record, with this invocation's run settings (a higher budget…).
+  const run = existing ? { ...existing, suite: { ...existing.suite, run: prepared.suite.run } } : prepared;
   const queue = new CollectingQueue();
   const trigger = { trigger: async () => {} };
-  const started = await startRun(
-    { runStore, queue, trigger },
-    { run, rows: readRows(createReadStream(datasetPath), format), resume: true },
-  );
+  const started = await startRun({ runStore, queue, trigger }, { run, rows: dataset.rows(), resume: true });
   if (started.status === 'duplicate') throw new Error('unreachable: local runs always resume');
   options.onEvent?.({
     type: 'started',
@@ -117,9 +163,6 @@ export async function runLocal(
     invalidRows: started.invalidRows,
   });
 
-  const providers = new ProviderPool({ env, prices: loadPriceTable(options.pricesPath, env) });
-  providers.require(run.suite.backends, run.suite.sim);
-
   const cache = new FileLlmCache(
     options.cachePath ?? join(env.ASSAY_CACHE_DIR ?? '.assay-cache', 'llm-cache.jsonl'),
   );
@@ -127,6 +170,7 @@ export async function runLocal(
     runStore,
     trigger,
     cache,
+    run,
     providerFor: (backend: string, r: RunRecord) => providers.get(backend, r.suite.sim),
     onTransientError: 'fail' as const,
     onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),

@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { Command, InvalidArgumentError } from 'commander';
@@ -6,17 +5,19 @@ import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
 import { writeRunReport } from '../shared/core/aggregate-run.js';
+import type { ComparisonSummary } from '../shared/core/compare-runs.js';
 import { compareRuns, type RunSide } from '../shared/core/compare-runs.js';
-import { scorePredictions } from '../shared/core/score-predictions.js';
 import { suiteJsonSchema } from '../shared/core/suite.js';
-import { formatFromPath, readRows } from '../shared/datasets/read.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
 import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
-import { writeReportFiles } from '../shared/reports/files.js';
+import { headline } from '../shared/reports/files.js';
+import { ms, usd } from '../shared/reports/format.js';
 import type { Report } from '../shared/reports/report.js';
+import { familyNames } from '../shared/tasks/registry.js';
 import { discoverSuites, promptChanges } from './changed.js';
-import { PACKAGE_ROOT, runLocal } from './local-run.js';
+import { PACKAGE_ROOT, runLocal, runSuite } from './local-run.js';
 import { progressReporter } from './progress.js';
+import { scoringRun } from './score.js';
 
 const QUICKSTART_SUITE = join(PACKAGE_ROOT, 'examples', 'quickstart.suite.json');
 
@@ -26,21 +27,20 @@ const positiveInt = (value: string) => {
   return n;
 };
 
+/** What a run's summary says on the terminal: counts, each scorer's headline figures, cost. */
 function summary(report: Report, outDir: string): string {
-  const m = report.metrics as {
-    accuracy?: number;
-    macroF1?: number;
-    kappa?: number;
-    binary?: { f1: number };
-  };
-  const f = (v: number | undefined) => (v === undefined ? '-' : v.toFixed(3));
   const lines = [
     '',
     `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
-    `accuracy ${f(m.accuracy)}  macro F1 ${f(m.macroF1)}  binary F1 ${f(m.binary?.f1)}  kappa ${f(m.kappa)}`,
-    `cost $${report.cost.totalUsd.toFixed(4)}  per 10K $${report.cost.per10kUsd.toFixed(2)}  latency p50 ${Math.round(report.latencyMs.p50)} ms`,
+    ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
+    `cost ${usd(report.cost.totalUsd)}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
     `report: ${join(outDir, 'report.txt')} (and report.json, labeled.csv, errors.txt, correct.txt)`,
   ];
+  const budget = report.counts.byFailure.budget;
+  if (budget)
+    lines.push(
+      `!! ${budget} items were not scored: the run's budget was spent. Raise run.budgetUsd and run again to resume them.`,
+    );
   if (report.simulated)
     lines.push(
       '',
@@ -54,6 +54,7 @@ interface RunFlags {
   out?: string;
   runs: string;
   changed?: boolean;
+  simulate?: boolean;
   concurrency?: number;
   sample?: number;
   seed: number;
@@ -74,6 +75,7 @@ async function run(
     outDir: flags.out,
     runsDir: flags.runs,
     backends: flags.backend ?? backends,
+    simulate: flags.simulate,
     concurrency: flags.concurrency,
     sample: flags.sample ? { n: flags.sample, seed: flags.seed } : sample,
     fresh: flags.fresh,
@@ -113,19 +115,19 @@ async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> 
   }
 }
 
+/** One line on how the run moved against the suite's previous one (primary scorer). */
 function comparisonLine(report: Report): string {
   const c = report.comparison as
-    | {
-        baseRunId: string;
-        deltas: Record<string, { delta: number; pValue: number }>;
-        flipped: Record<string, number>;
-      }
+    | (Partial<ComparisonSummary> & { baseRunId: string; error?: string })
     | undefined;
   if (!c) return '';
-  const deltas = Object.entries(c.deltas)
+  if (c.error) return `not compared with ${c.baseRunId}: ${c.error}\n`;
+  const primary = c.scores?.[report.primaryScorer];
+  if (!primary) return '';
+  const deltas = Object.entries(primary.deltas)
     .map(([name, d]) => `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)})`)
     .join('  ');
-  const flipped = Object.entries(c.flipped)
+  const flipped = Object.entries(primary.flipped)
     .map(([kind, n]) => `${kind} ${n}`)
     .join(', ');
   return `compared with ${c.baseRunId}: ${deltas}; flipped: ${flipped} (comparison.txt)\n`;
@@ -138,6 +140,10 @@ function runOptions(command: Command): Command {
     .option('--sample <n>', 'score a reproducible random sample of n items', positiveInt)
     .option('--seed <s>', 'sample seed', positiveInt, 1)
     .option('-b, --backend <id...>', 'override the suite backends (vendor:model or alias)')
+    .option(
+      '--simulate',
+      'replace every backend by the simulator of the same name (openai:gpt-4o → sim:gpt-4o, priced as that model): no key needed, every report marked SIMULATED',
+    )
     .option('--fresh', 'start a new run instead of resuming an identical one')
     .option('--prices <file>', 'price table override (JSON); also env ASSAY_PRICES')
     .option(
@@ -187,19 +193,26 @@ program
     "the dataset file to drop in the bucket (default: the suite's dataset.path)",
   )
   .option('--verbose', "show the functions' own logs (Powertools, JSON) and EMF metrics")
-  .action(async (suite: string | undefined, flags: { out?: string; dataset?: string; verbose?: boolean }) => {
-    // Loaded on demand: the AWS SDK and the handlers are not needed by the other commands.
-    const { runLocalCloud } = await import('./cloud/local-cloud.js');
-    const { report, outDir } = await runLocalCloud({
-      suitePath: suite ?? QUICKSTART_SUITE,
-      backends: suite === undefined ? [detectDefaultBackend(process.env)] : undefined,
-      datasetPath: flags.dataset,
-      outDir: flags.out,
-      verbose: flags.verbose,
-      onLog: (line) => process.stderr.write(`${line}\n`),
-    });
-    process.stdout.write(summary(report, outDir));
-  });
+  .option('--simulate', 'replace every backend by the simulator of the same name (see assay run --simulate)')
+  .action(
+    async (
+      suite: string | undefined,
+      flags: { out?: string; dataset?: string; verbose?: boolean; simulate?: boolean },
+    ) => {
+      // Loaded on demand: the AWS SDK and the handlers are not needed by the other commands.
+      const { runLocalCloud } = await import('./cloud/local-cloud.js');
+      const { report, outDir } = await runLocalCloud({
+        suitePath: suite ?? QUICKSTART_SUITE,
+        backends: suite === undefined ? [detectDefaultBackend(process.env)] : undefined,
+        simulate: flags.simulate,
+        datasetPath: flags.dataset,
+        outDir: flags.out,
+        verbose: flags.verbose,
+        onLog: (line) => process.stderr.write(`${line}\n`),
+      });
+      process.stdout.write(summary(report, outDir));
+    },
+  );
 
 program
   .command('report <runDir>')
@@ -231,6 +244,7 @@ async function loadRunFolder(dir: string): Promise<RunSide> {
   const store = new LocalRunStore(dir);
   const run = await store.getRun(runId);
   if (!run) throw new Error(`not a run folder: ${dir} (run ${runId} cannot be read)`);
+  // Results written by an earlier Assay are upgraded by the codec, or refused saying why.
   const results: RunSide['results'] = [];
   for await (const result of store.results(runId)) results.push(result);
   return { run, results };
@@ -266,34 +280,38 @@ program
 
 program
   .command('score')
-  .description('metrics of an existing prediction file against a gold file (AQUA layout, joined on idx)')
-  .requiredOption(
-    '--gold <file>',
-    'gold CSV/JSONL: idx,src,tgt + tp_fp_label|label|judge_label|pred_specialized',
+  .description(
+    "score outputs made elsewhere: a predictions file (joined to --gold on the item id, or holding inputs and gold itself), with a task family's scorers",
   )
-  .requiredOption('--predictions <file>', 'predictions CSV/JSONL: idx + a label column')
-  .requiredOption('--out <dir>', 'where to write the report files')
-  .option('--pred-column <name>', 'label column of the predictions file')
-  .option('--gold-column <name>', 'label column of the gold file')
+  .requiredOption('--predictions <file>', 'predictions CSV/JSONL: an id column and an output column')
+  .option('--gold <file>', 'gold CSV/JSONL to join on the id (GEC: the AQUA layouts idx,src,tgt + label)')
+  .requiredOption('--out <dir>', 'run folder for the report files (running again resumes it)')
+  .option('--task <name>', `task family (${familyNames().join(', ')}; default: the suite's, else gec)`)
+  .option('--suite <file>', "a suite of that task: its family options, column mapping and scorers' settings")
+  .option(
+    '--pred-column <name>',
+    'output column of the predictions file (default: the first of pred, prediction…)',
+  )
+  .option('--gold-column <name>', 'gold column')
+  .option('--no-progress', 'no progress bar')
   .action(
     async (flags: {
-      gold: string;
+      gold?: string;
       predictions: string;
       out: string;
+      task?: string;
+      suite?: string;
       predColumn?: string;
       goldColumn?: string;
+      progress: boolean;
     }) => {
-      const open = (path: string) => readRows(createReadStream(path), formatFromPath(path));
-      const { report, results } = await scorePredictions({
-        gold: open(flags.gold),
-        predictions: open(flags.predictions),
-        goldPath: flags.gold,
-        predictionsPath: flags.predictions,
-        predictionColumn: flags.predColumn,
-        goldColumn: flags.goldColumn,
+      const { suite, suiteDir, dataset } = await scoringRun(flags);
+      const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, {
+        outDir: flags.out,
+        onEvent: flags.progress ? progressReporter() : undefined,
       });
-      await writeReportFiles(new FolderBlobStore(flags.out), '', report, results);
-      process.stdout.write(summary(report, flags.out));
+      if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
+      process.stdout.write(summary(outcome.report, outDir));
     },
   );
 

@@ -33,6 +33,7 @@ import type { ScoreItemDeps } from '../shared/core/score-item.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
 import { ProviderPool } from '../shared/providers/registry.js';
+import { simulateAnswer } from '../shared/tasks/registry.js';
 import { parseSqsEvent } from './sqs-event.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
@@ -142,7 +143,7 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
     blobs: b.blobs,
     async scoring() {
       if (deps) return deps;
-      const providers = new ProviderPool({ env: await keys(), prices });
+      const providers = new ProviderPool({ env: await keys(), prices, simulator: simulateAnswer });
       deps = {
         runStore: b.runStore,
         trigger,

@@ -40,7 +40,7 @@ async function scoreRecord(record: SQSRecord): Promise<void> {
       return;
     }
     metrics.addMetric(result.status === 'scored' ? 'ItemsScored' : 'ItemsFailed', MetricUnit.Count, 1);
-    if (result.status === 'scored') logger.info('item scored', { ...keys, prediction: result.prediction });
+    if (result.status === 'scored') logger.info('item scored', { ...keys, scores: result.scores });
     else logger.warn('item failed', { ...keys, failure: result.failure });
   } catch (error) {
     logger.warn('item returned to the queue', { ...keys, error: error as Error });

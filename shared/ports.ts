@@ -30,12 +30,15 @@ export interface RunStore {
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** Sets the item total once ingest has read the whole dataset; returns the counters after. */
   setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters>;
+  /** The run's counters (done, failed, total, money spent); undefined when the run does not exist. */
+  counters(runId: string): Promise<RunCounters | undefined>;
   /**
-   * Writes the item's result only if it has none yet, and bumps the done/failed counter in
-   * the same atomic step, so a redelivered message never double-counts.
+   * Writes the item's result only if it has none yet — or has a `budget` failure, which a
+   * resumed run replaces — and updates the done/failed counters and the money spent in the
+   * same atomic step, so a redelivered message never double-counts.
    */
   recordResult(result: ItemResult): Promise<RecordOutcome>;
-  /** Item ids that already have a result (resume skips them). */
+  /** Item ids whose result is final (resume skips them; `budget` failures are not final). */
   resultIds(runId: string): Promise<Set<string>>;
   results(runId: string): AsyncIterable<ItemResult>;
   /** Moves the run to `aggregating` if nobody else has; true for exactly one caller. */

@@ -1,11 +1,13 @@
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { type Suite, type SuiteInput, suiteSchema } from '../shared/core/suite.js';
+import type { z } from 'zod';
+import { type Suite, validateSuite } from '../shared/core/suite.js';
+import type { gecSuiteSchema } from '../shared/tasks/gec/suite.js';
 
 export const REPO = resolve(import.meta.dirname, '..');
-/** The external data shipped beside the repository (../shared/data/external). */
-export const EXTERNAL = resolve(REPO, '..', 'shared', 'data', 'external');
+/** The example data that ships with the repository (with its attribution). */
+export const EXAMPLE_DATA = resolve(REPO, 'examples', 'data');
 export const AQUA_FILES = {
   'gold_tp_fp3_fp2_fp1_en.csv': 256,
   'gold_en.csv': 220,
@@ -22,8 +24,10 @@ export async function* chunksOf(text: string, size = 7): AsyncGenerator<Uint8Arr
   for (let i = 0; i < bytes.length; i += size) yield bytes.slice(i, i + size);
 }
 
+type GecSuiteInput = z.input<typeof gecSuiteSchema>;
+
 /** A suite as a user writes it (the JSON uploaded or saved): GEC feedback/baseline on the simulator. */
-export function suiteInput(overrides: Partial<SuiteInput> = {}): SuiteInput {
+export function suiteInput(overrides: Partial<GecSuiteInput> = {}): GecSuiteInput {
   return {
     version: 1,
     name: 'test-suite',
@@ -38,7 +42,7 @@ export function suiteInput(overrides: Partial<SuiteInput> = {}): SuiteInput {
 
 /** The same, validated, as the code sees it. */
 export function suite(overrides: Record<string, unknown> = {}): Suite {
-  return suiteSchema.parse({ ...suiteInput(), ...overrides });
+  return validateSuite({ ...suiteInput(), ...overrides }, 'test suite');
 }
 
 /** Takes a copy of process.env now; the returned function puts it back exactly. */

@@ -12,6 +12,7 @@ import { datasetKeyOf, datasetUploadKey, REPORTS_PREFIX, suiteKey } from '../../
 import { parseSuite, type Suite } from '../../shared/core/suite.js';
 import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
+import { simulatedId } from '../../shared/providers/aliases.js';
 import { loadPriceTable } from '../../shared/providers/pricing.js';
 import { ProviderPool } from '../../shared/providers/registry.js';
 import type { Report } from '../../shared/reports/report.js';
@@ -111,6 +112,8 @@ export interface LocalCloudOptions {
   datasetPath?: string;
   /** Replace the suite's backends before uploading it (e.g. the quickstart's detected one). */
   backends?: string[];
+  /** Replace every backend by the simulator of the same name before uploading the suite. */
+  simulate?: boolean;
   /** Where the report files are downloaded; default `runs/cloud/<runId>`. */
   outDir?: string;
   /** Give up after this long; default 10 minutes. */
@@ -158,7 +161,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   if (started) throw new Error('runLocalCloud runs once per process (the functions are composed at import)');
   const log = options.onLog ?? (() => {});
   const suitePath = resolve(options.suitePath);
-  const { suite, text: suiteText } = await readSuite(suitePath, options.backends);
+  const { suite, text: suiteText } = await readSuite(suitePath, options.backends, options.simulate);
   // As `assay run` does: a backend without its key fails now, not once per item.
   new ProviderPool({ prices: loadPriceTable(undefined, process.env) }).require(suite.backends, suite.sim);
   const datasetPath = resolve(dirname(suitePath), options.datasetPath ?? suite.dataset.path);
@@ -241,12 +244,16 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
 }
 
 /** The suite file as uploaded: validated here first, so mistakes show before moto starts. */
-async function readSuite(path: string, backends?: string[]): Promise<{ suite: Suite; text: string }> {
+async function readSuite(
+  path: string,
+  backends?: string[],
+  simulate?: boolean,
+): Promise<{ suite: Suite; text: string }> {
   const original = await readFile(path, 'utf8');
   let suite = parseSuite(original, path);
-  if (!backends) return { suite, text: original };
+  if (!backends && !simulate) return { suite, text: original };
   const raw = JSON.parse(original) as Record<string, unknown>;
-  raw.backends = backends;
+  raw.backends = (backends ?? suite.backends).map((b) => (simulate ? simulatedId(b) : b));
   const text = `${JSON.stringify(raw, null, 2)}\n`;
   suite = parseSuite(text, path);
   return { suite, text };

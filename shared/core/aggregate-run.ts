@@ -3,6 +3,7 @@ import { writeComparisonFiles } from '../reports/comparison.js';
 import { writeReportFiles } from '../reports/files.js';
 import { buildReport, type Report, reportOrder } from '../reports/report.js';
 import { taskFor } from '../tasks/registry.js';
+import { StoredDataError } from './codec.js';
 import { compareRuns, comparisonSummary } from './compare-runs.js';
 import type { ItemResult } from './model.js';
 
@@ -50,14 +51,21 @@ export async function writeRunReport(
   const keys: string[] = [];
   const previous = deps.history && (await deps.history.previousRun(run.suiteName, run.runId));
   if (deps.history && previous) {
-    const comparison = compareRuns(
-      { run: previous, results: await collect(deps.history.results(previous.runId)) },
-      { run, results },
-    );
-    report.comparison = comparisonSummary(comparison);
-    keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
+    let base: ItemResult[] | undefined;
+    try {
+      base = await collect(deps.history.results(previous.runId));
+    } catch (error) {
+      // The report is still written; it says why it could not compare.
+      if (!(error instanceof StoredDataError)) throw error;
+      report.comparison = { baseRunId: previous.runId, error: error.message };
+    }
+    if (base) {
+      const comparison = compareRuns({ run: previous, results: base }, { run, results });
+      report.comparison = { ...comparisonSummary(comparison) };
+      keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
+    }
   }
-  keys.unshift(...(await writeReportFiles(deps.reports, run.reportPrefix, report, results)));
+  keys.unshift(...(await writeReportFiles(deps.reports, run.reportPrefix, report, results, run.suite)));
   return { status: 'written', report, keys };
 }
 

@@ -1,24 +1,38 @@
 import {
   type BootstrapOptions,
   classificationMetrics,
-  type LabelPair,
   type McNemarResult,
   mcnemarPaired,
+  meanAbsoluteError,
   type PairedDelta,
-  pairedBootstrap,
   pairedBootstraps,
+  rocAuc,
+  spearman,
   sum,
+  verdictOf,
 } from '../metrics/index.js';
-import type { ItemResult, RunRecord } from './model.js';
+import { targetReader } from '../reports/report.js';
+import { taskFor } from '../tasks/registry.js';
+import type { Scorer } from '../tasks/types.js';
+import {
+  type ItemResult,
+  isScored,
+  type RunRecord,
+  resultCost,
+  type ScoreKind,
+  type ScoreValue,
+  scoreOf,
+} from './model.js';
 
 /**
- * Run-vs-run comparison (SPEC §2 "Prompt versions"): the same items judged by two runs —
- * typically before and after a prompt change — joined on the item id. Pure: no I/O.
+ * Run-vs-run comparison: the same items scored by two runs — typically before and after a
+ * prompt change — joined on the item id, scorer by scorer. Pure: no I/O.
  *
  * Conventions (the same as the run report's):
  * - `invalid_row` results never reached a model: they are left out of the pairing.
- * - A failed item's prediction is `Error`. Label metrics exclude each side's Error rows inside
- *   the statistic (classificationMetrics' convention); McNemar counts an Error as wrong.
+ * - Label scorers keep the AQUA convention: an unscored item predicts `Error`, excluded inside
+ *   each side's statistic; McNemar counts it as wrong.
+ * - Number and pass scorers compare the items scored on both sides.
  * - Everything resampled is first put in (row, itemId) order, so the same two runs always give
  *   the same numbers whatever order the stores returned the results in.
  */
@@ -29,7 +43,8 @@ export interface RunSide {
 }
 
 export interface FlippedSide {
-  prediction?: string;
+  /** The value, or `(parse)`-style unscored reason. */
+  value: string;
   reason?: string;
   status: string;
 }
@@ -41,7 +56,7 @@ export interface FlippedItem {
   input: Record<string, string>;
   base: FlippedSide;
   candidate: FlippedSide;
-  /** 'fixed' (wrong→right), 'broken' (right→wrong), 'changed' (wrong→differently wrong, no gold, or Error involved) */
+  /** 'fixed' (wrong→right), 'broken' (right→wrong), 'changed' (anything else: no gold, unscored involved, wrong→differently wrong) */
   kind: 'fixed' | 'broken' | 'changed';
 }
 
@@ -56,13 +71,23 @@ export interface RunHeader {
   backends: string[];
 }
 
-export const COMPARED_METRICS = ['accuracy', 'macroF1', 'binaryF1', 'kappa'] as const;
-export type ComparedMetric = (typeof COMPARED_METRICS)[number];
-
 export interface PromptChange {
   path: string;
   base?: string;
   candidate?: string;
+}
+
+/** One scorer of both runs, compared on the paired items. */
+export interface ScorerComparison {
+  kind: ScoreKind;
+  /** Paired items the statistics ran over. */
+  n: number;
+  /** Paired bootstrap of each metric (candidate − base), by metric name. */
+  deltas: Record<string, PairedDelta>;
+  /** Label and pass scorers: right vs wrong on the same items; b = base right only, c = candidate right only. */
+  mcnemar?: McNemarResult;
+  /** Paired items whose value differs, in (row, itemId) order. */
+  flipped: FlippedItem[];
 }
 
 export interface Comparison {
@@ -72,18 +97,9 @@ export interface Comparison {
   promptChanges: PromptChange[];
   /** Joined on itemId; invalid_row results are excluded from pairing (and from these counts). */
   items: { paired: number; onlyBase: number; onlyCandidate: number };
-  /**
-   * Paired bootstrap of each label metric over the paired items with a gold label (a failed
-   * item predicts `Error`, excluded inside the statistic). Undefined when no paired item has a
-   * gold label, or when no result carries a prediction (a score-only task).
-   */
-  metrics: Record<ComparedMetric, PairedDelta> | undefined;
-  /** Correctness (prediction === gold, Error = wrong) on the same items; b = base right only, c = candidate right only. */
-  mcnemar: McNemarResult | undefined;
-  /** Paired bootstrap of the mean score over the paired items with a numeric score on both sides. */
-  scores: PairedDelta | undefined;
-  /** Paired items whose prediction differs, in (row, itemId) order. */
-  flipped: FlippedItem[];
+  primaryScorer: string;
+  /** The scorers both runs have, with the same kind. */
+  scores: Record<string, ScorerComparison>;
   /** Sum of every stage's costUsd over each side's results (all of them, unpaired included). */
   cost: { base: number; candidate: number; delta: number };
 }
@@ -93,11 +109,6 @@ export interface CompareOptions {
 }
 
 const ERROR_LABEL = 'Error';
-
-/** The label a result stands for in the metrics: its prediction, or `Error` when it failed. */
-function predicted(r: ItemResult): string {
-  return r.status === 'scored' && r.prediction !== undefined ? r.prediction : ERROR_LABEL;
-}
 
 function header(run: RunRecord): RunHeader {
   return {
@@ -136,23 +147,130 @@ function usable(results: ItemResult[]): Map<string, ItemResult> {
   return byId;
 }
 
-function flippedSide(r: ItemResult): FlippedSide {
-  const side: FlippedSide = { prediction: predicted(r), status: r.status };
-  const reason = r.reason ?? r.failure?.message;
-  if (reason !== undefined) side.reason = reason;
-  if (r.status === 'failed' && r.failure) side.status = `failed (${r.failure.kind})`;
-  return side;
+/** One side of one paired item, as a scorer sees it. */
+interface Side {
+  result: ItemResult;
+  value?: ScoreValue;
+  target?: ScoreValue;
+  verdict?: boolean;
+  shown: string;
+  reason?: string;
 }
 
-function flipKind(gold: string | undefined, base: string, candidate: string): FlippedItem['kind'] {
-  if (gold === undefined || base === ERROR_LABEL || candidate === ERROR_LABEL) return 'changed';
-  if (candidate === gold) return 'fixed';
-  if (base === gold) return 'broken';
+function side(result: ItemResult, name: string, scorer: Scorer): Side {
+  const score = scoreOf(result, name, scorer.kind);
+  const target = targetReader(scorer)(result);
+  if (!isScored(score)) {
+    return { result, target, shown: `(${score.unscored.kind})`, reason: score.unscored.message };
+  }
+  return {
+    result,
+    value: score.value,
+    target,
+    verdict: verdictOf(scorer.kind, score.value, target, scorer.metrics),
+    shown: String(score.value),
+    reason: score.explanation,
+  };
+}
+
+function flipKind(b: Side, c: Side): FlippedItem['kind'] {
+  if (b.verdict === false && c.verdict === true) return 'fixed';
+  if (b.verdict === true && c.verdict === false) return 'broken';
   return 'changed';
 }
 
-const totalCost = (results: ItemResult[]) =>
-  sum(results.flatMap((r) => Object.values(r.stages).map((s) => s.costUsd)));
+function flippedSide(s: Side): FlippedSide {
+  const out: FlippedSide = { value: s.shown, status: s.result.status };
+  if (s.reason !== undefined) out.reason = s.reason;
+  if (s.result.failure) out.status = `failed (${s.result.failure.kind})`;
+  return out;
+}
+
+const meanOf = (values: readonly number[]) => (values.length === 0 ? null : sum(values) / values.length);
+
+/** The paired statistics of one scorer, by kind. */
+function compareScorer(
+  kind: ScoreKind,
+  pairs: [Side, Side][],
+  scorer: Scorer,
+  options: CompareOptions,
+): Pick<ScorerComparison, 'n' | 'deltas' | 'mcnemar'> {
+  if (kind === 'label') {
+    // The AQUA convention: items with gold on both sides; unscored predicts Error, excluded inside.
+    const gold = pairs.filter(([b, c]) => b.target !== undefined && c.target !== undefined);
+    if (gold.length === 0) return { n: 0, deltas: {} };
+    const label = (s: Side) => ({
+      gold: String(s.target),
+      pred: s.value === undefined ? ERROR_LABEL : String(s.value),
+    });
+    const positive = scorer.metrics?.positive ?? false;
+    const deltas = pairedBootstraps(
+      gold.map(([b]) => label(b)),
+      gold.map(([, c]) => label(c)),
+      (rows) => {
+        const m = classificationMetrics(rows, { bootstrap: false, positive });
+        const stats: Record<string, number | null> = { accuracy: m.accuracy, macroF1: m.macroF1 };
+        if (m.binary) stats.binaryF1 = m.binary.f1;
+        stats.kappa = m.kappa;
+        return stats;
+      },
+      options.bootstrap,
+    ) as Record<string, PairedDelta>;
+    const mcnemar = mcnemarPaired(
+      gold.map(([b]) => b.verdict === true),
+      gold.map(([, c]) => c.verdict === true),
+    );
+    return { n: gold.length, deltas, mcnemar };
+  }
+
+  const both = pairs.filter(([b, c]) => b.value !== undefined && c.value !== undefined);
+  if (both.length === 0) return { n: 0, deltas: {} };
+  if (kind === 'pass') {
+    const targeted = both.every(([b, c]) => typeof b.target === 'boolean' && typeof c.target === 'boolean');
+    const deltas = pairedBootstraps(
+      both.map(([b]) => b),
+      both.map(([, c]) => c),
+      (rows) => {
+        const stats: Record<string, number | null> = {
+          passRate: meanOf(rows.map((s) => Number(s.value === true))),
+        };
+        if (targeted) stats.accuracy = meanOf(rows.map((s) => Number(s.verdict === true)));
+        return stats;
+      },
+      options.bootstrap,
+    ) as Record<string, PairedDelta>;
+    const right = (s: Side) => (targeted ? s.verdict === true : s.value === true);
+    const mcnemar = mcnemarPaired(
+      both.map(([b]) => right(b)),
+      both.map(([, c]) => right(c)),
+    );
+    return { n: both.length, deltas, mcnemar };
+  }
+
+  const numericTargets = both.every(([b, c]) => typeof b.target === 'number' && typeof c.target === 'number');
+  const binaryTargets = numericTargets && both.every(([b]) => b.target === 0 || b.target === 1);
+  const deltas = pairedBootstraps(
+    both.map(([b]) => b),
+    both.map(([, c]) => c),
+    (rows) => {
+      const values = rows.map((s) => s.value as number);
+      const targets = rows.map((s) => s.target as number);
+      const stats: Record<string, number | null> = { mean: meanOf(values) };
+      if (binaryTargets)
+        stats.rocAuc = rocAuc(
+          values,
+          targets.map((t) => t === 1),
+        );
+      else if (numericTargets) {
+        stats.mae = meanAbsoluteError(values, targets);
+        stats.spearman = spearman(values, targets);
+      }
+      return stats;
+    },
+    options.bootstrap,
+  ) as Record<string, PairedDelta>;
+  return { n: both.length, deltas };
+}
 
 export function compareRuns(base: RunSide, candidate: RunSide, options: CompareOptions = {}): Comparison {
   const baseHeader = header(base.run);
@@ -167,61 +285,33 @@ export function compareRuns(base: RunSide, candidate: RunSide, options: CompareO
   }
   pairs.sort(([a], [b]) => a.row - b.row || byCodeUnit(a.itemId, b.itemId));
 
-  // Label metrics and McNemar: paired items with a gold label, each side against its own gold.
-  const gold = pairs.filter(([b, c]) => b.gold !== undefined && c.gold !== undefined);
-  const labelled = gold.some(([b, c]) => b.prediction !== undefined || c.prediction !== undefined);
-  let metrics: Comparison['metrics'];
-  let mcnemar: McNemarResult | undefined;
-  if (gold.length > 0 && labelled) {
-    const basePairs: LabelPair[] = gold.map(([b]) => ({ gold: b.gold!, pred: predicted(b) }));
-    const candidatePairs: LabelPair[] = gold.map(([, c]) => ({ gold: c.gold!, pred: predicted(c) }));
-    metrics = pairedBootstraps(
-      basePairs,
-      candidatePairs,
-      (rows) => {
-        const m = classificationMetrics(rows, { bootstrap: false });
-        return { accuracy: m.accuracy, macroF1: m.macroF1, binaryF1: m.binary.f1, kappa: m.kappa };
-      },
-      options.bootstrap,
-    );
-    mcnemar = mcnemarPaired(
-      basePairs.map((p) => p.pred === p.gold),
-      candidatePairs.map((p) => p.pred === p.gold),
-    );
+  const baseFamily = taskFor(base.run.suite);
+  const candidateFamily = taskFor(candidate.run.suite);
+  const baseScorers = baseFamily.scorers(base.run.suite);
+  const scores: Record<string, ScorerComparison> = {};
+  for (const [name, scorer] of Object.entries(candidateFamily.scorers(candidate.run.suite))) {
+    const baseScorer = baseScorers[name];
+    if (!baseScorer || baseScorer.kind !== scorer.kind) continue;
+    const sides = pairs.map(([b, c]) => [side(b, name, baseScorer), side(c, name, scorer)] as [Side, Side]);
+    const flipped: FlippedItem[] = [];
+    for (const [b, c] of sides) {
+      if (b.shown === c.shown) continue;
+      const gold = b.result.gold ?? c.result.gold;
+      flipped.push({
+        itemId: b.result.itemId,
+        row: b.result.row,
+        input: Object.keys(b.result.input).length > 0 ? b.result.input : c.result.input,
+        ...(gold !== undefined ? { gold } : {}),
+        base: flippedSide(b),
+        candidate: flippedSide(c),
+        kind: flipKind(b, c),
+      });
+    }
+    scores[name] = { kind: scorer.kind, ...compareScorer(scorer.kind, sides, scorer, options), flipped };
   }
 
-  const scored = pairs.filter(([b, c]) => Number.isFinite(b.score) && Number.isFinite(c.score));
-  const meanOf = (rows: readonly number[]) => sum(rows) / rows.length;
-  const scores =
-    scored.length > 0
-      ? pairedBootstrap(
-          scored.map(([b]) => b.score!),
-          scored.map(([, c]) => c.score!),
-          meanOf,
-          options.bootstrap,
-        )
-      : undefined;
-
-  const flipped: FlippedItem[] = [];
-  for (const [b, c] of pairs) {
-    const bp = predicted(b);
-    const cp = predicted(c);
-    if (bp === cp) continue;
-    const itemGold = b.gold ?? c.gold;
-    const item: FlippedItem = {
-      itemId: b.itemId,
-      row: b.row,
-      input: Object.keys(b.input).length > 0 ? b.input : c.input,
-      base: flippedSide(b),
-      candidate: flippedSide(c),
-      kind: flipKind(itemGold, bp, cp),
-    };
-    if (itemGold !== undefined) item.gold = itemGold;
-    flipped.push(item);
-  }
-
-  const baseCost = totalCost(base.results);
-  const candidateCost = totalCost(candidate.results);
+  const baseCost = sum(base.results.map(resultCost));
+  const candidateCost = sum(candidate.results.map(resultCost));
   return {
     base: baseHeader,
     candidate: candidateHeader,
@@ -231,29 +321,40 @@ export function compareRuns(base: RunSide, candidate: RunSide, options: CompareO
       onlyBase: baseById.size - pairs.length,
       onlyCandidate: candidateById.size - pairs.length,
     },
-    metrics,
-    mcnemar,
+    primaryScorer: candidateFamily.primaryScorer(candidate.run.suite),
     scores,
-    flipped,
     cost: { base: baseCost, candidate: candidateCost, delta: candidateCost - baseCost },
   };
 }
 
+export interface ComparisonSummary {
+  baseRunId: string;
+  paired: number;
+  promptChanges: PromptChange[];
+  scores: Record<
+    string,
+    {
+      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+      mcnemarPValue?: number;
+      flipped: Record<FlippedItem['kind'], number>;
+    }
+  >;
+}
+
 /** A compact summary for the candidate's report.json. */
-export function comparisonSummary(c: Comparison): Record<string, unknown> {
-  const deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }> = {};
-  for (const [name, d] of Object.entries(c.metrics ?? {})) {
-    deltas[name] = { delta: d.delta, ci: d.ci, pValue: d.pValue };
+export function comparisonSummary(c: Comparison): ComparisonSummary {
+  const scores: ComparisonSummary['scores'] = {};
+  for (const [name, s] of Object.entries(c.scores)) {
+    const deltas: ComparisonSummary['scores'][string]['deltas'] = {};
+    for (const [metric, d] of Object.entries(s.deltas))
+      deltas[metric] = { delta: d.delta, ci: d.ci, pValue: d.pValue };
+    const flipped = { fixed: 0, broken: 0, changed: 0 };
+    for (const f of s.flipped) flipped[f.kind] += 1;
+    scores[name] = {
+      deltas,
+      ...(s.mcnemar ? { mcnemarPValue: s.mcnemar.pValue } : {}),
+      flipped,
+    };
   }
-  if (c.scores) deltas.meanScore = { delta: c.scores.delta, ci: c.scores.ci, pValue: c.scores.pValue };
-  const flipped = { fixed: 0, broken: 0, changed: 0 };
-  for (const f of c.flipped) flipped[f.kind] += 1;
-  return {
-    baseRunId: c.base.runId,
-    paired: c.items.paired,
-    promptChanges: c.promptChanges,
-    deltas,
-    mcnemarPValue: c.mcnemar?.pValue,
-    flipped,
-  };
+  return { baseRunId: c.base.runId, paired: c.items.paired, promptChanges: c.promptChanges, scores };
 }

@@ -1,5 +1,5 @@
 import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports.js';
-import type { ItemMessage, ItemResult } from './model.js';
+import { failedResult, type ItemMessage } from './model.js';
 import { isComplete } from './start-run.js';
 
 /**
@@ -13,20 +13,11 @@ export async function recordDeadLetter(
   reason: string,
 ): Promise<RecordOutcome> {
   const { item } = message;
-  const result: ItemResult = {
-    runId: message.runId,
-    itemId: item.id,
-    row: item.row,
-    status: 'failed',
-    gold: item.gold,
-    prediction: 'Error',
-    failure: { kind: 'dead_letter', message: reason },
-    reason,
-    input: item.input,
-    stages: {},
-    simulated: false,
-    finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
-  };
+  const result = failedResult(
+    { runId: message.runId, itemId: item.id, row: item.row, input: item.input, gold: item.gold },
+    { kind: 'dead_letter', message: reason },
+    (deps.now ?? (() => new Date()))(),
+  );
   const outcome = await deps.runStore.recordResult(result);
   if (isComplete(outcome.counters)) await deps.trigger.trigger(message.runId);
   return outcome;

@@ -3,7 +3,7 @@ import type { BlobStore } from '../ports.js';
 import { snapshotPrompts } from '../prompts/prompts.js';
 import { resolveProviderId } from '../providers/aliases.js';
 import { taskFor, verifyPrompts } from '../tasks/registry.js';
-import type { RunRecord } from './model.js';
+import { RESULT_SCHEMA_VERSION, type RunRecord } from './model.js';
 import type { Suite } from './suite.js';
 
 export interface PrepareRunInput {
@@ -35,10 +35,13 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
     paths,
     Object.fromEntries(Object.entries(prompts).map(([path, snapshot]) => [path, snapshot.text])),
   );
+  // How fast and how far a run goes does not change its answers: concurrency, retries and the
+  // budget stay out of the id, so a run stopped by its budget resumes under a higher one.
+  const { concurrency: _c, maxAttempts: _a, budgetUsd: _b, ...answers } = suite.run;
   const fingerprint = createHash('sha256')
     .update(
       JSON.stringify({
-        suite,
+        suite: { ...suite, run: answers },
         prompts: Object.values(prompts).map((p) => p.hash),
         data: input.datasetVersion,
       }),
@@ -47,6 +50,7 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
     .slice(0, 12);
   const runId = `${suite.name}-${fingerprint}`;
   return {
+    schemaVersion: RESULT_SCHEMA_VERSION,
     runId,
     suiteName: suite.name,
     suite,
@@ -57,6 +61,6 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
     reportPrefix: input.reportPrefix.replaceAll('{runId}', runId),
     datasetKey: input.datasetKey,
     datasetVersion: input.datasetVersion,
-    simulated: backends.every((b) => b.startsWith('sim:')),
+    simulated: backends.length > 0 && backends.every((b) => b.startsWith('sim:')),
   };
 }

@@ -1,10 +1,20 @@
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports.js';
+import { renderPrompt } from '../prompts/prompts.js';
 import { callModel } from '../providers/call.js';
 import { ProviderError } from '../providers/errors.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../providers/types.js';
-import { taskFor } from '../tasks/registry.js';
-import type { ScoreOutcome } from '../tasks/types.js';
-import type { ItemMessage, ItemResult, RunRecord, StageSpend } from './model.js';
+import { dataPlaceholders, taskFor } from '../tasks/registry.js';
+import type { AnyTaskFamily, Solved, TaskContext } from '../tasks/types.js';
+import {
+  type Failure,
+  type Item,
+  type ItemMessage,
+  type ItemResult,
+  RESULT_SCHEMA_VERSION,
+  type RunRecord,
+  type Score,
+  type StageSpend,
+} from './model.js';
 import { isComplete } from './start-run.js';
 
 export interface ScoreItemDeps {
@@ -22,7 +32,17 @@ export interface ScoreItemDeps {
   onTransientError: 'throw' | 'fail';
   /** Called after each model call, e.g. to feed a live cost counter. */
   onCall?: (completion: Completion) => void;
+  /**
+   * The run record to use instead of the stored one: the local shell resumes a run under this
+   * invocation's run settings (a higher budget, another concurrency).
+   */
+  run?: RunRecord;
   now?: () => Date;
+}
+
+/** A call refused because the run's budget is spent: the item fails as `budget`, and a resume retries it. */
+export class BudgetExceededError extends Error {
+  override readonly name = 'BudgetExceededError';
 }
 
 /** Runs are immutable once started: cache their records per process (per Lambda container). */
@@ -43,68 +63,153 @@ async function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
 }
 
 /**
- * Scores one item and records exactly one result for it. A redelivered message records
- * nothing new (the store's conditional write) but still checks completion, so a crash
- * between recording and triggering cannot strand a run.
+ * Money spent by items still in progress in this process, per run: a budget check adds it to
+ * what the recorded results spent, so concurrent items cannot all pass the check at once.
+ * (Across Lambda containers the overshoot is bounded by the calls in flight.)
+ */
+const inFlightSpend = new Map<string, number>();
+
+function addInFlight(runId: string, usd: number): void {
+  const total = (inFlightSpend.get(runId) ?? 0) + usd;
+  if (total <= 1e-12) inFlightSpend.delete(runId);
+  else inFlightSpend.set(runId, total);
+}
+
+/** Renders a family's prompt roles from a run's snapshot, data placeholders escaped. */
+export function promptRenderer(
+  family: AnyTaskFamily,
+  run: Pick<RunRecord, 'suite' | 'prompts'>,
+): (role: string, vars: Record<string, string>) => string {
+  const paths = family.promptPaths(run.suite);
+  return (role, vars) => {
+    const path = paths[role];
+    const snapshot = path === undefined ? undefined : run.prompts[path];
+    if (!path || !snapshot) throw new Error(`prompt role ${role} has no file in this run`);
+    return renderPrompt(snapshot.text, vars, path, dataPlaceholders(family, role));
+  };
+}
+
+/** The context a family solves and scores one item in: its prompts, backends and a costed `call`. */
+function taskContext(
+  deps: ScoreItemDeps,
+  run: RunRecord,
+  item: Item,
+  family: AnyTaskFamily,
+  stages: Record<string, StageSpend>,
+  onCompletion: (completion: Completion) => void,
+): TaskContext {
+  const { suite } = run;
+  const maxAttempts = deps.maxAttempts ?? suite.run.maxAttempts;
+  const cache = suite.run.cache ? deps.cache : undefined;
+  const budget = suite.run.budgetUsd;
+  let recordedSpend: number | undefined;
+  const paths = family.promptPaths(suite);
+  return {
+    suite,
+    prompts: run.prompts,
+    paths,
+    backends: suite.backends.map((backend) => deps.providerFor(backend, run)),
+    render: promptRenderer(family, run),
+    async call(stage: string, provider: LlmProvider, request: CompletionRequest) {
+      if (budget !== undefined) {
+        recordedSpend ??= (await deps.runStore.counters(run.runId))?.spentUsd ?? 0;
+        const spent = recordedSpend + (inFlightSpend.get(run.runId) ?? 0);
+        if (spent >= budget) {
+          throw new BudgetExceededError(
+            `the run's budget of $${budget} is spent ($${spent.toFixed(4)}); raise run.budgetUsd and run again to resume`,
+          );
+        }
+      }
+      const completion = await callModel(provider, request, {
+        cache,
+        maxAttempts,
+        payer: `${run.runId}/${item.id}`,
+      });
+      bookSpend(stages, stage, completion);
+      onCompletion(completion);
+      deps.onCall?.(completion);
+      return completion;
+    },
+  };
+}
+
+/** Why a thrown error ends the item: budget, provider, or a bug of ours. */
+function failureOf(error: unknown): Failure {
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (error instanceof BudgetExceededError) return { kind: 'budget', message: error.message };
+  return { kind: error instanceof ProviderError ? 'provider' : 'internal', message };
+}
+
+const retryable = (error: unknown) => error instanceof ProviderError && error.retryable;
+
+/**
+ * Solves one item (or reads the output the dataset gives), runs every scorer on the output,
+ * and records exactly one result. A redelivered message records nothing new (the store's
+ * conditional write) but still checks completion, so a crash between recording and
+ * triggering cannot strand a run.
  */
 export async function scoreItem(
   deps: ScoreItemDeps,
   message: ItemMessage,
 ): Promise<{ result: ItemResult; outcome: RecordOutcome }> {
-  const run = await loadRun(deps.runStore, message.runId);
+  const run = deps.run?.runId === message.runId ? deps.run : await loadRun(deps.runStore, message.runId);
   const { item } = message;
-  const task = taskFor(run.suite);
+  const family = taskFor(run.suite);
   const stages: Record<string, StageSpend> = {};
   let simulated = false;
-  const maxAttempts = deps.maxAttempts ?? run.suite.run.maxAttempts;
-  const cache = run.suite.run.cache ? deps.cache : undefined;
-
-  const call = async (stage: string, provider: LlmProvider, request: CompletionRequest) => {
-    const completion = await callModel(provider, request, {
-      cache,
-      maxAttempts,
-      payer: `${run.runId}/${item.id}`,
-    });
-    bookSpend(stages, stage, completion);
+  let spent = 0;
+  const ctx = taskContext(deps, run, item, family, stages, (completion) => {
     simulated ||= completion.simulated;
-    deps.onCall?.(completion);
-    return completion;
-  };
+    if (!completion.cached || completion.savedUsd === undefined) {
+      spent += completion.costUsd;
+      addInFlight(run.runId, completion.costUsd);
+    }
+  });
 
-  let outcome: ScoreOutcome;
   try {
-    const backends = run.suite.backends.map((backend) => deps.providerFor(backend, run));
-    outcome = await task.score(item, { suite: run.suite, prompts: run.prompts, backends, call });
-  } catch (error) {
-    if (error instanceof ProviderError && error.retryable && deps.onTransientError === 'throw') throw error;
-    outcome = {
-      status: 'failed',
-      failure: {
-        kind: error instanceof ProviderError ? 'provider' : 'internal',
-        message: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
-      },
-    };
-  }
+    let solved: Solved<unknown>;
+    try {
+      solved = item.given ? family.readOutput(item.given, item, run.suite) : await family.solve(item, ctx);
+    } catch (error) {
+      if (retryable(error) && deps.onTransientError === 'throw') throw error;
+      solved = { ok: false, failure: failureOf(error) };
+    }
 
-  const result: ItemResult = {
-    runId: run.runId,
-    itemId: item.id,
-    row: item.row,
-    status: outcome.status,
-    gold: item.gold,
-    input: item.input,
-    stages,
-    prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
-    simulated: simulated || run.simulated,
-    finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
-    ...(outcome.details ? { details: outcome.details } : {}),
-    ...(outcome.status === 'scored'
-      ? { prediction: outcome.prediction, reason: outcome.reason, score: outcome.score }
-      : { prediction: 'Error', failure: outcome.failure, reason: outcome.failure.message, raw: outcome.raw }),
-  };
-  const recorded = await deps.runStore.recordResult(result);
-  if (isComplete(recorded.counters)) await deps.trigger.trigger(run.runId);
-  return { result, outcome: recorded };
+    const scores: Record<string, Score> = {};
+    if (solved.ok) {
+      for (const [name, scorer] of Object.entries(family.scorers(run.suite))) {
+        try {
+          scores[name] = await scorer.score(solved.output, item, ctx);
+        } catch (error) {
+          if (retryable(error) && deps.onTransientError === 'throw') throw error;
+          scores[name] = { kind: scorer.kind, unscored: failureOf(error) };
+        }
+      }
+    }
+
+    const result: ItemResult = {
+      schemaVersion: RESULT_SCHEMA_VERSION,
+      runId: run.runId,
+      itemId: item.id,
+      row: item.row,
+      status: solved.ok ? 'scored' : 'failed',
+      ...(item.gold !== undefined ? { gold: item.gold } : {}),
+      input: item.input,
+      ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
+      scores,
+      ...(solved.details ? { details: solved.details } : {}),
+      ...(!solved.ok && solved.raw !== undefined ? { raw: solved.raw } : {}),
+      stages,
+      prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
+      simulated: simulated || run.simulated,
+      finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
+    };
+    const recorded = await deps.runStore.recordResult(result);
+    if (isComplete(recorded.counters)) await deps.trigger.trigger(run.runId);
+    return { result, outcome: recorded };
+  } finally {
+    addInFlight(run.runId, -spent);
+  }
 }
 
 function bookSpend(stages: Record<string, StageSpend>, stage: string, completion: Completion) {

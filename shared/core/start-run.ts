@@ -2,7 +2,9 @@ import type { RawRow } from '../datasets/read.js';
 import { mulberry32 } from '../metrics/index.js';
 import type { AggregateTrigger, RunStore, WorkQueue } from '../ports.js';
 import { taskFor } from '../tasks/registry.js';
-import type { Item, ItemMessage, ItemResult, RunCounters, RunRecord } from './model.js';
+import { readColumn } from '../tasks/rows.js';
+import { failedResult, type Item, type ItemMessage, type RunCounters, type RunRecord } from './model.js';
+import type { Suite } from './suite.js';
 
 export interface StartRunDeps {
   runStore: RunStore;
@@ -69,11 +71,17 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
       pending = [];
     }
   };
-  const reject = async (row: number, reason: string, input: Record<string, string> = {}) => {
+  const reject = async (row: number, reason: string, input: Record<string, string> = {}, id?: string) => {
     invalidRows += 1;
-    const itemId = `row-${row}`;
+    const itemId = id ?? `row-${row}`;
     if (finished.has(itemId)) return;
-    await runStore.recordResult(invalidRowResult(run.runId, itemId, row, reason, input, now()));
+    await runStore.recordResult(
+      failedResult(
+        { runId: run.runId, itemId, row, input },
+        { kind: 'invalid_row', message: `row ${row}: ${reason}` },
+        now(),
+      ),
+    );
   };
 
   const sample = run.suite.run.sample;
@@ -84,16 +92,16 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   for await (const raw of input.rows) {
     if (raw.error !== undefined) {
       total += 1;
-      await reject(raw.row, `line ${raw.line}: ${raw.error}`);
+      await reject(raw.row, raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, {}, raw.id);
       continue;
     }
-    const parsed = task.parseRow(raw.record, raw.row, run.suite);
+    const parsed = task.parseRow(raw.record, raw.row, run.suite, run.prompts);
     if ('error' in parsed) {
       total += 1;
       await reject(raw.row, parsed.error, raw.record);
       continue;
     }
-    const { item } = parsed;
+    const item = withGivenOutput(parsed.item, raw.record, run.suite);
     const firstRow = firstRowOf.get(item.id);
     if (firstRow !== undefined) {
       total += 1;
@@ -133,24 +141,24 @@ export function isComplete(counters: RunCounters): boolean {
   return counters.total !== undefined && counters.done + counters.failed >= counters.total;
 }
 
-function invalidRowResult(
-  runId: string,
-  itemId: string,
-  row: number,
-  reason: string,
-  input: Record<string, string>,
-  at: Date,
-): ItemResult {
+/** Columns tried for a given output's explanation when the suite names none. */
+const EXPLANATION_COLUMNS = ['reason', 'judge_reason', 'explanation'] as const;
+
+/**
+ * When the suite maps a dataset column to the output (`dataset.columns.output`), the item
+ * carries the row's value: the family reads it instead of solving (a row without one fails as
+ * `no_output`, it is not an invalid row).
+ */
+function withGivenOutput(item: Item, record: Record<string, string>, suite: Suite): Item {
+  const { output, explanation } = suite.dataset.columns;
+  if (output === undefined) return item;
+  const value = record[output];
+  const why = readColumn(record, explanation, EXPLANATION_COLUMNS)?.value;
   return {
-    runId,
-    itemId,
-    row,
-    status: 'failed',
-    failure: { kind: 'invalid_row', message: `row ${row}: ${reason}` },
-    reason,
-    input,
-    stages: {},
-    simulated: false,
-    finishedAt: at.toISOString(),
+    ...item,
+    given: {
+      ...(value !== undefined && value !== '' ? { output: value } : {}),
+      ...(why ? { explanation: why } : {}),
+    },
   };
 }

@@ -10,7 +10,8 @@ export type DatasetFormat = 'csv' | 'jsonl';
 
 export type RawRow =
   | { row: number; line: number; record: Record<string, string>; error?: undefined }
-  | { row: number; line: number; record?: undefined; error: string };
+  /** `id`: the item id of the failed result, when `row-<row>` would not be unique (a second file). */
+  | { row: number; line: number; record?: undefined; error: string; id?: string };
 
 export function formatFromPath(path: string): DatasetFormat {
   const lower = path.toLowerCase();

@@ -21,7 +21,8 @@
  *   (the absent negative class is not averaged in as a 0).
  * - Kappa when expected agreement is 1 (one single label in both gold and predictions): 1 if
  *   observed agreement is 1, else 0 (the usual formula is 0/0 there).
- * - n = 0 (no rows, or all rows are errors): every metric 0, empty tables, `ci` undefined.
+ * - n = 0 (no rows, or all rows are errors): accuracy, macro F1, kappa and the binary figures
+ *   are null (no data is not a score of 0), empty tables, `ci` undefined.
  * - Labels are compared exactly (case-sensitive); trimming/normalising is the caller's job.
  */
 import { type BootstrapOptions, bootstrapCis, type Interval } from './stats.js';
@@ -40,9 +41,9 @@ export interface ClassScores {
 }
 
 export interface BinaryMetrics {
-  accuracy: number;
+  accuracy: number | null;
   /** Macro average of `positive.f1` and `negative.f1` (over the classes present). */
-  f1: number;
+  f1: number | null;
   positive: ClassScores;
   negative: ClassScores;
 }
@@ -50,7 +51,7 @@ export interface BinaryMetrics {
 export interface ClassificationCis {
   accuracy: Interval;
   macroF1: Interval;
-  binaryF1: Interval;
+  binaryF1?: Interval;
   kappa: Interval;
 }
 
@@ -62,13 +63,15 @@ export type ClassificationMetrics = {
   errors: number;
   /** Every label of the union of gold and predictions, in report order (see `labelOrder`). */
   labels: string[];
-  accuracy: number;
-  macroF1: number;
+  /** Null when n = 0, as every figure below. */
+  accuracy: number | null;
+  macroF1: number | null;
   /** One entry per label of the union; support = gold count. */
   perClass: Record<string, ClassScores>;
-  binary: BinaryMetrics;
+  /** Undefined when the caller asked for no binary view (`positive: false`). */
+  binary: BinaryMetrics | undefined;
   /** Cohen's kappa in [-1, 1]. */
-  kappa: number;
+  kappa: number | null;
   /** gold label (labels present in gold) → predicted label (every label of the union) → count, zeros included. */
   confusion: Record<string, Record<string, number>>;
   /** Percentile-bootstrap intervals (95% by default); undefined when n = 0 or bootstrap is off. */
@@ -76,8 +79,8 @@ export type ClassificationMetrics = {
 };
 
 export interface ClassificationOptions {
-  /** Labels mapped to the binary positive class (default TP, TN). */
-  positive?: readonly string[];
+  /** Labels mapped to the binary positive class (default TP, TN); false: no binary view. */
+  positive?: readonly string[] | false;
   /** Prediction that marks a failed row (default `Error`). */
   errorLabel?: string;
   /** Bootstrap settings (default 1000 iterations, seed 1, alpha 0.05), or false to skip CIs. */
@@ -98,7 +101,10 @@ export function classificationMetrics(
   pairs: readonly LabelPair[],
   options: ClassificationOptions = {},
 ): ClassificationMetrics {
-  const positiveSet = new Set(options.positive ?? DEFAULT_POSITIVE_LABELS);
+  const binaryView = options.positive !== false;
+  const positiveSet = new Set(
+    options.positive === false ? [] : (options.positive ?? DEFAULT_POSITIVE_LABELS),
+  );
   const errorLabel = options.errorLabel ?? DEFAULT_ERROR_LABEL;
   const kept = pairs.filter((p) => p.pred !== errorLabel);
   const n = kept.length;
@@ -138,21 +144,25 @@ export function classificationMetrics(
         sample.fill(0);
         for (const i of indices) sample[gold[i]! * width + pred[i]!]!++;
         const s = scoreConfusion(sample, width, isPositive);
-        return { accuracy: s.accuracy, macroF1: s.macroF1, binaryF1: s.binary.f1, kappa: s.kappa };
+        const stats: Record<string, number> = { accuracy: s.accuracy, macroF1: s.macroF1, kappa: s.kappa };
+        if (binaryView) stats.binaryF1 = s.binary.f1;
+        return stats;
       },
       options.bootstrap,
-    );
+    ) as unknown as ClassificationCis;
   }
 
+  const empty = n === 0;
+  const binary: BinaryMetrics = empty ? { ...scores.binary, accuracy: null, f1: null } : scores.binary;
   return {
     n,
     errors,
     labels,
-    accuracy: scores.accuracy,
-    macroF1: scores.macroF1,
+    accuracy: empty ? null : scores.accuracy,
+    macroF1: empty ? null : scores.macroF1,
     perClass,
-    binary: scores.binary,
-    kappa: scores.kappa,
+    binary: binaryView ? binary : undefined,
+    kappa: empty ? null : scores.kappa,
     confusion,
     ci,
   };
@@ -176,7 +186,7 @@ interface ConfusionScores {
   accuracy: number;
   macroF1: number;
   kappa: number;
-  binary: BinaryMetrics;
+  binary: { accuracy: number; f1: number; positive: ClassScores; negative: ClassScores };
   perClass: ClassScores[];
 }
 
@@ -232,7 +242,7 @@ function scoreConfusion(
   const binaryPresent: ClassScores[] = [];
   if (pp + pn + np > 0) binaryPresent.push(positive);
   if (nn + np + pn > 0) binaryPresent.push(negative);
-  const binary: BinaryMetrics = {
+  const binary = {
     accuracy: n > 0 ? (pp + nn) / n : 0,
     f1: binaryPresent.length > 0 ? binaryPresent.reduce((s, c) => s + c.f1, 0) / binaryPresent.length : 0,
     positive,

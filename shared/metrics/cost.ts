@@ -23,10 +23,10 @@ export interface StageCost {
 
 export interface CostSummary {
   totalUsd: number;
-  /** totalUsd / itemCount × 10,000; 0 when itemCount is 0. */
-  per10kUsd: number;
-  /** totalUsd / itemCount; 0 when itemCount is 0. */
-  perItemUsd: number;
+  /** totalUsd / itemCount × 10,000; null when itemCount is 0. */
+  per10kUsd: number | null;
+  /** totalUsd / itemCount; null when itemCount is 0. */
+  perItemUsd: number | null;
   tokens: TokenUsage;
   byStage: Record<string, StageCost>;
 }
@@ -51,8 +51,14 @@ export function costSummary(items: readonly CostItem[], itemCount: number): Cost
       tokens: sumTokens(list),
     };
   }
-  const perItemUsd = itemCount > 0 ? totalUsd / itemCount : 0;
-  return { totalUsd, per10kUsd: perItemUsd * 10_000, perItemUsd, tokens: sumTokens(items), byStage };
+  const perItemUsd = itemCount > 0 ? totalUsd / itemCount : null;
+  return {
+    totalUsd,
+    per10kUsd: perItemUsd === null ? null : perItemUsd * 10_000,
+    perItemUsd,
+    tokens: sumTokens(items),
+    byStage,
+  };
 }
 
 function sumTokens(items: readonly CostItem[]): TokenUsage {
@@ -69,9 +75,9 @@ function sumTokens(items: readonly CostItem[]): TokenUsage {
 export interface CostPoint {
   policy: string;
   n: number;
-  accuracy: number;
-  macroF1: number;
-  binaryF1: number;
+  accuracy: number | null;
+  macroF1: number | null;
+  binaryF1: number | null;
   costUsd: number;
-  per10kUsd: number;
+  per10kUsd: number | null;
 }

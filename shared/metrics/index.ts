@@ -1,4 +1,6 @@
 /** Pure metric functions (no I/O): classification, cost, and the statistics behind them. */
+export * from './agreement.js';
 export * from './classification.js';
 export * from './cost.js';
+export * from './scores.js';
 export * from './stats.js';

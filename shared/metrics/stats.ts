@@ -51,15 +51,15 @@ function percentileOfSorted(sorted: readonly number[], p: number): number {
 }
 
 export interface LatencySummary {
-  p50: number;
-  p95: number;
-  mean: number;
-  max: number;
+  p50: number | null;
+  p95: number | null;
+  mean: number | null;
+  max: number | null;
 }
 
-/** p50 / p95 (linear interpolation), mean and max of latencies in ms; all 0 when empty. */
+/** p50 / p95 (linear interpolation), mean and max of latencies in ms; all null when empty. */
 export function summarizeLatency(ms: readonly number[]): LatencySummary {
-  if (ms.length === 0) return { p50: 0, p95: 0, mean: 0, max: 0 };
+  if (ms.length === 0) return { p50: null, p95: null, mean: null, max: null };
   const sorted = [...ms].sort((a, b) => a - b);
   return {
     p50: percentileOfSorted(sorted, 50),
@@ -107,16 +107,18 @@ export const DEFAULT_BOOTSTRAP: Readonly<Required<BootstrapOptions>> = Object.fr
  * Each iteration draws `n` row indices uniformly with replacement from `[0, n)` using
  * `mulberry32(seed)` and calls `statFn(indices)` (a fresh array each call). The interval for
  * each key is the (alpha/2, 1 − alpha/2) percentiles of that key's resampled values, with
- * linear interpolation.
+ * linear interpolation. A statistic that is undefined on a resample (`null`: a correlation of
+ * a constant sample, a class that was not drawn) skips that resample; a key that is null on
+ * every resample has no interval.
  *
  * Note: a percentile interval need not contain the point estimate when the statistic's
  * sampling distribution is very skewed (tiny n); it is reported as computed, not widened.
  */
 export function bootstrapCis<K extends string>(
   n: number,
-  statFn: (indices: number[]) => Record<K, number>,
+  statFn: (indices: number[]) => Record<K, number | null>,
   options: BootstrapOptions = {},
-): Record<K, Interval> {
+): Partial<Record<K, Interval>> {
   const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
   if (!Number.isInteger(n) || n < 1)
     throw new RangeError(`bootstrap: n must be a positive integer, got ${n}`);
@@ -133,20 +135,22 @@ export function bootstrapCis<K extends string>(
     const stats = statFn(indices);
     for (const key of Object.keys(stats) as K[]) {
       const value = stats[key];
-      if (!Number.isFinite(value)) {
-        throw new RangeError(`bootstrap: statistic "${key}" returned a non-finite value (${value})`);
-      }
       let list = samples.get(key);
       if (!list) {
         list = [];
         samples.set(key, list);
       }
+      if (value === null) continue;
+      if (!Number.isFinite(value)) {
+        throw new RangeError(`bootstrap: statistic "${key}" returned a non-finite value (${value})`);
+      }
       list.push(value);
     }
   }
 
-  const result = {} as Record<K, Interval>;
+  const result: Partial<Record<K, Interval>> = {};
   for (const [key, values] of samples) {
+    if (values.length === 0) continue;
     values.sort((a, b) => a - b);
     result[key] = [
       percentileOfSorted(values, (alpha / 2) * 100),
@@ -162,19 +166,20 @@ export function bootstrapCi(
   statFn: (indices: number[]) => number,
   options: BootstrapOptions = {},
 ): Interval {
-  return bootstrapCis(n, (indices) => ({ stat: statFn(indices) }), options).stat;
+  return bootstrapCis(n, (indices) => ({ stat: statFn(indices) }), options).stat!;
 }
 
 export interface MeanWithCi {
   n: number;
-  mean: number;
+  /** Null when there are no values. */
+  mean: number | null;
   /** Percentile-bootstrap interval of the mean; undefined when there are no values. */
   ci: Interval | undefined;
 }
 
 /** Mean of per-item scores with a bootstrap CI (graders' "score by question type, with CIs"). */
 export function meanWithCi(values: readonly number[], options: BootstrapOptions = {}): MeanWithCi {
-  if (values.length === 0) return { n: 0, mean: 0, ci: undefined };
+  if (values.length === 0) return { n: 0, mean: null, ci: undefined };
   const ci = bootstrapCi(
     values.length,
     (indices) => {
@@ -323,19 +328,21 @@ export function pairedBootstrap<T>(
   statistic: (rows: readonly T[]) => number,
   options: BootstrapOptions = {},
 ): PairedDelta {
-  return pairedBootstraps(base, candidate, (rows) => ({ stat: statistic(rows) }), options).stat;
+  return pairedBootstraps(base, candidate, (rows) => ({ stat: statistic(rows) }), options).stat!;
 }
 
 /**
  * {@link pairedBootstrap} for several statistics computed on the SAME resamples (one call of
  * `statistic` per side per iteration), e.g. every classification metric from one confusion matrix.
+ * A statistic that is null on either side (no data) has no delta: its key is left out. A
+ * resample on which it is null on either side is skipped for that key.
  */
 export function pairedBootstraps<T, K extends string>(
   base: readonly T[],
   candidate: readonly T[],
-  statistic: (rows: readonly T[]) => Record<K, number>,
+  statistic: (rows: readonly T[]) => Record<K, number | null>,
   options: BootstrapOptions = {},
-): Record<K, PairedDelta> {
+): Partial<Record<K, PairedDelta>> {
   if (base.length !== candidate.length) {
     throw new RangeError(`pairedBootstrap: sides differ in length (${base.length} vs ${candidate.length})`);
   }
@@ -348,11 +355,12 @@ export function pairedBootstraps<T, K extends string>(
   if (!(alpha > 0 && alpha < 1))
     throw new RangeError(`pairedBootstrap: alpha must be in (0, 1), got ${alpha}`);
 
-  const finite = (stats: Record<K, number>, where: string) => {
+  const finite = (stats: Record<K, number | null>, where: string) => {
     for (const key of Object.keys(stats) as K[]) {
-      if (!Number.isFinite(stats[key])) {
+      const value = stats[key];
+      if (value !== null && !Number.isFinite(value)) {
         throw new RangeError(
-          `pairedBootstrap: statistic "${key}" returned a non-finite value (${stats[key]}) on ${where}`,
+          `pairedBootstrap: statistic "${key}" returned a non-finite value (${value}) on ${where}`,
         );
       }
     }
@@ -360,7 +368,9 @@ export function pairedBootstraps<T, K extends string>(
   };
   const baseStats = finite(statistic(base), 'base');
   const candidateStats = finite(statistic(candidate), 'candidate');
-  const keys = Object.keys(baseStats) as K[];
+  const keys = (Object.keys(baseStats) as K[]).filter(
+    (k) => baseStats[k] !== null && candidateStats[k] !== null && candidateStats[k] !== undefined,
+  );
 
   const random = mulberry32(seed);
   const deltas = new Map<K, number[]>(keys.map((k) => [k, []]));
@@ -375,23 +385,32 @@ export function pairedBootstraps<T, K extends string>(
     }
     const b = finite(statistic(baseSample), 'a base resample');
     const c = finite(statistic(candidateSample), 'a candidate resample');
-    for (const key of keys) deltas.get(key)!.push(c[key] - b[key]);
+    for (const key of keys) {
+      const bk = b[key];
+      const ck = c[key];
+      if (bk !== null && ck !== null) deltas.get(key)!.push(ck - bk);
+    }
   }
 
-  const result = {} as Record<K, PairedDelta>;
+  const result: Partial<Record<K, PairedDelta>> = {};
   for (const key of keys) {
     const values = deltas.get(key)!.sort((a, b) => a - b);
-    const delta = candidateStats[key] - baseStats[key];
+    const baseValue = baseStats[key] as number;
+    const candidateValue = candidateStats[key] as number;
+    const delta = candidateValue - baseValue;
     let otherSide = values.length;
     if (delta > 0) otherSide = values.filter((d) => d <= 0).length;
     else if (delta < 0) otherSide = values.filter((d) => d >= 0).length;
     result[key] = {
       n,
-      base: baseStats[key],
-      candidate: candidateStats[key],
+      base: baseValue,
+      candidate: candidateValue,
       delta,
-      ci: [percentileOfSorted(values, (alpha / 2) * 100), percentileOfSorted(values, (1 - alpha / 2) * 100)],
-      pValue: Math.min(1, (2 * otherSide) / values.length),
+      ci:
+        values.length > 0
+          ? [percentileOfSorted(values, (alpha / 2) * 100), percentileOfSorted(values, (1 - alpha / 2) * 100)]
+          : [delta, delta],
+      pValue: values.length > 0 ? Math.min(1, (2 * otherSide) / values.length) : 1,
     };
   }
   return result;

@@ -39,11 +39,51 @@ export function placeholders(template: string): Set<string> {
   return new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => m[1]!));
 }
 
-/** Fills `{name}` placeholders; a placeholder with no value is an error, never left in the prompt. */
-export function renderPrompt(template: string, vars: Record<string, string>, path = 'prompt'): string {
+/**
+ * Escapes text for a tag section, as XML escapes character data: `&` and `<`, so no text can
+ * open or close a tag. `>` alone opens nothing, so it stays (edit spans read `{old=>new}`).
+ */
+export function escapeData(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;');
+}
+
+/**
+ * Fills `{name}` placeholders; a placeholder with no value is an error, never left in the
+ * prompt. Values of data placeholders (`isData`: dataset text, model answers) are escaped with
+ * {@link escapeData}: inside their tag section they stay data, whatever they say.
+ */
+export function renderPrompt(
+  template: string,
+  vars: Record<string, string>,
+  path = 'prompt',
+  isData: (name: string) => boolean = () => false,
+): string {
   return template.replace(PLACEHOLDER, (whole, name: string) => {
     const value = vars[name];
     if (value === undefined) throw new PromptError(`${path}: no value for placeholder ${whole}`);
-    return value;
+    return isData(name) ? escapeData(value) : value;
   });
+}
+
+/**
+ * Checks that every data placeholder of a template sits alone in a tag section
+ * (`<original>\n{src}\n</original>`), so the prompt can tell the model that whatever is inside
+ * a section is data. Returns the section tag of each data placeholder occurrence.
+ */
+export function dataSections(template: string, isData: (name: string) => boolean, path = 'prompt'): string[] {
+  const tags: string[] = [];
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    const name = match[1]!;
+    if (!isData(name)) continue;
+    const before = /<([a-z][a-z0-9_-]*)>\s*$/.exec(template.slice(0, match.index));
+    const tag = before?.[1];
+    const after = template.slice(match.index + match[0].length);
+    if (!tag || !new RegExp(`^\\s*</${tag}>`).test(after)) {
+      throw new PromptError(
+        `${path}: {${name}} carries dataset text and must sit alone in a tag section, e.g. <${name}>\n{${name}}\n</${name}>, so that text in the data cannot pass for instructions`,
+      );
+    }
+    tags.push(tag);
+  }
+  return tags;
 }

@@ -74,3 +74,15 @@ export function resolveProviderId(idOrAlias: string): ResolvedProviderId {
   if (!model) throw new UnknownProviderError(`"${idOrAlias}" names no model after "${vendor}:"`);
   return { vendor, model, id: `${vendor}:${model}` };
 }
+
+/**
+ * The simulator standing in for a backend (`--simulate`): `openai:gpt-4o` → `sim:gpt-4o`, priced
+ * as the model it is named after; a model whose vendor the bare name does not tell keeps it
+ * (`vllm:mistral-7b` → `sim:vllm:mistral-7b`). A `sim:` backend stays as it is.
+ */
+export function simulatedId(idOrAlias: string): string {
+  const { vendor, model, id } = resolveProviderId(idOrAlias);
+  if (vendor === 'sim') return id;
+  const bare = BARE_NAME_VENDORS.find(([pattern]) => pattern.test(model))?.[1];
+  return bare === vendor ? `sim:${model}` : `sim:${id}`;
+}

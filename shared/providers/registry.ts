@@ -9,7 +9,7 @@ import { GeminiProvider } from './gemini.js';
 import { OpenAiProvider, type OpenAiStructuredMode } from './openai.js';
 import type { PriceTable } from './pricing.js';
 import { type SimOptions, SimProvider } from './sim.js';
-import type { LlmProvider } from './types.js';
+import type { LlmProvider, Simulator } from './types.js';
 
 export interface CreateProviderOptions {
   /** Where keys and base URLs are read from. Default `process.env`. */
@@ -17,6 +17,8 @@ export interface CreateProviderOptions {
   prices: PriceTable;
   /** Only for `sim:` backends. */
   sim?: Partial<SimOptions>;
+  /** Only for `sim:` backends: answers the task families' hints (the registry's `simulateAnswer`). */
+  simulator?: Simulator;
   /** Per request, every vendor. Default 60 s. */
   timeoutMs?: number;
   /** Replaces `fetch` in every SDK (tests, proxies). */
@@ -92,7 +94,7 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
 
   switch (vendor) {
     case 'sim':
-      return new SimProvider(model, options.sim);
+      return new SimProvider(model, options.sim, { simulator: options.simulator });
     case 'anthropic':
       return new AnthropicProvider({
         ...common,

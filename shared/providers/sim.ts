@@ -1,17 +1,18 @@
 /**
- * The simulator: a provider that never calls a model. The task fabricates a plausible answer
- * (`request.simulate`) from a random source seeded by the request, so a run is reproducible:
- * the same request always gets the same answer, whatever the order or concurrency.
+ * The simulator: a provider that never calls a model. The task family that made the request
+ * fabricates a plausible answer from the request's JSON hint (`request.simulation`) and a random
+ * source seeded by the request, so a run is reproducible: the same request always gets the same
+ * answer, whatever the order or concurrency.
  */
 import { createHash } from 'node:crypto';
 import { mulberry32 } from '../metrics/stats.js';
 import { buildCompletion } from './normalise.js';
 import { EMBEDDED_PRICES } from './pricing.js';
 import { defaultSleep, type Sleep } from './retry.js';
-import type { Completion, CompletionRequest, LlmProvider } from './types.js';
+import type { Completion, CompletionRequest, LlmProvider, Simulator } from './types.js';
 
 export interface SimOptions {
-  /** Share of answers the task should make wrong, passed to `request.simulate`. */
+  /** Share of answers the family should make wrong, passed to the simulator. */
   noise: number;
   /** Mean simulated latency; each call draws uniformly within ±50 %. */
   latencyMs: number;
@@ -38,32 +39,45 @@ export class SimProvider implements LlmProvider {
   readonly simulated = true;
   private readonly options: SimOptions;
 
-  /** `name` is the part after `sim:` (e.g. `gold`). */
+  private readonly simulator: Simulator | undefined;
+  private readonly sleep: Sleep;
+
+  /**
+   * `name` is the part after `sim:` (e.g. `gold`). `simulator` answers the families' hints
+   * (the task registry's `simulateAnswer`); without one every answer is {@link SIM_NO_ANSWER}.
+   */
   constructor(
     readonly name: string,
     options: Partial<SimOptions> = {},
-    private readonly sleep: Sleep = defaultSleep,
+    { simulator, sleep = defaultSleep }: { simulator?: Simulator; sleep?: Sleep } = {},
   ) {
     this.id = `sim:${name}`;
     this.options = { ...DEFAULT_SIM_OPTIONS, ...options };
+    this.simulator = simulator;
+    this.sleep = sleep;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     const model = request.model || this.name;
     const started = performance.now();
+    // Seeded by what the answer is about (the family's hint: item, backend, stage…) rather than
+    // the prompt's wording, so editing a prompt does not reshuffle simulated answers.
     const key = JSON.stringify([
       this.options.seed,
       model,
       request.system ?? '',
       request.history ?? [],
-      request.prompt,
+      request.simulation ?? request.prompt,
     ]);
     // Latency draws from its own stream so that changing latency never changes answers.
     const latencyRng = seededRandom(`${key}#latency`);
     const delay = this.options.latencyMs * (0.5 + latencyRng());
     if (delay > 0) await this.sleep(delay, signal);
 
-    const text = request.simulate ? request.simulate(seededRandom(key), this.options.noise) : SIM_NO_ANSWER;
+    const text =
+      request.simulation && this.simulator
+        ? this.simulator(request.simulation, seededRandom(key), this.options.noise)
+        : SIM_NO_ANSWER;
     const inputText = [
       request.system ?? '',
       ...(request.history ?? []).map((t) => t.content),

@@ -31,11 +31,18 @@ export interface CompletionRequest {
   /** Ask for native structured output when the vendor has it. */
   jsonSchema?: JsonSchemaSpec;
   /**
-   * Only the simulator reads this: how to fabricate a plausible answer for this request
-   * (the task knows the gold label and the answer shape; the simulator knows the noise).
+   * Only the simulator reads this: what the task family needs to fabricate a plausible answer
+   * (the gold label, the answer shape…), as plain JSON, so a request stays serializable. Never
+   * part of the cache key, never sent to a vendor.
    */
-  simulate?: (rng: () => number, noise: number) => string;
+  simulation?: SimHint;
 }
+
+/** A family's description of the answer it expects, for the simulator (`family` names the family). */
+export type SimHint = { family: string } & Record<string, unknown>;
+
+/** Fabricates the text of a simulated answer from a hint and a seeded random source. */
+export type Simulator = (hint: SimHint, rng: () => number, noise: number) => string;
 
 export type FinishReason = 'stop' | 'length' | 'refusal' | 'content_filter' | 'other';
 

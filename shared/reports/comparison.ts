@@ -1,7 +1,9 @@
-import type { Comparison, FlippedItem, FlippedSide } from '../core/compare-runs.js';
-import type { PairedDelta } from '../metrics/index.js';
+import type { Comparison, FlippedItem, FlippedSide, ScorerComparison } from '../core/compare-runs.js';
+import type { ScoreKind } from '../core/model.js';
+import { METRIC_NAMES, type PairedDelta } from '../metrics/index.js';
 import type { BlobStore } from '../ports.js';
 import { putFiles } from './files.js';
+import { num, pValue, signed, usd } from './format.js';
 
 /** The files of a run-vs-run comparison, written beside each other under one prefix. */
 export const COMPARISON_FILES = ['comparison.json', 'comparison.txt'] as const;
@@ -18,19 +20,7 @@ export async function writeComparisonFiles(
   return putFiles(store, prefix, files);
 }
 
-const num = (v: number) => v.toFixed(3);
-const signed = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${Math.abs(v).toFixed(3)}`;
-const pValue = (p: number) => (p < 0.001 ? '<0.001' : p.toFixed(3));
-const usd = (v: number) => `$${Math.abs(v) < 0.01 && v !== 0 ? v.toFixed(6) : v.toFixed(4)}`;
-const signedUsd = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${usd(Math.abs(v))}`;
-
-const METRIC_NAMES: Record<string, string> = {
-  accuracy: '4-class accuracy',
-  macroF1: 'macro F1',
-  binaryF1: 'binary F1',
-  kappa: "Cohen's kappa",
-  meanScore: 'mean score',
-};
+const usdSigned = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${usd(Math.abs(v))}`;
 
 function metricRow(name: string, d: PairedDelta): string {
   const ci = `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`;
@@ -46,14 +36,51 @@ export function mcnemarReading(m: { b: number; c: number; pValue: number }): str
 
 function sideLine(label: string, side: FlippedSide): string {
   const status = side.status === 'scored' ? '' : `  [${side.status}]`;
-  return `  ${label.padEnd(10)} ${(side.prediction ?? '-').padEnd(5)}${status}  ${side.reason ?? ''}`.trimEnd();
+  return `  ${label.padEnd(10)} ${side.value.padEnd(5)}${status}  ${side.reason ?? ''}`.trimEnd();
 }
 
 function flippedBlock(f: FlippedItem): string[] {
   const lines = [`[${f.itemId}] row ${f.row}  gold=${f.gold ?? '-'}  ${f.kind}`];
-  if (f.input.src !== undefined) lines.push(`  src: ${f.input.src}`);
-  if (f.input.tgt !== undefined) lines.push(`  tgt: ${f.input.tgt}`);
+  for (const [key, value] of Object.entries(f.input)) lines.push(`  ${key}: ${value}`);
   lines.push(sideLine('base', f.base), sideLine('candidate', f.candidate));
+  return lines;
+}
+
+const RIGHT: Record<ScoreKind, string> = {
+  label: 'right = the label equals gold, unscored = wrong',
+  pass: 'right = pass (or equals the gold pass/fail)',
+  number: '',
+};
+
+function scorerSection(name: string, s: ScorerComparison, primary: boolean): string[] {
+  const lines = ['', `Scorer ${name} (${s.kind}${primary ? ', primary' : ''})`];
+  const rows = Object.entries(s.deltas);
+  if (rows.length > 0) {
+    const over =
+      s.kind === 'label'
+        ? 'paired items with gold; unscored excluded on each side'
+        : 'items scored on both sides';
+    lines.push(
+      `  metrics (n = ${s.n} ${over}; paired bootstrap)`,
+      `  ${'metric'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}`,
+    );
+    for (const [metric, d] of rows) lines.push(metricRow(metric, d));
+  } else {
+    lines.push('  metrics: none (no paired item has what this scorer needs on both sides)');
+  }
+  if (s.mcnemar) {
+    const m = s.mcnemar;
+    lines.push(
+      `  McNemar (${RIGHT[s.kind]}): b ${m.b} (base right only), c ${m.c} (candidate right only), p ${pValue(m.pValue)} (${m.method})`,
+      `    ${mcnemarReading(m)}`,
+    );
+  }
+  const kinds = { fixed: 0, broken: 0, changed: 0 };
+  for (const f of s.flipped) kinds[f.kind] += 1;
+  lines.push(
+    `  flipped items (${s.flipped.length}): ${kinds.fixed} fixed, ${kinds.broken} broken, ${kinds.changed} changed`,
+  );
+  for (const f of s.flipped) lines.push('', ...flippedBlock(f));
   return lines;
 }
 
@@ -79,45 +106,12 @@ export function renderComparisonText(c: Comparison): string {
     '',
     `Items: ${paired} paired, ${onlyBase} only in base, ${onlyCandidate} only in candidate (invalid rows not paired)`,
   );
-
-  const rows = Object.entries(c.metrics ?? {});
-  if (c.scores) rows.push(['meanScore', c.scores]);
-  if (rows.length > 0) {
-    const n = c.metrics ? c.metrics.accuracy.n : c.scores!.n;
-    lines.push(
-      '',
-      `Metrics (n = ${n} paired items${c.metrics ? ' with gold; Error rows excluded on each side' : ''}; paired bootstrap)`,
-      `  ${'metric'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}`,
-    );
-    for (const [name, d] of rows) {
-      if (name === 'meanScore' && c.metrics)
-        lines.push(`  (mean score over ${d.n} items scored on both sides)`);
-      lines.push(metricRow(name, d));
-    }
-  } else {
-    lines.push('', 'Metrics: none (no paired item has a gold label or a score)');
-  }
-
-  if (c.mcnemar) {
-    const m = c.mcnemar;
-    lines.push(
-      '',
-      `McNemar (correct = prediction equals gold, Error = wrong): b ${m.b} (base right only), c ${m.c} (candidate right only), p ${pValue(m.pValue)} (${m.method})`,
-      `  ${mcnemarReading(m)}`,
-    );
-  }
-
   lines.push(
     '',
-    `Cost: base ${usd(c.cost.base)}   candidate ${usd(c.cost.candidate)}   Δ ${signedUsd(c.cost.delta)}`,
+    `Cost: base ${usd(c.cost.base)}   candidate ${usd(c.cost.candidate)}   Δ ${usdSigned(c.cost.delta)}`,
   );
-
-  const kinds = { fixed: 0, broken: 0, changed: 0 };
-  for (const f of c.flipped) kinds[f.kind] += 1;
-  lines.push(
-    '',
-    `Flipped items (${c.flipped.length}): ${kinds.fixed} fixed, ${kinds.broken} broken, ${kinds.changed} changed`,
-  );
-  for (const f of c.flipped) lines.push('', ...flippedBlock(f));
+  if (Object.keys(c.scores).length === 0) lines.push('', 'Scorers: none in common');
+  for (const [name, s] of Object.entries(c.scores))
+    lines.push(...scorerSection(name, s, name === c.primaryScorer));
   return `${lines.join('\n')}\n`;
 }

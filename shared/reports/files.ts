@@ -1,11 +1,21 @@
-import type { ItemResult } from '../core/model.js';
-import type { CostPoint } from '../metrics/index.js';
+import { type ItemResult, isScored, resultCost, type ScoreKind, scoreOf } from '../core/model.js';
+import {
+  HEADLINE_METRICS,
+  METRIC_NAMES,
+  type MetricValue,
+  type ScorerSummary,
+  verdictOf,
+} from '../metrics/index.js';
 import type { BlobStore } from '../ports.js';
-import type { Report } from './report.js';
+import { taskFor } from '../tasks/registry.js';
+import type { AnyTaskFamily } from '../tasks/types.js';
+import { interval, ms, num, usd, words } from './format.js';
+import { type Report, targetReader } from './report.js';
 
 /**
- * The report files of a run (results in `reportOrder`) — the same in both shells: report.json (the contract),
- * report.txt, labeled.csv, errors.txt (wrong and failed items), correct.txt.
+ * The report files of a run (results in `reportOrder`) — the same in both shells and for every
+ * task family: report.json (the contract), report.txt, labeled.csv, errors.txt (failed, unscored
+ * and wrong items), correct.txt. All render from the score model.
  */
 export const REPORT_FILES = [
   'report.json',
@@ -20,13 +30,15 @@ export async function writeReportFiles(
   prefix: string,
   report: Report,
   results: ItemResult[],
+  suite: Parameters<AnyTaskFamily['scorers']>[0],
 ): Promise<string[]> {
+  const view = resultView(taskFor(report), suite);
   const files: Record<(typeof REPORT_FILES)[number], [string, string]> = {
     'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
-    'labeled.csv': [renderLabeledCsv(results), 'text/csv; charset=utf-8'],
-    'errors.txt': [renderErrors(results), 'text/plain; charset=utf-8'],
-    'correct.txt': [renderCorrect(results), 'text/plain; charset=utf-8'],
+    'labeled.csv': [renderLabeledCsv(results, view), 'text/csv; charset=utf-8'],
+    'errors.txt': [renderErrors(results, view), 'text/plain; charset=utf-8'],
+    'correct.txt': [renderCorrect(results, view), 'text/plain; charset=utf-8'],
   };
   return putFiles(store, prefix, files);
 }
@@ -46,52 +58,103 @@ export async function putFiles(
   return keys;
 }
 
+/** What the item files need to know of a run's scorers: their kinds, targets and which one is primary. */
+export interface ResultView {
+  scorers: { name: string; kind: ScoreKind; verdict(result: ItemResult): boolean | undefined }[];
+  primary: string;
+}
+
+export function resultView(
+  family: AnyTaskFamily,
+  suite: Parameters<AnyTaskFamily['scorers']>[0],
+): ResultView {
+  const primary = family.primaryScorer(suite);
+  const scorers = Object.entries(family.scorers(suite)).map(([name, scorer]) => {
+    const target = targetReader(scorer);
+    return {
+      name,
+      kind: scorer.kind,
+      verdict: (result: ItemResult) => {
+        const score = scoreOf(result, name, scorer.kind);
+        return isScored(score) ? verdictOf(scorer.kind, score.value, target(result), scorer.metrics) : false;
+      },
+    };
+  });
+  return { scorers, primary };
+}
+
 /**
  * A CSV cell that a spreadsheet will not execute: cells starting with = + - @ tab or CR are
  * prefixed with an apostrophe (OWASP CSV injection guidance), then quoted as RFC 4180 says.
  */
-export function csvCell(value: string | number | undefined): string {
+export function csvCell(value: string | number | boolean | undefined): string {
   if (value === undefined) return '';
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
+  if (typeof value === 'boolean') return String(value);
   const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
   return /[",\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-const LABELED_COLUMNS = [
-  'idx',
-  'row',
-  'src',
-  'tgt',
-  'gold',
-  'pred',
-  'status',
-  'failure',
-  'reason',
-  'cost_usd',
-  'latency_ms',
-  'details',
-];
+/** The input columns of a run's results, in first-seen order (invalid rows' raw records only if nothing else). */
+function inputColumns(results: readonly ItemResult[]): string[] {
+  const usable = results.filter((r) => r.failure?.kind !== 'invalid_row');
+  const columns = new Set<string>();
+  for (const r of usable.length > 0 ? usable : results)
+    for (const key of Object.keys(r.input)) columns.add(key);
+  return [...columns];
+}
 
-export function renderLabeledCsv(results: ItemResult[]): string {
-  const lines = [LABELED_COLUMNS.join(',')];
+const outputText = (output: unknown): string | undefined =>
+  output === undefined ? undefined : typeof output === 'string' ? output : JSON.stringify(output);
+
+/** Why an item looks the way it does: the failure, else the primary score's explanation. */
+function reasonOf(r: ItemResult, view: ResultView): string | undefined {
+  if (r.failure) return r.failure.message;
+  const primary = view.scorers.find((s) => s.name === view.primary)!;
+  const score = scoreOf(r, primary.name, primary.kind);
+  return isScored(score) ? score.explanation : score.unscored.message;
+}
+
+/**
+ * One row per result: id, row, the input columns, gold, status and failure, then per scorer
+ * `<scorer>` (its value, empty when unscored) and `<scorer>.by` (what decided it), the reason,
+ * the output, cost, latency and the family's details.
+ */
+export function renderLabeledCsv(results: ItemResult[], view: ResultView): string {
+  const inputs = inputColumns(results);
+  const header = [
+    'idx',
+    'row',
+    ...inputs,
+    'gold',
+    'status',
+    'failure',
+    ...view.scorers.flatMap((s) => [s.name, `${s.name}.by`]),
+    'reason',
+    'output',
+    'cost_usd',
+    'latency_ms',
+    'details',
+  ];
+  const lines = [header.map(csvCell).join(',')];
   for (const r of results) {
-    const stages = Object.values(r.stages);
+    const scores = view.scorers.flatMap((s) => {
+      const score = scoreOf(r, s.name, s.kind);
+      return isScored(score) ? [score.value, score.decidedBy] : [undefined, score.unscored.kind];
+    });
     lines.push(
       [
         r.itemId,
         r.row,
-        r.input.src,
-        r.input.tgt,
+        ...inputs.map((column) => r.input[column]),
         r.gold,
-        r.prediction,
         r.status,
         r.failure?.kind,
-        r.reason,
-        round(
-          stages.reduce((sum, s) => sum + s.costUsd, 0),
-          8,
-        ),
-        Math.round(stages.reduce((sum, s) => sum + s.latencyMs, 0)),
+        ...scores,
+        reasonOf(r, view),
+        outputText(r.output),
+        round(resultCost(r), 8),
+        Math.round(Object.values(r.stages).reduce((sum, s) => sum + s.latencyMs, 0)),
         r.details ? JSON.stringify(r.details) : undefined,
       ]
         .map(csvCell)
@@ -101,35 +164,52 @@ export function renderLabeledCsv(results: ItemResult[]): string {
   return `\uFEFF${lines.join('\r\n')}\r\n`;
 }
 
-function block(r: ItemResult, extra: string[] = []): string {
-  const lines = [`[${r.itemId}] row ${r.row}  gold=${r.gold ?? '-'}  pred=${r.prediction ?? '-'}`];
-  if (r.input.src !== undefined) lines.push(`  src: ${r.input.src}`);
-  if (r.input.tgt !== undefined) lines.push(`  tgt: ${r.input.tgt}`);
-  if (r.reason) lines.push(`  reason: ${r.reason}`);
+function block(r: ItemResult, view: ResultView, extra: string[] = []): string {
+  const scores = view.scorers.map((s) => {
+    const score = scoreOf(r, s.name, s.kind);
+    if (!isScored(score)) return `${s.name}=(${score.unscored.kind})`;
+    return `${s.name}=${score.value}${score.decidedBy ? ` (by ${score.decidedBy})` : ''}`;
+  });
+  const lines = [`[${r.itemId}] row ${r.row}  gold=${r.gold ?? '-'}  ${scores.join('  ')}`];
+  for (const [key, value] of Object.entries(r.input)) lines.push(`  ${key}: ${value}`);
+  const output = outputText(r.output);
+  const reason = reasonOf(r, view);
+  if (reason) lines.push(`  reason: ${reason}`);
+  if (output !== undefined && output !== reason) lines.push(`  output: ${output.slice(0, 2000)}`);
   return [...lines, ...extra].join('\n');
 }
 
-export function renderErrors(results: ItemResult[]): string {
+/** Failed items (no output), items with an unscored scorer, then items the primary scorer says are wrong. */
+export function renderErrors(results: ItemResult[], view: ResultView): string {
+  const primary = view.scorers.find((s) => s.name === view.primary)!;
   const failed = results.filter((r) => r.status === 'failed');
-  const wrong = results.filter(
-    (r) => r.status === 'scored' && r.gold !== undefined && r.prediction !== r.gold,
-  );
+  const scored = results.filter((r) => r.status === 'scored');
+  const unscored = scored.filter((r) => view.scorers.some((s) => !isScored(scoreOf(r, s.name, s.kind))));
+  const wrong = scored.filter((r) => primary.verdict(r) === false && !unscored.includes(r));
   const parts = [`# Failed items (${failed.length})`, ''];
   for (const r of failed) {
     const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
     if (r.raw) extra.push(`  raw answer: ${r.raw.slice(0, 2000)}`);
-    parts.push(block(r, extra), '');
+    parts.push(block(r, view, extra), '');
   }
-  parts.push(`# Wrong predictions (${wrong.length})`, '');
-  for (const r of wrong) parts.push(block(r), '');
+  parts.push(`# Unscored by a scorer (${unscored.length})`, '');
+  for (const r of unscored) {
+    const extra = view.scorers.flatMap((s) => {
+      const score = scoreOf(r, s.name, s.kind);
+      return isScored(score) ? [] : [`  ${s.name}: ${score.unscored.kind}: ${score.unscored.message}`];
+    });
+    parts.push(block(r, view, extra), '');
+  }
+  parts.push(`# Wrong by ${primary.name} (${wrong.length})`, '');
+  for (const r of wrong) parts.push(block(r, view), '');
   return `${parts.join('\n')}\n`;
 }
 
-export function renderCorrect(results: ItemResult[]): string {
-  const correct = results.filter(
-    (r) => r.status === 'scored' && r.gold !== undefined && r.prediction === r.gold,
-  );
-  return `${[`# Correct predictions (${correct.length})`, '', ...correct.flatMap((r) => [block(r), ''])].join('\n')}\n`;
+/** Items the primary scorer says are right. */
+export function renderCorrect(results: ItemResult[], view: ResultView): string {
+  const primary = view.scorers.find((s) => s.name === view.primary)!;
+  const correct = results.filter((r) => r.status === 'scored' && primary.verdict(r) === true);
+  return `${[`# Right by ${primary.name} (${correct.length})`, '', ...correct.flatMap((r) => [block(r, view), ''])].join('\n')}\n`;
 }
 
 function round(value: number, digits: number): number {
@@ -137,64 +217,84 @@ function round(value: number, digits: number): number {
   return Math.round(value * f) / f;
 }
 
-const pct = (v: unknown) => (typeof v === 'number' ? v.toFixed(3) : '-');
-const usd = (v: number) => `$${v < 0.01 && v > 0 ? v.toFixed(6) : v.toFixed(4)}`;
+/** One metric line: name, value, CI, n. */
+function metricLine(name: string, m: MetricValue): string {
+  const ci = interval(m.ci);
+  return `    ${(METRIC_NAMES[name] ?? words(name)).padEnd(18)} ${num(m.value).padStart(6)}  ${ci.padEnd(17)} n ${m.n}`;
+}
 
-interface GecMetricsView {
-  n: number;
-  accuracy: number;
-  macroF1: number;
-  kappa: number;
-  binary: { accuracy: number; f1: number };
-  perClass: Record<string, { precision: number; recall: number; f1: number; support: number }>;
-  confusion: Record<string, Record<string, number>>;
-  ci?: Record<string, [number, number]>;
+/** A scorer's section of report.txt, by kind. */
+export function renderScorer(name: string, s: ScorerSummary, primary: boolean): string[] {
+  const unscored = Object.entries(s.unscored).map(([kind, n]) => `${kind} ${n}`);
+  const lines = [
+    '',
+    `  ${name} (${s.kind}${primary ? ', primary' : ''}): ${s.n} scored${unscored.length > 0 ? `, unscored: ${unscored.join(', ')}` : ''}`,
+  ];
+  for (const [metric, m] of Object.entries(s.metrics)) lines.push(metricLine(metric, m));
+  const tables = s.tables as
+    | {
+        perClass?: Record<string, { precision: number; recall: number; f1: number; support: number }>;
+        confusion?: Record<string, Record<string, number>>;
+        distribution?: Record<string, number>;
+      }
+    | undefined;
+  if (tables?.perClass && Object.keys(tables.perClass).length > 0) {
+    lines.push('', '    label    precision  recall     f1   support');
+    for (const [label, c] of Object.entries(tables.perClass)) {
+      lines.push(
+        `    ${label.padEnd(7)} ${num(c.precision).padStart(10)} ${num(c.recall).padStart(7)} ${num(c.f1).padStart(6)} ${String(c.support).padStart(9)}`,
+      );
+    }
+  }
+  const confusion = tables?.confusion ?? {};
+  const columns = Object.keys(Object.values(confusion)[0] ?? {});
+  if (columns.length > 0) {
+    const width = Math.max(6, ...columns.map((c) => c.length + 1));
+    lines.push(
+      '',
+      '    confusion (rows gold, columns predicted)',
+      `    ${''.padEnd(8)}${columns.map((l) => l.padStart(width)).join('')}`,
+    );
+    for (const [gold, row] of Object.entries(confusion)) {
+      lines.push(`    ${gold.padEnd(8)}${columns.map((l) => String(row[l] ?? 0).padStart(width)).join('')}`);
+    }
+  }
+  if (tables?.distribution && !tables.perClass) {
+    const values = Object.entries(tables.distribution).map(([v, n]) => `${v} ${n}`);
+    lines.push(`    values: ${values.length > 0 ? values.join(', ') : 'none'}`);
+  }
+  return lines;
+}
+
+/** The headline figures of a scorer on one line (CLI summary, leaderboards). */
+export function headline(name: string, s: ScorerSummary): string {
+  const shown = HEADLINE_METRICS[s.kind]
+    .filter((metric) => s.metrics[metric] !== undefined)
+    .map((metric) => `${METRIC_NAMES[metric] ?? metric} ${num(s.metrics[metric]!.value)}`);
+  const unscored = Object.values(s.unscored).reduce((a, b) => a + (b ?? 0), 0);
+  return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${s.n}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
 }
 
 export function renderText(report: Report): string {
-  const m = report.metrics as unknown as GecMetricsView;
   const c = report.counts;
   const lines: string[] = [];
   if (report.simulated) lines.push('*'.repeat(78), report.notice ?? 'SIMULATED', '*'.repeat(78), '');
+  const config = Object.values(report.config);
   lines.push(
-    `Assay report — ${report.suite} (${report.task}/${report.judge}/${report.method})`,
+    `Assay report — ${report.suite} (${[report.task, ...config].join('/')})`,
     `run ${report.runId}   ${report.startedAt} → ${report.finishedAt}`,
-    `backends: ${report.backends.join(', ')}`,
+    `backends: ${report.backends.length > 0 ? report.backends.join(', ') : '(none: the dataset gives the outputs)'}`,
     `dataset: ${report.dataset}`,
     '',
     `items ${c.items}   scored ${c.scored}   failed ${c.failed} (invalid rows ${c.invalidRows}, errors ${c.errors})`,
   );
   const kinds = Object.entries(c.byFailure).map(([k, n]) => `${k} ${n}`);
   if (kinds.length > 0) lines.push(`failures by kind: ${kinds.join(', ')}`);
-  const ci = (name: string) => (m.ci?.[name] ? `  [${pct(m.ci[name][0])}, ${pct(m.ci[name][1])}]` : '');
-  lines.push(
-    '',
-    `Metrics (n = ${m.n}, Error rows excluded; 95% bootstrap CI)`,
-    `  4-class accuracy  ${pct(m.accuracy)}${ci('accuracy')}`,
-    `  macro F1          ${pct(m.macroF1)}${ci('macroF1')}`,
-    `  binary accuracy   ${pct(m.binary?.accuracy)}`,
-    `  binary F1         ${pct(m.binary?.f1)}${ci('binaryF1')}`,
-    `  Cohen's kappa     ${pct(m.kappa)}${ci('kappa')}`,
-    '',
-    '  label    precision  recall     f1   support',
-  );
-  for (const [label, s] of Object.entries(m.perClass ?? {})) {
-    lines.push(
-      `  ${label.padEnd(7)} ${pct(s.precision).padStart(10)} ${pct(s.recall).padStart(7)} ${pct(s.f1).padStart(6)} ${String(s.support).padStart(9)}`,
-    );
+  lines.push('', 'Scores (unscored items skipped and counted; 95% bootstrap CI)');
+  for (const [name, summary] of Object.entries(report.scores)) {
+    lines.push(...renderScorer(name, summary, name === report.primaryScorer));
   }
-  const columns = Object.keys(Object.values(m.confusion ?? {})[0] ?? {});
-  if (columns.length > 0) {
-    lines.push(
-      '',
-      `  confusion (rows gold, columns predicted)`,
-      `  ${''.padEnd(7)}${columns.map((l) => l.padStart(6)).join('')}`,
-    );
-    for (const [gold, row] of Object.entries(m.confusion)) {
-      lines.push(`  ${gold.padEnd(7)}${columns.map((l) => String(row[l] ?? 0).padStart(6)).join('')}`);
-    }
-  }
-  lines.push(...renderMethod(report.method, (report.metrics as { method?: MethodView }).method));
+  lines.push(...(taskFor(report).reportText?.(report) ?? []));
   lines.push(...renderComparisonSummary(report.comparison as ComparisonView | undefined));
   const cost = report.cost;
   lines.push(
@@ -206,7 +306,7 @@ export function renderText(report: Report): string {
     lines.push(`  ${stage.padEnd(24)} ${usd(s.usd).padStart(11)}  calls ${s.calls}`);
   }
   lines.push(
-    `Latency per item: p50 ${Math.round(report.latencyMs.p50)} ms, p95 ${Math.round(report.latencyMs.p95)} ms`,
+    `Latency per item: p50 ${ms(report.latencyMs.p50)}, p95 ${ms(report.latencyMs.p95)}`,
     '',
     'Prompts:',
     ...Object.entries(report.prompts).map(([path, hash]) => `  ${path}  ${hash}`),
@@ -214,56 +314,18 @@ export function renderText(report: Report): string {
   return `${lines.join('\n')}\n`;
 }
 
-type MethodView = Record<string, unknown> & {
-  accuracyVsCost?: CostPoint[];
-  fusions?: Record<string, CostPoint>;
-};
-
-const words = (key: string) => key.replace(/([A-Z])/g, ' $1').toLowerCase();
-
-/** The method's own figures (metrics.method): rates, counts by kind, accuracy against cost. */
-function renderMethod(method: string, view: MethodView | undefined): string[] {
-  if (!view) return [];
-  const lines = ['', `Method ${method}`];
-  for (const [key, value] of Object.entries(view)) {
-    if (key === 'accuracyVsCost' || key === 'fusions') continue;
-    if (typeof value === 'number')
-      lines.push(`  ${words(key).padEnd(18)} ${Number.isInteger(value) ? value : pct(value)}`);
-    else if (typeof value === 'string') lines.push(`  ${words(key).padEnd(18)} ${value}`);
-    else if (value && typeof value === 'object') {
-      const entries = Object.entries(value as Record<string, unknown>).map(([k, v]) =>
-        typeof v === 'object' && v !== null
-          ? `${k} {${Object.entries(v)
-              .map(([a, b]) => `${a}: ${b}`)
-              .join(', ')}}`
-          : `${k} ${v}`,
-      );
-      lines.push(`  ${words(key).padEnd(18)} ${entries.length > 0 ? entries.join(', ') : 'none'}`);
-    }
-  }
-  const points = [...Object.values(view.fusions ?? {}), ...(view.accuracyVsCost ?? [])];
-  if (points.length > 0) {
-    lines.push(
-      '',
-      '  accuracy against cost',
-      `  ${'policy'.padEnd(32)} ${'n'.padStart(5)} ${'acc'.padStart(6)} ${'macroF1'.padStart(8)} ${'binF1'.padStart(6)} ${'cost'.padStart(11)} ${'per 10K'.padStart(10)}`,
-    );
-    for (const p of points) {
-      lines.push(
-        `  ${p.policy.padEnd(32)} ${String(p.n).padStart(5)} ${pct(p.accuracy).padStart(6)} ${pct(p.macroF1).padStart(8)} ${pct(p.binaryF1).padStart(6)} ${usd(p.costUsd).padStart(11)} ${usd(p.per10kUsd).padStart(10)}`,
-      );
-    }
-  }
-  return lines;
-}
-
 interface ComparisonView {
   baseRunId: string;
   paired: number;
   promptChanges: { path: string; base?: string; candidate?: string }[];
-  deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
-  mcnemarPValue?: number;
-  flipped: Record<string, number>;
+  scores: Record<
+    string,
+    {
+      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+      mcnemarPValue?: number;
+      flipped?: Record<string, number>;
+    }
+  >;
 }
 
 /** The report's comparison with the previous run, in brief (comparison.txt has it all). */
@@ -274,14 +336,18 @@ function renderComparisonSummary(c: ComparisonView | undefined): string[] {
   for (const change of c.promptChanges) {
     lines.push(`  prompt ${change.path}: ${change.base ?? '(none)'} → ${change.candidate ?? '(none)'}`);
   }
-  for (const [name, d] of Object.entries(c.deltas)) {
-    lines.push(
-      `  ${words(name).padEnd(18)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}`,
-    );
+  for (const [scorer, s] of Object.entries(c.scores)) {
+    for (const [name, d] of Object.entries(s.deltas)) {
+      lines.push(
+        `  ${`${scorer} ${METRIC_NAMES[name] ?? words(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}`,
+      );
+    }
+    if (s.mcnemarPValue !== undefined)
+      lines.push(`  ${scorer} McNemar p ${s.mcnemarPValue.toFixed(3)} (paired right/wrong)`);
+    if (s.flipped) {
+      const flipped = Object.entries(s.flipped).map(([kind, n]) => `${kind} ${n}`);
+      lines.push(`  ${scorer} flipped: ${flipped.join(', ')} (both sides in comparison.txt)`);
+    }
   }
-  if (c.mcnemarPValue !== undefined)
-    lines.push(`  McNemar p ${c.mcnemarPValue.toFixed(3)} (correct vs wrong, paired)`);
-  const flipped = Object.entries(c.flipped).map(([kind, n]) => `${kind} ${n}`);
-  lines.push(`  flipped verdicts: ${flipped.join(', ')} (both reasons side by side in comparison.txt)`);
   return lines;
 }

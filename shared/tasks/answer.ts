@@ -42,9 +42,11 @@ function matchingBrace(text: string, start: number): number {
   return -1;
 }
 
-export type ParsedAnswer<T> = { ok: true; value: T } | { ok: false; problem: string };
+/** A parse result: the value, or a problem worth showing to a human (or back to the model). */
+export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
 
-export function parseAnswer<T>(text: string, schema: z.ZodType<T>): ParsedAnswer<T> {
+/** The first JSON object in `text`, validated by `schema`; the problems say what is wrong, with paths. */
+export function parseAnswer<T>(text: string, schema: z.ZodType<T>): Parsed<T> {
   const json = extractJsonObject(text);
   if (json === undefined) return { ok: false, problem: 'no JSON object found in the answer' };
   const parsed = schema.safeParse(json);

@@ -1,48 +1,122 @@
-import type { Suite } from '../core/suite.js';
-import { placeholders } from '../prompts/prompts.js';
-import { gecTask } from './gec/task.js';
-import type { Task } from './types.js';
+import { SCORE_KINDS } from '../core/model.js';
+import { dataSections, PromptError, placeholders } from '../prompts/prompts.js';
+import { SIM_NO_ANSWER } from '../providers/sim.js';
+import type { SimHint } from '../providers/types.js';
+import { gecFamily } from './gec/task.js';
+import { judgeFamily } from './judge/task.js';
+import type { AnyTaskFamily } from './types.js';
 
 /**
- * Every task family, by the name suites use. `verifyPrompts` runs at load time: a method whose
- * prompt file is missing, or a prompt with a placeholder nobody fills, fails before any call.
+ * Every task family, by the name suites use in `task`. Adding a family is its folder plus one
+ * line here. The registry checks itself at load (promptfoo's assertion registry does the same):
+ * a family whose declarations contradict each other fails here, before any suite is read.
  */
-const TASKS: Record<Suite['task'], Task> = { gec: gecTask };
+export const FAMILIES: readonly AnyTaskFamily[] = [gecFamily, judgeFamily];
 
 export class TaskRegistryError extends Error {
   override readonly name = 'TaskRegistryError';
 }
 
-export function taskFor(suite: Pick<Suite, 'task'>): Task {
-  const task = TASKS[suite.task];
-  if (!task) throw new TaskRegistryError(`unknown task ${suite.task}`);
-  return task;
+function checkFamilies(families: readonly AnyTaskFamily[]): void {
+  const names = new Set<string>();
+  for (const family of families) {
+    if (names.has(family.name)) throw new TaskRegistryError(`two task families named ${family.name}`);
+    names.add(family.name);
+    for (const [role, spec] of Object.entries(family.roles)) {
+      const listed = Array.isArray(spec.placeholders) ? spec.placeholders : [];
+      const unknown = (spec.data ?? []).filter((name) => !listed.includes(name));
+      if (unknown.length > 0) {
+        throw new TaskRegistryError(
+          `${family.name}: prompt role ${role} marks ${unknown.join(', ')} as data but does not list them as placeholders`,
+        );
+      }
+    }
+  }
+}
+checkFamilies(FAMILIES);
+
+const byName = new Map(FAMILIES.map((family) => [family.name, family]));
+
+export function familyNames(): string[] {
+  return [...byName.keys()];
 }
 
-export function allTasks(): Task[] {
-  return Object.values(TASKS);
+export function taskFor(suite: { task: string }): AnyTaskFamily {
+  const family = byName.get(suite.task);
+  if (!family) throw new TaskRegistryError(`unknown task ${suite.task} (known: ${familyNames().join(', ')})`);
+  return family;
 }
 
-/** Checks that each role's prompt text exists and uses only placeholders the task fills. */
+export function allTasks(): readonly AnyTaskFamily[] {
+  return FAMILIES;
+}
+
+/**
+ * The family's scorers for a suite, each checked: a known kind, and a primary scorer that
+ * exists. Called where reports and comparisons are built.
+ */
+export function scorersOf(family: AnyTaskFamily, suite: Parameters<AnyTaskFamily['scorers']>[0]) {
+  const scorers = family.scorers(suite);
+  for (const [name, scorer] of Object.entries(scorers)) {
+    if (!SCORE_KINDS.includes(scorer.kind))
+      throw new TaskRegistryError(`${family.name}: scorer ${name} has unknown kind ${scorer.kind}`);
+  }
+  const primary = family.primaryScorer(suite);
+  if (!(primary in scorers))
+    throw new TaskRegistryError(`${family.name}: primary scorer ${primary} is not one of its scorers`);
+  return { scorers, primary };
+}
+
+/** The simulator's answer to a request, from the family that made it (the request carries a JSON hint). */
+export function simulateAnswer(hint: SimHint, rng: () => number, noise: number): string {
+  const family = byName.get(hint.family);
+  return family ? family.simulate(hint, rng, noise) : SIM_NO_ANSWER;
+}
+
+/** The family owning a prompt role, looked up as `role`, else its `family.` prefix (`grammar.de` → `grammar`). */
+function roleSpec(family: AnyTaskFamily, role: string) {
+  return family.roles[role] ?? family.roles[role.split('.')[0]!];
+}
+
+/** Names of the placeholders of `role` that carry untrusted text. */
+export function dataPlaceholders(family: AnyTaskFamily, role: string): (name: string) => boolean {
+  const spec = roleSpec(family, role);
+  if (spec?.placeholders === 'columns') return () => true;
+  const data = new Set(spec?.data ?? []);
+  return (name) => data.has(name);
+}
+
+/**
+ * Checks that each role's prompt text exists, uses only placeholders the family fills, and
+ * keeps every data placeholder alone in a tag section. Runs before the first call of a run.
+ */
 export function verifyPrompts(
-  task: Task,
+  family: AnyTaskFamily,
   paths: Record<string, string>,
   texts: Record<string, string | undefined>,
 ) {
   for (const [role, path] of Object.entries(paths)) {
-    const family = role in task.placeholders ? role : role.split('.')[0]!;
-    const allowed = task.placeholders[family];
-    if (allowed === undefined)
-      throw new TaskRegistryError(`${task.name}: unknown prompt role ${role} (${path})`);
+    const spec = roleSpec(family, role);
+    if (spec === undefined)
+      throw new TaskRegistryError(`${family.name}: unknown prompt role ${role} (${path})`);
     const text = texts[path];
     if (text === undefined)
-      throw new TaskRegistryError(`${task.name}: prompt file for ${role} not found: ${path}`);
-    if (allowed === null) continue;
-    const unknown = [...placeholders(text)].filter((name) => !allowed.includes(name));
-    if (unknown.length > 0) {
-      throw new TaskRegistryError(
-        `${path}: unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(', ')}; ${role} prompts may use ${allowed.map((n) => `{${n}}`).join(', ')}`,
-      );
+      throw new TaskRegistryError(`${family.name}: prompt file for ${role} not found: ${path}`);
+    if (spec.placeholders === null) continue;
+    if (spec.placeholders !== 'columns') {
+      const allowed = spec.placeholders;
+      const unknown = [...placeholders(text)].filter((name) => !allowed.includes(name));
+      if (unknown.length > 0) {
+        throw new TaskRegistryError(
+          `${path}: unknown placeholder(s) ${unknown.map((n) => `{${n}}`).join(', ')}; ${role} prompts may use ${allowed.map((n) => `{${n}}`).join(', ')}`,
+        );
+      }
+    }
+    try {
+      dataSections(text, dataPlaceholders(family, role), path);
+    } catch (error) {
+      if (error instanceof PromptError) throw new TaskRegistryError(error.message, { cause: error });
+      throw error;
     }
   }
 }

@@ -1,45 +1,131 @@
-import type { FailureKind, Item, ItemResult, PromptSnapshot } from '../core/model.js';
-import type { Suite } from '../core/suite.js';
-import type { Completion, CompletionRequest, LlmProvider } from '../providers/types.js';
+/**
+ * The task family interface: the unit of extension. A family lives in `tasks/<name>/` and is
+ * one line in `tasks/registry.ts`; core code never imports a family. Modelled on inspect_ai's
+ * Task / Solver / Scorer split: a family maps rows to items, `solve`s an item (the model calls
+ * that produce the output under evaluation) and names the scorers that turn output + target
+ * into a {@link Score}; metrics follow each scorer's kind.
+ */
+import type { z } from 'zod';
+import type {
+  Failure,
+  Item,
+  ItemResult,
+  PromptSnapshot,
+  Score,
+  ScoreKind,
+  ScoreValue,
+} from '../core/model.js';
+import type { BaseSuite } from '../core/suite-base.js';
+import type { ScorerMetricOptions } from '../metrics/scores.js';
+import type { Completion, CompletionRequest, LlmProvider, SimHint } from '../providers/types.js';
+import type { Report } from '../reports/report.js';
 
-/** What a task may do while scoring one item: call models (cached, retried, costed) by stage. */
-export interface ScoreContext {
-  suite: Suite;
+/** What a family may do while solving or scoring one item: render its prompts and call models. */
+export interface TaskContext<S extends BaseSuite = BaseSuite> {
+  suite: S;
+  /** The run's prompt snapshot (path → text). */
   prompts: Record<string, PromptSnapshot>;
+  /** Prompt role → path for this suite. */
+  paths: Record<string, string>;
   /** The suite's backends, resolved, in suite order. */
   backends: LlmProvider[];
-  /** Calls a model; spend is booked to `stage` of the current item. */
+  /** A role's template with `vars` filled; data placeholders are escaped (see `renderPrompt`). */
+  render(role: string, vars: Record<string, string>): string;
+  /** Calls a model (cached, retried, costed, within the run's budget); spend is booked to `stage`. */
   call(stage: string, provider: LlmProvider, request: CompletionRequest): Promise<Completion>;
 }
 
-/** Method-specific facts about one item (sub-scores, the escalation path, votes…), kept as JSON. */
-export type ItemDetails = Record<string, unknown>;
+/** What solving one item gave: an output to score, or why there is none. */
+export type Solved<O> =
+  | { ok: true; output: O; details?: Record<string, unknown> }
+  | { ok: false; failure: Failure; raw?: string; details?: Record<string, unknown> };
 
-export type ScoreOutcome =
-  | { status: 'scored'; prediction: string; reason?: string; score?: number; details?: ItemDetails }
-  | {
-      status: 'failed';
-      failure: { kind: FailureKind; message: string };
-      raw?: string;
-      details?: ItemDetails;
-    };
+export interface Scorer<O = unknown, S extends BaseSuite = BaseSuite> {
+  readonly kind: ScoreKind;
+  readonly description: string;
+  /** The item's verdict: a value of `kind`, or unscored with a reason. May call models through ctx. */
+  score(output: O, item: Item, ctx: TaskContext<S>): Score | Promise<Score>;
+  /** The gold value the score is compared with, typed for the kind; undefined when the item has none. */
+  target?(item: Item): ScoreValue | undefined;
+  /** Label order, positive labels, pass threshold… for this scorer's metrics. */
+  readonly metrics?: ScorerMetricOptions;
+}
+
+/** A prompt role of a family: the placeholders its template may use. */
+export interface PromptRole {
+  /**
+   * Placeholders the template may use; `columns`: any dataset column (each is data); null: a
+   * data file (a corpus) versioned like a prompt but not a template.
+   */
+  placeholders: readonly string[] | 'columns' | null;
+  /**
+   * Placeholders that carry untrusted text (dataset fields, model answers): escaped when
+   * rendered, and each must sit alone in a tag section (`<original>{src}</original>`).
+   */
+  data?: readonly string[];
+}
 
 export type ParsedRow = { item: Item } | { error: string; id?: string };
 
-export interface Task {
+/** Extra report.json figures and report.txt lines of a family (GEC: the method's own figures). */
+export interface ReportSection {
+  /** Merged into report.json `metrics`. */
+  metrics?: Record<string, unknown>;
+}
+
+export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
   readonly name: string;
-  /** Prompt role → file path under prompts/ for this suite (method defaults, then suite overrides). */
-  promptPaths(suite: Suite): Record<string, string>;
-  /** The default role → prompt file map of every method variant (each checked by a test). */
+  readonly description: string;
+  /** The family's suite block (beside the common keys) and its dataset column roles. */
+  readonly suite: {
+    shape: z.ZodRawShape;
+    columns?: z.ZodRawShape;
+    /** Cross-field checks; `issue` reports one problem at a path of the suite. */
+    check?(suite: S, issue: (path: (string | number)[], message: string) => void): void;
+    /** What `assay score --task <name>` uses when no suite is given; undefined: a suite is needed. */
+    scoreDefaults?: Record<string, unknown>;
+    /** Columns a predictions file may hold the output in, tried in order (`assay score`). */
+    outputColumns?: readonly string[];
+  };
+  /** Short facts for report headers (GEC: judge and method). */
+  config(suite: S): Record<string, string>;
+  readonly roles: Record<string, PromptRole>;
+  /** Prompt role → file path under prompts/ for this suite (family defaults, then suite overrides). */
+  promptPaths(suite: S): Record<string, string>;
+  /** The default role → file maps of every variant of the family (each checked by a test). */
   defaultPromptSets(): Record<string, string>[];
   /**
-   * Placeholders each prompt role may use; anything else in a prompt file is a load-time error.
-   * A role `family.key` (e.g. `grammar.de`) is looked up as `family`; `null` marks a data file
-   * (a corpus) that is versioned like a prompt but is not a template.
+   * A dataset record as an item, or why it cannot be one (an invalid row, with the reason).
+   * `prompts` is the run's snapshot, for families whose prompts name the columns they read.
    */
-  readonly placeholders: Record<string, readonly string[] | null>;
-  parseRow(record: Record<string, string>, row: number, suite: Suite): ParsedRow;
-  score(item: Item, ctx: ScoreContext): Promise<ScoreOutcome>;
-  /** Task-specific metrics for report.json `metrics` (`method`: the method's own figures). */
-  metrics(results: ItemResult[], suite: Suite): Record<string, unknown>;
+  parseRow(
+    record: Record<string, string>,
+    row: number,
+    suite: S,
+    prompts: Record<string, PromptSnapshot>,
+  ): ParsedRow;
+  /** The model calls that produce the output under evaluation. */
+  solve(item: Item, ctx: TaskContext<S>): Promise<Solved<O>>;
+  /** A pre-generated output from the dataset (`dataset.columns.output`), instead of solving. */
+  readOutput(given: NonNullable<Item['given']>, item: Item, suite: S): Solved<O>;
+  /** The scorers, by name; `primaryScorer` names the one whose figures are report.json `metrics`. */
+  scorers(suite: S): Record<string, Scorer<O, S>>;
+  primaryScorer(suite: S): string;
+  /** What the simulator answers to a request this family made (`request.simulation`). */
+  simulate(hint: SimHint, rng: () => number, noise: number): string;
+  /** Family figures beyond the scorers' (computed from the results). */
+  report?(suite: S, results: readonly ItemResult[]): ReportSection;
+  /** report.txt lines for those figures. */
+  reportText?(report: Report): string[];
+}
+
+/** A family as the registry holds it: its suite type erased to the common keys. */
+export type AnyTaskFamily = TaskFamily<BaseSuite, unknown>;
+
+/**
+ * Registers a family: the one place its suite type is widened. Core code only ever hands a
+ * family suites that passed that family's schema (the suite union is discriminated on `task`).
+ */
+export function defineFamily<S extends BaseSuite, O>(family: TaskFamily<S, O>): AnyTaskFamily {
+  return family as unknown as AnyTaskFamily;
 }

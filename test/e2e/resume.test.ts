@@ -58,7 +58,10 @@ describe('a killed run resumes', () => {
   let uniquePairs = 0;
   // The judged pair identifies the item (some sentences repeat with different edits).
   const itemOf = (call: { promptText: string }) =>
-    /ORIGINAL: (.*)\nSUGGESTED: (.*)\n/.exec(call.promptText)?.slice(1, 3).join(' => ');
+    /<original>\n(.*)\n<\/original>\n\n<suggested>\n(.*)\n<\/suggested>/
+      .exec(call.promptText)
+      ?.slice(1, 3)
+      .join(' => ');
 
   beforeAll(async () => {
     dir = await tempDir('assay-resume-');

@@ -13,6 +13,7 @@ import {
   ReceiveMessageCommand,
   SQSClient,
 } from '@aws-sdk/client-sqs';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws/clients.js';
 import { DynamoLlmCache } from '../../shared/adapters/aws/dynamo-llm-cache.js';
@@ -308,6 +309,7 @@ const demoSuite = suite({ name: 'demo', dataset: { path: 'datasets/demo/data.csv
 
 function runRecord(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {
   return {
+    schemaVersion: 2,
     runId,
     suiteName: 'demo',
     suite: demoSuite,
@@ -324,12 +326,14 @@ function runRecord(runId: string, overrides: Partial<RunRecord> = {}): RunRecord
 
 function result(runId: string, itemId: string, overrides: Partial<ItemResult> = {}): ItemResult {
   return {
+    schemaVersion: 2,
     runId,
     itemId,
     row: 1,
     status: 'scored',
     gold: 'TP',
-    prediction: 'TP',
+    output: { label: 'TP', reason: 'fixes it', decidedBy: 'sim:gold' },
+    scores: { label: { kind: 'label', value: 'TP', decidedBy: 'sim:gold' } },
     input: { src: 'a', tgt: 'b' },
     stages: {
       classify: {
@@ -362,17 +366,117 @@ describe('DynamoRunStore', { timeout: 120_000 }, () => {
     await store().createRun(runRecord('run-idem'));
 
     const first = await store().recordResult(result('run-idem', 'a'));
-    const again = await store().recordResult(result('run-idem', 'a', { prediction: 'FP' }));
+    const again = await store().recordResult(
+      result('run-idem', 'a', { scores: { label: { kind: 'label', value: 'FP1' } } }),
+    );
     const failed = await store().recordResult(
       result('run-idem', 'b', { status: 'failed', failure: { kind: 'parse', message: 'no label' } }),
     );
 
-    expect(first).toEqual({ recorded: true, counters: { done: 1, failed: 0 } });
-    expect(again).toEqual({ recorded: false, counters: { done: 1, failed: 0 } });
-    expect(failed).toEqual({ recorded: true, counters: { done: 1, failed: 1 } });
+    expect(first).toEqual({ recorded: true, counters: { done: 1, failed: 0, spentUsd: 0.0001 } });
+    expect(again).toEqual({ recorded: false, counters: { done: 1, failed: 0, spentUsd: 0.0001 } });
+    expect(failed).toEqual({ recorded: true, counters: { done: 1, failed: 1, spentUsd: 0.0002 } });
     const stored = [];
     for await (const r of store().results('run-idem')) stored.push(r);
-    expect(stored.find((r) => r.itemId === 'a')?.prediction).toBe('TP');
+    expect(stored.find((r) => r.itemId === 'a')?.scores.label).toEqual({
+      kind: 'label',
+      value: 'TP',
+      decidedBy: 'sim:gold',
+    });
+  });
+
+  it('replaces a budget failure once (a resumed run), moving its counter and spend', async () => {
+    const s = store();
+    await s.createRun(runRecord('run-budget'));
+    const stopped = result('run-budget', 'a', {
+      status: 'failed',
+      scores: {},
+      output: undefined,
+      failure: { kind: 'budget', message: 'budget spent' },
+      stages: {},
+    });
+    expect((await s.recordResult(stopped)).counters).toEqual({ done: 0, failed: 1, spentUsd: 0 });
+    expect(await s.resultIds('run-budget')).toEqual(new Set());
+    const [resumed, raced] = await Promise.all([
+      s.recordResult(result('run-budget', 'a')),
+      s.recordResult(result('run-budget', 'a')),
+    ]);
+    expect([resumed.recorded, raced.recorded].sort()).toEqual([false, true]);
+    expect(await s.counters('run-budget')).toEqual({ done: 1, failed: 0, spentUsd: 0.0001 });
+    expect(await s.resultIds('run-budget')).toEqual(new Set(['a']));
+  });
+
+  it('reads a run and results written before results had a schema version (upgraded), and refuses a broken one', async () => {
+    const s = store();
+    const v1 = runRecord('run-v1');
+    const { schemaVersion: _v, ...withoutVersion } = v1;
+    await clients.doc.send(
+      new PutCommand({
+        TableName: res.table,
+        Item: {
+          pk: 'RUN#run-v1',
+          sk: 'META',
+          type: 'run',
+          ...withoutVersion,
+          suite: JSON.stringify(v1.suite),
+          prompts: JSON.stringify(v1.prompts),
+          done: 1,
+          failed: 0,
+        },
+      }),
+    );
+    const legacy = {
+      runId: 'run-v1',
+      itemId: 'a',
+      row: 1,
+      status: 'scored',
+      gold: 'FP2',
+      prediction: 'FP3',
+      reason: 'style only',
+      input: { src: 'a', tgt: 'b' },
+      stages: {},
+      simulated: true,
+      finishedAt: '2025-01-01T00:01:00.000Z',
+    };
+    await clients.doc.send(
+      new PutCommand({
+        TableName: res.table,
+        Item: { pk: 'RUN#run-v1', sk: 'RESULT#a', type: 'result', result: JSON.stringify(legacy) },
+      }),
+    );
+    expect(await s.getRun('run-v1')).toEqual(v1);
+    const read = [];
+    for await (const r of s.results('run-v1')) read.push(r);
+    expect(read).toEqual(
+      [
+        {
+          ...legacy,
+          prediction: undefined,
+          reason: undefined,
+          schemaVersion: 2,
+          output: { label: 'FP3', reason: 'style only' },
+          scores: { label: { kind: 'label', value: 'FP3', explanation: 'style only' } },
+        },
+      ].map((r) => JSON.parse(JSON.stringify(r))),
+    );
+
+    await clients.doc.send(
+      new PutCommand({
+        TableName: res.table,
+        Item: {
+          pk: 'RUN#run-v1',
+          sk: 'RESULT#b',
+          type: 'result',
+          result: JSON.stringify({ schemaVersion: 9 }),
+        },
+      }),
+    );
+    const all = async () => {
+      for await (const _ of s.results('run-v1'));
+    };
+    await expect(all()).rejects.toThrow(
+      /RESULT#b of run run-v1: result schema version 9 is newer than this Assay reads/,
+    );
   });
 
   it('refuses a result for a run that does not exist', async () => {
@@ -385,11 +489,11 @@ describe('DynamoRunStore', { timeout: 120_000 }, () => {
     await s.createRun(runRecord('run-total'));
     await s.recordResult(result('run-total', 'a'));
 
-    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3 });
+    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3, spentUsd: 0.0001 });
     expect(await s.getRun('run-total')).toMatchObject({ status: 'running', total: 3, invalidRows: 1 });
     // A redelivered ingest sets the same numbers again and leaves the status be.
     await s.setStatus('run-total', 'aggregating');
-    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3 });
+    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3, spentUsd: 0.0001 });
     expect((await s.getRun('run-total'))?.status).toBe('aggregating');
     await expect(s.setTotal('run-ghost', 1, 0)).rejects.toBeInstanceOf(RunNotFoundError);
   });

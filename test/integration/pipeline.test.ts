@@ -5,8 +5,8 @@
  * Lambda's event source mappings drive them. Also: a duplicated item message, a worker that
  * crashes mid-batch, a poison item that ends in the DLQ, and keys with spaces and non-ASCII.
  */
-import { readFile, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { ReceiveMessageCommand, SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -27,7 +27,8 @@ import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { suiteKey } from '../../shared/bucket/layout.js';
 import type { ItemResult } from '../../shared/core/model.js';
-import type { SuiteInput } from '../../shared/core/suite.js';
+import { simulatedId } from '../../shared/providers/aliases.js';
+
 import { REPORT_FILES } from '../../shared/reports/files.js';
 import type { Report } from '../../shared/reports/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
@@ -85,7 +86,7 @@ function subJudgeAnswer(prompt: string): { text: string } | undefined {
   return undefined;
 }
 
-function simSuite(name: string, overrides: Partial<SuiteInput> = {}): SuiteInput {
+function simSuite(name: string, overrides: Parameters<typeof suiteInput>[0] = {}) {
   return suiteInput({ name, ...overrides });
 }
 
@@ -131,11 +132,20 @@ beforeAll(async () => {
   local = await localReport(simSuite('pipeline-local'), await readFile(GOLD_CSV));
 }, 120_000);
 
-/** The local shell's report of a suite (dataset.path `data.csv`) on `data`. */
-async function localReport(suite: SuiteInput, data: Uint8Array): Promise<Report> {
+/** The local shell's report of a suite (dataset.path `dataFile`) on `data`, with `files` beside it. */
+async function localReport(
+  suite: Record<string, unknown>,
+  data: Uint8Array,
+  dataFile = 'data.csv',
+  files: Record<string, Uint8Array> = {},
+): Promise<Report> {
   const dir = await tempDir('assay-pipeline-local-');
   await writeFile(join(dir, 'suite.json'), JSON.stringify(suite));
-  await writeFile(join(dir, 'data.csv'), data);
+  await writeFile(join(dir, dataFile), data);
+  for (const [path, body] of Object.entries(files)) {
+    await mkdir(dirname(join(dir, path)), { recursive: true });
+    await writeFile(join(dir, path), body);
+  }
   const { outcome } = await runLocal({
     suitePath: join(dir, 'suite.json'),
     outDir: join(dir, 'run'),
@@ -158,8 +168,8 @@ afterAll(async () => {
 });
 
 /** Uploads a suite and lets ingest see it (its dataset is not there yet: nothing starts). */
-async function uploadSuite(suite: SuiteInput): Promise<void> {
-  await blobs.put(suiteKey(suite.name), JSON.stringify(suite), 'application/json');
+async function uploadSuite(suite: Record<string, unknown>): Promise<void> {
+  await blobs.put(suiteKey(String(suite.name)), JSON.stringify(suite), 'application/json');
   await poller.drain({ only: ['ingest'] });
 }
 
@@ -204,7 +214,7 @@ describe('AWS pipeline on moto', { timeout: 60_000 }, () => {
       invalidRows: 2,
       datasetKey: 'datasets/pipeline-main/data.csv',
     });
-    expect(await runStore.getCounters(report.runId)).toEqual({ done: 12, failed: 2, total: 14 });
+    expect(await runStore.counters(report.runId)).toMatchObject({ done: 12, failed: 2, total: 14 });
   });
 
   it('counts an item message delivered twice once', async () => {
@@ -229,7 +239,7 @@ describe('AWS pipeline on moto', { timeout: 60_000 }, () => {
     expect(recordsSeenBy('worker') - before).toBeGreaterThanOrEqual(13); // 12 items + the copy
     expect(report.counts).toEqual(local.counts);
     expect(report.metrics).toEqual(local.metrics);
-    expect(await runStore.getCounters(report.runId)).toEqual({ done: 12, failed: 2, total: 14 });
+    expect(await runStore.counters(report.runId)).toMatchObject({ done: 12, failed: 2, total: 14 });
   });
 
   it('completes the run when a worker crashes mid-batch and the batch is delivered again', async () => {
@@ -253,7 +263,7 @@ describe('AWS pipeline on moto', { timeout: 60_000 }, () => {
     expect(invocations.some((i) => i.functionName === 'worker' && i.error !== undefined)).toBe(true);
     expect(report.counts).toEqual(local.counts);
     expect(report.metrics).toEqual(local.metrics);
-    expect(await runStore.getCounters(report.runId)).toEqual({ done: 12, failed: 2, total: 14 });
+    expect(await runStore.counters(report.runId)).toMatchObject({ done: 12, failed: 2, total: 14 });
   });
 
   it('records a poison item that exhausted its receives as failed (DLQ) and completes the run', async () => {
@@ -326,7 +336,7 @@ describe('every judge method, from its example suite, on moto and locally', { ti
   it.each(Object.entries(METHOD_EXAMPLES))('%s', async (example, stages) => {
     const file = JSON.parse(await readFile(join(REPO, 'examples', `${example}.suite.json`), 'utf8'));
     const name = `m-${example}`;
-    const suite: SuiteInput = {
+    const suite: Record<string, unknown> = {
       ...file,
       name,
       dataset: { ...file.dataset, path: 'data.csv' },
@@ -343,7 +353,7 @@ describe('every judge method, from its example suite, on moto and locally', { ti
     await blobs.put(`datasets/${name}/data.csv`, data);
     const report = await reportOf(name);
 
-    expect(report.method).toBe(file.method);
+    expect(report.config.method).toBe(file.method);
     expect(report.counts).toMatchObject({ items: 16, scored: 16, failed: 0 });
     expect(report.metrics).toEqual(localRun.metrics);
     const method = report.metrics.method as { accuracyVsCost: { per10kUsd: number }[] };
@@ -352,6 +362,61 @@ describe('every judge method, from its example suite, on moto and locally', { ti
     expect(Object.keys(report.cost.byStage)).toEqual(expect.arrayContaining([...stages]));
     const results = await resultsOf(report.runId);
     expect(results.every((r) => r.details !== undefined)).toBe(true);
+  });
+});
+
+describe('declared judges, from their example suites, on moto and locally', { timeout: 90_000 }, () => {
+  it.each(['reply-tone', 'answer-helpfulness'])('%s', async (example) => {
+    const file = JSON.parse(await readFile(join(REPO, 'examples', `${example}.suite.json`), 'utf8'));
+    const name = `j-${example}`;
+    const dataFile = basename(file.dataset.path);
+    const suite: Record<string, unknown> = {
+      ...file,
+      name,
+      dataset: { ...file.dataset, path: dataFile },
+      // What --simulate does: the simulator of the same name.
+      backends: file.backends.map(simulatedId),
+      sim: { latencyMs: 0 },
+    };
+    const data = await readFile(join(REPO, 'examples', file.dataset.path));
+    const prompt = await readFile(join(REPO, 'examples', file.judge.prompt));
+
+    const localRun = await localReport(suite, data, dataFile, { [file.judge.prompt]: prompt });
+
+    // The judge's prompt goes to the bucket's prompts/, as `prompts/…` of the suite names it.
+    await blobs.put(file.judge.prompt, prompt);
+    await poller.drain({ only: ['ingest'] });
+    await uploadSuite(suite);
+    await blobs.put(`datasets/${name}/${dataFile}`, data);
+    const report = await reportOf(name);
+
+    expect(report).toMatchObject({ task: 'judge', simulated: true, counts: { failed: 0 } });
+    expect(report.counts.scored).toBeGreaterThanOrEqual(40);
+    expect(report.scores).toEqual(localRun.scores);
+    expect(report.metrics).toEqual(localRun.metrics);
+  });
+});
+
+describe('a budget on AWS', { timeout: 90_000 }, () => {
+  it('stops provider calls once the run has spent it: the rest fail as budget, and the run completes', async () => {
+    // A simulated gpt-4o is priced as gpt-4o; the budget is spent by the first answer.
+    const suite = simSuite('budget-aws', {
+      backends: ['sim:gpt-4o'],
+      run: { budgetUsd: 0.000001 },
+      sim: { latencyMs: 0 },
+    });
+    await uploadSuite(suite);
+    await blobs.put('datasets/budget-aws/data.csv', await readFile(GOLD_CSV));
+    const report = await reportOf('budget-aws');
+    // Items that started before any spend was recorded were judged; the later ones were not.
+    expect(report.counts.items).toBe(14);
+    expect(report.counts.scored).toBeGreaterThanOrEqual(1);
+    expect(report.counts.byFailure.budget).toBeGreaterThanOrEqual(1);
+    expect(report.counts.scored + (report.counts.byFailure.budget ?? 0)).toBe(12);
+    expect(report.scores.label!.unscored.budget).toBe(report.counts.byFailure.budget);
+    const counters = await runStore.counters(report.runId);
+    expect(counters!.spentUsd).toBeCloseTo(report.cost.totalUsd, 12);
+    expect(counters!.spentUsd).toBeGreaterThan(0);
   });
 });
 
@@ -416,7 +481,7 @@ describe('a prompt change on AWS', { timeout: 90_000 }, () => {
       baseRunId: before.runId,
       paired: 12,
       promptChanges: [{ path: 'gec/custom/quality-reeval.md' }],
-      flipped: { broken: 1, fixed: 1, changed: 0 },
+      scores: { label: { flipped: { broken: 1, fixed: 1, changed: 0 } } },
     });
     const text = new TextDecoder().decode(
       await blobs.get(`reports/reeval-modular/${after.runId}/comparison.txt`),

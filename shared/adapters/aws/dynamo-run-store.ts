@@ -4,13 +4,14 @@
  *
  * | entity      | pk                 | sk                            | attributes                                                                                                                          | access pattern                                                              |
  * |-------------|--------------------|-------------------------------|-------------------------------------------------------------------------------------------------------------------------------------|-----------------------------------------------------------------------------|
- * | run         | `RUN#<runId>`      | `META`                        | type, runId, suiteName, suite (JSON), prompts (JSON), status, total?, invalidRows, startedAt, finishedAt?, reportPrefix, datasetKey, simulated, done, failed | GetItem (consistent) for getRun/counters; UpdateItem for counters, total, status, claim |
- * | result      | `RUN#<runId>`      | `RESULT#<itemId>`             | type, runId, itemId, status, failureKind?, finishedAt, result (the ItemResult as JSON)                                              | Query pk = RUN#id AND begins_with(sk, 'RESULT#') for results / resultIds   |
+ * | run         | `RUN#<runId>`      | `META`                        | type, schemaVersion, runId, suiteName, suite (JSON), prompts (JSON), status, total?, invalidRows, startedAt, finishedAt?, reportPrefix, datasetKey, simulated, done, failed, spentUsd | GetItem (consistent) for getRun/counters; UpdateItem for counters, total, status, claim |
+ * | result      | `RUN#<runId>`      | `RESULT#<itemId>`             | type, runId, itemId, status, failureKind?, costUsd, finishedAt, result (the ItemResult as JSON)                                     | Query pk = RUN#id AND begins_with(sk, 'RESULT#') for results / resultIds   |
  * | suite index | `SUITE#<suiteName>`| `RUN#<startedAt>#<runId>`     | type, runId, startedAt                                                                                                              | Query pk = SUITE#name AND sk < the run's sk, newest first, for previousRun; newest first, limit 1, for latestRun |
  * | cache entry | `CACHE#<key>`      | `CACHE`                       | value (Completion as JSON), ttl                                                                                                     | GetItem / PutItem (dynamo-llm-cache.ts)                                     |
  *
  * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
- * string round-trips exactly (no number conversion, no empty-string or undefined rules).
+ * string round-trips exactly (no number conversion, no empty-string or undefined rules). Both
+ * the run record and each result are checked by the codec (core/codec.ts) when read back.
  * `startedAt` is ISO-8601 UTC, so the suite index sorts by time as a string.
  */
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
@@ -23,7 +24,14 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { ItemResult, RunCounters, RunRecord, RunStatus } from '../../core/model.js';
+import { decodeResult, decodeRun } from '../../core/codec.js';
+import {
+  type ItemResult,
+  type RunCounters,
+  type RunRecord,
+  type RunStatus,
+  resultCost,
+} from '../../core/model.js';
 import type { RecordOutcome, RunHistory, RunStore } from '../../ports.js';
 
 export interface DynamoRunStoreOptions {
@@ -55,6 +63,7 @@ interface MetaItem {
   pk: string;
   sk: string;
   type: 'run';
+  schemaVersion?: number;
   runId: string;
   suiteName: string;
   suite: string;
@@ -70,6 +79,7 @@ interface MetaItem {
   simulated: boolean;
   done: number;
   failed: number;
+  spentUsd?: number;
 }
 
 export class DynamoRunStore implements RunStore, RunHistory {
@@ -88,6 +98,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
       pk: runPk(run.runId),
       sk: META,
       type: 'run',
+      schemaVersion: run.schemaVersion,
       runId: run.runId,
       suiteName: run.suiteName,
       suite: JSON.stringify(run.suite),
@@ -103,6 +114,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
       simulated: run.simulated,
       done: 0,
       failed: 0,
+      spentUsd: 0,
     };
     try {
       await this.client.send(
@@ -139,14 +151,19 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /** The run's counters (consistent read); undefined when the run does not exist. */
-  async getCounters(runId: string): Promise<RunCounters | undefined> {
+  async counters(runId: string): Promise<RunCounters | undefined> {
     const out = await this.client.send(
       new GetCommand({
         TableName: this.tableName,
         Key: { pk: runPk(runId), sk: META },
         ConsistentRead: true,
-        ProjectionExpression: '#done, #failed, #total',
-        ExpressionAttributeNames: { '#done': 'done', '#failed': 'failed', '#total': 'total' },
+        ProjectionExpression: '#done, #failed, #total, #spent',
+        ExpressionAttributeNames: {
+          '#done': 'done',
+          '#failed': 'failed',
+          '#total': 'total',
+          '#spent': 'spentUsd',
+        },
       }),
     );
     return out.Item && toCounters(out.Item);
@@ -195,54 +212,112 @@ export class DynamoRunStore implements RunStore, RunHistory {
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     let recorded = true;
     try {
-      await this.client.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Put: {
-                TableName: this.tableName,
-                Item: {
-                  pk: runPk(result.runId),
-                  sk: resultSk(result.itemId),
-                  type: 'result',
-                  runId: result.runId,
-                  itemId: result.itemId,
-                  status: result.status,
-                  failureKind: result.failure?.kind,
-                  finishedAt: result.finishedAt,
-                  result: JSON.stringify(result),
-                },
-                ConditionExpression: 'attribute_not_exists(pk)',
-              },
-            },
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: { pk: runPk(result.runId), sk: META },
-                UpdateExpression: 'ADD #counter :one',
-                // Never conjure a META item (without suite, status...) out of a stray result.
-                ConditionExpression: 'attribute_exists(pk)',
-                ExpressionAttributeNames: { '#counter': result.status === 'failed' ? 'failed' : 'done' },
-                ExpressionAttributeValues: { ':one': 1 },
-              },
-            },
-          ],
-        }),
-      );
+      await this.writeResult(result, { condition: 'attribute_not_exists(pk)' });
     } catch (err) {
-      if (cancelledByCondition(err, 0)) recorded = false;
-      else if (cancelledByCondition(err, 1)) throw new RunNotFoundError(result.runId);
-      else throw err;
+      if (cancelledByCondition(err, 1)) throw new RunNotFoundError(result.runId);
+      if (!cancelledByCondition(err, 0)) throw err;
+      recorded = await this.replaceBudgetResult(result);
     }
-    const counters = await this.getCounters(result.runId);
+    const counters = await this.counters(result.runId);
     if (!counters) throw new RunNotFoundError(result.runId);
     return { recorded, counters };
   }
 
+  /**
+   * The result put and the counter update in ONE transaction. `replacing`: the result this one
+   * replaces (a `budget` failure), whose counter and spend are taken back in the same step.
+   */
+  private async writeResult(
+    result: ItemResult,
+    { condition, replacing }: { condition: string; replacing?: ItemResult },
+  ): Promise<void> {
+    const counter = result.status === 'failed' ? 'failed' : 'done';
+    const cost = resultCost(result);
+    const add = replacing
+      ? {
+          expression: 'ADD #counter :one, #failed :minusOne, #spent :cost',
+          cost: cost - resultCost(replacing),
+        }
+      : { expression: 'ADD #counter :one, #spent :cost', cost };
+    await this.client.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: this.tableName,
+              Item: {
+                pk: runPk(result.runId),
+                sk: resultSk(result.itemId),
+                type: 'result',
+                runId: result.runId,
+                itemId: result.itemId,
+                status: result.status,
+                failureKind: result.failure?.kind,
+                costUsd: cost,
+                finishedAt: result.finishedAt,
+                result: JSON.stringify(result),
+              },
+              ConditionExpression: condition,
+              ...(replacing ? { ExpressionAttributeValues: { ':budget': 'budget' } } : {}),
+            },
+          },
+          {
+            Update: {
+              TableName: this.tableName,
+              Key: { pk: runPk(result.runId), sk: META },
+              UpdateExpression: add.expression,
+              // Never conjure a META item (without suite, status...) out of a stray result.
+              ConditionExpression: 'attribute_exists(pk)',
+              ExpressionAttributeNames: {
+                '#counter': counter,
+                '#spent': 'spentUsd',
+                ...(replacing ? { '#failed': 'failed' } : {}),
+              },
+              ExpressionAttributeValues: {
+                ':one': 1,
+                ':cost': add.cost,
+                ...(replacing ? { ':minusOne': -1 } : {}),
+              },
+            },
+          },
+        ],
+      }),
+    );
+  }
+
+  /**
+   * The item already has a result: a redelivery (nothing to do) unless that result is a
+   * `budget` failure, which a resumed run replaces. The condition on the put makes the
+   * replacement happen once however many deliveries race.
+   */
+  private async replaceBudgetResult(result: ItemResult): Promise<boolean> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(result.runId), sk: resultSk(result.itemId) },
+        ConsistentRead: true,
+      }),
+    );
+    if (out.Item?.failureKind !== 'budget') return false;
+    const earlier = decodeResult(
+      JSON.parse(String(out.Item.result)),
+      `result ${result.itemId} of run ${result.runId}`,
+    );
+    try {
+      await this.writeResult(result, { condition: 'failureKind = :budget', replacing: earlier });
+      return true;
+    } catch (err) {
+      if (cancelledByCondition(err, 0)) return false;
+      throw err;
+    }
+  }
+
   async resultIds(runId: string): Promise<Set<string>> {
     const ids = new Set<string>();
-    for await (const item of this.queryResults(runId, { ProjectionExpression: 'sk' })) {
-      ids.add(String(item.sk).slice(RESULT_PREFIX.length));
+    for await (const item of this.queryResults(runId, {
+      ProjectionExpression: 'sk, failureKind',
+    })) {
+      if (item.failureKind !== 'budget') ids.add(String(item.sk).slice(RESULT_PREFIX.length));
     }
     return ids;
   }
@@ -250,11 +325,10 @@ export class DynamoRunStore implements RunStore, RunHistory {
   /** Streams the run's results page by page (never all pages in memory). */
   async *results(runId: string): AsyncIterable<ItemResult> {
     for await (const item of this.queryResults(runId, {
-      ProjectionExpression: '#result',
+      ProjectionExpression: 'sk, #result',
       ExpressionAttributeNames: { '#result': 'result' },
     })) {
-      // Written by recordResult from a typed ItemResult: trusted.
-      yield JSON.parse(String(item.result)) as ItemResult;
+      yield decodeResult(JSON.parse(String(item.result)), `${String(item.sk)} of run ${runId}`);
     }
   }
 
@@ -383,7 +457,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
 }
 
 function toRunRecord(meta: MetaItem): RunRecord {
-  const run: RunRecord = {
+  const run = {
+    schemaVersion: meta.schemaVersion,
     runId: meta.runId,
     suiteName: meta.suiteName,
     suite: JSON.parse(meta.suite),
@@ -395,14 +470,23 @@ function toRunRecord(meta: MetaItem): RunRecord {
     datasetKey: meta.datasetKey,
     simulated: meta.simulated,
   };
-  if (meta.total !== undefined) run.total = meta.total;
-  if (meta.finishedAt !== undefined) run.finishedAt = meta.finishedAt;
-  if (meta.datasetVersion !== undefined) run.datasetVersion = meta.datasetVersion;
-  return run;
+  return decodeRun(
+    {
+      ...run,
+      ...(meta.total !== undefined ? { total: meta.total } : {}),
+      ...(meta.finishedAt !== undefined ? { finishedAt: meta.finishedAt } : {}),
+      ...(meta.datasetVersion !== undefined ? { datasetVersion: meta.datasetVersion } : {}),
+    },
+    `run ${meta.runId} (DynamoDB ${runPk(meta.runId)})`,
+  );
 }
 
 function toCounters(item: Record<string, unknown>): RunCounters {
-  const counters: RunCounters = { done: Number(item.done ?? 0), failed: Number(item.failed ?? 0) };
+  const counters: RunCounters = {
+    done: Number(item.done ?? 0),
+    failed: Number(item.failed ?? 0),
+    spentUsd: Number(item.spentUsd ?? 0),
+  };
   if (item.total !== undefined) counters.total = Number(item.total);
   return counters;
 }

@@ -1,5 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { decodeRun } from '../../core/codec.js';
 import type { ItemResult, RunRecord } from '../../core/model.js';
 import type { RunHistory } from '../../ports.js';
 import { LocalRunStore } from './local-run-store.js';
@@ -7,10 +8,14 @@ import { LocalRunStore } from './local-run-store.js';
 /**
  * The runs of the local shell: one folder per run (`run.json`, `results.jsonl`) side by side
  * under a root (`runs/` by default). Scanned on each question; a root holds hundreds of runs,
- * not millions.
+ * not millions. A folder whose run.json cannot be read is left out, and `onSkip` says why.
  */
 export class LocalRunHistory implements RunHistory {
-  constructor(readonly root: string) {}
+  constructor(
+    readonly root: string,
+    private readonly onSkip: (dir: string, reason: string) => void = (dir, reason) =>
+      console.warn(`assay: skipping run folder ${dir}: ${reason}`),
+  ) {}
 
   /** Every run under the root, newest first (by start time, then run id). */
   async runs(): Promise<{ run: RunRecord; dir: string }[]> {
@@ -19,12 +24,13 @@ export class LocalRunHistory implements RunHistory {
     for (const entry of entries) {
       if (!entry.isDirectory()) continue;
       const dir = join(this.root, entry.name);
-      const text = await readFile(join(dir, 'run.json'), 'utf8').catch(() => undefined);
+      const path = join(dir, 'run.json');
+      const text = await readFile(path, 'utf8').catch(() => undefined);
       if (!text) continue;
       try {
-        runs.push({ run: JSON.parse(text) as RunRecord, dir });
-      } catch {
-        // A run.json being rewritten right now (rename is atomic, but a user may have edited it).
+        runs.push({ run: decodeRun(JSON.parse(text), path), dir });
+      } catch (error) {
+        this.onSkip(dir, (error as Error).message);
       }
     }
     return runs.sort(

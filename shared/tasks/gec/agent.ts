@@ -1,13 +1,14 @@
-import type { AgentOptions } from '../../core/suite.js';
 import type { LlmProvider } from '../../providers/types.js';
-import type { ScoreOutcome } from '../types.js';
-import { baseRequest, type GecCase, refused, render } from './case.js';
+import { baseRequest, refused } from '../ask.js';
+import type { Solved } from '../types.js';
+import { type GecCase, render } from './case.js';
 import { Bm25Index, corpusLanguage, editHints, formatRules, parseGrammarCorpus } from './grammar.js';
 import { languageCode } from './labels.js';
 import { askSubJudge } from './modular.js';
+import type { GecOutput } from './output.js';
 import { type AgentStep, parseAgentStep } from './parsers.js';
-import type { SubJudge } from './simulate.js';
-import { simAgentTurn } from './simulate.js';
+import { agentHint, type SubJudge } from './simulate.js';
+import type { AgentOptions } from './suite.js';
 
 /** The agent's tools, as its prompt lists them. */
 export const AGENT_TOOLS = [
@@ -30,7 +31,7 @@ const stepLimitNotice = (steps: number) =>
  * `maxSteps` turns one more turn asks for the answer, and without one the item fails as
  * `step_limit` with its transcript.
  */
-export async function judgeAgent(c: GecCase, options: AgentOptions): Promise<ScoreOutcome> {
+export async function judgeAgent(c: GecCase, options: AgentOptions): Promise<Solved<GecOutput>> {
   const provider = c.ctx.backends[0]!;
   const history: { role: 'user' | 'assistant'; content: string }[] = [];
   const calls: string[] = [];
@@ -42,25 +43,29 @@ export async function judgeAgent(c: GecCase, options: AgentOptions): Promise<Sco
     const last = turn === options.maxSteps;
     if (last) prompt = `${prompt}\n\n${stepLimitNotice(options.maxSteps)}`;
     const completion = await c.ctx.call('agent', provider, {
-      ...baseRequest(c, provider, prompt),
+      ...baseRequest(c.ctx, provider, prompt),
       history: [...history],
-      simulate: simAgentTurn(c, provider.id, last ? Number.POSITIVE_INFINITY : turn),
+      simulation: agentHint(c, provider, last ? null : turn),
     });
     transcript.push(
       `[${turn === 0 ? 'prompt' : 'user'}] ${turn === 0 ? '(agent prompt)' : prompt}`,
       `[model] ${completion.text}`,
     );
     const refusal = refused(completion);
-    if (refusal) return { status: 'failed', failure: refusal.failure, raw: transcript.join('\n') };
+    if (refusal) return { ok: false, failure: refusal.failure, raw: transcript.join('\n') };
 
     const step = parseAgentStep(completion.text, c.labels);
     const details = { steps: turn + 1, tools: calls, problems };
     if (step.kind === 'final') {
-      return { status: 'scored', prediction: step.label, reason: step.reason, details };
+      return {
+        ok: true,
+        output: { label: step.label, reason: step.reason, decidedBy: provider.id },
+        details,
+      };
     }
     if (last) {
       return {
-        status: 'failed',
+        ok: false,
         failure: {
           kind: 'step_limit',
           message: `no Final Answer after ${options.maxSteps} steps and one reminder`,
@@ -138,7 +143,7 @@ const indexes = new Map<string, Bm25Index>();
 
 function grammarRules(c: GecCase, query: string, language: string, k: number): string {
   const code = corpusLanguage(languageCode(language));
-  const path = c.paths[`grammar.${code}`];
+  const path = c.ctx.paths[`grammar.${code}`];
   const snapshot = path === undefined ? undefined : c.ctx.prompts[path];
   if (!path || !snapshot) return `No grammar corpus for language ${language} in this suite.`;
   let index = indexes.get(snapshot.hash);

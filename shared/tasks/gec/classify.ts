@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { LlmProvider } from '../../providers/types.js';
-import { parseAnswer } from '../answer.js';
-import { type Asked, ask, baseRequest, type GecCase, render } from './case.js';
+import { type Parsed, parseAnswer } from '../answer.js';
+import { type Asked, ask, baseRequest } from '../ask.js';
+import { type GecCase, render } from './case.js';
 import type { GecLabel } from './labels.js';
-import { canonicalLabel, type Parsed, parseLabelText } from './parsers.js';
-import { simClassify } from './simulate.js';
+import { canonicalLabel, parseLabelText } from './parsers.js';
+import { gecHint } from './simulate.js';
 
 export interface Verdict {
   label: GecLabel;
@@ -51,13 +52,13 @@ export function classify(
 ): Promise<Asked<Verdict>> {
   const schema = verdictSchema(c.labels);
   return ask(
-    c,
+    c.ctx,
     stage,
     provider,
     {
-      ...baseRequest(c, provider, render(c, role, extraVars)),
+      ...baseRequest(c.ctx, provider, render(c, role, extraVars)),
       jsonSchema: c.ctx.suite.params.structuredOutput ? verdictJsonSchema(c.labels) : undefined,
-      simulate: simClassify(c),
+      simulation: gecHint(c, provider, { answer: 'classify', stage }),
     },
     (text) => readVerdict(text, schema, c.labels),
     (problem) => render(c, 'repair', { problem }),

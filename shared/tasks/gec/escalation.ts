@@ -1,12 +1,14 @@
 import { z } from 'zod';
-import type { EscalationOptions } from '../../core/suite.js';
 import type { LlmProvider } from '../../providers/types.js';
 import { parseAnswer } from '../answer.js';
-import type { ScoreOutcome } from '../types.js';
-import { type Asked, ask, baseRequest, failedOutcome, type GecCase, render } from './case.js';
+import { type Asked, ask, baseRequest, failedSolve } from '../ask.js';
+import type { Solved } from '../types.js';
+import { type GecCase, render } from './case.js';
 import { classify, labelField, type Verdict, verdictJsonSchema } from './classify.js';
+import type { GecOutput } from './output.js';
 import { type RiskFlag, riskFlags } from './router.js';
-import { simRouter } from './simulate.js';
+import { routerHint } from './simulate.js';
+import type { EscalationOptions } from './suite.js';
 
 /** One step of an item's route through the backends. */
 export interface RouteStep {
@@ -31,7 +33,7 @@ export type EscalationDetails = {
  * backends the expert is also the finalizer. A finalizer that fails leaves the answer of the
  * largest model that gave one.
  */
-export async function judgeEscalation(c: GecCase, options: EscalationOptions): Promise<ScoreOutcome> {
+export async function judgeEscalation(c: GecCase, options: EscalationOptions): Promise<Solved<GecOutput>> {
   const backends = c.ctx.backends;
   const small = backends[0]!;
   const first: Asked<Verdict & Partial<RoutedVerdict>> =
@@ -61,7 +63,9 @@ export async function judgeEscalation(c: GecCase, options: EscalationOptions): P
     path,
   });
   if (!escalate) {
-    return first.ok ? verdictOutcome(first.value, details(false)) : failedOutcome(first, details(false));
+    return first.ok
+      ? verdictOutcome(first.value, `small ${small.id}`, details(false))
+      : failedSolve(first, details(false));
   }
 
   const answers: { backend: string; verdict: Verdict }[] = first.ok
@@ -77,14 +81,14 @@ export async function judgeEscalation(c: GecCase, options: EscalationOptions): P
       continue;
     }
     if (answers.some((a) => a.verdict.label === answer.value.label))
-      return verdictOutcome(answer.value, details(false));
+      return verdictOutcome(answer.value, `expert ${expert.id}`, details(false));
     answers.push({ backend: expert.id, verdict: answer.value });
   }
   // Nothing to disagree about: every other stage failed.
   if (answers.length <= 1) {
     const only = answers[0];
-    if (only) return verdictOutcome(only.verdict, details(false));
-    return failedOutcome(lastFailure!, details(false));
+    if (only) return verdictOutcome(only.verdict, `only answer ${only.backend}`, details(false));
+    return failedSolve(lastFailure!, details(false));
   }
 
   const finalizer = backends[backends.length - 1]!;
@@ -93,17 +97,18 @@ export async function judgeEscalation(c: GecCase, options: EscalationOptions): P
     .join('\n');
   const final = await classify(c, 'finalizer', finalizer, 'finalizer', { candidates });
   path.push({ stage: 'finalizer', backend: finalizer.id, label: final.ok ? final.value.label : 'Error' });
-  if (final.ok) return verdictOutcome(final.value, details(true));
+  if (final.ok) return verdictOutcome(final.value, `finalizer ${finalizer.id}`, details(true));
   // The answers already paid for are not thrown away: the largest model that answered decides.
   const largest = answers[answers.length - 1]!;
   return verdictOutcome(
     { ...largest.verdict, reason: `${largest.verdict.reason} (finalizer failed: ${final.failure.message})` },
+    `${largest.backend} (finalizer failed)`,
     details(true),
   );
 }
 
-function verdictOutcome(verdict: Verdict, details: EscalationDetails): ScoreOutcome {
-  return { status: 'scored', prediction: verdict.label, reason: verdict.reason, details };
+function verdictOutcome(verdict: Verdict, decidedBy: string, details: EscalationDetails): Solved<GecOutput> {
+  return { ok: true, output: { label: verdict.label, reason: verdict.reason, decidedBy }, details };
 }
 
 interface RoutedVerdict extends Verdict {
@@ -124,13 +129,13 @@ function routeWithLlm(c: GecCase, small: LlmProvider): Promise<Asked<RoutedVerdi
     risk: { type: 'array', items: { type: 'string' } },
   });
   return ask(
-    c,
+    c.ctx,
     'small',
     small,
     {
-      ...baseRequest(c, small, render(c, 'router')),
+      ...baseRequest(c.ctx, small, render(c, 'router')),
       jsonSchema: c.ctx.suite.params.structuredOutput ? jsonSchema : undefined,
-      simulate: simRouter(c),
+      simulation: routerHint(c, small),
     },
     (text) => parseAnswer(text, schema),
     (problem) => render(c, 'repair', { problem }),

@@ -1,11 +1,12 @@
 /**
- * The modular method's deterministic fusion (SPEC §1.1): sub-judge scores in, one label out. Two
+ * The modular method's deterministic fusion: sub-judge scores in, one label out. Two
  * rule sets, selectable by name; each is an ordered list of rules and the first rule that holds
  * decides. Pure: no I/O, no model calls.
  *
- * - `cascade` (seed 000, "Modular Decision Logic"): nonsense, meaning change, quality.
- * - `tp_fp3` (seed 004, feedback/modular): meaning change, reward, pair correctness. The seed's
- *   "reward" is the quality sub-judge's IMPROVEMENT score, so it is read from `quality`.
+ * - `cascade` (the AQUA project's "Modular Decision Logic"): nonsense, meaning change, quality.
+ * - `tp_fp3` (the escalation study's feedback/modular judge): meaning change, reward, pair
+ *   correctness. Its "reward" is the quality sub-judge's IMPROVEMENT score, so it is read from
+ *   `quality`.
  */
 
 export const FUSIONS = ['cascade', 'tp_fp3'] as const;

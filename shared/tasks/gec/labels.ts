@@ -1,11 +1,11 @@
-import type { Suite } from '../../core/suite.js';
+import type { GecSuite } from './suite.js';
 
 /** Every label a GEC gold file may carry. */
 export const GEC_LABELS = ['TP', 'FP1', 'FP2', 'FP3', 'TN', 'FN'] as const;
 export type GecLabel = (typeof GEC_LABELS)[number];
 
 /** What each judge kind may answer: the feedback judge sees an edit, so it has no TN/FN. */
-export const JUDGE_LABELS: Record<Suite['judge'], readonly GecLabel[]> = {
+export const JUDGE_LABELS: Record<GecSuite['judge'], readonly GecLabel[]> = {
   feedback: ['TP', 'FP1', 'FP2', 'FP3'],
   edit: GEC_LABELS,
 };
@@ -25,6 +25,15 @@ const LANGUAGE_NAMES: Record<string, string> = {
   pl: 'Polish',
   nl: 'Dutch',
 };
+
+/** A language code (`en`, `pt-BR`, `ua`) or a known language name: never free text. */
+export function isLanguageCode(value: string): boolean {
+  const wanted = value.trim().toLowerCase();
+  return (
+    /^[a-z]{2,3}(?:[-_][a-z0-9]{2,8})*$/.test(wanted) ||
+    Object.values(LANGUAGE_NAMES).some((name) => name.toLowerCase() === wanted)
+  );
+}
 
 export function languageName(code: string): string {
   return LANGUAGE_NAMES[code.trim().toLowerCase()] ?? code;

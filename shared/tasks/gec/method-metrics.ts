@@ -3,12 +3,15 @@
  * spend): escalation rate and routes, ensemble members, re-fusion of modular sub-scores with
  * each rule set, agent tool use, and for every method accuracy against cost.
  */
-import type { ItemResult, StageSpend } from '../../core/model.js';
-import type { Suite } from '../../core/suite.js';
+import { type ItemResult, isScored, resultCost, type StageSpend } from '../../core/model.js';
 import { type CostPoint, classificationMetrics, type LabelPair } from '../../metrics/index.js';
 import type { Vote } from './ensemble.js';
 import type { EscalationDetails } from './escalation.js';
 import { FUSION_INPUTS, FUSIONS, fuse, type SubScores } from './fusion.js';
+import type { GecSuite } from './suite.js';
+
+/** The GEC family's one scorer: the judge's label against the gold label. */
+export const LABEL_SCORER = 'label';
 
 /** The results that count for metrics: scored or failed after reaching a model. */
 function judged(results: readonly ItemResult[]): ItemResult[] {
@@ -30,24 +33,26 @@ function point(policy: string, pairs: LabelPair[], costUsd: number, items: numbe
     n: m.n,
     accuracy: m.accuracy,
     macroF1: m.macroF1,
-    binaryF1: m.binary.f1,
+    binaryF1: m.binary?.f1 ?? null,
     costUsd,
-    per10kUsd: items > 0 ? (costUsd / items) * 10_000 : 0,
+    per10kUsd: items > 0 ? (costUsd / items) * 10_000 : null,
   };
 }
 
-const finalPair = (r: ItemResult): LabelPair => ({
-  gold: r.gold!,
-  pred: r.status === 'scored' ? r.prediction! : 'Error',
-});
+/** The judge's label of a result, or `Error` (the AQUA convention) when it has none. */
+export function predictedLabel(r: ItemResult): string {
+  const score = r.scores[LABEL_SCORER];
+  return isScored(score) ? String(score.value) : 'Error';
+}
 
-export function methodMetrics(suite: Suite, results: readonly ItemResult[]): Record<string, unknown> {
+const finalPair = (r: ItemResult): LabelPair => ({ gold: r.gold!, pred: predictedLabel(r) });
+
+export function methodMetrics(suite: GecSuite, results: readonly ItemResult[]): Record<string, unknown> {
   const rows = judged(results);
-  const total = (r: ItemResult) => spend(r, () => true);
   const overall = point(
     suite.method,
     rows.map(finalPair),
-    rows.reduce((s, r) => s + total(r), 0),
+    rows.reduce((s, r) => s + resultCost(r), 0),
     rows.length,
   );
   switch (suite.method) {
@@ -84,7 +89,7 @@ function escalationMetrics(rows: ItemResult[], overall: CostPoint) {
     routed.reduce((s, r) => s + spend(r, isSmall), 0),
     routed.length,
   );
-  const share = (n: number) => (routed.length > 0 ? n / routed.length : 0);
+  const share = (n: number) => (routed.length > 0 ? n / routed.length : null);
   return {
     items: routed.length,
     escalationRate: share(details.filter((d) => d.escalated).length),
@@ -110,7 +115,7 @@ function ensembleMetrics(rows: ItemResult[], overall: CostPoint) {
   const unanimous = voted.filter((r) => r.details!.unanimous === true).length;
   return {
     items: voted.length,
-    unanimousRate: voted.length > 0 ? unanimous / voted.length : 0,
+    unanimousRate: voted.length > 0 ? unanimous / voted.length : null,
     accuracyVsCost: [...members, overall],
   };
 }
@@ -122,13 +127,15 @@ function modularMetrics(rows: ItemResult[], overall: CostPoint) {
   for (const fusion of FUSIONS) {
     const usable = rows.filter((r) => {
       const scores = scoresOf(r);
-      return r.status === 'scored' && scores && FUSION_INPUTS[fusion].every((k) => scores[k] !== undefined);
+      return (
+        predictedLabel(r) !== 'Error' && scores && FUSION_INPUTS[fusion].every((k) => scores[k] !== undefined)
+      );
     });
     if (usable.length === 0) continue;
     fusions[fusion] = point(
       `fusion ${fusion}`,
       usable.map((r) => ({ gold: r.gold!, pred: fuse(fusion, scoresOf(r)!).label })),
-      usable.reduce((s, r) => s + spend(r, () => true), 0),
+      usable.reduce((s, r) => s + resultCost(r), 0),
       usable.length,
     );
   }
@@ -155,7 +162,7 @@ function agentMetrics(rows: ItemResult[], overall: CostPoint) {
   }
   return {
     items: runs.length,
-    meanSteps: runs.length > 0 ? steps / runs.length : 0,
+    meanSteps: runs.length > 0 ? steps / runs.length : null,
     toolCalls: tools,
     badTurns: problems,
     stepLimit: rows.filter((r) => r.failure?.kind === 'step_limit').length,

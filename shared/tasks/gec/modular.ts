@@ -1,10 +1,14 @@
-import type { ModularOptions } from '../../core/suite.js';
 import type { LlmProvider } from '../../providers/types.js';
-import type { ScoreOutcome } from '../types.js';
-import { type Asked, ask, baseRequest, failedOutcome, type GecCase, render } from './case.js';
+import type { Parsed } from '../answer.js';
+import { type Asked, ask, baseRequest, failedSolve } from '../ask.js';
+import type { Solved } from '../types.js';
+import { type GecCase, render } from './case.js';
 import { FUSION_INPUTS, fuse, type SubScores } from './fusion.js';
-import { type Parsed, parsePairCorrectness, parseScore } from './parsers.js';
-import { type SubJudge, simSubJudge } from './simulate.js';
+import type { GecLabel } from './labels.js';
+import type { GecOutput } from './output.js';
+import { parsePairCorrectness, parseScore } from './parsers.js';
+import { gecHint, type SubJudge } from './simulate.js';
+import type { ModularOptions } from './suite.js';
 
 interface SubJudgeSpec {
   /** Prompt role (and cost stage). */
@@ -82,10 +86,13 @@ export function askSubJudge(
 ): Promise<Asked<Partial<SubScores> & { reason: string }>> {
   const spec = SUB_JUDGES[judge];
   return ask(
-    c,
+    c.ctx,
     stage,
     provider,
-    { ...baseRequest(c, provider, render(c, spec.role, vars)), simulate: simSubJudge(c, provider.id, judge) },
+    {
+      ...baseRequest(c.ctx, provider, render(c, spec.role, vars)),
+      simulation: gecHint(c, provider, { answer: 'subjudge', judge }),
+    },
     spec.parse,
     (problem) => render(c, 'reformat', { problem, format: spec.format }),
   );
@@ -95,7 +102,7 @@ export function askSubJudge(
  * The modular method: sub-judges run concurrently, a deterministic fusion names the label.
  * Every sub-score (and its reason) stays in the result, so a report can re-fuse offline.
  */
-export async function judgeModular(c: GecCase, options: ModularOptions): Promise<ScoreOutcome> {
+export async function judgeModular(c: GecCase, options: ModularOptions): Promise<Solved<GecOutput>> {
   const provider = c.ctx.backends[0]!;
   const noEdit = c.spans.length === 0 && c.ctx.suite.judge === 'edit';
   const judges = noEdit ? (['pair'] as SubJudge[]) : modularSubJudges(c.ctx.suite.judge, options);
@@ -111,9 +118,9 @@ export async function judgeModular(c: GecCase, options: ModularOptions): Promise
   });
   const details = { fusion: options.fusion, scores, reasons };
   const failed = answers.find((a) => !a.ok);
-  if (failed && !failed.ok) return failedOutcome(failed, details);
+  if (failed && !failed.ok) return failedSolve(failed, details);
 
-  const fused = noEdit
+  const fused: { label: GecLabel; rule: string } = noEdit
     ? scores.sourceCorrect
       ? { label: 'TN', rule: 'no edit ∧ source correct → TN' }
       : { label: 'FN', rule: 'no edit ∧ source incorrect → FN' }
@@ -121,9 +128,8 @@ export async function judgeModular(c: GecCase, options: ModularOptions): Promise
   // The rule that fired, then what each sub-judge said: a reason a person can check.
   const said = judges.map((judge) => `${judge}: ${reasons[judge] || '(no reason)'}`);
   return {
-    status: 'scored',
-    prediction: fused.label,
-    reason: [fused.rule, ...said].join('; '),
+    ok: true,
+    output: { label: fused.label, reason: [fused.rule, ...said].join('; '), decidedBy: fused.rule },
     details: { ...details, rule: fused.rule },
   };
 }

@@ -1,4 +1,4 @@
-import { extractJsonObject } from '../answer.js';
+import { extractJsonObject, type Parsed } from '../answer.js';
 import { type GecLabel, normalizeLabel } from './labels.js';
 
 /**
@@ -7,8 +7,7 @@ import { type GecLabel, normalizeLabel } from './labels.js';
  * about decoration but strict about the value itself.
  */
 
-/** A parse result: the value, or a problem worth showing to a human (or back to the model). */
-export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: string };
+export type { Parsed } from '../answer.js';
 
 // A whole label token: not part of a word ('TPS', 'FP21', 'is_TP'), `FP` needs its level.
 const LABEL = String.raw`(?<![A-Za-z0-9]_*)(?:T[PN]|FN|FP[ _-]?[123])(?!_*[A-Za-z0-9]|-\d)`;

@@ -1,5 +1,5 @@
 /**
- * The escalation method's deterministic router (SPEC §1.1, seed 004): language-agnostic risk flags
+ * The escalation method's deterministic router (the escalation study's): language-agnostic risk flags
  * computed from a pair's edit spans. Pure: no I/O, no model calls. Take the spans from
  * `editSpans(src, tgt, aligned)`, which reads the `aligned` column when there is one and falls back
  * to the whole differing middle of the src/tgt pair otherwise.
@@ -87,7 +87,7 @@ function rewriteTokens(span: EditSpan): number {
 const SPAN_TESTS: Record<Exclude<RiskFlag, 'low_trust_label'>, (spans: readonly EditSpan[]) => boolean> = {
   // The digit-run sequences differ in some span: `5 → 6`, `1,000 → 1000`, a number added or dropped.
   number_change: (spans) => spans.some((span) => differs(span, digitRuns)),
-  // The capitalised-token sequences differ in some span. Taken literally as SPEC.md words it, so it
+  // The capitalised-token sequences differ in some span. Taken literally as the flag is defined, so it
   // also fires on a sentence-initial capitalisation fix (`{the=>The}`), on any change to a
   // sentence-initial word (`{The=>This}`), and on German common nouns, which are all capitalised.
   proper_noun_change: (spans) => spans.some((span) => differs(span, capitalisedTokens)),

@@ -3,47 +3,74 @@
  * noise, in the format the real prompt asks for, so that the whole method (parsers, fusion,
  * routing, the agent loop) runs for real on a simulated model. Sub-judge answers for one item
  * and backend agree with one "intended" label, as a real model's sub-scores would cohere.
+ *
+ * The requests carry what this needs as a JSON hint (`request.simulation`), built by
+ * {@link gecHint}: a request stays plain data, and the simulator stays the family's.
  */
 import { seededRandom } from '../../providers/sim.js';
-import type { CompletionRequest } from '../../providers/types.js';
+import type { LlmProvider, SimHint } from '../../providers/types.js';
 import type { GecCase } from './case.js';
 import type { GecLabel } from './labels.js';
 import { LOW_TRUST_LABELS, spanFlags } from './router.js';
 
-type Simulate = NonNullable<CompletionRequest['simulate']>;
+export type SubJudge = 'nonsense' | 'meaning' | 'quality' | 'pair';
+
+type Answer =
+  /** `stage`: the same backend asked twice for one item (an expert that also finalizes) draws anew. */
+  | { answer: 'classify'; stage: string }
+  | { answer: 'router'; risk: string[] }
+  | { answer: 'subjudge'; judge: SubJudge }
+  /** `turn` null: the reminder turn, which must give the Final Answer. */
+  | { answer: 'agent'; turn: number | null; src: string; tgt: string; edit: string; lang: string };
+
+type GecHint = Answer & {
+  family: 'gec';
+  item: string;
+  provider: string;
+  gold?: GecLabel;
+  labels: GecLabel[];
+};
 
 const REASON = 'simulated answer (drawn from the gold label with noise)';
 
+/** The hint of one GEC request to `provider`. */
+export function gecHint(c: GecCase, provider: LlmProvider, answer: Answer): SimHint {
+  const hint: GecHint = {
+    family: 'gec',
+    item: c.item.id,
+    provider: provider.id,
+    labels: [...c.labels],
+    ...(c.gold ? { gold: c.gold } : {}),
+    ...answer,
+  };
+  return hint;
+}
+
+/** The hint of the LLM router's request: the risk it would see in the spans. */
+export function routerHint(c: GecCase, provider: LlmProvider): SimHint {
+  return gecHint(c, provider, { answer: 'router', risk: spanFlags(c.spans) });
+}
+
+/** The hint of one agent turn. */
+export function agentHint(c: GecCase, provider: LlmProvider, turn: number | null): SimHint {
+  const { src, tgt, edit } = c.vars;
+  return gecHint(c, provider, { answer: 'agent', turn, src: src!, tgt: tgt!, edit: edit!, lang: c.lang });
+}
+
 /** The gold label with probability 1 − noise, else another allowed label. */
-function noisyLabel(c: GecCase, rng: () => number, noise: number): GecLabel {
-  const gold = c.gold && c.labels.includes(c.gold) ? c.gold : undefined;
-  const wrong = c.labels.filter((l) => l !== gold);
+function noisyLabel(h: GecHint, rng: () => number, noise: number): GecLabel {
+  const gold = h.gold && h.labels.includes(h.gold) ? h.gold : undefined;
+  const wrong = h.labels.filter((l) => l !== gold);
   if (gold && (rng() >= noise || wrong.length === 0)) return gold;
   return wrong[Math.floor(rng() * wrong.length)]!;
 }
 
 /** One label per item and backend, shared by all that backend's sub-judge answers. */
-function intended(c: GecCase, providerId: string, noise: number): GecLabel {
-  return noisyLabel(c, seededRandom(`intent|${providerId}|${c.item.id}`), noise);
+function intended(h: GecHint, noise: number): GecLabel {
+  return noisyLabel(h, seededRandom(`intent|${h.provider}|${h.item}`), noise);
 }
 
 const pick = (rng: () => number, values: readonly number[]) => values[Math.floor(rng() * values.length)]!;
-
-export function simClassify(c: GecCase): Simulate {
-  return (rng, noise) => JSON.stringify({ label: noisyLabel(c, rng, noise), reason: REASON });
-}
-
-/** The LLM router's combined classify + route answer. */
-export function simRouter(c: GecCase): Simulate {
-  return (rng, noise) => {
-    const label = noisyLabel(c, rng, noise);
-    const risk = spanFlags(c.spans);
-    const escalate = LOW_TRUST_LABELS.includes(label) || risk.length > 0;
-    return JSON.stringify({ label, reason: REASON, escalate, risk });
-  };
-}
-
-export type SubJudge = 'nonsense' | 'meaning' | 'quality' | 'pair';
 
 /** Sub-scores that both fusion rule sets map back to the intended label. */
 const SCORES: Record<
@@ -58,33 +85,50 @@ const SCORES: Record<
   FN: { nonsense: [0], meaning: [0], quality: [0], pair: [false, false] },
 };
 
-export function simSubJudge(c: GecCase, providerId: string, judge: SubJudge): Simulate {
-  return (rng, noise) => {
-    const scores = SCORES[intended(c, providerId, noise)];
-    switch (judge) {
-      case 'nonsense':
-        return `SCORE: ${pick(rng, scores.nonsense)}\nREASON: ${REASON}`;
-      case 'meaning':
-        return `SEVERITY: ${pick(rng, scores.meaning)}\nREASONING: ${REASON}`;
-      case 'quality':
-        return `IMPROVEMENT: ${pick(rng, scores.quality)}\nREASONING: ${REASON}`;
-      case 'pair': {
-        const [source, target] = scores.pair;
-        return `SOURCE_CORRECT: ${source ? 'yes' : 'no'}\nTARGET_CORRECT: ${target ? 'yes' : 'no'}\nREASON: ${REASON}`;
-      }
+function subJudgeAnswer(h: GecHint, judge: SubJudge, rng: () => number, noise: number): string {
+  const scores = SCORES[intended(h, noise)];
+  switch (judge) {
+    case 'nonsense':
+      return `SCORE: ${pick(rng, scores.nonsense)}\nREASON: ${REASON}`;
+    case 'meaning':
+      return `SEVERITY: ${pick(rng, scores.meaning)}\nREASONING: ${REASON}`;
+    case 'quality':
+      return `IMPROVEMENT: ${pick(rng, scores.quality)}\nREASONING: ${REASON}`;
+    case 'pair': {
+      const [source, target] = scores.pair;
+      return `SOURCE_CORRECT: ${source ? 'yes' : 'no'}\nTARGET_CORRECT: ${target ? 'yes' : 'no'}\nREASON: ${REASON}`;
     }
-  };
+  }
 }
 
 /** A scripted agent: two tool calls, a grammar lookup, then the intended label. */
-export function simAgentTurn(c: GecCase, providerId: string, turn: number): Simulate {
+function agentTurn(h: GecHint & { answer: 'agent' }, noise: number): string {
   const quote = (s: string) => JSON.stringify(s);
   const script = [
-    `Thought: I should check whether the edit changes the meaning.\nAction: meaning_change(${quote(c.vars.src!)}, ${quote(c.vars.tgt!)})`,
-    `Thought: Now the quality of the edit.\nAction: reward_quality(${quote(c.vars.src!)}, ${quote(c.vars.tgt!)})`,
-    `Thought: Which grammar rule applies?\nAction: grammar_rag(${quote(c.vars.edit!)}, ${quote(c.lang)})`,
+    `Thought: I should check whether the edit changes the meaning.\nAction: meaning_change(${quote(h.src)}, ${quote(h.tgt)})`,
+    `Thought: Now the quality of the edit.\nAction: reward_quality(${quote(h.src)}, ${quote(h.tgt)})`,
+    `Thought: Which grammar rule applies?\nAction: grammar_rag(${quote(h.edit)}, ${quote(h.lang)})`,
   ];
-  return (_rng, noise) =>
-    script[turn] ??
-    `Thought: I have enough evidence.\nFinal Answer: ${intended(c, providerId, noise)} - ${REASON}`;
+  return (
+    (h.turn === null ? undefined : script[h.turn]) ??
+    `Thought: I have enough evidence.\nFinal Answer: ${intended(h, noise)} - ${REASON}`
+  );
+}
+
+/** The GEC family's simulator: the answer a hint asks for. */
+export function simulateGec(hint: SimHint, rng: () => number, noise: number): string {
+  const h = hint as GecHint;
+  switch (h.answer) {
+    case 'classify':
+      return JSON.stringify({ label: noisyLabel(h, rng, noise), reason: REASON });
+    case 'router': {
+      const label = noisyLabel(h, rng, noise);
+      const escalate = LOW_TRUST_LABELS.includes(label) || h.risk.length > 0;
+      return JSON.stringify({ label, reason: REASON, escalate, risk: h.risk });
+    }
+    case 'subjudge':
+      return subJudgeAnswer(h, h.judge, rng, noise);
+    case 'agent':
+      return agentTurn(h, noise);
+  }
 }

@@ -1,33 +1,42 @@
 import { createHash } from 'node:crypto';
-import { methodOptions, type Suite, suiteSchema } from '../../core/suite.js';
-import { classificationMetrics } from '../../metrics/index.js';
-import type { ParsedRow, ScoreOutcome, Task } from '../types.js';
+import { readColumn } from '../rows.js';
+import { defineFamily, type Solved } from '../types.js';
 import { judgeAgent } from './agent.js';
-import { failedOutcome, gecCase } from './case.js';
+import { gecCase } from './case.js';
 import { classify } from './classify.js';
 import { judgeEnsemble } from './ensemble.js';
 import { judgeEscalation } from './escalation.js';
 import { FUSIONS } from './fusion.js';
 import { corpusPath } from './grammar.js';
-import { GEC_LABELS, GOLD_COLUMNS, normalizeLabel } from './labels.js';
-import { methodMetrics } from './method-metrics.js';
+import { GEC_LABELS, GOLD_COLUMNS, isLanguageCode, normalizeLabel } from './labels.js';
+import { LABEL_SCORER, methodMetrics } from './method-metrics.js';
 import { judgeModular, modularSubJudges } from './modular.js';
-import type { SubJudge } from './simulate.js';
+import type { GecOutput } from './output.js';
+import { renderMethod } from './report.js';
+import { type SubJudge, simulateGec } from './simulate.js';
+import {
+  checkGecSuite,
+  type GecSuite,
+  gecColumns,
+  gecShape,
+  gecSuiteSchema,
+  methodOptions,
+  SINGLE_PROMPT_METHODS,
+} from './suite.js';
 
 const JUDGES = ['feedback', 'edit'] as const;
-const SINGLE = ['legacy', 'baseline'] as const;
 
 /** Languages whose grammar-rule corpus ships in prompts/gec/grammar/ (a suite may add or replace). */
 export const GRAMMAR_LANGUAGES = ['en', 'de', 'uk'] as const;
 
 const COMMON = { repair: 'gec/common/repair.md', reformat: 'gec/common/repair-format.md' } as const;
 
-function subJudgePath(judge: Suite['judge'], subJudge: SubJudge): string {
+function subJudgePath(judge: GecSuite['judge'], subJudge: SubJudge): string {
   return subJudge === 'quality' ? `gec/modular/quality-${judge}.md` : `gec/modular/${subJudge}.md`;
 }
 
 /** Prompt role → file for one method and judge: only the files the method reads. */
-function methodPaths(suite: Suite): Record<string, string> {
+function methodPaths(suite: GecSuite): Record<string, string> {
   const { judge } = suite;
   const options = methodOptions(suite);
   const subJudges = (list: SubJudge[]) => Object.fromEntries(list.map((j) => [j, subJudgePath(judge, j)]));
@@ -56,29 +65,52 @@ function methodPaths(suite: Suite): Record<string, string> {
   }
 }
 
-function column(record: Record<string, string>, name: string | undefined, fallbacks: readonly string[]) {
-  for (const key of name ? [name] : fallbacks) {
-    const value = record[key];
-    if (value !== undefined) return { key, value };
-  }
-  return undefined;
-}
+/** Placeholders of the sub-judge prompts; all but the language carry dataset text. */
+const SUB_JUDGE_ROLE = {
+  placeholders: ['original', 'suggested', 'language', 'aligned', 'edit'],
+  data: ['original', 'suggested', 'aligned', 'edit'],
+};
 
-export const gecTask: Task = {
+/**
+ * GEC judges (the AQUA project's methods): the output under evaluation is the judge's label of
+ * an edit, scored against the gold label with the AQUA classification metrics.
+ */
+export const gecFamily = defineFamily<GecSuite, GecOutput>({
   name: 'gec',
+  description: 'GEC judges: label a grammar-correction edit TP/FP1/FP2/FP3 (TN/FN for the edit judge).',
 
-  placeholders: {
-    classify: ['language', 'src', 'tgt', 'aligned', 'edit'],
-    repair: ['problem', 'labels'],
-    reformat: ['problem', 'format'],
-    nonsense: ['text', 'language'],
-    meaning: ['original', 'suggested', 'language', 'aligned', 'edit'],
-    quality: ['original', 'suggested', 'language', 'aligned', 'edit'],
-    pair: ['original', 'suggested', 'language', 'aligned', 'edit'],
-    agent: ['language', 'original', 'suggested', 'aligned', 'edit'],
-    finalizer: ['language', 'src', 'tgt', 'aligned', 'edit', 'labels', 'candidates'],
-    router: ['language', 'src', 'tgt', 'aligned', 'edit', 'labels'],
-    grammar: null,
+  suite: {
+    shape: gecShape,
+    columns: gecColumns,
+    check: checkGecSuite,
+    scoreDefaults: { judge: 'edit', method: 'baseline' },
+    // Other tools' names first, then the gold file layouts (a gold file scored against itself).
+    outputColumns: ['pred', 'prediction', 'judge_label', 'pred_specialized', ...GOLD_COLUMNS],
+  },
+
+  config: (suite) => ({ judge: suite.judge, method: suite.method }),
+
+  roles: {
+    classify: {
+      placeholders: ['language', 'src', 'tgt', 'aligned', 'edit'],
+      data: ['src', 'tgt', 'aligned', 'edit'],
+    },
+    repair: { placeholders: ['problem', 'labels'], data: ['problem'] },
+    reformat: { placeholders: ['problem', 'format'], data: ['problem'] },
+    nonsense: { placeholders: ['text', 'language'], data: ['text'] },
+    meaning: SUB_JUDGE_ROLE,
+    quality: SUB_JUDGE_ROLE,
+    pair: SUB_JUDGE_ROLE,
+    agent: SUB_JUDGE_ROLE,
+    finalizer: {
+      placeholders: ['language', 'src', 'tgt', 'aligned', 'edit', 'labels', 'candidates'],
+      data: ['src', 'tgt', 'aligned', 'edit', 'candidates'],
+    },
+    router: {
+      placeholders: ['language', 'src', 'tgt', 'aligned', 'edit', 'labels'],
+      data: ['src', 'tgt', 'aligned', 'edit'],
+    },
+    grammar: { placeholders: null },
   },
 
   promptPaths(suite) {
@@ -87,7 +119,7 @@ export const gecTask: Task = {
 
   defaultPromptSets() {
     const variants = [
-      ...SINGLE.map((method) => ({ method })),
+      ...SINGLE_PROMPT_METHODS.map((method) => ({ method })),
       ...FUSIONS.map((fusion) => ({ method: 'modular', modular: { fusion } })),
       { method: 'agent' },
       { method: 'escalation', escalation: { router: 'llm' } },
@@ -96,7 +128,7 @@ export const gecTask: Task = {
     return JUDGES.flatMap((judge) =>
       variants.map((variant) =>
         methodPaths(
-          suiteSchema.parse({
+          gecSuiteSchema.parse({
             version: 1,
             name: 'defaults',
             dataset: { path: 'x.csv' },
@@ -110,13 +142,12 @@ export const gecTask: Task = {
     );
   },
 
-  parseRow(record, row, suite): ParsedRow {
+  parseRow(record, row, suite) {
     const cols = suite.dataset.columns;
-    const idCol = column(record, cols.id, ['id', 'idx']);
-    const src = column(record, cols.src, ['src'])?.value;
-    const tgt = column(record, cols.tgt, ['tgt'])?.value;
-    const goldCol = column(record, cols.gold, GOLD_COLUMNS);
-    const id = idCol?.value.trim() || undefined;
+    const id = readColumn(record, cols.id, ['id', 'idx'])?.value.trim() || undefined;
+    const src = readColumn(record, cols.src, ['src'])?.value;
+    const tgt = readColumn(record, cols.tgt, ['tgt'])?.value;
+    const goldCol = readColumn(record, cols.gold, GOLD_COLUMNS);
     const missing = [
       src === undefined && (cols.src ?? 'src'),
       tgt === undefined && (cols.tgt ?? 'tgt'),
@@ -135,12 +166,11 @@ export const gecTask: Task = {
     const tooLong = [src, tgt].some((v) => v.length > suite.dataset.maxFieldChars);
     if (tooLong) return { id, error: `field longer than ${suite.dataset.maxFieldChars} characters` };
     if (src.trim() === '') return { id, error: 'empty src' };
-    const input: Record<string, string> = {
-      src,
-      tgt,
-      lang: column(record, cols.lang, ['lang'])?.value || suite.dataset.lang,
-    };
-    const aligned = column(record, cols.aligned, ['aligned'])?.value;
+    const lang = readColumn(record, cols.lang, ['lang'])?.value.trim() || suite.dataset.lang;
+    // The language is written into prompts as is: it must be a code, never free text.
+    if (!isLanguageCode(lang)) return { id, error: `lang ${JSON.stringify(lang)} is not a language code` };
+    const input: Record<string, string> = { src, tgt, lang };
+    const aligned = readColumn(record, cols.aligned, ['aligned'])?.value;
     if (aligned) input.aligned = aligned;
     return {
       item: {
@@ -152,16 +182,17 @@ export const gecTask: Task = {
     };
   },
 
-  async score(item, ctx): Promise<ScoreOutcome> {
-    const c = gecCase(item, ctx, this.promptPaths(ctx.suite));
+  async solve(item, ctx): Promise<Solved<GecOutput>> {
+    const c = gecCase(item, ctx);
     const options = methodOptions(ctx.suite);
     switch (ctx.suite.method) {
       case 'legacy':
       case 'baseline': {
-        const answer = await classify(c, 'classify', ctx.backends[0]!);
+        const backend = ctx.backends[0]!;
+        const answer = await classify(c, 'classify', backend);
         return answer.ok
-          ? { status: 'scored', prediction: answer.value.label, reason: answer.value.reason }
-          : failedOutcome(answer);
+          ? { ok: true, output: { ...answer.value, decidedBy: backend.id } }
+          : { ok: false, failure: answer.failure, raw: answer.raw };
       }
       case 'modular':
         return judgeModular(c, options.modular);
@@ -174,10 +205,47 @@ export const gecTask: Task = {
     }
   },
 
-  metrics(results, suite) {
-    const pairs = results
-      .filter((r) => r.gold !== undefined && r.failure?.kind !== 'invalid_row')
-      .map((r) => ({ gold: r.gold!, pred: r.status === 'scored' ? r.prediction! : 'Error' }));
-    return { ...classificationMetrics(pairs), method: methodMetrics(suite, results) };
+  readOutput(given, _item, suite) {
+    if (given.output === undefined) {
+      return { ok: false, failure: { kind: 'no_output', message: 'no label given for this item' } };
+    }
+    const label = normalizeLabel(given.output);
+    if (!label) {
+      return {
+        ok: false,
+        failure: { kind: 'parse', message: `given label ${JSON.stringify(given.output)} is not a label` },
+      };
+    }
+    return {
+      ok: true,
+      output: {
+        label,
+        reason: given.explanation ?? '',
+        decidedBy: `given (${suite.dataset.columns.output})`,
+      },
+    };
   },
-};
+
+  scorers: () => ({
+    [LABEL_SCORER]: {
+      kind: 'label',
+      description: "the judge's label against the gold label (AQUA metrics)",
+      score: (output) => ({
+        kind: 'label',
+        value: output.label,
+        explanation: output.reason,
+        decidedBy: output.decidedBy,
+      }),
+      target: (item) => item.gold,
+      metrics: { positive: ['TP', 'TN'] },
+    },
+  }),
+
+  primaryScorer: () => LABEL_SCORER,
+
+  simulate: simulateGec,
+
+  report: (suite, results) => ({ metrics: { method: methodMetrics(suite, results) } }),
+
+  reportText: (report) => renderMethod(report),
+});

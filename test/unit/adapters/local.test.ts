@@ -3,12 +3,15 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FileLlmCache } from '../../../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
+import { CorruptLineError } from '../../../shared/adapters/local/jsonl.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
+import { StoredDataError } from '../../../shared/core/codec.js';
 import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
 import type { Completion } from '../../../shared/providers/types.js';
 import { suite, tempDir } from '../../helpers.js';
 
 const run = (runId: string): RunRecord => ({
+  schemaVersion: 2,
   runId,
   suiteName: 's',
   suite: suite(),
@@ -21,13 +24,18 @@ const run = (runId: string): RunRecord => ({
   simulated: true,
 });
 
-const result = (itemId: string, status: 'scored' | 'failed' = 'scored'): ItemResult => ({
+const result = (itemId: string, status: 'scored' | 'failed' = 'scored', costUsd = 0): ItemResult => ({
+  schemaVersion: 2,
   runId: 'r1',
   itemId,
   row: 1,
   status,
   input: {},
-  stages: {},
+  scores: status === 'scored' ? { label: { kind: 'label', value: 'TP' } } : {},
+  ...(status === 'failed' ? { failure: { kind: 'parse', message: 'x' } } : {}),
+  stages: {
+    classify: { calls: 1, cachedCalls: 0, costUsd, latencyMs: 1, usage: { input: 1, output: 1, cached: 0 } },
+  },
   simulated: true,
   finishedAt: '',
 });
@@ -46,11 +54,56 @@ describe('local run store (append-only log)', () => {
     expect(await reopened.resultIds('r1')).toEqual(new Set(['a', 'b']));
     expect(await reopened.createRun(run('r1'))).toBe(false);
     const outcome = await reopened.recordResult(result('a'));
-    expect(outcome).toEqual({ recorded: false, counters: { done: 1, failed: 1, total: 3 } });
+    expect(outcome).toEqual({ recorded: false, counters: { done: 1, failed: 1, total: 3, spentUsd: 0 } });
     await expect(reopened.createRun(run('other'))).rejects.toThrow(/holds run r1/);
     // A result written after the torn line gets a line of its own and survives the next reopen.
     await reopened.recordResult(result('c'));
     expect(await new LocalRunStore(dir).resultIds('r1')).toEqual(new Set(['a', 'b', 'c']));
+  });
+
+  it('refuses a corrupt line that is not the last, naming its line number', async () => {
+    const dir = await tempDir();
+    const store = new LocalRunStore(dir);
+    await store.createRun(run('r1'));
+    await store.recordResult(result('a'));
+    await appendFile(join(dir, 'results.jsonl'), 'not json at all\n');
+    await store.recordResult(result('b'));
+    await expect(new LocalRunStore(dir).resultIds('r1')).rejects.toThrow(CorruptLineError);
+    await expect(new LocalRunStore(dir).resultIds('r1')).rejects.toThrow(
+      /results\.jsonl line 2: not a JSON line/,
+    );
+  });
+
+  it('refuses a line that is JSON but not a result, saying what is wrong', async () => {
+    const dir = await tempDir();
+    const store = new LocalRunStore(dir);
+    await store.createRun(run('r1'));
+    await appendFile(join(dir, 'results.jsonl'), `${JSON.stringify({ schemaVersion: 2, runId: 'r1' })}\n`);
+    await expect(new LocalRunStore(dir).resultIds('r1')).rejects.toThrow(StoredDataError);
+    await expect(new LocalRunStore(dir).resultIds('r1')).rejects.toThrow(
+      /line 1: not a result of schema version 2: itemId/,
+    );
+  });
+
+  it('a later result replaces a budget failure, and the counters and spend follow', async () => {
+    const dir = await tempDir();
+    const store = new LocalRunStore(dir);
+    await store.createRun(run('r1'));
+    await store.setTotal('r1', 2, 0);
+    await store.recordResult(result('a', 'scored', 0.25));
+    const stopped = {
+      ...result('b', 'failed'),
+      failure: { kind: 'budget' as const, message: 'budget spent' },
+    };
+    await store.recordResult(stopped);
+    expect(await store.resultIds('r1')).toEqual(new Set(['a']));
+    const resumed = await store.recordResult(result('b', 'scored', 0.5));
+    expect(resumed).toEqual({ recorded: true, counters: { done: 2, failed: 0, total: 2, spentUsd: 0.75 } });
+    expect((await store.recordResult(result('b', 'scored', 9))).recorded).toBe(false);
+    // The log keeps both lines; reopening keeps the replacement.
+    const reopened = new LocalRunStore(dir);
+    expect(await reopened.counters('r1')).toEqual({ done: 2, failed: 0, total: 2, spentUsd: 0.75 });
+    expect(await reopened.resultIds('r1')).toEqual(new Set(['a', 'b']));
   });
 
   it('claims aggregation once, and only when complete', async () => {

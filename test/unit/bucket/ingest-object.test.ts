@@ -155,7 +155,7 @@ describe('ingestObject', () => {
   it('indexes the prompts a suite reads; ignores keys outside the layout', async () => {
     const { deps, putSuite, bucket } = await setUp();
     await putSuite();
-    await bucket.put('prompts/gec/feedback/baseline.md', 'Judge {src} → {tgt}');
+    await bucket.put('prompts/gec/feedback/baseline.md', 'Judge <src>{src}</src> → <tgt>{tgt}</tgt>');
     await ingestObject(deps, { key: 'suites/demo.json', version: 'v' }); // indexes its prompts
     expect(deps.promptIndex.bySuite.get('demo')).toEqual([
       'gec/common/repair.md',
@@ -167,6 +167,16 @@ describe('ingestObject', () => {
     expect(await ingestObject(deps, { key: 'notes/readme.txt', version: 'v' })).toMatchObject({
       status: 'ignored',
       why: 'unknown-key',
+    });
+  });
+
+  it('rejects a prompt that puts dataset text outside a tag section, saying how to fix it', async () => {
+    const { deps, putSuite, bucket } = await setUp();
+    await putSuite();
+    await bucket.put('prompts/gec/feedback/baseline.md', 'Judge {src} → {tgt}');
+    expect(await ingestObject(deps, { key: 'suites/demo.json', version: 'v' })).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringMatching(/\{src\} carries dataset text and must sit alone in a tag section/),
     });
   });
 

@@ -12,6 +12,7 @@ import {
   type RunSide,
 } from '../../../shared/core/compare-runs.js';
 import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
+import { validateSuite } from '../../../shared/core/suite.js';
 import {
   COMPARISON_FILES,
   mcnemarReading,
@@ -22,11 +23,17 @@ import { REPO, suite, tempDir } from '../../helpers.js';
 
 const exec = promisify(execFile);
 
-function runRecord(runId: string, prompts: Record<string, string>, datasetKey = 'data.csv'): RunRecord {
+function runRecord(
+  runId: string,
+  prompts: Record<string, string>,
+  datasetKey = 'data.csv',
+  runSuite = suite(),
+): RunRecord {
   return {
+    schemaVersion: 2,
     runId,
     suiteName: 'test-suite',
-    suite: suite(),
+    suite: runSuite,
     prompts: Object.fromEntries(Object.entries(prompts).map(([path, hash]) => [path, { hash, text: path }])),
     status: 'done',
     total: 12,
@@ -45,29 +52,31 @@ interface Spec {
   gold?: string;
   /** A label, or 'Error' for a failed item. */
   pred?: string;
+  /** A numeric judge's score. */
   score?: number;
   invalid?: boolean;
 }
 
 function result(runId: string, s: Spec, costUsd: number): ItemResult {
   const base: ItemResult = {
+    schemaVersion: 2,
     runId,
     itemId: s.id,
     row: s.row,
     status: 'scored',
     input: { src: `src ${s.id}`, tgt: `tgt ${s.id}` },
+    scores: {},
     stages: {},
     simulated: false,
     finishedAt: '2025-01-01T00:00:30.000Z',
   };
   if (s.gold !== undefined) base.gold = s.gold;
-  if (s.score !== undefined) base.score = s.score;
+  if (s.score !== undefined) base.scores = { score: { kind: 'number', value: s.score, decidedBy: 'sim:x' } };
   if (s.invalid) {
     return {
       ...base,
       status: 'failed',
       failure: { kind: 'invalid_row', message: `row ${s.row}: missing column tgt` },
-      reason: 'missing column tgt',
     };
   }
   base.stages = {
@@ -83,14 +92,13 @@ function result(runId: string, s: Spec, costUsd: number): ItemResult {
     return {
       ...base,
       status: 'failed',
-      prediction: 'Error',
-      failure: { kind: 'parse', message: 'unparseable answer' },
-      reason: `${runId} could not parse ${s.id}`,
+      failure: { kind: 'parse', message: `${runId} could not parse ${s.id}` },
     };
   }
   if (s.pred !== undefined) {
-    base.prediction = s.pred;
-    base.reason = `${runId} says ${s.pred} for ${s.id}`;
+    const explanation = `${runId} says ${s.pred} for ${s.id}`;
+    base.output = { label: s.pred, reason: explanation };
+    base.scores = { label: { kind: 'label', value: s.pred, explanation } };
   }
   return base;
 }
@@ -148,10 +156,16 @@ describe('compareRuns', () => {
     expect(c.candidate.runId).toBe('run-cand');
   });
 
+  it('compares the scorers both runs have, with the primary one named', () => {
+    expect(Object.keys(c.scores)).toEqual(['label']);
+    expect(c.primaryScorer).toBe('label');
+    expect(c.scores.label!.kind).toBe('label');
+  });
+
   it('computes the paired label metrics as counted by hand', () => {
     // Base: i7 is Error → excluded, n = 9; right on i1 i2 i4 i6 i8 i10 → 6/9.
     // Candidate: n = 10; right on i1 i2 i3 i6 i7 i8 i10 → 7/10.
-    const accuracy = c.metrics!.accuracy;
+    const accuracy = c.scores.label!.deltas.accuracy!;
     expect(accuracy.n).toBe(10);
     expect(accuracy.base).toBeCloseTo(6 / 9, 12);
     expect(accuracy.candidate).toBeCloseTo(7 / 10, 12);
@@ -159,34 +173,35 @@ describe('compareRuns', () => {
     expect(accuracy.ci[0]).toBeLessThan(0);
     expect(accuracy.ci[1]).toBeGreaterThan(0);
     expect(accuracy.pValue).toBeGreaterThan(0.05);
-    expect(Object.keys(c.metrics!)).toEqual(['accuracy', 'macroF1', 'binaryF1', 'kappa']);
+    expect(Object.keys(c.scores.label!.deltas)).toEqual(['accuracy', 'macroF1', 'binaryF1', 'kappa']);
   });
 
   it("counts McNemar's discordant items with Error as wrong", () => {
     // Base right only: i4 → b = 1. Candidate right only: i3, i7 → c = 2.
-    expect(c.mcnemar).toMatchObject({ b: 1, c: 2, method: 'exact', pValue: 1 });
-    expect(mcnemarReading(c.mcnemar!)).toBe('no significant difference at 5%');
+    expect(c.scores.label!.mcnemar).toMatchObject({ b: 1, c: 2, method: 'exact', pValue: 1 });
+    expect(mcnemarReading(c.scores.label!.mcnemar!)).toBe('no significant difference at 5%');
     expect(mcnemarReading({ b: 0, c: 12, pValue: 0.0005 })).toBe('candidate better (p=<0.001)');
     expect(mcnemarReading({ b: 9, c: 1, pValue: 0.021 })).toBe('base better (p=0.021)');
   });
 
   it('lists flipped items in row order with both reasons and a kind', () => {
-    expect(c.flipped.map((f) => [f.itemId, f.kind])).toEqual([
+    const flipped = c.scores.label!.flipped;
+    expect(flipped.map((f) => [f.itemId, f.kind])).toEqual([
       ['i3', 'fixed'],
       ['i4', 'broken'],
       ['i5', 'changed'],
       ['i7', 'changed'],
     ]);
-    const i3 = c.flipped[0]!;
+    const i3 = flipped[0]!;
     expect(i3).toMatchObject({
       row: 3,
       gold: 'FP2',
       input: { src: 'src i3', tgt: 'tgt i3' },
-      base: { prediction: 'FP3', reason: 'run-base says FP3 for i3', status: 'scored' },
-      candidate: { prediction: 'FP2', reason: 'run-cand says FP2 for i3', status: 'scored' },
+      base: { value: 'FP3', reason: 'run-base says FP3 for i3', status: 'scored' },
+      candidate: { value: 'FP2', reason: 'run-cand says FP2 for i3', status: 'scored' },
     });
-    expect(c.flipped[3]!.base).toEqual({
-      prediction: 'Error',
+    expect(flipped[3]!.base).toEqual({
+      value: '(parse)',
       reason: 'run-base could not parse i7',
       status: 'failed (parse)',
     });
@@ -215,11 +230,10 @@ describe('compareRuns', () => {
     expect(s).toMatchObject({
       baseRunId: 'run-base',
       paired: 10,
-      mcnemarPValue: 1,
-      flipped: { fixed: 1, broken: 1, changed: 2 },
+      scores: { label: { mcnemarPValue: 1, flipped: { fixed: 1, broken: 1, changed: 2 } } },
       promptChanges: c.promptChanges,
     });
-    expect((s.deltas as Record<string, { delta: number }>).accuracy!.delta).toBeCloseTo(7 / 10 - 6 / 9, 12);
+    expect(s.scores.label!.deltas.accuracy!.delta).toBeCloseTo(7 / 10 - 6 / 9, 12);
     expect(JSON.parse(JSON.stringify(s))).toEqual(s);
   });
 
@@ -229,15 +243,15 @@ describe('compareRuns', () => {
     expect(text).toContain('prompts/a.txt: aaa111 → aaa222');
     expect(text).toContain('prompts/c.txt: (none) → ccc111');
     expect(text).toContain('Items: 10 paired, 1 only in base, 1 only in candidate');
-    expect(text).toContain('Flipped items (4): 1 fixed, 1 broken, 2 changed');
-    expect(text).toMatch(/4-class accuracy\s+0\.667\s+0\.700\s+\+0\.033/);
+    expect(text).toContain('flipped items (4): 1 fixed, 1 broken, 2 changed');
+    expect(text).toMatch(/accuracy\s+0\.667\s+0\.700\s+\+0\.033/);
     expect(text).toMatch(/b 1 \(base right only\), c 2 \(candidate right only\), p 1\.000 \(exact\)/);
     expect(text).toMatch(/Cost: base \$0\.0110\s+candidate \$0\.0220\s+Δ \+\$0\.0110/);
     // The two answers of a flipped item, on consecutive lines.
     expect(text).toMatch(
       /\[i3\] row 3 {2}gold=FP2 {2}fixed\n {2}src: src i3\n {2}tgt: tgt i3\n {2}base +FP3 +run-base says FP3 for i3\n {2}candidate +FP2 +run-cand says FP2 for i3\n/,
     );
-    expect(text).toMatch(/ {2}base +Error +\[failed \(parse\)\] +run-base could not parse i7/);
+    expect(text).toMatch(/ {2}base +\(parse\) +\[failed \(parse\)\] +run-base could not parse i7/);
     expect(text).not.toContain('[i9]');
   });
 
@@ -250,28 +264,57 @@ describe('compareRuns', () => {
     expect(await readFile(join(dir, 'cmp', 'comparison.txt'), 'utf8')).toBe(renderComparisonText(c));
   });
 
-  it('compares mean scores, and has no label metrics without gold labels or predictions', () => {
+  it('compares a numeric judge by mean, MAE and Spearman, with no classification figures', () => {
+    const numeric = validateSuite(
+      {
+        version: 1,
+        name: 'helpfulness',
+        task: 'judge',
+        dataset: { path: 'answers.jsonl' },
+        judge: { prompt: 'helpful.md', range: [1, 5] },
+        backends: ['sim:x'],
+      },
+      'test',
+    );
     const graded = (runId: string, scores: number[]): RunSide => ({
-      run: runRecord(runId, {}),
-      results: scores.map((score, i) => result(runId, { id: `q${i}`, row: i + 1, gold: 'B', score }, 0)),
+      run: runRecord(runId, {}, 'answers.jsonl', numeric),
+      results: scores.map((score, i) =>
+        result(runId, { id: `q${i}`, row: i + 1, gold: String([2, 3, 4, 5][i]), score }, 0),
+      ),
     });
-    const g = compareRuns(graded('a', [0, 0.5, 1, 0.5]), graded('b', [1, 0.5, 1, 1]));
-    expect(g.metrics).toBeUndefined();
-    expect(g.mcnemar).toBeUndefined();
-    expect(g.scores).toMatchObject({ n: 4, base: 0.5, candidate: 0.875, delta: 0.375 });
-    expect(g.flipped).toEqual([]);
-    expect(g.promptChanges).toEqual([]);
-    expect(renderComparisonText(g)).toMatch(/mean score\s+0\.500\s+0\.875\s+\+0\.375/);
+    // gold 2 3 4 5; base 1 3 3 5 (MAE (1+0+1+0)/4 = 0.5); candidate 2 3 4 4 (MAE 1/4 = 0.25)
+    const g = compareRuns(graded('a', [1, 3, 3, 5]), graded('b', [2, 3, 4, 4]));
+    const score = g.scores.score!;
+    expect(score.kind).toBe('number');
+    expect(Object.keys(score.deltas)).toEqual(['mean', 'mae', 'spearman']);
+    expect(score.deltas.mean).toMatchObject({ n: 4, base: 3, candidate: 3.25, delta: 0.25 });
+    expect(score.deltas.mae).toMatchObject({ base: 0.5, candidate: 0.25, delta: -0.25 });
+    expect(score.mcnemar).toBeUndefined();
+    // A score is right when it equals the gold: q0 and q2 become right, q3 stops being right.
+    expect(score.flipped.map((f) => [f.itemId, f.kind])).toEqual([
+      ['q0', 'fixed'],
+      ['q2', 'fixed'],
+      ['q3', 'broken'],
+    ]);
+    const text = renderComparisonText(g);
+    expect(text).toMatch(/mean\s+3\.000\s+3\.250\s+\+0\.250/);
+    expect(text).toMatch(/MAE\s+0\.500\s+0\.250\s+-0\.250/);
+    expect(text).toMatch(/Spearman ρ/);
+    expect(text).not.toMatch(/accuracy|macro F1|kappa|McNemar/);
+  });
 
+  it('has no label metrics without gold labels, but still lists changed labels', () => {
     const unlabelled = (runId: string, preds: string[]): RunSide => ({
       run: runRecord(runId, {}),
       results: preds.map((pred, i) => result(runId, { id: `u${i}`, row: i + 1, pred }, 0)),
     });
     const u = compareRuns(unlabelled('a', ['TP', 'FP1']), unlabelled('b', ['TP', 'FP2']));
-    expect(u.metrics).toBeUndefined();
-    expect(u.scores).toBeUndefined();
-    expect(u.flipped.map((f) => [f.itemId, f.kind, f.gold])).toEqual([['u1', 'changed', undefined]]);
-    expect(renderComparisonText(u)).toContain('Metrics: none');
+    expect(u.scores.label!.deltas).toEqual({});
+    expect(u.scores.label!.mcnemar).toBeUndefined();
+    expect(u.scores.label!.flipped.map((f) => [f.itemId, f.kind, f.gold])).toEqual([
+      ['u1', 'changed', undefined],
+    ]);
+    expect(renderComparisonText(u)).toContain('metrics: none');
   });
 });
 
@@ -293,13 +336,13 @@ describe('assay compare', () => {
     await writeRunFolder(join(root, 'b'), candidate);
     const out = join(root, 'o');
     const { stdout, stderr } = await cli(['compare', join(root, 'a'), join(root, 'b'), '--out', out]);
-    expect(stdout).toContain('Flipped items (4)');
+    expect(stdout).toContain('flipped items (4)');
     expect(stdout).toContain('prompts/a.txt: aaa111 → aaa222');
     expect(stderr).toContain('warning: the runs used different datasets (data.csv vs other.csv)');
     expect(await readFile(join(out, 'comparison.txt'), 'utf8')).toBe(stdout);
     const written = JSON.parse(await readFile(join(out, 'comparison.json'), 'utf8')) as Comparison;
     expect(written.items).toEqual({ paired: 10, onlyBase: 1, onlyCandidate: 1 });
-    expect(written.mcnemar).toMatchObject({ b: 1, c: 2 });
+    expect(written.scores.label!.mcnemar).toMatchObject({ b: 1, c: 2 });
 
     const json = await cli(['compare', join(root, 'a'), join(root, 'b'), '--json']);
     expect(JSON.parse(json.stdout)).toEqual(written);
@@ -315,12 +358,31 @@ describe('assay compare', () => {
       stderr: expect.stringContaining(`not a run folder: ${join(root, 'empty')} (no run.json)`),
     });
 
-    const other = { ...candidate.run, suite: { ...candidate.run.suite, task: 'qa' } };
-    await mkdir(join(root, 'qa'));
-    await writeFile(join(root, 'qa', 'run.json'), JSON.stringify(other));
-    await expect(cli(['compare', join(root, 'a'), join(root, 'qa')])).rejects.toMatchObject({
+    const judgeSuite = {
+      version: 1,
+      name: 'tone',
+      task: 'judge',
+      dataset: { path: 'x.csv' },
+      judge: { prompt: 'tone.md', labels: ['polite', 'rude'] },
+      backends: ['sim:x'],
+    };
+    const other = { ...candidate.run, suite: judgeSuite };
+    await mkdir(join(root, 'judge'));
+    await writeFile(join(root, 'judge', 'run.json'), JSON.stringify(other));
+    await expect(cli(['compare', join(root, 'a'), join(root, 'judge')])).rejects.toMatchObject({
       code: 1,
       stderr: expect.stringContaining('cannot compare runs of different tasks: gec'),
+    });
+
+    // A run.json whose suite no longer validates says so, instead of being read half-way.
+    await mkdir(join(root, 'old'));
+    await writeFile(
+      join(root, 'old', 'run.json'),
+      JSON.stringify({ ...base.run, suite: { ...base.run.suite, task: 'qa' } }),
+    );
+    await expect(cli(['compare', join(root, 'a'), join(root, 'old')])).rejects.toMatchObject({
+      code: 1,
+      stderr: expect.stringMatching(/run\.json: the run's suite does not validate with this Assay/),
     });
   }, 60_000);
 });

@@ -6,10 +6,11 @@ import { describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { suiteJsonSchema } from '../../../shared/core/suite.js';
 import { snapshotPrompts } from '../../../shared/prompts/prompts.js';
-import { csvCell, renderLabeledCsv } from '../../../shared/reports/files.js';
+import { csvCell, renderLabeledCsv, resultView } from '../../../shared/reports/files.js';
+import { gecFamily } from '../../../shared/tasks/gec/task.js';
 import { allTasks, TaskRegistryError, verifyPrompts } from '../../../shared/tasks/registry.js';
 import { startVendorFake } from '../../fakes/vendor-fake.js';
-import { REPO, tempDir } from '../../helpers.js';
+import { REPO, suite, tempDir } from '../../helpers.js';
 
 const run = promisify(execFile);
 
@@ -18,7 +19,7 @@ describe('task registry', () => {
     const store = new FolderBlobStore(REPO);
     for (const task of allTasks()) {
       const sets = task.defaultPromptSets();
-      expect(sets.length).toBeGreaterThan(10);
+      expect(sets.length).toBeGreaterThan(task.name === 'gec' ? 10 : 1);
       for (const paths of sets) {
         const prompts = await snapshotPrompts(store, Object.values(paths));
         const texts = Object.fromEntries(Object.entries(prompts).map(([path, p]) => [path, p.text]));
@@ -28,7 +29,7 @@ describe('task registry', () => {
   });
 
   it('refuses a prompt with an unknown placeholder, at load time', () => {
-    const [task] = allTasks();
+    const task = gecFamily;
     expect(() => verifyPrompts(task!, { classify: 'x.md' }, { 'x.md': 'Judge {src} vs {target}' })).toThrow(
       TaskRegistryError,
     );
@@ -51,23 +52,45 @@ describe('labeled.csv', () => {
     expect(csvCell(Number.NaN)).toBe('');
   });
 
-  it('writes one row per result with a BOM for spreadsheets', () => {
-    const csv = renderLabeledCsv([
-      {
-        runId: 'r',
-        itemId: '1',
-        row: 1,
-        status: 'scored',
-        gold: 'TP',
-        prediction: 'TP',
-        input: { src: '=1+1', tgt: 'b' },
-        stages: {},
-        simulated: false,
-        finishedAt: '',
-      },
-    ]);
-    expect(csv.startsWith('\uFEFFidx,row,src,tgt,gold,pred')).toBe(true);
-    expect(csv).toContain("1,1,'=1+1,b,TP,TP,scored");
+  it('writes one row per result with a BOM: input columns, gold, then each scorer and what decided it', () => {
+    const csv = renderLabeledCsv(
+      [
+        {
+          schemaVersion: 2,
+          runId: 'r',
+          itemId: '1',
+          row: 1,
+          status: 'scored',
+          gold: 'TP',
+          input: { src: '=1+1', tgt: 'b' },
+          output: { label: 'TP', reason: 'fixes it', decidedBy: 'sim:gold' },
+          scores: { label: { kind: 'label', value: 'TP', explanation: 'fixes it', decidedBy: 'sim:gold' } },
+          stages: {},
+          simulated: false,
+          finishedAt: '',
+        },
+        {
+          schemaVersion: 2,
+          runId: 'r',
+          itemId: '2',
+          row: 2,
+          status: 'failed',
+          gold: 'FP1',
+          input: { src: 'a', tgt: 'c' },
+          failure: { kind: 'parse', message: 'no label' },
+          scores: {},
+          stages: {},
+          simulated: false,
+          finishedAt: '',
+        },
+      ],
+      resultView(gecFamily, suite()),
+    );
+    expect(csv.startsWith('\uFEFFidx,row,src,tgt,gold,status,failure,label,label.by,reason,output')).toBe(
+      true,
+    );
+    expect(csv).toContain("1,1,'=1+1,b,TP,scored,,TP,sim:gold,fixes it,");
+    expect(csv).toContain('2,2,a,c,FP1,failed,parse,,parse,no label,');
   });
 });
 
@@ -91,10 +114,12 @@ describe('npm start (the embedded default)', () => {
     expect(stdout).toContain('SIMULATED');
     const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
     for (const key of [
+      'schemaVersion',
       'runId',
       'suite',
       'task',
-      'method',
+      'config',
+      'scores',
       'startedAt',
       'finishedAt',
       'counts',
@@ -123,6 +148,28 @@ describe('npm start (the embedded default)', () => {
     expect(report.latencyMs).toMatchObject({ p50: expect.any(Number), p95: expect.any(Number) });
     expect(report.prompts['gec/feedback/baseline.md']).toMatch(/^sha256:[0-9a-f]{16}$/);
     expect(report.simulated).toBe(true);
+  }, 60_000);
+
+  it('refuses a backend without its key before it draws anything or writes a run folder', async () => {
+    const out = join(await tempDir(), 'run');
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
+    const failed = run(
+      process.execPath,
+      [join(REPO, 'bin', 'assay.mjs'), 'run', 'examples/reply-tone.suite.json', '--out', out],
+      {
+        cwd: REPO,
+        env,
+      },
+    );
+    const error = await failed.then(
+      () => undefined,
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(error?.code).toBe(1);
+    expect(error?.stderr).toContain('OPENAI_API_KEY');
+    expect(error?.stderr).not.toContain('█');
+    expect(error?.stderr).not.toMatch(/^run .* → /m);
+    await expect(readFile(join(out, 'run.json'))).rejects.toThrow(/ENOENT/);
   }, 60_000);
 
   it('uses the real provider as soon as OPENAI_API_KEY is set (here: the OpenAI SDK against a local fake)', async () => {

@@ -2,8 +2,8 @@ import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { formatFromPath, type RawRow, readRows } from '../../../shared/datasets/read.js';
-import { gecTask } from '../../../shared/tasks/gec/task.js';
-import { AQUA_FILES, chunksOf, EXTERNAL, suite } from '../../helpers.js';
+import { gecFamily } from '../../../shared/tasks/gec/task.js';
+import { AQUA_FILES, chunksOf, EXAMPLE_DATA, suite } from '../../helpers.js';
 
 async function collect(rows: AsyncIterable<RawRow>): Promise<RawRow[]> {
   const out: RawRow[] = [];
@@ -15,9 +15,9 @@ describe('dataset reader', () => {
   it.each(Object.entries(AQUA_FILES))(
     'loads the AQUA gold file %s unedited, every row usable',
     async (file, count) => {
-      const rows = await collect(readRows(createReadStream(join(EXTERNAL, 'aqua', file)), 'csv'));
+      const rows = await collect(readRows(createReadStream(join(EXAMPLE_DATA, file)), 'csv'));
       expect(rows).toHaveLength(count);
-      const parsed = rows.map((r) => gecTask.parseRow(r.record!, r.row, suite()));
+      const parsed = rows.map((r) => gecFamily.parseRow(r.record!, r.row, suite(), {}));
       const errors = parsed.filter((p) => 'error' in p);
       expect(errors).toEqual([]);
       const ids = parsed.map((p) => ('item' in p ? p.item.id : ''));
@@ -26,12 +26,12 @@ describe('dataset reader', () => {
   );
 
   it('keeps typographic quotes and TN rows whose src equals tgt', async () => {
-    const rows = await collect(readRows(createReadStream(join(EXTERNAL, 'aqua', 'gold_ua.csv')), 'csv'));
-    const first = gecTask.parseRow(rows[0]!.record!, 1, suite());
+    const rows = await collect(readRows(createReadStream(join(EXAMPLE_DATA, 'gold_ua.csv')), 'csv'));
+    const first = gecFamily.parseRow(rows[0]!.record!, 1, suite(), {});
     expect('item' in first && first.item.gold).toBe('TN');
     expect('item' in first && first.item.input.src === first.item.input.tgt).toBe(true);
     const en = await collect(
-      readRows(createReadStream(join(EXTERNAL, 'aqua', 'gold_tp_fp3_fp2_fp1_en.csv')), 'csv'),
+      readRows(createReadStream(join(EXAMPLE_DATA, 'gold_tp_fp3_fp2_fp1_en.csv')), 'csv'),
     );
     expect(en[0]!.record!.src).toContain('I’m');
   });
@@ -52,7 +52,7 @@ describe('dataset reader', () => {
     expect(rows[1]).toMatchObject({ row: 2, error: expect.stringContaining('5 fields') });
     // A short row is readable; the task then says which column is missing.
     expect(rows[2]).toMatchObject({ row: 3, record: { idx: '3', src: 'a' } });
-    expect(gecTask.parseRow(rows[2]!.record!, 3, suite())).toMatchObject({
+    expect(gecFamily.parseRow(rows[2]!.record!, 3, suite(), {})).toMatchObject({
       error: expect.stringMatching(/^missing column tgt, gold\|label/),
     });
     expect(rows[3]).toMatchObject({ row: 4, error: expect.stringContaining('CSV') });
@@ -78,7 +78,7 @@ describe('dataset reader', () => {
 
 describe('GEC row mapping', () => {
   it('rejects unknown gold labels with the column and value', () => {
-    const parsed = gecTask.parseRow({ idx: '1', src: 'a', tgt: 'b', tp_fp_label: 'FP4' }, 1, suite());
+    const parsed = gecFamily.parseRow({ idx: '1', src: 'a', tgt: 'b', tp_fp_label: 'FP4' }, 1, suite(), {});
     expect(parsed).toEqual({
       id: '1',
       error: expect.stringContaining('unknown gold label "FP4" in tp_fp_label'),
@@ -89,8 +89,8 @@ describe('GEC row mapping', () => {
     const s = suite({
       dataset: { path: 'x.csv', columns: { src: 'original', tgt: 'suggested', gold: 'g' } },
     });
-    const a = gecTask.parseRow({ original: 'a', suggested: 'b', g: ' fp3 ' }, 1, s);
-    const b = gecTask.parseRow({ original: 'a', suggested: 'b', g: 'FP3' }, 2, s);
+    const a = gecFamily.parseRow({ original: 'a', suggested: 'b', g: ' fp3 ' }, 1, s, {});
+    const b = gecFamily.parseRow({ original: 'a', suggested: 'b', g: 'FP3' }, 2, s, {});
     expect(a).toMatchObject({ item: { gold: 'FP3', input: { src: 'a', tgt: 'b', lang: 'en' } } });
     expect('item' in a && 'item' in b && a.item.id === b.item.id).toBe(true);
     expect('item' in a && a.item.id).toMatch(/^[0-9a-f]{16}$/);
@@ -98,7 +98,7 @@ describe('GEC row mapping', () => {
 
   it('rejects oversize fields', () => {
     const s = suite({ dataset: { path: 'x.csv', maxFieldChars: 5 } });
-    expect(gecTask.parseRow({ src: 'too long', tgt: 'b', label: 'TP' }, 1, s)).toMatchObject({
+    expect(gecFamily.parseRow({ src: 'too long', tgt: 'b', label: 'TP' }, 1, s, {})).toMatchObject({
       error: 'field longer than 5 characters',
     });
   });

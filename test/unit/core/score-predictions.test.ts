@@ -1,27 +1,35 @@
 import { execFile } from 'node:child_process';
-import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { scorePredictions } from '../../../shared/core/score-predictions.js';
-import { readRows } from '../../../shared/datasets/read.js';
+import { runSuite } from '../../../cli/local-run.js';
+import { scoringRun } from '../../../cli/score.js';
 import type { ClassificationMetrics } from '../../../shared/metrics/index.js';
-import { EXTERNAL, REPO, tempDir } from '../../helpers.js';
+import { EXAMPLE_DATA, REPO, tempDir } from '../../helpers.js';
 
 const run = promisify(execFile);
 const FIXTURES = join(REPO, 'test', 'fixtures', 'score');
-const open = (path: string) => readRows(createReadStream(path), 'csv');
+const assay = (args: string[]) =>
+  run(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], { cwd: REPO });
+
+async function score(flags: Parameters<typeof scoringRun>[0]) {
+  const { suite, suiteDir, dataset } = await scoringRun(flags);
+  const { outcome } = await runSuite(suite, suiteDir, dataset, {
+    outDir: await tempDir(),
+    cachePath: join(await tempDir(), 'cache.jsonl'),
+  });
+  if (outcome.status !== 'written') throw new Error('not aggregated');
+  return outcome.report;
+}
 
 describe('assay score', () => {
   it('reproduces hand-computed metrics, with a missing prediction as an Error row', async () => {
-    const { report } = await scorePredictions({
-      gold: open(join(FIXTURES, 'gold.csv')),
-      predictions: open(join(FIXTURES, 'predictions.csv')),
-      goldPath: 'gold.csv',
-      predictionsPath: 'predictions.csv',
+    const report = await score({
+      gold: join(FIXTURES, 'gold.csv'),
+      predictions: join(FIXTURES, 'predictions.csv'),
     });
-    // Rows used (idx 6 has no prediction → Error, excluded): 7 pairs, 5 correct (0,1,3,5,7).
+    // Rows used (idx 6 has no prediction → no_output, excluded): 7 pairs, 5 correct (0,1,3,5,7).
     const m = report.metrics as ClassificationMetrics;
     expect(m.n).toBe(7);
     expect(m.errors).toBe(1);
@@ -31,29 +39,106 @@ describe('assay score', () => {
     expect(m.perClass.FP2!.f1).toBeCloseTo(2 / 3, 12);
     expect(m.macroF1).toBeCloseTo(0.75, 12);
     // Binary (TP,TN positive): positive F1 2/3, negative P 3/4 R 3/4 → F1 3/4; macro = 17/24.
-    expect(m.binary.accuracy).toBeCloseTo(5 / 7, 12);
-    expect(m.binary.f1).toBeCloseTo(17 / 24, 12);
+    expect(m.binary!.accuracy).toBeCloseTo(5 / 7, 12);
+    expect(m.binary!.f1).toBeCloseTo(17 / 24, 12);
     // po = 5/7, pe = (3·3 + 1·1 + 2·1 + 1·2)/49 = 2/7 → kappa = (3/7)/(5/7) = 0.6.
     expect(m.kappa).toBeCloseTo(0.6, 12);
     expect(m.confusion.FP2).toEqual({ FP1: 0, FP2: 1, FP3: 0, TP: 1 });
     // idx 9 has no gold row: reported, not dropped.
-    expect(report.counts).toMatchObject({ items: 9, scored: 7, failed: 2, invalidRows: 1, errors: 1 });
+    expect(report.counts).toMatchObject({
+      items: 9,
+      scored: 7,
+      failed: 2,
+      invalidRows: 1,
+      errors: 1,
+      byFailure: { no_output: 1, invalid_row: 1 },
+    });
+    expect(report.scores.label!.unscored).toEqual({ no_output: 1, invalid_row: 1 });
+    // No model was called: no backends, not simulated, latency n/a.
+    expect(report).toMatchObject({ backends: [], simulated: false, latencyMs: { p50: null } });
+  });
+
+  it('gives the figures Assay gave before task families on the AQUA English set (same predictions)', async () => {
+    const before = JSON.parse(await readFile(join(FIXTURES, 'aqua-en-report-v1.json'), 'utf8'));
+    const report = await score({
+      gold: join(EXAMPLE_DATA, 'gold_tp_fp3_fp2_fp1_en.csv'),
+      predictions: join(FIXTURES, 'aqua-en-predictions.csv'),
+    });
+    expect(report.metrics).toEqual(before.metrics);
+    expect(report.counts).toEqual(before.counts);
   });
 
   it('loads the AQUA gold files unedited through the CLI and scores a file against itself', async () => {
     const out = await tempDir();
-    const gold = join(EXTERNAL, 'aqua', 'gold_en.csv');
-    const { stdout } = await run(
-      process.execPath,
-      [join(REPO, 'bin', 'assay.mjs'), 'score', '--gold', gold, '--predictions', gold, '--out', out],
-      { cwd: REPO },
-    );
+    const gold = join(EXAMPLE_DATA, 'gold_en.csv');
+    const { stdout } = await assay([
+      'score',
+      '--gold',
+      gold,
+      '--predictions',
+      gold,
+      '--out',
+      out,
+      '--no-progress',
+    ]);
     expect(stdout).toContain('220 scored, 0 failed');
+    expect(stdout).toMatch(
+      /label: accuracy 1\.000 {2}macro F1 1\.000 {2}binary F1 1\.000 {2}Cohen's kappa 1\.000/,
+    );
     const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
     expect(report.metrics).toMatchObject({ accuracy: 1, macroF1: 1, kappa: 1, binary: { f1: 1 } });
     expect(report.metrics.labels.sort()).toEqual(['FN', 'FP1', 'FP2', 'FP3', 'TN', 'TP']);
     for (const file of ['report.txt', 'labeled.csv', 'errors.txt', 'correct.txt']) {
       await expect(readFile(join(out, file), 'utf8')).resolves.toBeTruthy();
     }
+  }, 60_000);
+
+  it('with nothing scored, says n/a (null in report.json), never 0', async () => {
+    const dir = await tempDir();
+    const predictions = join(dir, 'bad.csv');
+    await writeFile(predictions, 'idx,pred\n0,maybe\n1,perhaps\n');
+    const out = join(dir, 'out');
+    const { stdout } = await assay([
+      'score',
+      '--gold',
+      join(FIXTURES, 'gold.csv'),
+      '--predictions',
+      predictions,
+      '--out',
+      out,
+      '--no-progress',
+    ]);
+    expect(stdout).toContain('0 scored, 8 failed');
+    expect(stdout).toMatch(
+      /label: accuracy n\/a {2}macro F1 n\/a {2}binary F1 n\/a {2}Cohen's kappa n\/a {2}\(n 0, unscored 8\)/,
+    );
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    expect(report.metrics).toMatchObject({
+      n: 0,
+      accuracy: null,
+      macroF1: null,
+      kappa: null,
+      binary: { f1: null },
+    });
+    expect(report.scores.label.metrics.accuracy).toEqual({ value: null, n: 0 });
+    expect(report.scores.label.unscored).toEqual({ parse: 2, no_output: 6 });
+    expect(await readFile(join(out, 'report.txt'), 'utf8')).toMatch(/accuracy +n\/a/);
+  }, 60_000);
+
+  it('says clearly which file is missing, without a stack trace', async () => {
+    const out = await tempDir();
+    const failed = assay([
+      'score',
+      '--gold',
+      'missing.csv',
+      '--predictions',
+      join(FIXTURES, 'predictions.csv'),
+      '--out',
+      out,
+    ]);
+    await expect(failed).rejects.toMatchObject({ code: 1 });
+    const { stderr } = await failed.catch((e: { stderr: string }) => e);
+    expect(stderr).toContain('cannot read the gold file missing.csv: no such file');
+    expect(stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
   }, 60_000);
 });

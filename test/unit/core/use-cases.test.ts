@@ -121,9 +121,17 @@ describe('score-item', () => {
     );
     const { result } = await score();
     expect(result).toMatchObject({
+      schemaVersion: 2,
       status: 'scored',
-      prediction: 'TP',
-      reason: 'fixes agreement',
+      output: { label: 'TP', reason: 'fixes agreement', decidedBy: 'openai:gpt-4o-mini' },
+      scores: {
+        label: {
+          kind: 'label',
+          value: 'TP',
+          explanation: 'fixes agreement',
+          decidedBy: 'openai:gpt-4o-mini',
+        },
+      },
       gold: 'TP',
     });
     expect(result.stages.classify).toMatchObject({
@@ -131,7 +139,7 @@ describe('score-item', () => {
       costUsd: 0.001,
       usage: { input: 100, output: 10 },
     });
-    expect(provider.requests[0]!.prompt).toContain('ORIGINAL: I has a cat.');
+    expect(provider.requests[0]!.prompt).toContain('<original>\nI has a cat.\n</original>');
     expect(provider.requests[0]!.prompt).toContain('{has=>have}');
     expect(provider.requests[0]!.jsonSchema?.schema).toMatchObject({ required: ['label', 'reason'] });
   });
@@ -141,7 +149,7 @@ describe('score-item', () => {
       n === 1 ? 'I think TP' : '{"label":"FP3","reason":"r"}',
     );
     const { result } = await score();
-    expect(result).toMatchObject({ status: 'scored', prediction: 'FP3' });
+    expect(result).toMatchObject({ status: 'scored', scores: { label: { value: 'FP3' } } });
     expect(provider.requests[1]!.history).toEqual([
       { role: 'user', content: provider.requests[0]!.prompt },
       { role: 'assistant', content: 'I think TP' },
@@ -154,7 +162,8 @@ describe('score-item', () => {
     const { score, provider } = await scoreOne(() => '{"label":"MAYBE"}');
     const { result } = await score();
     expect(provider.requests).toHaveLength(2);
-    expect(result).toMatchObject({ status: 'failed', prediction: 'Error', failure: { kind: 'parse' } });
+    expect(result).toMatchObject({ status: 'failed', scores: {}, failure: { kind: 'parse' } });
+    expect(result.output).toBeUndefined();
     expect(result.failure!.message).toContain('label must be one of TP, FP1, FP2, FP3');
     expect(result.raw).toContain('MAYBE');
   });
@@ -181,7 +190,7 @@ describe('score-item', () => {
     const second = await score();
     expect(first.outcome.recorded).toBe(true);
     expect(second.outcome.recorded).toBe(false);
-    expect(second.outcome.counters).toEqual({ done: 1, failed: 3, total: 6 });
+    expect(second.outcome.counters).toEqual({ done: 1, failed: 3, total: 6, spentUsd: 0.001 });
     expect((await runStore.resultIds(run.runId)).size).toBe(4);
   });
 
@@ -208,5 +217,70 @@ describe('score-item', () => {
       byFailure: { invalid_row: 3, dead_letter: 1 },
     });
     expect(report.metrics).toMatchObject({ n: 2, errors: 1, accuracy: 1 });
+    expect(report.scores.label.unscored).toEqual({ invalid_row: 3, dead_letter: 1 });
+  });
+
+  it('stops calling once the run has spent its budget: the rest fail as budget, and a higher budget resumes them', async () => {
+    const { runStore, run, sent, queue, trigger } = await setUp({ run: { budgetUsd: 0.0015 } });
+    await startRun({ runStore, queue, trigger }, { run, rows: readRows(chunksOf(CSV), 'csv') });
+    // Each answer costs $0.001: after the first item $0.001 is spent (< budget), after the second $0.002.
+    const provider = new ScriptedProvider('openai:gpt-4o-mini', () => '{"label":"TP","reason":""}');
+    const deps = { runStore, trigger, providerFor: () => provider, onTransientError: 'fail' as const };
+    const items = [];
+    for (const message of sent) items.push((await scoreItem(deps, message)).result);
+    expect(items.map((r) => r.status)).toEqual(['scored', 'scored', 'failed']);
+    expect(items[2]!.failure).toMatchObject({
+      kind: 'budget',
+      message: expect.stringContaining('raise run.budgetUsd'),
+    });
+    expect(provider.requests).toHaveLength(2);
+    expect(await runStore.resultIds(run.runId)).not.toContain(items[2]!.itemId);
+
+    // The same run under a higher budget: only the stopped item is sent, and it replaces its failure.
+    const richer = { ...run, suite: { ...run.suite, run: { ...run.suite.run, budgetUsd: 1 } } };
+    const resent: ItemMessage[] = [];
+    await startRun(
+      { runStore, queue: { sendItems: async (m) => void resent.push(...m) }, trigger },
+      { run: richer, rows: readRows(chunksOf(CSV), 'csv'), resume: true },
+    );
+    expect(resent.map((m) => m.item.id)).toEqual([items[2]!.itemId]);
+    const { result, outcome } = await scoreItem({ ...deps, run: richer }, resent[0]!);
+    expect(result.status).toBe('scored');
+    expect(outcome).toMatchObject({ recorded: true, counters: { done: 3, failed: 3, total: 6 } });
+    expect(outcome.counters.spentUsd).toBeCloseTo(0.003, 12);
+  });
+
+  it('scores an output the dataset gives, without calling a model', async () => {
+    const { runStore, run, sent, queue, trigger } = await setUp({
+      backends: [],
+      dataset: { path: 'data.csv', columns: { output: 'pred' } },
+    });
+    const rows = [
+      'idx,src,tgt,label,pred,reason',
+      '1,a,b,TP,fp2,looks wrong',
+      '2,c,d,FP1,',
+      '3,e,f,FP2,maybe',
+    ].join('\n');
+    await startRun({ runStore, queue, trigger }, { run, rows: readRows(chunksOf(rows), 'csv') });
+    const deps = {
+      runStore,
+      trigger,
+      providerFor: () => {
+        throw new Error('no provider may be built');
+      },
+      onTransientError: 'fail' as const,
+    };
+    const results = [];
+    for (const message of sent) results.push((await scoreItem(deps, message)).result);
+    expect(results.map((r) => [r.status, r.failure?.kind, r.scores.label])).toEqual([
+      [
+        'scored',
+        undefined,
+        { kind: 'label', value: 'FP2', explanation: 'looks wrong', decidedBy: 'given (pred)' },
+      ],
+      ['failed', 'no_output', undefined],
+      ['failed', 'parse', undefined],
+    ]);
+    expect(results.every((r) => Object.keys(r.stages).length === 0)).toBe(true);
   });
 });

@@ -83,16 +83,16 @@ describe('classificationMetrics: 10-row hand-computed 4-class example', () => {
   });
 
   it('maps TP/TN to positive and takes binary F1 as the macro of positive and negative F1', () => {
-    expect(m.binary.accuracy).toBeCloseTo(0.7, 12);
-    expect(m.binary.positive.precision).toBeCloseTo(3 / 5, 12);
-    expect(m.binary.positive.recall).toBeCloseTo(3 / 4, 12);
-    expect(m.binary.positive.f1).toBeCloseTo(2 / 3, 12);
-    expect(m.binary.positive.support).toBe(4);
-    expect(m.binary.negative.precision).toBeCloseTo(4 / 5, 12);
-    expect(m.binary.negative.recall).toBeCloseTo(4 / 6, 12);
-    expect(m.binary.negative.f1).toBeCloseTo(8 / 11, 12);
-    expect(m.binary.negative.support).toBe(6);
-    expect(m.binary.f1).toBeCloseTo(23 / 33, 12);
+    expect(m.binary!.accuracy).toBeCloseTo(0.7, 12);
+    expect(m.binary!.positive.precision).toBeCloseTo(3 / 5, 12);
+    expect(m.binary!.positive.recall).toBeCloseTo(3 / 4, 12);
+    expect(m.binary!.positive.f1).toBeCloseTo(2 / 3, 12);
+    expect(m.binary!.positive.support).toBe(4);
+    expect(m.binary!.negative.precision).toBeCloseTo(4 / 5, 12);
+    expect(m.binary!.negative.recall).toBeCloseTo(4 / 6, 12);
+    expect(m.binary!.negative.f1).toBeCloseTo(8 / 11, 12);
+    expect(m.binary!.negative.support).toBe(6);
+    expect(m.binary!.f1).toBeCloseTo(23 / 33, 12);
   });
 
   it("computes Cohen's kappa from the confusion matrix", () => {
@@ -124,8 +124,8 @@ describe('classificationMetrics: 10-row hand-computed 4-class example', () => {
   it('honours a custom positive set', () => {
     // positive = {TP, FP3}: #1–6 are P→P; #7–10 are N→N (TN is not positive any more), so binary is perfect.
     const custom = classificationMetrics(HAND, { bootstrap: false, positive: ['TP', 'FP3'] });
-    expect(custom.binary.accuracy).toBe(1);
-    expect(custom.binary.f1).toBe(1);
+    expect(custom.binary!.accuracy).toBe(1);
+    expect(custom.binary!.f1).toBe(1);
   });
 });
 
@@ -155,16 +155,16 @@ describe('classificationMetrics: Error rows', () => {
 });
 
 describe('classificationMetrics: degenerate inputs', () => {
-  it('returns zeros, empty tables and no CI when n = 0 — no NaN anywhere', () => {
+  it('says n/a (null), not 0, with empty tables and no CI when n = 0 — no NaN anywhere', () => {
     for (const input of [[], rows('TP>Error, FP1>Error')]) {
       const m = classificationMetrics(input);
       expect(m.n).toBe(0);
-      expect(m.accuracy).toBe(0);
-      expect(m.macroF1).toBe(0);
-      expect(m.kappa).toBe(0);
+      expect(m.accuracy).toBeNull();
+      expect(m.macroF1).toBeNull();
+      expect(m.kappa).toBeNull();
       expect(m.binary).toEqual({
-        accuracy: 0,
-        f1: 0,
+        accuracy: null,
+        f1: null,
         positive: { precision: 0, recall: 0, f1: 0, support: 0 },
         negative: { precision: 0, recall: 0, f1: 0, support: 0 },
       });
@@ -177,13 +177,19 @@ describe('classificationMetrics: degenerate inputs', () => {
     expect(classificationMetrics(rows('TP>Error, FP1>Error')).errors).toBe(2);
   });
 
+  it('has no binary view when asked for none (labels with no positive class)', () => {
+    const m = classificationMetrics(rows('polite>polite, rude>neutral'), { positive: false });
+    expect(m.binary).toBeUndefined();
+    expect(Object.keys(m.ci!).sort()).toEqual(['accuracy', 'kappa', 'macroF1']);
+  });
+
   it('scores perfect agreement as 1 everywhere', () => {
     const m = classificationMetrics(rows('TP>TP, FP1>FP1, FP2>FP2, FP3>FP3, TP>TP, FP3>FP3'));
     expect(m.accuracy).toBe(1);
     expect(m.macroF1).toBe(1);
     expect(m.kappa).toBe(1);
-    expect(m.binary.accuracy).toBe(1);
-    expect(m.binary.f1).toBe(1);
+    expect(m.binary!.accuracy).toBe(1);
+    expect(m.binary!.f1).toBe(1);
     expect(m.ci).toEqual({ accuracy: [1, 1], macroF1: [1, 1], binaryF1: [1, 1], kappa: [1, 1] });
   });
 
@@ -191,9 +197,9 @@ describe('classificationMetrics: degenerate inputs', () => {
     // All positive: the negative class never occurs, so it is not averaged in as a 0.
     const m = classificationMetrics(rows('TP>TP, TP>TP, TN>TN'), { bootstrap: false });
     expect(m.accuracy).toBe(1);
-    expect(m.binary.accuracy).toBe(1);
-    expect(m.binary.f1).toBe(1);
-    expect(m.binary.negative).toEqual({ precision: 0, recall: 0, f1: 0, support: 0 });
+    expect(m.binary!.accuracy).toBe(1);
+    expect(m.binary!.f1).toBe(1);
+    expect(m.binary!.negative).toEqual({ precision: 0, recall: 0, f1: 0, support: 0 });
   });
 
   it('defines kappa as 1 when one single label is used everywhere (expected agreement 1)', () => {
@@ -244,11 +250,11 @@ describe('classificationMetrics: bootstrap CIs', () => {
   it('brackets the point estimates with ordered, in-range bounds', () => {
     const m = classificationMetrics(big);
     const ci = m.ci!;
-    const points = { accuracy: m.accuracy, macroF1: m.macroF1, binaryF1: m.binary.f1, kappa: m.kappa };
+    const points = { accuracy: m.accuracy, macroF1: m.macroF1, binaryF1: m.binary!.f1, kappa: m.kappa };
     for (const key of ['accuracy', 'macroF1', 'binaryF1', 'kappa'] as const) {
-      const [lo, hi] = ci[key];
-      expect(lo).toBeLessThanOrEqual(points[key]);
-      expect(hi).toBeGreaterThanOrEqual(points[key]);
+      const [lo, hi] = ci[key]!;
+      expect(lo).toBeLessThanOrEqual(points[key]!);
+      expect(hi).toBeGreaterThanOrEqual(points[key]!);
       expect(lo).toBeLessThan(hi);
       expect(lo).toBeGreaterThanOrEqual(key === 'kappa' ? -1 : 0);
       expect(hi).toBeLessThanOrEqual(1);

@@ -6,7 +6,7 @@ describe('costSummary', () => {
     // 0.04375 / 256 × 10,000 = 1.708984375
     const s = costSummary([{ costUsd: 0.04375, usage: { input: 0, output: 0, cached: 0 } }], 256);
     expect(s.per10kUsd).toBeCloseTo(1.708984375, 12);
-    expect(s.per10kUsd.toFixed(2)).toBe('1.71');
+    expect(s.per10kUsd!.toFixed(2)).toBe('1.71');
   });
 
   it('sums cost and tokens overall and per stage, and divides by items (not calls)', () => {
@@ -33,15 +33,15 @@ describe('costSummary', () => {
     expect(s.byStage.default).toEqual({ usd: 0, calls: 1, tokens: { input: 0, output: 0, cached: 0 } });
   });
 
-  it('reports 0 per item and per 10K when there are no items (no NaN or Infinity)', () => {
+  it('says n/a (null) per item and per 10K when there are no items (no NaN, Infinity or 0)', () => {
     const s = costSummary([{ costUsd: 0.01, usage: { input: 1, output: 1, cached: 0 } }], 0);
     expect(s.totalUsd).toBe(0.01);
-    expect(s.perItemUsd).toBe(0);
-    expect(s.per10kUsd).toBe(0);
+    expect(s.perItemUsd).toBeNull();
+    expect(s.per10kUsd).toBeNull();
     expect(costSummary([], 0)).toEqual({
       totalUsd: 0,
-      per10kUsd: 0,
-      perItemUsd: 0,
+      per10kUsd: null,
+      perItemUsd: null,
       tokens: { input: 0, output: 0, cached: 0 },
       byStage: {},
     });

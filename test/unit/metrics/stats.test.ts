@@ -61,7 +61,7 @@ describe('mean, sum and summarizeLatency', () => {
     expect(s.p95).toBeCloseTo(955, 9);
     expect(s.mean).toBe(550);
     expect(s.max).toBe(1000);
-    expect(summarizeLatency([])).toEqual({ p50: 0, p95: 0, mean: 0, max: 0 });
+    expect(summarizeLatency([])).toEqual({ p50: null, p95: null, mean: null, max: null });
   });
 });
 
@@ -118,7 +118,7 @@ describe('bootstrapCi', () => {
     expect(m.n).toBe(50);
     expect(m.mean).toBeCloseTo(0.8, 12);
     expect(m.ci).toEqual(bootstrapCi(values.length, meanOf, { iterations: 500, seed: 3 }));
-    expect(meanWithCi([])).toEqual({ n: 0, mean: 0, ci: undefined });
+    expect(meanWithCi([])).toEqual({ n: 0, mean: null, ci: undefined });
   });
 });
 
@@ -246,7 +246,7 @@ describe('pairedBootstrap', () => {
       max: Math.max(...rows),
     }));
     expect(both.mean).toEqual(pairedBootstrap(spread, candidate, meanOf));
-    expect(both.max.delta).toBeCloseTo(0.1, 12);
+    expect(both.max!.delta).toBeCloseTo(0.1, 12);
   });
 
   it('rejects sides of different lengths, empty sides, bad options and non-finite statistics', () => {
@@ -255,5 +255,18 @@ describe('pairedBootstrap', () => {
     expect(() => pairedBootstrap([1], [2], meanOf, { iterations: 0 })).toThrow(RangeError);
     expect(() => pairedBootstrap([1], [2], meanOf, { alpha: 0 })).toThrow(RangeError);
     expect(() => pairedBootstrap([1], [2], () => Number.NaN)).toThrow(RangeError);
+  });
+
+  it('leaves out a statistic with no data on a side (null), and skips resamples where it has none', () => {
+    const out = pairedBootstraps([1, 2, 3], [2, 3, 4], (rows) => ({
+      mean: meanOf(rows),
+      none: null,
+      // Defined only when the resample holds the first row.
+      sometimes: rows.includes(1) || rows.includes(2) ? meanOf(rows) : null,
+    }));
+    expect(out.none).toBeUndefined();
+    expect(out.mean!.delta).toBeCloseTo(1, 12);
+    expect(out.sometimes!.ci[0]).toBeCloseTo(1, 12);
+    expect(out.sometimes!.ci[1]).toBeCloseTo(1, 12);
   });
 });

@@ -83,7 +83,7 @@ describe('callModel cache', () => {
     const cache = new MemoryCache();
     const sim = new SimProvider('gold', { latencyMs: 0 });
 
-    await callModel(sim, { model: 'gold', prompt: 'x', simulate: () => 'TP' }, { cache });
+    await callModel(sim, { model: 'gold', prompt: 'x', simulation: { family: 'gec' } }, { cache });
 
     expect(cache.entries.size).toBe(0);
   });

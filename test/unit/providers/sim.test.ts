@@ -1,19 +1,25 @@
 import { describe, expect, it } from 'vitest';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { SIM_NO_ANSWER, SimProvider, seededRandom } from '../../../shared/providers/sim.js';
-import type { CompletionRequest } from '../../../shared/providers/types.js';
+import type { CompletionRequest, Simulator } from '../../../shared/providers/types.js';
 
-/** A task-like simulator: the gold label, or a wrong one with probability `noise`. */
-const judge =
-  (gold: string) =>
-  (rng: () => number, noise: number): string =>
-    JSON.stringify({ label: rng() < noise ? (gold === 'TP' ? 'FP1' : 'TP') : gold, r: rng() });
+/** A family-like simulator: the hint's gold label, or a wrong one with probability `noise`. */
+const simulator: Simulator = (hint, rng, noise) => {
+  if (hint.family === 'echo') return String(hint.text);
+  const gold = String(hint.gold);
+  return JSON.stringify({ label: rng() < noise ? (gold === 'TP' ? 'FP1' : 'TP') : gold, r: rng() });
+};
 
-const ask = (prompt: string): CompletionRequest => ({ model: 'gold', prompt, simulate: judge('TP') });
+/** One request about one item: the hint names the item, as a family's hints do. */
+const ask = (prompt: string): CompletionRequest => ({
+  model: 'gold',
+  prompt,
+  simulation: { family: 'test', gold: 'TP', item: prompt },
+});
 
 describe('SimProvider', () => {
   it('is simulated, free, and named sim:<name>', async () => {
-    const sim = new SimProvider('gold', { latencyMs: 0 });
+    const sim = new SimProvider('gold', { latencyMs: 0 }, { simulator });
 
     const completion = await sim.complete(ask('item 1'));
 
@@ -24,7 +30,7 @@ describe('SimProvider', () => {
   });
 
   it("named after a real model, it projects that model's price from its simulated tokens", async () => {
-    const sim = new SimProvider('gpt-4o-mini', { latencyMs: 0 });
+    const sim = new SimProvider('gpt-4o-mini', { latencyMs: 0 }, { simulator });
     const completion = await sim.complete({ ...ask('item 1'), model: 'gpt-4o-mini' });
     const { input, output } = completion.usage;
     const price = EMBEDDED_PRICES.models['openai:gpt-4o-mini']!;
@@ -34,8 +40,8 @@ describe('SimProvider', () => {
   });
 
   it('gives the same answer to the same request, in any order', async () => {
-    const a = new SimProvider('gold', { latencyMs: 0, seed: 7, noise: 0.5 });
-    const b = new SimProvider('gold', { latencyMs: 0, seed: 7, noise: 0.5 });
+    const a = new SimProvider('gold', { latencyMs: 0, seed: 7, noise: 0.5 }, { simulator });
+    const b = new SimProvider('gold', { latencyMs: 0, seed: 7, noise: 0.5 }, { simulator });
     const prompts = Array.from({ length: 20 }, (_, i) => `item ${i}`);
 
     const forward = await Promise.all(prompts.map((p) => a.complete(ask(p))));
@@ -46,7 +52,7 @@ describe('SimProvider', () => {
 
   it('answers differently under another seed', async () => {
     const texts = async (seed: number) => {
-      const sim = new SimProvider('gold', { latencyMs: 0, seed, noise: 0.5 });
+      const sim = new SimProvider('gold', { latencyMs: 0, seed, noise: 0.5 }, { simulator });
       return Promise.all(
         Array.from({ length: 10 }, (_, i) => sim.complete(ask(`item ${i}`)).then((c) => c.text)),
       );
@@ -56,7 +62,7 @@ describe('SimProvider', () => {
   });
 
   it('honours the noise rate over 1000 items', async () => {
-    const sim = new SimProvider('gold', { latencyMs: 0, noise: 0.2, seed: 11 });
+    const sim = new SimProvider('gold', { latencyMs: 0, noise: 0.2, seed: 11 }, { simulator });
 
     const completions = await Promise.all(
       Array.from({ length: 1000 }, (_, i) => sim.complete(ask(`item ${i}`))),
@@ -68,8 +74,18 @@ describe('SimProvider', () => {
     expect(wrong).toBeLessThan(250);
   });
 
-  it('answers a fixed error JSON when the request has no simulate', async () => {
-    const sim = new SimProvider('gold', { latencyMs: 0 });
+  it("draws from what the request is about, not the prompt's wording", async () => {
+    const sim = new SimProvider('gold', { latencyMs: 0, noise: 0.5 }, { simulator });
+    const texts = await Promise.all(
+      ['Judge this.', 'Judge this, please, carefully.'].map((prompt) =>
+        sim.complete({ model: 'gold', prompt, simulation: { family: 'test', gold: 'TP', item: 'i1' } }),
+      ),
+    );
+    expect(texts[0]!.text).toBe(texts[1]!.text);
+  });
+
+  it('answers a fixed error JSON when the request carries no simulation hint', async () => {
+    const sim = new SimProvider('gold', { latencyMs: 0 }, { simulator });
 
     const completion = await sim.complete({ model: 'gold', prompt: 'x' });
 
@@ -78,13 +94,13 @@ describe('SimProvider', () => {
   });
 
   it('counts usage as ceil(chars / 4)', async () => {
-    const sim = new SimProvider('gold', { latencyMs: 0 });
+    const sim = new SimProvider('gold', { latencyMs: 0 }, { simulator });
 
     const completion = await sim.complete({
       model: 'gold',
       system: 'abcd',
       prompt: 'efghi',
-      simulate: () => 'xyz',
+      simulation: { family: 'echo', text: 'xyz' },
     });
 
     expect(completion.usage).toEqual({ input: 3, output: 1, cached: 0 });
@@ -92,9 +108,16 @@ describe('SimProvider', () => {
 
   it('waits the configured latency within ±50 %, drawn from the seeded rng', async () => {
     const waits: number[] = [];
-    const sim = new SimProvider('gold', { latencyMs: 100 }, async (ms) => {
-      waits.push(ms);
-    });
+    const sim = new SimProvider(
+      'gold',
+      { latencyMs: 100 },
+      {
+        simulator,
+        sleep: async (ms) => {
+          waits.push(ms);
+        },
+      },
+    );
 
     await Promise.all(Array.from({ length: 50 }, (_, i) => sim.complete(ask(`item ${i}`))));
     await sim.complete(ask('item 0'));

@@ -14,7 +14,7 @@ import {
   parseGrammarCorpus,
   tokenize,
 } from '../../../shared/tasks/gec/grammar.js';
-import { EXTERNAL, REPO } from '../../helpers.js';
+import { EXAMPLE_DATA, REPO } from '../../helpers.js';
 
 const PROMPTS = join(REPO, 'prompts');
 /** The AQUA language codes and the corpus file each one maps to. */
@@ -29,7 +29,7 @@ function corpus(lang: string): GrammarRule[] {
 }
 
 function goldRows(file: string): Record<string, string>[] {
-  return parse(readFileSync(join(EXTERNAL, 'aqua', file)), { columns: true, bom: true });
+  return parse(readFileSync(join(EXAMPLE_DATA, file)), { columns: true, bom: true });
 }
 
 describe('shipped grammar corpora', () => {

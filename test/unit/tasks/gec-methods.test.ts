@@ -2,11 +2,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import type { Item, ItemResult } from '../../../shared/core/model.js';
 import { prepareRun } from '../../../shared/core/prepare-run.js';
+import { promptRenderer } from '../../../shared/core/score-item.js';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import type { CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
-import { gecTask } from '../../../shared/tasks/gec/task.js';
-import type { ScoreContext } from '../../../shared/tasks/types.js';
+import { gecFamily } from '../../../shared/tasks/gec/task.js';
+import type { TaskContext } from '../../../shared/tasks/types.js';
 import { type ScriptedAnswer, ScriptedProvider } from '../../fakes/scripted-provider.js';
 import { startVendorFake, type VendorFake, type WireJson } from '../../fakes/vendor-fake.js';
 import { REPO, suite } from '../../helpers.js';
@@ -34,16 +35,28 @@ async function judge(overrides: Record<string, unknown>, providers: LlmProvider[
     reportPrefix: 'reports/{runId}/',
   });
   const stages: string[] = [];
-  const ctx: ScoreContext = {
+  const ctx: TaskContext = {
     suite: run.suite,
     prompts: run.prompts,
+    paths: gecFamily.promptPaths(run.suite),
     backends: providers,
+    render: promptRenderer(gecFamily, run),
     call: async (stage, provider, request) => {
       stages.push(`${stage}@${provider.id}`);
       return provider.complete(request);
     },
   };
-  return { outcome: await gecTask.score(item, ctx), stages, run };
+  const solved = await gecFamily.solve(item, ctx);
+  // The judge's verdict as these tests read it: the label, its reason and what decided it.
+  const outcome = solved.ok
+    ? {
+        status: 'scored',
+        prediction: (solved.output as { label: string }).label,
+        ...(solved.output as object),
+        details: solved.details,
+      }
+    : { status: 'failed', failure: solved.failure, raw: solved.raw, details: solved.details };
+  return { outcome, stages, run };
 }
 
 const item = (input: Record<string, string>, gold = 'TP', id = 'i1'): Item => ({ id, row: 1, input, gold });
@@ -349,7 +362,7 @@ describe('escalation method', () => {
 
   it('with two backends the expert is also the finalizer', async () => {
     const expert = new ScriptedProvider('openai:gpt-4o', (r) =>
-      JSON.stringify({ label: /Earlier answers/.test(r.prompt) ? 'FP2' : 'TP', reason: 'x' }),
+      JSON.stringify({ label: /<candidates>/.test(r.prompt) ? 'FP2' : 'TP', reason: 'x' }),
     );
     const { outcome, stages } = await judge(
       { method: 'escalation' },
@@ -457,12 +470,13 @@ describe('method metrics in the report', () => {
     details: Record<string, unknown>,
     stages: Record<string, number>,
   ): ItemResult => ({
+    schemaVersion: 2,
     runId: 'r',
     itemId: `${Math.random()}`,
     row: 1,
     status: 'scored',
     gold,
-    prediction,
+    scores: { label: { kind: 'label', value: prediction } },
     input: {},
     details,
     stages: Object.fromEntries(
@@ -504,11 +518,8 @@ describe('method metrics in the report', () => {
         { small: 0.001 },
       ),
     ];
-    const method = (
-      gecTask.metrics(results, suite({ method: 'escalation', backends: ['sim:a', 'sim:b'] })) as {
-        method: Record<string, unknown>;
-      }
-    ).method;
+    const method = gecFamily.report!(suite({ method: 'escalation', backends: ['sim:a', 'sim:b'] }), results)
+      .metrics!.method as Record<string, unknown>;
     expect(method).toMatchObject({
       escalationRate: 0.5,
       finalizerRate: 0.25,
@@ -533,11 +544,9 @@ describe('method metrics in the report', () => {
         { nonsense: 0.001 },
       ),
     ];
-    const method = (
-      gecTask.metrics(results, suite({ method: 'modular' })) as {
-        method: { fusions: Record<string, { accuracy: number }> };
-      }
-    ).method;
+    const method = gecFamily.report!(suite({ method: 'modular' }), results).metrics!.method as {
+      fusions: Record<string, { accuracy: number }>;
+    };
     expect(method.fusions.cascade!.accuracy).toBe(1);
     expect(method.fusions.tp_fp3!.accuracy).toBe(1);
   });

@@ -1,0 +1,296 @@
+/**
+ * Metrics by score kind, the same for every task family: a scorer's values (and the gold
+ * targets they are compared with) in, its figures out. Unscored items are skipped and counted
+ * by kind. A metric with no data is `null`, never 0; every metric carries the n it ran over.
+ *
+ * - label: the AQUA classification metrics against gold (accuracy, macro F1, Cohen's kappa,
+ *   binary accuracy and F1 when the scorer names its positive labels) with bootstrap CIs, the
+ *   per-class table and confusion matrix; the distribution of values with or without gold.
+ * - number: the mean with a bootstrap CI; against a numeric gold MAE, Pearson and Spearman;
+ *   against a binary gold (every target 0 or 1, a human "consistent / not" label) ROC-AUC and,
+ *   at the scorer's threshold, balanced accuracy.
+ * - pass: the pass rate with a CI; against a pass/fail gold, accuracy and balanced accuracy.
+ */
+import type { FailureKind, ScoreKind, ScoreValue } from '../core/model.js';
+import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
+import { type ClassificationMetrics, classificationMetrics } from './classification.js';
+import { type BootstrapOptions, bootstrapCis, type Interval, sum } from './stats.js';
+
+/** One metric: its value (null when there is no data), the n it ran over, and a 95% CI when resampled. */
+export interface MetricValue {
+  value: number | null;
+  n: number;
+  ci?: Interval;
+}
+
+export interface ScorerMetricOptions {
+  /** Label scorers: labels mapped to the binary positive class; none: no binary view. */
+  positive?: readonly string[];
+  /** Label scorers: preferred label order in tables. */
+  labelOrder?: readonly string[];
+  /** Number scorers: a value at or above it passes (balanced accuracy against a binary gold). */
+  threshold?: number;
+  bootstrap?: BootstrapOptions;
+}
+
+/** One item as a scorer's metrics see it. */
+export interface ScoreRow {
+  /** The scored value; undefined when unscored. */
+  value?: ScoreValue;
+  /** The gold target, typed for the kind; undefined when the item has none. */
+  target?: ScoreValue;
+  /** Why there is no value. */
+  unscored?: FailureKind;
+}
+
+/** A scorer's part of report.json `scores`. */
+export interface ScorerSummary {
+  kind: ScoreKind;
+  /** Items with a value. */
+  n: number;
+  /** Items without one, by reason. */
+  unscored: Partial<Record<FailureKind, number>>;
+  metrics: Record<string, MetricValue>;
+  /** Label scorers: `perClass`, `confusion` (against gold) and `distribution` (of the values). */
+  tables?: Record<string, unknown>;
+}
+
+export interface ScorerFigures {
+  summary: ScorerSummary;
+  /**
+   * The same figures as plain values, `{ n, <metric>: value, ci: { <metric>: [lo, hi] } }`, for
+   * report.json `metrics` when this is the primary scorer. Label scorers give the AQUA shape
+   * (`accuracy`, `macroF1`, `perClass`, `binary`, `kappa`, `confusion`, `ci`…).
+   */
+  flat: Record<string, unknown>;
+}
+
+/** Figures of one scorer over the run's items (in report order, so resamples are reproducible). */
+export function scorerFigures(
+  kind: ScoreKind,
+  rows: readonly ScoreRow[],
+  options: ScorerMetricOptions = {},
+): ScorerFigures {
+  const unscored: Partial<Record<FailureKind, number>> = {};
+  for (const row of rows) if (row.unscored) unscored[row.unscored] = (unscored[row.unscored] ?? 0) + 1;
+  const scored = rows.filter((r) => r.value !== undefined);
+  const base = { kind, n: scored.length, unscored };
+  switch (kind) {
+    case 'label':
+      return labelFigures(rows, base, options);
+    case 'number':
+      return numberFigures(scored, base, options);
+    case 'pass':
+      return passFigures(scored, base, options);
+  }
+}
+
+type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
+
+function counts(values: readonly string[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const v of values) out[v] = (out[v] ?? 0) + 1;
+  return out;
+}
+
+/** Label figures: the classification metrics over items with gold (unscored = `Error`, excluded inside). */
+function labelFigures(rows: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
+  const distribution = counts(rows.filter((r) => r.value !== undefined).map((r) => String(r.value)));
+  const withGold = rows.filter((r) => r.target !== undefined && r.unscored !== 'invalid_row');
+  if (withGold.length === 0) {
+    return {
+      summary: { ...base, metrics: {}, tables: { distribution } },
+      flat: { n: base.n, distribution },
+    };
+  }
+  const m: ClassificationMetrics = classificationMetrics(
+    withGold.map((r) => ({
+      gold: String(r.target),
+      pred: r.value === undefined ? 'Error' : String(r.value),
+    })),
+    {
+      positive: options.positive ?? false,
+      labelOrder: options.labelOrder,
+      bootstrap: options.bootstrap,
+    },
+  );
+  const metric = (value: number | null, ci?: Interval): MetricValue => ({
+    value,
+    n: m.n,
+    ...(ci ? { ci } : {}),
+  });
+  const metrics: Record<string, MetricValue> = {
+    accuracy: metric(m.accuracy, m.ci?.accuracy),
+    macroF1: metric(m.macroF1, m.ci?.macroF1),
+    kappa: metric(m.kappa, m.ci?.kappa),
+  };
+  if (m.binary) {
+    metrics.binaryAccuracy = metric(m.binary.accuracy);
+    metrics.binaryF1 = metric(m.binary.f1, m.ci?.binaryF1);
+  }
+  return {
+    summary: { ...base, metrics, tables: { perClass: m.perClass, confusion: m.confusion, distribution } },
+    flat: { ...m },
+  };
+}
+
+/** Resamples `n` items once and computes every statistic on the same resamples. */
+function withCis(
+  n: number,
+  statistics: Record<string, (indices: readonly number[]) => number | null>,
+  options: ScorerMetricOptions,
+): Record<string, MetricValue> {
+  const all = Array.from({ length: n }, (_, i) => i);
+  const out: Record<string, MetricValue> = {};
+  for (const [name, stat] of Object.entries(statistics)) out[name] = { value: stat(all), n };
+  if (n === 0) return out;
+  const cis = bootstrapCis(
+    n,
+    (indices) => Object.fromEntries(Object.entries(statistics).map(([name, stat]) => [name, stat(indices)])),
+    options.bootstrap,
+  );
+  for (const [name, ci] of Object.entries(cis)) if (out[name]!.value !== null && ci) out[name]!.ci = ci;
+  return out;
+}
+
+const pick = <T>(values: readonly T[], indices: readonly number[]) => indices.map((i) => values[i]!);
+const meanOf = (values: readonly number[]) => (values.length === 0 ? null : sum(values) / values.length);
+
+/** Number figures: the mean; against numeric gold MAE/Pearson/Spearman, against binary gold ROC-AUC. */
+function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
+  const values = scored.map((r) => r.value as number);
+  const metrics: Record<string, MetricValue> = withCis(
+    values.length,
+    { mean: (ix) => meanOf(pick(values, ix)) },
+    options,
+  );
+  const paired = scored.filter((r) => typeof r.target === 'number');
+  const v = paired.map((r) => r.value as number);
+  const t = paired.map((r) => r.target as number);
+  if (paired.length > 0 && t.every((x) => x === 0 || x === 1)) {
+    const positive = t.map((x) => x === 1);
+    const threshold = options.threshold;
+    Object.assign(
+      metrics,
+      withCis(
+        paired.length,
+        {
+          rocAuc: (ix) => rocAuc(pick(v, ix), pick(positive, ix)),
+          ...(threshold === undefined
+            ? {}
+            : {
+                balancedAccuracy: (ix: readonly number[]) =>
+                  balancedAccuracy(
+                    pick(v, ix).map((x) => x >= threshold),
+                    pick(positive, ix),
+                  ),
+              }),
+        },
+        options,
+      ),
+    );
+  } else if (paired.length > 0) {
+    Object.assign(
+      metrics,
+      withCis(
+        paired.length,
+        {
+          mae: (ix) => meanAbsoluteError(pick(v, ix), pick(t, ix)),
+          pearson: (ix) => pearson(pick(v, ix), pick(t, ix)),
+          spearman: (ix) => spearman(pick(v, ix), pick(t, ix)),
+        },
+        options,
+      ),
+    );
+  }
+  return { summary: { ...base, metrics }, flat: flatten(base.n, metrics) };
+}
+
+/** Pass figures: the pass rate; against a pass/fail gold, accuracy and balanced accuracy. */
+function passFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
+  const values = scored.map((r) => r.value === true);
+  const metrics: Record<string, MetricValue> = withCis(
+    values.length,
+    { passRate: (ix) => meanOf(pick(values, ix).map(Number)) },
+    options,
+  );
+  const paired = scored.filter((r) => typeof r.target === 'boolean');
+  if (paired.length > 0) {
+    const v = paired.map((r) => r.value === true);
+    const t = paired.map((r) => r.target === true);
+    Object.assign(
+      metrics,
+      withCis(
+        paired.length,
+        {
+          accuracy: (ix) => meanOf(ix.map((i) => Number(v[i] === t[i]))),
+          balancedAccuracy: (ix) => balancedAccuracy(pick(v, ix), pick(t, ix)),
+        },
+        options,
+      ),
+    );
+  }
+  return { summary: { ...base, metrics }, flat: flatten(base.n, metrics) };
+}
+
+function flatten(n: number, metrics: Record<string, MetricValue>): Record<string, unknown> {
+  const flat: Record<string, unknown> = { n };
+  const ci: Record<string, Interval> = {};
+  for (const [name, m] of Object.entries(metrics)) {
+    flat[name] = m.value;
+    if (m.ci) ci[name] = m.ci;
+  }
+  if (Object.keys(ci).length > 0) flat.ci = ci;
+  return flat;
+}
+
+/** The headline metrics of a kind, in the order summaries print them. */
+export const HEADLINE_METRICS: Record<ScoreKind, readonly string[]> = {
+  label: ['accuracy', 'macroF1', 'binaryF1', 'kappa'],
+  number: ['mean', 'mae', 'spearman', 'rocAuc', 'balancedAccuracy'],
+  pass: ['passRate', 'accuracy', 'balancedAccuracy'],
+};
+
+/** How metrics are named for people. */
+export const METRIC_NAMES: Record<string, string> = {
+  accuracy: 'accuracy',
+  macroF1: 'macro F1',
+  binaryAccuracy: 'binary accuracy',
+  binaryF1: 'binary F1',
+  kappa: "Cohen's kappa",
+  mean: 'mean',
+  mae: 'MAE',
+  pearson: 'Pearson r',
+  spearman: 'Spearman ρ',
+  rocAuc: 'ROC-AUC',
+  balancedAccuracy: 'balanced accuracy',
+  passRate: 'pass rate',
+};
+
+/**
+ * Whether one scored value is right: a label equal to its gold; a pass equal to its gold (else
+ * a pass); a number equal to its numeric gold, or on the gold's side of the threshold for a
+ * binary gold, or at or above the threshold without gold. Undefined when nothing says.
+ */
+export function verdictOf(
+  kind: ScoreKind,
+  value: ScoreValue,
+  target: ScoreValue | undefined,
+  options: ScorerMetricOptions = {},
+): boolean | undefined {
+  switch (kind) {
+    case 'label':
+      return target === undefined ? undefined : value === target;
+    case 'pass':
+      return typeof target === 'boolean' ? value === target : value === true;
+    case 'number': {
+      const { threshold } = options;
+      if (typeof target === 'number') {
+        if (threshold !== undefined && (target === 0 || target === 1))
+          return Number(value) >= threshold === (target === 1);
+        return value === target;
+      }
+      return threshold === undefined ? undefined : Number(value) >= threshold;
+    }
+  }
+}

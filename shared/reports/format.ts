@@ -1,0 +1,25 @@
+/** How report files write numbers: the same in report.txt, comparison.txt and the CLI. */
+
+/** A figure with three decimals; `n/a` when there is no data (null). */
+export const num = (v: unknown): string =>
+  typeof v === 'number' && Number.isFinite(v) ? v.toFixed(3) : 'n/a';
+
+/** Dollars: six decimals under a cent so small spends stay visible; `n/a` when undefined. */
+export const usd = (v: number | null | undefined): string =>
+  typeof v !== 'number' ? 'n/a' : `$${Math.abs(v) < 0.01 && v !== 0 ? v.toFixed(6) : v.toFixed(4)}`;
+
+/** A signed difference: `+0.012`, `-0.300`, `±0.000`. */
+export const signed = (v: number): string => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${Math.abs(v).toFixed(3)}`;
+
+export const pValue = (p: number): string => (p < 0.001 ? '<0.001' : p.toFixed(3));
+
+/** `[lo, hi]` of an interval, or nothing. */
+export const interval = (ci: readonly [number, number] | undefined): string =>
+  ci ? `[${num(ci[0])}, ${num(ci[1])}]` : '';
+
+/** Milliseconds, rounded; `n/a` when there is no data. */
+export const ms = (v: number | null | undefined): string =>
+  typeof v === 'number' ? `${Math.round(v)} ms` : 'n/a';
+
+/** `camelCase` → `camel case`, for keys shown to people. */
+export const words = (key: string): string => key.replace(/([A-Z])/g, ' $1').toLowerCase();

@@ -1,0 +1,17 @@
+/** Reading dataset records: the helpers every family's `parseRow` composes. */
+
+/**
+ * The first of the candidate columns present in a record: the suite's mapping when it names
+ * one, else the family's defaults in order. Undefined when none is present.
+ */
+export function readColumn(
+  record: Record<string, string>,
+  mapped: string | undefined,
+  defaults: readonly string[],
+): { key: string; value: string } | undefined {
+  for (const key of mapped ? [mapped] : defaults) {
+    const value = record[key];
+    if (value !== undefined) return { key, value };
+  }
+  return undefined;
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { type ScoreRow, scorerFigures, verdictOf } from '../../../shared/metrics/index.js';
+
+const NO_CI = { bootstrap: { iterations: 200, seed: 1 } };
+
+describe('label scores', () => {
+  // gold → value: TP → TP (right), FP1 → FP2 (wrong), TP → unscored (parse), an invalid row.
+  const rows: ScoreRow[] = [
+    { value: 'TP', target: 'TP' },
+    { value: 'FP2', target: 'FP1' },
+    { unscored: 'parse', target: 'TP' },
+    { unscored: 'invalid_row' },
+  ];
+  const { summary, flat } = scorerFigures('label', rows, NO_CI);
+
+  it('skips and counts unscored items by kind, and counts scored ones in n', () => {
+    expect(summary).toMatchObject({ kind: 'label', n: 2, unscored: { parse: 1, invalid_row: 1 } });
+  });
+
+  it('gives the AQUA metrics over the scored items with gold, each with its n (unscored = Error, excluded)', () => {
+    // 1 of 2 right.
+    expect(summary.metrics.accuracy).toMatchObject({ value: 0.5, n: 2 });
+    expect(summary.metrics.kappa!.n).toBe(2);
+    expect(summary.metrics.binaryF1).toBeUndefined(); // no positive labels declared
+    expect(flat).toMatchObject({ n: 2, errors: 1, accuracy: 0.5 });
+    expect(summary.tables).toMatchObject({ distribution: { TP: 1, FP2: 1 } });
+  });
+
+  it('without gold, only the distribution of the values', () => {
+    const bare = scorerFigures('label', [{ value: 'rude' }, { value: 'polite' }, { value: 'rude' }]);
+    expect(bare.summary).toEqual({
+      kind: 'label',
+      n: 3,
+      unscored: {},
+      metrics: {},
+      tables: { distribution: { rude: 2, polite: 1 } },
+    });
+  });
+
+  it('with positive labels, the binary view too', () => {
+    const binary = scorerFigures('label', rows, { ...NO_CI, positive: ['TP'] });
+    // positive/negative: TP→TP is P→P, FP1→FP2 is N→N: binary accuracy 1.
+    expect(binary.summary.metrics.binaryAccuracy).toMatchObject({ value: 1, n: 2 });
+  });
+});
+
+describe('number scores', () => {
+  it('against a numeric gold: mean, MAE, Pearson and Spearman, computed by hand', () => {
+    // values 1 3 3 5, gold 2 3 4 5.
+    // mean 12/4 = 3. MAE (1 + 0 + 1 + 0)/4 = 0.5.
+    // Pearson: dx = −2 0 0 2, dy = −1.5 −0.5 0.5 1.5: Σdxdy 6, Σdx² 8, Σdy² 5 → 6/√40 = 0.948683.
+    // Spearman: ranks 1 2.5 2.5 4 vs 1 2 3 4: Σ 4.5, 4.5, 5 → 4.5/√22.5 = 0.948683.
+    const values = [1, 3, 3, 5];
+    const gold = [2, 3, 4, 5];
+    const { summary, flat } = scorerFigures(
+      'number',
+      values.map((value, i) => ({ value, target: gold[i] })),
+      NO_CI,
+    );
+    expect(summary.metrics.mean).toMatchObject({ value: 3, n: 4 });
+    expect(summary.metrics.mae).toMatchObject({ value: 0.5, n: 4 });
+    expect(summary.metrics.pearson!.value).toBeCloseTo(6 / Math.sqrt(40), 12);
+    expect(summary.metrics.spearman!.value).toBeCloseTo(4.5 / Math.sqrt(22.5), 12);
+    expect(summary.metrics.mean!.ci![0]).toBeLessThanOrEqual(3);
+    expect(summary.metrics.rocAuc).toBeUndefined();
+    expect(flat).toMatchObject({ n: 4, mean: 3, mae: 0.5 });
+    expect(Object.keys(flat.ci as object)).toEqual(['mean', 'mae', 'pearson', 'spearman']);
+  });
+
+  it('against a binary human label: ROC-AUC and balanced accuracy at the threshold, by hand', () => {
+    // scores 0.9 0.7 0.6 0.4, labels 1 0 1 0. Positive > negative pairs: (0.9, 0.7) (0.9, 0.4)
+    // (0.6, 0.4) of 4 → AUC 0.75. At 0.5: predicted 1 1 1 0 → recall 1 (positives), 1/2
+    // (negatives) → balanced accuracy 0.75.
+    const rows = [0.9, 0.7, 0.6, 0.4].map((value, i) => ({ value, target: [1, 0, 1, 0][i] }));
+    const { summary } = scorerFigures('number', rows, { ...NO_CI, threshold: 0.5 });
+    expect(summary.metrics.rocAuc).toMatchObject({ value: 0.75, n: 4 });
+    expect(summary.metrics.balancedAccuracy).toMatchObject({ value: 0.75, n: 4 });
+    expect(summary.metrics.mae).toBeUndefined();
+  });
+
+  it('with no scored item: the mean is n/a (null), not 0', () => {
+    const { summary, flat } = scorerFigures('number', [{ unscored: 'provider' }, { unscored: 'parse' }]);
+    expect(summary.metrics.mean).toEqual({ value: null, n: 0 });
+    expect(summary.unscored).toEqual({ provider: 1, parse: 1 });
+    expect(flat).toEqual({ n: 0, mean: null });
+  });
+});
+
+describe('pass scores', () => {
+  it('the pass rate, and against a pass/fail gold accuracy and balanced accuracy, by hand', () => {
+    // pass T T F T, gold T F F T: rate 3/4; agree on 3 of 4; recall of T (items 1, 4) 2/2,
+    // of F (items 2, 3) 1/2 → balanced 0.75.
+    const rows = [true, true, false, true].map((value, i) => ({
+      value,
+      target: [true, false, false, true][i],
+    }));
+    const { summary } = scorerFigures('pass', rows, NO_CI);
+    expect(summary.metrics.passRate).toMatchObject({ value: 0.75, n: 4 });
+    expect(summary.metrics.accuracy).toMatchObject({ value: 0.75, n: 4 });
+    expect(summary.metrics.balancedAccuracy).toMatchObject({ value: 0.75, n: 4 });
+  });
+});
+
+describe('verdictOf (errors.txt vs correct.txt)', () => {
+  it('a label is right when it equals gold; a number when it equals gold or sits on its side of the threshold', () => {
+    expect(verdictOf('label', 'TP', 'TP')).toBe(true);
+    expect(verdictOf('label', 'TP', undefined)).toBeUndefined();
+    expect(verdictOf('number', 4, 4)).toBe(true);
+    expect(verdictOf('number', 0.7, 0, { threshold: 0.5 })).toBe(false);
+    expect(verdictOf('number', 0.7, 1, { threshold: 0.5 })).toBe(true);
+    expect(verdictOf('number', 3, undefined)).toBeUndefined();
+    expect(verdictOf('pass', true, undefined)).toBe(true);
+    expect(verdictOf('pass', true, false)).toBe(false);
+  });
+});
