@@ -1,5 +1,6 @@
 import {
   type BootstrapOptions,
+  binaryTargets,
   classificationMetrics,
   type McNemarResult,
   mcnemarPaired,
@@ -157,7 +158,7 @@ interface Side {
   reason?: string;
 }
 
-function side(result: ItemResult, name: string, scorer: Scorer): Side {
+function side(result: ItemResult, name: string, scorer: Scorer, binary: boolean): Side {
   const score = scoreOf(result, name, scorer.kind);
   const target = targetReader(scorer)(result);
   if (!isScored(score)) {
@@ -167,7 +168,7 @@ function side(result: ItemResult, name: string, scorer: Scorer): Side {
     result,
     value: score.value,
     target,
-    verdict: verdictOf(scorer.kind, score.value, target, scorer.metrics),
+    verdict: verdictOf(scorer.kind, score.value, target, scorer.metrics, binary),
     shown: String(score.value),
     reason: score.explanation,
   };
@@ -248,7 +249,7 @@ function compareScorer(
   }
 
   const numericTargets = both.every(([b, c]) => typeof b.target === 'number' && typeof c.target === 'number');
-  const binaryTargets = numericTargets && both.every(([b]) => b.target === 0 || b.target === 1);
+  const binary = numericTargets && binaryTargets(both.map(([b]) => b.target));
   const deltas = pairedBootstraps(
     both.map(([b]) => b),
     both.map(([, c]) => c),
@@ -256,7 +257,7 @@ function compareScorer(
       const values = rows.map((s) => s.value as number);
       const targets = rows.map((s) => s.target as number);
       const stats: Record<string, number | null> = { mean: meanOf(values) };
-      if (binaryTargets)
+      if (binary)
         stats.rocAuc = rocAuc(
           values,
           targets.map((t) => t === 1),
@@ -292,7 +293,10 @@ export function compareRuns(base: RunSide, candidate: RunSide, options: CompareO
   for (const [name, scorer] of Object.entries(candidateFamily.scorers(candidate.run.suite))) {
     const baseScorer = baseScorers[name];
     if (!baseScorer || baseScorer.kind !== scorer.kind) continue;
-    const sides = pairs.map(([b, c]) => [side(b, name, baseScorer), side(c, name, scorer)] as [Side, Side]);
+    const binary = scorer.kind === 'number' && binaryTargets(pairs.map(([b]) => targetReader(scorer)(b)));
+    const sides = pairs.map(
+      ([b, c]) => [side(b, name, baseScorer, binary), side(c, name, scorer, binary)] as [Side, Side],
+    );
     const flipped: FlippedItem[] = [];
     for (const [b, c] of sides) {
       if (b.shown === c.shown) continue;

@@ -1,3 +1,4 @@
+import { EXPLANATION_COLUMNS } from '../datasets/join.js';
 import type { RawRow } from '../datasets/read.js';
 import { mulberry32 } from '../metrics/index.js';
 import type { AggregateTrigger, RunStore, WorkQueue } from '../ports.js';
@@ -101,7 +102,7 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
       await reject(raw.row, parsed.error, raw.record);
       continue;
     }
-    const item = withGivenOutput(parsed.item, raw.record, run.suite);
+    const item = withGiven(parsed.item, raw.record, run.suite);
     const firstRow = firstRowOf.get(item.id);
     if (firstRow !== undefined) {
       total += 1;
@@ -141,15 +142,12 @@ export function isComplete(counters: RunCounters): boolean {
   return counters.total !== undefined && counters.done + counters.failed >= counters.total;
 }
 
-/** Columns tried for a given output's explanation when the suite names none. */
-const EXPLANATION_COLUMNS = ['reason', 'judge_reason', 'explanation'] as const;
-
 /**
  * When the suite maps a dataset column to the output (`dataset.columns.output`), the item
  * carries the row's value: the family reads it instead of solving (a row without one fails as
  * `no_output`, it is not an invalid row).
  */
-function withGivenOutput(item: Item, record: Record<string, string>, suite: Suite): Item {
+function withGiven(item: Item, record: Record<string, string>, suite: Suite): Item {
   const { output, explanation } = suite.dataset.columns;
   if (output === undefined) return item;
   const value = record[output];

@@ -13,8 +13,8 @@ import type { RawRow } from './read.js';
 export const GIVEN_OUTPUT = 'assay:output';
 export const GIVEN_EXPLANATION = 'assay:explanation';
 
-/** Columns tried, in order, for a prediction's explanation. */
-const EXPLANATION_COLUMNS = ['reason', 'judge_reason', 'explanation'];
+/** Columns tried, in order, for an output's explanation when none is named. */
+export const EXPLANATION_COLUMNS = ['reason', 'judge_reason', 'explanation'] as const;
 
 export interface GivenColumns {
   /** Id columns tried in order (default `idx`, `id`). */

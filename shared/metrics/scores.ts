@@ -167,7 +167,7 @@ function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerM
   const paired = scored.filter((r) => typeof r.target === 'number');
   const v = paired.map((r) => r.value as number);
   const t = paired.map((r) => r.target as number);
-  if (paired.length > 0 && t.every((x) => x === 0 || x === 1)) {
+  if (binaryTargets(t)) {
     const positive = t.map((x) => x === 1);
     const threshold = options.threshold;
     Object.assign(
@@ -268,15 +268,26 @@ export const METRIC_NAMES: Record<string, string> = {
 };
 
 /**
+ * Whether a number scorer's gold values are a binary human label: every numeric target is 0
+ * or 1 (decided over the whole run, never item by item: a rating of 1 is not a "no").
+ */
+export function binaryTargets(targets: readonly (ScoreValue | undefined)[]): boolean {
+  const numeric = targets.filter((t): t is number => typeof t === 'number');
+  return numeric.length > 0 && numeric.every((t) => t === 0 || t === 1);
+}
+
+/**
  * Whether one scored value is right: a label equal to its gold; a pass equal to its gold (else
- * a pass); a number equal to its numeric gold, or on the gold's side of the threshold for a
- * binary gold, or at or above the threshold without gold. Undefined when nothing says.
+ * a pass); a number equal to its numeric gold — or, when the run's gold is a binary label
+ * (`binary`, see {@link binaryTargets}), on the gold's side of the threshold — or at or above
+ * the threshold without gold. Undefined when nothing says.
  */
 export function verdictOf(
   kind: ScoreKind,
   value: ScoreValue,
   target: ScoreValue | undefined,
   options: ScorerMetricOptions = {},
+  binary = false,
 ): boolean | undefined {
   switch (kind) {
     case 'label':
@@ -286,8 +297,7 @@ export function verdictOf(
     case 'number': {
       const { threshold } = options;
       if (typeof target === 'number') {
-        if (threshold !== undefined && (target === 0 || target === 1))
-          return Number(value) >= threshold === (target === 1);
+        if (binary && threshold !== undefined) return Number(value) >= threshold === (target === 1);
         return value === target;
       }
       return threshold === undefined ? undefined : Number(value) >= threshold;

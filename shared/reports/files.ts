@@ -1,5 +1,6 @@
 import { type ItemResult, isScored, resultCost, type ScoreKind, scoreOf } from '../core/model.js';
 import {
+  binaryTargets,
   HEADLINE_METRICS,
   METRIC_NAMES,
   type MetricValue,
@@ -32,7 +33,7 @@ export async function writeReportFiles(
   results: ItemResult[],
   suite: Parameters<AnyTaskFamily['scorers']>[0],
 ): Promise<string[]> {
-  const view = resultView(taskFor(report), suite);
+  const view = resultView(taskFor(report), suite, results);
   const files: Record<(typeof REPORT_FILES)[number], [string, string]> = {
     'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
@@ -58,29 +59,42 @@ export async function putFiles(
   return keys;
 }
 
-/** What the item files need to know of a run's scorers: their kinds, targets and which one is primary. */
+/** What the item files need to know of a run: its scorers (kinds, verdicts, the primary one) and how to show an output. */
 export interface ResultView {
   scorers: { name: string; kind: ScoreKind; verdict(result: ItemResult): boolean | undefined }[];
   primary: string;
+  outputText(output: unknown): string | undefined;
 }
+
+const defaultOutputText = (output: unknown): string | undefined =>
+  output === undefined ? undefined : typeof output === 'string' ? output : JSON.stringify(output);
 
 export function resultView(
   family: AnyTaskFamily,
   suite: Parameters<AnyTaskFamily['scorers']>[0],
+  results: readonly ItemResult[],
 ): ResultView {
   const primary = family.primaryScorer(suite);
   const scorers = Object.entries(family.scorers(suite)).map(([name, scorer]) => {
     const target = targetReader(scorer);
+    const binary = scorer.kind === 'number' && binaryTargets(results.map(target));
     return {
       name,
       kind: scorer.kind,
       verdict: (result: ItemResult) => {
         const score = scoreOf(result, name, scorer.kind);
-        return isScored(score) ? verdictOf(scorer.kind, score.value, target(result), scorer.metrics) : false;
+        return isScored(score)
+          ? verdictOf(scorer.kind, score.value, target(result), scorer.metrics, binary)
+          : false;
       },
     };
   });
-  return { scorers, primary };
+  const outputText = family.outputText ?? defaultOutputText;
+  return {
+    scorers,
+    primary,
+    outputText: (output) => (output === undefined ? undefined : outputText(output)),
+  };
 }
 
 /**
@@ -103,9 +117,6 @@ function inputColumns(results: readonly ItemResult[]): string[] {
     for (const key of Object.keys(r.input)) columns.add(key);
   return [...columns];
 }
-
-const outputText = (output: unknown): string | undefined =>
-  output === undefined ? undefined : typeof output === 'string' ? output : JSON.stringify(output);
 
 /** Why an item looks the way it does: the failure, else the primary score's explanation. */
 function reasonOf(r: ItemResult, view: ResultView): string | undefined {
@@ -152,7 +163,7 @@ export function renderLabeledCsv(results: ItemResult[], view: ResultView): strin
         r.failure?.kind,
         ...scores,
         reasonOf(r, view),
-        outputText(r.output),
+        view.outputText(r.output),
         round(resultCost(r), 8),
         Math.round(Object.values(r.stages).reduce((sum, s) => sum + s.latencyMs, 0)),
         r.details ? JSON.stringify(r.details) : undefined,
@@ -172,7 +183,7 @@ function block(r: ItemResult, view: ResultView, extra: string[] = []): string {
   });
   const lines = [`[${r.itemId}] row ${r.row}  gold=${r.gold ?? '-'}  ${scores.join('  ')}`];
   for (const [key, value] of Object.entries(r.input)) lines.push(`  ${key}: ${value}`);
-  const output = outputText(r.output);
+  const output = view.outputText(r.output);
   const reason = reasonOf(r, view);
   if (reason) lines.push(`  reason: ${reason}`);
   if (output !== undefined && output !== reason) lines.push(`  output: ${output.slice(0, 2000)}`);

@@ -113,6 +113,11 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
   primaryScorer(suite: S): string;
   /** What the simulator answers to a request this family made (`request.simulation`). */
   simulate(hint: SimHint, rng: () => number, noise: number): string;
+  /**
+   * What labeled.csv's `output` column and errors.txt show of an output; undefined: nothing
+   * beyond the scores. Default: the output as text (JSON for objects).
+   */
+  outputText?(output: O): string | undefined;
   /** Family figures beyond the scorers' (computed from the results). */
   report?(suite: S, results: readonly ItemResult[]): ReportSection;
   /** report.txt lines for those figures. */

@@ -243,6 +243,9 @@ export const gecFamily = defineFamily<GecSuite, GecOutput>({
 
   primaryScorer: () => LABEL_SCORER,
 
+  // The output is the label and its reason: the score shows both.
+  outputText: () => undefined,
+
   simulate: simulateGec,
 
   report: (suite, results) => ({ metrics: { method: methodMetrics(suite, results) } }),

@@ -194,5 +194,8 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
 
   primaryScorer: (suite) => (suite.judge.labels ? 'label' : 'score'),
 
+  // The label or score and the reason are the scores; only extra answer fields add anything.
+  outputText: (output) => (output.fields ? JSON.stringify(output.fields) : undefined),
+
   simulate: simulateJudge,
 });

@@ -84,7 +84,7 @@ describe('labeled.csv', () => {
           finishedAt: '',
         },
       ],
-      resultView(gecFamily, suite()),
+      resultView(gecFamily, suite(), []),
     );
     expect(csv.startsWith('\uFEFFidx,row,src,tgt,gold,status,failure,label,label.by,reason,output')).toBe(
       true,

@@ -106,8 +106,10 @@ describe('verdictOf (errors.txt vs correct.txt)', () => {
     expect(verdictOf('label', 'TP', 'TP')).toBe(true);
     expect(verdictOf('label', 'TP', undefined)).toBeUndefined();
     expect(verdictOf('number', 4, 4)).toBe(true);
-    expect(verdictOf('number', 0.7, 0, { threshold: 0.5 })).toBe(false);
-    expect(verdictOf('number', 0.7, 1, { threshold: 0.5 })).toBe(true);
+    expect(verdictOf('number', 0.7, 0, { threshold: 0.5 }, true)).toBe(false);
+    expect(verdictOf('number', 0.7, 1, { threshold: 0.5 }, true)).toBe(true);
+    // A rating of 1 on a 1–5 scale is not a binary "yes": 4 is not right against it.
+    expect(verdictOf('number', 4, 1, { threshold: 4 }, false)).toBe(false);
     expect(verdictOf('number', 3, undefined)).toBeUndefined();
     expect(verdictOf('pass', true, undefined)).toBe(true);
     expect(verdictOf('pass', true, false)).toBe(false);

@@ -1,0 +1,102 @@
+/**
+ * The judges users declare without code, run as a user runs them: `assay run` on the two
+ * example suites with `--simulate` (no key), then `assay compare` of two runs of the numeric
+ * judge. The reports speak in each scorer's own terms: labels get the classification
+ * figures, numbers mean / MAE / Spearman, and a numeric judge prints no classification line.
+ */
+import { execFile } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/reports/report.js';
+import { REPO, tempDir } from '../helpers.js';
+
+const exec = promisify(execFile);
+const noKeys = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
+
+async function assay(args: string[], dir: string) {
+  return exec(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
+    cwd: REPO,
+    env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache') },
+  });
+}
+
+const readReport = async (dir: string) =>
+  JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as Report;
+
+describe('declared judges, end to end', { timeout: 120_000 }, () => {
+  it('the tone judge (labels) runs with --simulate and reports label agreement with the human column', async () => {
+    const dir = await tempDir('assay-tone-');
+    const { stdout } = await assay(
+      ['run', 'examples/reply-tone.suite.json', '--simulate', '--out', join(dir, 'run'), '--no-progress'],
+      dir,
+    );
+    expect(stdout).toContain('reply-tone: 48 scored, 0 failed');
+    expect(stdout).toMatch(/label: accuracy \d\.\d{3} {2}macro F1 \d\.\d{3} {2}Cohen's kappa/);
+    expect(stdout).toContain('SIMULATED');
+    const report = await readReport(join(dir, 'run'));
+    expect(report).toMatchObject({
+      schemaVersion: 2,
+      task: 'judge',
+      backends: ['sim:gpt-4o-mini'],
+      simulated: true,
+      primaryScorer: 'label',
+      scores: { label: { kind: 'label', n: 48 } },
+    });
+    expect(Object.keys(report.scores.label!.metrics)).toEqual(['accuracy', 'macroF1', 'kappa']);
+    expect(Object.keys((report.scores.label!.tables as { perClass: object }).perClass)).toEqual([
+      'polite',
+      'neutral',
+      'rude',
+    ]);
+    const csv = await readFile(join(dir, 'run', 'labeled.csv'), 'utf8');
+    expect(csv.split('\r\n')[0]).toBe(
+      '\uFEFFidx,row,customer_message,reply,gold,status,failure,label,label.by,reason,output,cost_usd,latency_ms,details',
+    );
+  });
+
+  it('the helpfulness judge (a number with a pass threshold) reports mean, MAE and Spearman, and compares the same way', async () => {
+    const dir = await tempDir('assay-helpful-');
+    const run = (name: string, extra: string[] = []) =>
+      assay(
+        [
+          'run',
+          'examples/answer-helpfulness.suite.json',
+          '--simulate',
+          '--out',
+          join(dir, name),
+          '--no-progress',
+          ...extra,
+        ],
+        dir,
+      );
+    const { stdout } = await run('a');
+    expect(stdout).toContain('answer-helpfulness: 40 scored, 0 failed');
+    expect(stdout).toMatch(/score: mean \d\.\d{3} {2}MAE \d\.\d{3} {2}Spearman ρ -?\d\.\d{3} {2}\(n 40\)/);
+    expect(stdout).toMatch(/pass: pass rate \d\.\d{3} {2}accuracy \d\.\d{3} {2}balanced accuracy \d\.\d{3}/);
+    expect(stdout).not.toMatch(/macro F1|kappa/);
+
+    const report = await readReport(join(dir, 'a'));
+    expect(report.primaryScorer).toBe('score');
+    expect(Object.keys(report.scores)).toEqual(['score', 'pass']);
+    expect(Object.keys(report.scores.score!.metrics)).toEqual(['mean', 'mae', 'pearson', 'spearman']);
+    expect(report.metrics).toMatchObject({ n: 40, mean: expect.any(Number), mae: expect.any(Number) });
+    const text = await readFile(join(dir, 'a', 'report.txt'), 'utf8');
+    expect(text).toMatch(/score \(number, primary\): 40 scored/);
+    expect(text).toMatch(/ {4}mean +\d\.\d{3} +\[\d\.\d{3}, \d\.\d{3}\] +n 40/);
+    expect(text).toMatch(/ {4}MAE +\d\.\d{3}/);
+    expect(text).toMatch(/ {4}Spearman ρ +-?\d\.\d{3}/);
+    // No classification lines: no macro F1, kappa, per-class table or confusion matrix.
+    expect(text).not.toMatch(/macro F1|kappa|confusion|precision/);
+
+    // Another run of the same judge (another simulator seed stands in for another model) and the comparison.
+    await run('b', ['--backend', 'sim:claude-sonnet-4-5']);
+    const compared = await assay(['compare', join(dir, 'a'), join(dir, 'b')], dir);
+    expect(compared.stdout).toMatch(/Scorer score \(number, primary\)/);
+    expect(compared.stdout).toMatch(/ {2}mean +\d\.\d{3} +\d\.\d{3} +[+\-±]\d\.\d{3}/);
+    expect(compared.stdout).toMatch(/ {2}MAE +\d\.\d{3}/);
+    expect(compared.stdout).toMatch(/ {2}Spearman ρ +-?\d\.\d{3}/);
+    expect(compared.stdout).not.toMatch(/macro F1|kappa/);
+  });
+});
