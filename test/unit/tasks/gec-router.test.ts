@@ -11,9 +11,10 @@ import {
   riskFlags,
   spanFlags,
 } from '../../../shared/tasks/gec/router.js';
+import { EXAMPLE_DATA } from '../../helpers.js';
 
-/** The AQUA gold files shipped beside the repository (../shared/data/external/aqua). */
-const AQUA = resolve(import.meta.dirname, '..', '..', '..', '..', 'shared', 'data', 'external', 'aqua');
+/** The AQUA gold files that ship with the repository (examples/data, with their attribution). */
+const AQUA = EXAMPLE_DATA;
 
 /**
  * `aligned` cells copied verbatim from the AQUA gold files, keyed `<lang> <idx>` for
