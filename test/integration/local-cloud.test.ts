@@ -2,7 +2,7 @@
  * `assay cloud` as a user runs it: moto starts, the suite and dataset are uploaded, the
  * pipeline runs to a report in the bucket, the files come down to a folder, moto stops.
  */
-import { copyFile, readdir, writeFile } from 'node:fs/promises';
+import { readdir, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runLocalCloud } from '../../cli/cloud/local-cloud.js';
@@ -12,43 +12,38 @@ import { REPO, snapshotEnv, tempDir } from '../helpers.js';
 afterAll(snapshotEnv());
 
 describe('runLocalCloud', () => {
-  it('turns a dataset upload into a report in the bucket and downloads it', {
+  it('runs an example suite with --simulate: upload, pipeline, report in the bucket, downloaded', {
     timeout: 120_000,
   }, async () => {
     process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+    // No key is needed: --simulate stands a simulator in for each backend.
+    for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
     const dir = await tempDir('assay-local-cloud-');
-    await copyFile(
-      join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv'),
-      join(dir, 'gold.csv'),
-    );
-    const suitePath = join(dir, 'cloud-test.suite.json');
-    await writeFile(
-      suitePath,
-      JSON.stringify({
-        version: 1,
-        name: 'cloud-test',
-        dataset: { path: 'gold.csv' },
-        task: 'gec',
-        method: 'baseline',
-        backends: ['openai:gpt-4o-mini'],
-      }),
-    );
+    const suitePath = join(REPO, 'examples', 'reply-tone.suite.json');
+    const { size } = await stat(join(REPO, 'examples', 'data', 'replies.csv'));
     const lines: string[] = [];
 
     const result = await runLocalCloud({
       suitePath,
-      backends: ['sim:gold'],
+      simulate: true,
       outDir: join(dir, 'out'),
       onLog: (line) => lines.push(line),
     });
 
-    expect(result.reportUri).toBe(`s3://assay-local/reports/cloud-test/${result.runId}/`);
-    expect(result.runId).toMatch(/^cloud-test-[0-9a-f]{12}$/);
-    expect(result.report.counts).toMatchObject({ items: 14, scored: 12, failed: 2, invalidRows: 2 });
-    expect(result.report.simulated).toBe(true);
+    expect(result.reportUri).toBe(`s3://assay-local/reports/reply-tone/${result.runId}/`);
+    expect(result.runId).toMatch(/^reply-tone-[0-9a-f]{12}$/);
+    expect(result.report).toMatchObject({
+      task: 'judge',
+      backends: ['sim:gpt-4o-mini'],
+      simulated: true,
+      counts: { items: 48, scored: 48, failed: 0 },
+      scores: { label: { kind: 'label', n: 48 } },
+    });
+    // The judge's prompt came from the suite's own prompts/ folder.
+    expect(Object.keys(result.report.prompts)).toContain('tone.md');
     expect((await readdir(join(dir, 'out'))).sort()).toEqual([...REPORT_FILES].sort());
     expect(lines).toContain(
-      'uploaded datasets/cloud-test/gold.csv (3632 bytes): the S3 notification starts the run',
+      `uploaded datasets/reply-tone/data/replies.csv (${size} bytes): the S3 notification starts the run`,
     );
     expect(lines.filter((l) => /^\s+worker\s/.test(l)).length).toBeGreaterThan(0);
     expect(lines.at(-1)).toBe('stopping moto_server');
