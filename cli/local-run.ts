@@ -95,20 +95,19 @@ export async function runLocal(
   options: LocalRunOptions,
 ): Promise<{ outDir: string; run: RunRecord; outcome: AggregateOutcome }> {
   const suitePath = resolve(options.suitePath);
-  const suiteDir = dirname(suitePath);
   const suite = await loadSuiteFile(suitePath);
+  return runSuite(suite, dirname(suitePath), await datasetFileOf(suite, dirname(suitePath)), options);
+}
+
+/** The suite's dataset file (`dataset.path`, relative to the suite's folder) as a run's source. */
+export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<DatasetSource> {
   const datasetPath = resolve(suiteDir, suite.dataset.path);
   const format = suite.dataset.format ?? formatFromPath(datasetPath);
-  return runSuite(
-    suite,
-    suiteDir,
-    {
-      key: datasetPath,
-      version: await fileHash(datasetPath),
-      rows: () => readRows(createReadStream(datasetPath), format),
-    },
-    options,
-  );
+  return {
+    key: datasetPath,
+    version: await fileHash(datasetPath),
+    rows: () => readRows(createReadStream(datasetPath), format),
+  };
 }
 
 /** Where a run's rows come from: a dataset file, or files joined (`assay score`). */
@@ -150,7 +149,7 @@ export async function runSuite(
   // A resumed run keeps its record, with this invocation's run settings (a higher budget…).
   const run = existing ? { ...existing, suite: { ...existing.suite, run: prepared.suite.run } } : prepared;
   const queue = new CollectingQueue();
-  const trigger = { trigger: async () => {} };
+  const trigger = { trigger: async () => {}, triggerSweep: async () => {} };
   const started = await startRun({ runStore, queue, trigger }, { run, rows: dataset.rows(), resume: true });
   if (started.status === 'duplicate') throw new Error('unreachable: local runs always resume');
   options.onEvent?.({

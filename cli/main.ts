@@ -4,20 +4,25 @@ import { Command, InvalidArgumentError } from 'commander';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
+import { LocalLeaderboard } from '../shared/adapters/local/local-sweeps.js';
 import { writeRunReport } from '../shared/core/aggregate-run.js';
 import type { ComparisonSummary } from '../shared/core/compare-runs.js';
 import { compareRuns, type RunSide } from '../shared/core/compare-runs.js';
 import { suiteJsonSchema } from '../shared/core/suite.js';
+import type { Leaderboard } from '../shared/ports.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
 import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
 import { headline } from '../shared/reports/files.js';
 import { ms, usd } from '../shared/reports/format.js';
+import { leaderboardTables, renderLeaderboard } from '../shared/reports/leaderboard.js';
 import type { Report } from '../shared/reports/report.js';
+import { renderSweepText } from '../shared/reports/sweep-files.js';
 import { familyNames } from '../shared/tasks/registry.js';
 import { discoverSuites, promptChanges } from './changed.js';
-import { PACKAGE_ROOT, runLocal, runSuite } from './local-run.js';
+import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from './local-run.js';
 import { progressReporter } from './progress.js';
 import { scoringRun } from './score.js';
+import { isSweep, runSweep } from './sweep.js';
 
 const QUICKSTART_SUITE = join(PACKAGE_ROOT, 'examples', 'quickstart.suite.json');
 
@@ -70,8 +75,7 @@ async function run(
   backends?: string[],
   sample?: { n: number; seed: number },
 ): Promise<void> {
-  const { outDir, outcome } = await runLocal({
-    suitePath,
+  const settings = {
     outDir: flags.out,
     runsDir: flags.runs,
     backends: flags.backend ?? backends,
@@ -81,7 +85,30 @@ async function run(
     fresh: flags.fresh,
     pricesPath: flags.prices,
     onEvent: flags.progress ? progressReporter() : undefined,
-  });
+  };
+  const suite = await loadSuiteFile(suitePath);
+  const suiteDir = dirname(resolve(suitePath));
+  const dataset = await datasetFileOf(suite, suiteDir);
+  if (isSweep(suite)) {
+    const { outDir, sweep } = await runSweep(suite, suiteDir, dataset, {
+      ...settings,
+      onVariant: (name, i, n) => process.stderr.write(`\nvariant ${i + 1}/${n}: ${name}\n`),
+    });
+    process.stdout.write(
+      `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`,
+    );
+    const failed = sweep.gate?.failedRequired ?? [];
+    if (failed.length > 0) {
+      const why = sweep.variants
+        .filter((v) => failed.includes(v.name))
+        .flatMap((v) =>
+          v.gate!.conditions.filter((c) => !c.passed).map((c) => `  ${v.name}: ${c.condition}: ${c.reason}`),
+        );
+      throw new Error(`required gate failed for ${failed.join(', ')}:\n${why.join('\n')}`);
+    }
+    return;
+  }
+  const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, settings);
   if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
   process.stdout.write(summary(outcome.report, outDir) + comparisonLine(outcome.report));
 }
@@ -314,6 +341,30 @@ program
       process.stdout.write(summary(outcome.report, outDir));
     },
   );
+
+program
+  .command('leaderboard')
+  .description(
+    "the finished runs side by side, per dataset: task, method, backends, prompt version, headline metrics with CIs, cost per 10K, p50 latency — from the runs folder, or from the AWS stack's table",
+  )
+  .option('--runs <dir>', 'folder of run folders', 'runs')
+  .option(
+    '--table <name>',
+    "read the AWS stack's DynamoDB table instead (AWS credentials and region from the environment)",
+  )
+  .option('--dataset <key>', 'only the runs of this dataset (its path or key, or the end of it)')
+  .option('--json', 'print the tables as JSON')
+  .action(async (flags: { runs: string; table?: string; dataset?: string; json?: boolean }) => {
+    let leaderboard: Leaderboard = new LocalLeaderboard(resolve(flags.runs));
+    if (flags.table) {
+      const { createAwsClients } = await import('../shared/adapters/aws/clients.js');
+      const { DynamoLeaderboard } = await import('../shared/adapters/aws/dynamo-sweeps.js');
+      const clients = createAwsClients({ AWS_ENDPOINT_URL: process.env.AWS_ENDPOINT_URL });
+      leaderboard = new DynamoLeaderboard({ client: clients.doc, tableName: flags.table });
+    }
+    const tables = leaderboardTables(await leaderboard.entries(), flags.dataset);
+    process.stdout.write(flags.json ? `${JSON.stringify({ tables }, null, 2)}\n` : renderLeaderboard(tables));
+  });
 
 program
   .command('schema')

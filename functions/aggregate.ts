@@ -1,12 +1,24 @@
 /**
- * aggregate: `{runId}` triggers from the aggregate queue. Triggers arrive more than once (the
- * last worker and ingest may both send one, SQS may repeat it): the conditional claim lets
- * exactly one build the report and the others skip.
+ * aggregate: `{runId}` and `{sweepId}` triggers from the aggregate queue. Triggers arrive more
+ * than once (the last worker and ingest may both send one, SQS may repeat it): the conditional
+ * claims let exactly one build each report and the others skip.
+ *
+ * Once a run is done (now or by an earlier delivery), its report joins the leaderboard
+ * (`reports/leaderboard.json`) and every sweep it completes is aggregated, so a retried
+ * trigger finishes whatever a failed attempt left undone.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { aggregateTriggerBodySchema } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
+import { REPORTS_PREFIX } from '../shared/bucket/layout.js';
 import { aggregateRun } from '../shared/core/aggregate-run.js';
+import {
+  type AggregateSweepOutcome,
+  aggregateSweep,
+  finishSweepsOf,
+} from '../shared/core/aggregate-sweep.js';
+import { publishToLeaderboard } from '../shared/core/publish-leaderboard.js';
+import type { Report } from '../shared/reports/report.js';
 import { aggregateRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 
@@ -15,21 +27,50 @@ const deps = aggregateRoot();
 async function aggregateRecord(record: SQSRecord): Promise<void> {
   const body = parseBody(record.body, aggregateTriggerBodySchema);
   if ('error' in body) {
-    logger.error('aggregate trigger is not {"runId"}: dropped', {
+    logger.error('aggregate trigger is not {"runId"} or {"sweepId"}: dropped', {
       messageId: record.messageId,
       reason: body.error,
     });
     metrics.addMetric('AggregateTriggersDropped', MetricUnit.Count, 1);
     return;
   }
-  const { runId } = body.data;
-  const outcome = await aggregateRun(deps, runId);
-  if (outcome.status === 'skipped') {
-    logger.info('aggregation skipped', { runId, reason: outcome.reason });
+  if ('sweepId' in body.data) {
+    logSweep(body.data.sweepId, await aggregateSweep(deps, body.data.sweepId));
     return;
   }
-  logger.info('report written', { runId, keys: outcome.keys, counts: outcome.report.counts });
-  metrics.addMetric('RunsAggregated', MetricUnit.Count, 1);
+  const { runId } = body.data;
+  const outcome = await aggregateRun(deps, runId);
+  if (outcome.status === 'skipped') logger.info('aggregation skipped', { runId, reason: outcome.reason });
+  else {
+    logger.info('report written', { runId, keys: outcome.keys, counts: outcome.report.counts });
+    metrics.addMetric('RunsAggregated', MetricUnit.Count, 1);
+  }
+
+  const run = await deps.runStore.getRun(runId);
+  if (run?.status !== 'done') return;
+  const report =
+    outcome.status === 'written'
+      ? outcome.report
+      : await deps.reports
+          .get(`${run.reportPrefix}report.json`)
+          .then((b) => (b ? (JSON.parse(new TextDecoder().decode(b)) as Report) : undefined));
+  if (report) await publishToLeaderboard(deps, report, REPORTS_PREFIX);
+  const sweepIds = await deps.sweeps.sweepsOf(runId);
+  const outcomes = await finishSweepsOf(deps, runId);
+  outcomes.forEach((o, i) => logSweep(sweepIds[i]!, o));
+}
+
+function logSweep(sweepId: string, outcome: AggregateSweepOutcome): void {
+  if (outcome.status === 'skipped') {
+    logger.info('sweep aggregation skipped', { sweepId, reason: outcome.reason });
+    return;
+  }
+  logger.info('sweep report written', {
+    sweepId,
+    keys: outcome.keys,
+    failedRequired: outcome.report.gate?.failedRequired ?? [],
+  });
+  metrics.addMetric('SweepsAggregated', MetricUnit.Count, 1);
 }
 
 // One at a time: each aggregation holds a whole run's results.

@@ -100,6 +100,19 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Prom
       metrics.addMetric('RunsStarted', MetricUnit.Count, 1);
       return;
     }
+    case 'sweep':
+      logger.info('sweep started: a run per variant', {
+        key,
+        sweepId: outcome.sweepId,
+        suite: outcome.suiteName,
+        runs: outcome.runs.map(({ variant, runId, start }) => ({ variant, runId, status: start.status })),
+      });
+      metrics.addMetric(
+        'RunsStarted',
+        MetricUnit.Count,
+        outcome.runs.filter((r) => r.start.status !== 'duplicate').length,
+      );
+      return;
     case 'duplicate':
       logger.info('run already started by an earlier delivery of this upload', { key, runId: outcome.runId });
       return;
@@ -109,7 +122,7 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Prom
         if (suite.status === 'rejected') {
           logger.error('prompt change: suite not re-evaluated', facts);
           metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
-        } else if (suite.status === 'started' || suite.status === 'resumed') {
+        } else if (suite.status === 'started' || suite.status === 'resumed' || suite.status === 'sweep') {
           logger.info('prompt change: suite re-evaluated', facts);
           metrics.addMetric('RunsStarted', MetricUnit.Count, 1);
         } else {

@@ -16,6 +16,7 @@ import { type AwsClients, createAwsClients } from '../shared/adapters/aws/client
 import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
 import { DynamoPromptIndex } from '../shared/adapters/aws/dynamo-prompt-index.js';
 import { DynamoRunStore } from '../shared/adapters/aws/dynamo-run-store.js';
+import { DynamoLeaderboard, DynamoSweepStore } from '../shared/adapters/aws/dynamo-sweeps.js';
 import {
   type FunctionEnv,
   loadProviderSecrets,
@@ -28,7 +29,9 @@ import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import type { IngestObjectDeps } from '../shared/bucket/ingest-object.js';
 import type { AggregateDeps } from '../shared/core/aggregate-run.js';
+import type { AggregateSweepDeps } from '../shared/core/aggregate-sweep.js';
 import type { RunRecord } from '../shared/core/model.js';
+import type { PublishLeaderboardDeps } from '../shared/core/publish-leaderboard.js';
 import type { ScoreItemDeps } from '../shared/core/score-item.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
@@ -118,6 +121,7 @@ export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
       promptIndex: new DynamoPromptIndex({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
       queue: new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs }),
       trigger: aggregateTrigger(b),
+      sweeps: new DynamoSweepStore({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
     },
   };
 }
@@ -162,10 +166,23 @@ export function deadLetterRoot(): { blobs: S3BlobStore; runStore: RunStore; trig
   return { blobs: b.blobs, runStore: b.runStore, trigger: aggregateTrigger(b) };
 }
 
-/** The aggregator: reads results, writes report files to the bucket, compares with the suite's previous run. */
-export function aggregateRoot(): AggregateDeps {
+/**
+ * The aggregator: reads results, writes report files to the bucket, compares with the suite's
+ * previous run; keeps the leaderboard; aggregates sweeps once their variant runs are done.
+ */
+export function aggregateRoot(): AggregateDeps &
+  AggregateSweepDeps &
+  PublishLeaderboardDeps & { runStore: DynamoRunStore } {
   const b = base([]);
-  return { runStore: b.runStore, reports: b.blobs, history: b.runStore };
+  const table = { client: b.clients.doc, tableName: b.env.TABLE_NAME };
+  return {
+    runStore: b.runStore,
+    reports: b.blobs,
+    history: b.runStore,
+    runs: b.runStore,
+    sweeps: new DynamoSweepStore(table),
+    leaderboard: new DynamoLeaderboard(table),
+  };
 }
 
 /**

@@ -4,6 +4,8 @@
  */
 import type { ItemMessage, ItemResult, RunCounters, RunRecord, RunStatus } from './core/model.js';
 import type { Completion } from './providers/types.js';
+import type { LeaderboardEntry } from './reports/leaderboard.js';
+import type { SweepRecord, SweepStatus } from './sweeps/sweep.js';
 
 export interface BlobStore {
   /** Undefined when the object does not exist. */
@@ -53,6 +55,7 @@ export interface LlmCache {
 
 /** Earlier runs of a suite: what a report compares with, and what a prompt change re-runs. */
 export interface RunHistory {
+  getRun(runId: string): Promise<RunRecord | undefined>;
   /** The newest finished (`done`) run of the suite that started before `runId`. */
   previousRun(suiteName: string, runId: string): Promise<RunRecord | undefined>;
   /** The newest run of the suite, whatever its status. */
@@ -71,4 +74,26 @@ export interface PromptIndex {
 /** Called by the worker use-case when done + failed reaches total. */
 export interface AggregateTrigger {
   trigger(runId: string): Promise<void>;
+  /** Asks for a sweep's aggregation (ingest, when every variant run was already done). */
+  triggerSweep(sweepId: string): Promise<void>;
+}
+
+/** Sweeps: which runs make each, and who aggregates it (once). */
+export interface SweepStore {
+  /** Stores the record; a second create of the same sweepId is a no-op returning false. */
+  createSweep(sweep: SweepRecord): Promise<boolean>;
+  getSweep(sweepId: string): Promise<SweepRecord | undefined>;
+  /** The sweeps a run is a variant of (a run may serve several: the same variant in an edited sweep). */
+  sweepsOf(runId: string): Promise<string[]>;
+  /** Moves the sweep from `running` to `aggregating`; true for exactly one caller. */
+  claimSweep(sweepId: string): Promise<boolean>;
+  setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void>;
+}
+
+/** The finished runs, a line each, for `assay leaderboard`. */
+export interface Leaderboard {
+  /** Adds or replaces the run's entry. */
+  record(entry: LeaderboardEntry): Promise<void>;
+  /** Every entry, in no particular order. */
+  entries(): Promise<LeaderboardEntry[]>;
 }

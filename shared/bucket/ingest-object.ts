@@ -1,11 +1,12 @@
 import type { RunRecord } from '../core/model.js';
 import { prepareRun } from '../core/prepare-run.js';
 import { type StartRunDeps, type StartRunOutcome, startRun } from '../core/start-run.js';
-import { parseSuite, type Suite } from '../core/suite.js';
+import { parseSuite, type Suite, variantSuites } from '../core/suite.js';
 import { type DatasetFormat, formatFromPath, readRows } from '../datasets/read.js';
-import type { BlobStore, PromptIndex, RunHistory } from '../ports.js';
+import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports.js';
 import { contentHash, PROMPT_PREFIX } from '../prompts/prompts.js';
-import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey } from './layout.js';
+import { prepareSweep } from '../sweeps/sweep.js';
+import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from './layout.js';
 
 export interface IngestObjectDeps extends StartRunDeps {
   /** The bucket (suites/ and datasets/ keys). */
@@ -26,6 +27,8 @@ export interface IngestObjectDeps extends StartRunDeps {
   promptIndex: PromptIndex;
   /** The suites' runs: a prompt change re-runs the latest on the same dataset. */
   history: RunHistory;
+  /** A suite with variants starts a sweep: its record says which runs make it. */
+  sweeps: SweepStore;
 }
 
 export interface UploadedObject {
@@ -46,6 +49,8 @@ export type IngestOutcome =
       datasetKey: string;
       start: StartRunOutcome;
     }
+  /** A suite with variants: a run per variant, and the sweep that compares them. */
+  | { status: 'sweep'; sweepId: string; suiteName: string; datasetKey: string; runs: SweepRunOutcome[] }
   /** A prompt file changed: one outcome per suite that reads it. */
   | { status: 'prompt'; path: string; hash?: string; suites: PromptChangeOutcome[] }
   /** Nothing to run: a suite whose dataset is not uploaded yet (`no-dataset`), or a key outside the layout (`unknown-key`). */
@@ -112,6 +117,15 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     return { status: 'rejected', reason: (error as Error).message, suiteName };
   }
 
+  if (suite.variants !== undefined || suite.matrix !== undefined) {
+    return ingestSweep(
+      deps,
+      suite,
+      { key: datasetKey, version: datasetVersion, format },
+      route.kind === 'suite',
+    );
+  }
+
   const run = await prepareChecked(deps, suite, datasetKey, datasetVersion);
   if ('rejected' in run) return { status: 'rejected', reason: run.rejected, suiteName };
 
@@ -133,8 +147,78 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
   return { status: start.status, runId: run.runId, suiteName, datasetKey, start };
 }
 
+export interface SweepRunOutcome {
+  variant: string;
+  runId: string;
+  start: StartRunOutcome;
+}
+
+interface DatasetRef {
+  key: string;
+  version: string;
+  format: DatasetFormat;
+}
+
+/**
+ * A sweep: every variant's run is prepared (and its keys checked) before any starts, so one
+ * bad variant starts none; then each starts on the dataset as a run of its own, and the sweep
+ * record names them. When every run was already done (the same sweep uploaded again, an
+ * edited gate), nothing else would aggregate the sweep, so this asks for it.
+ */
+async function ingestSweep(
+  deps: IngestObjectDeps,
+  suite: Suite,
+  dataset: DatasetRef,
+  suiteUpload: boolean,
+): Promise<IngestOutcome> {
+  const suiteName = suite.name;
+  let variants: ReturnType<typeof variantSuites>;
+  try {
+    variants = variantSuites(suite);
+  } catch (error) {
+    return { status: 'rejected', reason: (error as Error).message, suiteName };
+  }
+  const runs: { variant: string; run: RunRecord }[] = [];
+  for (const { variant, suite: variantSuite } of variants) {
+    const run = await prepareChecked(deps, variantSuite, dataset.key, dataset.version);
+    if ('rejected' in run)
+      return { status: 'rejected', reason: `variant ${variant.name}: ${run.rejected}`, suiteName };
+    runs.push({ variant: variant.name, run });
+  }
+  await deps.promptIndex.setSuitePrompts(suiteName, [
+    ...new Set(runs.flatMap(({ run }) => Object.keys(run.prompts))),
+  ]);
+
+  const outcomes: SweepRunOutcome[] = [];
+  for (const { variant, run } of runs) {
+    const chunks = await deps.open(dataset.key);
+    if (!chunks) {
+      return suiteUpload && outcomes.length === 0
+        ? {
+            status: 'ignored',
+            why: 'no-dataset',
+            reason: `suite saved; no dataset at ${dataset.key} yet: uploading one there (or any file under datasets/${suiteName}/) starts the sweep`,
+          }
+        : { status: 'rejected', reason: `${dataset.key} is gone (deleted after the upload?)`, suiteName };
+    }
+    const start = await startRun(deps, { run, rows: readRows(chunks, dataset.format) });
+    outcomes.push({ variant, runId: run.runId, start });
+  }
+
+  const sweep = prepareSweep(
+    suite,
+    outcomes.map(({ variant, runId }) => ({ variant, runId })),
+    { datasetKey: dataset.key, reportPrefix: sweepPrefixOf(suiteName), now: deps.now },
+  );
+  await deps.sweeps.createSweep(sweep);
+  const statuses = await Promise.all(outcomes.map(({ runId }) => deps.runStore.getRun(runId)));
+  if (statuses.every((run) => run?.status === 'done')) await deps.trigger.triggerSweep(sweep.sweepId);
+  return { status: 'sweep', sweepId: sweep.sweepId, suiteName, datasetKey: dataset.key, runs: outcomes };
+}
+
 export type PromptChangeOutcome =
   | { suiteName: string; status: StartRunOutcome['status']; runId: string; previousRunId: string }
+  | { suiteName: string; status: 'sweep'; sweepId: string; previousRunId: string }
   | { suiteName: string; status: 'unchanged' | 'never-run' | 'not-reading'; reason: string }
   | { suiteName: string; status: 'rejected'; reason: string };
 
@@ -161,21 +245,34 @@ async function rerunSuite(
   path: string,
   hash: string,
 ): Promise<PromptChangeOutcome> {
-  const latest = await deps.history.latestRun(suiteName);
-  if (!latest) return { suiteName, status: 'never-run', reason: 'the suite has no run yet to re-evaluate' };
-  if (latest.prompts[path]?.hash === hash) {
-    return { suiteName, status: 'unchanged', reason: `run ${latest.runId} already used this content` };
-  }
   const loaded = await loadSuite(deps.bucket, suiteName);
   if ('rejected' in loaded) return { suiteName, status: 'rejected', reason: loaded.rejected };
   const { suite } = loaded;
-  const run = await prepareChecked(deps, suite, latest.datasetKey, latest.datasetVersion ?? latest.runId);
+  // A sweep's runs are its variants' (`<suite>.<variant>`): the newest of them is its latest.
+  const sweep = suite.variants !== undefined || suite.matrix !== undefined;
+  const names = sweep ? variantSuites(suite).map((v) => v.suite.name) : [suiteName];
+  const latestRuns = (await Promise.all(names.map((name) => deps.history.latestRun(name)))).filter(
+    (run): run is RunRecord => run !== undefined,
+  );
+  const latest = latestRuns.sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
+  if (!latest) return { suiteName, status: 'never-run', reason: 'the suite has no run yet to re-evaluate' };
+  if (latestRuns.every((run) => run.prompts[path]?.hash === hash)) {
+    return { suiteName, status: 'unchanged', reason: `run ${latest.runId} already used this content` };
+  }
+  const format = suite.dataset.format ?? formatFromPath(latest.datasetKey);
+  const version = latest.datasetVersion ?? latest.runId;
+  if (sweep) {
+    const outcome = await ingestSweep(deps, suite, { key: latest.datasetKey, version, format }, false);
+    if (outcome.status === 'sweep')
+      return { suiteName, status: 'sweep', sweepId: outcome.sweepId, previousRunId: latest.runId };
+    return { suiteName, status: 'rejected', reason: 'reason' in outcome ? outcome.reason : outcome.status };
+  }
+  const run = await prepareChecked(deps, suite, latest.datasetKey, version);
   if ('rejected' in run) return { suiteName, status: 'rejected', reason: run.rejected };
   await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
   if (run.prompts[path] === undefined) {
     return { suiteName, status: 'not-reading', reason: `the suite no longer reads ${path}` };
   }
-  const format = suite.dataset.format ?? formatFromPath(latest.datasetKey);
   const chunks = await deps.open(latest.datasetKey);
   if (!chunks) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
   const start = await startRun(deps, { run, rows: readRows(chunks, format) });

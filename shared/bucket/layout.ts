@@ -11,7 +11,9 @@ import { PROMPT_PREFIX } from '../prompts/prompts.js';
  * datasets/<name>/<file>        a dataset of suite <name>; its upload runs suites/<name>.json on it
  * prompts/<path>                prompt files (override the ones bundled with the functions);
  *                               a changed one re-runs the suites that read it
- * reports/<name>/<runId>/       report files of a run
+ * reports/<name>/<runId>/       report files of a run (a sweep variant's runs: reports/<name>.<variant>/<runId>/)
+ * reports/<name>/sweeps/<id>/   sweep.json and sweep.txt of a sweep
+ * reports/leaderboard.json      every finished run, kept current by the aggregator (and .txt)
  * spill/<runId>/…               item messages too big for the queue
  * ```
  */
@@ -34,6 +36,11 @@ export function suiteKey(suiteName: string): string {
 /** Where `reports/<name>/{runId}/` report files of the suite's runs go (`{runId}` is filled by prepareRun). */
 export function reportPrefixOf(suiteName: string): string {
   return `${REPORTS_PREFIX}${suiteName}/{runId}/`;
+}
+
+/** Where `reports/<name>/sweeps/{sweepId}/` sweep files of the suite go (`{sweepId}` is filled by prepareSweep). */
+export function sweepPrefixOf(suiteName: string): string {
+  return `${REPORTS_PREFIX}${suiteName}/sweeps/{sweepId}/`;
 }
 
 /**

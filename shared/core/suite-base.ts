@@ -102,6 +102,88 @@ export const simSettingsSchema = z
   .default({ noise: 0.2, latencyMs: 20, seed: 7 })
   .describe('Simulator settings, used only for `sim:` backends.');
 
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** What a variant changes in its suite: backends, generation parameters, prompt files, family options. */
+const variantOverlay = {
+  backends: z.array(z.string().min(1)).min(1).optional().describe('Replaces the suite backends.'),
+  params: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Generation parameters merged over the suite params (e.g. {"temperature": 0.7}).'),
+  prompts: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Prompt overrides merged over the suite prompts: role → path under prompts/.'),
+  options: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'Keys of the task family block this variant sets (e.g. {"method": "modular"}), replacing the suite\'s.',
+    ),
+};
+
+export const variantSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(NAME, 'letters, digits, dot, dash, underscore')
+      .describe('Variant name: its runs are named <suite>.<variant>.'),
+    description: z.string().optional(),
+    ...variantOverlay,
+  })
+  .strict();
+
+/**
+ * Keys of a sweep: named variants (or a matrix that expands to them), each a full run of its
+ * own; a baseline variant the others are compared with on the same items; a gate a variant must
+ * pass to be promoted; the metric that ranks them.
+ */
+export const sweepShape = {
+  variants: z
+    .array(variantSchema)
+    .optional()
+    .describe('Named variants of this suite; each runs on the same items, as a run of its own.'),
+  matrix: z
+    .object({
+      backends: z
+        .array(z.array(z.string().min(1)).min(1))
+        .min(1)
+        .optional(),
+      params: z.record(z.string(), z.array(z.unknown()).min(1)).optional(),
+      prompts: z.record(z.string(), z.array(z.string()).min(1)).optional(),
+      options: z.record(z.string(), z.array(z.unknown()).min(1)).optional(),
+    })
+    .strict()
+    .optional()
+    .describe('Variants as the product of these choices (added after `variants`), named after them.'),
+  baseline: z.string().optional().describe('The variant every other is compared with (default: the first).'),
+  gate: z
+    .object({
+      conditions: z
+        .array(z.string().min(1))
+        .min(1)
+        .describe(
+          'Each a condition on a variant, e.g. "accuracy >= 0.8", "label.kappa >= baseline - 0.05", "p50 latency where words(transcript) >= 150 < baseline", "delta accuracy > 0 with p < 0.05", "cost per 10k <= 2".',
+        ),
+      required: z
+        .union([z.boolean(), z.array(z.string())])
+        .default(false)
+        .describe(
+          'true: every variant but the baseline must pass (assay run exits 1 otherwise); or the variants that must.',
+        ),
+    })
+    .strict()
+    .optional()
+    .describe('What a variant must meet to be promoted over the baseline.'),
+  rankBy: z
+    .string()
+    .optional()
+    .describe(
+      "The metric variants are ranked by, as gate conditions name it (default: the primary scorer's main metric).",
+    ),
+};
+
 /** The common keys of a suite of family `task` (with its extra dataset column roles). */
 export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Record<never, never>>(
   task: T,
@@ -112,7 +194,7 @@ export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Rec
     version: z.literal(1),
     name: z
       .string()
-      .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, 'letters, digits, dot, dash, underscore')
+      .regex(NAME, 'letters, digits, dot, dash, underscore')
       .describe('Suite name: report folder and run ids derive from it.'),
     description: z.string().optional(),
     dataset: datasetSchema(columns),
@@ -130,6 +212,7 @@ export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Rec
     params: paramsSchema,
     run: runSettingsSchema,
     sim: simSettingsSchema,
+    ...sweepShape,
   };
 }
 

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { GateSyntaxError, parseCondition, parseMetric } from '../sweeps/gate.js';
+import { allVariants, type Variant, variantOverlay } from '../sweeps/variants.js';
 import { FAMILIES, familyNames, taskFor } from '../tasks/registry.js';
 import { type BaseSuite, commonSuiteShape, SuiteError } from './suite-base.js';
 
@@ -21,10 +23,82 @@ function familySchema(family: (typeof FAMILIES)[number]) {
 const [first, ...rest] = FAMILIES.map(familySchema);
 
 export const suiteSchema = z.discriminatedUnion('task', [first!, ...rest]).superRefine((suite, ctx) => {
-  taskFor(suite).suite.check?.(suite as BaseSuite, (path, message) =>
-    ctx.addIssue({ code: 'custom', path, message }),
-  );
+  const issue = (path: (string | number)[], message: string) =>
+    ctx.addIssue({ code: 'custom', path, message });
+  const variants = allVariants(suite);
+  // A sweep's own suite need not be runnable (its variants bring the backends, say): each variant's is.
+  if (variants.length === 0) taskFor(suite).suite.check?.(suite as BaseSuite, issue);
+  checkSweep(suite as BaseSuite, variants, issue);
 });
+
+/** A sweep's variants each make a valid suite, with distinct names; the baseline and gate name real variants. */
+function checkSweep(
+  suite: BaseSuite,
+  variants: Variant[],
+  issue: (path: (string | number)[], message: string) => void,
+): void {
+  const names = variants.map((v) => v.name);
+  if (variants.length === 0) {
+    for (const key of ['baseline', 'gate', 'rankBy'] as const) {
+      if (suite[key] !== undefined) issue([key], 'needs variants (or a matrix) to compare');
+    }
+    return;
+  }
+  if (variants.length < 2) issue(['variants'], 'a sweep needs at least two variants');
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) issue(['variants'], `two variants are named ${name}`);
+    seen.add(name);
+  }
+  if (suite.baseline !== undefined && !names.includes(suite.baseline))
+    issue(['baseline'], `no variant is named ${suite.baseline} (variants: ${names.join(', ')})`);
+  const baseline = suite.baseline ?? names[0];
+  const required = suite.gate?.required;
+  for (const name of Array.isArray(required) ? required : []) {
+    if (!names.includes(name)) issue(['gate', 'required'], `no variant is named ${name}`);
+    if (name === baseline)
+      issue(['gate', 'required'], `${name} is the baseline: the gate promotes the others over it`);
+  }
+  // A gate with a typo fails here, before any variant is paid for.
+  suite.gate?.conditions.forEach((text, i) => {
+    try {
+      parseCondition(text);
+    } catch (error) {
+      if (!(error instanceof GateSyntaxError)) throw error;
+      issue(['gate', 'conditions', i], error.message);
+    }
+  });
+  if (suite.rankBy !== undefined) {
+    try {
+      parseMetric(suite.rankBy);
+    } catch (error) {
+      if (!(error instanceof GateSyntaxError)) throw error;
+      issue(['rankBy'], error.message);
+    }
+  }
+  variants.forEach((variant, i) => {
+    const parsed = suiteSchema.safeParse(variantOverlay(suite, variant));
+    if (parsed.success) return;
+    for (const problem of parsed.error.issues) {
+      issue(
+        [
+          i < (suite.variants?.length ?? 0) ? 'variants' : 'matrix',
+          variant.name,
+          ...problem.path.filter((p): p is string | number => typeof p !== 'symbol'),
+        ],
+        problem.message,
+      );
+    }
+  });
+}
+
+/** The suites of a sweep's variants, validated, in order; empty when the suite has no variants. */
+export function variantSuites(suite: Suite): { variant: Variant; suite: Suite }[] {
+  return allVariants(suite).map((variant) => ({
+    variant,
+    suite: validateSuite(variantOverlay(suite, variant), `${suite.name} variant ${variant.name}`),
+  }));
+}
 
 /** A validated suite of any family. Core code reads only the common keys. */
 export type Suite = z.infer<typeof suiteSchema> & BaseSuite;

@@ -492,7 +492,7 @@ function toCounters(item: Record<string, unknown>): RunCounters {
 }
 
 /** True when a TransactWriteItems was cancelled because the condition of entry `index` failed. */
-function cancelledByCondition(err: unknown, index: number): boolean {
+export function cancelledByCondition(err: unknown, index: number): boolean {
   // By name, not instanceof: a bundle may carry two copies of the SDK's error classes.
   if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return false;
   return (
@@ -500,6 +500,6 @@ function cancelledByCondition(err: unknown, index: number): boolean {
   );
 }
 
-function isConditionalCheckFailed(err: unknown): boolean {
+export function isConditionalCheckFailed(err: unknown): boolean {
   return err instanceof Error && err.name === 'ConditionalCheckFailedException';
 }

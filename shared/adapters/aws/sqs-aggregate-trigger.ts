@@ -2,8 +2,11 @@ import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import type { AggregateTrigger } from '../../ports.js';
 
-/** The body of a message on the aggregate queue. */
-export const aggregateTriggerBodySchema = z.object({ runId: z.string().min(1) });
+/** The body of a message on the aggregate queue: a run to aggregate, or a sweep. */
+export const aggregateTriggerBodySchema = z.union([
+  z.object({ runId: z.string().min(1) }).strict(),
+  z.object({ sweepId: z.string().min(1) }).strict(),
+]);
 export type AggregateTriggerBody = z.infer<typeof aggregateTriggerBodySchema>;
 
 export interface SqsAggregateTriggerOptions {
@@ -26,7 +29,14 @@ export class SqsAggregateTrigger implements AggregateTrigger {
   }
 
   async trigger(runId: string): Promise<void> {
-    const body: AggregateTriggerBody = { runId };
+    await this.send({ runId });
+  }
+
+  async triggerSweep(sweepId: string): Promise<void> {
+    await this.send({ sweepId });
+  }
+
+  private async send(body: AggregateTriggerBody): Promise<void> {
     await this.client.send(
       new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(body) }),
     );

@@ -38,6 +38,10 @@ export class LocalRunHistory implements RunHistory {
     );
   }
 
+  async getRun(runId: string): Promise<RunRecord | undefined> {
+    return (await this.runs()).find(({ run }) => run.runId === runId)?.run;
+  }
+
   async previousRun(suiteName: string, runId: string): Promise<RunRecord | undefined> {
     const runs = await this.runs();
     const current = runs.find((r) => r.run.runId === runId)?.run;

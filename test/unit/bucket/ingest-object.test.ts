@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
+import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
 import { ingestObject } from '../../../shared/bucket/ingest-object.js';
 import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/bucket/layout.js';
 import type { ItemMessage } from '../../../shared/core/model.js';
@@ -75,9 +76,10 @@ describe('ingestObject', () => {
       },
       runStore,
       queue: { sendItems: async (messages: ItemMessage[]) => void sent.push(...messages) },
-      trigger: { trigger: async () => {} },
+      trigger: { trigger: async () => {}, triggerSweep: async () => {} },
       promptIndex: new MemoryPromptIndex(),
       history: new LocalRunHistory(await tempDir('assay-history-')),
+      sweeps: new LocalSweepStore(await tempDir('assay-sweeps-')),
     };
     const putSuite = (overrides: Record<string, unknown> = {}) =>
       bucket.put(

@@ -38,7 +38,10 @@ async function setUp(overrides: Record<string, unknown> = {}) {
   const sent: ItemMessage[] = [];
   const triggered: string[] = [];
   const queue = { sendItems: async (m: ItemMessage[]) => void sent.push(...m) };
-  const trigger = { trigger: async (runId: string) => void triggered.push(runId) };
+  const trigger = {
+    trigger: async (runId: string) => void triggered.push(runId),
+    triggerSweep: async () => {},
+  };
   return { dir, runStore, run, sent, triggered, queue, trigger };
 }
 

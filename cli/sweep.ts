@@ -1,0 +1,59 @@
+import { resolve } from 'node:path';
+import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
+import { LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
+import { aggregateSweep, writeSweepReport } from '../shared/core/aggregate-sweep.js';
+import type { RunRecord } from '../shared/core/model.js';
+import { type Suite, variantSuites } from '../shared/core/suite.js';
+import type { Report } from '../shared/reports/report.js';
+import { prepareSweep, type SweepReport } from '../shared/sweeps/sweep.js';
+import { type DatasetSource, type RunSettings, runSuite } from './local-run.js';
+
+export interface LocalSweepResult {
+  /** The sweep's folder: sweep.json, sweep.txt. */
+  outDir: string;
+  sweep: SweepReport;
+  runs: { variant: string; run: RunRecord; outDir: string; report: Report }[];
+}
+
+/** Whether a suite is a sweep (it lists variants or a matrix). */
+export function isSweep(suite: Suite): boolean {
+  return suite.variants !== undefined || suite.matrix !== undefined;
+}
+
+/**
+ * A sweep in the local shell: each variant runs as a run of its own in the runs folder
+ * (resumable and cached like any run: variants that share a backend and prompt share cached
+ * answers), then the sweep is aggregated into its folder, `<runs>/<sweepId>/` unless `outDir`
+ * says otherwise. Running the same sweep again resumes its runs and rebuilds its report.
+ */
+export async function runSweep(
+  suite: Suite,
+  suiteDir: string,
+  dataset: DatasetSource,
+  options: RunSettings & { onVariant?: (name: string, index: number, count: number) => void },
+): Promise<LocalSweepResult> {
+  const variants = variantSuites(suite);
+  const runsDir = resolve(options.runsDir ?? 'runs');
+  const runs: LocalSweepResult['runs'] = [];
+  for (const [i, { variant, suite: variantSuite }] of variants.entries()) {
+    options.onVariant?.(variant.name, i, variants.length);
+    const done = await runSuite(variantSuite, suiteDir, dataset, { ...options, outDir: undefined, runsDir });
+    if (done.outcome.status !== 'written') throw new Error(`variant ${variant.name}: ${done.outcome.reason}`);
+    runs.push({ variant: variant.name, run: done.run, outDir: done.outDir, report: done.outcome.report });
+  }
+
+  const sweeps = new LocalSweepStore(runsDir);
+  const record = prepareSweep(
+    suite,
+    runs.map(({ variant, run }) => ({ variant, runId: run.runId })),
+    { datasetKey: dataset.key, reportPrefix: '' },
+  );
+  await sweeps.createSweep(record);
+  const outDir = resolve(options.outDir ?? sweeps.dirOf(record.sweepId));
+  const deps = { sweeps, runs: new LocalRunHistory(runsDir), reports: new FolderBlobStore(outDir) };
+  // A sweep that was already aggregated (run again after it finished) just gets its report rebuilt.
+  const aggregated = await aggregateSweep(deps, record.sweepId);
+  const outcome = aggregated.status === 'written' ? aggregated : await writeSweepReport(deps, record.sweepId);
+  return { outDir, sweep: outcome.report, runs };
+}

@@ -1,0 +1,88 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Leaderboard, SweepStore } from '../../ports.js';
+import { type LeaderboardEntry, leaderboardEntry } from '../../reports/leaderboard.js';
+import type { Report } from '../../reports/report.js';
+import { decodeSweep, type SweepRecord, type SweepStatus } from '../../sweeps/sweep.js';
+import { FolderBlobStore } from './folder-blob-store.js';
+import { LocalRunHistory } from './local-run-history.js';
+
+const RECORD = 'sweep-record.json';
+
+/**
+ * The sweeps of the local shell: a folder per sweep beside the run folders (`runs/<sweepId>/`),
+ * holding its record and its report files. One process runs a sweep at a time.
+ */
+export class LocalSweepStore implements SweepStore {
+  private readonly folder: FolderBlobStore;
+
+  constructor(readonly root: string) {
+    this.folder = new FolderBlobStore(root);
+  }
+
+  /** The folder of a sweep: its record and report files. */
+  dirOf(sweepId: string): string {
+    return join(this.root, sweepId);
+  }
+
+  async createSweep(sweep: SweepRecord): Promise<boolean> {
+    if (await this.getSweep(sweep.sweepId)) return false;
+    await this.save(sweep);
+    return true;
+  }
+
+  async getSweep(sweepId: string): Promise<SweepRecord | undefined> {
+    const body = await this.folder.get(`${sweepId}/${RECORD}`);
+    if (!body) return undefined;
+    return decodeSweep(JSON.parse(new TextDecoder().decode(body)), join(this.dirOf(sweepId), RECORD));
+  }
+
+  async sweepsOf(runId: string): Promise<string[]> {
+    const entries = await readdir(this.root, { withFileTypes: true }).catch(() => []);
+    const ids: string[] = [];
+    for (const entry of entries) {
+      if (!entry.isDirectory()) continue;
+      const sweep = await this.getSweep(entry.name).catch(() => undefined);
+      if (sweep?.variants.some((v) => v.runId === runId)) ids.push(sweep.sweepId);
+    }
+    return ids.sort();
+  }
+
+  async claimSweep(sweepId: string): Promise<boolean> {
+    const sweep = await this.getSweep(sweepId);
+    if (sweep?.status !== 'running') return false;
+    await this.save({ ...sweep, status: 'aggregating' });
+    return true;
+  }
+
+  async setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void> {
+    const sweep = await this.getSweep(sweepId);
+    if (!sweep) throw new Error(`sweep ${sweepId} not found`);
+    await this.save({ ...sweep, status, ...(finishedAt ? { finishedAt } : {}) });
+  }
+
+  private async save(sweep: SweepRecord): Promise<void> {
+    await this.folder.put(`${sweep.sweepId}/${RECORD}`, `${JSON.stringify(sweep, null, 2)}\n`);
+  }
+}
+
+/**
+ * The local leaderboard: every finished run folder under the root with its report.json. Entries
+ * are read from the reports, so `record` has nothing to keep.
+ */
+export class LocalLeaderboard implements Leaderboard {
+  constructor(readonly root: string) {}
+
+  async record(): Promise<void> {}
+
+  async entries(): Promise<LeaderboardEntry[]> {
+    const entries: LeaderboardEntry[] = [];
+    for (const { run, dir } of await new LocalRunHistory(this.root).runs()) {
+      if (run.status !== 'done') continue;
+      const text = await readFile(join(dir, 'report.json'), 'utf8').catch(() => undefined);
+      if (!text) continue;
+      entries.push(leaderboardEntry(JSON.parse(text) as Report));
+    }
+    return entries;
+  }
+}

@@ -1,0 +1,78 @@
+import type { BlobStore, RunHistory, SweepStore } from '../ports.js';
+import { reportOrder } from '../reports/report.js';
+import { writeSweepFiles } from '../reports/sweep-files.js';
+import { buildSweepReport, type SweepReport, type VariantRun } from '../sweeps/sweep.js';
+import type { ItemResult } from './model.js';
+
+export interface AggregateSweepDeps {
+  sweeps: SweepStore;
+  /** Reads the variant runs and their results. */
+  runs: RunHistory;
+  /** Where sweep files go (the bucket on AWS, the sweep folder locally). */
+  reports: BlobStore;
+  now?: () => Date;
+}
+
+export type AggregateSweepOutcome =
+  | { status: 'written'; report: SweepReport; keys: string[] }
+  | { status: 'skipped'; reason: string };
+
+/**
+ * Once every variant run is done: claims the sweep (exactly one caller wins, however many
+ * finished runs and triggers ask), compares the variants with the baseline, evaluates the
+ * gate, writes sweep.json / sweep.txt and marks the sweep done.
+ */
+export async function aggregateSweep(
+  deps: AggregateSweepDeps,
+  sweepId: string,
+): Promise<AggregateSweepOutcome> {
+  const sweep = await deps.sweeps.getSweep(sweepId);
+  if (!sweep) return { status: 'skipped', reason: `no sweep ${sweepId}` };
+  if (sweep.status !== 'running') return { status: 'skipped', reason: `sweep is ${sweep.status}` };
+  for (const { name, runId } of sweep.variants) {
+    const run = await deps.runs.getRun(runId);
+    if (run?.status !== 'done')
+      return { status: 'skipped', reason: `variant ${name} (${runId}) is not done yet` };
+  }
+  if (!(await deps.sweeps.claimSweep(sweepId)))
+    return { status: 'skipped', reason: 'claimed by another caller' };
+  try {
+    const outcome = await writeSweepReport(deps, sweepId);
+    await deps.sweeps.setSweepStatus(sweepId, 'done', outcome.report.finishedAt);
+    return outcome;
+  } catch (error) {
+    // Give the sweep back so a retried trigger can claim it again.
+    await deps.sweeps.setSweepStatus(sweepId, 'running');
+    throw error;
+  }
+}
+
+/** Builds and writes the sweep report without claiming (a finished sweep run again locally). */
+export async function writeSweepReport(
+  deps: AggregateSweepDeps,
+  sweepId: string,
+): Promise<{ status: 'written'; report: SweepReport; keys: string[] }> {
+  const sweep = await deps.sweeps.getSweep(sweepId);
+  if (!sweep) throw new Error(`sweep ${sweepId} not found`);
+  const runs: VariantRun[] = [];
+  for (const { name, runId } of sweep.variants) {
+    const run = await deps.runs.getRun(runId);
+    if (!run) throw new Error(`sweep ${sweepId}: variant ${name}'s run ${runId} not found`);
+    const results: ItemResult[] = [];
+    for await (const result of deps.runs.results(runId)) results.push(result);
+    runs.push({ variant: name, run, results: reportOrder(results) });
+  }
+  const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
+  const report = buildSweepReport(sweep, runs, finishedAt);
+  return { status: 'written', report, keys: await writeSweepFiles(deps.reports, sweep.reportPrefix, report) };
+}
+
+/** After a run is done: aggregates every sweep it completes. */
+export async function finishSweepsOf(
+  deps: AggregateSweepDeps,
+  runId: string,
+): Promise<AggregateSweepOutcome[]> {
+  const outcomes: AggregateSweepOutcome[] = [];
+  for (const sweepId of await deps.sweeps.sweepsOf(runId)) outcomes.push(await aggregateSweep(deps, sweepId));
+  return outcomes;
+}

@@ -1,0 +1,316 @@
+/**
+ * A sweep: the variant runs of one suite on one dataset, compared with a baseline variant on
+ * the same items, ranked, put against their cost, and passed through the promotion gate.
+ * `prepareSweep` makes the record both shells store when the variant runs start; once every
+ * run is done, `buildSweepReport` (pure) makes the report from their results.
+ */
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { StoredDataError } from '../core/codec.js';
+import {
+  type Comparison,
+  type ComparisonSummary,
+  compareRuns,
+  comparisonSummary,
+} from '../core/compare-runs.js';
+import type { ItemResult, RunRecord } from '../core/model.js';
+import type { Suite } from '../core/suite.js';
+import { type MetricValue, percentile } from '../metrics/index.js';
+import { buildReport, type Report, SIMULATED_NOTICE } from '../reports/report.js';
+import { taskFor } from '../tasks/registry.js';
+import {
+  type Condition,
+  evaluateGate,
+  type GateFigures,
+  type GateVerdict,
+  type MetricRef,
+  parseCondition,
+  parseMetric,
+} from './gate.js';
+
+export const SWEEP_SCHEMA_VERSION = 1;
+export type SweepStatus = 'running' | 'aggregating' | 'done';
+
+const sweepRecordSchema = z.object({
+  schemaVersion: z.literal(SWEEP_SCHEMA_VERSION),
+  sweepId: z.string(),
+  suiteName: z.string(),
+  task: z.string(),
+  datasetKey: z.string(),
+  /** In the suite's order; the baseline is one of them. */
+  variants: z.array(z.object({ name: z.string(), runId: z.string() })).min(1),
+  baseline: z.string(),
+  gate: z
+    .object({ conditions: z.array(z.string()), required: z.union([z.boolean(), z.array(z.string())]) })
+    .optional(),
+  rankBy: z.string().optional(),
+  status: z.enum(['running', 'aggregating', 'done']),
+  createdAt: z.string(),
+  finishedAt: z.string().optional(),
+  /** Where sweep.json and sweep.txt go. */
+  reportPrefix: z.string(),
+});
+export type SweepRecord = z.infer<typeof sweepRecordSchema>;
+
+/** A stored sweep record, checked; a StoredDataError says what is wrong with it. */
+export function decodeSweep(data: unknown, where: string): SweepRecord {
+  const parsed = sweepRecordSchema.safeParse(data);
+  if (!parsed.success)
+    throw new StoredDataError(`${where}: not a sweep record: ${z.prettifyError(parsed.error)}`);
+  return parsed.data;
+}
+
+/**
+ * The record of a sweep whose variant runs are `runs` (in the suite's order). Its id derives
+ * from the runs and what the sweep asks of them, so starting the same sweep again finds it.
+ */
+export function prepareSweep(
+  suite: Suite,
+  runs: readonly { variant: string; runId: string }[],
+  options: { datasetKey: string; reportPrefix: string; now?: () => Date },
+): SweepRecord {
+  const variants = runs.map((r) => ({ name: r.variant, runId: r.runId }));
+  const baseline = suite.baseline ?? variants[0]!.name;
+  const fingerprint = createHash('sha256')
+    .update(JSON.stringify({ variants, baseline, gate: suite.gate, rankBy: suite.rankBy }))
+    .digest('hex')
+    .slice(0, 12);
+  const sweepId = `${suite.name}-sweep-${fingerprint}`;
+  return {
+    schemaVersion: SWEEP_SCHEMA_VERSION,
+    sweepId,
+    suiteName: suite.name,
+    task: suite.task,
+    datasetKey: options.datasetKey,
+    variants,
+    baseline,
+    ...(suite.gate ? { gate: suite.gate } : {}),
+    ...(suite.rankBy ? { rankBy: suite.rankBy } : {}),
+    status: 'running',
+    createdAt: (options.now ?? (() => new Date()))().toISOString(),
+    reportPrefix: options.reportPrefix.replaceAll('{sweepId}', sweepId),
+  };
+}
+
+/** One variant's finished run. */
+export interface VariantRun {
+  variant: string;
+  run: RunRecord;
+  /** In report order. */
+  results: ItemResult[];
+}
+
+export type PromotionVerdict = 'baseline' | 'promoted' | 'not promoted' | 'no gate';
+
+export interface SweepVariant {
+  name: string;
+  runId: string;
+  backends: string[];
+  config: Record<string, string>;
+  simulated: boolean;
+  /** 1 = best; tied variants share a rank. Null when the ranking metric is n/a. */
+  rank: number | null;
+  tied: boolean;
+  /** The ranking metric (with its CI when it is a scorer metric). */
+  rankValue: MetricValue | null;
+  /** The primary scorer's headline metrics. */
+  metrics: Record<string, MetricValue>;
+  counts: Report['counts'];
+  costUsd: number;
+  per10kUsd: number | null;
+  latencyMs: { p50: number | null; p95: number | null };
+  /** Not beaten on both quality (the ranking metric) and cost per 10K by another variant. */
+  pareto: boolean;
+  /** Against the baseline on the same items (absent for the baseline itself). */
+  comparison?: Pick<ComparisonSummary, 'paired' | 'promptChanges' | 'scores'> & { costDeltaUsd: number };
+  gate?: GateVerdict & { required: boolean };
+  verdict: PromotionVerdict;
+}
+
+export interface SweepReport {
+  schemaVersion: typeof SWEEP_SCHEMA_VERSION;
+  sweepId: string;
+  suite: string;
+  task: string;
+  dataset: string;
+  baseline: string;
+  primaryScorer: string;
+  rankBy: { metric: string; better: 'higher' | 'lower' };
+  /** Every variant simulated, some (`mixed`), or none. */
+  simulated: 'all' | 'mixed' | 'none';
+  notice?: string;
+  createdAt: string;
+  finishedAt: string;
+  /** Best first (rank, then cost per 10K, then name); variants with no ranking figure last. */
+  variants: SweepVariant[];
+  gate?: {
+    conditions: string[];
+    /** Variants that must be promoted. */
+    required: string[];
+    /** Required variants that were not: `assay run` exits 1 when any. */
+    failedRequired: string[];
+  };
+}
+
+export const MIXED_NOTICE =
+  'MIXED: some variants are simulated and some are real. Simulated rows (SIM) are ranked beside real ones only to show the pipeline; their figures measure nothing about a model.';
+
+/** Figures where lower is better. */
+const LOWER_IS_BETTER = new Set(['mae', 'error_rate']);
+
+/** What a sweep ranks by when the suite does not say: the primary scorer's leading agreement metric. */
+function defaultRankMetric(report: Report): string {
+  const metrics = report.scores[report.primaryScorer]?.metrics ?? {};
+  const preferred = ['accuracy', 'spearman', 'rocAuc', 'balancedAccuracy', 'passRate', 'mean'];
+  return preferred.find((m) => metrics[m] !== undefined) ?? Object.keys(metrics)[0] ?? 'scored_rate';
+}
+
+function gateFigures(report: Report, results: readonly ItemResult[]): GateFigures {
+  const items: GateFigures['items'][number][] = [];
+  for (const result of results) {
+    const stages = Object.values(result.stages);
+    if (stages.length === 0) continue;
+    items.push({ latencyMs: stages.reduce((a, s) => a + s.latencyMs, 0), input: result.input });
+  }
+  return { report, items };
+}
+
+/** A ranking figure of a variant, by the same rules as the gate's metric names. */
+function rankFigure(ref: MetricRef, figures: GateFigures): MetricValue | null {
+  const { report } = figures;
+  if (ref.kind === 'cost')
+    return { value: report.cost.per10kUsd, n: report.counts.items - report.counts.invalidRows };
+  if (ref.kind === 'latency') {
+    const ms = figures.items.map((i) => i.latencyMs);
+    return { value: ms.length === 0 ? null : percentile(ms, ref.percentile), n: ms.length };
+  }
+  const dot = ref.name.indexOf('.');
+  const scorer =
+    dot > 0 && report.scores[ref.name.slice(0, dot)] ? ref.name.slice(0, dot) : report.primaryScorer;
+  const metric = scorer === report.primaryScorer && dot <= 0 ? ref.name : ref.name.slice(dot + 1);
+  return report.scores[scorer]?.metrics[metric] ?? null;
+}
+
+/** The sweep report of finished variant runs. Runs must be in the record's order, results in report order. */
+export function buildSweepReport(
+  record: SweepRecord,
+  runs: readonly VariantRun[],
+  finishedAt: string,
+): SweepReport {
+  const reports = runs.map((r) => buildReport(r.run, r.results, taskFor(r.run.suite), finishedAt));
+  const figures = runs.map((r, i) => gateFigures(reports[i]!, r.results));
+  const baseIndex = runs.findIndex((r) => r.variant === record.baseline);
+  if (baseIndex < 0)
+    throw new Error(`sweep ${record.sweepId}: no run for the baseline variant ${record.baseline}`);
+  const base = runs[baseIndex]!;
+
+  const rankName = record.rankBy ?? defaultRankMetric(reports[baseIndex]!);
+  const rankRef = parseMetric(rankName);
+  const better: 'higher' | 'lower' =
+    rankRef.kind !== 'named' || LOWER_IS_BETTER.has(rankRef.name.split('.').at(-1)!) ? 'lower' : 'higher';
+  const sign = better === 'higher' ? 1 : -1;
+  const conditions: Condition[] = (record.gate?.conditions ?? []).map(parseCondition);
+  const requiredNames = record.gate
+    ? record.gate.required === true
+      ? runs.map((r) => r.variant).filter((n) => n !== record.baseline)
+      : record.gate.required === false
+        ? []
+        : record.gate.required
+    : [];
+
+  const variants: SweepVariant[] = runs.map((r, i) => {
+    const report = reports[i]!;
+    const primary = report.scores[report.primaryScorer];
+    const variant: SweepVariant = {
+      name: r.variant,
+      runId: r.run.runId,
+      backends: r.run.suite.backends,
+      config: report.config,
+      simulated: report.simulated,
+      rank: null,
+      tied: false,
+      rankValue: rankFigure(rankRef, figures[i]!),
+      metrics: primary?.metrics ?? {},
+      counts: report.counts,
+      costUsd: report.cost.totalUsd,
+      per10kUsd: report.cost.per10kUsd,
+      latencyMs: { p50: report.latencyMs.p50, p95: report.latencyMs.p95 },
+      pareto: false,
+      verdict: i === baseIndex ? 'baseline' : 'no gate',
+    };
+    if (i === baseIndex) return variant;
+    const comparison: Comparison = compareRuns(base, r);
+    const summary = comparisonSummary(comparison);
+    variant.comparison = {
+      paired: summary.paired,
+      promptChanges: summary.promptChanges,
+      scores: summary.scores,
+      costDeltaUsd: comparison.cost.delta,
+    };
+    if (record.gate) {
+      const verdict = evaluateGate(conditions, figures[i]!, figures[baseIndex]!, comparison.scores);
+      variant.gate = { ...verdict, required: requiredNames.includes(r.variant) };
+      variant.verdict = verdict.promoted ? 'promoted' : 'not promoted';
+    }
+    return variant;
+  });
+
+  // Competition ranking (1, 1, 3): a variant's rank is one more than the variants strictly better.
+  const valueOf = (v: SweepVariant) => v.rankValue?.value ?? null;
+  for (const v of variants) {
+    const mine = valueOf(v);
+    if (mine === null) continue;
+    const others = variants.filter((o) => o !== v && valueOf(o) !== null);
+    v.rank = 1 + others.filter((o) => sign * valueOf(o)! > sign * mine).length;
+    v.tied = others.some((o) => valueOf(o) === mine);
+  }
+  // The Pareto front of quality against cost per 10K: nobody at least as good on both and better on one.
+  for (const v of variants) {
+    const q = valueOf(v);
+    const c = v.per10kUsd;
+    if (q === null || c === null) continue;
+    v.pareto = !variants.some((o) => {
+      const oq = valueOf(o);
+      const oc = o.per10kUsd;
+      if (o === v || oq === null || oc === null) return false;
+      const asGood = sign * oq >= sign * q && oc <= c;
+      return asGood && (sign * oq > sign * q || oc < c);
+    });
+  }
+  variants.sort(
+    (a, b) =>
+      (a.rank ?? Number.POSITIVE_INFINITY) - (b.rank ?? Number.POSITIVE_INFINITY) ||
+      (a.per10kUsd ?? Number.POSITIVE_INFINITY) - (b.per10kUsd ?? Number.POSITIVE_INFINITY) ||
+      a.name.localeCompare(b.name),
+  );
+
+  const simulatedCount = variants.filter((v) => v.simulated).length;
+  const simulated = simulatedCount === 0 ? 'none' : simulatedCount === variants.length ? 'all' : 'mixed';
+  const report: SweepReport = {
+    schemaVersion: SWEEP_SCHEMA_VERSION,
+    sweepId: record.sweepId,
+    suite: record.suiteName,
+    task: record.task,
+    dataset: record.datasetKey,
+    baseline: record.baseline,
+    primaryScorer: reports[baseIndex]!.primaryScorer,
+    rankBy: { metric: rankName, better },
+    simulated,
+    ...(simulated === 'all'
+      ? { notice: SIMULATED_NOTICE }
+      : simulated === 'mixed'
+        ? { notice: MIXED_NOTICE }
+        : {}),
+    createdAt: record.createdAt,
+    finishedAt,
+    variants,
+  };
+  if (record.gate) {
+    report.gate = {
+      conditions: record.gate.conditions,
+      required: requiredNames,
+      failedRequired: variants.filter((v) => v.gate?.required && !v.gate.promoted).map((v) => v.name),
+    };
+  }
+  return report;
+}
