@@ -55,9 +55,7 @@ async function aggregateRecord(record: SQSRecord): Promise<void> {
           .get(`${run.reportPrefix}report.json`)
           .then((b) => (b ? (JSON.parse(new TextDecoder().decode(b)) as Report) : undefined));
   if (report) await publishToLeaderboard(deps, report, REPORTS_PREFIX);
-  const sweepIds = await deps.sweeps.sweepsOf(runId);
-  const outcomes = await finishSweepsOf(deps, runId);
-  outcomes.forEach((o, i) => logSweep(sweepIds[i]!, o));
+  for (const { sweepId, outcome: swept } of await finishSweepsOf(deps, runId)) logSweep(sweepId, swept);
 }
 
 function logSweep(sweepId: string, outcome: AggregateSweepOutcome): void {

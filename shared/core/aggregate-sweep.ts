@@ -71,8 +71,10 @@ export async function writeSweepReport(
 export async function finishSweepsOf(
   deps: AggregateSweepDeps,
   runId: string,
-): Promise<AggregateSweepOutcome[]> {
-  const outcomes: AggregateSweepOutcome[] = [];
-  for (const sweepId of await deps.sweeps.sweepsOf(runId)) outcomes.push(await aggregateSweep(deps, sweepId));
+): Promise<{ sweepId: string; outcome: AggregateSweepOutcome }[]> {
+  const outcomes: { sweepId: string; outcome: AggregateSweepOutcome }[] = [];
+  for (const sweepId of await deps.sweeps.sweepsOf(runId)) {
+    outcomes.push({ sweepId, outcome: await aggregateSweep(deps, sweepId) });
+  }
   return outcomes;
 }

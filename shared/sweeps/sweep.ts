@@ -256,21 +256,21 @@ export function buildSweepReport(
   });
 
   // Competition ranking (1, 1, 3): a variant's rank is one more than the variants strictly better.
-  const valueOf = (v: SweepVariant) => v.rankValue?.value ?? null;
+  const figureOf = (v: SweepVariant) => v.rankValue?.value ?? null;
   for (const v of variants) {
-    const mine = valueOf(v);
+    const mine = figureOf(v);
     if (mine === null) continue;
-    const others = variants.filter((o) => o !== v && valueOf(o) !== null);
-    v.rank = 1 + others.filter((o) => sign * valueOf(o)! > sign * mine).length;
-    v.tied = others.some((o) => valueOf(o) === mine);
+    const others = variants.filter((o) => o !== v && figureOf(o) !== null);
+    v.rank = 1 + others.filter((o) => sign * figureOf(o)! > sign * mine).length;
+    v.tied = others.some((o) => figureOf(o) === mine);
   }
   // The Pareto front of quality against cost per 10K: nobody at least as good on both and better on one.
   for (const v of variants) {
-    const q = valueOf(v);
+    const q = figureOf(v);
     const c = v.per10kUsd;
     if (q === null || c === null) continue;
     v.pareto = !variants.some((o) => {
-      const oq = valueOf(o);
+      const oq = figureOf(o);
       const oc = o.per10kUsd;
       if (o === v || oq === null || oc === null) return false;
       const asGood = sign * oq >= sign * q && oc <= c;
