@@ -17,6 +17,7 @@ import { ms, usd } from '../shared/reports/format.js';
 import { leaderboardTables, renderLeaderboard } from '../shared/reports/leaderboard.js';
 import type { Report } from '../shared/reports/report.js';
 import { renderSweepText } from '../shared/reports/sweep-files.js';
+import type { SweepReport } from '../shared/sweeps/sweep.js';
 import { familyNames } from '../shared/tasks/registry.js';
 import { discoverSuites, promptChanges } from './changed.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from './local-run.js';
@@ -53,6 +54,20 @@ function summary(report: Report, outDir: string): string {
       '!! Set OPENAI_API_KEY (or ANTHROPIC_API_KEY / GEMINI_API_KEY) to judge with a real model.',
     );
   return `${lines.join('\n')}\n`;
+}
+
+/** For CI jobs: a sweep whose required gate failed ends the command with exit 1, saying why. */
+function failOnRequiredGate(sweep: SweepReport): void {
+  const failed = sweep.gate?.failedRequired ?? [];
+  if (failed.length === 0) return;
+  const why = sweep.variants
+    .filter((v) => failed.includes(v.name))
+    .flatMap((v) =>
+      (v.gate?.conditions ?? [])
+        .filter((c) => !c.passed)
+        .map((c) => `  ${v.name}: ${c.condition}: ${c.reason}`),
+    );
+  throw new Error(`required gate failed for ${failed.join(', ')}:\n${why.join('\n')}`);
 }
 
 interface RunFlags {
@@ -97,15 +112,7 @@ async function run(
     process.stdout.write(
       `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`,
     );
-    const failed = sweep.gate?.failedRequired ?? [];
-    if (failed.length > 0) {
-      const why = sweep.variants
-        .filter((v) => failed.includes(v.name))
-        .flatMap((v) =>
-          v.gate!.conditions.filter((c) => !c.passed).map((c) => `  ${v.name}: ${c.condition}: ${c.reason}`),
-        );
-      throw new Error(`required gate failed for ${failed.join(', ')}:\n${why.join('\n')}`);
-    }
+    failOnRequiredGate(sweep);
     return;
   }
   const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, settings);
@@ -228,7 +235,7 @@ program
     ) => {
       // Loaded on demand: the AWS SDK and the handlers are not needed by the other commands.
       const { runLocalCloud } = await import('./cloud/local-cloud.js');
-      const { report, outDir } = await runLocalCloud({
+      const { report, sweep, outDir } = await runLocalCloud({
         suitePath: suite ?? QUICKSTART_SUITE,
         backends: suite === undefined ? [detectDefaultBackend(process.env)] : undefined,
         simulate: flags.simulate,
@@ -237,7 +244,11 @@ program
         verbose: flags.verbose,
         onLog: (line) => process.stderr.write(`${line}\n`),
       });
-      process.stdout.write(summary(report, outDir));
+      if (sweep) {
+        process.stdout.write(`\n${renderSweepText(sweep)}`);
+        failOnRequiredGate(sweep);
+      }
+      if (report) process.stdout.write(summary(report, outDir));
     },
   );
 

@@ -16,6 +16,8 @@ import { simulatedId } from '../../shared/providers/aliases.js';
 import { loadPriceTable } from '../../shared/providers/pricing.js';
 import { ProviderPool } from '../../shared/providers/registry.js';
 import type { Report } from '../../shared/reports/report.js';
+import type { SweepReport } from '../../shared/sweeps/sweep.js';
+import { mapSuiteBackends } from '../../shared/sweeps/variants.js';
 import { PACKAGE_ROOT } from '../local-run.js';
 import {
   type CloudResources,
@@ -125,6 +127,7 @@ export interface LocalCloudOptions {
 }
 
 export interface LocalCloudResult {
+  /** The run, or for a sweep the sweep id. */
   runId: string;
   bucket: string;
   /** `reports/<suite>/<runId>/` */
@@ -134,7 +137,10 @@ export interface LocalCloudResult {
   outDir: string;
   /** Downloaded files, absolute paths. */
   files: string[];
-  report: Report;
+  /** The run's report; absent for a sweep. */
+  report?: Report;
+  /** A sweep's report (its variant runs' reports stay in the bucket under reports/<suite>.<variant>/). */
+  sweep?: SweepReport;
 }
 
 const NAMES: ResourceNames = {
@@ -206,8 +212,11 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     await blobs.put(datasetKey, dataset);
     log(`uploaded ${datasetKey} (${dataset.length} bytes): the S3 notification starts the run`);
     const reportPrefix = `${REPORTS_PREFIX}${suite.name}/`;
+    // A sweep's report lands once every variant run is done.
+    const sweep = suite.variants !== undefined || suite.matrix !== undefined;
+    const reportFile = sweep ? 'sweep.json' : 'report.json';
     const findReport = async () =>
-      (await blobs.list(reportPrefix)).find((key) => key.endsWith('/report.json'));
+      (await blobs.list(reportPrefix)).find((key) => key.endsWith(`/${reportFile}`));
     await poller.runUntil(async () => (await findReport()) !== undefined || (await poller.idle()), {
       timeoutMs: options.timeoutMs ?? 600_000,
     });
@@ -218,7 +227,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       );
     }
 
-    const prefix = reportKey.slice(0, -'report.json'.length);
+    const prefix = reportKey.slice(0, -reportFile.length);
     const runId = basename(prefix);
     const outDir = resolve(options.outDir ?? join('runs', 'cloud', runId));
     const files: string[] = [];
@@ -231,10 +240,11 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       await writeFile(path, body);
       files.push(path);
     }
-    const report = JSON.parse(new TextDecoder().decode(await blobs.get(reportKey))) as Report;
+    const body = JSON.parse(new TextDecoder().decode(await blobs.get(reportKey)));
     const reportUri = `s3://${resources.bucket}/${prefix}`;
     log(`report written to ${reportUri} (${files.length} files), downloaded to ${outDir}`);
-    return { runId, bucket: resources.bucket, reportPrefix: prefix, reportUri, outDir, files, report };
+    const common = { runId, bucket: resources.bucket, reportPrefix: prefix, reportUri, outDir, files };
+    return sweep ? { ...common, sweep: body as SweepReport } : { ...common, report: body as Report };
   } finally {
     process.off('SIGINT', onSigint);
     for (const client of Object.values(clients)) client.destroy();
@@ -252,8 +262,9 @@ async function readSuite(
   const original = await readFile(path, 'utf8');
   let suite = parseSuite(original, path);
   if (!backends && !simulate) return { suite, text: original };
-  const raw = JSON.parse(original) as Record<string, unknown>;
-  raw.backends = (backends ?? suite.backends).map((b) => (simulate ? simulatedId(b) : b));
+  let raw = JSON.parse(original) as Record<string, unknown>;
+  if (backends) raw.backends = backends;
+  if (simulate) raw = mapSuiteBackends(raw, simulatedId);
   const text = `${JSON.stringify(raw, null, 2)}\n`;
   suite = parseSuite(text, path);
   return { suite, text };

@@ -102,3 +102,24 @@ export function variantOverlay<S extends Record<string, unknown>>(
     prompts: { ...(suite.prompts as object), ...variant.prompts },
   };
 }
+
+/**
+ * A suite as written (raw JSON) with every backend mapped: the suite's own, each variant's and
+ * the matrix's (`--simulate` puts the simulator in for each before the suite is uploaded).
+ */
+export function mapSuiteBackends(
+  raw: Record<string, unknown>,
+  map: (backend: string) => string,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...raw };
+  const mapAll = (list: unknown) => (Array.isArray(list) ? list.map((b) => map(String(b))) : list);
+  if (raw.backends !== undefined) out.backends = mapAll(raw.backends);
+  if (Array.isArray(raw.variants)) {
+    out.variants = raw.variants.map((v: Record<string, unknown>) =>
+      v.backends === undefined ? v : { ...v, backends: mapAll(v.backends) },
+    );
+  }
+  const matrix = raw.matrix as { backends?: unknown[] } | undefined;
+  if (matrix?.backends) out.matrix = { ...matrix, backends: matrix.backends.map(mapAll) };
+  return out;
+}

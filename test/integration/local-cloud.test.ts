@@ -40,7 +40,7 @@ describe('runLocalCloud', () => {
       scores: { label: { kind: 'label', n: 48 } },
     });
     // The judge's prompt came from the suite's own prompts/ folder.
-    expect(Object.keys(result.report.prompts)).toContain('tone.md');
+    expect(Object.keys(result.report!.prompts)).toContain('tone.md');
     expect((await readdir(join(dir, 'out'))).sort()).toEqual([...REPORT_FILES].sort());
     expect(lines).toContain(
       `uploaded datasets/reply-tone/data/replies.csv (${size} bytes): the S3 notification starts the run`,

@@ -1,0 +1,203 @@
+/**
+ * Sweeps in the AWS shell, against moto_server, with the example sweeps under --simulate: one
+ * suite upload fans out a run per variant, the sweep is aggregated once when the last run is
+ * done, and its report equals the local shell's; the aggregator keeps leaderboard.json in the
+ * bucket and the LEADERBOARD partition current. A repeated trigger changes nothing.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventSources, loadFunctions, uploadFolder } from '../../cli/cloud/local-cloud.js';
+import { QueuePoller } from '../../cli/cloud/poller.js';
+import { datasetFileOf } from '../../cli/local-run.js';
+import { runSweep } from '../../cli/sweep.js';
+import type { AwsClients } from '../../shared/adapters/aws/clients.js';
+import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
+import { DynamoLeaderboard, DynamoSweepStore } from '../../shared/adapters/aws/dynamo-sweeps.js';
+import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
+import { datasetKeyOf, suiteKey } from '../../shared/bucket/layout.js';
+import { validateSuite } from '../../shared/core/suite.js';
+import { simulatedId } from '../../shared/providers/aliases.js';
+import type { LeaderboardTable } from '../../shared/reports/leaderboard.js';
+import type { SweepReport, SweepVariant } from '../../shared/sweeps/sweep.js';
+import { mapSuiteBackends } from '../../shared/sweeps/variants.js';
+import { REPO, snapshotEnv, tempDir } from '../helpers.js';
+import {
+  createTestResources,
+  functionEnv,
+  type Moto,
+  motoClients,
+  startMoto,
+  TEST_REGION,
+  type TestResources,
+  uniqueNames,
+} from './moto.js';
+
+const EXAMPLES = join(REPO, 'examples');
+const restoreEnv = snapshotEnv();
+let moto: Moto;
+let clients: AwsClients;
+let res: TestResources;
+let poller: QueuePoller;
+let blobs: S3BlobStore;
+
+/** An example sweep as `--simulate` uploads it; the GEC one on a 48-item sample, to keep moto quick. */
+async function exampleSweep(file: string, sample?: number): Promise<Record<string, unknown>> {
+  const raw = JSON.parse(await readFile(join(EXAMPLES, file), 'utf8')) as Record<string, unknown>;
+  const simulated = mapSuiteBackends(raw, simulatedId);
+  if (sample) simulated.run = { ...(raw.run as object), sample: { n: sample, seed: 3 } };
+  return simulated;
+}
+
+/** What must be the same in both shells (latency is measured, so it differs; verdicts on latency may too). */
+function comparable(v: SweepVariant) {
+  return {
+    name: v.name,
+    rank: v.rank,
+    tied: v.tied,
+    rankValue: v.rankValue,
+    metrics: v.metrics,
+    counts: v.counts,
+    per10kUsd: v.per10kUsd,
+    pareto: v.pareto,
+    verdict: v.verdict,
+    comparison: v.comparison,
+    gate: v.gate?.conditions
+      .filter((c) => !c.condition.includes('latency'))
+      .map(({ condition, passed, value, against }) => ({ condition, passed, value, against })),
+  };
+}
+
+async function localSweep(suite: Record<string, unknown>): Promise<SweepReport> {
+  const dir = await tempDir('assay-sweep-local-');
+  const loaded = validateSuite(suite, 'example sweep');
+  const { sweep } = await runSweep(loaded, EXAMPLES, await datasetFileOf(loaded, EXAMPLES), {
+    runsDir: join(dir, 'runs'),
+    cachePath: join(dir, 'llm-cache.jsonl'),
+    env: {},
+  });
+  return sweep;
+}
+
+/** Uploads the suite, then its dataset, and drives every queue until sweep.json is in the bucket. */
+async function cloudSweep(suite: Record<string, unknown>): Promise<{ key: string; sweep: SweepReport }> {
+  const name = String(suite.name);
+  await blobs.put(suiteKey(name), JSON.stringify(suite), 'application/json');
+  await poller.drain({ only: ['ingest'] });
+  const loaded = validateSuite(suite, 'example sweep');
+  const local = join(EXAMPLES, loaded.dataset.path);
+  await blobs.put(datasetKeyOf(loaded)!, await readFile(local));
+  let key: string | undefined;
+  await poller.runUntil(
+    async () => {
+      key = (await blobs.list(`reports/${name}/sweeps/`)).find((k) => k.endsWith('/sweep.json'));
+      return key !== undefined;
+    },
+    { timeoutMs: 90_000 },
+  );
+  await poller.drain({ timeoutMs: 30_000 });
+  return { key: key!, sweep: JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as SweepReport };
+}
+
+beforeAll(async () => {
+  moto = await startMoto();
+  clients = motoClients(moto.endpoint);
+  res = await createTestResources(clients, uniqueNames('sweeps'), { itemsVisibilityTimeout: 5, maxReceiveCount: 3 });
+  for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
+  Object.assign(process.env, functionEnv(moto.endpoint, res), {
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  });
+  const functions = await loadFunctions();
+  poller = new QueuePoller({
+    sqs: clients.sqs,
+    region: TEST_REGION,
+    sources: eventSources(res, functions, { workerBatchSize: 10, workerConcurrency: 4 }),
+  });
+  blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+  await uploadFolder(blobs, join(REPO, 'prompts'), 'prompts/');
+  await uploadFolder(blobs, join(EXAMPLES, 'prompts'), 'prompts/');
+  await poller.drain({ only: ['ingest'] });
+}, 120_000);
+
+afterAll(async () => {
+  for (const client of Object.values(clients ?? {})) client.destroy();
+  await moto?.stop();
+  restoreEnv();
+});
+
+describe('sweeps on moto', { timeout: 180_000 }, () => {
+  it('GEC over three backends with a required gate: one upload, a run per variant, the sweep report of a local sweep', async () => {
+    const suite = await exampleSweep('gec-backends.suite.json', 48);
+    const [local, cloud] = [await localSweep(suite), await cloudSweep(suite)];
+
+    expect(cloud.key).toBe(`reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.json`);
+    expect(cloud.sweep.variants.map((v) => v.name).sort()).toEqual(
+      ['claude-haiku-4-5', 'gemini-2.5-flash', 'gpt-4o-mini'].sort(),
+    );
+    expect(cloud.sweep.simulated).toBe('all');
+    expect(cloud.sweep.gate?.required.sort()).toEqual(['claude-haiku-4-5', 'gemini-2.5-flash']);
+    expect(cloud.sweep.variants.map(comparable)).toEqual(local.variants.map(comparable));
+    for (const v of cloud.sweep.variants) {
+      expect(v.counts.items).toBe(48);
+      expect(v.verdict).toBe(v.name === 'gpt-4o-mini' ? 'baseline' : v.gate!.promoted ? 'promoted' : 'not promoted');
+    }
+    expect(await blobs.list(`reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/`)).toEqual([
+      `reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.json`,
+      `reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.txt`,
+    ]);
+    // Each variant is a run of its own, with its report where a run's report goes.
+    const runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
+    for (const v of cloud.sweep.variants) {
+      expect(await runStore.getRun(v.runId)).toMatchObject({ status: 'done', suiteName: `gec-backends-en.${v.name}` });
+      expect(await blobs.list(`reports/gec-backends-en.${v.name}/${v.runId}/`)).toContain(
+        `reports/gec-backends-en.${v.name}/${v.runId}/report.json`,
+      );
+    }
+    const sweeps = new DynamoSweepStore({ client: clients.doc, tableName: res.table });
+    expect(await sweeps.getSweep(cloud.sweep.sweepId)).toMatchObject({ status: 'done' });
+
+    // Aggregated once: another trigger changes nothing.
+    const written = (await blobs.get(cloud.key))!;
+    await clients.sqs.send(
+      new SendMessageCommand({
+        QueueUrl: res.queues.aggregate.url,
+        MessageBody: JSON.stringify({ sweepId: cloud.sweep.sweepId }),
+      }),
+    );
+    await poller.drain({ timeoutMs: 30_000 });
+    expect(await blobs.get(cloud.key)).toEqual(written);
+  });
+
+  it('two prompt versions: the sweep report, and the leaderboard lists every run of both sweeps', async () => {
+    const suite = await exampleSweep('reply-tone-prompts.suite.json');
+    const [local, cloud] = [await localSweep(suite), await cloudSweep(suite)];
+
+    expect(cloud.sweep.variants.map(comparable)).toEqual(local.variants.map(comparable));
+    const v2 = cloud.sweep.variants.find((v) => v.name === 'v2')!;
+    expect(v2.comparison?.promptChanges.map((c) => c.path)).toEqual(['tone-v2.md', 'tone.md']);
+    expect(v2.gate?.conditions.map((c) => c.condition)).toEqual([
+      'kappa >= baseline',
+      'p95 latency where words(reply) >= 20 <= baseline + 50',
+    ]);
+
+    const board = JSON.parse(new TextDecoder().decode(await blobs.get('reports/leaderboard.json'))) as {
+      tables: LeaderboardTable[];
+    };
+    const listed = board.tables.flatMap((t) => t.entries.map((e) => e.suite)).sort();
+    expect(listed).toEqual(
+      [
+        'gec-backends-en.claude-haiku-4-5',
+        'gec-backends-en.gemini-2.5-flash',
+        'gec-backends-en.gpt-4o-mini',
+        'reply-tone-prompts.v1',
+        'reply-tone-prompts.v2',
+      ].sort(),
+    );
+    expect(board.tables.every((t) => t.entries.every((e) => e.simulated))).toBe(true);
+    const fromTable = await new DynamoLeaderboard({ client: clients.doc, tableName: res.table }).entries();
+    expect(fromTable.map((e) => e.suite).sort()).toEqual(listed);
+    expect(await blobs.get('reports/leaderboard.txt')).toBeDefined();
+  });
+});
