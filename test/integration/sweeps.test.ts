@@ -103,7 +103,10 @@ async function cloudSweep(suite: Record<string, unknown>): Promise<{ key: string
 beforeAll(async () => {
   moto = await startMoto();
   clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('sweeps'), { itemsVisibilityTimeout: 5, maxReceiveCount: 3 });
+  res = await createTestResources(clients, uniqueNames('sweeps'), {
+    itemsVisibilityTimeout: 5,
+    maxReceiveCount: 3,
+  });
   for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
   Object.assign(process.env, functionEnv(moto.endpoint, res), {
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
@@ -141,7 +144,9 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
     expect(cloud.sweep.variants.map(comparable)).toEqual(local.variants.map(comparable));
     for (const v of cloud.sweep.variants) {
       expect(v.counts.items).toBe(48);
-      expect(v.verdict).toBe(v.name === 'gpt-4o-mini' ? 'baseline' : v.gate!.promoted ? 'promoted' : 'not promoted');
+      expect(v.verdict).toBe(
+        v.name === 'gpt-4o-mini' ? 'baseline' : v.gate!.promoted ? 'promoted' : 'not promoted',
+      );
     }
     expect(await blobs.list(`reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/`)).toEqual([
       `reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.json`,
@@ -150,7 +155,10 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
     // Each variant is a run of its own, with its report where a run's report goes.
     const runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
     for (const v of cloud.sweep.variants) {
-      expect(await runStore.getRun(v.runId)).toMatchObject({ status: 'done', suiteName: `gec-backends-en.${v.name}` });
+      expect(await runStore.getRun(v.runId)).toMatchObject({
+        status: 'done',
+        suiteName: `gec-backends-en.${v.name}`,
+      });
       expect(await blobs.list(`reports/gec-backends-en.${v.name}/${v.runId}/`)).toContain(
         `reports/gec-backends-en.${v.name}/${v.runId}/report.json`,
       );

@@ -1,0 +1,144 @@
+/**
+ * Sweeps as a user runs them: `assay run` on the example sweeps with `--simulate` (no key)
+ * writes a run per variant and the sweep report; a required gate that fails makes the command
+ * exit 1 and say why (for CI jobs); running the sweep again resumes it; `assay leaderboard`
+ * lists every run of the runs folder.
+ */
+import { execFile } from 'node:child_process';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import type { LeaderboardTable } from '../../shared/reports/leaderboard.js';
+import type { SweepReport } from '../../shared/sweeps/sweep.js';
+import { REPO, tempDir } from '../helpers.js';
+
+const exec = promisify(execFile);
+const noKeys = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
+
+async function assay(args: string[], dir: string) {
+  return exec(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
+    cwd: REPO,
+    env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache') },
+  });
+}
+
+async function sweepIn(runs: string): Promise<{ dir: string; report: SweepReport }> {
+  const dirs = (await readdir(runs)).filter((d) => d.includes('-sweep-'));
+  expect(dirs).toHaveLength(1);
+  const dir = join(runs, dirs[0]!);
+  return { dir, report: JSON.parse(await readFile(join(dir, 'sweep.json'), 'utf8')) as SweepReport };
+}
+
+describe('sweeps, end to end', { timeout: 180_000 }, () => {
+  it('the GEC backends sweep: a run per variant, ranked, gated; again, it resumes; stricter, it exits 1', async () => {
+    const dir = await tempDir('assay-sweep-');
+    const runs = join(dir, 'runs');
+    const args = ['run', 'examples/gec-backends.suite.json', '--simulate', '--runs', runs, '--no-progress'];
+    const { stdout } = await assay(args, dir);
+
+    expect(stdout).toContain('Assay sweep — gec-backends-en (gec), 3 variants');
+    expect(stdout).toContain('SIMULATED');
+    expect(stdout).toContain('Every required variant passed the gate.');
+    const { dir: sweepDir, report } = await sweepIn(runs);
+    expect((await readdir(sweepDir)).sort()).toEqual(['sweep-record.json', 'sweep.json', 'sweep.txt']);
+    expect(report).toMatchObject({
+      baseline: 'gpt-4o-mini',
+      rankBy: { metric: 'accuracy', better: 'higher' },
+    });
+    expect(report.variants).toHaveLength(3);
+    for (const v of report.variants) {
+      expect(v.counts).toMatchObject({ items: 256, scored: 256 });
+      expect(v.rankValue?.ci).toHaveLength(2);
+      expect(v.per10kUsd).toBeGreaterThan(0);
+      expect(v.latencyMs.p50).toBeGreaterThan(0);
+      if (v.name === 'gpt-4o-mini') expect(v).toMatchObject({ verdict: 'baseline' });
+      else {
+        expect(v.verdict).toBe('promoted');
+        expect(v.comparison?.paired).toBe(256);
+        expect(v.gate?.conditions.map((c) => c.passed)).toEqual([true, true, true]);
+      }
+    }
+    // Ranks follow the figure, best first; the cheapest of the best is on the Pareto front.
+    const values = report.variants.map((v) => v.rankValue!.value!);
+    expect(values).toEqual([...values].sort((a, b) => b - a));
+    expect(report.variants[0]!.rank).toBe(1);
+    const cheapest = [...report.variants].sort((a, b) => a.per10kUsd! - b.per10kUsd!)[0]!;
+    expect(cheapest.pareto).toBe(true);
+    const runFolders = (await readdir(runs)).filter((d) => d.startsWith('gec-backends-en.'));
+    expect(runFolders).toHaveLength(3);
+
+    // The same command again resumes every run and rebuilds the same sweep.
+    await assay(args, dir);
+    expect((await readdir(runs)).filter((d) => d.startsWith('gec-backends-en.'))).toEqual(runFolders);
+    const again = await sweepIn(runs);
+    expect(again.report.sweepId).toBe(report.sweepId);
+    expect(again.report.variants.map((v) => v.rankValue)).toEqual(report.variants.map((v) => v.rankValue));
+
+    // A stricter required gate: the command fails and says which variant and condition.
+    const strict = JSON.parse(await readFile(join(REPO, 'examples', 'gec-backends.suite.json'), 'utf8'));
+    strict.name = 'gec-backends-strict';
+    strict.dataset.path = join(REPO, 'examples', strict.dataset.path);
+    strict.gate.conditions = ['accuracy >= baseline', 'cost per 10k <= 3'];
+    await writeFile(join(dir, 'strict.suite.json'), JSON.stringify(strict));
+    const failed = await assay(
+      [
+        'run',
+        join(dir, 'strict.suite.json'),
+        '--simulate',
+        '--runs',
+        join(dir, 'strict-runs'),
+        '--no-progress',
+      ],
+      dir,
+    ).then(
+      () => undefined,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stdout).toContain('REQUIRED GATE FAILED for claude-haiku-4-5');
+    expect(failed?.stderr).toMatch(/required gate failed for .*claude-haiku-4-5/);
+    expect(failed?.stderr).toMatch(/claude-haiku-4-5: cost per 10k <= 3: cost per 10k \d+\.\d+ fails <= 3/);
+  });
+
+  it('the prompt-version sweep, then assay leaderboard lists the runs of both sweeps', async () => {
+    const dir = await tempDir('assay-sweep-lb-');
+    const runs = join(dir, 'runs');
+    await assay(
+      ['run', 'examples/reply-tone-prompts.suite.json', '--simulate', '--runs', runs, '--no-progress'],
+      dir,
+    );
+    await assay(
+      [
+        'run',
+        'examples/gec-backends.suite.json',
+        '--simulate',
+        '--sample',
+        '40',
+        '--runs',
+        runs,
+        '--no-progress',
+      ],
+      dir,
+    );
+
+    const { stdout } = await assay(['leaderboard', '--runs', runs], dir);
+    expect(stdout).toContain('SIMULATED: every run here was answered by the simulator');
+    for (const suite of ['reply-tone-prompts.v1', 'reply-tone-prompts.v2', 'gec-backends-en.gpt-4o-mini']) {
+      expect(stdout).toContain(suite);
+    }
+    expect(stdout).toMatch(/tone-v2\.md@[0-9a-f]{7}/);
+    const { stdout: json } = await assay(
+      ['leaderboard', '--runs', runs, '--json', '--dataset', 'replies.csv'],
+      dir,
+    );
+    const { tables } = JSON.parse(json) as { tables: LeaderboardTable[] };
+    expect(tables).toHaveLength(1);
+    expect(tables[0]!.entries.map((e) => e.suite).sort()).toEqual([
+      'reply-tone-prompts.v1',
+      'reply-tone-prompts.v2',
+    ]);
+    expect(tables[0]!.rankedBy).toBe('accuracy');
+    expect(tables[0]!.entries[0]!.metrics.accuracy?.ci).toHaveLength(2);
+  });
+});
