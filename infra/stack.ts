@@ -117,7 +117,7 @@ export class AssayStack extends Stack {
       aggregate: new AssayFunction(this, 'Aggregate', {
         ...shared,
         entry: 'aggregate',
-        description: 'Computes metrics of a finished run and writes its report files',
+        description: 'Computes metrics of a finished run and writes its report files; aggregates sweeps; keeps the leaderboard',
         timeout: TIMEOUTS.aggregate,
         memorySize: 1024,
       })
