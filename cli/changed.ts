@@ -2,10 +2,11 @@ import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import type { RunRecord } from '../shared/core/model.js';
-import type { Suite } from '../shared/core/suite.js';
+import { type Suite, variantSuites } from '../shared/core/suite.js';
 import { snapshotPrompts } from '../shared/prompts/prompts.js';
 import { taskFor } from '../shared/tasks/registry.js';
 import { loadSuiteFile, promptStoreFor } from './local-run.js';
+import { isSweep } from './sweep.js';
 
 /** Folders never searched for suite files. */
 const SKIP = new Set(['node_modules', '.git', 'runs', '.assay-cache', 'cdk.out']);
@@ -36,19 +37,22 @@ export async function promptChanges(suitePaths: string[], history: LocalRunHisto
   const changes: SuiteChange[] = [];
   for (const suitePath of suitePaths) {
     const suite = await loadSuiteFile(suitePath);
-    const latest = await history.latestRun(suite.name);
-    if (!latest) {
-      changes.push({ status: 'never-run', suitePath, suite });
-      continue;
+    // A sweep's runs are its variants': it changed when any variant's prompts did.
+    const runsOf = isSweep(suite) ? variantSuites(suite).map((v) => v.suite) : [suite];
+    const store = promptStoreFor(dirname(resolve(suitePath)));
+    const changed = new Set<string>();
+    let latest: RunRecord | undefined;
+    for (const runSuite of runsOf) {
+      const run = await history.latestRun(runSuite.name);
+      if (!run) continue;
+      if (!latest || run.startedAt > latest.startedAt) latest = run;
+      const now = await snapshotPrompts(store, Object.values(taskFor(runSuite).promptPaths(runSuite)));
+      for (const path of Object.keys(now)) if (run.prompts[path]?.hash !== now[path]!.hash) changed.add(path);
     }
-    const paths = Object.values(taskFor(suite).promptPaths(suite));
-    const now = await snapshotPrompts(promptStoreFor(dirname(resolve(suitePath))), paths);
-    const changed = Object.keys(now).filter((path) => latest.prompts[path]?.hash !== now[path]!.hash);
-    changes.push(
-      changed.length > 0
-        ? { status: 'changed', suitePath, suite, latest, paths: changed.sort() }
-        : { status: 'unchanged', suitePath, suite, latest },
-    );
+    if (!latest) changes.push({ status: 'never-run', suitePath, suite });
+    else if (changed.size > 0)
+      changes.push({ status: 'changed', suitePath, suite, latest, paths: [...changed].sort() });
+    else changes.push({ status: 'unchanged', suitePath, suite, latest });
   }
   return changes;
 }

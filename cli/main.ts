@@ -145,7 +145,9 @@ async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> 
     process.stdout.write(
       `${change.suite.name} (${change.suitePath}): changed since ${change.latest.runId}: ${change.paths.join(', ')}\n`,
     );
-    await run(change.suitePath, flags, change.latest.suite.backends, change.latest.suite.run.sample);
+    // A sweep's variants bring their own backends; a plain suite runs again on its latest run's.
+    const backends = isSweep(change.suite) ? undefined : change.latest.suite.backends;
+    await run(change.suitePath, flags, backends, change.latest.suite.run.sample);
   }
 }
 

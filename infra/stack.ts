@@ -117,7 +117,8 @@ export class AssayStack extends Stack {
       aggregate: new AssayFunction(this, 'Aggregate', {
         ...shared,
         entry: 'aggregate',
-        description: 'Computes metrics of a finished run and writes its report files; aggregates sweeps; keeps the leaderboard',
+        description:
+          'Computes metrics of a finished run and writes its report files; aggregates sweeps; keeps the leaderboard',
         timeout: TIMEOUTS.aggregate,
         memorySize: 1024,
       })

@@ -22,7 +22,7 @@
  * A condition with no data on either side (a metric that is n/a, a slice with no items) fails
  * and says so: a gate never promotes on figures it does not have.
  */
-import type { PairedDelta } from '../metrics/index.js';
+import type { MetricValue, PairedDelta } from '../metrics/index.js';
 import { percentile } from '../metrics/stats.js';
 import type { Report } from '../reports/report.js';
 
@@ -175,10 +175,13 @@ function rate(count: number, r: GateFigures['report']): number | null {
   return n === 0 ? null : count / n;
 }
 
-/** Where a named metric is found: a scorer's metric (pairable), or another figure. */
-type Located = { value: number | null; scorer?: string; metric?: string } | { unknown: string };
+/** Where a named metric is found: a scorer's metric (pairable, with its n and CI), or another figure. */
+export type Located =
+  | { value: number | null; scorer?: string; metric?: string; found?: MetricValue }
+  | { unknown: string };
 
-function locate(name: string, report: GateFigures['report']): Located {
+/** A named metric of a variant, by the lookup rules above (the gate's and `rankBy`'s). */
+export function locateMetric(name: string, report: GateFigures['report']): Located {
   const run = RUN_FIGURES[name];
   if (run) return { value: run(report) };
   const dot = name.indexOf('.');
@@ -187,13 +190,13 @@ function locate(name: string, report: GateFigures['report']): Located {
     const metric = name.slice(dot + 1);
     const found = report.scores[scorer]!.metrics[metric];
     return found
-      ? { value: found.value, scorer, metric }
+      ? { value: found.value, scorer, metric, found }
       : {
           unknown: `scorer ${scorer} has no metric ${metric} (it has: ${Object.keys(report.scores[scorer]!.metrics).join(', ') || 'none'})`,
         };
   }
   const primary = report.scores[report.primaryScorer]?.metrics[name];
-  if (primary) return { value: primary.value, scorer: report.primaryScorer, metric: name };
+  if (primary) return { value: primary.value, scorer: report.primaryScorer, metric: name, found: primary };
   let figure: unknown = report.metrics;
   for (const part of name.split('.')) figure = (figure as Record<string, unknown> | undefined)?.[part];
   if (typeof figure === 'number' || figure === null) return { value: figure };
@@ -298,9 +301,9 @@ export function evaluateCondition(
     theirs = baseline.report.cost.per10kUsd;
   } else {
     label = metric.name;
-    const a = locate(metric.name, variant.report);
+    const a = locateMetric(metric.name, variant.report);
     if ('unknown' in a) return fail(a.unknown);
-    const b = locate(metric.name, baseline.report);
+    const b = locateMetric(metric.name, baseline.report);
     ours = a.value;
     theirs = 'unknown' in b ? null : b.value;
     if (a.scorer && a.metric) {

@@ -23,6 +23,7 @@ import {
   evaluateGate,
   type GateFigures,
   type GateVerdict,
+  locateMetric,
   type MetricRef,
   parseCondition,
   parseMetric,
@@ -184,11 +185,9 @@ function rankFigure(ref: MetricRef, figures: GateFigures): MetricValue | null {
     const ms = figures.items.map((i) => i.latencyMs);
     return { value: ms.length === 0 ? null : percentile(ms, ref.percentile), n: ms.length };
   }
-  const dot = ref.name.indexOf('.');
-  const scorer =
-    dot > 0 && report.scores[ref.name.slice(0, dot)] ? ref.name.slice(0, dot) : report.primaryScorer;
-  const metric = scorer === report.primaryScorer && dot <= 0 ? ref.name : ref.name.slice(dot + 1);
-  return report.scores[scorer]?.metrics[metric] ?? null;
+  const located = locateMetric(ref.name, report);
+  if ('unknown' in located) return null;
+  return located.found ?? { value: located.value, n: report.counts.items - report.counts.invalidRows };
 }
 
 /** The sweep report of finished variant runs. Runs must be in the record's order, results in report order. */

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import type { PairedDelta } from '../../../shared/metrics/stats.js';
+import type { Report } from '../../../shared/reports/report.js';
 import {
   type Condition,
   evaluateCondition,
@@ -9,8 +11,6 @@ import {
   parseCondition,
   parseMetric,
 } from '../../../shared/sweeps/gate.js';
-import type { PairedDelta } from '../../../shared/metrics/stats.js';
-import type { Report } from '../../../shared/reports/report.js';
 
 /** `n` words of text. */
 const wordsOf = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');
@@ -112,7 +112,11 @@ describe('parseCondition', () => {
 
   it('reads a latency slice over every column', () => {
     const c = parseCondition('p95 latency where words >= 20 <= 300');
-    expect(c.metric).toEqual({ kind: 'latency', percentile: 95, slice: { measure: 'words', op: '>=', value: 20 } });
+    expect(c.metric).toEqual({
+      kind: 'latency',
+      percentile: 95,
+      slice: { measure: 'words', op: '>=', value: 20 },
+    });
     expect(c.op).toBe('<=');
     expect(c.rhs).toEqual({ kind: 'number', value: 300 });
   });
@@ -139,7 +143,9 @@ describe('parseCondition', () => {
 
   it('says what is wrong', () => {
     expect(() => parseCondition('delta accuracy > baseline')).toThrow(/delta is already relative/);
-    expect(() => parseCondition('accuracy > 0.5 with p < 0.05')).toThrow(/needs a comparison with the baseline/);
+    expect(() => parseCondition('accuracy > 0.5 with p < 0.05')).toThrow(
+      /needs a comparison with the baseline/,
+    );
     expect(() => parseCondition('cost per 10k where words >= 3 < 1')).toThrow(/latency percentiles only/);
     expect(() => parseCondition('p50 latency < baseline with p < 0.05')).toThrow(/needs a scorer metric/);
     expect(() => parseCondition('accuracy is good')).toThrow(/"accuracy is good" is not/);
@@ -203,7 +209,13 @@ describe('evaluateGate', () => {
   it('leaves invalid rows out of the run rates', () => {
     // 100 rows, 10 invalid, 1 parse failure, 3 errors in all: over the 90 that reached a model.
     const variant = figures({
-      counts: { scored: 87, failed: 13, invalidRows: 10, errors: 3, byFailure: { invalid_row: 10, parse: 1 } },
+      counts: {
+        scored: 87,
+        failed: 13,
+        invalidRows: 10,
+        errors: 3,
+        byFailure: { invalid_row: 10, parse: 1 },
+      },
     });
     expect(check('parse_valid_rate >= 0.99', variant, baseline).value).toBeCloseTo(89 / 90, 12);
     expect(check('scored_rate >= 0.9', variant, baseline).value).toBeCloseTo(87 / 90, 12);
@@ -301,7 +313,12 @@ describe('evaluateGate', () => {
 
   it('computes a delta of figures that are not paired from both sides', () => {
     const v = check('delta cost per 10k < 0', figures({ per10kUsd: 1.5 }), baseline);
-    expect(v).toMatchObject({ passed: true, value: -0.5, against: 0, reason: 'delta cost per 10k -0.5 meets < 0' });
+    expect(v).toMatchObject({
+      passed: true,
+      value: -0.5,
+      against: 0,
+      reason: 'delta cost per 10k -0.5 meets < 0',
+    });
     expect(check('delta cost per 10k < -0.5', figures({ per10kUsd: 1.5 }), baseline).passed).toBe(false);
   });
 
@@ -377,7 +394,9 @@ describe('evaluateGate', () => {
       });
       expect(v.reason.startsWith('n/a')).toBe(true);
       // Even an absolute bound everything would meet.
-      expect(check('p50 latency where words(transcript) >= 1000 < 1000000', variant, base).passed).toBe(false);
+      expect(check('p50 latency where words(transcript) >= 1000 < 1000000', variant, base).passed).toBe(
+        false,
+      );
       expect(check('p50 latency < 1000000', figures(), base)).toMatchObject({
         passed: false,
         reason: 'n/a: no items with model calls',
@@ -444,14 +463,22 @@ describe('evaluateGate', () => {
     expect(check('label.kappa >= baseline', variant, base).passed).toBe(false);
     // The pairing is looked up under the scorer and metric, not the accuracy's.
     const pairs = pairing({ accuracy: paired(0.5, 0.001), kappa: paired(-0.02, 0.4) });
-    expect(check('delta label.kappa > 0', variant, base, pairs)).toMatchObject({ passed: false, value: -0.02 });
+    expect(check('delta label.kappa > 0', variant, base, pairs)).toMatchObject({
+      passed: false,
+      value: -0.02,
+    });
     expect(check('delta kappa >= -0.02', variant, base, pairs)).toMatchObject({ passed: true, value: -0.02 });
   });
 
   it('reads a family figure by its dotted path in report.metrics', () => {
     const base = figures();
     const v = check('binary.f1 >= 0.9', figures({ metrics: { binary: { f1: 0.91 } } }), base);
-    expect(v).toMatchObject({ passed: true, value: 0.91, against: 0.9, reason: 'binary.f1 0.91 meets >= 0.9' });
+    expect(v).toMatchObject({
+      passed: true,
+      value: 0.91,
+      against: 0.9,
+      reason: 'binary.f1 0.91 meets >= 0.9',
+    });
     expect(check('binary.f1 >= 0.9', figures({ metrics: { binary: { f1: 0.89 } } }), base)).toMatchObject({
       passed: false,
       value: 0.89,
