@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import type { z } from 'zod';
 import { type Suite, validateSuite } from '../shared/core/suite.js';
 import type { gecSuiteSchema } from '../shared/tasks/gec/suite.js';
@@ -52,4 +54,14 @@ export function snapshotEnv(): () => void {
     for (const name of Object.keys(process.env)) if (!(name in saved)) delete process.env[name];
     Object.assign(process.env, saved);
   };
+}
+
+const noKeys = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
+
+/** The CLI as a user runs it, from the repository, with no API key and its LLM cache in `dir`. */
+export function assayCli(args: string[], dir: string): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
+    cwd: REPO,
+    env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache') },
+  });
 }

@@ -4,23 +4,13 @@
  * judge. The reports speak in each scorer's own terms: labels get the classification
  * figures, numbers mean / MAE / Spearman, and a numeric judge prints no classification line.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/reports/report.js';
-import { REPO, tempDir } from '../helpers.js';
+import { assayCli, tempDir } from '../helpers.js';
 
-const exec = promisify(execFile);
-const noKeys = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
-
-async function assay(args: string[], dir: string) {
-  return exec(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
-    cwd: REPO,
-    env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache') },
-  });
-}
+const assay = assayCli;
 
 const readReport = async (dir: string) =>
   JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as Report;

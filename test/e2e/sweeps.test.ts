@@ -4,24 +4,14 @@
  * exit 1 and say why (for CI jobs); running the sweep again resumes it; `assay leaderboard`
  * lists every run of the runs folder.
  */
-import { execFile } from 'node:child_process';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { LeaderboardTable } from '../../shared/reports/leaderboard.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import { REPO, tempDir } from '../helpers.js';
+import { assayCli, REPO, tempDir } from '../helpers.js';
 
-const exec = promisify(execFile);
-const noKeys = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
-
-async function assay(args: string[], dir: string) {
-  return exec(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
-    cwd: REPO,
-    env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache') },
-  });
-}
+const assay = assayCli;
 
 async function sweepIn(runs: string): Promise<{ dir: string; report: SweepReport }> {
   const dirs = (await readdir(runs)).filter((d) => d.includes('-sweep-'));
