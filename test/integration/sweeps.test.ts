@@ -4,8 +4,10 @@
  * done, and its report equals the local shell's; the aggregator keeps leaderboard.json in the
  * bucket and the LEADERBOARD partition current. A repeated trigger changes nothing.
  */
+import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventSources, loadFunctions, uploadFolder } from '../../cli/cloud/local-cloud.js';
@@ -207,5 +209,18 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
     const fromTable = await new DynamoLeaderboard({ client: clients.doc, tableName: res.table }).entries();
     expect(fromTable.map((e) => e.suite).sort()).toEqual(listed);
     expect(await blobs.get('reports/leaderboard.txt')).toBeDefined();
+
+    // The CLI reads the same table (credentials, region and endpoint from the environment).
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [join(REPO, 'bin', 'assay.mjs'), 'leaderboard', '--table', res.table, '--json'],
+      { cwd: REPO, env: process.env },
+    );
+    const cli = JSON.parse(stdout) as { tables: LeaderboardTable[] };
+    expect(cli.tables.flatMap((t) => t.entries.map((e) => e.suite)).sort()).toEqual(listed);
+    expect(cli.tables.map((t) => t.dataset).sort()).toEqual([
+      'datasets/gec-backends-en/data/gold_tp_fp3_fp2_fp1_en.csv',
+      'datasets/reply-tone-prompts/data/replies.csv',
+    ]);
   });
 });
