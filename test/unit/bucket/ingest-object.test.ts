@@ -107,6 +107,26 @@ describe('ingestObject', () => {
     expect(await runStore.getRun('anything')).toBeUndefined();
   });
 
+  it('refuses a sweep one of whose variants has no key: no variant starts', async () => {
+    const { bucket, deps, sent, putSuite, runStore } = await setUp();
+    await putSuite({
+      variants: [
+        { name: 'sim', backends: ['sim:gold'] },
+        { name: 'real', backends: ['openai:gpt-4o-mini'] },
+      ],
+    });
+    await bucket.put('datasets/demo/data.csv', await readFile(GOLD));
+    const outcome = await ingestObject(deps, { key: 'datasets/demo/data.csv', version: 'etag:1' });
+    expect(outcome).toMatchObject({
+      status: 'rejected',
+      suiteName: 'demo',
+      reason: expect.stringMatching(/^variant real: .*OPENAI_API_KEY/),
+    });
+    expect(sent).toEqual([]);
+    expect(await runStore.getRun('anything')).toBeUndefined();
+    expect(await deps.sweeps.sweepsOf('anything')).toEqual([]);
+  });
+
   it('runs suites/<name>.json on an uploaded dataset, once per upload version', async () => {
     const { bucket, deps, sent, putSuite } = await setUp();
     await putSuite();
