@@ -1,0 +1,247 @@
+/**
+ * The deterministic fast path in front of the QA graders: reads the option an answer selects,
+ * or the final number it gives, when that is unambiguous — and says "undecided" otherwise, so
+ * the LLM grader gets every doubtful case. Conservative by design: a wrong fast verdict is
+ * worse than an LLM call. Pure.
+ *
+ * The physics QA study's own LLM grader scored plainly right answers 0
+ * (`The slope of a velocity-time graph represents: (B) Acceleration`, key B; `… = 4 m/s^2`,
+ * key 4); regex extraction, on the other hand, misses on hard sets when it guesses. So:
+ * - an option: the letter when exactly one is selected (`(B)`, `B.`, `Answer: B`,
+ *   `{"answer": "B"}`), else the option's text when it alone is stated; several letters, or
+ *   the question echoed back with its options, are undecided;
+ * - a number: the final one, with its unit read as a unit (`4 m/s^2` is 4, not 2), in plain,
+ *   grouped (`1,000`), scientific (`-3.2e-4`, `2.5 × 10^3`), LaTeX (`$4.8\mathrm{~km}$`) or
+ *   JSON (`{"impulse": 5}`) form; competing numbers, or none, are undecided.
+ */
+
+export type FastPath<T> = { decided: true; value: T; how: string } | { decided: false; reason: string };
+
+const undecided = (reason: string): { decided: false; reason: string } => ({ decided: false, reason });
+
+/** A JSON object in the answer (the whole answer, or a fenced block), if any. */
+function jsonObject(answer: string): Record<string, unknown> | undefined {
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(answer)?.[1];
+  for (const text of [fenced, answer]) {
+    const trimmed = text?.trim();
+    if (!trimmed?.startsWith('{') || !trimmed.endsWith('}')) continue;
+    try {
+      const parsed: unknown = JSON.parse(trimmed);
+      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed))
+        return parsed as Record<string, unknown>;
+    } catch {
+      // not JSON: read as text
+    }
+  }
+  return undefined;
+}
+
+const normalText = (text: string) =>
+  text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+
+/**
+ * The option an answer selects. `options` maps each letter (A, B, …) to its text; the letters
+ * are matched in upper case.
+ */
+export function selectedOption(answer: string, options: Readonly<Record<string, string>>): FastPath<string> {
+  const letters = Object.keys(options).map((l) => l.toUpperCase());
+  if (letters.length === 0) return undecided('the question has no options');
+  const set = `[${letters.join('')}]`;
+
+  const json = jsonObject(answer);
+  if (json) {
+    const value = json.answer ?? json.option ?? json.choice;
+    if (typeof value === 'string' && letters.includes(value.trim().replace(/[().]/g, '').toUpperCase())) {
+      return { decided: true, value: value.trim().replace(/[().]/g, '').toUpperCase(), how: 'json' };
+    }
+    return undecided('a JSON answer without an option letter in answer/option/choice');
+  }
+
+  const text = answer.replace(/\*\*/g, '').trim();
+  if (text === '') return undecided('no answer');
+  // The question echoed back: two or more options listed as "(A) …" / "A. …" at line starts or inline.
+  const listed = new Set(
+    [...text.matchAll(new RegExp(`(?:^|\\n|\\s)\\(?(${set})[).]\\s+\\S`, 'g'))].map((m) => m[1]!),
+  );
+  const explicit = new Set(
+    [
+      ...text.matchAll(
+        new RegExp(`\\banswer(?:\\s+is)?\\s*[:=]?\\s*\\(?(${set})\\)?(?![\\p{L}\\p{N}])`, 'giu'),
+      ),
+    ].map((m) => m[1]!.toUpperCase()),
+  );
+  if (explicit.size === 1 && listed.size <= 1) {
+    return { decided: true, value: [...explicit][0]!, how: 'letter' };
+  }
+  if (explicit.size > 1) return undecided(`several options named: ${[...explicit].sort().join(', ')}`);
+  if (listed.size > 1) return undecided(`several options listed: ${[...listed].sort().join(', ')}`);
+
+  const whole = new RegExp(`^\\(?(${set})\\)?[.:)]?$`).exec(text);
+  if (whole) return { decided: true, value: whole[1]!, how: 'letter' };
+  const marked = new Set(
+    [
+      ...text.matchAll(
+        new RegExp(
+          `(?:\\((${set})\\)|(?:^|\\s)(${set})[.):](?=\\s|$)|\\b(?:option|choice)\\s+(${set})(?![\\p{L}\\p{N}]))`,
+          'giu',
+        ),
+      ),
+    ].map((m) => (m[1] ?? m[2] ?? m[3])!.toUpperCase()),
+  );
+  // Any other bare capital option letter makes it ambiguous ("B is wrong, C is right"); a
+  // capital A before a lower-case word is the article.
+  const bare = new Set(
+    [...text.matchAll(new RegExp(`(?<![\\p{L}\\p{N}])(${set})(?![\\p{L}\\p{N}])`, 'gu'))]
+      .filter((m) => !(m[1] === 'A' && /^\s+[a-z]/.test(text.slice(m.index! + 1))))
+      .map((m) => m[1]!),
+  );
+  if (marked.size === 1) {
+    const [letter] = marked;
+    const others = [...bare].filter((l) => l !== letter);
+    if (others.length === 0) return { decided: true, value: letter!, how: 'letter' };
+    return undecided(`option ${letter} marked, but ${others.join(', ')} also named`);
+  }
+  if (marked.size > 1) return undecided(`several options marked: ${[...marked].sort().join(', ')}`);
+  if (bare.size > 0)
+    return undecided(`an option letter without a clear selection: ${[...bare].sort().join(', ')}`);
+
+  // No letter: the option whose text alone the answer states.
+  const said = normalText(text);
+  const stated = letters.filter((l) => {
+    const option = normalText(options[l] ?? options[l.toLowerCase()] ?? '');
+    return option !== '' && ` ${said} `.includes(` ${option} `);
+  });
+  // An option whose text is inside another stated option's text does not count on its own.
+  const maximal = stated.filter(
+    (l) => !stated.some((o) => o !== l && normalText(options[o]!).includes(normalText(options[l]!))),
+  );
+  if (maximal.length === 1) return { decided: true, value: maximal[0]!, how: 'option-text' };
+  if (maximal.length > 1) return undecided(`the text of several options: ${maximal.join(', ')}`);
+  return undecided('no option letter or option text');
+}
+
+export interface ReadNumber {
+  value: number;
+  /** The unit as written after the number, normalised (`m/s^2`); absent when none. */
+  unit?: string;
+}
+
+/** LaTeX and typography into plain text: `$4.8\mathrm{~km}$` → `4.8 km`, `2.5 \times 10^{3}` → `2.5 × 10^3`. */
+function plain(text: string): string {
+  return text
+    .replace(/\$/g, ' ')
+    .replace(/\\(?:mathrm|text|mathit|operatorname|mbox)\s*\{([^}]*)\}/g, ' $1')
+    .replace(/\\(?:times|cdot)/g, '×')
+    .replace(/\\[,;!: ]|~/g, ' ')
+    .replace(/\\(?:left|right)/g, '')
+    .replace(/\^\{([^}]*)\}/g, '^$1')
+    .replace(/[{}]/g, '')
+    .replace(/−/g, '-')
+    .replace(/\u00a0/g, ' ');
+}
+
+const NUMBER = String.raw`(?<![\w.])-?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:\s*[×x*]\s*10\s*(?:\^|\*\*)\s*\(?[-+]?\d+\)?)?|(?<![\w.])-?\.\d+(?:[eE][-+]?\d+)?`;
+const UNIT_PART = String.raw`(?:[A-Za-zμΩÅ°%][A-Za-zμΩÅ°%]*(?:\s*(?:\^|\*\*)\s*-?\d+)?)`;
+const UNIT = String.raw`${UNIT_PART}(?:\s*[/·*]\s*${UNIT_PART}|\s+(?=[A-Za-zμΩÅ]+\s*(?:\^|\*\*)\s*-?\d)${UNIT_PART})*`;
+/** A number, then (optionally) its unit: the unit's exponents are not numbers of their own. */
+const QUANTITY = new RegExp(`(${NUMBER})(?:\\s*(${UNIT}))?`, 'g');
+/** Words after a number that are prose, not units. */
+const NOT_UNITS = new Set([
+  'and',
+  'or',
+  'is',
+  'of',
+  'to',
+  'in',
+  'the',
+  'a',
+  'an',
+  'for',
+  'at',
+  'so',
+  'which',
+  'with',
+  'times',
+  'x',
+]);
+
+function numberOf(text: string): number {
+  const [mantissa, power] = text.replace(/,/g, '').split(/\s*[×x*]\s*10\s*(?:\^|\*\*)\s*/);
+  const base = Number(mantissa);
+  return power === undefined ? base : base * 10 ** Number(power.replace(/[()]/g, ''));
+}
+
+function quantities(text: string): ReadNumber[] {
+  const found: ReadNumber[] = [];
+  for (const m of plain(text).matchAll(QUANTITY)) {
+    const value = numberOf(m[1]!);
+    if (!Number.isFinite(value)) continue;
+    const unit = m[2]
+      ?.replace(/\s*([/·*^])\s*/g, '$1')
+      .replace(/\s+/g, ' ')
+      .replace(/\*\*/g, '^');
+    const word = m[2]?.trim().split(/\s+/)[0]?.toLowerCase();
+    found.push(unit && word && !NOT_UNITS.has(word) ? { value, unit } : { value });
+  }
+  return found;
+}
+
+/** The final number an answer gives, with its unit; undecided when numbers compete or none is given. */
+export function finalNumber(answer: string): FastPath<ReadNumber> {
+  const json = jsonObject(answer);
+  if (json) {
+    const numeric = Object.entries(json).filter(
+      ([, v]) => typeof v === 'number' || (typeof v === 'string' && quantities(v).length === 1),
+    );
+    const preferred =
+      numeric.find(([k]) => /^(answer|value|result|final)/i.test(k)) ??
+      (numeric.length === 1 ? numeric[0] : undefined);
+    if (!preferred)
+      return undecided(
+        numeric.length === 0 ? 'a JSON answer without a number' : 'a JSON answer with several numbers',
+      );
+    const [, v] = preferred;
+    return typeof v === 'number'
+      ? { decided: true, value: { value: v }, how: 'json' }
+      : { decided: true, value: quantities(v as string)[0]!, how: 'json' };
+  }
+  const text = plain(answer);
+  if (text.trim() === '') return undecided('no answer');
+  let candidates: ReadNumber[];
+  let how: string;
+  const answerMarker = [...text.matchAll(/\b(?:answer|result)\s*(?:is|:|=)/gi)].at(-1);
+  if (answerMarker) {
+    // "The answer is …": what follows the last such marker.
+    candidates = quantities(text.slice(answerMarker.index! + answerMarker[0].length));
+    how = 'answer-marker';
+  } else if (text.includes('=') || text.includes('≈')) {
+    // Each clause with an "=" gives the number after its last "=": a chain (a = 8/2 = 4) is
+    // one clause; several assignments (v = 3 m/s and t = 2 s) must agree.
+    candidates = text
+      .split(/[,;\n]|\band\b|\.\s/)
+      .filter((clause) => /[=≈]/.test(clause))
+      .map((clause) =>
+        quantities(clause.slice(Math.max(clause.lastIndexOf('='), clause.lastIndexOf('≈')) + 1)).at(-1),
+      )
+      .filter((q): q is ReadNumber => q !== undefined);
+    how = 'final-number';
+  } else {
+    candidates = quantities(text);
+    how = 'only-number';
+  }
+  if (candidates.length === 0) return undecided('no number');
+  const first = candidates[0]!;
+  const same = candidates.every(
+    (q) => Math.abs(q.value - first.value) <= 1e-9 * Math.max(1, Math.abs(first.value)),
+  );
+  if (!same) return undecided(`competing numbers: ${candidates.map((q) => q.value).join(', ')}`);
+  return { decided: true, value: candidates.find((q) => q.unit) ?? first, how };
+}
+
+/** Whether a value is within a relative tolerance of the key (absolute when the key is 0). */
+export function withinTolerance(value: number, key: number, tolerance = 0.05): boolean {
+  return Math.abs(value - key) <= tolerance * (key === 0 ? 1 : Math.abs(key)) + 1e-12;
+}

@@ -1,0 +1,99 @@
+/**
+ * The QA fast path on nasty answers: it decides only what is unambiguous and leaves the rest
+ * to the LLM grader (undecided, with the reason).
+ */
+import { describe, expect, it } from 'vitest';
+import { finalNumber, selectedOption, withinTolerance } from '../../../shared/tasks/qa/fast-path.js';
+
+const OPTIONS = { A: 'Velocity', B: 'Acceleration', C: 'Displacement', D: 'Jerk' };
+const option = (answer: string) => selectedOption(answer, OPTIONS);
+const number = (answer: string) => finalNumber(answer);
+
+describe('selectedOption', () => {
+  it.each([
+    ['The slope of a velocity-time graph represents: (B) Acceleration', 'B', 'letter'],
+    ['B', 'B', 'letter'],
+    ['(C)', 'C', 'letter'],
+    ['B.', 'B', 'letter'],
+    ['Answer: B', 'B', 'letter'],
+    ['The answer is **C**.', 'C', 'letter'],
+    ['{"answer": "B"}', 'B', 'json'],
+    ['```json\n{"answer": "(D)"}\n```', 'D', 'json'],
+    // "A" before a lower-case word is the article, not option A.
+    ['A ball rolling down a slope speeds up, so (B).', 'B', 'letter'],
+    ['A. Velocity', 'A', 'letter'],
+    // No letter: the option's text, when it alone is stated.
+    ['Acceleration', 'B', 'option-text'],
+    ['It is the jerk of the motion.', 'D', 'option-text'],
+  ])('decides %j as %s', (answer, letter, how) => {
+    expect(option(answer)).toEqual({ decided: true, value: letter, how });
+  });
+
+  it.each([
+    ['B or C', /B, C/],
+    ['Option B is wrong; C is right.', /option B marked, but C also named/],
+    ['(A) Velocity (B) Acceleration (C) Displacement (D) Jerk', /several options listed: A, B, C, D/],
+    [
+      'The slope of a velocity-time graph represents:\n(A) Velocity\n(B) Acceleration\n(C) Displacement\n(D) Jerk\nAnswer: B',
+      /several options listed/,
+    ],
+    ['(A) or (B), depending on the frame', /several options marked: A, B/],
+    ['It represents acceleration, the rate of change of velocity.', /the text of several options: A, B/],
+    ['{"reasoning": "slope is dv/dt"}', /JSON answer without an option letter/],
+    ['I am not sure.', /no option letter or option text/],
+    ['', /no answer/],
+  ])('leaves %j to the LLM grader', (answer, reason) => {
+    const verdict = option(answer);
+    expect(verdict.decided).toBe(false);
+    expect(!verdict.decided && verdict.reason).toMatch(reason);
+  });
+});
+
+describe('finalNumber', () => {
+  it.each([
+    // The unit's exponent is not the answer: 4, not 2.
+    ['a = Δv/Δt = 8/2 = 4 m/s^2', 4, 'm/s^2', 'final-number'],
+    ['4 m/s^2', 4, 'm/s^2', 'only-number'],
+    ['F = ma = 2 kg × 3 m/s^2 = 6 N', 6, 'N', 'final-number'],
+    ['2.5 × 10^3 J', 2500, 'J', 'only-number'],
+    ['2.5 \\times 10^{3}', 2500, undefined, 'only-number'],
+    ['1,000 N', 1000, 'N', 'only-number'],
+    ['-3.2e-4 C', -0.00032, 'C', 'only-number'],
+    ['−7.5 m', -7.5, 'm', 'only-number'],
+    ['$4.8\\mathrm{~km}$', 4.8, 'km', 'only-number'],
+    ['about 9.8 m s^-2', 9.8, 'm s^-2', 'only-number'],
+    ['The speed is 20 m/s', 20, 'm/s', 'only-number'],
+    ['E = 5 J, so the answer is 5 J.', 5, 'J', 'answer-marker'],
+    ['Answer: 42.', 42, undefined, 'answer-marker'],
+    ['{"impulse": 5}', 5, undefined, 'json'],
+    ['{"answer": "12.5 N", "work": "F = 2.5 × 5"}', 12.5, 'N', 'json'],
+  ])('reads %j as %s', (answer, value, unit, how) => {
+    const verdict = number(answer);
+    expect(verdict).toEqual({ decided: true, value: unit === undefined ? { value } : { value, unit }, how });
+  });
+
+  it.each([
+    ['The answer is 12 and 13', /competing numbers: 12, 13/],
+    ['v = 3 m/s and t = 2 s', /competing numbers: 3, 2/],
+    ['x = 3, y = 4', /competing numbers: 3, 4/],
+    ['Between 3 and 5 m', /competing numbers: 3, 5/],
+    ['no idea', /no number/],
+    ['{"impulse": 5, "force": 10}', /several numbers/],
+    ['', /no answer/],
+  ])('leaves %j to the LLM grader', (answer, reason) => {
+    const verdict = number(answer);
+    expect(verdict.decided).toBe(false);
+    expect(!verdict.decided && verdict.reason).toMatch(reason);
+  });
+});
+
+describe('withinTolerance', () => {
+  it('is relative to the key (5% by default), absolute around 0', () => {
+    expect(withinTolerance(4.19, 4)).toBe(true); // 4.75 %
+    expect(withinTolerance(4.21, 4)).toBe(false); // 5.25 %
+    expect(withinTolerance(-3.9, -4)).toBe(true);
+    expect(withinTolerance(3.9, -4)).toBe(false);
+    expect(withinTolerance(0.04, 0)).toBe(true);
+    expect(withinTolerance(4.3, 4, 0.1)).toBe(true);
+  });
+});
