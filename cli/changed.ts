@@ -4,9 +4,9 @@ import type { LocalRunHistory } from '../shared/adapters/local/local-run-history
 import type { RunRecord } from '../shared/core/model.js';
 import { type Suite, variantSuites } from '../shared/core/suite.js';
 import { snapshotPrompts } from '../shared/prompts/prompts.js';
+import { isSweep } from '../shared/sweeps/variants.js';
 import { taskFor } from '../shared/tasks/registry.js';
 import { loadSuiteFile, promptStoreFor } from './local-run.js';
-import { isSweep } from './sweep.js';
 
 /** Folders never searched for suite files. */
 const SKIP = new Set(['node_modules', '.git', 'runs', '.assay-cache', 'cdk.out']);

@@ -18,12 +18,13 @@ import { leaderboardTables, renderLeaderboard } from '../shared/reports/leaderbo
 import type { Report } from '../shared/reports/report.js';
 import { renderSweepText } from '../shared/reports/sweep-files.js';
 import type { SweepReport } from '../shared/sweeps/sweep.js';
+import { isSweep } from '../shared/sweeps/variants.js';
 import { familyNames } from '../shared/tasks/registry.js';
 import { discoverSuites, promptChanges } from './changed.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from './local-run.js';
 import { progressReporter } from './progress.js';
 import { scoringRun } from './score.js';
-import { isSweep, runSweep } from './sweep.js';
+import { runSweep } from './sweep.js';
 
 const QUICKSTART_SUITE = join(PACKAGE_ROOT, 'examples', 'quickstart.suite.json');
 

@@ -16,11 +16,6 @@ export interface LocalSweepResult {
   runs: { variant: string; run: RunRecord; outDir: string; report: Report }[];
 }
 
-/** Whether a suite is a sweep (it lists variants or a matrix). */
-export function isSweep(suite: Suite): boolean {
-  return suite.variants !== undefined || suite.matrix !== undefined;
-}
-
 /**
  * A sweep in the local shell: each variant runs as a run of its own in the runs folder
  * (resumable and cached like any run: variants that share a backend and prompt share cached

@@ -17,7 +17,7 @@ import { loadPriceTable } from '../../shared/providers/pricing.js';
 import { ProviderPool } from '../../shared/providers/registry.js';
 import type { Report } from '../../shared/reports/report.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import { mapSuiteBackends } from '../../shared/sweeps/variants.js';
+import { isSweep, mapSuiteBackends } from '../../shared/sweeps/variants.js';
 import { PACKAGE_ROOT } from '../local-run.js';
 import {
   type CloudResources,
@@ -213,7 +213,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     log(`uploaded ${datasetKey} (${dataset.length} bytes): the S3 notification starts the run`);
     const reportPrefix = `${REPORTS_PREFIX}${suite.name}/`;
     // A sweep's report lands once every variant run is done.
-    const sweep = suite.variants !== undefined || suite.matrix !== undefined;
+    const sweep = isSweep(suite);
     const reportFile = sweep ? 'sweep.json' : 'report.json';
     const findReport = async () =>
       (await blobs.list(reportPrefix)).find((key) => key.endsWith(`/${reportFile}`));

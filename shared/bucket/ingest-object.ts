@@ -6,6 +6,7 @@ import { type DatasetFormat, formatFromPath, readRows } from '../datasets/read.j
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports.js';
 import { contentHash, PROMPT_PREFIX } from '../prompts/prompts.js';
 import { prepareSweep } from '../sweeps/sweep.js';
+import { isSweep } from '../sweeps/variants.js';
 import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from './layout.js';
 
 export interface IngestObjectDeps extends StartRunDeps {
@@ -117,7 +118,7 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     return { status: 'rejected', reason: (error as Error).message, suiteName };
   }
 
-  if (suite.variants !== undefined || suite.matrix !== undefined) {
+  if (isSweep(suite)) {
     return ingestSweep(
       deps,
       suite,
@@ -249,7 +250,7 @@ async function rerunSuite(
   if ('rejected' in loaded) return { suiteName, status: 'rejected', reason: loaded.rejected };
   const { suite } = loaded;
   // A sweep's runs are its variants' (`<suite>.<variant>`): the newest of them is its latest.
-  const sweep = suite.variants !== undefined || suite.matrix !== undefined;
+  const sweep = isSweep(suite);
   const names = sweep ? variantSuites(suite).map((v) => v.suite.name) : [suiteName];
   const latestRuns = (await Promise.all(names.map((name) => deps.history.latestRun(name)))).filter(
     (run): run is RunRecord => run !== undefined,

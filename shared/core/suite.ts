@@ -60,22 +60,18 @@ function checkSweep(
       issue(['gate', 'required'], `${name} is the baseline: the gate promotes the others over it`);
   }
   // A gate with a typo fails here, before any variant is paid for.
-  suite.gate?.conditions.forEach((text, i) => {
+  const syntax = (path: (string | number)[], read: () => unknown) => {
     try {
-      parseCondition(text);
+      read();
     } catch (error) {
       if (!(error instanceof GateSyntaxError)) throw error;
-      issue(['gate', 'conditions', i], error.message);
+      issue(path, error.message);
     }
-  });
-  if (suite.rankBy !== undefined) {
-    try {
-      parseMetric(suite.rankBy);
-    } catch (error) {
-      if (!(error instanceof GateSyntaxError)) throw error;
-      issue(['rankBy'], error.message);
-    }
+  };
+  for (const [i, text] of (suite.gate?.conditions ?? []).entries()) {
+    syntax(['gate', 'conditions', i], () => parseCondition(text));
   }
+  if (suite.rankBy !== undefined) syntax(['rankBy'], () => parseMetric(suite.rankBy!));
   variants.forEach((variant, i) => {
     const parsed = suiteSchema.safeParse(variantOverlay(suite, variant));
     if (parsed.success) return;

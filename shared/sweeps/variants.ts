@@ -21,7 +21,7 @@ export const SWEEP_KEYS = ['variants', 'matrix', 'baseline', 'gate', 'rankBy'] a
 /** A readable, valid name part for a value: `openai:gpt-4o-mini` → `gpt-4o-mini`, 0.7 → `0.7`. */
 function namePart(value: unknown): string {
   const text = Array.isArray(value)
-    ? value.map((v) => String(v).slice(String(v).indexOf(':') + 1)).join('+')
+    ? value.map((v) => String(v).slice(String(v).indexOf(':') + 1)).join('-')
     : typeof value === 'object'
       ? JSON.stringify(value)
       : String(value);
@@ -78,6 +78,11 @@ export function expandMatrix(matrix: Matrix | undefined): Variant[] {
     );
   }
   return dimensions.length === 0 ? [] : variants;
+}
+
+/** Whether a suite is a sweep: it lists variants, or a matrix of them. */
+export function isSweep(suite: { variants?: unknown; matrix?: unknown }): boolean {
+  return suite.variants !== undefined || suite.matrix !== undefined;
 }
 
 /** Every variant of a suite, listed first, then the matrix's; empty when the suite is not a sweep. */
