@@ -245,3 +245,76 @@ export function finalNumber(answer: string): FastPath<ReadNumber> {
 export function withinTolerance(value: number, key: number, tolerance = 0.05): boolean {
   return Math.abs(value - key) <= tolerance * (key === 0 ? 1 : Math.abs(key)) + 1e-12;
 }
+
+/** Options listed inline in a question, `… (A) Newton (B) Joule (C) Kilogram (D) Watt`, by letter; {} when none. */
+export function optionsInQuestion(question: string): Record<string, string> {
+  const options: Record<string, string> = {};
+  const marks = [...question.matchAll(/\(([A-H])\)\s*/g)];
+  // Letters must run A, B, C… in order: "(B)" inside a sentence is not an option list.
+  if (marks.length < 2 || marks.some((m, i) => m[1] !== String.fromCharCode(65 + i))) return {};
+  marks.forEach((m, i) => {
+    const end = marks[i + 1]?.index ?? question.length;
+    options[m[1]!] = question.slice(m.index! + m[0].length, end).trim();
+  });
+  return options;
+}
+
+export type QuestionType = 'mcq' | 'numeric' | 'explanation';
+
+export type FastGrade =
+  | { decided: true; correct: boolean; extracted: string; decidedBy: string }
+  | { decided: false; reason: string };
+
+export interface FastGradeOptions {
+  /** MCQ options by letter; default: listed in the question. */
+  options?: Readonly<Record<string, string>>;
+  question?: string;
+  /** Relative tolerance of numeric answers (default 5%). */
+  tolerance?: number;
+  /** The key's unit, when the dataset gives one apart (SciBench): another unit in the answer goes to the LLM. */
+  keyUnit?: string;
+}
+
+const unitKey = (unit: string) => unit.replace(/[\s·*]/g, '').replace(/\*\*/g, '^');
+
+/**
+ * The fast verdict on an answer against its key, or undecided (the LLM grader's job): an
+ * explanation always; an MCQ answer whose selection is unclear; a numeric answer without one
+ * final number, or with a unit other than the key's.
+ */
+export function fastGrade(
+  type: QuestionType,
+  answer: string,
+  key: string,
+  options: FastGradeOptions = {},
+): FastGrade {
+  if (type === 'explanation') return undecided('explanations are graded by the LLM');
+  if (type === 'mcq') {
+    const keyLetter = key.trim().replace(/[().]/g, '').toUpperCase();
+    const choices = options.options ?? optionsInQuestion(options.question ?? '');
+    const letters = Object.keys(choices).length > 0 ? choices : { A: '', B: '', C: '', D: '' };
+    if (!(keyLetter in letters)) return undecided(`the key ${JSON.stringify(key)} is not an option letter`);
+    const selected = selectedOption(answer, letters);
+    if (!selected.decided) return selected;
+    return {
+      decided: true,
+      correct: selected.value === keyLetter,
+      extracted: selected.value,
+      decidedBy: `fast:${selected.how}`,
+    };
+  }
+  const keyNumber = finalNumber(key);
+  if (!keyNumber.decided) return undecided(`the key ${JSON.stringify(key)} is not one number`);
+  const read = finalNumber(answer);
+  if (!read.decided) return read;
+  const keyUnit = options.keyUnit?.trim() || keyNumber.value.unit;
+  if (keyUnit && read.value.unit && unitKey(keyUnit) !== unitKey(read.value.unit)) {
+    return undecided(`unit ${read.value.unit} where the key is in ${keyUnit}`);
+  }
+  return {
+    decided: true,
+    correct: withinTolerance(read.value.value, keyNumber.value.value, options.tolerance),
+    extracted: `${read.value.value}${read.value.unit ? ` ${read.value.unit}` : ''}`,
+    decidedBy: `fast:${read.how}`,
+  };
+}

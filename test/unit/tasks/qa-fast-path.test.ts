@@ -2,8 +2,18 @@
  * The QA fast path on nasty answers: it decides only what is unambiguous and leaves the rest
  * to the LLM grader (undecided, with the reason).
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { finalNumber, selectedOption, withinTolerance } from '../../../shared/tasks/qa/fast-path.js';
+import {
+  fastGrade,
+  finalNumber,
+  optionsInQuestion,
+  type QuestionType,
+  selectedOption,
+  withinTolerance,
+} from '../../../shared/tasks/qa/fast-path.js';
+import { EXAMPLE_DATA } from '../../helpers.js';
 
 const OPTIONS = { A: 'Velocity', B: 'Acceleration', C: 'Displacement', D: 'Jerk' };
 const option = (answer: string) => selectedOption(answer, OPTIONS);
@@ -95,5 +105,107 @@ describe('withinTolerance', () => {
     expect(withinTolerance(3.9, -4)).toBe(false);
     expect(withinTolerance(0.04, 0)).toBe(true);
     expect(withinTolerance(4.3, 4, 0.1)).toBe(true);
+  });
+});
+
+describe('optionsInQuestion', () => {
+  it('reads options listed inline, in letter order', () => {
+    expect(optionsInQuestion('Which is an SI base unit? (A) Newton (B) Joule (C) Kilogram (D) Watt')).toEqual(
+      {
+        A: 'Newton',
+        B: 'Joule',
+        C: 'Kilogram',
+        D: 'Watt',
+      },
+    );
+    expect(optionsInQuestion('What does (B) mean here?')).toEqual({});
+    expect(optionsInQuestion('Pick (B) Joule or (A) Newton')).toEqual({});
+  });
+});
+
+describe('fastGrade on the physics QA study questions', () => {
+  const questions = readFileSync(join(EXAMPLE_DATA, 'physics_questions_50.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { id: number; type: QuestionType; question: string; answer: string });
+
+  it("has the study's 19 mcq, 16 numeric and 15 explanation questions", () => {
+    const count = (type: string) => questions.filter((q) => q.type === type).length;
+    expect([count('mcq'), count('numeric'), count('explanation')]).toEqual([19, 16, 15]);
+  });
+
+  it("decides the answers the study's LLM grader scored 0 although they were right", () => {
+    const slope = questions.find((q) => q.id === 10)!;
+    expect(
+      fastGrade('mcq', 'The slope of a velocity-time graph represents: (B) Acceleration', slope.answer, {
+        question: slope.question,
+      }),
+    ).toEqual({
+      decided: true,
+      correct: true,
+      extracted: 'B',
+      decidedBy: 'fast:letter',
+    });
+    const acceleration = questions.find((q) => q.id === 5)!;
+    expect(fastGrade('numeric', 'a = (20 - 0) / 5 = 4 m/s^2', acceleration.answer)).toEqual({
+      decided: true,
+      correct: true,
+      extracted: '4 m/s^2',
+      decidedBy: 'fast:final-number',
+    });
+  });
+
+  it('grades every key, written as a model would, right; and a wrong option or number wrong', () => {
+    for (const q of questions) {
+      if (q.type === 'mcq') {
+        const options = optionsInQuestion(q.question);
+        expect(Object.keys(options).length, `question ${q.id}`).toBeGreaterThanOrEqual(4);
+        const wrong = Object.keys(options).find((l) => l !== q.answer)!;
+        for (const answer of [`(${q.answer})`, `Answer: ${q.answer}`, `${q.answer}. ${options[q.answer]}`]) {
+          expect(fastGrade('mcq', answer, q.answer, { options }), `${q.id}: ${answer}`).toMatchObject({
+            decided: true,
+            correct: true,
+          });
+        }
+        expect(fastGrade('mcq', `(${wrong})`, q.answer, { options })).toMatchObject({
+          decided: true,
+          correct: false,
+        });
+      } else if (q.type === 'numeric') {
+        const key = Number(q.answer);
+        expect(
+          fastGrade('numeric', `The answer is ${q.answer}.`, q.answer),
+          `question ${q.id}`,
+        ).toMatchObject({ decided: true, correct: true });
+        expect(fastGrade('numeric', `= ${key * 1.04}`, q.answer)).toMatchObject({
+          decided: true,
+          correct: true,
+        });
+        expect(fastGrade('numeric', `= ${key * 1.2}`, q.answer)).toMatchObject({
+          decided: true,
+          correct: false,
+        });
+      } else {
+        expect(fastGrade('explanation', q.answer, q.answer)).toEqual({
+          decided: false,
+          reason: 'explanations are graded by the LLM',
+        });
+      }
+    }
+  });
+
+  it("leaves a unit other than the key's to the LLM grader", () => {
+    expect(fastGrade('numeric', '4.8 km', '4.8', { keyUnit: ' m' })).toEqual({
+      decided: false,
+      reason: 'unit km where the key is in m',
+    });
+    expect(fastGrade('numeric', '$4.8\\mathrm{~km}$', '4.8', { keyUnit: 'km' })).toMatchObject({
+      decided: true,
+      correct: true,
+    });
+    expect(fastGrade('numeric', '4.8', '4.8', { keyUnit: 'km' })).toMatchObject({
+      decided: true,
+      correct: true,
+    });
   });
 });
