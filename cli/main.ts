@@ -8,7 +8,7 @@ import { LocalLeaderboard } from '../shared/adapters/local/local-sweeps.js';
 import { writeRunReport } from '../shared/core/aggregate-run.js';
 import type { ComparisonSummary } from '../shared/core/compare-runs.js';
 import { compareRuns, type RunSide } from '../shared/core/compare-runs.js';
-import { suiteJsonSchema } from '../shared/core/suite.js';
+import { suiteJsonSchema, validateSuite } from '../shared/core/suite.js';
 import type { Leaderboard } from '../shared/ports.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
 import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
@@ -23,7 +23,7 @@ import { familyNames } from '../shared/tasks/registry.js';
 import { discoverSuites, promptChanges } from './changed.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from './local-run.js';
 import { progressReporter } from './progress.js';
-import { scoringRun } from './score.js';
+import { configurations, scoringRun } from './score.js';
 import { runSweep } from './sweep.js';
 
 const QUICKSTART_SUITE = join(PACKAGE_ROOT, 'examples', 'quickstart.suite.json');
@@ -334,6 +334,11 @@ program
     'output column of the predictions file (default: the first of pred, prediction…)',
   )
   .option('--gold-column <name>', 'gold column')
+  .option(
+    '--by <column>',
+    'a column naming configurations (base, fine-tuned…): with several, each is a run of its own in --out and they are compared as a sweep, the first as baseline',
+    'config',
+  )
   .option('--no-progress', 'no progress bar')
   .action(
     async (flags: {
@@ -344,9 +349,29 @@ program
       suite?: string;
       predColumn?: string;
       goldColumn?: string;
+      by: string;
       progress: boolean;
     }) => {
       const { suite, suiteDir, dataset } = await scoringRun(flags);
+      // Several configurations in one file (a `config` column): a run each, compared as a sweep.
+      const configs = await configurations(dataset, flags.by);
+      if (configs.length > 1) {
+        const sweepSuite = validateSuite(
+          { ...suite, variants: configs.map((c) => ({ name: c.name })), baseline: configs[0]!.name },
+          `assay score (${flags.by})`,
+        );
+        const { outDir, sweep, runs } = await runSweep(
+          sweepSuite,
+          suiteDir,
+          (variant) => configs.find((c) => c.name === variant)!.dataset,
+          { runsDir: flags.out, onEvent: flags.progress ? progressReporter() : undefined },
+        );
+        for (const r of runs) process.stdout.write(summary(r.report, r.outDir));
+        process.stdout.write(
+          `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`,
+        );
+        return;
+      }
       const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, {
         outDir: flags.out,
         onEvent: flags.progress ? progressReporter() : undefined,

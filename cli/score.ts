@@ -98,3 +98,42 @@ export async function scoringRun(
     },
   };
 }
+
+/**
+ * The configurations of a predictions file (its `column`, e.g. the physics QA study's
+ * `config`): each value's rows as a dataset of their own, in order of first appearance.
+ * Empty when the column is absent; one entry when every row has the same value.
+ */
+export async function configurations(
+  dataset: DatasetSource,
+  column: string,
+): Promise<{ name: string; value: string; dataset: DatasetSource }[]> {
+  const values: string[] = [];
+  for await (const row of dataset.rows()) {
+    if (row.record === undefined) continue;
+    const value = row.record[column];
+    if (value === undefined) return [];
+    if (!values.includes(value)) values.push(value);
+  }
+  const used = new Set<string>();
+  return values.map((value, index) => {
+    // A variant name: letters, digits, dot, dash, underscore; made unique if cleaning collides.
+    let name = value.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[^A-Za-z0-9]+/, '') || 'config';
+    while (used.has(name)) name = `${name}-`;
+    used.add(name);
+    return {
+      name,
+      value,
+      dataset: {
+        key: `${dataset.key} [${column}=${value}]`,
+        version: `${dataset.version}:${column}=${value}`,
+        rows: async function* () {
+          // A row that could not be read belongs to no configuration: the first one reports it.
+          for await (const row of dataset.rows()) {
+            if (row.record === undefined ? index === 0 : row.record[column] === value) yield row;
+          }
+        },
+      },
+    };
+  });
+}

@@ -25,15 +25,21 @@ export interface LocalSweepResult {
 export async function runSweep(
   suite: Suite,
   suiteDir: string,
-  dataset: DatasetSource,
+  /** The rows: the same for every variant, or each variant's own (`assay score` by configuration). */
+  dataset: DatasetSource | ((variant: string) => DatasetSource),
   options: RunSettings & { onVariant?: (name: string, index: number, count: number) => void },
 ): Promise<LocalSweepResult> {
+  const datasetOf = typeof dataset === 'function' ? dataset : () => dataset;
   const variants = variantSuites(suite);
   const runsDir = resolve(options.runsDir ?? 'runs');
   const runs: LocalSweepResult['runs'] = [];
   for (const [i, { variant, suite: variantSuite }] of variants.entries()) {
     options.onVariant?.(variant.name, i, variants.length);
-    const done = await runSuite(variantSuite, suiteDir, dataset, { ...options, outDir: undefined, runsDir });
+    const done = await runSuite(variantSuite, suiteDir, datasetOf(variant.name), {
+      ...options,
+      outDir: undefined,
+      runsDir,
+    });
     if (done.outcome.status !== 'written') throw new Error(`variant ${variant.name}: ${done.outcome.reason}`);
     runs.push({ variant: variant.name, run: done.run, outDir: done.outDir, report: done.outcome.report });
   }
@@ -42,7 +48,7 @@ export async function runSweep(
   const record = prepareSweep(
     suite,
     runs.map(({ variant, run }) => ({ variant, runId: run.runId })),
-    { datasetKey: dataset.key, reportPrefix: '' },
+    { datasetKey: datasetOf(runs[0]!.variant).key, reportPrefix: '' },
   );
   await sweeps.createSweep(record);
   const outDir = resolve(options.outDir ?? sweeps.dirOf(record.sweepId));

@@ -4,6 +4,7 @@ import { SIM_NO_ANSWER } from '../providers/sim.js';
 import type { SimHint } from '../providers/types.js';
 import { gecFamily } from './gec/task.js';
 import { judgeFamily } from './judge/task.js';
+import { qaFamily } from './qa/task.js';
 import type { AnyTaskFamily } from './types.js';
 
 /**
@@ -11,7 +12,7 @@ import type { AnyTaskFamily } from './types.js';
  * line here. The registry checks itself at load (promptfoo's assertion registry does the same):
  * a family whose declarations contradict each other fails here, before any suite is read.
  */
-export const FAMILIES: readonly AnyTaskFamily[] = [gecFamily, judgeFamily];
+export const FAMILIES: readonly AnyTaskFamily[] = [gecFamily, judgeFamily, qaFamily];
 
 export class TaskRegistryError extends Error {
   override readonly name = 'TaskRegistryError';

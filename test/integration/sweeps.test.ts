@@ -223,4 +223,20 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
       'datasets/reply-tone-prompts/data/replies.csv',
     ]);
   });
+
+  it("QA: the physics study's base and fine-tuned configurations, graded with the fast path, as a sweep", async () => {
+    const suite = await exampleSweep('physics-qa.suite.json');
+    const [local, cloud] = [await localSweep(suite), await cloudSweep(suite)];
+
+    expect(cloud.sweep.task).toBe('qa');
+    expect(cloud.sweep.variants.map(comparable)).toEqual(local.variants.map(comparable));
+    for (const v of cloud.sweep.variants) expect(v.counts).toMatchObject({ items: 50, failed: 0 });
+    const base = cloud.sweep.variants.find((v) => v.name === 'base')!;
+    const report = JSON.parse(
+      new TextDecoder().decode(await blobs.get(`reports/physics-qa.base/${base.runId}/report.json`)),
+    ) as { metrics: { qa: { byType: Record<string, unknown>; decided: { fast: number; llm: number } } } };
+    expect(Object.keys(report.metrics.qa.byType)).toEqual(['explanation', 'mcq', 'numeric']);
+    expect(report.metrics.qa.decided.fast).toBeGreaterThan(0);
+    expect(report.metrics.qa.decided.llm).toBeGreaterThanOrEqual(15); // every explanation
+  });
 });
