@@ -47,7 +47,7 @@ export const qaBlock = z
 export type QaBlock = z.infer<typeof qaBlock>;
 
 export const qaShape = {
-  qa: qaBlock.default({} as never).describe('How questions are asked and graded.'),
+  qa: qaBlock.prefault({}).describe('How questions are asked and graded.'),
 };
 
 export const qaColumns = {
