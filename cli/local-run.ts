@@ -106,7 +106,7 @@ export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<Dat
   return {
     key: datasetPath,
     version: await fileHash(datasetPath),
-    rows: () => readRows(createReadStream(datasetPath), format),
+    rows: () => readRows(createReadStream(datasetPath), format, suite.dataset),
   };
 }
 

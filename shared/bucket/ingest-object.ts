@@ -144,7 +144,7 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
       : { status: 'rejected', reason: `${datasetKey} is gone (deleted after the upload?)`, suiteName };
   }
 
-  const start = await startRun(deps, { run, rows: readRows(chunks, format) });
+  const start = await startRun(deps, { run, rows: readRows(chunks, format, suite.dataset) });
   return { status: start.status, runId: run.runId, suiteName, datasetKey, start };
 }
 
@@ -202,7 +202,7 @@ async function ingestSweep(
           }
         : { status: 'rejected', reason: `${dataset.key} is gone (deleted after the upload?)`, suiteName };
     }
-    const start = await startRun(deps, { run, rows: readRows(chunks, dataset.format) });
+    const start = await startRun(deps, { run, rows: readRows(chunks, dataset.format, suite.dataset) });
     outcomes.push({ variant, runId: run.runId, start });
   }
 
@@ -276,7 +276,7 @@ async function rerunSuite(
   }
   const chunks = await deps.open(latest.datasetKey);
   if (!chunks) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
-  const start = await startRun(deps, { run, rows: readRows(chunks, format) });
+  const start = await startRun(deps, { run, rows: readRows(chunks, format, suite.dataset) });
   return { suiteName, status: start.status, runId: run.runId, previousRunId: latest.runId };
 }
 

@@ -31,6 +31,13 @@ export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
         .min(1)
         .describe('Dataset file, relative to the suite file (locally) or the bucket key (AWS).'),
       format: z.enum(['csv', 'jsonl']).optional().describe('Default: from the file extension.'),
+      header: z
+        .array(z.string().min(1))
+        .min(1)
+        .optional()
+        .describe(
+          "A CSV without a header row (MMLU's `question,A,B,C,D,answer`): its column names, in order; every line is a record.",
+        ),
       columns: z
         .object({ ...commonColumns, ...columns })
         .strict()

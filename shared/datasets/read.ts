@@ -20,17 +20,26 @@ export function formatFromPath(path: string): DatasetFormat {
   throw new Error(`${path}: unknown dataset format (use .csv or .jsonl, or set dataset.format)`);
 }
 
+export interface ReadOptions {
+  /** CSV without a header row: its column names, in order (every line is a record). */
+  header?: readonly string[];
+}
+
 export async function* readRows(
   chunks: AsyncIterable<Uint8Array | string>,
   format: DatasetFormat,
+  options: ReadOptions = {},
 ): AsyncGenerator<RawRow> {
-  if (format === 'csv') yield* readCsv(chunks);
+  if (format === 'csv') yield* readCsv(chunks, options.header);
   else yield* readJsonl(chunks);
 }
 
 type CsvEvent = { record: string[]; lines: number } | { skipped: string; lines: number };
 
-async function* readCsv(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<RawRow> {
+async function* readCsv(
+  chunks: AsyncIterable<Uint8Array | string>,
+  names?: readonly string[],
+): AsyncGenerator<RawRow> {
   // Records and skipped (unreadable) records go through one queue so row numbers follow the file.
   const queue: CsvEvent[] = [];
   let wake: (() => void) | undefined;
@@ -77,7 +86,7 @@ async function* readCsv(chunks: AsyncIterable<Uint8Array | string>): AsyncGenera
     }
   })();
 
-  let header: string[] | undefined;
+  let header: readonly string[] | undefined = names;
   let row = 0;
   while (true) {
     const event = queue.shift();

@@ -59,6 +59,7 @@ export function cacheKey(provider: LlmProvider, request: CompletionRequest): str
     temperature: request.temperature,
     maxTokens: request.maxTokens,
     jsonSchema: request.jsonSchema,
+    rawCompletion: request.rawCompletion,
   });
   return createHash('sha256').update(material).digest('hex');
 }

@@ -8,6 +8,10 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import type {
+  CompletionCreateParamsNonStreaming,
+  Completion as TextCompletion,
+} from 'openai/resources/completions';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,
@@ -80,6 +84,7 @@ export class OpenAiProvider implements LlmProvider {
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     const model = request.model || this.model;
     const providerId = `${this.vendor}:${model}`;
+    if (request.rawCompletion) return this.textCompletion({ ...request, model }, providerId, signal);
     const params = this.params({ ...request, model });
     const started = performance.now();
     let response: ChatCompletion;
@@ -109,6 +114,44 @@ export class OpenAiProvider implements LlmProvider {
         input: tokens(usage?.prompt_tokens),
         output: tokens(usage?.completion_tokens),
         cached: tokens(usage?.prompt_tokens_details?.cached_tokens),
+      },
+      latencyMs,
+      prices: this.options.prices,
+    });
+  }
+
+  /** The prompt as is, on the text-completion endpoint (an instruction-formatted prompt for vLLM). */
+  private async textCompletion(
+    request: CompletionRequest,
+    providerId: string,
+    signal?: AbortSignal,
+  ): Promise<Completion> {
+    const params: CompletionCreateParamsNonStreaming = { model: request.model, prompt: request.prompt };
+    if (request.temperature !== undefined) params.temperature = request.temperature;
+    if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
+    const started = performance.now();
+    let response: TextCompletion;
+    try {
+      response = await this.client.completions.create(params, { signal });
+    } catch (error) {
+      throw stainlessProviderError(OpenAI, providerId, error, signal);
+    }
+    const latencyMs = performance.now() - started;
+    const choice = Array.isArray(response?.choices) ? response.choices[0] : undefined;
+    if (!choice || typeof choice.text !== 'string') {
+      throw malformedResponseError(
+        providerId,
+        `expected a text_completion with choices, got ${preview(response)}`,
+      );
+    }
+    return buildCompletion({
+      providerId,
+      text: choice.text,
+      finishReason: mapFinishReason(choice.finish_reason),
+      usage: {
+        input: tokens(response.usage?.prompt_tokens),
+        output: tokens(response.usage?.completion_tokens),
+        cached: 0,
       },
       latencyMs,
       prices: this.options.prices,

@@ -31,6 +31,12 @@ export interface CompletionRequest {
   /** Ask for native structured output when the vendor has it. */
   jsonSchema?: JsonSchemaSpec;
   /**
+   * `prompt` is already in the model's own instruction format (`[INST] … [/INST]`): send it as
+   * is to a text-completion endpoint (`/v1/completions`, as vLLM serves) rather than wrapped in
+   * a chat template. Vendors without that endpoint (Anthropic, Gemini) receive it as a chat turn.
+   */
+  rawCompletion?: boolean;
+  /**
    * Only the simulator reads this: what the task family needs to fabricate a plausible answer
    * (the gold label, the answer shape…), as plain JSON, so a request stays serializable. Never
    * part of the cache key, never sent to a vendor.

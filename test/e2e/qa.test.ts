@@ -41,9 +41,14 @@ describe('QA, end to end', { timeout: 120_000 }, () => {
     expect(qa.decided.fast + qa.decided.llm + qa.decided.unscored).toBe(50);
     expect(qa.decided.llm).toBeGreaterThanOrEqual(15);
     expect(qa.savedUsd).toBeGreaterThan(0);
+    // The example audits the grader on every item the fast path decided.
+    expect(qa.audit?.n).toBe(qa.decided.fast);
+    expect(qa.audit?.kappa).not.toBeNull();
+    expect(Object.keys(report.scores)).toEqual(['score', 'llm']);
     const text = await readFile(join(baseDir!, 'report.txt'), 'utf8');
     expect(text).toMatch(/Score by question type/);
     expect(text).toMatch(/Decided by the fast path \d+, by the LLM grader \d+/);
+    expect(text).toMatch(/Audit: the LLM grader on the \d+ items the fast path decided: agreement \d\.\d{3}, Cohen's kappa/);
   });
 
   it("grades a results file in the study's layout, one run per configuration, compared", async () => {

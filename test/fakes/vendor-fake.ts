@@ -11,7 +11,8 @@
  * await fake.close();
  * ```
  *
- * Routes: `POST /v1/chat/completions` (and `/chat/completions`), `POST /v1/messages`,
+ * Routes: `POST /v1/chat/completions` (and `/chat/completions`), `POST /v1/completions` (the
+ * text-completion endpoint vLLM serves; `call.textCompletion`), `POST /v1/messages`,
  * `POST /v1beta/models/{model}:generateContent` (also `/v1/…`). Anything else is a 404.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -40,6 +41,8 @@ export interface FakeCall {
   structured: boolean;
   /** 0-based index of this request among all the fake has received. */
   index: number;
+  /** OpenAI's text-completion endpoint (`prompt` as is, no chat messages). */
+  textCompletion?: boolean;
 }
 
 export interface FakeUsage {
@@ -151,10 +154,11 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
       vendor: route.vendor,
       model,
       body,
-      promptText: userText(route.vendor, body),
+      promptText: route.textCompletion ? String(body?.prompt ?? '') : userText(route.vendor, body),
       systemText: systemText(route.vendor, body),
       structured: isStructured(route.vendor, body),
       index: count++,
+      ...(route.textCompletion ? { textCompletion: true } : {}),
     };
     requests.push({
       vendor: route.vendor,
@@ -247,8 +251,13 @@ function send(
   res.end(JSON.stringify(body));
 }
 
-function routeOf(method: string, path: string): { vendor: FakeVendor; model?: string } | undefined {
+function routeOf(
+  method: string,
+  path: string,
+): { vendor: FakeVendor; model?: string; textCompletion?: boolean } | undefined {
   if (method !== 'POST') return undefined;
+  if (path === '/v1/completions' || path === '/completions')
+    return { vendor: 'openai', textCompletion: true };
   if (path === '/v1/chat/completions' || path === '/chat/completions') return { vendor: 'openai' };
   if (path === '/v1/messages' || path === '/messages') return { vendor: 'anthropic' };
   const gemini = /^\/(?:v1beta|v1)\/models\/([^/:]+):generateContent$/.exec(path);
@@ -316,6 +325,27 @@ function answerBody(call: FakeCall, reply: FakeTextReply): unknown {
   const usage = usageOf(call, reply);
   const finish = reply.finish ?? 'stop';
   const created = Math.floor(Date.now() / 1000);
+  if (call.textCompletion) {
+    return {
+      id: `cmpl-fake${call.index}`,
+      object: 'text_completion',
+      created,
+      model: call.model,
+      choices: [
+        {
+          index: 0,
+          text: reply.text,
+          logprobs: null,
+          finish_reason: finish === 'length' ? 'length' : 'stop',
+        },
+      ],
+      usage: {
+        prompt_tokens: usage.input,
+        completion_tokens: usage.output,
+        total_tokens: usage.input + usage.output,
+      },
+    };
+  }
   switch (call.vendor) {
     case 'openai': {
       const refused = finish === 'refusal';

@@ -307,13 +307,20 @@ export function fastGrade(
   if (!keyNumber.decided) return undecided(`the key ${JSON.stringify(key)} is not one number`);
   const read = finalNumber(answer);
   if (!read.decided) return read;
-  const keyUnit = options.keyUnit?.trim() || keyNumber.value.unit;
+  // The key's unit may carry a scale, as SciBench writes it: 2 in "10^6 m" is 2 × 10^6 m.
+  const written = plain(options.keyUnit ?? '').trim() || keyNumber.value.unit || '';
+  const scaled = /^10\s*\^\s*(-?\d+)\s*(.*)$/.exec(written);
+  const scale = scaled ? 10 ** Number(scaled[1]) : 1;
+  const keyUnit = (scaled ? scaled[2]! : written).trim();
   if (keyUnit && read.value.unit && unitKey(keyUnit) !== unitKey(read.value.unit)) {
     return undecided(`unit ${read.value.unit} where the key is in ${keyUnit}`);
   }
+  if (scale !== 1 && !read.value.unit) {
+    return undecided(`a number without its unit where the key is in 10^${Math.log10(scale)} ${keyUnit}`);
+  }
   return {
     decided: true,
-    correct: withinTolerance(read.value.value, keyNumber.value.value, options.tolerance),
+    correct: withinTolerance(read.value.value, keyNumber.value.value * scale, options.tolerance),
     extracted: `${read.value.value}${read.value.unit ? ` ${read.value.unit}` : ''}`,
     decidedBy: `fast:${read.how}`,
   };

@@ -9,6 +9,12 @@ import { commonSuiteShape } from '../../core/suite-base.js';
  */
 export const qaBlock = z
   .object({
+    type: z
+      .enum(['mcq', 'numeric', 'explanation'])
+      .optional()
+      .describe(
+        'The type of every question, for a dataset without a type column (MMLU: mcq; SciBench: numeric).',
+      ),
     template: z
       .enum(['chat', 'mistral'])
       .default('chat')
@@ -51,7 +57,7 @@ export const qaShape = {
 };
 
 export const qaColumns = {
-  question: z.string().optional().describe('Question column (default `question`).'),
+  question: z.string().optional().describe('Question column (default `question`, then `problem_text`).'),
   type: z.string().optional().describe('Question type column: mcq, numeric or explanation (default `type`).'),
   options: z
     .array(z.string())

@@ -193,14 +193,18 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
   parseRow(record, row, suite) {
     const cols = suite.dataset.columns;
     const id = readColumn(record, cols.id, ['id', 'idx', 'question_id'])?.value.trim() || undefined;
-    const question = readColumn(record, cols.question, ['question'])?.value;
+    const question = readColumn(record, cols.question, ['question', 'problem_text'])?.value;
     if (question === undefined) return { id, error: `missing column ${cols.question ?? 'question'}` };
     const typed = readColumn(record, cols.type, ['type'])?.value.trim().toLowerCase();
-    const type = (typed || (cols.options ? 'mcq' : undefined)) as QuestionType | undefined;
-    if (!type) return { id, error: `missing column ${cols.type ?? 'type'} (mcq, numeric or explanation)` };
+    const type = (typed || suite.qa.type || (cols.options ? 'mcq' : undefined)) as QuestionType | undefined;
+    if (!type)
+      return {
+        id,
+        error: `missing column ${cols.type ?? 'type'} (mcq, numeric or explanation; or set qa.type)`,
+      };
     if (!TYPES.includes(type))
       return { id, error: `type ${JSON.stringify(typed)} is not one of ${TYPES.join(', ')}` };
-    const keyCol = readColumn(record, cols.gold, ['answer', 'correct', 'key']);
+    const keyCol = readColumn(record, cols.gold, ['answer', 'correct', 'key', 'answer_number']);
     const key = keyCol?.value.trim();
     if (!key) return { id, error: `no key (column ${cols.gold ?? 'answer'})` };
 
@@ -257,6 +261,8 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
     const prompt = ctx.render('answer', { question: questionText(item), context: item.input.context ?? '' });
     const completion = await ctx.call('answer', backend, {
       ...baseRequest(ctx, backend, prompt),
+      // The [INST] template is the model's own format: sent as is to a completion endpoint.
+      ...(ctx.suite.qa.template === 'mistral' ? { rawCompletion: true } : {}),
       simulation: hint,
     });
     const refusal = refused(completion);

@@ -199,6 +199,31 @@ describe('structured output request shapes', () => {
     expect(completion.costUsd).toBe(0);
   });
 
+  it('an OpenAI-compatible endpoint gets an instruction-formatted prompt as is, on /v1/completions', async () => {
+    fake.setHandler(() => ({ text: ' B', usage: { input: 21, output: 1 } }));
+    const p = createProvider('vllm:mistral-7b', {
+      env: { VLLM_BASE_URL: `${fake.url}/v1` },
+      prices: EMBEDDED_PRICES,
+    });
+    const prompt = '[INST] Question: 2 + 2? [/INST]';
+
+    const completion = await p.complete({
+      model: 'mistral-7b',
+      prompt,
+      maxTokens: 5,
+      temperature: 0,
+      rawCompletion: true,
+    });
+
+    expect(fake.requests[0]?.path).toBe('/v1/completions');
+    expect(fake.requests[0]?.body).toEqual({ model: 'mistral-7b', prompt, temperature: 0, max_tokens: 5 });
+    expect(completion).toMatchObject({
+      text: ' B',
+      finishReason: 'stop',
+      usage: { input: 21, output: 1, cached: 0 },
+    });
+  });
+
   it('openai sends no temperature to reasoning models and uses max_completion_tokens', async () => {
     await provider('openai:o3').complete({ model: 'o3', prompt: 'hi', temperature: 0, maxTokens: 50 });
     await provider('openai:gpt-4o').complete({

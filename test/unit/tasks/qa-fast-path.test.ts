@@ -209,3 +209,33 @@ describe('fastGrade on the physics QA study questions', () => {
     });
   });
 });
+
+describe('fastGrade with SciBench units', () => {
+  it('reads the LaTeX unit, and its scale', () => {
+    expect(
+      fastGrade('numeric', '83.8 m/s^2', '83.81', { keyUnit: ' $\\mathrm{m} / \\mathrm{s}^2$' }),
+    ).toMatchObject({
+      decided: true,
+      correct: true,
+    });
+    expect(
+      fastGrade('numeric', '-131 kJ mol^-1', '-131.1', { keyUnit: ' $\\mathrm{~kJ} \\mathrm{~mol}^{-1}$' }),
+    ).toMatchObject({
+      decided: true,
+      correct: true,
+    });
+    // 2 in units of 10^6 m.
+    expect(fastGrade('numeric', '2.0 × 10^6 m', '2', { keyUnit: ' $10^6$ m' })).toMatchObject({
+      decided: true,
+      correct: true,
+    });
+    expect(fastGrade('numeric', '2.0 m', '2', { keyUnit: ' $10^6$ m' })).toMatchObject({
+      decided: true,
+      correct: false,
+    });
+    expect(fastGrade('numeric', '2', '2', { keyUnit: ' $10^6$ m' })).toEqual({
+      decided: false,
+      reason: 'a number without its unit where the key is in 10^6 m',
+    });
+  });
+});
