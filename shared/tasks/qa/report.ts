@@ -117,7 +117,7 @@ export function qaReportText(report: Report): string[] {
   lines.push(
     '',
     `Decided by the fast path ${fast}, by the LLM grader ${llm}${unscored > 0 ? `, unscored ${unscored}` : ''} (fast share ${fixed(fastShare)})`,
-    `saved by the fast path: ${qa.savedUsd === null ? 'n/a (no LLM grading call to price it)' : `$${qa.savedUsd.toFixed(4)}`}`,
+    `saved by the fast path: ${qa.savedUsd === null ? 'n/a (no LLM grading call to price it)' : `$${qa.savedUsd.toFixed(4)}`}${qa.audit && qa.savedUsd !== null ? " (what the grader costs on the items it decided; this run's audit paid it)" : ''}`,
   );
   if (qa.audit) {
     lines.push(
