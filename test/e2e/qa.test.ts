@@ -48,7 +48,9 @@ describe('QA, end to end', { timeout: 120_000 }, () => {
     const text = await readFile(join(baseDir!, 'report.txt'), 'utf8');
     expect(text).toMatch(/Score by question type/);
     expect(text).toMatch(/Decided by the fast path \d+, by the LLM grader \d+/);
-    expect(text).toMatch(/Audit: the LLM grader on the \d+ items the fast path decided: agreement \d\.\d{3}, Cohen's kappa/);
+    expect(text).toMatch(
+      /Audit: the LLM grader on the \d+ items the fast path decided: agreement \d\.\d{3}, Cohen's kappa/,
+    );
   });
 
   it("grades a results file in the study's layout, one run per configuration, compared", async () => {
