@@ -72,8 +72,10 @@ export function prepareSweep(
 ): SweepRecord {
   const variants = runs.map((r) => ({ name: r.variant, runId: r.runId }));
   const baseline = suite.baseline ?? variants[0]!.name;
+  // A family may ship a gate (cleanup: the study's); the suite's own wins.
+  const gate = suite.gate ?? taskFor(suite).defaultGate?.(suite);
   const fingerprint = createHash('sha256')
-    .update(JSON.stringify({ variants, baseline, gate: suite.gate, rankBy: suite.rankBy }))
+    .update(JSON.stringify({ variants, baseline, gate, rankBy: suite.rankBy }))
     .digest('hex')
     .slice(0, 12);
   const sweepId = `${suite.name}-sweep-${fingerprint}`;
@@ -85,7 +87,7 @@ export function prepareSweep(
     datasetKey: options.datasetKey,
     variants,
     baseline,
-    ...(suite.gate ? { gate: suite.gate } : {}),
+    ...(gate ? { gate } : {}),
     ...(suite.rankBy ? { rankBy: suite.rankBy } : {}),
     status: 'running',
     createdAt: (options.now ?? (() => new Date()))().toISOString(),

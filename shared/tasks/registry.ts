@@ -2,6 +2,7 @@ import { SCORE_KINDS } from '../core/model.js';
 import { dataSections, PromptError, placeholders } from '../prompts/prompts.js';
 import { SIM_NO_ANSWER } from '../providers/sim.js';
 import type { SimHint } from '../providers/types.js';
+import { cleanupFamily } from './cleanup/task.js';
 import { gecFamily } from './gec/task.js';
 import { judgeFamily } from './judge/task.js';
 import { qaFamily } from './qa/task.js';
@@ -12,7 +13,7 @@ import type { AnyTaskFamily } from './types.js';
  * line here. The registry checks itself at load (promptfoo's assertion registry does the same):
  * a family whose declarations contradict each other fails here, before any suite is read.
  */
-export const FAMILIES: readonly AnyTaskFamily[] = [gecFamily, judgeFamily, qaFamily];
+export const FAMILIES: readonly AnyTaskFamily[] = [gecFamily, judgeFamily, qaFamily, cleanupFamily];
 
 export class TaskRegistryError extends Error {
   override readonly name = 'TaskRegistryError';

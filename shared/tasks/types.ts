@@ -118,6 +118,8 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
    * beyond the scores. Default: the output as text (JSON for objects).
    */
   outputText?(output: O): string | undefined;
+  /** The promotion gate a sweep of this family uses when its suite declares none. */
+  defaultGate?(suite: S): { conditions: string[]; required: boolean | string[] };
   /** Family figures beyond the scorers' (computed from the results). */
   report?(suite: S, results: readonly ItemResult[]): ReportSection;
   /** report.txt lines for those figures. */

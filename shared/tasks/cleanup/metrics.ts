@@ -272,3 +272,69 @@ export function classifyEdits(transcript: string, cleaned: string): EditCounts {
   closeRun();
   return counts;
 }
+
+export interface HeuristicInput {
+  fixture: {
+    expected?: string;
+    required: readonly string[];
+    forbidden: readonly string[];
+    minDecisions: number;
+    decisions: readonly { action: string; source: string }[];
+  };
+  /** The row's expected text (used when the fixture has none). */
+  expected: string;
+  /** Pass 2's cleaned text ('' when it did not parse). */
+  cleaned: string;
+  /** The draft's valid decision spans (none when pass 1 did not parse). */
+  decisions: readonly { action: string; source: string }[];
+}
+
+export interface HeuristicFigures {
+  exactMatch: 0 | 1;
+  tokenF1: number;
+  /** Share of the rules met: each required phrase present, each forbidden one absent, the minimum decisions made; 1 with no rules. */
+  ruleMatch: number;
+  /** Expected decisions the draft made (action and normalised source), over the decisions it made / the ones expected. */
+  decisionsMatched: number;
+  decisionsMade: number;
+  decisionsExpected: number;
+  /** 0.5·exact + 0.3·token_f1 + 0.2·rule_match. */
+  combined: number;
+}
+
+const contains = (text: string, phrase: string) =>
+  ` ${words(text).join(' ')} `.includes(` ${words(phrase).join(' ')} `);
+
+/** One item against its heuristics fixture. */
+export function heuristicFigures(input: HeuristicInput): HeuristicFigures {
+  const { fixture, cleaned } = input;
+  const expected = fixture.expected ?? input.expected;
+  const exact = exactMatch(cleaned, expected);
+  const f1 = tokenF1(cleaned, expected);
+  const rules = [
+    ...fixture.required.map((p) => contains(cleaned, p)),
+    ...fixture.forbidden.map((p) => !contains(cleaned, p)),
+    ...(fixture.minDecisions > 0 ? [input.decisions.length >= fixture.minDecisions] : []),
+  ];
+  const ruleMatch = rules.length === 0 ? 1 : rules.filter(Boolean).length / rules.length;
+  const key = (d: { action: string; source: string }) => `${d.action}\u0000${words(d.source).join(' ')}`;
+  const wanted = new Map<string, number>();
+  for (const d of fixture.decisions) wanted.set(key(d), (wanted.get(key(d)) ?? 0) + 1);
+  let matched = 0;
+  for (const d of input.decisions) {
+    const left = wanted.get(key(d)) ?? 0;
+    if (left > 0) {
+      matched += 1;
+      wanted.set(key(d), left - 1);
+    }
+  }
+  return {
+    exactMatch: exact,
+    tokenF1: f1,
+    ruleMatch,
+    decisionsMatched: matched,
+    decisionsMade: input.decisions.length,
+    decisionsExpected: fixture.decisions.length,
+    combined: 0.5 * exact + 0.3 * f1 + 0.2 * ruleMatch,
+  };
+}

@@ -1,0 +1,146 @@
+/**
+ * The cleanup family's own figures: the `I mean` rates and spelling accuracy over the tagged
+ * items, latency per pass (p50 / p95), the edits made by kind with the content-change rate,
+ * and, for items with a heuristics fixture, the heuristic alignment figures and the combined
+ * ranking score (1 − w)·hybrid + w·heuristic.
+ */
+import { type ItemResult, isScored } from '../../core/model.js';
+import { type LatencySummary, summarizeLatency } from '../../metrics/index.js';
+import type { Report } from '../../reports/report.js';
+import type { ReportSection } from '../types.js';
+import { classifyEdits, heuristicFigures, iMeanRates, spellingAccuracy } from './metrics.js';
+import { type CleanupSuite, type DecisionSpan, heuristicsFixtureSchema } from './suite.js';
+import type { CleanupOutput } from './task.js';
+
+export interface CleanupFigures {
+  iMean: { literalFalsePositiveRate: number | null; correctionFalseNegativeRate: number | null };
+  spellingAccuracy: number | null;
+  latencyMs: { draft: LatencySummary; audit: LatencySummary; total: LatencySummary };
+  edits: {
+    fillerRemoved: number;
+    selfRepairResolved: number;
+    contentChanged: number;
+    /** Share of the items with a cleaned text in which some content changed. */
+    contentChangeRate: number | null;
+  };
+  heuristic: {
+    items: number;
+    exactMatchRate: number | null;
+    tokenF1Avg: number | null;
+    ruleMatchAvg: number | null;
+    decisionPrecision: number | null;
+    decisionRecall: number | null;
+    combined: number | null;
+  };
+  /** The weight used: the suite's, or 0 when no item has a fixture. */
+  heuristicWeight: number;
+  /** (1 − w)·hybrid + w·heuristic: the figure a cleanup sweep ranks by (rankBy "cleanup.combinedRanking"). */
+  combinedRanking: number | null;
+}
+
+const mean = (values: readonly number[]) =>
+  values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
+const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
+
+export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult[]): CleanupFigures {
+  const done = results.filter((r) => r.output !== undefined);
+  const cleanedOf = (r: ItemResult) => (r.output as CleanupOutput).cleaned ?? '';
+  const tagged = done.map((r) => ({
+    tags: JSON.parse(r.input.tags ?? '[]') as string[],
+    cleaned: cleanedOf(r),
+    ...(r.input.spelling_expected ? { spellingExpected: r.input.spelling_expected } : {}),
+  }));
+
+  const stageMs = (stage: string) =>
+    done.flatMap((r) => (r.stages[stage] ? [r.stages[stage]!.latencyMs] : []));
+  const totals = done.flatMap((r) => {
+    const stages = Object.values(r.stages);
+    return stages.length > 0 ? [stages.reduce((a, s) => a + s.latencyMs, 0)] : [];
+  });
+
+  const edits = { fillerRemoved: 0, selfRepairResolved: 0, contentChanged: 0 };
+  let changedItems = 0;
+  let withText = 0;
+  for (const r of done) {
+    const cleaned = (r.output as CleanupOutput).cleaned;
+    if (cleaned === undefined) continue;
+    withText += 1;
+    const e = classifyEdits(r.input.transcript ?? '', cleaned);
+    edits.fillerRemoved += e.fillerRemoved;
+    edits.selfRepairResolved += e.selfRepairResolved;
+    edits.contentChanged += e.contentChanged;
+    if (e.contentChanged > 0) changedItems += 1;
+  }
+
+  const heuristics = done.flatMap((r) => {
+    if (!r.input.heuristics) return [];
+    const fixture = heuristicsFixtureSchema.parse(JSON.parse(r.input.heuristics));
+    const decisions: DecisionSpan[] = (r.output as CleanupOutput).decisions ?? [];
+    return [heuristicFigures({ fixture, expected: r.gold ?? '', cleaned: cleanedOf(r), decisions })];
+  });
+  const sum = (pick: (h: (typeof heuristics)[number]) => number) =>
+    heuristics.reduce((a, h) => a + pick(h), 0);
+  const heuristicCombined = mean(heuristics.map((h) => h.combined));
+
+  const hybrids = results.flatMap((r) => {
+    const s = r.scores.hybrid;
+    return isScored(s) ? [Number(s.value)] : [];
+  });
+  const hybrid = mean(hybrids);
+  const w = heuristics.length > 0 ? suite.cleanup.heuristicWeight : 0;
+
+  return {
+    iMean: iMeanRates(tagged),
+    spellingAccuracy: spellingAccuracy(tagged),
+    latencyMs: {
+      draft: summarizeLatency(stageMs('draft')),
+      audit: summarizeLatency(stageMs('audit')),
+      total: summarizeLatency(totals),
+    },
+    edits: { ...edits, contentChangeRate: ratio(changedItems, withText) },
+    heuristic: {
+      items: heuristics.length,
+      exactMatchRate: mean(heuristics.map((h) => h.exactMatch)),
+      tokenF1Avg: mean(heuristics.map((h) => h.tokenF1)),
+      ruleMatchAvg: mean(heuristics.map((h) => h.ruleMatch)),
+      decisionPrecision: ratio(
+        sum((h) => h.decisionsMatched),
+        sum((h) => h.decisionsMade),
+      ),
+      decisionRecall: ratio(
+        sum((h) => h.decisionsMatched),
+        sum((h) => h.decisionsExpected),
+      ),
+      combined: heuristicCombined,
+    },
+    heuristicWeight: w,
+    combinedRanking: hybrid === null ? null : (1 - w) * hybrid + w * (heuristicCombined ?? 0),
+  };
+}
+
+export function cleanupReport(suite: CleanupSuite, results: readonly ItemResult[]): ReportSection {
+  return { metrics: { cleanup: cleanupFigures(suite, results) } };
+}
+
+const fixed = (x: number | null | undefined, digits = 3) =>
+  x === null || x === undefined ? 'n/a' : x.toFixed(digits);
+const ms = (x: number | null) => (x === null ? 'n/a' : `${Math.round(x)} ms`);
+
+export function cleanupReportText(report: Report): string[] {
+  const c = report.metrics.cleanup as CleanupFigures | undefined;
+  if (!c) return [];
+  const { draft, audit, total } = c.latencyMs;
+  const h = c.heuristic;
+  return [
+    '',
+    'Cleanup',
+    `  I mean: literal false-positive rate ${fixed(c.iMean.literalFalsePositiveRate)}, correction false-negative rate ${fixed(c.iMean.correctionFalseNegativeRate)}`,
+    `  spelling disambiguation accuracy ${fixed(c.spellingAccuracy)}`,
+    `  latency p50 / p95: draft ${ms(draft.p50)} / ${ms(draft.p95)}, audit ${ms(audit.p50)} / ${ms(audit.p95)}, total ${ms(total.p50)} / ${ms(total.p95)}`,
+    `  edits: ${c.edits.fillerRemoved} fillers removed, ${c.edits.selfRepairResolved} self-repairs resolved, ${c.edits.contentChanged} content changes (items with a content change: ${fixed(c.edits.contentChangeRate)})`,
+    h.items === 0
+      ? '  heuristics: no item has a fixture'
+      : `  heuristics on ${h.items} items: exact ${fixed(h.exactMatchRate)}, token F1 ${fixed(h.tokenF1Avg)}, rules ${fixed(h.ruleMatchAvg)}, decisions P ${fixed(h.decisionPrecision)} R ${fixed(h.decisionRecall)}, combined ${fixed(h.combined)}`,
+    `  combined ranking (w ${c.heuristicWeight}): ${fixed(c.combinedRanking)}`,
+  ];
+}
