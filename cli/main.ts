@@ -8,7 +8,7 @@ import { LocalLeaderboard } from '../shared/adapters/local/local-sweeps.js';
 import { writeRunReport } from '../shared/core/aggregate-run.js';
 import type { ComparisonSummary } from '../shared/core/compare-runs.js';
 import { compareRuns, type RunSide } from '../shared/core/compare-runs.js';
-import { suiteJsonSchema, validateSuite } from '../shared/core/suite.js';
+import { publishedSchemas, validateSuite } from '../shared/core/suite.js';
 import type { Leaderboard } from '../shared/ports.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
 import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
@@ -407,13 +407,15 @@ program
 
 program
   .command('schema')
-  .description('write the suite JSON Schema (for editors)')
-  .option('--out <file>', 'output file', 'schemas/suite.schema.json')
+  .description("write the suite JSON Schema (for editors) and the families' own formats into a folder")
+  .option('--out <dir>', 'output folder', 'schemas')
   .action(async (flags: { out: string }) => {
-    const path = resolve(flags.out);
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, `${JSON.stringify(suiteJsonSchema(), null, 2)}\n`);
-    process.stdout.write(`wrote ${path}\n`);
+    const dir = resolve(flags.out);
+    await mkdir(dir, { recursive: true });
+    for (const [file, schema] of Object.entries(publishedSchemas())) {
+      await writeFile(join(dir, file), `${JSON.stringify(schema, null, 2)}\n`);
+      process.stdout.write(`wrote ${join(dir, file)}\n`);
+    }
   });
 
 program.parseAsync(process.argv).catch((error: unknown) => {

@@ -132,3 +132,17 @@ export function parseSuite(text: string, source: string): Suite {
 export function suiteJsonSchema(): Record<string, unknown> {
   return z.toJSONSchema(suiteSchema, { io: 'input', target: 'draft-2020-12' }) as Record<string, unknown>;
 }
+
+/** Every published JSON Schema by file name: the suite's, and each family's own formats. */
+export function publishedSchemas(): Record<string, Record<string, unknown>> {
+  const out: Record<string, Record<string, unknown>> = { 'suite.schema.json': suiteJsonSchema() };
+  for (const family of FAMILIES) {
+    for (const [name, schema] of Object.entries(family.schemas ?? {})) {
+      out[`${family.name}.${name}.schema.json`] = z.toJSONSchema(schema, {
+        io: 'input',
+        target: 'draft-2020-12',
+      }) as Record<string, unknown>;
+    }
+  }
+  return out;
+}

@@ -118,6 +118,8 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
    * beyond the scores. Default: the output as text (JSON for objects).
    */
   outputText?(output: O): string | undefined;
+  /** Formats of the family's own (cleanup: decision spans, heuristics fixtures), published as `schemas/<family>.<name>.schema.json`. */
+  readonly schemas?: Record<string, z.ZodType>;
   /** The promotion gate a sweep of this family uses when its suite declares none. */
   defaultGate?(suite: S): { conditions: string[]; required: boolean | string[] };
   /** Family figures beyond the scorers' (computed from the results). */

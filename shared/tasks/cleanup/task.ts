@@ -165,6 +165,8 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
 
   defaultPromptSets: () => [PATHS],
 
+  schemas: { 'decision-spans': decisionSpansSchema, heuristics: heuristicsFixtureSchema },
+
   defaultGate: (suite) => ({
     conditions: [
       'parse_valid.passRate >= 0.99',

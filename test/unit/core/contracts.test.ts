@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
-import { suiteJsonSchema } from '../../../shared/core/suite.js';
+import { publishedSchemas, suiteJsonSchema } from '../../../shared/core/suite.js';
 import { snapshotPrompts } from '../../../shared/prompts/prompts.js';
 import { csvCell, renderLabeledCsv, resultView } from '../../../shared/reports/files.js';
 import { gecFamily } from '../../../shared/tasks/gec/task.js';
@@ -98,6 +98,15 @@ describe('suite JSON Schema', () => {
   it('the published schemas/suite.schema.json is the one generated from the zod schema', async () => {
     const published = JSON.parse(await readFile(join(REPO, 'schemas', 'suite.schema.json'), 'utf8'));
     expect(published).toEqual(suiteJsonSchema());
+  });
+
+  it('every family format published in schemas/ is the one generated from its zod schema (assay schema)', async () => {
+    const files = Object.keys(publishedSchemas());
+    expect(files).toContain('cleanup.decision-spans.schema.json');
+    expect(files).toContain('cleanup.heuristics.schema.json');
+    for (const [file, schema] of Object.entries(publishedSchemas())) {
+      expect(JSON.parse(await readFile(join(REPO, 'schemas', file), 'utf8')), file).toEqual(schema);
+    }
   });
 });
 
