@@ -1,0 +1,183 @@
+/**
+ * The cleanup family: rows, the two passes with their strict contracts (a malformed pass 1, an
+ * empty pass 2, a missing cleaned_text), and the heuristics figures, hand-computed.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Item, Score } from '../../../shared/core/model.js';
+import { validateSuite } from '../../../shared/core/suite.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
+import { heuristicFigures } from '../../../shared/tasks/cleanup/metrics.js';
+import type { CleanupSuite } from '../../../shared/tasks/cleanup/suite.js';
+import { type CleanupOutput, cleanupFamily, strictJson } from '../../../shared/tasks/cleanup/task.js';
+import type { TaskContext } from '../../../shared/tasks/types.js';
+import { EXAMPLE_DATA } from '../../helpers.js';
+
+const suite = validateSuite(
+  { version: 1, name: 'c', task: 'cleanup', dataset: { path: 'd.jsonl' }, backends: ['vllm:mistral'] },
+  'cleanup test',
+) as unknown as CleanupSuite;
+
+const parse = (record: Record<string, string>) => cleanupFamily.parseRow(record, 1, suite as never, {});
+
+describe('cleanup rows', () => {
+  it('reads every example transcript', () => {
+    const lines = readFileSync(join(EXAMPLE_DATA, 'dictation.jsonl'), 'utf8').trim().split('\n');
+    const parsed = lines.map((line) => {
+      const r = JSON.parse(line) as Record<string, unknown>;
+      return parse(
+        Object.fromEntries(
+          Object.entries(r).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]),
+        ),
+      );
+    });
+    expect(parsed.filter((p) => 'error' in p)).toEqual([]);
+    expect(parsed).toHaveLength(25);
+  });
+
+  it.each([
+    [{ transcript: 'um hi' }, /missing column expected/],
+    [{ transcript: 'x', expected: 'x', tags: '["spelling"]' }, /tagged spelling without spelling_expected/],
+    [{ transcript: 'x', expected: 'x', tags: '[1, 2]' }, /tags: .* is not a JSON list of strings/],
+    [{ transcript: 'x', expected: 'x', heuristics: '{"words": []}' }, /heuristics: words/],
+    [{ transcript: 'x', expected: 'x', heuristics: 'nope' }, /heuristics is not JSON/],
+  ])('makes a bad row invalid with the reason: %j', (record, reason) => {
+    const parsed = parse(record as Record<string, string>);
+    expect('error' in parsed && parsed.error).toMatch(reason);
+  });
+});
+
+describe('strictJson', () => {
+  it('takes one JSON object, a code fence around it allowed, and nothing from prose', () => {
+    expect(strictJson('{"cleaned_text": "a"}')).toEqual({ cleaned_text: 'a' });
+    expect(strictJson('```json\n{"cleaned_text": "a"}\n```')).toEqual({ cleaned_text: 'a' });
+    expect(strictJson('Sure! {"cleaned_text": "a"}')).toBeUndefined();
+    expect(strictJson('["a"]')).toBeUndefined();
+  });
+});
+
+/** Runs both passes on one item with scripted answers; returns the output, the scores and the requests. */
+async function cleanup(answers: string[], record: Record<string, string>) {
+  const { item } = parse(record) as { item: Item };
+  const requests: { stage: string; request: CompletionRequest }[] = [];
+  const ctx: TaskContext<CleanupSuite> = {
+    suite,
+    prompts: {},
+    paths: cleanupFamily.promptPaths(suite as never),
+    backends: [{ id: 'vllm:mistral', simulated: false } as unknown as LlmProvider],
+    render: (role, vars) => `${role} ${JSON.stringify(vars)}`,
+    call: async (stage, _p, request) => {
+      requests.push({ stage, request });
+      return { text: answers.shift() ?? '', finishReason: 'stop' } as Completion;
+    },
+  };
+  const solved = await cleanupFamily.solve(item, ctx as never);
+  if (!solved.ok) throw new Error('cleanup items are always solved');
+  const output = solved.output as CleanupOutput;
+  const scores: Record<string, Score> = {};
+  for (const [name, scorer] of Object.entries(cleanupFamily.scorers(suite as never))) {
+    scores[name] = (await scorer.score(output, item, ctx as never)) as Score;
+  }
+  const value = (name: string) => (scores[name] as { value: unknown }).value;
+  return { output, scores, value, requests };
+}
+
+const ROW = { transcript: 'um go left I mean right', expected: 'Go right.' };
+const DRAFT = JSON.stringify({
+  candidate_text: 'Go right.',
+  decision_spans: [
+    { action: 'remove_filler', source: 'um', result: '' },
+    { action: 'resolve_repair', source: 'left I mean', result: '' },
+  ],
+});
+
+describe('the two passes', () => {
+  it('a clean run: the draft, then the audit of its candidate; every figure 1', async () => {
+    const run = await cleanup([DRAFT, '{"cleaned_text": "Go right."}'], ROW);
+    expect(run.requests.map((r) => r.stage)).toEqual(['draft', 'audit']);
+    expect(run.requests[0]!.request.system).toBe('draft.system {}');
+    expect(run.requests[1]!.request.prompt).toContain('"candidate":"Go right."');
+    expect(run.output).toMatchObject({ cleaned: 'Go right.', draftValid: true, problems: [] });
+    expect(run.output.decisions).toHaveLength(2);
+    expect(run.value('hybrid')).toBeCloseTo(1, 12);
+    expect([run.value('parse_valid'), run.value('exact_match'), run.value('contract_compliance')]).toEqual([
+      true,
+      true,
+      true,
+    ]);
+  });
+
+  it('a malformed pass 1: the audit works from the transcript; contract broken, hybrid 0.9', async () => {
+    const run = await cleanup(['Here you go: Go right.', '{"cleaned_text": "Go right."}'], ROW);
+    expect(run.requests[1]!.request.prompt).toContain('"candidate":"um go left I mean right"');
+    expect(run.output).toMatchObject({ draftValid: false, problems: ['pass 1: not a JSON object (stop)'] });
+    expect(run.value('contract_compliance')).toBe(false);
+    expect(run.value('parse_valid')).toBe(true);
+    expect(run.value('hybrid')).toBeCloseTo(0.9, 12);
+  });
+
+  it('an empty pass 2: parse_valid, but no contract, no match: hybrid 0.4', async () => {
+    const run = await cleanup([DRAFT, '{"cleaned_text": ""}'], ROW);
+    expect(run.value('parse_valid')).toBe(true);
+    expect(run.value('contract_compliance')).toBe(false);
+    expect(run.value('similarity')).toBe(0);
+    expect(run.value('hybrid')).toBeCloseTo(0.4, 12);
+    expect(run.value('wer')).toBe(1);
+  });
+
+  it('a missing cleaned_text: not parse_valid, every figure 0, said why', async () => {
+    const run = await cleanup([DRAFT, '{"text": "Go right."}'], ROW);
+    expect(run.output.cleaned).toBeUndefined();
+    expect(run.output.problems).toEqual(['pass 2: cleaned_text is missing or not a string']);
+    expect(run.value('parse_valid')).toBe(false);
+    expect(run.value('hybrid')).toBe(0);
+    expect(run.scores.parse_valid).toMatchObject({
+      explanation: 'pass 2: cleaned_text is missing or not a string',
+    });
+  });
+});
+
+describe('heuristic figures', () => {
+  const fixture = {
+    required: ['munich office'],
+    forbidden: ['berlin', 'i mean'],
+    minDecisions: 1,
+    decisions: [{ action: 'resolve_repair', source: 'the berlin office I mean' }],
+  };
+  const expected = 'Send the invoice to the Munich office by Friday.';
+
+  it('a cleanup that follows every rule and makes the expected decision: combined 1', () => {
+    const f = heuristicFigures({
+      fixture,
+      expected,
+      cleaned: expected,
+      decisions: [
+        { action: 'resolve_repair', source: 'the Berlin office, I mean' },
+        { action: 'punctuate', source: 'friday' },
+      ],
+    });
+    expect(f).toEqual({
+      exactMatch: 1,
+      tokenF1: 1,
+      ruleMatch: 1,
+      decisionsMatched: 1,
+      decisionsMade: 2,
+      decisionsExpected: 1,
+      combined: 1,
+    });
+  });
+
+  it('a cleanup that left the repair in: F1 18/23, one rule of four, combined 0.3·18/23 + 0.2·0.25', () => {
+    const f = heuristicFigures({
+      fixture,
+      expected,
+      cleaned: 'Send the invoice to the Berlin office, I mean the Munich office by Friday.',
+      decisions: [],
+    });
+    expect(f.exactMatch).toBe(0);
+    expect(f.tokenF1).toBeCloseTo(18 / 23, 12);
+    expect(f.ruleMatch).toBe(0.25);
+    expect(f.combined).toBeCloseTo((0.3 * 18) / 23 + 0.05, 12);
+  });
+});
