@@ -239,4 +239,21 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
     expect(report.metrics.qa.decided.fast).toBeGreaterThan(0);
     expect(report.metrics.qa.decided.llm).toBeGreaterThanOrEqual(15); // every explanation
   });
+
+  it('cleanup: three models, two passes each, ranked and gated by the family gate as locally', async () => {
+    const suite = await exampleSweep('dictation-cleanup.suite.json');
+    const [local, cloud] = [await localSweep(suite), await cloudSweep(suite)];
+
+    expect(cloud.sweep.task).toBe('cleanup');
+    // Verdicts hang on measured latency too: compared condition by condition, latency left out.
+    const withoutVerdict = (v: SweepVariant) => {
+      const { verdict: _v, ...others } = comparable(v);
+      return others;
+    };
+    expect(cloud.sweep.variants.map(withoutVerdict)).toEqual(local.variants.map(withoutVerdict));
+    for (const v of cloud.sweep.variants) {
+      expect(v.counts).toMatchObject({ items: 25, failed: 0 });
+      if (v.name !== 'gpt-4o-mini') expect(v.gate?.conditions).toHaveLength(3);
+    }
+  });
 });
