@@ -9,6 +9,7 @@ import type { Item, Score } from '../../../shared/core/model.js';
 import { validateSuite } from '../../../shared/core/suite.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
 import { heuristicFigures } from '../../../shared/tasks/cleanup/metrics.js';
+import { cleanupFigures } from '../../../shared/tasks/cleanup/report.js';
 import type { CleanupSuite } from '../../../shared/tasks/cleanup/suite.js';
 import { type CleanupOutput, cleanupFamily, strictJson } from '../../../shared/tasks/cleanup/task.js';
 import type { TaskContext } from '../../../shared/tasks/types.js';
@@ -179,5 +180,64 @@ describe('heuristic figures', () => {
     expect(f.tokenF1).toBeCloseTo(18 / 23, 12);
     expect(f.ruleMatch).toBe(0.25);
     expect(f.combined).toBeCloseTo((0.3 * 18) / 23 + 0.05, 12);
+  });
+});
+
+describe('cleanup figures', () => {
+  function result(
+    i: number,
+    cleaned: string,
+    hybrid: number,
+    ms: [number, number],
+    input: Record<string, string>,
+  ) {
+    const stage = (latencyMs: number) => ({
+      calls: 1,
+      cachedCalls: 0,
+      costUsd: 0,
+      latencyMs,
+      usage: { input: 1, output: 1, cached: 0 },
+    });
+    return {
+      schemaVersion: 2 as const,
+      runId: 'r',
+      itemId: `i${i}`,
+      row: i,
+      status: 'scored' as const,
+      gold: 'Go right.',
+      input: { tags: '[]', ...input },
+      output: { cleaned, decisions: [], draftValid: true, problems: [] },
+      scores: { hybrid: { kind: 'number' as const, value: hybrid } },
+      stages: { draft: stage(ms[0]), audit: stage(ms[1]) },
+      simulated: false,
+      finishedAt: 't',
+    };
+  }
+
+  it('latency per pass, and the combined ranking (1 − w)·hybrid + w·heuristic', () => {
+    const fixture = JSON.stringify({ words: [{ w: 'go', startMs: 0, endMs: 1 }], required: ['go right'] });
+    const results = [
+      result(1, 'Go right.', 1, [100, 200], { transcript: 'um go right', heuristics: fixture }),
+      result(2, 'Go left.', 0.4, [300, 400], { transcript: 'go left' }),
+    ];
+    const figures = cleanupFigures(suite, results);
+    // p50 with interpolation: draft (100, 300) → 200; audit (200, 400) → 300; total (300, 700) → 500.
+    expect([figures.latencyMs.draft.p50, figures.latencyMs.audit.p50, figures.latencyMs.total.p50]).toEqual([
+      200, 300, 500,
+    ]);
+    // The one fixture item is cleaned exactly: heuristic 1. Hybrid mean 0.7: 0.7 × 0.7 + 0.3 × 1.
+    expect(figures.heuristic).toMatchObject({ items: 1, combined: 1 });
+    expect(figures.combinedRanking).toBeCloseTo(0.79, 12);
+    // "um" removed: a filler; item 2 changed nothing.
+    expect(figures.edits).toEqual({
+      fillerRemoved: 1,
+      selfRepairResolved: 0,
+      contentChanged: 0,
+      contentChangeRate: 0,
+    });
+    // Without fixtures the weight is 0: the ranking is the hybrid mean.
+    const plain = cleanupFigures(suite, [results[1]!]);
+    expect(plain.heuristicWeight).toBe(0);
+    expect(plain.combinedRanking).toBeCloseTo(0.4, 12);
   });
 });
