@@ -1,5 +1,7 @@
 /** Reading dataset records: the helpers every family's `parseRow` composes. */
 
+import { createHash } from 'node:crypto';
+
 /**
  * The first of the candidate columns present in a record: the suite's mapping when it names
  * one, else the family's defaults in order. Undefined when none is present.
@@ -14,4 +16,9 @@ export function readColumn(
     if (value !== undefined) return { key, value };
   }
   return undefined;
+}
+
+/** An item id from its content, for rows without an id column: the same input, the same id. */
+export function contentId(input: Record<string, string>): string {
+  return createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
 }

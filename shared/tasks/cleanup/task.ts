@@ -1,7 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Item, Score } from '../../core/model.js';
 import { baseRequest } from '../ask.js';
-import { readColumn } from '../rows.js';
+import { contentId, readColumn } from '../rows.js';
 import { defineFamily, type Scorer, type Solved } from '../types.js';
 import { type ItemFigures, itemFigures } from './metrics.js';
 import { cleanupReport, cleanupReportText } from './report.js';
@@ -218,8 +217,7 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
     if (fixture) input.heuristics = JSON.stringify(fixture);
     if (Object.values(input).some((v) => v.length > suite.dataset.maxFieldChars))
       return { id, error: `field longer than ${suite.dataset.maxFieldChars} characters` };
-    const hash = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
-    return { item: { id: id ?? hash, row, input, gold: expected } };
+    return { item: { id: id ?? contentId(input), row, input, gold: expected } };
   },
 
   async solve(item, ctx): Promise<Solved<CleanupOutput>> {

@@ -1,8 +1,7 @@
-import { createHash } from 'node:crypto';
 import { placeholders } from '../../prompts/prompts.js';
 import { parseAnswer } from '../answer.js';
 import { ask, baseRequest } from '../ask.js';
-import { readColumn } from '../rows.js';
+import { contentId, readColumn } from '../rows.js';
 import { defineFamily, type Scorer, type Solved } from '../types.js';
 import {
   answerJsonSchema,
@@ -152,8 +151,7 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
       if ('error' in parsed) return { id, error: `${parsed.error} (column ${goldCol.key})` };
       gold = parsed.gold;
     }
-    const hash = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
-    return { item: { id: id ?? hash, row, input, ...(gold !== undefined ? { gold } : {}) } };
+    return { item: { id: id ?? contentId(input), row, input, ...(gold !== undefined ? { gold } : {}) } };
   },
 
   async solve(item, ctx): Promise<Solved<JudgeOutput>> {

@@ -1,10 +1,9 @@
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { Item, Score } from '../../core/model.js';
 import type { JsonSchemaSpec } from '../../providers/types.js';
 import { parseAnswer } from '../answer.js';
 import { ask, baseRequest, refused } from '../ask.js';
-import { readColumn } from '../rows.js';
+import { contentId, readColumn } from '../rows.js';
 import { defineFamily, type Scorer, type Solved, type TaskContext } from '../types.js';
 import { fastGrade, finalNumber, optionsInQuestion, type QuestionType } from './fast-path.js';
 import { qaReport, qaReportText } from './report.js';
@@ -243,8 +242,7 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
     if (unit) input.unit = unit;
     if (Object.values(input).some((v) => v.length > suite.dataset.maxFieldChars))
       return { id, error: `field longer than ${suite.dataset.maxFieldChars} characters` };
-    const hash = createHash('sha256').update(JSON.stringify(input)).digest('hex').slice(0, 16);
-    return { item: { id: id ?? hash, row, input, gold } };
+    return { item: { id: id ?? contentId(input), row, input, gold } };
   },
 
   async solve(item, ctx): Promise<Solved<QaOutput>> {
