@@ -17,6 +17,22 @@ export const pValue = (p: number): string => (p < 0.001 ? '<0.001' : p.toFixed(3
 export const interval = (ci: readonly [number, number] | undefined): string =>
   ci ? `[${num(ci[0])}, ${num(ci[1])}]` : '';
 
+/** A metric with its interval, `0.777 [0.723, 0.828]`; `n/a` when there is no data. */
+export const withInterval = (
+  m: { value: number | null; ci?: readonly [number, number] } | null | undefined,
+): string => (!m || m.value === null ? 'n/a' : m.ci ? `${num(m.value)} ${interval(m.ci)}` : num(m.value));
+
+/** A plain-text table: a header, a rule, the rows; cells padded to their column. */
+export function textTable(header: string[], rows: string[][]): string[] {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]) =>
+    cells
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
+}
+
 /** Milliseconds, rounded; `n/a` when there is no data. */
 export const ms = (v: number | null | undefined): string =>
   typeof v === 'number' ? `${Math.round(v)} ms` : 'n/a';

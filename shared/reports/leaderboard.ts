@@ -4,6 +4,7 @@
  * otherwise type by hand, built from the runs' reports. Pure: the shells read and store entries.
  */
 import { HEADLINE_METRICS, type MetricValue } from '../metrics/index.js';
+import { ms, textTable, withInterval } from './format.js';
 import type { Report } from './report.js';
 
 export const LEADERBOARD_SCHEMA_VERSION = 1;
@@ -103,25 +104,6 @@ export function leaderboardTables(
     });
 }
 
-const fixed = (x: number | null, digits = 3) => (x === null ? 'n/a' : x.toFixed(digits));
-
-function withCi(m: MetricValue | undefined): string {
-  if (!m) return '';
-  if (m.value === null) return 'n/a';
-  return m.ci ? `${fixed(m.value)} [${fixed(m.ci[0])}, ${fixed(m.ci[1])}]` : fixed(m.value);
-}
-
-/** A plain-text table, one column per cell, padded. */
-export function textTable(header: string[], rows: string[][]): string[] {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((c, i) => c.padEnd(widths[i]!))
-      .join('  ')
-      .trimEnd();
-  return [line(header), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line)];
-}
-
 function rankCell(
   entries: readonly LeaderboardEntry[],
   i: number,
@@ -160,9 +142,9 @@ export function renderLeaderboard(tables: readonly LeaderboardTable[]): string {
       [e.task, ...Object.values(e.config)].join('/'),
       e.backends.join(' ') || '(given)',
       e.promptVersion || '-',
-      ...metricNames.map((m) => withCi(e.metrics[m])),
+      ...metricNames.map((m) => (e.metrics[m] ? withInterval(e.metrics[m]) : '')),
       e.per10kUsd === null ? 'n/a' : `$${e.per10kUsd.toFixed(2)}`,
-      e.p50LatencyMs === null ? 'n/a' : String(Math.round(e.p50LatencyMs)),
+      ms(e.p50LatencyMs),
       String(e.items),
       e.runId,
     ]);

@@ -3,21 +3,12 @@
  * ranked with CIs, cost per 10K and latency side by side, the Pareto front marked, every
  * variant against the baseline, and the gate's verdicts with their figures.
  */
-import { METRIC_NAMES, type MetricValue } from '../metrics/index.js';
+import { METRIC_NAMES } from '../metrics/index.js';
 import type { BlobStore } from '../ports.js';
 import type { SweepReport, SweepVariant } from '../sweeps/sweep.js';
-import { textTable } from './leaderboard.js';
+import { interval, ms, pValue, signed, textTable, usd, withInterval } from './format.js';
 
 export const SWEEP_FILES = ['sweep.json', 'sweep.txt'] as const;
-
-const fixed = (x: number | null | undefined, digits = 3) =>
-  x === null || x === undefined ? 'n/a' : x.toFixed(digits);
-const signed = (x: number, digits = 3) => `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(digits)}`;
-
-function withCi(m: MetricValue | null): string {
-  if (!m || m.value === null) return 'n/a';
-  return m.ci ? `${fixed(m.value)} [${fixed(m.ci[0])}, ${fixed(m.ci[1])}]` : fixed(m.value);
-}
 
 function verdictCell(v: SweepVariant): string {
   if (v.verdict === 'baseline') return 'baseline';
@@ -40,17 +31,17 @@ export function renderSweepText(report: SweepReport): string {
     v.rank === null ? '-' : `${v.rank}${v.tied ? '=' : ''}`,
     `${v.name}${v.simulated && report.simulated === 'mixed' ? ' (SIM)' : ''}`,
     v.backends.join(' ') || '(given)',
-    withCi(v.rankValue),
+    withInterval(v.rankValue),
     v.per10kUsd === null ? 'n/a' : `$${v.per10kUsd.toFixed(2)}`,
-    fixed(v.latencyMs.p50, 0),
-    fixed(v.latencyMs.p95, 0),
+    ms(v.latencyMs.p50),
+    ms(v.latencyMs.p95),
     `${v.counts.scored}/${v.counts.items}`,
     v.pareto ? '*' : '',
     verdictCell(v),
   ]);
   lines.push(
     ...textTable(
-      ['rank', 'variant', 'backends', rankName, 'cost/10K', 'p50 ms', 'p95 ms', 'scored', 'pareto', 'gate'],
+      ['rank', 'variant', 'backends', rankName, 'cost/10K', 'p50', 'p95', 'scored', 'pareto', 'gate'],
       rows,
     ),
     '',
@@ -64,14 +55,14 @@ export function renderSweepText(report: SweepReport): string {
   for (const v of report.variants) {
     if (!v.comparison) continue;
     lines.push(
-      `  ${v.name}: ${v.comparison.paired} paired items, cost ${signed(v.comparison.costDeltaUsd, 4)} USD`,
+      `  ${v.name}: ${v.comparison.paired} paired items, cost ${v.comparison.costDeltaUsd < 0 ? '-' : '+'}${usd(Math.abs(v.comparison.costDeltaUsd))}`,
     );
     for (const [scorer, s] of Object.entries(v.comparison.scores)) {
       const deltas = Object.entries(s.deltas).map(
         ([metric, d]) =>
-          `${METRIC_NAMES[metric] ?? metric} ${signed(d.delta)} [${fixed(d.ci[0])}, ${fixed(d.ci[1])}] p=${fixed(d.pValue)}`,
+          `${METRIC_NAMES[metric] ?? metric} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}`,
       );
-      const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${fixed(s.mcnemarPValue)}`;
+      const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
       lines.push(
         `    ${scorer}: ${deltas.length > 0 ? deltas.join('; ') : 'no paired figures'}${mcnemar}; flipped: ${s.flipped.fixed} fixed, ${s.flipped.broken} broken, ${s.flipped.changed} changed`,
       );

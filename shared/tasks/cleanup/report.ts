@@ -6,6 +6,7 @@
  */
 import { type ItemResult, isScored } from '../../core/model.js';
 import { type LatencySummary, summarizeLatency } from '../../metrics/index.js';
+import { ms, num } from '../../reports/format.js';
 import type { Report } from '../../reports/report.js';
 import type { ReportSection } from '../types.js';
 import { classifyEdits, heuristicFigures, iMeanRates, spellingAccuracy } from './metrics.js';
@@ -122,10 +123,6 @@ export function cleanupReport(suite: CleanupSuite, results: readonly ItemResult[
   return { metrics: { cleanup: cleanupFigures(suite, results) } };
 }
 
-const fixed = (x: number | null | undefined, digits = 3) =>
-  x === null || x === undefined ? 'n/a' : x.toFixed(digits);
-const ms = (x: number | null) => (x === null ? 'n/a' : `${Math.round(x)} ms`);
-
 export function cleanupReportText(report: Report): string[] {
   const c = report.metrics.cleanup as CleanupFigures | undefined;
   if (!c) return [];
@@ -134,13 +131,13 @@ export function cleanupReportText(report: Report): string[] {
   return [
     '',
     'Cleanup',
-    `  I mean: literal false-positive rate ${fixed(c.iMean.literalFalsePositiveRate)}, correction false-negative rate ${fixed(c.iMean.correctionFalseNegativeRate)}`,
-    `  spelling disambiguation accuracy ${fixed(c.spellingAccuracy)}`,
+    `  I mean: literal false-positive rate ${num(c.iMean.literalFalsePositiveRate)}, correction false-negative rate ${num(c.iMean.correctionFalseNegativeRate)}`,
+    `  spelling disambiguation accuracy ${num(c.spellingAccuracy)}`,
     `  latency p50 / p95: draft ${ms(draft.p50)} / ${ms(draft.p95)}, audit ${ms(audit.p50)} / ${ms(audit.p95)}, total ${ms(total.p50)} / ${ms(total.p95)}`,
-    `  edits: ${c.edits.fillerRemoved} fillers removed, ${c.edits.selfRepairResolved} self-repairs resolved, ${c.edits.contentChanged} content changes (items with a content change: ${fixed(c.edits.contentChangeRate)})`,
+    `  edits: ${c.edits.fillerRemoved} fillers removed, ${c.edits.selfRepairResolved} self-repairs resolved, ${c.edits.contentChanged} content changes (items with a content change: ${num(c.edits.contentChangeRate)})`,
     h.items === 0
       ? '  heuristics: no item has a fixture'
-      : `  heuristics on ${h.items} items: exact ${fixed(h.exactMatchRate)}, token F1 ${fixed(h.tokenF1Avg)}, rules ${fixed(h.ruleMatchAvg)}, decisions P ${fixed(h.decisionPrecision)} R ${fixed(h.decisionRecall)}, combined ${fixed(h.combined)}`,
-    `  combined ranking (w ${c.heuristicWeight}): ${fixed(c.combinedRanking)}`,
+      : `  heuristics on ${h.items} items: exact ${num(h.exactMatchRate)}, token F1 ${num(h.tokenF1Avg)}, rules ${num(h.ruleMatchAvg)}, decisions P ${num(h.decisionPrecision)} R ${num(h.decisionRecall)}, combined ${num(h.combined)}`,
+    `  combined ranking (w ${c.heuristicWeight}): ${num(c.combinedRanking)}`,
   ];
 }

@@ -5,6 +5,7 @@
  */
 import { type ItemResult, isScored } from '../../core/model.js';
 import { classificationMetrics, type MetricValue, scorerFigures } from '../../metrics/index.js';
+import { num, usd, withInterval } from '../../reports/format.js';
 import type { Report } from '../../reports/report.js';
 import type { ReportSection } from '../types.js';
 import type { QaSuite } from './suite.js';
@@ -102,27 +103,23 @@ export function qaReport(suite: QaSuite, results: readonly ItemResult[]): Report
   return { metrics: { qa: qaFigures(suite, results) } };
 }
 
-const fixed = (x: number | null | undefined, digits = 3) =>
-  x === null || x === undefined ? 'n/a' : x.toFixed(digits);
-
 export function qaReportText(report: Report): string[] {
   const qa = report.metrics.qa as QaFigures | undefined;
   if (!qa) return [];
   const lines = ['', 'Score by question type (mean, 95% bootstrap CI)'];
   for (const [type, { items, score }] of Object.entries(qa.byType)) {
-    const ci = score.ci ? ` [${fixed(score.ci[0])}, ${fixed(score.ci[1])}]` : '';
-    lines.push(`  ${type.padEnd(12)} ${fixed(score.value)}${ci}  (n ${score.n} of ${items})`);
+    lines.push(`  ${type.padEnd(12)} ${withInterval(score)}  (n ${score.n} of ${items})`);
   }
   const { fast, llm, unscored, fastShare } = qa.decided;
   lines.push(
     '',
-    `Decided by the fast path ${fast}, by the LLM grader ${llm}${unscored > 0 ? `, unscored ${unscored}` : ''} (fast share ${fixed(fastShare)})`,
-    `saved by the fast path: ${qa.savedUsd === null ? 'n/a (no LLM grading call to price it)' : `$${qa.savedUsd.toFixed(4)}`}${qa.audit && qa.savedUsd !== null ? " (what the grader costs on the items it decided; this run's audit paid it)" : ''}`,
+    `Decided by the fast path ${fast}, by the LLM grader ${llm}${unscored > 0 ? `, unscored ${unscored}` : ''} (fast share ${num(fastShare)})`,
+    `saved by the fast path: ${qa.savedUsd === null ? 'n/a (no LLM grading call to price it)' : usd(qa.savedUsd)}${qa.audit && qa.savedUsd !== null ? " (what the grader costs on the items it decided; this run's audit paid it)" : ''}`,
   );
   if (qa.audit) {
     lines.push(
       '',
-      `Audit: the LLM grader on the ${qa.audit.n} items the fast path decided: agreement ${fixed(qa.audit.agreement)}, Cohen's kappa ${fixed(qa.audit.kappa)}`,
+      `Audit: the LLM grader on the ${qa.audit.n} items the fast path decided: agreement ${num(qa.audit.agreement)}, Cohen's kappa ${num(qa.audit.kappa)}`,
     );
     for (const d of qa.audit.disagreements.slice(0, 20)) {
       lines.push(
