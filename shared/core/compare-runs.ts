@@ -5,6 +5,7 @@ import {
   type McNemarResult,
   mcnemarPaired,
   meanAbsoluteError,
+  meanOrNull,
   type PairedDelta,
   pairedBootstraps,
   rocAuc,
@@ -187,8 +188,6 @@ function flippedSide(s: Side): FlippedSide {
   return out;
 }
 
-const meanOf = (values: readonly number[]) => (values.length === 0 ? null : sum(values) / values.length);
-
 /** The paired statistics of one scorer, by kind. */
 function compareScorer(
   kind: ScoreKind,
@@ -233,9 +232,9 @@ function compareScorer(
       both.map(([, c]) => c),
       (rows) => {
         const stats: Record<string, number | null> = {
-          passRate: meanOf(rows.map((s) => Number(s.value === true))),
+          passRate: meanOrNull(rows.map((s) => Number(s.value === true))),
         };
-        if (targeted) stats.accuracy = meanOf(rows.map((s) => Number(s.verdict === true)));
+        if (targeted) stats.accuracy = meanOrNull(rows.map((s) => Number(s.verdict === true)));
         return stats;
       },
       options.bootstrap,
@@ -256,7 +255,7 @@ function compareScorer(
     (rows) => {
       const values = rows.map((s) => s.value as number);
       const targets = rows.map((s) => s.target as number);
-      const stats: Record<string, number | null> = { mean: meanOf(values) };
+      const stats: Record<string, number | null> = { mean: meanOrNull(values) };
       if (binary)
         stats.rocAuc = rocAuc(
           values,

@@ -137,6 +137,12 @@ export function resultCost(result: Pick<ItemResult, 'stages'>): number {
     .reduce((total, stage) => total + result.stages[stage]!.costUsd, 0);
 }
 
+/** An item's end-to-end model time: every stage's latency summed; undefined when it called no model. */
+export function resultLatencyMs(result: Pick<ItemResult, 'stages'>): number | undefined {
+  const stages = Object.values(result.stages);
+  return stages.length === 0 ? undefined : stages.reduce((total, stage) => total + stage.latencyMs, 0);
+}
+
 /** The failed result of an item that never got an output. */
 export function failedResult(
   base: Pick<ItemResult, 'runId' | 'itemId' | 'row' | 'input'> & { gold?: string },

@@ -14,7 +14,7 @@
 import type { FailureKind, ScoreKind, ScoreValue } from '../core/model.js';
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
 import { type ClassificationMetrics, classificationMetrics } from './classification.js';
-import { type BootstrapOptions, bootstrapCis, type Interval, sum } from './stats.js';
+import { type BootstrapOptions, bootstrapCis, type Interval, meanOrNull } from './stats.js';
 
 /** One metric: its value (null when there is no data), the n it ran over, and a 95% CI when resampled. */
 export interface MetricValue {
@@ -154,14 +154,12 @@ function withCis(
 }
 
 const pick = <T>(values: readonly T[], indices: readonly number[]) => indices.map((i) => values[i]!);
-const meanOf = (values: readonly number[]) => (values.length === 0 ? null : sum(values) / values.length);
-
 /** Number figures: the mean; against numeric gold MAE/Pearson/Spearman, against binary gold ROC-AUC. */
 function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
   const values = scored.map((r) => r.value as number);
   const metrics: Record<string, MetricValue> = withCis(
     values.length,
-    { mean: (ix) => meanOf(pick(values, ix)) },
+    { mean: (ix) => meanOrNull(pick(values, ix)) },
     options,
   );
   const paired = scored.filter((r) => typeof r.target === 'number');
@@ -211,7 +209,7 @@ function passFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMet
   const values = scored.map((r) => r.value === true);
   const metrics: Record<string, MetricValue> = withCis(
     values.length,
-    { passRate: (ix) => meanOf(pick(values, ix).map(Number)) },
+    { passRate: (ix) => meanOrNull(pick(values, ix).map(Number)) },
     options,
   );
   const paired = scored.filter((r) => typeof r.target === 'boolean');
@@ -223,7 +221,7 @@ function passFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMet
       withCis(
         paired.length,
         {
-          accuracy: (ix) => meanOf(ix.map((i) => Number(v[i] === t[i]))),
+          accuracy: (ix) => meanOrNull(ix.map((i) => Number(v[i] === t[i]))),
           balancedAccuracy: (ix) => balancedAccuracy(pick(v, ix), pick(t, ix)),
         },
         options,

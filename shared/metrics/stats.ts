@@ -27,6 +27,16 @@ export function mean(values: readonly number[]): number {
   return values.length === 0 ? 0 : sum(values) / values.length;
 }
 
+/** Arithmetic mean for a figure in a report: null (n/a) for an empty array, never 0. */
+export function meanOrNull(values: readonly number[]): number | null {
+  return values.length === 0 ? null : sum(values) / values.length;
+}
+
+/** `part / whole` for a rate in a report: null (n/a) when the whole is 0. */
+export function ratio(part: number, whole: number): number | null {
+  return whole === 0 ? null : part / whole;
+}
+
 /**
  * The p-th percentile (p in [0, 100]) with linear interpolation between closest ranks — the
  * numpy default (`method="linear"`): rank = p/100 · (n − 1). Does not mutate `values`.

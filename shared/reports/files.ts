@@ -1,4 +1,11 @@
-import { type ItemResult, isScored, resultCost, type ScoreKind, scoreOf } from '../core/model.js';
+import {
+  type ItemResult,
+  isScored,
+  resultCost,
+  resultLatencyMs,
+  type ScoreKind,
+  scoreOf,
+} from '../core/model.js';
 import {
   binaryTargets,
   HEADLINE_METRICS,
@@ -165,7 +172,7 @@ export function renderLabeledCsv(results: ItemResult[], view: ResultView): strin
         reasonOf(r, view),
         view.outputText(r.output),
         round(resultCost(r), 8),
-        Math.round(Object.values(r.stages).reduce((sum, s) => sum + s.latencyMs, 0)),
+        Math.round(resultLatencyMs(r) ?? 0),
         r.details ? JSON.stringify(r.details) : undefined,
       ]
         .map(csvCell)

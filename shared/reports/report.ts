@@ -3,6 +3,7 @@ import {
   type ItemResult,
   isScored,
   type RunRecord,
+  resultLatencyMs,
   type ScoreKind,
   scoreOf,
 } from '../core/model.js';
@@ -136,15 +137,14 @@ export function buildReport(
   for (const result of results) {
     if (result.status === 'scored') scored += 1;
     else if (result.failure) byFailure[result.failure.kind] = (byFailure[result.failure.kind] ?? 0) + 1;
-    let latency = 0;
     for (const [stage, spend] of Object.entries(result.stages)) {
       spends.push({ stage, costUsd: spend.costUsd, usage: spend.usage, calls: spend.calls });
       calls += spend.calls;
       cachedCalls += spend.cachedCalls;
       savedUsd += spend.savedUsd ?? 0;
-      latency += spend.latencyMs;
     }
-    if (Object.keys(result.stages).length > 0) latencies.push(latency);
+    const latency = resultLatencyMs(result);
+    if (latency !== undefined) latencies.push(latency);
   }
   const invalidRows = byFailure.invalid_row ?? 0;
   const failed = results.length - scored;

@@ -215,7 +215,7 @@ function sliceText(slice: Slice): string {
 }
 
 /** A latency percentile over the items in the slice; null when the slice has none. */
-function latencyOf(
+export function latencyOf(
   figures: GateFigures,
   p: number,
   slice: Slice | undefined,

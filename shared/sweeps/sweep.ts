@@ -13,9 +13,9 @@ import {
   compareRuns,
   comparisonSummary,
 } from '../core/compare-runs.js';
-import type { ItemResult, RunRecord } from '../core/model.js';
+import { type ItemResult, type RunRecord, resultLatencyMs } from '../core/model.js';
 import type { Suite } from '../core/suite.js';
-import { type MetricValue, percentile } from '../metrics/index.js';
+import type { MetricValue } from '../metrics/index.js';
 import { buildReport, type Report, SIMULATED_NOTICE } from '../reports/report.js';
 import { taskFor } from '../tasks/registry.js';
 import {
@@ -23,6 +23,7 @@ import {
   evaluateGate,
   type GateFigures,
   type GateVerdict,
+  latencyOf,
   locateMetric,
   type MetricRef,
   parseCondition,
@@ -171,9 +172,8 @@ function defaultRankMetric(report: Report): string {
 function gateFigures(report: Report, results: readonly ItemResult[]): GateFigures {
   const items: GateFigures['items'][number][] = [];
   for (const result of results) {
-    const stages = Object.values(result.stages);
-    if (stages.length === 0) continue;
-    items.push({ latencyMs: stages.reduce((a, s) => a + s.latencyMs, 0), input: result.input });
+    const latencyMs = resultLatencyMs(result);
+    if (latencyMs !== undefined) items.push({ latencyMs, input: result.input });
   }
   return { report, items };
 }
@@ -183,10 +183,7 @@ function rankFigure(ref: MetricRef, figures: GateFigures): MetricValue | null {
   const { report } = figures;
   if (ref.kind === 'cost')
     return { value: report.cost.per10kUsd, n: report.counts.items - report.counts.invalidRows };
-  if (ref.kind === 'latency') {
-    const ms = figures.items.map((i) => i.latencyMs);
-    return { value: ms.length === 0 ? null : percentile(ms, ref.percentile), n: ms.length };
-  }
+  if (ref.kind === 'latency') return latencyOf(figures, ref.percentile, ref.slice);
   const located = locateMetric(ref.name, report);
   if ('unknown' in located) return null;
   return located.found ?? { value: located.value, n: report.counts.items - report.counts.invalidRows };

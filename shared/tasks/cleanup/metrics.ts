@@ -11,6 +11,8 @@
  *   the items tagged for them.
  */
 
+import { ratio } from '../../metrics/stats.js';
+
 export function norm(s: string): string {
   return s.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim();
 }
@@ -139,8 +141,6 @@ export interface TaggedItem {
   spellingExpected?: string;
 }
 
-const share = (hits: number, n: number) => (n === 0 ? null : hits / n);
-
 /**
  * `I mean` handling: of the items tagged `i_mean:literal`, the share whose cleaned words lack
  * the bigram "i mean" (a literal use removed: a false positive); of those tagged
@@ -154,11 +154,11 @@ export function iMeanRates(items: readonly TaggedItem[]): {
   const literal = items.filter((i) => i.tags.includes('i_mean:literal'));
   const correction = items.filter((i) => i.tags.includes('i_mean:correction'));
   return {
-    literalFalsePositiveRate: share(
+    literalFalsePositiveRate: ratio(
       literal.filter((i) => !hasBigram(words(i.cleaned), 'i', 'mean')).length,
       literal.length,
     ),
-    correctionFalseNegativeRate: share(
+    correctionFalseNegativeRate: ratio(
       correction.filter((i) => hasBigram(words(i.cleaned), 'i', 'mean')).length,
       correction.length,
     ),
@@ -168,7 +168,7 @@ export function iMeanRates(items: readonly TaggedItem[]): {
 /** Of the items tagged `spelling`, the share whose cleaned words contain `spelling_expected` (normalised, punctuation removed). */
 export function spellingAccuracy(items: readonly TaggedItem[]): number | null {
   const tagged = items.filter((i) => i.tags.includes('spelling') && i.spellingExpected !== undefined);
-  return share(
+  return ratio(
     tagged.filter((i) => containsRun(words(i.cleaned), words(i.spellingExpected!))).length,
     tagged.length,
   );

@@ -4,8 +4,8 @@
  * and, for items with a heuristics fixture, the heuristic alignment figures and the combined
  * ranking score (1 − w)·hybrid + w·heuristic.
  */
-import { type ItemResult, isScored } from '../../core/model.js';
-import { type LatencySummary, summarizeLatency } from '../../metrics/index.js';
+import { type ItemResult, isScored, resultLatencyMs } from '../../core/model.js';
+import { type LatencySummary, meanOrNull, ratio, summarizeLatency } from '../../metrics/index.js';
 import { ms, num } from '../../reports/format.js';
 import type { Report } from '../../reports/report.js';
 import type { ReportSection } from '../types.js';
@@ -39,10 +39,6 @@ export interface CleanupFigures {
   combinedRanking: number | null;
 }
 
-const mean = (values: readonly number[]) =>
-  values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
-const ratio = (a: number, b: number) => (b === 0 ? null : a / b);
-
 export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult[]): CleanupFigures {
   const done = results.filter((r) => r.output !== undefined);
   const cleanedOf = (r: ItemResult) => (r.output as CleanupOutput).cleaned ?? '';
@@ -54,10 +50,7 @@ export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult
 
   const stageMs = (stage: string) =>
     done.flatMap((r) => (r.stages[stage] ? [r.stages[stage]!.latencyMs] : []));
-  const totals = done.flatMap((r) => {
-    const stages = Object.values(r.stages);
-    return stages.length > 0 ? [stages.reduce((a, s) => a + s.latencyMs, 0)] : [];
-  });
+  const totals = done.flatMap((r) => resultLatencyMs(r) ?? []);
 
   const edits = { fillerRemoved: 0, selfRepairResolved: 0, contentChanged: 0 };
   let changedItems = 0;
@@ -81,13 +74,13 @@ export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult
   });
   const sum = (pick: (h: (typeof heuristics)[number]) => number) =>
     heuristics.reduce((a, h) => a + pick(h), 0);
-  const heuristicCombined = mean(heuristics.map((h) => h.combined));
+  const heuristicCombined = meanOrNull(heuristics.map((h) => h.combined));
 
   const hybrids = results.flatMap((r) => {
     const s = r.scores.hybrid;
     return isScored(s) ? [Number(s.value)] : [];
   });
-  const hybrid = mean(hybrids);
+  const hybrid = meanOrNull(hybrids);
   const w = heuristics.length > 0 ? suite.cleanup.heuristicWeight : 0;
 
   return {
@@ -101,9 +94,9 @@ export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult
     edits: { ...edits, contentChangeRate: ratio(changedItems, withText) },
     heuristic: {
       items: heuristics.length,
-      exactMatchRate: mean(heuristics.map((h) => h.exactMatch)),
-      tokenF1Avg: mean(heuristics.map((h) => h.tokenF1)),
-      ruleMatchAvg: mean(heuristics.map((h) => h.ruleMatch)),
+      exactMatchRate: meanOrNull(heuristics.map((h) => h.exactMatch)),
+      tokenF1Avg: meanOrNull(heuristics.map((h) => h.tokenF1)),
+      ruleMatchAvg: meanOrNull(heuristics.map((h) => h.ruleMatch)),
       decisionPrecision: ratio(
         sum((h) => h.decisionsMatched),
         sum((h) => h.decisionsMade),
