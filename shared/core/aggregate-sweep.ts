@@ -1,8 +1,8 @@
 import type { BlobStore, RunHistory, SweepStore } from '../ports.js';
 import { reportOrder } from '../reports/report.js';
 import { writeSweepFiles } from '../reports/sweep-files.js';
-import { buildSweepReport, type SweepReport, type VariantRun } from '../sweeps/sweep.js';
-import type { ItemResult } from './model.js';
+import { buildSweepReport, type SweepRecord, type SweepReport, type VariantRun } from '../sweeps/sweep.js';
+import type { ItemResult, RunRecord } from './model.js';
 
 export interface AggregateSweepDeps {
   sweeps: SweepStore;
@@ -29,15 +29,14 @@ export async function aggregateSweep(
   const sweep = await deps.sweeps.getSweep(sweepId);
   if (!sweep) return { status: 'skipped', reason: `no sweep ${sweepId}` };
   if (sweep.status !== 'running') return { status: 'skipped', reason: `sweep is ${sweep.status}` };
-  for (const { name, runId } of sweep.variants) {
-    const run = await deps.runs.getRun(runId);
-    if (run?.status !== 'done')
-      return { status: 'skipped', reason: `variant ${name} (${runId}) is not done yet` };
-  }
+  const runs = await variantRuns(deps, sweep);
+  const waiting = sweep.variants.find((_, i) => runs[i]?.status !== 'done');
+  if (waiting)
+    return { status: 'skipped', reason: `variant ${waiting.name} (${waiting.runId}) is not done yet` };
   if (!(await deps.sweeps.claimSweep(sweepId)))
     return { status: 'skipped', reason: 'claimed by another caller' };
   try {
-    const outcome = await writeSweepReport(deps, sweepId);
+    const outcome = await writeReport(deps, sweep, runs as RunRecord[]);
     await deps.sweeps.setSweepStatus(sweepId, 'done', outcome.report.finishedAt);
     return outcome;
   } catch (error) {
@@ -54,16 +53,32 @@ export async function writeSweepReport(
 ): Promise<{ status: 'written'; report: SweepReport; keys: string[] }> {
   const sweep = await deps.sweeps.getSweep(sweepId);
   if (!sweep) throw new Error(`sweep ${sweepId} not found`);
-  const runs: VariantRun[] = [];
-  for (const { name, runId } of sweep.variants) {
-    const run = await deps.runs.getRun(runId);
-    if (!run) throw new Error(`sweep ${sweepId}: variant ${name}'s run ${runId} not found`);
+  const runs = await variantRuns(deps, sweep);
+  const missing = sweep.variants.find((_, i) => runs[i] === undefined);
+  if (missing) throw new Error(`sweep ${sweepId}: variant ${missing.name}'s run ${missing.runId} not found`);
+  return writeReport(deps, sweep, runs as RunRecord[]);
+}
+
+/** The run record of each variant, in the sweep's order (undefined where there is none). */
+function variantRuns(deps: AggregateSweepDeps, sweep: SweepRecord): Promise<(RunRecord | undefined)[]> {
+  return Promise.all(sweep.variants.map(({ runId }) => deps.runs.getRun(runId)));
+}
+
+/** Reads each variant's results once, builds the sweep report and writes its files. */
+async function writeReport(
+  deps: AggregateSweepDeps,
+  sweep: SweepRecord,
+  runs: readonly RunRecord[],
+): Promise<{ status: 'written'; report: SweepReport; keys: string[] }> {
+  const variants: VariantRun[] = [];
+  for (const [i, { name }] of sweep.variants.entries()) {
+    const run = runs[i]!;
     const results: ItemResult[] = [];
-    for await (const result of deps.runs.results(runId)) results.push(result);
-    runs.push({ variant: name, run, results: reportOrder(results) });
+    for await (const result of deps.runs.results(run.runId)) results.push(result);
+    variants.push({ variant: name, run, results: reportOrder(results) });
   }
   const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
-  const report = buildSweepReport(sweep, runs, finishedAt);
+  const report = buildSweepReport(sweep, variants, finishedAt);
   return { status: 'written', report, keys: await writeSweepFiles(deps.reports, sweep.reportPrefix, report) };
 }
 
