@@ -57,6 +57,11 @@ function summary(report: Report, outDir: string): string {
   return `${lines.join('\n')}\n`;
 }
 
+/** What a sweep's summary says on the terminal: the sweep report, and where its files are. */
+function sweepSummary(sweep: SweepReport, outDir: string): string {
+  return `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`;
+}
+
 /** For CI jobs: a sweep whose required gate failed ends the command with exit 1, saying why. */
 function failOnRequiredGate(sweep: SweepReport): void {
   const failed = sweep.gate?.failedRequired ?? [];
@@ -110,9 +115,7 @@ async function run(
       ...settings,
       onVariant: (name, i, n) => process.stderr.write(`\nvariant ${i + 1}/${n}: ${name}\n`),
     });
-    process.stdout.write(
-      `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`,
-    );
+    process.stdout.write(sweepSummary(sweep, outDir));
     failOnRequiredGate(sweep);
     return;
   }
@@ -367,9 +370,7 @@ program
           { runsDir: flags.out, onEvent: flags.progress ? progressReporter() : undefined },
         );
         for (const r of runs) process.stdout.write(summary(r.report, r.outDir));
-        process.stdout.write(
-          `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`,
-        );
+        process.stdout.write(sweepSummary(sweep, outDir));
         return;
       }
       const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, {
