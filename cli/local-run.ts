@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createAwsClients } from '../shared/adapters/aws/clients.js';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
@@ -14,11 +15,11 @@ import { scoreItem } from '../shared/core/score-item.js';
 import { startRun } from '../shared/core/start-run.js';
 import { parseSuite, type Suite } from '../shared/core/suite.js';
 import { formatFromPath, type RawRow, readRows } from '../shared/datasets/read.js';
-import { simulatedId } from '../shared/providers/aliases.js';
+import { EncoderPool } from '../shared/encoders/registry.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
 import { ProviderPool } from '../shared/providers/registry.js';
 import type { Completion } from '../shared/providers/types.js';
-import { simulateAnswer } from '../shared/tasks/registry.js';
+import { encodersOf, simulateAnswer, simulateSuite } from '../shared/tasks/registry.js';
 
 /** The package root: prompts that ship with Assay live under `<root>/prompts`. */
 export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -81,7 +82,7 @@ async function fileHash(path: string): Promise<string> {
 export function applySettings(suite: Suite, settings: RunSettings): Suite {
   let out = suite;
   if (settings.backends) out = { ...out, backends: settings.backends };
-  if (settings.simulate) out = { ...out, backends: out.backends.map(simulatedId) };
+  if (settings.simulate) out = simulateSuite(out);
   if (settings.concurrency) out = { ...out, run: { ...out.run, concurrency: settings.concurrency } };
   if (settings.sample) out = { ...out, run: { ...out.run, sample: settings.sample } };
   return out;
@@ -142,6 +143,12 @@ export async function runSuite(
     simulator: simulateAnswer,
   });
   providers.require(prepared.suite.backends, prepared.suite.sim);
+  const encoders = new EncoderPool({
+    env,
+    prices: loadPriceTable(options.pricesPath, env),
+    s3: () => createAwsClients(env).s3,
+  });
+  encoders.require(encodersOf(prepared.suite));
 
   const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));
   const runStore = new LocalRunStore(outDir);
@@ -171,6 +178,7 @@ export async function runSuite(
     cache,
     run,
     providerFor: (backend: string, r: RunRecord) => providers.get(backend, r.suite.sim),
+    encoders,
     onTransientError: 'fail' as const,
     onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),
   };

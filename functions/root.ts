@@ -33,10 +33,11 @@ import type { AggregateSweepDeps } from '../shared/core/aggregate-sweep.js';
 import type { RunRecord } from '../shared/core/model.js';
 import type { PublishLeaderboardDeps } from '../shared/core/publish-leaderboard.js';
 import type { ScoreItemDeps } from '../shared/core/score-item.js';
+import { EncoderPool } from '../shared/encoders/registry.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
 import { ProviderPool } from '../shared/providers/registry.js';
-import { simulateAnswer } from '../shared/tasks/registry.js';
+import { encodersOf, simulateAnswer } from '../shared/tasks/registry.js';
 import { parseSqsEvent } from './sqs-event.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
@@ -114,7 +115,9 @@ export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
       prompts: new LayeredBlobStore([b.blobs, new FolderBlobStore(BUNDLE_ROOT)]),
       open: (key) => openIfExists(b.blobs, key),
       checkBackends: async (suite) => {
-        new ProviderPool({ env: await keys(), prices }).require(suite.backends, suite.sim);
+        const env = await keys();
+        new ProviderPool({ env, prices }).require(suite.backends, suite.sim);
+        new EncoderPool({ env, prices, s3: () => b.clients.s3 }).require(encodersOf(suite));
       },
       runStore: b.runStore,
       history: b.runStore,
@@ -147,12 +150,14 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
     blobs: b.blobs,
     async scoring() {
       if (deps) return deps;
-      const providers = new ProviderPool({ env: await keys(), prices, simulator: simulateAnswer });
+      const env = await keys();
+      const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
       deps = {
         runStore: b.runStore,
         trigger,
         cache,
         providerFor: (backend: string, run: RunRecord) => providers.get(backend, run.suite.sim),
+        encoders: new EncoderPool({ env, prices, s3: () => b.clients.s3 }),
         onTransientError: 'throw',
       };
       return deps;

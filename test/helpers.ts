@@ -65,3 +65,13 @@ export function assayCli(args: string[], dir: string): Promise<{ stdout: string;
     env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache') },
   });
 }
+
+/** The encoder half of a hand-made TaskContext, for families that never embed or run NLI. */
+export const NO_ENCODERS = {
+  embed: async (): Promise<number[][]> => {
+    throw new Error('this test runs no embedder');
+  },
+  contradiction: async (): Promise<number[]> => {
+    throw new Error('this test runs no NLI model');
+  },
+};

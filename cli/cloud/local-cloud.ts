@@ -12,12 +12,12 @@ import { datasetKeyOf, datasetUploadKey, REPORTS_PREFIX, suiteKey } from '../../
 import { parseSuite, type Suite } from '../../shared/core/suite.js';
 import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
-import { simulatedId } from '../../shared/providers/aliases.js';
 import { loadPriceTable } from '../../shared/providers/pricing.js';
 import { ProviderPool } from '../../shared/providers/registry.js';
 import type { Report } from '../../shared/reports/report.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import { isSweep, mapSuiteBackends } from '../../shared/sweeps/variants.js';
+import { isSweep } from '../../shared/sweeps/variants.js';
+import { simulateSuite } from '../../shared/tasks/registry.js';
 import { PACKAGE_ROOT } from '../local-run.js';
 import {
   type CloudResources,
@@ -264,7 +264,7 @@ async function readSuite(
   if (!backends && !simulate) return { suite, text: original };
   let raw = JSON.parse(original) as Record<string, unknown>;
   if (backends) raw.backends = backends;
-  if (simulate) raw = mapSuiteBackends(raw, simulatedId);
+  if (simulate) raw = simulateSuite(raw);
   const text = `${JSON.stringify(raw, null, 2)}\n`;
   suite = parseSuite(text, path);
   return { suite, text };

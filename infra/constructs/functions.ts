@@ -103,6 +103,9 @@ export class AssayFunction extends NodejsFunction {
         // The SDK is bundled at the versions in package-lock.json rather than taken from the
         // runtime, whose copy changes without notice: the deployed code is what the tests ran.
         bundleAwsSDK: true,
+        // A native library: not bundled. ONNX encoders on Lambda need a layer that provides it;
+        // provider embedders and the LLM-as-NLI run without it.
+        externalModules: ['onnxruntime-node'],
         forceDockerBundling: false,
         logLevel: LogLevel.WARNING,
         commandHooks: {

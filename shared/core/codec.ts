@@ -20,7 +20,11 @@ export class StoredDataError extends Error {
 }
 
 const failureSchema = z.object({ kind: z.enum(FAILURE_KINDS), message: z.string() });
-const facts = { explanation: z.string().optional(), decidedBy: z.string().optional() };
+const facts = {
+  explanation: z.string().optional(),
+  decidedBy: z.string().optional(),
+  details: z.record(z.string(), z.unknown()).optional(),
+};
 const scoreSchema = z.union([
   z.object({ kind: z.literal('label'), value: z.string(), ...facts }),
   z.object({ kind: z.literal('number'), value: z.number(), ...facts }),

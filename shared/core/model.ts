@@ -55,6 +55,8 @@ interface ScoreFacts {
   explanation?: string;
   /** What decided the value: a rule (`fast-path`, `meaning ≥ 3 → FP1`) or the backend that judged. */
   decidedBy?: string;
+  /** What the scorer found beyond the value (a harsh judge's errors, omissions and hedging), as JSON. */
+  details?: Record<string, unknown>;
 }
 
 /**

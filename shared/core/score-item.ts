@@ -1,3 +1,5 @@
+import type { EncoderPool } from '../encoders/registry.js';
+import type { EncoderSpend } from '../encoders/types.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports.js';
 import { renderPrompt } from '../prompts/prompts.js';
 import { callModel } from '../providers/call.js';
@@ -23,6 +25,8 @@ export interface ScoreItemDeps {
   cache?: LlmCache;
   /** Builds (or returns the already built) provider for a backend id of a run. */
   providerFor(backend: string, run: RunRecord): LlmProvider;
+  /** Embedders and NLI models, for families that score with them (summarization). */
+  encoders?: EncoderPool;
   /** Attempts per model call for retryable errors. Default: the suite's `run.maxAttempts`. */
   maxAttempts?: number;
   /**
@@ -130,7 +134,41 @@ function taskContext(
       deps.onCall?.(completion);
       return completion;
     },
+    async embed(stage, id, texts) {
+      const embedder = encoders().embedder(id);
+      const { vectors, spend } = await embedder.embed(texts);
+      book(stage, id, embedder.simulated, spend);
+      return vectors;
+    },
+    async contradiction(stage, id, pairs) {
+      const model = encoders().nli(id);
+      const { probabilities, spend } = await model.contradiction(pairs);
+      book(stage, id, model.simulated, spend);
+      return probabilities;
+    },
   };
+
+  function encoders(): EncoderPool {
+    if (!deps.encoders) throw new Error('this shell runs no embedders or NLI models');
+    return deps.encoders;
+  }
+
+  /** An encoder call booked like a model call: input tokens, cost and time under its stage. */
+  function book(stage: string, providerId: string, simulated: boolean, spend: EncoderSpend) {
+    const completion: Completion = {
+      text: '',
+      finishReason: 'stop',
+      usage: { input: spend.tokens, output: 0, cached: 0 },
+      costUsd: spend.costUsd,
+      latencyMs: spend.latencyMs,
+      cached: false,
+      simulated,
+      providerId,
+    };
+    bookSpend(stages, stage, completion);
+    onCompletion(completion);
+    deps.onCall?.(completion);
+  }
 }
 
 /** Why a thrown error ends the item: budget, provider, or a bug of ours. */

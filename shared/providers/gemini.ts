@@ -130,7 +130,7 @@ export class GeminiProvider implements LlmProvider {
   }
 }
 
-function toError(
+export function toError(
   providerId: string,
   error: unknown,
   signal: AbortSignal | undefined,

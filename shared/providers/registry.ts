@@ -67,7 +67,7 @@ export const OPENAI_COMPATIBLE_PRESETS = {
 const STRUCTURED_MODES: readonly OpenAiStructuredMode[] = ['json_schema', 'json_object', 'none'];
 
 /** The value of the first variable that is set and non-empty. */
-function firstSet(env: NodeJS.ProcessEnv, names: readonly string[]): string | undefined {
+export function firstSet(env: NodeJS.ProcessEnv, names: readonly string[]): string | undefined {
   for (const name of names) {
     const value = env[name]?.trim();
     if (value) return value;
@@ -75,7 +75,7 @@ function firstSet(env: NodeJS.ProcessEnv, names: readonly string[]): string | un
   return undefined;
 }
 
-function requireVar(env: NodeJS.ProcessEnv, providerId: string, names: readonly string[]): string {
+export function requireVar(env: NodeJS.ProcessEnv, providerId: string, names: readonly string[]): string {
   const value = firstSet(env, names);
   if (value === undefined) throw new MissingCredentialsError(providerId, names);
   return value;

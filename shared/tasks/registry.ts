@@ -1,11 +1,14 @@
 import { SCORE_KINDS } from '../core/model.js';
 import { dataSections, PromptError, placeholders } from '../prompts/prompts.js';
+import { simulatedId } from '../providers/aliases.js';
 import { SIM_NO_ANSWER } from '../providers/sim.js';
 import type { SimHint } from '../providers/types.js';
+import { mapSuiteBackends } from '../sweeps/variants.js';
 import { cleanupFamily } from './cleanup/task.js';
 import { gecFamily } from './gec/task.js';
 import { judgeFamily } from './judge/task.js';
 import { qaFamily } from './qa/task.js';
+import { summarizationFamily } from './summarization/task.js';
 import type { AnyTaskFamily } from './types.js';
 
 /**
@@ -13,7 +16,13 @@ import type { AnyTaskFamily } from './types.js';
  * line here. The registry checks itself at load (promptfoo's assertion registry does the same):
  * a family whose declarations contradict each other fails here, before any suite is read.
  */
-export const FAMILIES: readonly AnyTaskFamily[] = [gecFamily, judgeFamily, qaFamily, cleanupFamily];
+export const FAMILIES: readonly AnyTaskFamily[] = [
+  gecFamily,
+  judgeFamily,
+  qaFamily,
+  cleanupFamily,
+  summarizationFamily,
+];
 
 export class TaskRegistryError extends Error {
   override readonly name = 'TaskRegistryError';
@@ -67,6 +76,34 @@ export function scorersOf(family: AnyTaskFamily, suite: Parameters<AnyTaskFamily
   if (!(primary in scorers))
     throw new TaskRegistryError(`${family.name}: primary scorer ${primary} is not one of its scorers`);
   return { scorers, primary };
+}
+
+/**
+ * A suite (as written, or parsed) as `--simulate` runs it: every backend — the suite's, each
+ * variant's, the matrix's — and every model the family's block names put in the simulator's hands.
+ */
+export function simulateSuite<T extends Record<string, unknown>>(suite: T): T {
+  const out = mapSuiteBackends(suite, simulatedId);
+  const family = byName.get(String(suite.task));
+  const hook = family?.simulateBlock;
+  if (!family || !hook) return out as T;
+  const block = (value: unknown) =>
+    value && typeof value === 'object' ? hook(value as Record<string, unknown>) : value;
+  if (out[family.name] !== undefined) out[family.name] = block(out[family.name]);
+  if (Array.isArray(out.variants)) {
+    out.variants = out.variants.map((v: Record<string, unknown>) => {
+      const options = v.options as Record<string, unknown> | undefined;
+      if (options?.[family.name] === undefined) return v;
+      return { ...v, options: { ...options, [family.name]: block(options[family.name]) } };
+    });
+  }
+  return out as T;
+}
+
+/** The embedders and NLI models a suite's scorers run. */
+export function encodersOf(suite: { task: string }) {
+  const family = taskFor(suite);
+  return family.encoders?.(suite as Parameters<AnyTaskFamily['scorers']>[0]) ?? [];
 }
 
 /** The simulator's answer to a request, from the family that made it (the request carries a JSON hint). */

@@ -16,6 +16,7 @@ import type {
   ScoreValue,
 } from '../core/model.js';
 import type { BaseSuite } from '../core/suite-base.js';
+import type { EncoderKind, NliPair } from '../encoders/types.js';
 import type { ScorerMetricOptions } from '../metrics/scores.js';
 import type { Completion, CompletionRequest, LlmProvider, SimHint } from '../providers/types.js';
 import type { Report } from '../reports/report.js';
@@ -33,6 +34,10 @@ export interface TaskContext<S extends BaseSuite = BaseSuite> {
   render(role: string, vars: Record<string, string>): string;
   /** Calls a model (cached, retried, costed, within the run's budget); spend is booked to `stage`. */
   call(stage: string, provider: LlmProvider, request: CompletionRequest): Promise<Completion>;
+  /** Embeds texts with the embedder `id` (`openai:…`, `gemini:…`, `onnx:…`, `sim:embed`); spend booked to `stage`. */
+  embed(stage: string, id: string, texts: readonly string[]): Promise<number[][]>;
+  /** The NLI model `id`'s probability that each premise contradicts its hypothesis; spend booked to `stage`. */
+  contradiction(stage: string, id: string, pairs: readonly NliPair[]): Promise<number[]>;
 }
 
 /** What solving one item gave: an output to score, or why there is none. */
@@ -120,6 +125,16 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
   outputText?(output: O): string | undefined;
   /** Formats of the family's own (cleanup: decision spans, heuristics fixtures), published as `schemas/<family>.<name>.schema.json`. */
   readonly schemas?: Record<string, z.ZodType>;
+  /**
+   * The embedders and NLI models the suite's scorers run (beside its LLM backends): each shell
+   * builds them before the first item, so a missing key or model folder fails early.
+   */
+  encoders?(suite: S): { kind: EncoderKind; id: string }[];
+  /**
+   * The family's suite block (`suite[name]`, as written) under `--simulate`: every model it
+   * names beyond `backends` replaced by its simulator.
+   */
+  simulateBlock?(block: Record<string, unknown>): Record<string, unknown>;
   /** The promotion gate a sweep of this family uses when its suite declares none. */
   defaultGate?(suite: S): { conditions: string[]; required: boolean | string[] };
   /** Family figures beyond the scorers' (computed from the results). */

@@ -13,7 +13,9 @@
  *
  * Routes: `POST /v1/chat/completions` (and `/chat/completions`), `POST /v1/completions` (the
  * text-completion endpoint vLLM serves; `call.textCompletion`), `POST /v1/messages`,
- * `POST /v1beta/models/{model}:generateContent` (also `/v1/…`). Anything else is a 404.
+ * `POST /v1beta/models/{model}:generateContent` (also `/v1/…`), and the embedding endpoints
+ * `POST /v1/embeddings` and `POST /v1beta/models/{model}:batchEmbedContents`, which answer
+ * {@link fakeEmbedding} of each text unless the handler replies with an error. Anything else is a 404.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -43,6 +45,8 @@ export interface FakeCall {
   index: number;
   /** OpenAI's text-completion endpoint (`prompt` as is, no chat messages). */
   textCompletion?: boolean;
+  /** An embedding request: the texts to embed. */
+  embed?: string[];
 }
 
 export interface FakeUsage {
@@ -154,11 +158,16 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
       vendor: route.vendor,
       model,
       body,
-      promptText: route.textCompletion ? String(body?.prompt ?? '') : userText(route.vendor, body),
+      promptText: route.textCompletion
+        ? String(body?.prompt ?? '')
+        : route.embed
+          ? embedTexts(route.vendor, body).join('\n\n')
+          : userText(route.vendor, body),
       systemText: systemText(route.vendor, body),
       structured: isStructured(route.vendor, body),
       index: count++,
       ...(route.textCompletion ? { textCompletion: true } : {}),
+      ...(route.embed ? { embed: embedTexts(route.vendor, body) } : {}),
     };
     requests.push({
       vendor: route.vendor,
@@ -199,7 +208,7 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
       );
       return;
     }
-    send(res, 200, answerBody(call, reply));
+    send(res, 200, call.embed ? embeddingBody(call) : answerBody(call, reply));
   }
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -254,8 +263,11 @@ function send(
 function routeOf(
   method: string,
   path: string,
-): { vendor: FakeVendor; model?: string; textCompletion?: boolean } | undefined {
+): { vendor: FakeVendor; model?: string; textCompletion?: boolean; embed?: boolean } | undefined {
   if (method !== 'POST') return undefined;
+  if (path === '/v1/embeddings' || path === '/embeddings') return { vendor: 'openai', embed: true };
+  const geminiEmbed = /^\/(?:v1beta|v1)\/models\/([^/:]+):batchEmbedContents$/.exec(path);
+  if (geminiEmbed?.[1]) return { vendor: 'gemini', model: decodeURIComponent(geminiEmbed[1]), embed: true };
   if (path === '/v1/completions' || path === '/completions')
     return { vendor: 'openai', textCompletion: true };
   if (path === '/v1/chat/completions' || path === '/chat/completions') return { vendor: 'openai' };
@@ -263,6 +275,41 @@ function routeOf(
   const gemini = /^\/(?:v1beta|v1)\/models\/([^/:]+):generateContent$/.exec(path);
   if (gemini?.[1]) return { vendor: 'gemini', model: decodeURIComponent(gemini[1]) };
   return undefined;
+}
+
+/** The texts of an embedding request. */
+function embedTexts(vendor: FakeVendor, body: WireJson): string[] {
+  if (vendor === 'gemini') {
+    const requests: WireJson[] = Array.isArray(body?.requests) ? body.requests : [];
+    return requests.map((r) => textOf(r?.content?.parts));
+  }
+  return Array.isArray(body?.input) ? body.input.map(String) : [String(body?.input ?? '')];
+}
+
+/**
+ * The fake's embedding of a text: counts of its lower-cased words hashed into 16 dimensions,
+ * so the same text embeds the same and texts sharing words are close.
+ */
+export function fakeEmbedding(text: string): number[] {
+  const vector = new Array<number>(16).fill(0);
+  for (const word of text.toLowerCase().match(/[a-z0-9]+/g) ?? []) {
+    let h = 0;
+    for (const ch of word) h = (h * 31 + ch.charCodeAt(0)) >>> 0;
+    vector[h % 16]! += 1;
+  }
+  return vector;
+}
+
+function embeddingBody(call: FakeCall): unknown {
+  const texts = call.embed ?? [];
+  if (call.vendor === 'gemini') return { embeddings: texts.map((t) => ({ values: fakeEmbedding(t) })) };
+  const tokens = texts.reduce((sum, t) => sum + Math.ceil(t.length / 4), 0);
+  return {
+    object: 'list',
+    model: call.model,
+    data: texts.map((t, index) => ({ object: 'embedding', index, embedding: fakeEmbedding(t) })),
+    usage: { prompt_tokens: tokens, total_tokens: tokens },
+  };
 }
 
 /** Text of a content field in any of the three formats (string, parts, blocks). */

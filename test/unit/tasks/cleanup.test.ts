@@ -13,7 +13,7 @@ import { cleanupFigures } from '../../../shared/tasks/cleanup/report.js';
 import type { CleanupSuite } from '../../../shared/tasks/cleanup/suite.js';
 import { type CleanupOutput, cleanupFamily, strictJson } from '../../../shared/tasks/cleanup/task.js';
 import type { TaskContext } from '../../../shared/tasks/types.js';
-import { EXAMPLE_DATA } from '../../helpers.js';
+import { EXAMPLE_DATA, NO_ENCODERS } from '../../helpers.js';
 
 const suite = validateSuite(
   { version: 1, name: 'c', task: 'cleanup', dataset: { path: 'd.jsonl' }, backends: ['vllm:mistral'] },
@@ -67,6 +67,7 @@ async function cleanup(answers: string[], record: Record<string, string>) {
     prompts: {},
     paths: cleanupFamily.promptPaths(suite as never),
     backends: [{ id: 'vllm:mistral', simulated: false } as unknown as LlmProvider],
+    ...NO_ENCODERS,
     render: (role, vars) => `${role} ${JSON.stringify(vars)}`,
     call: async (stage, _p, request) => {
       requests.push({ stage, request });

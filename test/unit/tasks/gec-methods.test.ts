@@ -10,7 +10,7 @@ import { gecFamily } from '../../../shared/tasks/gec/task.js';
 import type { TaskContext } from '../../../shared/tasks/types.js';
 import { type ScriptedAnswer, ScriptedProvider } from '../../fakes/scripted-provider.js';
 import { startVendorFake, type VendorFake, type WireJson } from '../../fakes/vendor-fake.js';
-import { REPO, suite } from '../../helpers.js';
+import { NO_ENCODERS, REPO, suite } from '../../helpers.js';
 
 /** Answers by which prompt is asking (sub-judges are told apart by their first words). */
 function byPrompt(rules: [RegExp, ScriptedAnswer | ((r: CompletionRequest) => ScriptedAnswer)][]) {
@@ -40,6 +40,7 @@ async function judge(overrides: Record<string, unknown>, providers: LlmProvider[
     prompts: run.prompts,
     paths: gecFamily.promptPaths(run.suite),
     backends: providers,
+    ...NO_ENCODERS,
     render: promptRenderer(gecFamily, run),
     call: async (stage, provider, request) => {
       stages.push(`${stage}@${provider.id}`);

@@ -13,7 +13,7 @@ import { qaFigures } from '../../../shared/tasks/qa/report.js';
 import type { QaSuite } from '../../../shared/tasks/qa/suite.js';
 import { qaFamily } from '../../../shared/tasks/qa/task.js';
 import type { TaskContext } from '../../../shared/tasks/types.js';
-import { EXAMPLE_DATA } from '../../helpers.js';
+import { EXAMPLE_DATA, NO_ENCODERS } from '../../helpers.js';
 
 function qaSuite(overrides: Record<string, unknown> = {}): QaSuite {
   return validateSuite(
@@ -97,6 +97,7 @@ function context(suite: QaSuite, answers: string[]) {
     prompts: {},
     paths: qaFamily.promptPaths(suite as never),
     backends: suite.backends.map(provider),
+    ...NO_ENCODERS,
     render: (role, vars) => `${role} ${JSON.stringify(vars)}`,
     call: async (stage, p, request) => {
       calls.push({ stage, provider: p.id, request });

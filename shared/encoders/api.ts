@@ -1,0 +1,154 @@
+/**
+ * Provider embedding APIs through the official SDKs: OpenAI (`embeddings.create`) and Gemini
+ * (`models.embedContent`). Priced from the price table by input tokens; failures become
+ * `ProviderError`s like LLM calls, so the same retries apply.
+ */
+import { GoogleGenAI } from '@google/genai';
+import OpenAI from 'openai';
+import { toError as geminiError } from '../providers/gemini.js';
+import {
+  DEFAULT_TIMEOUT_MS,
+  malformedResponseError,
+  stainlessProviderError,
+} from '../providers/normalise.js';
+import { costOf, type PriceTable } from '../providers/pricing.js';
+import { withRetry } from '../providers/retry.js';
+import type { Embedder, EncoderSpend } from './types.js';
+
+/** Texts per request: both APIs take lists (OpenAI up to 2,048, Gemini up to 100). */
+const OPENAI_BATCH = 512;
+const GEMINI_BATCH = 100;
+
+export interface ApiEmbedderOptions {
+  id: string;
+  apiKey: string;
+  baseURL?: string;
+  prices: PriceTable;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  maxAttempts?: number;
+}
+
+const modelOf = (id: string) => id.slice(id.indexOf(':') + 1);
+
+async function inBatches(
+  texts: readonly string[],
+  size: number,
+  run: (batch: string[]) => Promise<{ vectors: number[][]; tokens: number }>,
+  priced: (tokens: number) => number,
+): Promise<{ vectors: number[][]; spend: EncoderSpend }> {
+  const started = performance.now();
+  const vectors: number[][] = [];
+  let tokens = 0;
+  for (let i = 0; i < texts.length; i += size) {
+    const out = await run(texts.slice(i, i + size));
+    vectors.push(...out.vectors);
+    tokens += out.tokens;
+  }
+  return { vectors, spend: { tokens, costUsd: priced(tokens), latencyMs: performance.now() - started } };
+}
+
+export class OpenAiEmbedder implements Embedder {
+  readonly simulated = false;
+  readonly id: string;
+  private readonly client: OpenAI;
+
+  constructor(private readonly options: ApiEmbedderOptions) {
+    this.id = options.id;
+    this.client = new OpenAI({
+      apiKey: options.apiKey,
+      baseURL: options.baseURL,
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      fetch: options.fetch,
+      organization: null,
+      project: null,
+    });
+  }
+
+  embed(texts: readonly string[]) {
+    return inBatches(
+      texts,
+      OPENAI_BATCH,
+      (input) =>
+        withRetry(
+          async () => {
+            let response: OpenAI.CreateEmbeddingResponse;
+            try {
+              response = await this.client.embeddings.create({
+                model: modelOf(this.id),
+                input,
+                encoding_format: 'float',
+              });
+            } catch (error) {
+              throw stainlessProviderError(OpenAI, this.id, error, undefined);
+            }
+            const data = [...(response?.data ?? [])].sort((a, b) => a.index - b.index);
+            if (data.length !== input.length)
+              throw malformedResponseError(this.id, `${data.length} embeddings for ${input.length} inputs`);
+            return { vectors: data.map((d) => d.embedding), tokens: response.usage?.prompt_tokens ?? 0 };
+          },
+          { maxAttempts: this.options.maxAttempts ?? 5 },
+        ),
+      (tokens) => costOf(this.options.prices, this.id, { input: tokens, output: 0, cached: 0 }).usd,
+    );
+  }
+}
+
+export class GeminiEmbedder implements Embedder {
+  readonly simulated = false;
+  readonly id: string;
+  private readonly client: GoogleGenAI;
+
+  constructor(private readonly options: ApiEmbedderOptions) {
+    this.id = options.id;
+    this.client = new GoogleGenAI({
+      apiKey: options.apiKey,
+      vertexai: false,
+      httpOptions: {
+        ...(options.baseURL ? { baseUrl: options.baseURL } : {}),
+        timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      },
+    });
+  }
+
+  embed(texts: readonly string[]) {
+    const fetchFn = this.options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    return inBatches(
+      texts,
+      GEMINI_BATCH,
+      (contents) =>
+        withRetry(
+          async () => {
+            let headers: Headers | undefined;
+            const capturing: typeof fetch = async (input, init) => {
+              const response = await fetchFn(input, init);
+              headers = response.headers;
+              return response;
+            };
+            let response: Awaited<ReturnType<GoogleGenAI['models']['embedContent']>>;
+            try {
+              response = await this.client.models.embedContent({
+                model: modelOf(this.id),
+                contents,
+                config: { httpOptions: { fetch: capturing } },
+              });
+            } catch (error) {
+              throw geminiError(this.id, error, undefined, headers);
+            }
+            const vectors = (response?.embeddings ?? []).map((e) => e.values ?? []);
+            if (vectors.length !== contents.length || vectors.some((v) => v.length === 0))
+              throw malformedResponseError(
+                this.id,
+                `${vectors.length} embeddings for ${contents.length} inputs`,
+              );
+            // The embedding API reports no token count: about four characters a token, as Google documents.
+            const tokens = contents.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
+            return { vectors, tokens };
+          },
+          { maxAttempts: this.options.maxAttempts ?? 5 },
+        ),
+      (tokens) => costOf(this.options.prices, this.id, { input: tokens, output: 0, cached: 0 }).usd,
+    );
+  }
+}
