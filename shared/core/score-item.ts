@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { EncoderPool } from '../encoders/registry.js';
 import type { EncoderSpend } from '../encoders/types.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports.js';
@@ -232,7 +233,7 @@ export async function scoreItem(
       row: item.row,
       status: solved.ok ? 'scored' : 'failed',
       ...(item.gold !== undefined ? { gold: item.gold } : {}),
-      input: item.input,
+      input: storedInput(item.input),
       ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
       scores,
       ...(solved.details ? { details: solved.details } : {}),
@@ -248,6 +249,25 @@ export async function scoreItem(
   } finally {
     addInFlight(run.runId, -spent);
   }
+}
+
+/** Input fields longer than this are stored cut in results (see {@link storedInput}). */
+export const STORED_FIELD_CHARS = 16_000;
+
+/**
+ * The item's input as its result keeps it: a field longer than {@link STORED_FIELD_CHARS} (a
+ * long document, which travelled by S3 reference) is kept as its opening, its length and its
+ * digest, so a result fits one DynamoDB item (400 KB). The dataset keeps the full text.
+ */
+export function storedInput(input: Record<string, string>): Record<string, string> {
+  if (Object.values(input).every((v) => v.length <= STORED_FIELD_CHARS)) return input;
+  return Object.fromEntries(
+    Object.entries(input).map(([key, value]) => {
+      if (value.length <= STORED_FIELD_CHARS) return [key, value];
+      const digest = createHash('sha256').update(value).digest('hex').slice(0, 16);
+      return [key, `${value.slice(0, 2_000)}… [cut: ${value.length} characters in all, sha256:${digest}]`];
+    }),
+  );
 }
 
 function bookSpend(stages: Record<string, StageSpend>, stage: string, completion: Completion) {

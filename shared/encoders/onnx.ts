@@ -49,7 +49,7 @@ function loadRuntime(): Promise<Ort> {
 /** A model folder on disk: the folder itself, or an S3 prefix copied into the temp folder once. */
 async function modelFolder(location: string, s3: (() => S3Client) | undefined): Promise<string> {
   if (!location.startsWith('s3://')) return resolve(location);
-  const [, bucket, ...rest] = location.slice(5).split('/');
+  const [bucket, ...rest] = location.slice(5).split('/');
   const prefix = rest.filter(Boolean).join('/');
   if (!bucket) throw new ModelLoadError(`onnx:${location}: no bucket`);
   if (!s3) throw new ModelLoadError(`onnx:${location}: no S3 client in this shell`);

@@ -18,6 +18,8 @@ const itemSchema = z.object({
   row: z.number().int().nonnegative(),
   input: z.record(z.string(), z.string()),
   gold: z.string().optional(),
+  // The output the dataset gives (scored as is, not solved): dropping it would re-solve the item.
+  given: z.object({ output: z.string().optional(), explanation: z.string().optional() }).optional(),
 });
 
 /** An item that fits in a message travels inline. */
