@@ -31,21 +31,24 @@ export interface ApiEmbedderOptions {
 
 const modelOf = (id: string) => id.slice(id.indexOf(':') + 1);
 
+/** Texts embedded `size` at a time, each request retried like a model call, priced by input tokens. */
 async function inBatches(
+  options: ApiEmbedderOptions,
   texts: readonly string[],
   size: number,
-  run: (batch: string[]) => Promise<{ vectors: number[][]; tokens: number }>,
-  priced: (tokens: number) => number,
+  request: (batch: string[]) => Promise<{ vectors: number[][]; tokens: number }>,
 ): Promise<{ vectors: number[][]; spend: EncoderSpend }> {
   const started = performance.now();
   const vectors: number[][] = [];
   let tokens = 0;
   for (let i = 0; i < texts.length; i += size) {
-    const out = await run(texts.slice(i, i + size));
+    const batch = texts.slice(i, i + size);
+    const out = await withRetry(() => request(batch), { maxAttempts: options.maxAttempts ?? 5 });
     vectors.push(...out.vectors);
     tokens += out.tokens;
   }
-  return { vectors, spend: { tokens, costUsd: priced(tokens), latencyMs: performance.now() - started } };
+  const costUsd = costOf(options.prices, options.id, { input: tokens, output: 0, cached: 0 }).usd;
+  return { vectors, spend: { tokens, costUsd, latencyMs: performance.now() - started } };
 }
 
 export class OpenAiEmbedder implements Embedder {
@@ -67,31 +70,22 @@ export class OpenAiEmbedder implements Embedder {
   }
 
   embed(texts: readonly string[]) {
-    return inBatches(
-      texts,
-      OPENAI_BATCH,
-      (input) =>
-        withRetry(
-          async () => {
-            let response: OpenAI.CreateEmbeddingResponse;
-            try {
-              response = await this.client.embeddings.create({
-                model: modelOf(this.id),
-                input,
-                encoding_format: 'float',
-              });
-            } catch (error) {
-              throw stainlessProviderError(OpenAI, this.id, error, undefined);
-            }
-            const data = [...(response?.data ?? [])].sort((a, b) => a.index - b.index);
-            if (data.length !== input.length)
-              throw malformedResponseError(this.id, `${data.length} embeddings for ${input.length} inputs`);
-            return { vectors: data.map((d) => d.embedding), tokens: response.usage?.prompt_tokens ?? 0 };
-          },
-          { maxAttempts: this.options.maxAttempts ?? 5 },
-        ),
-      (tokens) => costOf(this.options.prices, this.id, { input: tokens, output: 0, cached: 0 }).usd,
-    );
+    return inBatches(this.options, texts, OPENAI_BATCH, async (input) => {
+      let response: OpenAI.CreateEmbeddingResponse;
+      try {
+        response = await this.client.embeddings.create({
+          model: modelOf(this.id),
+          input,
+          encoding_format: 'float',
+        });
+      } catch (error) {
+        throw stainlessProviderError(OpenAI, this.id, error, undefined);
+      }
+      const data = [...(response?.data ?? [])].sort((a, b) => a.index - b.index);
+      if (data.length !== input.length)
+        throw malformedResponseError(this.id, `${data.length} embeddings for ${input.length} inputs`);
+      return { vectors: data.map((d) => d.embedding), tokens: response.usage?.prompt_tokens ?? 0 };
+    });
   }
 }
 
@@ -114,41 +108,30 @@ export class GeminiEmbedder implements Embedder {
 
   embed(texts: readonly string[]) {
     const fetchFn = this.options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    return inBatches(
-      texts,
-      GEMINI_BATCH,
-      (contents) =>
-        withRetry(
-          async () => {
-            let headers: Headers | undefined;
-            const capturing: typeof fetch = async (input, init) => {
-              const response = await fetchFn(input, init);
-              headers = response.headers;
-              return response;
-            };
-            let response: Awaited<ReturnType<GoogleGenAI['models']['embedContent']>>;
-            try {
-              response = await this.client.models.embedContent({
-                model: modelOf(this.id),
-                contents,
-                config: { httpOptions: { fetch: capturing } },
-              });
-            } catch (error) {
-              throw geminiError(this.id, error, undefined, headers);
-            }
-            const vectors = (response?.embeddings ?? []).map((e) => e.values ?? []);
-            if (vectors.length !== contents.length || vectors.some((v) => v.length === 0))
-              throw malformedResponseError(
-                this.id,
-                `${vectors.length} embeddings for ${contents.length} inputs`,
-              );
-            // The embedding API reports no token count: about four characters a token, as Google documents.
-            const tokens = contents.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
-            return { vectors, tokens };
-          },
-          { maxAttempts: this.options.maxAttempts ?? 5 },
-        ),
-      (tokens) => costOf(this.options.prices, this.id, { input: tokens, output: 0, cached: 0 }).usd,
-    );
+    return inBatches(this.options, texts, GEMINI_BATCH, async (contents) => {
+      // The SDK's ApiError carries no headers: keep the response's, for retry-after.
+      let headers: Headers | undefined;
+      const capturing: typeof fetch = async (input, init) => {
+        const response = await fetchFn(input, init);
+        headers = response.headers;
+        return response;
+      };
+      let response: Awaited<ReturnType<GoogleGenAI['models']['embedContent']>>;
+      try {
+        response = await this.client.models.embedContent({
+          model: modelOf(this.id),
+          contents,
+          config: { httpOptions: { fetch: capturing } },
+        });
+      } catch (error) {
+        throw geminiError(this.id, error, undefined, headers);
+      }
+      const vectors = (response?.embeddings ?? []).map((e) => e.values ?? []);
+      if (vectors.length !== contents.length || vectors.some((v) => v.length === 0))
+        throw malformedResponseError(this.id, `${vectors.length} embeddings for ${contents.length} inputs`);
+      // The embedding API reports no token count: about four characters a token, as Google documents.
+      const tokens = contents.reduce((sum, text) => sum + Math.ceil(text.length / 4), 0);
+      return { vectors, tokens };
+    });
   }
 }

@@ -206,6 +206,13 @@ async function batched<T, R>(
   return { values, spend: { tokens, costUsd: 0, latencyMs: performance.now() - started } };
 }
 
+/** A [rows, columns] float tensor as rows. */
+function rowsOf(tensor: Tensor): number[][] {
+  const [rows, columns] = tensor.dims as [number, number];
+  const data = tensor.data as Float32Array;
+  return Array.from({ length: rows }, (_, r) => Array.from(data.subarray(r * columns, (r + 1) * columns)));
+}
+
 /**
  * Mean pooling of the token states under the attention mask, then L2 normalisation: how
  * sentence-transformers turns all-MiniLM-L6-v2's token states into a sentence vector.
@@ -226,8 +233,9 @@ export function meanPool(
       const base = (b * width + t) * size;
       for (let d = 0; d < size; d++) vector[d]! += states[base + d]!;
     }
-    const norm = Math.sqrt(vector.reduce((s, x) => s + (x / Math.max(count, 1)) ** 2, 0));
-    out.push(vector.map((x) => (norm === 0 ? 0 : x / Math.max(count, 1) / norm)));
+    // The mean's direction is the sum's: normalising the sum is normalising the mean.
+    const norm = Math.hypot(...vector);
+    out.push(vector.map((x) => (count === 0 || norm === 0 ? 0 : x / norm)));
   }
   return out;
 }
@@ -250,14 +258,7 @@ export class OnnxEmbedder implements Embedder {
       const out = await model.session.run(feeds);
       // A sentence-embedding export gives the pooled vector; a plain encoder, token states to pool.
       const pooled = out.sentence_embedding ?? out.sentence_embeddings;
-      if (pooled) {
-        const [rows, size] = pooled.dims as [number, number];
-        const data = pooled.data as Float32Array;
-        return {
-          values: Array.from({ length: rows }, (_, r) => Array.from(data.subarray(r * size, (r + 1) * size))),
-          tokens,
-        };
-      }
+      if (pooled) return { values: rowsOf(pooled), tokens };
       const states = out.last_hidden_state ?? out.token_embeddings ?? out[model.session.outputNames[0]!];
       if (!states || states.dims.length !== 3)
         throw new ModelLoadError(`${model.folder}: expected token states [batch, tokens, size] as output`);
@@ -305,15 +306,7 @@ export class OnnxNli implements NliModel {
       const logits = out.logits ?? out[model.session.outputNames[0]!];
       if (!logits || logits.dims.length !== 2)
         throw new ModelLoadError(`${model.folder}: expected logits [batch, classes] as output`);
-      const [rows, classes] = logits.dims as [number, number];
-      const data = logits.data as Float32Array;
-      return {
-        values: Array.from(
-          { length: rows },
-          (_, r) => softmax(Array.from(data.subarray(r * classes, (r + 1) * classes)))[index]!,
-        ),
-        tokens,
-      };
+      return { values: rowsOf(logits).map((row) => softmax(row)[index]!), tokens };
     });
     return { probabilities: values, spend };
   }
