@@ -307,7 +307,7 @@ export class RateLimiters {
   readonly declared: Record<string, RateLimit>;
 
   constructor(private readonly options: ModelLimiterOptions & { env?: NodeJS.ProcessEnv }) {
-    const spec = (options.env ?? {}).ASSAY_LIMITS;
+    const spec = options.env?.ASSAY_LIMITS;
     this.declared = spec ? parseLimitSpec(spec) : {};
   }
 
