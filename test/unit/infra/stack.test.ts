@@ -454,12 +454,10 @@ describe('AssayStack options (bundling skipped)', () => {
   it('gives the workers the fleet rate limits (rateLimits) as ASSAY_LIMITS, and only them', () => {
     const rateLimits = 'openai:gpt-4o-mini=3000rpm,2000000tpm';
     const { stack, template } = synthesize({ ...DEFAULT_CONFIG, rateLimits }, { bundle: false });
-    const env = (fn: IConstruct) =>
-      (
-        (template.toJSON().Resources as Resources)[logicalId(stack, fn)]?.Properties?.Environment as {
-          Variables: Record<string, unknown>;
-        }
-      ).Variables;
+    const env = (fn: IConstruct) => {
+      const properties = (template.toJSON().Resources as Resources)[logicalId(stack, fn)]!.Properties;
+      return (properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    };
     expect(env(stack.functions.worker).ASSAY_LIMITS).toBe(rateLimits);
     expect(env(stack.functions.ingest).ASSAY_LIMITS).toBeUndefined();
   }, 60_000);
