@@ -219,6 +219,8 @@ export interface ModelLimiterOptions {
  */
 export class ModelLimiter {
   limit: RateLimit | undefined;
+  /** The suite's own limit `limit` was merged from (RateLimiters compares it, not the merge). */
+  suiteLimit: RateLimit | undefined;
   readonly aimd: Aimd;
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
@@ -313,13 +315,16 @@ export class RateLimiters {
 
   /** The limiter for `providerId` (resolved `vendor:model`) under the suite's own limits. */
   for(providerId: string, suiteLimits?: Map<string, RateLimit>): ModelLimiter {
-    const limit = stricter(this.declared[providerId], suiteLimits?.get(providerId));
+    const fromSuite = suiteLimits?.get(providerId);
     let limiter = this.byId.get(providerId);
     if (!limiter) {
-      limiter = new ModelLimiter(providerId, limit, this.options);
+      limiter = new ModelLimiter(providerId, stricter(this.declared[providerId], fromSuite), this.options);
+      limiter.suiteLimit = fromSuite;
       this.byId.set(providerId, limiter);
-    } else if (limiter.limit !== limit) {
-      limiter.limit = limit;
+    } else if (limiter.suiteLimit !== fromSuite) {
+      // Another suite (or none) now calls this model: its limits apply from here on.
+      limiter.suiteLimit = fromSuite;
+      limiter.limit = stricter(this.declared[providerId], fromSuite);
     }
     return limiter;
   }
