@@ -164,8 +164,10 @@ export function suiteLimitsById(suiteRun: { limits?: Record<string, RateLimit> }
   let byId = resolvedSuiteLimits.get(suiteRun);
   if (!byId) {
     byId = new Map();
-    for (const [key, limit] of Object.entries(suiteRun.limits ?? {}))
-      byId.set(resolveProviderId(key).id, stricter(byId.get(resolveProviderId(key).id), limit)!);
+    for (const [key, limit] of Object.entries(suiteRun.limits ?? {})) {
+      const id = resolveProviderId(key).id;
+      byId.set(id, stricter(byId.get(id), limit)!);
+    }
     resolvedSuiteLimits.set(suiteRun, byId);
   }
   return byId;
@@ -252,7 +254,8 @@ export class ModelLimiter {
     else await new Promise<void>((resolve) => this.waiting.push(resolve));
     const epoch = this.aimd.epoch;
     try {
-      await this.admit(request, signal);
+      // Without a declared limit or a pause, nothing to wait for: no further promise.
+      if (this.limit !== undefined || this.pausedUntil > 0) await this.admit(request, signal);
       const value = await attempt();
       this.aimd.succeeded();
       return value;
@@ -289,6 +292,7 @@ export class ModelLimiter {
         await this.sleep(pause, signal);
         continue;
       }
+      this.pausedUntil = 0;
       const limit = this.limit;
       if (!limit) return;
       const need = { requests: 1, tokens: limit.tpm === undefined ? 0 : estimateCallTokens(request) };
