@@ -211,6 +211,12 @@ export interface ModelLimiterOptions {
   maxConcurrency?: number;
   now?: () => number;
   sleep?: Sleep;
+  /**
+   * The bucket could not be read or written (DynamoDB down, throttled): the call goes on without
+   * it (the adaptive concurrency still backs off on 429s), because a limiter must never lose
+   * an item. Default: a JSON warning on stderr.
+   */
+  onStoreError?: (error: unknown, key: string) => void;
 }
 
 /**
@@ -296,11 +302,29 @@ export class ModelLimiter {
       const limit = this.limit;
       if (!limit) return;
       const need = { requests: 1, tokens: limit.tpm === undefined ? 0 : estimateCallTokens(request) };
-      const wait = await this.options.store.take(this.key, limit, need);
+      let wait: number;
+      try {
+        wait = await this.options.store.take(this.key, limit, need);
+      } catch (error) {
+        (this.options.onStoreError ?? warnStoreError)(error, this.key);
+        return;
+      }
       if (wait <= 0) return;
       await this.sleep(wait, signal);
     }
   }
+}
+
+function warnStoreError(err: unknown, key: string): void {
+  const error = err instanceof Error ? { name: err.name, message: err.message } : { message: String(err) };
+  console.warn(
+    JSON.stringify({
+      level: 'WARN',
+      message: 'rate limit bucket unavailable, calling without it',
+      key,
+      error,
+    }),
+  );
 }
 
 /**

@@ -80,6 +80,36 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
     expect(granted.b).toBeGreaterThan(0);
   });
 
+  it('under a crowd of takers, a lost race is a short wait, never an error, and the budget holds', async () => {
+    const now = 9_000_000;
+    const crowd = Array.from(
+      { length: 8 },
+      (_, i) =>
+        new DynamoRateLimitStore({
+          client: i % 2 ? clients.doc : createDocumentClient(second),
+          tableName: res.table,
+          now: () => now,
+          maxConflicts: 1,
+        }),
+    );
+    const limit = { rpm: 600 };
+    const waits: number[] = [];
+    let granted = 0;
+    await Promise.all(
+      crowd.map(async (store) => {
+        for (;;) {
+          const wait = await store.take('openai:crowd', limit, { requests: 1, tokens: 0 });
+          if (wait === 0) granted += 1;
+          else waits.push(wait);
+          if (wait >= 100) return;
+        }
+      }),
+    );
+    expect(granted).toBe(10);
+    // Somebody lost a race along the way and was told to wait 1-20 ms.
+    expect(waits.some((wait) => wait >= 1 && wait <= 20)).toBe(true);
+  });
+
   it('says how long until a token arrives, without taking anything', async () => {
     let now = 5_000_000;
     const store = new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: () => now });

@@ -17,8 +17,10 @@ export interface DynamoRateLimitStoreOptions {
   tableName: string;
   /** Clock in epoch milliseconds (tests). Lambda clocks are NTP-synced; a clock behind the item's never refills backwards. */
   now?: () => number;
-  /** Conditional writes lost to other workers before giving up with an error. Default 50. */
+  /** Conditional writes lost to other workers in a row before the take asks its caller to wait a little. Default 3. */
   maxConflicts?: number;
+  /** Random source of the wait after lost races (tests). */
+  random?: () => number;
 }
 
 export const limitPk = (key: string) => `LIMIT#${key}`;
@@ -29,25 +31,34 @@ const LIMIT_SK = 'LIMIT';
  * (pk `LIMIT#<vendor:model>`, sk `LIMIT`) holding the request and token levels, when they were
  * last refilled (`at`, epoch ms) and a version. A take reads the item, refills it for the time
  * since `at`, and writes the new levels with a condition on the version it read: of workers
- * racing for the same tokens exactly one wins, the others read again. Nothing is written when
- * the bucket cannot give what is asked.
+ * racing for the same tokens exactly one wins, the others read again (after a few lost races
+ * in a row, the take says to wait a few jittered milliseconds). Nothing is written when the
+ * bucket cannot give what is asked.
  */
 export class DynamoRateLimitStore implements RateLimitStore {
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
   private readonly now: () => number;
   private readonly maxConflicts: number;
+  private readonly random: () => number;
 
-  constructor({ client, tableName, now = Date.now, maxConflicts = 50 }: DynamoRateLimitStoreOptions) {
+  constructor({
+    client,
+    tableName,
+    now = Date.now,
+    maxConflicts = 3,
+    random = Math.random,
+  }: DynamoRateLimitStoreOptions) {
     this.client = client;
     this.tableName = tableName;
     this.now = now;
     this.maxConflicts = maxConflicts;
+    this.random = random;
   }
 
   async take(key: string, limit: RateLimit, need: RateNeed): Promise<number> {
     const Key = { pk: limitPk(key), sk: LIMIT_SK };
-    for (let conflicts = 0; conflicts <= this.maxConflicts; conflicts++) {
+    for (let conflicts = 0; conflicts < this.maxConflicts; conflicts++) {
       const now = this.now();
       const out = await this.client.send(
         new GetCommand({ TableName: this.tableName, Key, ConsistentRead: true }),
@@ -86,8 +97,7 @@ export class DynamoRateLimitStore implements RateLimitStore {
         if (!isConditionalCheckFailed(error)) throw error;
       }
     }
-    throw new Error(
-      `rate limit bucket ${key}: lost ${this.maxConflicts} conditional writes in a row to other workers`,
-    );
+    // A crowd of workers on one bucket: step back a few milliseconds (jittered) and try again.
+    return 1 + Math.floor(this.random() * 20);
   }
 }

@@ -164,6 +164,22 @@ describe('ModelLimiter', () => {
   });
 });
 
+describe('a bucket that cannot be reached', () => {
+  it('lets the call through and says so: a limiter never loses an item', async () => {
+    const problems: string[] = [];
+    const limiter = new ModelLimiter(
+      'openai:m',
+      { rpm: 60 },
+      {
+        store: { take: () => Promise.reject(new Error('table throttled')) },
+        onStoreError: (error, key) => problems.push(`${key}: ${(error as Error).message}`),
+      },
+    );
+    await expect(limiter.run(request, async () => 'answered')).resolves.toBe('answered');
+    expect(problems).toEqual(['openai:m: table throttled']);
+  });
+});
+
 describe('declared limits', () => {
   it('reads ASSAY_LIMITS, resolving aliases, and names what is wrong', () => {
     expect(parseLimitSpec('openai:gpt-4o-mini=3000rpm,2000000tpm; claude-haiku-4.5=50RPM')).toEqual({
