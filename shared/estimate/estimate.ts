@@ -148,16 +148,6 @@ async function dryRun(
   return tallies;
 }
 
-const totalCalls = (tallies: Map<string, Tally>) => {
-  let calls = 0;
-  let input = 0;
-  for (const t of tallies.values()) {
-    calls += t.calls;
-    input += t.input;
-  }
-  return { calls, input };
-};
-
 /**
  * A run store that keeps only counts: `startRun` reads the dataset into it exactly as a run
  * would (sample, invalid rows, duplicates), and nothing is written anywhere.
@@ -200,18 +190,23 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
   const family = taskFor(suite);
   const backends = suite.backends.map(recordedBackend);
   const render = promptRenderer(family, run);
+  // Per backend, the fewer and the more of each figure over the two dry runs of each item.
   const cheap = new Map<string, Tally>();
   const dear = new Map<string, Tally>();
-  const add = (into: Map<string, Tally>, from: Map<string, Tally>) => {
-    for (const [id, t] of from) {
-      const sum = into.get(id) ?? emptyTally();
-      into.set(id, sum);
-      sum.calls += t.calls;
-      sum.input += t.input;
-      sum.typicalOutput += t.typicalOutput;
-      sum.maxOutput += t.maxOutput;
-    }
+  const add = (into: Map<string, Tally>, id: string, t: Tally) => {
+    const sum = into.get(id) ?? emptyTally();
+    into.set(id, sum);
+    sum.calls += t.calls;
+    sum.input += t.input;
+    sum.typicalOutput += t.typicalOutput;
+    sum.maxOutput += t.maxOutput;
   };
+  const pick = (a: Tally, b: Tally, by: (x: number, y: number) => number): Tally => ({
+    calls: by(a.calls, b.calls),
+    input: by(a.input, b.input),
+    typicalOutput: by(a.typicalOutput, b.typicalOutput),
+    maxOutput: by(a.maxOutput, b.maxOutput),
+  });
   let items = 0;
 
   const store = new CountingRunStore();
@@ -221,10 +216,12 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
         items += 1;
         const agree = await dryRun(family, run, item, backends, render, tokens, 0);
         const disagree = await dryRun(family, run, item, backends, render, tokens, 1);
-        const [a, d] = [totalCalls(agree), totalCalls(disagree)];
-        const agreeIsCheaper = a.calls < d.calls || (a.calls === d.calls && a.input <= d.input);
-        add(cheap, agreeIsCheaper ? agree : disagree);
-        add(dear, agreeIsCheaper ? disagree : agree);
+        for (const id of new Set([...agree.keys(), ...disagree.keys()])) {
+          const a = agree.get(id) ?? emptyTally();
+          const d = disagree.get(id) ?? emptyTally();
+          add(cheap, id, pick(a, d, Math.min));
+          add(dear, id, pick(a, d, Math.max));
+        }
       }
     },
   };
@@ -286,7 +283,7 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
     wallSeconds: wall,
     boundBy,
     notes: [
-      'calls per item: the method run dry with answers that all agree with the gold (fewest calls) and that all disagree (most); repair passes after an unparseable answer are not counted',
+      'calls per item: the method run dry twice, with answers that all agree with the gold and that all disagree; each figure adds up the lower and the higher of the two per item; repair passes after an unparseable answer are not counted',
       'input tokens: o200k_base (js-tiktoken) with chat framing; structured-output schemas are not counted',
       ...(approximate.length > 0
         ? [
