@@ -8,6 +8,7 @@ import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
+import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/core/aggregate-run.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
 import { prepareRun } from '../shared/core/prepare-run.js';
@@ -17,6 +18,7 @@ import { parseSuite, type Suite } from '../shared/core/suite.js';
 import { formatFromPath, type RawRow, readRows } from '../shared/datasets/read.js';
 import { EncoderPool } from '../shared/encoders/registry.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
+import { RateLimiters } from '../shared/providers/rate-limit.js';
 import { ProviderPool } from '../shared/providers/registry.js';
 import type { Completion } from '../shared/providers/types.js';
 import { encodersOf, simulateAnswer, simulateSuite } from '../shared/tasks/registry.js';
@@ -149,6 +151,7 @@ export async function runSuite(
     s3: () => createAwsClients(env).s3,
   });
   encoders.require(encodersOf(prepared.suite));
+  const limiters = processLimiters(env);
 
   const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));
   const runStore = new LocalRunStore(outDir);
@@ -180,6 +183,7 @@ export async function runSuite(
     providerFor: (backend: string, r: RunRecord) => providers.get(backend, r.suite.sim),
     encoders,
     onTransientError: 'fail' as const,
+    limiters,
     onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),
   };
   await pool(queue.messages, run.suite.run.concurrency, async (message) => {
@@ -197,6 +201,24 @@ export async function runSuite(
   const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
   options.onEvent?.({ type: 'finished', outcome });
   return { outDir, run, outcome };
+}
+
+/**
+ * The rate limiters of this process, by the ASSAY_LIMITS they were built with: every local run
+ * in the process (a sweep's variants, one after another) shares one limiter per model. A bad
+ * ASSAY_LIMITS fails here, before the run writes anything.
+ */
+const limitersBySpec = new Map<string, RateLimiters>();
+/** The buckets themselves are per model whatever the limiters were built with. */
+const processBuckets = new MemoryRateLimitStore();
+function processLimiters(env: NodeJS.ProcessEnv): RateLimiters {
+  const spec = env.ASSAY_LIMITS ?? '';
+  let limiters = limitersBySpec.get(spec);
+  if (!limiters) {
+    limiters = new RateLimiters({ store: processBuckets, env: { ASSAY_LIMITS: spec } });
+    limitersBySpec.set(spec, limiters);
+  }
+  return limiters;
 }
 
 /** The local WorkQueue: ingest fills it, the pool drains it. */

@@ -9,6 +9,7 @@ import { writeRunReport } from '../shared/core/aggregate-run.js';
 import type { ComparisonSummary } from '../shared/core/compare-runs.js';
 import { compareRuns, type RunSide } from '../shared/core/compare-runs.js';
 import { publishedSchemas, validateSuite } from '../shared/core/suite.js';
+import { renderEstimate } from '../shared/estimate/estimate.js';
 import type { Leaderboard } from '../shared/ports.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
 import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
@@ -21,6 +22,7 @@ import type { SweepReport } from '../shared/sweeps/sweep.js';
 import { isSweep } from '../shared/sweeps/variants.js';
 import { familyNames } from '../shared/tasks/registry.js';
 import { discoverSuites, promptChanges } from './changed.js';
+import { estimateSuiteFile } from './estimate.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from './local-run.js';
 import { progressReporter } from './progress.js';
 import { configurations, scoringRun } from './score.js';
@@ -255,6 +257,46 @@ program
         failOnRequiredGate(sweep);
       }
       if (report) process.stdout.write(summary(report, outDir));
+    },
+  );
+
+program
+  .command('estimate <suite>')
+  .description(
+    'before anything is spent: calls, tokens (counted locally), cost range and projected time per backend, at the declared rate limits',
+  )
+  .option('-c, --concurrency <n>', 'items in flight (default: the suite run.concurrency)', positiveInt)
+  .option('--sample <n>', 'estimate a reproducible random sample of n items', positiveInt)
+  .option('--seed <s>', 'sample seed', positiveInt, 1)
+  .option('-b, --backend <id...>', 'override the suite backends (vendor:model or alias)')
+  .option('--latency-ms <ms>', 'assumed time per call', positiveInt, 1000)
+  .option('--prices <file>', 'price table override (JSON); also env ASSAY_PRICES')
+  .option('--json', 'print the estimate as JSON')
+  .action(
+    async (
+      suitePath: string,
+      flags: {
+        concurrency?: number;
+        sample?: number;
+        seed: number;
+        backend?: string[];
+        latencyMs: number;
+        prices?: string;
+        json?: boolean;
+      },
+    ) => {
+      const estimates = await estimateSuiteFile(suitePath, {
+        concurrency: flags.concurrency,
+        sample: flags.sample ? { n: flags.sample, seed: flags.seed } : undefined,
+        backends: flags.backend,
+        latencyMs: flags.latencyMs,
+        pricesPath: flags.prices,
+      });
+      process.stdout.write(
+        flags.json
+          ? `${JSON.stringify(estimates.length === 1 ? estimates[0] : estimates, null, 2)}\n`
+          : estimates.map(renderEstimate).join('\n'),
+      );
     },
   );
 

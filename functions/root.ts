@@ -15,6 +15,7 @@ import type { Context, SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type AwsClients, createAwsClients } from '../shared/adapters/aws/clients.js';
 import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
 import { DynamoPromptIndex } from '../shared/adapters/aws/dynamo-prompt-index.js';
+import { DynamoRateLimitStore } from '../shared/adapters/aws/dynamo-rate-limit-store.js';
 import { DynamoRunStore } from '../shared/adapters/aws/dynamo-run-store.js';
 import { DynamoLeaderboard, DynamoSweepStore } from '../shared/adapters/aws/dynamo-sweeps.js';
 import {
@@ -36,6 +37,7 @@ import type { ScoreItemDeps } from '../shared/core/score-item.js';
 import { EncoderPool } from '../shared/encoders/registry.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
+import { RateLimiters } from '../shared/providers/rate-limit.js';
 import { ProviderPool } from '../shared/providers/registry.js';
 import { encodersOf, simulateAnswer } from '../shared/tasks/registry.js';
 import { parseSqsEvent } from './sqs-event.js';
@@ -144,6 +146,12 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
   });
   const trigger = aggregateTrigger(b);
   const keys = providerKeys(b);
+  // One limiter per model in this container; their buckets are items of the table, shared by
+  // every container, so a declared limit holds for the fleet (ASSAY_LIMITS and suites' run.limits).
+  const limiters = new RateLimiters({
+    store: new DynamoRateLimitStore({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
+    env: process.env,
+  });
   let deps: ScoreItemDeps | undefined;
 
   return {
@@ -159,6 +167,7 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
         providerFor: (backend: string, run: RunRecord) => providers.get(backend, run.suite.sim),
         encoders: new EncoderPool({ env, prices, s3: () => b.clients.s3 }),
         onTransientError: 'throw',
+        limiters,
       };
       return deps;
     },

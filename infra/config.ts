@@ -1,5 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { parseLimitSpec } from '../shared/providers/rate-limit.js';
 
 /**
  * Deploy-time settings of the Assay stack. Every key can be set with `-c key=value` on the
@@ -25,6 +26,12 @@ export interface AssayConfig {
   readonly providerSecretArn?: string;
   /** E-mail address subscribed to an SNS topic that receives the dead-letter alarms; no topic when unset. */
   readonly alarmEmail?: string;
+  /**
+   * ASSAY_LIMITS of the workers: the provider+model rate limits the whole fleet shares through
+   * the table's token buckets (`openai:gpt-4o-mini=3000rpm,2000000tpm;…`). Suites may declare
+   * more in `run.limits`; the stricter wins.
+   */
+  readonly rateLimits?: string;
 }
 
 export const DEFAULT_CONFIG: AssayConfig = {
@@ -51,6 +58,19 @@ const MAX_CONCURRENCY_KEYS = [
   'deadLetterMaxConcurrency',
   'aggregateMaxConcurrency',
 ] as const;
+
+function rateLimits(raw: unknown): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    if (typeof raw !== 'string') throw new Error('it is not a string');
+    parseLimitSpec(raw, 'rateLimits');
+  } catch (error) {
+    throw new ConfigError(
+      `context "rateLimits" must be backend=<n>rpm,<n>tpm entries separated by ";", got ${JSON.stringify(raw)}: ${(error as Error).message}`,
+    );
+  }
+  return raw;
+}
 
 /**
  * Reads the Assay settings from CDK context (values given with `-c` arrive as strings),
@@ -114,5 +134,6 @@ export function configFromContext(node: Node): AssayConfig {
       'the full ARN of a Secrets Manager secret (with its 6-character suffix)',
     ),
     alarmEmail: optionalString('alarmEmail', /^[^@\s]+@[^@\s]+$/, 'an e-mail address'),
+    rateLimits: rateLimits(node.tryGetContext('rateLimits')),
   };
 }

@@ -95,11 +95,14 @@ export class AssayStack extends Stack {
         description: 'Scores items with the LLM providers and records results',
         timeout: TIMEOUTS.worker,
         memorySize: 1024,
+        // Rate limits held across the fleet by the token buckets in the table.
+        environment: config.rateLimits ? { ASSAY_LIMITS: config.rateLimits } : undefined,
       })
         .useTable(table)
         .useBucket(bucket, { read: [SPILL_PREFIX] })
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .readsSecret(this.providerSecret)
+        // The most worker containers at once: with batchSize, the ceiling of calls in flight.
         .consumes(items.queue, { batchSize: 10, maxConcurrency: config.workerMaxConcurrency }),
 
       deadLetter: new AssayFunction(this, 'DeadLetter', {

@@ -3,6 +3,7 @@
  * an append-only log) and `adapters/aws` (S3, SQS, DynamoDB). The core imports nothing else.
  */
 import type { ItemMessage, ItemResult, RunCounters, RunRecord, RunStatus } from './core/model.js';
+import type { RateLimit, RateNeed } from './providers/rate-limit.js';
 import type { Completion } from './providers/types.js';
 import type { LeaderboardEntry } from './reports/leaderboard.js';
 import type { SweepRecord, SweepStatus } from './sweeps/sweep.js';
@@ -96,4 +97,16 @@ export interface Leaderboard {
   record(entry: LeaderboardEntry): Promise<void>;
   /** Every entry, in no particular order. */
   entries(): Promise<LeaderboardEntry[]>;
+}
+
+/**
+ * Token buckets of provider+model rate limits (`providers/rate-limit.ts`): in memory for one
+ * process, in DynamoDB for a fleet of workers that must share one budget.
+ */
+export interface RateLimitStore {
+  /**
+   * Takes `need` from the bucket `key` (sized by `limit`) when it has enough now and returns 0;
+   * otherwise takes nothing and returns the milliseconds until it will have.
+   */
+  take(key: string, limit: RateLimit, need: RateNeed): Promise<number>;
 }

@@ -29,6 +29,8 @@ export interface AssayFunctionProps {
   readonly logLevel: string;
   readonly logRetentionDays: number;
   readonly cacheTtlDays: number;
+  /** More environment variables of this function. */
+  readonly environment?: Readonly<Record<string, string>>;
   /**
    * Repository folders copied into the bundle root next to `index.mjs`, e.g. `prompts` (found at
    * run time as `new URL('./prompts/', import.meta.url)`, i.e. `$LAMBDA_TASK_ROOT/prompts`).
@@ -91,6 +93,7 @@ export class AssayFunction extends NodejsFunction {
         ASSAY_CACHE_TTL_DAYS: String(props.cacheTtlDays),
         // The bundle ships a source map; without this flag Node ignores it in stack traces.
         NODE_OPTIONS: '--enable-source-maps',
+        ...props.environment,
       },
       bundling: {
         format: OutputFormat.ESM,

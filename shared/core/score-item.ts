@@ -5,6 +5,7 @@ import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../por
 import { renderPrompt } from '../prompts/prompts.js';
 import { callModel } from '../providers/call.js';
 import { ProviderError } from '../providers/errors.js';
+import { type RateLimiters, suiteLimitsById } from '../providers/rate-limit.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../providers/types.js';
 import { dataPlaceholders, taskFor } from '../tasks/registry.js';
 import type { AnyTaskFamily, Solved, TaskContext } from '../tasks/types.js';
@@ -35,6 +36,11 @@ export interface ScoreItemDeps {
    * back to the queue (AWS: SQS redelivers it later), `fail` records a failed result (local).
    */
   onTransientError: 'throw' | 'fail';
+  /**
+   * The process's rate limiters (one per provider+model, see `rate-limit.ts`): every call to a
+   * real model goes through its limiter, under the suite's `run.limits` and ASSAY_LIMITS.
+   */
+  limiters?: RateLimiters;
   /** Called after each model call, e.g. to feed a live cost counter. */
   onCall?: (completion: Completion) => void;
   /**
@@ -109,6 +115,7 @@ function taskContext(
   const budget = suite.run.budgetUsd;
   let recordedSpend: number | undefined;
   const paths = family.promptPaths(suite);
+  const limits = deps.limiters ? suiteLimitsById(suite.run) : undefined;
   return {
     suite,
     prompts: run.prompts,
@@ -129,6 +136,8 @@ function taskContext(
         cache,
         maxAttempts,
         payer: `${run.runId}/${item.id}`,
+        // The simulator never rate-limits: it skips the limiter.
+        limiter: limits && !provider.simulated ? deps.limiters!.for(provider.id, limits) : undefined,
       });
       bookSpend(stages, stage, completion);
       onCompletion(completion);

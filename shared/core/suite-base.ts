@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { resolveProviderId } from '../providers/aliases.js';
+import { rateLimitSchema } from '../providers/rate-limit.js';
 
 /**
  * The keys every suite has, whatever its task family: dataset, backends, prompt overrides,
@@ -94,6 +96,21 @@ export const runSettingsSchema = z
       .optional()
       .describe(
         'No provider call starts once the run has spent this much; the items left fail as `budget`, and running again with a higher budget resumes them.',
+      ),
+    limits: z
+      .record(z.string(), rateLimitSchema)
+      .superRefine((limits, ctx) => {
+        for (const key of Object.keys(limits)) {
+          try {
+            resolveProviderId(key);
+          } catch (error) {
+            ctx.addIssue({ code: 'custom', path: [key], message: (error as Error).message });
+          }
+        }
+      })
+      .optional()
+      .describe(
+        'Declared rate limits per backend (id or alias → {"rpm": 3000, "tpm": 2000000}): calls to that model are held to them by a token bucket, shared by everything in the process (on AWS, by the whole fleet). ASSAY_LIMITS adds more; the stricter wins.',
       ),
   })
   .strict()

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { LlmCache } from '../ports.js';
+import type { ModelLimiter } from './rate-limit.js';
 import { type RetryInfo, type Sleep, withRetry } from './retry.js';
 import type { Completion, CompletionRequest, LlmProvider } from './types.js';
 
@@ -22,6 +23,11 @@ export interface CallOptions {
   random?: () => number;
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /**
+   * The provider+model's rate limiter: each attempt waits there for a slot, its requests and
+   * tokens, and any retry-after (see `rate-limit.ts`). Cache hits never reach it.
+   */
+  limiter?: ModelLimiter;
   /** Before each retry wait (e.g. to make a worker pool back off on 429s). */
   onRetry?: (info: RetryInfo) => void;
   /**
@@ -137,7 +143,11 @@ async function callAndStore(
   key: string | undefined,
   onCacheError: (error: unknown, operation: 'get' | 'put') => void,
 ): Promise<Completion> {
-  const completion = await withRetry(() => provider.complete(request, options.signal), {
+  const { limiter, signal } = options;
+  const attempt = limiter
+    ? () => limiter.run(request, () => provider.complete(request, signal), signal)
+    : () => provider.complete(request, signal);
+  const completion = await withRetry(attempt, {
     maxAttempts: options.maxAttempts ?? 5,
     baseDelayMs: options.baseDelayMs,
     maxDelayMs: options.maxDelayMs,

@@ -120,6 +120,8 @@ export function costOf(table: PriceTable, providerId: string, usage: TokenUsage)
     const real = standIn(providerId);
     return { usd: real && table.models[real] ? costOf(table, real, usage).usd : 0, priced: true };
   }
+  // A local model (an ONNX encoder) costs nothing per call.
+  if (providerId.startsWith('onnx:')) return { usd: 0, priced: true };
   const price = table.models[providerId];
   if (!price) return { usd: 0, priced: false };
   const cached = Math.min(Math.max(usage.cached, 0), usage.input);

@@ -100,8 +100,10 @@ export interface RecordedRequest {
 export interface VendorFake {
   /** `http://127.0.0.1:PORT`, no trailing slash. OpenAI SDKs want `${url}/v1`. */
   url: string;
-  /** Every request received, in order. */
+  /** Every request received, in order (429s of the `rpm` limit excluded). */
   requests: RecordedRequest[];
+  /** Requests refused by the `rpm` limit since the last reset. */
+  readonly throttled: number;
   /**
    * Keys and base URLs that point all three vendors' SDKs (via `createProvider`) at this fake:
    * pass as `createProvider(id, { env: fake.env, … })` or spread into `process.env`.
@@ -127,11 +129,26 @@ export function sequence(...replies: FakeReply[]): FakeHandler {
   return () => replies[next++];
 }
 
-export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake> {
+export interface VendorFakeOptions {
+  /**
+   * Enforce a requests-per-minute limit as the vendors do, metered by the second: a token
+   * bucket of `rpm / 60` requests refilled continuously. A request over it is answered 429 with
+   * `retry-after-ms` and `retry-after` (seconds, rounded up) saying when one will be free; it
+   * never reaches the handler. `fake.throttled` counts them.
+   */
+  rpm?: number;
+}
+
+export async function startVendorFake(
+  handler?: FakeHandler,
+  options: VendorFakeOptions = {},
+): Promise<VendorFake> {
   let current = handler;
   const requests: RecordedRequest[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let count = 0;
+  const meter = options.rpm === undefined ? undefined : rpmMeter(options.rpm);
+  let throttled = 0;
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
@@ -145,6 +162,13 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
     const route = routeOf(req.method ?? 'GET', path);
     if (!route) {
       send(res, 404, { error: { message: `vendor fake: no route for ${req.method} ${path}` } });
+      return;
+    }
+    const waitMs = meter?.();
+    if (waitMs !== undefined && waitMs > 0) {
+      throttled += 1;
+      const headers = { 'retry-after-ms': String(waitMs), 'retry-after': String(Math.ceil(waitMs / 1000)) };
+      send(res, 429, errorBody(route.vendor, 429, headers), headers);
       return;
     }
     let body: WireJson;
@@ -218,6 +242,9 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
   return {
     url,
     requests,
+    get throttled() {
+      return throttled;
+    },
     env: {
       OPENAI_API_KEY: 'test-openai-key',
       OPENAI_BASE_URL: `${url}/v1`,
@@ -231,6 +258,7 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
     },
     reset() {
       requests.length = 0;
+      throttled = 0;
     },
     close() {
       for (const timer of timers) clearTimeout(timer);
@@ -238,6 +266,24 @@ export async function startVendorFake(handler?: FakeHandler): Promise<VendorFake
       server.closeAllConnections();
       return new Promise((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
+  };
+}
+
+/** A per-second token bucket of `rpm / 60` requests: each call takes one, or says how long until one is free. */
+function rpmMeter(rpm: number): () => number {
+  const burst = Math.max(1, rpm / 60);
+  const perMs = rpm / 60_000;
+  let level = burst;
+  let at = performance.now();
+  return () => {
+    const now = performance.now();
+    level = Math.min(burst, level + (now - at) * perMs);
+    at = now;
+    if (level >= 1) {
+      level -= 1;
+      return 0;
+    }
+    return Math.ceil((1 - level) / perMs);
   };
 }
 

@@ -38,10 +38,10 @@ describe('local ONNX encoders (onnxruntime-node on tiny models the test builds)'
     const mean = [0, 1, 2, 3].map((d) => ids.reduce((s, id) => s + table[id]![d]!, 0) / ids.length);
     const norm = Math.hypot(...mean);
     expect(vectors[0]).toHaveLength(4);
-    vectors[0]!.forEach((x, d) => expect(x).toBeCloseTo(mean[d]! / norm, 5));
+    for (const [d, x] of vectors[0]!.entries()) expect(x).toBeCloseTo(mean[d]! / norm, 5);
     // Padding ([PAD] after the shorter text) changes nothing: the same text, alone, embeds the same.
     const alone = await embedder.embed(['The court ruled.']);
-    alone.vectors[0]!.forEach((x, d) => expect(x).toBeCloseTo(vectors[0]![d]!, 5));
+    for (const [d, x] of alone.vectors[0]!.entries()) expect(x).toBeCloseTo(vectors[0]![d]!, 5);
     // Lower-casing is the tokenizer's: the same words embed the same.
     expect(cosine(vectors[0]!, vectors[2]!)).toBeCloseTo(1, 5);
     expect(cosine(vectors[0]!, vectors[1]!)!).toBeLessThan(0.99);

@@ -451,6 +451,17 @@ describe('AssayStack options (bundling skipped)', () => {
     expect(nagFindings(stack)).toEqual([]);
   }, 60_000);
 
+  it('gives the workers the fleet rate limits (rateLimits) as ASSAY_LIMITS, and only them', () => {
+    const rateLimits = 'openai:gpt-4o-mini=3000rpm,2000000tpm';
+    const { stack, template } = synthesize({ ...DEFAULT_CONFIG, rateLimits }, { bundle: false });
+    const env = (fn: IConstruct) => {
+      const properties = (template.toJSON().Resources as Resources)[logicalId(stack, fn)]!.Properties;
+      return (properties.Environment as { Variables: Record<string, unknown> }).Variables;
+    };
+    expect(env(stack.functions.worker).ASSAY_LIMITS).toBe(rateLimits);
+    expect(env(stack.functions.ingest).ASSAY_LIMITS).toBeUndefined();
+  }, 60_000);
+
   it('lets the data go with the stack when retainData is false', () => {
     const { template } = synthesize({ ...DEFAULT_CONFIG, retainData: false }, { bundle: false });
     template.hasResource('AWS::DynamoDB::Table', {
@@ -505,6 +516,7 @@ describe('configFromContext', () => {
     [{ logRetentionDays: 31 }, /logRetentionDays/],
     [{ providerSecretArn: 'assay/keys' }, /providerSecretArn.*full ARN/],
     [{ logLevel: 'LOUD' }, /logLevel/],
+    [{ rateLimits: 'openai:gpt-4o-mini=3000' }, /rateLimits.*not a positive <n>rpm or <n>tpm/],
   ])('rejects %o, naming the key', (context, message) => {
     expect(() => configFromContext(nodeWith(context))).toThrow(ConfigError);
     expect(() => configFromContext(nodeWith(context))).toThrow(message);

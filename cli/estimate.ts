@@ -1,0 +1,56 @@
+/**
+ * `assay estimate SUITE`: the local shell of the estimate (shared/estimate): reads the suite, its
+ * prompts and dataset as `assay run` would, and estimates each run it would make (a sweep: each
+ * variant). Needs no key and calls nothing.
+ */
+import { dirname, resolve } from 'node:path';
+import { prepareRun } from '../shared/core/prepare-run.js';
+import { type Suite, variantSuites } from '../shared/core/suite.js';
+import { type Estimate, estimateRun } from '../shared/estimate/estimate.js';
+import { loadTokenCounter } from '../shared/estimate/tokens.js';
+import { loadPriceTable } from '../shared/providers/pricing.js';
+import { isSweep } from '../shared/sweeps/variants.js';
+import {
+  applySettings,
+  datasetFileOf,
+  loadSuiteFile,
+  promptStoreFor,
+  type RunSettings,
+} from './local-run.js';
+
+export interface EstimateSettings
+  extends Pick<RunSettings, 'backends' | 'concurrency' | 'sample' | 'pricesPath'> {
+  /** Assumed time per call. Default 1,000 ms. */
+  latencyMs?: number;
+  env?: NodeJS.ProcessEnv;
+}
+
+/** The estimate of each run `assay run SUITE` would make: one, or one per variant of a sweep. */
+export async function estimateSuiteFile(
+  suitePath: string,
+  settings: EstimateSettings = {},
+): Promise<Estimate[]> {
+  const path = resolve(suitePath);
+  const suiteDir = dirname(path);
+  const loaded = await loadSuiteFile(path);
+  const env = settings.env ?? process.env;
+  const prices = loadPriceTable(settings.pricesPath, env);
+  const tokens = await loadTokenCounter();
+  const suites: Suite[] = isSweep(loaded) ? variantSuites(loaded).map((v) => v.suite) : [loaded];
+  const estimates: Estimate[] = [];
+  for (const each of suites) {
+    const suite = applySettings(each, settings);
+    const dataset = await datasetFileOf(suite, suiteDir);
+    const run = await prepareRun({
+      suite,
+      prompts: promptStoreFor(suiteDir),
+      datasetKey: dataset.key,
+      datasetVersion: dataset.version,
+      reportPrefix: '',
+    });
+    estimates.push(
+      await estimateRun({ run, rows: dataset.rows(), prices, tokens, env, latencyMs: settings.latencyMs }),
+    );
+  }
+  return estimates;
+}

@@ -1,0 +1,364 @@
+/**
+ * Rate limits as part of a backend: the declared requests and tokens per minute of a
+ * provider+model, a token bucket that holds calls to them, and an adaptive ceiling on the calls
+ * in flight (AIMD: halved on a 429, raised by one per window of successes) that also honours
+ * the server's retry-after for every caller of that model, not only the one that got it.
+ *
+ * One {@link ModelLimiter} per provider+model per process ({@link RateLimiters}); the bucket
+ * itself lives behind the {@link RateLimitStore} port, in memory locally and in DynamoDB on AWS,
+ * so the whole fleet of workers shares one budget.
+ */
+import { z } from 'zod';
+import type { RateLimitStore } from '../ports.js';
+import { resolveProviderId } from './aliases.js';
+import { ProviderError } from './errors.js';
+import { defaultSleep, type Sleep } from './retry.js';
+import type { CompletionRequest } from './types.js';
+
+/** A backend's declared limits; either may be absent (not limited on that axis). */
+export interface RateLimit {
+  /** Requests per minute. */
+  rpm?: number;
+  /** Tokens per minute, input and output together (OpenAI counts `max_tokens` against it). */
+  tpm?: number;
+}
+
+export const rateLimitSchema = z
+  .object({
+    rpm: z.number().positive().optional().describe('Requests per minute.'),
+    tpm: z
+      .number()
+      .positive()
+      .optional()
+      .describe('Tokens per minute (estimated input tokens + maxTokens per call).'),
+  })
+  .strict()
+  .refine((limit) => limit.rpm !== undefined || limit.tpm !== undefined, 'give rpm, tpm or both');
+
+/** What one call takes from its bucket. */
+export interface RateNeed {
+  requests: number;
+  tokens: number;
+}
+
+/** A bucket's levels at a moment (epoch ms). Levels may be negative after a call larger than the burst. */
+export interface BucketState {
+  requests: number;
+  tokens: number;
+  at: number;
+}
+
+/**
+ * The burst a bucket holds: one second of its rate, at least 1. A minute's worth would let a
+ * fresh bucket fire 3,000 requests at once, which vendors that meter by the second refuse.
+ */
+export function burstOf(perMinute: number): number {
+  return Math.max(1, perMinute / 60);
+}
+
+/** A full bucket at `now`. */
+export function fullBucket(limit: RateLimit, now: number): BucketState {
+  return {
+    requests: limit.rpm === undefined ? 0 : burstOf(limit.rpm),
+    tokens: limit.tpm === undefined ? 0 : burstOf(limit.tpm),
+    at: now,
+  };
+}
+
+/** The levels at `now`: what the time since `state.at` added, capped at the burst. */
+export function refill(state: BucketState, limit: RateLimit, now: number): BucketState {
+  const elapsed = Math.max(0, now - state.at);
+  const level = (value: number, perMinute: number | undefined) =>
+    perMinute === undefined ? 0 : Math.min(burstOf(perMinute), value + (elapsed * perMinute) / 60_000);
+  return {
+    requests: level(state.requests, limit.rpm),
+    tokens: level(state.tokens, limit.tpm),
+    at: Math.max(now, state.at),
+  };
+}
+
+/**
+ * How long (ms) until `state` (already refilled) can give `need`: 0 when it can now. A need
+ * larger than the burst is granted once the bucket is full, and leaves it in debt.
+ */
+export function shortfallMs(state: BucketState, limit: RateLimit, need: RateNeed): number {
+  const wait = (level: number, want: number, perMinute: number | undefined) => {
+    if (perMinute === undefined || want <= 0) return 0;
+    const missing = Math.min(want, burstOf(perMinute)) - level;
+    return missing <= 0 ? 0 : Math.ceil((missing * 60_000) / perMinute);
+  };
+  return Math.max(wait(state.requests, need.requests, limit.rpm), wait(state.tokens, need.tokens, limit.tpm));
+}
+
+/** `state` after giving `need` (call only when {@link shortfallMs} is 0). */
+export function taken(state: BucketState, limit: RateLimit, need: RateNeed): BucketState {
+  return {
+    requests: limit.rpm === undefined ? 0 : state.requests - need.requests,
+    tokens: limit.tpm === undefined ? 0 : state.tokens - need.tokens,
+    at: state.at,
+  };
+}
+
+/**
+ * Tokens a call may count against a TPM limit, estimated without a tokenizer (the hot path):
+ * a quarter of the characters sent, plus `maxTokens` (what OpenAI's limiter reserves).
+ */
+export function estimateCallTokens(request: CompletionRequest): number {
+  let chars = request.prompt.length + (request.system?.length ?? 0);
+  if (request.history) for (const turn of request.history) chars += turn.content.length;
+  return Math.ceil(chars / 4) + (request.maxTokens ?? 0);
+}
+
+/** The stricter of two limits, axis by axis. */
+export function stricter(a: RateLimit | undefined, b: RateLimit | undefined): RateLimit | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const min = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
+  return { rpm: min(a.rpm, b.rpm), tpm: min(a.tpm, b.tpm) };
+}
+
+export class RateLimitSyntaxError extends Error {
+  override readonly name = 'RateLimitSyntaxError';
+}
+
+/**
+ * Reads limits written as `id=3000rpm,2000000tpm;other-id=50rpm` (the `ASSAY_LIMITS` variable):
+ * backends separated by `;`, each an id or alias, `=`, then comma-separated `<n>rpm` / `<n>tpm`.
+ * Keys are resolved to `vendor:model`. Throws {@link RateLimitSyntaxError} naming the bad part.
+ */
+export function parseLimitSpec(text: string, source = 'ASSAY_LIMITS'): Record<string, RateLimit> {
+  const out: Record<string, RateLimit> = {};
+  for (const entry of text.split(';')) {
+    if (!entry.trim()) continue;
+    const eq = entry.lastIndexOf('=');
+    const fail = (why: string): never => {
+      throw new RateLimitSyntaxError(
+        `${source}: "${entry.trim()}" ${why} (expected e.g. openai:gpt-4o-mini=3000rpm,2000000tpm; backends separated by ";")`,
+      );
+    };
+    if (eq <= 0) fail('has no "=" between the backend and its limits');
+    let id: string;
+    try {
+      id = resolveProviderId(entry.slice(0, eq)).id;
+    } catch (error) {
+      return fail(`names no known backend: ${(error as Error).message}`);
+    }
+    const limit: RateLimit = {};
+    for (const part of entry.slice(eq + 1).split(',')) {
+      const match = /^\s*(\d+(?:\.\d+)?)\s*(rpm|tpm)\s*$/i.exec(part);
+      if (!match || Number(match[1]) <= 0)
+        fail(`has "${part.trim()}", which is not a positive <n>rpm or <n>tpm`);
+      limit[match![2]!.toLowerCase() as 'rpm' | 'tpm'] = Number(match![1]);
+    }
+    out[id] = stricter(out[id], limit)!;
+  }
+  return out;
+}
+
+/**
+ * Limits declared in a suite (`run.limits`, keyed by id or alias) as a map by resolved id.
+ * Computed once per suite object: the hot path looks a backend up in a Map.
+ */
+const resolvedSuiteLimits = new WeakMap<object, Map<string, RateLimit>>();
+export function suiteLimitsById(suiteRun: { limits?: Record<string, RateLimit> }): Map<string, RateLimit> {
+  let byId = resolvedSuiteLimits.get(suiteRun);
+  if (!byId) {
+    byId = new Map();
+    for (const [key, limit] of Object.entries(suiteRun.limits ?? {})) {
+      const id = resolveProviderId(key).id;
+      byId.set(id, stricter(byId.get(id), limit)!);
+    }
+    resolvedSuiteLimits.set(suiteRun, byId);
+  }
+  return byId;
+}
+
+/** Additive increase, multiplicative decrease of the calls allowed in flight. */
+export class Aimd {
+  /** Calls allowed in flight now (fractional: it grows by 1/limit per success). */
+  limit: number;
+  /** Bumped by each cut: a 429 from a call admitted before the last cut does not cut again. */
+  epoch = 0;
+
+  constructor(
+    readonly max: number,
+    readonly min = 1,
+  ) {
+    this.limit = max;
+  }
+
+  /** A call admitted at `epoch` was refused with a 429 while `inFlight` calls were out (itself included). */
+  throttled(epoch: number, inFlight: number): void {
+    if (epoch < this.epoch) return;
+    this.limit = Math.max(this.min, Math.floor(Math.min(this.limit, inFlight) / 2));
+    this.epoch += 1;
+  }
+
+  /** A call succeeded: one more slot per `limit` successes, up to `max`. */
+  succeeded(): void {
+    if (this.limit < this.max) this.limit = Math.min(this.max, this.limit + 1 / this.limit);
+  }
+
+  /** Whole calls allowed in flight. */
+  get allowed(): number {
+    return Math.max(this.min, Math.floor(this.limit));
+  }
+}
+
+export interface ModelLimiterOptions {
+  store: RateLimitStore;
+  /** Ceiling of the adaptive concurrency. Default 256 (the most a suite may ask for). */
+  maxConcurrency?: number;
+  now?: () => number;
+  sleep?: Sleep;
+  /**
+   * The bucket could not be read or written (DynamoDB down, throttled): the call goes on without
+   * it (the adaptive concurrency still backs off on 429s), because a limiter must never lose
+   * an item. Default: a JSON warning on stderr.
+   */
+  onStoreError?: (error: unknown, key: string) => void;
+}
+
+/**
+ * The limiter of one provider+model in one process: every call to that model waits here for a
+ * slot under the adaptive ceiling, then for its requests and tokens from the bucket, and for any
+ * retry-after the server gave. Without a declared limit only the ceiling and retry-after apply,
+ * and an admitted call costs two counter updates.
+ */
+export class ModelLimiter {
+  limit: RateLimit | undefined;
+  /** The suite's own limit `limit` was merged from (RateLimiters compares it, not the merge). */
+  suiteLimit: RateLimit | undefined;
+  readonly aimd: Aimd;
+  private inFlight = 0;
+  private readonly waiting: (() => void)[] = [];
+  private pausedUntil = 0;
+  /** 429s this limiter saw (for reports and benchmarks). */
+  throttles = 0;
+  private readonly now: () => number;
+  private readonly sleep: Sleep;
+
+  constructor(
+    readonly key: string,
+    limit: RateLimit | undefined,
+    private readonly options: ModelLimiterOptions,
+  ) {
+    this.limit = limit;
+    this.aimd = new Aimd(options.maxConcurrency ?? 256);
+    this.now = options.now ?? Date.now;
+    this.sleep = options.sleep ?? defaultSleep;
+  }
+
+  get active(): number {
+    return this.inFlight;
+  }
+
+  /** Runs one attempt of a call under the limits. A 429 cuts the ceiling and pauses the model for its retry-after. */
+  async run<T>(request: CompletionRequest, attempt: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    // A waiter is handed its slot already counted (see release), so nobody overtakes it.
+    if (this.waiting.length === 0 && this.inFlight < this.aimd.allowed) this.inFlight += 1;
+    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    const epoch = this.aimd.epoch;
+    try {
+      // Without a declared limit or a pause, nothing to wait for: no further promise.
+      if (this.limit !== undefined || this.pausedUntil > 0) await this.admit(request, signal);
+      const value = await attempt();
+      this.aimd.succeeded();
+      return value;
+    } catch (error) {
+      if (error instanceof ProviderError && error.kind === 'rate_limit')
+        this.throttled(epoch, error.retryAfterMs);
+      throw error;
+    } finally {
+      this.release();
+    }
+  }
+
+  /** Frees a slot, and starts as many waiters as the ceiling now allows. */
+  private release(): void {
+    this.inFlight -= 1;
+    while (this.waiting.length > 0 && this.inFlight < this.aimd.allowed) {
+      this.inFlight += 1;
+      this.waiting.shift()!();
+    }
+  }
+
+  private throttled(epoch: number, retryAfterMs: number | undefined): void {
+    this.throttles += 1;
+    this.aimd.throttled(epoch, this.inFlight);
+    if (retryAfterMs !== undefined && retryAfterMs > 0)
+      this.pausedUntil = Math.max(this.pausedUntil, this.now() + retryAfterMs);
+  }
+
+  /** Waits out a pause, then takes this call's requests and tokens from the bucket. */
+  private async admit(request: CompletionRequest, signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const pause = this.pausedUntil - this.now();
+      if (pause > 0) {
+        await this.sleep(pause, signal);
+        continue;
+      }
+      this.pausedUntil = 0;
+      const limit = this.limit;
+      if (!limit) return;
+      const need = { requests: 1, tokens: limit.tpm === undefined ? 0 : estimateCallTokens(request) };
+      let wait: number;
+      try {
+        wait = await this.options.store.take(this.key, limit, need);
+      } catch (error) {
+        (this.options.onStoreError ?? warnStoreError)(error, this.key);
+        return;
+      }
+      if (wait <= 0) return;
+      await this.sleep(wait, signal);
+    }
+  }
+}
+
+function warnStoreError(err: unknown, key: string): void {
+  const error = err instanceof Error ? { name: err.name, message: err.message } : { message: String(err) };
+  console.warn(
+    JSON.stringify({
+      level: 'WARN',
+      message: 'rate limit bucket unavailable, calling without it',
+      key,
+      error,
+    }),
+  );
+}
+
+/**
+ * The limiters of a process, one per provider+model, shared by every run and item that calls
+ * the model. `env` limits (`ASSAY_LIMITS`) and a suite's `run.limits` both apply: per axis the
+ * stricter one wins.
+ */
+export class RateLimiters {
+  private readonly byId = new Map<string, ModelLimiter>();
+  readonly declared: Record<string, RateLimit>;
+
+  constructor(private readonly options: ModelLimiterOptions & { env?: NodeJS.ProcessEnv }) {
+    const spec = options.env?.ASSAY_LIMITS;
+    this.declared = spec ? parseLimitSpec(spec) : {};
+  }
+
+  /** The limiter for `providerId` (resolved `vendor:model`) under the suite's own limits. */
+  for(providerId: string, suiteLimits?: Map<string, RateLimit>): ModelLimiter {
+    const fromSuite = suiteLimits?.get(providerId);
+    let limiter = this.byId.get(providerId);
+    if (!limiter) {
+      limiter = new ModelLimiter(providerId, stricter(this.declared[providerId], fromSuite), this.options);
+      limiter.suiteLimit = fromSuite;
+      this.byId.set(providerId, limiter);
+    } else if (limiter.suiteLimit !== fromSuite) {
+      // Another suite (or none) now calls this model: its limits apply from here on.
+      limiter.suiteLimit = fromSuite;
+      limiter.limit = stricter(this.declared[providerId], fromSuite);
+    }
+    return limiter;
+  }
+
+  /** Every limiter built so far. */
+  all(): ModelLimiter[] {
+    return [...this.byId.values()];
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * The fleet's token bucket in DynamoDB (moto_server): two limiter instances with their own
+ * clients, as two Lambda containers would be, share one bucket item. Racing each other they
+ * never give out more than the bucket holds, and between them they give out all of it.
+ */
+
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws/clients.js';
+import { DynamoRateLimitStore } from '../../shared/adapters/aws/dynamo-rate-limit-store.js';
+import {
+  createTestResources,
+  type Moto,
+  motoClients,
+  startMoto,
+  TEST_CREDENTIALS,
+  TEST_REGION,
+  type TestResources,
+  uniqueNames,
+} from './moto.js';
+
+let moto: Moto;
+let clients: AwsClients;
+let res: TestResources;
+let second: DynamoDBClient;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  clients = motoClients(moto.endpoint);
+  res = await createTestResources(clients, uniqueNames('limits'));
+  second = new DynamoDBClient({
+    endpoint: moto.endpoint,
+    region: TEST_REGION,
+    credentials: TEST_CREDENTIALS,
+  });
+}, 120_000);
+
+afterAll(async () => {
+  for (const client of Object.values(clients ?? {})) client.destroy();
+  second?.destroy();
+  await moto?.stop();
+});
+
+describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
+  it('two workers sharing one bucket never exceed the budget of a window, and use all of it', async () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const a = new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: clock });
+    const b = new DynamoRateLimitStore({
+      client: createDocumentClient(second),
+      tableName: res.table,
+      now: clock,
+    });
+    const limit = { rpm: 600 }; // 10 per second, burst 10
+    const one = { requests: 1, tokens: 0 };
+    const granted = { a: 0, b: 0 };
+
+    // Each step: both workers take as fast as they can, concurrently, until the bucket says wait.
+    const drain = async (store: DynamoRateLimitStore, name: 'a' | 'b') => {
+      for (;;) {
+        const burst = await Promise.all([
+          store.take('openai:m', limit, one),
+          store.take('openai:m', limit, one),
+        ]);
+        for (const wait of burst) if (wait === 0) granted[name] += 1;
+        if (burst.some((wait) => wait > 0)) return;
+      }
+    };
+    const perStep: number[] = [];
+    for (let step = 0; step < 5; step++) {
+      const before = granted.a + granted.b;
+      await Promise.all([drain(a, 'a'), drain(b, 'b')]);
+      perStep.push(granted.a + granted.b - before);
+      now += 500; // half a second: 5 more requests
+    }
+    // The full burst first, then exactly what each half second refilled: 10 + 4 × 5.
+    expect(perStep).toEqual([10, 5, 5, 5, 5]);
+    expect(granted.a + granted.b).toBe(30);
+    expect(granted.a).toBeGreaterThan(0);
+    expect(granted.b).toBeGreaterThan(0);
+  });
+
+  it('under a crowd of takers, a lost race is a short wait, never an error, and the budget holds', async () => {
+    const now = 9_000_000;
+    const crowd = Array.from(
+      { length: 8 },
+      (_, i) =>
+        new DynamoRateLimitStore({
+          client: i % 2 ? clients.doc : createDocumentClient(second),
+          tableName: res.table,
+          now: () => now,
+          maxConflicts: 1,
+        }),
+    );
+    const limit = { rpm: 600 };
+    const waits: number[] = [];
+    let granted = 0;
+    await Promise.all(
+      crowd.map(async (store) => {
+        for (;;) {
+          const wait = await store.take('openai:crowd', limit, { requests: 1, tokens: 0 });
+          if (wait === 0) granted += 1;
+          else waits.push(wait);
+          if (wait >= 100) return;
+        }
+      }),
+    );
+    expect(granted).toBe(10);
+    // Somebody lost a race along the way and was told to wait 1-20 ms.
+    expect(waits.some((wait) => wait >= 1 && wait <= 20)).toBe(true);
+  });
+
+  it('says how long until a token arrives, without taking anything', async () => {
+    let now = 5_000_000;
+    const store = new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: () => now });
+    const limit = { rpm: 60, tpm: 6_000 }; // 1 request and 100 tokens per second
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 100 })).toBe(0);
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 50 })).toBe(1_000);
+    now += 600;
+    // 0.6 of a request, 60 tokens: the request is the shortfall.
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 50 })).toBe(400);
+    now += 400;
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 50 })).toBe(0);
+  });
+});

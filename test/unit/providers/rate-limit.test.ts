@@ -1,0 +1,214 @@
+import { describe, expect, it } from 'vitest';
+import { MemoryRateLimitStore } from '../../../shared/adapters/local/memory-rate-limit-store.js';
+import { ProviderError } from '../../../shared/providers/errors.js';
+import {
+  Aimd,
+  estimateCallTokens,
+  ModelLimiter,
+  parseLimitSpec,
+  RateLimiters,
+  RateLimitSyntaxError,
+  suiteLimitsById,
+} from '../../../shared/providers/rate-limit.js';
+import type { CompletionRequest } from '../../../shared/providers/types.js';
+
+const request: CompletionRequest = { model: 'gpt-4o-mini', prompt: 'x'.repeat(40), maxTokens: 100 };
+
+describe('token bucket (fake clock)', () => {
+  it('gives a burst of one second of the rate, then one request per 1/rate', () => {
+    let now = 0;
+    const store = new MemoryRateLimitStore(() => now);
+    const limit = { rpm: 600 }; // 10 per second: burst 10, one every 100 ms
+    const one = { requests: 1, tokens: 0 };
+    const waits = Array.from({ length: 11 }, () => store.takeNow('m', limit, one));
+    expect(waits).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100]);
+    now = 50;
+    expect(store.takeNow('m', limit, one)).toBe(50); // half a request refilled
+    now = 100;
+    expect(store.takeNow('m', limit, one)).toBe(0);
+    expect(store.takeNow('m', limit, one)).toBe(100);
+    now = 10_000; // refills to the burst, never past it
+    expect(Array.from({ length: 11 }, () => store.takeNow('m', limit, one))).toEqual([
+      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100,
+    ]);
+  });
+
+  it('holds tokens per minute too, and lets a call bigger than the burst through a full bucket into debt', () => {
+    let now = 0;
+    const store = new MemoryRateLimitStore(() => now);
+    const limit = { rpm: 6000, tpm: 60_000 }; // 1,000 tokens per second, burst 1,000
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 600 })).toBe(0);
+    // 400 left: 600 more arrive in 600 ms.
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 600 })).toBe(200);
+    now = 200;
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 600 })).toBe(0);
+    // 0 left; a 5,000-token call needs a full bucket (1,000 ms), then leaves 4,000 of debt.
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 5_000 })).toBe(1_000);
+    now = 1_200;
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 5_000 })).toBe(0);
+    now = 2_200;
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 1 })).toBe(3_001);
+  });
+
+  it('keeps models apart', () => {
+    const store = new MemoryRateLimitStore(() => 0);
+    const limit = { rpm: 60 };
+    expect(store.takeNow('a', limit, { requests: 1, tokens: 0 })).toBe(0);
+    expect(store.takeNow('b', limit, { requests: 1, tokens: 0 })).toBe(0);
+    expect(store.takeNow('a', limit, { requests: 1, tokens: 0 })).toBe(1_000);
+  });
+});
+
+describe('AIMD', () => {
+  it('halves the calls in flight on a 429, once per cut, and recovers by one per window of successes', () => {
+    const aimd = new Aimd(64);
+    aimd.throttled(aimd.epoch, 32);
+    expect(aimd.allowed).toBe(16);
+    // Calls admitted before that cut report the same congestion: no second cut.
+    aimd.throttled(0, 31);
+    expect(aimd.allowed).toBe(16);
+    aimd.throttled(aimd.epoch, 16);
+    expect(aimd.allowed).toBe(8);
+    // +1/limit per success: about one more slot per `limit` successes (8 → 9 takes 9 of them).
+    const succeed = (n: number) => {
+      for (let i = 0; i < n; i++) aimd.succeeded();
+    };
+    succeed(8);
+    expect(aimd.allowed).toBe(8);
+    succeed(1);
+    expect(aimd.allowed).toBe(9);
+    succeed(512 - 9);
+    expect(aimd.allowed).toBe(33);
+    succeed(2015 - 512);
+    expect(aimd.allowed).toBe(64);
+    succeed(100);
+    expect(aimd.limit).toBe(64);
+    for (let i = 0; i < 20; i++) aimd.throttled(aimd.epoch, 1);
+    expect(aimd.allowed).toBe(1);
+  });
+});
+
+describe('ModelLimiter', () => {
+  const deferred = () => {
+    let resolve!: () => void;
+    const promise = new Promise<void>((r) => {
+      resolve = r;
+    });
+    return { promise, resolve };
+  };
+
+  it('cuts the calls in flight on a 429 and makes every caller wait out its retry-after', async () => {
+    let now = 0;
+    const sleeps: number[] = [];
+    const limiter = new ModelLimiter('openai:m', undefined, {
+      store: new MemoryRateLimitStore(() => now),
+      maxConcurrency: 8,
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+    });
+    const gates = Array.from({ length: 8 }, deferred);
+    let started = 0;
+    const calls = gates.map((gate, i) =>
+      limiter.run(request, async () => {
+        started += 1;
+        await gate.promise;
+        if (i === 0) throw new ProviderError('slow down', 'rate_limit', 'openai:m', 429, 2_000);
+        return i;
+      }),
+    );
+    await Promise.resolve();
+    expect(limiter.active).toBe(8);
+    gates[0]!.resolve();
+    await expect(calls[0]).rejects.toThrow('slow down');
+    expect(limiter.aimd.allowed).toBe(4);
+    expect(limiter.throttles).toBe(1);
+    // A new call waits until four of the seven left have finished.
+    const late = limiter.run(request, async () => 'late');
+    for (const gate of gates.slice(1, 4)) gate.resolve();
+    await Promise.all(calls.slice(1, 4));
+    expect(limiter.active).toBe(4);
+    gates[4]!.resolve();
+    await calls[4];
+    await expect(late).resolves.toBe('late');
+    // It was held by the retry-after the 429 gave.
+    expect(sleeps).toEqual([2_000]);
+    for (const gate of gates.slice(5)) gate.resolve();
+    await Promise.all(calls.slice(5));
+    expect(started).toBe(8);
+    expect(limiter.active).toBe(0);
+  });
+
+  it('paces calls with a declared limit through the bucket', async () => {
+    let now = 0;
+    const sleeps: number[] = [];
+    const limiter = new ModelLimiter(
+      'openai:m',
+      { rpm: 120 },
+      {
+        store: new MemoryRateLimitStore(() => now),
+        now: () => now,
+        sleep: async (ms) => {
+          sleeps.push(ms);
+          now += ms;
+        },
+      },
+    );
+    const times: number[] = [];
+    for (let i = 0; i < 5; i++) await limiter.run(request, async () => times.push(now));
+    // 2 per second, burst 2: then one every 500 ms.
+    expect(times).toEqual([0, 0, 500, 1_000, 1_500]);
+    expect(sleeps).toEqual([500, 500, 500]);
+  });
+});
+
+describe('a bucket that cannot be reached', () => {
+  it('lets the call through and says so: a limiter never loses an item', async () => {
+    const problems: string[] = [];
+    const limiter = new ModelLimiter(
+      'openai:m',
+      { rpm: 60 },
+      {
+        store: { take: () => Promise.reject(new Error('table throttled')) },
+        onStoreError: (error, key) => problems.push(`${key}: ${(error as Error).message}`),
+      },
+    );
+    await expect(limiter.run(request, async () => 'answered')).resolves.toBe('answered');
+    expect(problems).toEqual(['openai:m: table throttled']);
+  });
+});
+
+describe('declared limits', () => {
+  it('reads ASSAY_LIMITS, resolving aliases, and names what is wrong', () => {
+    expect(parseLimitSpec('openai:gpt-4o-mini=3000rpm,2000000tpm; claude-haiku-4.5=50RPM')).toEqual({
+      'openai:gpt-4o-mini': { rpm: 3000, tpm: 2_000_000 },
+      'anthropic:claude-haiku-4-5': { rpm: 50 },
+    });
+    expect(parseLimitSpec('ollama:llama3.1:8b=10rpm')).toEqual({ 'ollama:llama3.1:8b': { rpm: 10 } });
+    expect(() => parseLimitSpec('openai:gpt-4o-mini=3000')).toThrow(
+      /ASSAY_LIMITS: "openai:gpt-4o-mini=3000" has "3000", which is not a positive <n>rpm or <n>tpm/,
+    );
+    expect(() => parseLimitSpec('gpt-4o-mini')).toThrow(RateLimitSyntaxError);
+    expect(() => parseLimitSpec('nosuchvendor:x=5rpm')).toThrow(/names no known backend/);
+  });
+
+  it('applies the stricter of the suite and the environment, axis by axis', () => {
+    const limiters = new RateLimiters({
+      store: new MemoryRateLimitStore(),
+      env: { ASSAY_LIMITS: 'openai:gpt-4o-mini=3000rpm' },
+    });
+    const suite = suiteLimitsById({ limits: { 'gpt-4o-mini': { rpm: 5000, tpm: 100_000 } } });
+    expect(limiters.for('openai:gpt-4o-mini', suite).limit).toEqual({ rpm: 3000, tpm: 100_000 });
+    expect(limiters.for('openai:gpt-4o', suite).limit).toBeUndefined();
+    // One limiter per model, whoever asks.
+    expect(limiters.for('openai:gpt-4o-mini')).toBe(limiters.for('openai:gpt-4o-mini', suite));
+  });
+
+  it('estimates a call as a quarter of its characters plus maxTokens', () => {
+    expect(
+      estimateCallTokens({ ...request, system: 'y'.repeat(8), history: [{ role: 'user', content: 'zz' }] }),
+    ).toBe(13 + 100);
+  });
+});
