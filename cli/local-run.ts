@@ -168,7 +168,8 @@ export async function runSuite(
   const queue = new LocalWorkQueue(Math.max(2 * concurrency, QUEUE_MIN_CAPACITY));
   const ingest = (async () => {
     const started = await startRun({ runStore, queue, trigger }, { run, rows: dataset.rows(), resume: true });
-    if (started.status === 'duplicate') throw new Error('unreachable: local runs always resume');
+    if (started.status === 'duplicate' || started.status === 'paused')
+      throw new Error(`unreachable: a local run resumes and never pauses (got ${started.status})`);
     queue.close();
     options.onEvent?.({
       type: 'started',

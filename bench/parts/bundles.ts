@@ -20,6 +20,7 @@ const LAMBDA_ENV = {
   TABLE_NAME: 'assay-bench',
   ITEMS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/items',
   AGGREGATE_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/aggregate',
+  EVENTS_QUEUE_URL: 'https://sqs.us-east-1.amazonaws.com/000000000000/events',
   AWS_REGION: 'us-east-1',
   AWS_ACCESS_KEY_ID: 'bench',
   AWS_SECRET_ACCESS_KEY: 'bench',
