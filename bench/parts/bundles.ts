@@ -29,7 +29,9 @@ const LAMBDA_ENV = {
 
 export interface BundleFigures {
   bundleKb: number;
-  initMs: number;
+  /** Null when the bundle failed to initialise (`error` says why). */
+  initMs: number | null;
+  error?: string;
 }
 
 export async function bundleFigures(outDir: string): Promise<Record<string, BundleFigures>> {
@@ -52,12 +54,16 @@ export async function bundleFigures(outDir: string): Promise<Record<string, Bund
       sourcesContent: false,
       logLevel: 'warning',
     });
-    const times: number[] = [];
-    for (let i = 0; i < 3; i += 1) times.push(await initMs(outfile));
-    out[name] = {
-      bundleKb: Math.round((await stat(outfile)).size / 1024),
-      initMs: Math.round(times.sort((a, b) => a - b)[1]!),
-    };
+    const bundleKb = Math.round((await stat(outfile)).size / 1024);
+    try {
+      const times: number[] = [];
+      for (let i = 0; i < 3; i += 1) times.push(await initMs(outfile));
+      out[name] = { bundleKb, initMs: Math.round(times.sort((a, b) => a - b)[1]!) };
+    } catch (error) {
+      // A minified bundle's error quotes its source line: keep the message's last line only.
+      const stderr = String((error as { stderr?: string }).stderr ?? error);
+      out[name] = { bundleKb, initMs: null, error: stderr.trim().split('\n').pop()!.slice(0, 300) };
+    }
   }
   return out;
 }
