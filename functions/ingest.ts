@@ -57,13 +57,16 @@ export const s3EventBodySchema = z.union([
 /**
  * This invocation's share of a dataset: it pauses when its time left falls under the reserve
  * (or after `ASSAY_INGEST_MAX_ROWS` rows), and the rest goes on in a continuation message.
+ * The reserve is at most a fifth of the time the invocation started with, so a short time
+ * limit still leaves most of it for ingesting.
  */
 function budgetOf(context: Context, from?: IngestContinuation): IngestBudget {
   const { reserveMs, maxRows } = continuations;
+  const reserve = Math.min(reserveMs, context.getRemainingTimeInMillis() / 5);
   return {
     ...(from ? { skip: from.next, runId: from.runId } : {}),
     shouldPause: (handed) =>
-      (maxRows !== undefined && handed >= maxRows) || context.getRemainingTimeInMillis() < reserveMs,
+      (maxRows !== undefined && handed >= maxRows) || context.getRemainingTimeInMillis() < reserve,
   };
 }
 

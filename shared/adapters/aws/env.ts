@@ -21,7 +21,8 @@ export const awsEnvSchema = z.object({
   ASSAY_CACHE_TTL_DAYS: z.coerce.number().positive().default(30),
   /**
    * Ingest pauses (and continues in a new invocation) when less than this much of its time
-   * limit is left, so a dataset of any size is ingested without reaching the limit.
+   * limit is left (at most a fifth of the limit), so a dataset of any size is ingested
+   * without reaching it.
    */
   ASSAY_INGEST_RESERVE_MS: z.coerce.number().int().nonnegative().default(60_000),
   /** Ingest also pauses after handing on this many rows in one invocation (unset: no such bound). */
