@@ -19,10 +19,10 @@ export function renderTable(checks: readonly Check[]): string {
     c.target ?? '',
     c.pass === undefined ? '' : c.pass ? 'PASS' : 'FAIL',
   ]);
-  const escape = (cell: string) => cell.replaceAll('|', '\\|');
+  const cellText = (cell: string) => cell.replaceAll('|', '\\|');
   return [
     '| figure | measured | bound (same run) | target | |',
     '|---|---|---|---|---|',
-    ...rows.map((r) => `| ${r.map(escape).join(' | ')} |`),
+    ...rows.map((r) => `| ${r.map(cellText).join(' | ')} |`),
   ].join('\n');
 }
