@@ -8,9 +8,10 @@ import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
+import { LocalWorkQueue } from '../shared/adapters/local/local-work-queue.js';
 import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/core/aggregate-run.js';
-import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
+import type { ItemResult, RunRecord } from '../shared/core/model.js';
 import { prepareRun } from '../shared/core/prepare-run.js';
 import { scoreItem } from '../shared/core/score-item.js';
 import { startRun } from '../shared/core/start-run.js';
@@ -139,17 +140,10 @@ export async function runSuite(
     reportPrefix: '',
   });
   // A backend without its key (or an unknown vendor) fails here, before anything is written.
-  const providers = new ProviderPool({
-    env,
-    prices: loadPriceTable(options.pricesPath, env),
-    simulator: simulateAnswer,
-  });
+  const prices = loadPriceTable(options.pricesPath, env);
+  const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
   providers.require(prepared.suite.backends, prepared.suite.sim);
-  const encoders = new EncoderPool({
-    env,
-    prices: loadPriceTable(options.pricesPath, env),
-    s3: () => createAwsClients(env).s3,
-  });
+  const encoders = new EncoderPool({ env, prices, s3: () => createAwsClients(env).s3 });
   encoders.require(encodersOf(prepared.suite));
   const limiters = processLimiters(env);
 
@@ -158,23 +152,10 @@ export async function runSuite(
   const existing = await runStore.getRun(prepared.runId);
   // A resumed run keeps its record, with this invocation's run settings (a higher budget…).
   const run = existing ? { ...existing, suite: { ...existing.suite, run: prepared.suite.run } } : prepared;
-  const queue = new CollectingQueue();
-  const trigger = { trigger: async () => {}, triggerSweep: async () => {} };
-  const started = await startRun({ runStore, queue, trigger }, { run, rows: dataset.rows(), resume: true });
-  if (started.status === 'duplicate') throw new Error('unreachable: local runs always resume');
-  options.onEvent?.({
-    type: 'started',
-    run,
-    outDir,
-    total: started.total,
-    alreadyDone: started.total - started.queued,
-    queued: started.queued,
-    invalidRows: started.invalidRows,
-  });
-
   const cache = new FileLlmCache(
     options.cachePath ?? join(env.ASSAY_CACHE_DIR ?? '.assay-cache', 'llm-cache.jsonl'),
   );
+  const trigger = { trigger: async () => {}, triggerSweep: async () => {} };
   const deps = {
     runStore,
     trigger,
@@ -186,10 +167,40 @@ export async function runSuite(
     limiters,
     onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),
   };
-  await pool(queue.messages, run.suite.run.concurrency, async (message) => {
+  // Ingest and scoring run side by side through a bounded queue: the dataset is read as fast
+  // as the workers take items, never held whole. The total is known when ingest ends.
+  const concurrency = run.suite.run.concurrency;
+  const queue = new LocalWorkQueue(Math.max(2 * concurrency, QUEUE_MIN_CAPACITY));
+  const ingest = (async () => {
+    const started = await startRun({ runStore, queue, trigger }, { run, rows: dataset.rows(), resume: true });
+    if (started.status === 'duplicate' || started.status === 'paused')
+      throw new Error(`unreachable: a local run resumes and never pauses (got ${started.status})`);
+    queue.close();
+    options.onEvent?.({
+      type: 'started',
+      run,
+      outDir,
+      total: started.total,
+      alreadyDone: started.total - started.queued,
+      queued: started.queued,
+      invalidRows: started.invalidRows,
+    });
+  })();
+  const work = pool(queue, concurrency, async (message) => {
     const { result } = await scoreItem(deps, message);
     options.onEvent?.({ type: 'item', result });
   });
+  // Whichever side fails first stops the other (a full queue would otherwise wait forever).
+  await Promise.all([
+    ingest.catch((error) => {
+      queue.fail(error);
+      throw error;
+    }),
+    work.catch((error) => {
+      queue.fail(error);
+      throw error;
+    }),
+  ]);
 
   const reportDeps = {
     runStore,
@@ -221,25 +232,22 @@ function processLimiters(env: NodeJS.ProcessEnv): RateLimiters {
   return limiters;
 }
 
-/** The local WorkQueue: ingest fills it, the pool drains it. */
-class CollectingQueue {
-  readonly messages: ItemMessage[] = [];
-  async sendItems(messages: ItemMessage[]): Promise<void> {
-    this.messages.push(...messages);
-  }
-}
+/** Messages buffered between ingest and the workers, at least (twice the concurrency otherwise). */
+const QUEUE_MIN_CAPACITY = 256;
 
-/** Runs `work` over `items` with at most `size` in flight. */
+/** Runs `work` over `items` (read lazily, shared by the lanes) with at most `size` in flight. */
 export async function pool<T>(
-  items: readonly T[],
+  items: Iterable<T> | AsyncIterable<T>,
   size: number,
   work: (item: T) => Promise<void>,
 ): Promise<void> {
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(size, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await work(item);
+  const source =
+    Symbol.asyncIterator in items ? items[Symbol.asyncIterator]() : (items as Iterable<T>)[Symbol.iterator]();
+  const lanes = Array.from({ length: Math.max(1, size) }, async () => {
+    for (;;) {
+      const next = await source.next();
+      if (next.done) return;
+      await work(next.value);
     }
   });
   await Promise.all(lanes);

@@ -12,7 +12,8 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
   let costUsd = 0;
   let cachedCalls = 0;
   let simulated = false;
-  let startedAt = 0;
+  let started = false;
+  const startedAt = Date.now();
   let lastDecile = -1;
   let lastDraw = 0;
 
@@ -46,10 +47,11 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
   return (event) => {
     switch (event.type) {
       case 'started':
+        // Sent when ingest has read the whole dataset: items scored meanwhile are already counted.
+        started = true;
         total = event.total;
-        done = event.alreadyDone;
+        done += event.alreadyDone;
         simulated = event.run.simulated;
-        startedAt = Date.now();
         stream.write(
           `run ${event.run.runId} → ${event.outDir}\n` +
             `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${event.queued} to score with ${event.run.suite.backends.join(', ')}\n`,
@@ -67,7 +69,7 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
       case 'item':
         done += 1;
         if (event.result.status === 'failed') failed += 1;
-        draw();
+        if (started) draw();
         break;
       case 'finished':
         if (tty) stream.write(`\r\x1b[2K${line()}\n`);

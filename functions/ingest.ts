@@ -7,14 +7,15 @@
  * and queue errors fail the record, so SQS delivers it again and the run resumes.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { SQSRecord } from 'aws-lambda';
+import type { Context, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
+import type { IngestBudget } from '../shared/bucket/ingest-object.js';
 import { ingestObject } from '../shared/bucket/ingest-object.js';
 import { decodeEventKey } from '../shared/bucket/layout.js';
-import { ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
+import { type IngestContinuation, ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 
-const { bucketName, deps } = ingestRoot();
+const { bucketName, deps, continuations } = ingestRoot();
 
 /** The message S3 sends once when a notification configuration is saved. */
 const s3TestEventSchema = z.looseObject({ Event: z.literal('s3:TestEvent'), Bucket: z.string() });
@@ -36,13 +37,40 @@ const s3RecordSchema = z.looseObject({
 });
 export type S3EventRecord = z.infer<typeof s3RecordSchema>;
 
-/** An events-queue body: the S3 test event or an S3 event notification. */
+/** The rest of a dataset an earlier invocation paused on (see {@link IngestContinuation}). */
+const continuationSchema = z.object({
+  continuation: z.object({
+    key: z.string().min(1),
+    version: z.string(),
+    runId: z.string().min(1),
+    next: z.number().int().positive(),
+  }),
+});
+
+/** An events-queue body: the S3 test event, an S3 event notification, or ingest's own continuation. */
 export const s3EventBodySchema = z.union([
   s3TestEventSchema,
   z.looseObject({ Records: z.array(s3RecordSchema) }),
+  continuationSchema,
 ]);
 
-async function ingestRecord(record: SQSRecord): Promise<void> {
+/**
+ * This invocation's share of a dataset: it pauses when its time left falls under the reserve
+ * (or after `ASSAY_INGEST_MAX_ROWS` rows), and the rest goes on in a continuation message.
+ * The reserve is at most a fifth of the time the invocation started with, so a short time
+ * limit still leaves most of it for ingesting.
+ */
+function budgetOf(context: Context, from?: IngestContinuation): IngestBudget {
+  const { reserveMs, maxRows } = continuations;
+  const reserve = Math.min(reserveMs, context.getRemainingTimeInMillis() / 5);
+  return {
+    ...(from ? { skip: from.next, runId: from.runId } : {}),
+    shouldPause: (handed) =>
+      (maxRows !== undefined && handed >= maxRows) || context.getRemainingTimeInMillis() < reserve,
+  };
+}
+
+async function ingestRecord(record: SQSRecord, context: Context): Promise<void> {
   const body = parseBody(record.body, s3EventBodySchema);
   if ('error' in body) {
     logger.error('events queue message is not an S3 notification: dropped', {
@@ -56,10 +84,18 @@ async function ingestRecord(record: SQSRecord): Promise<void> {
     logger.info('s3:TestEvent ignored', { bucket: body.data.Bucket });
     return;
   }
-  for (const s3Record of body.data.Records) await ingestS3Record(s3Record);
+  const continued = continuationSchema.safeParse(body.data);
+  if (continued.success) {
+    const from = continued.data.continuation;
+    logger.info('ingest continues', { key: from.key, runId: from.runId, next: from.next });
+    await ingestUpload(from.key, from.version, budgetOf(context, from));
+    return;
+  }
+  if ('Records' in body.data && Array.isArray(body.data.Records))
+    for (const s3Record of body.data.Records as S3EventRecord[]) await ingestS3Record(s3Record, context);
 }
 
-async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Promise<void> {
+async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord, context: Context): Promise<void> {
   const rawKey = s3.object.key;
   if (!eventName.startsWith('ObjectCreated:')) {
     logger.info('not an upload: ignored', { eventName, key: rawKey });
@@ -83,9 +119,26 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Prom
   }
   // The same upload (a redelivered event) has the same version, so it maps to the same run.
   const version = `${s3.object.eTag ?? ''}:${s3.object.sequencer ?? eventTime ?? ''}`;
+  await ingestUpload(key, version, budgetOf(context));
+}
 
-  const outcome = await ingestObject(deps, { key, version });
+async function ingestUpload(key: string, version: string, budget: IngestBudget): Promise<void> {
+  const outcome = await ingestObject(deps, { key, version }, budget);
   switch (outcome.status) {
+    case 'paused': {
+      if (outcome.start.status !== 'paused')
+        throw new Error('unreachable: a paused ingest has a paused start');
+      // The items handed on so far are queued; the next invocation reads on from `next`.
+      await continuations.send({ key, version, runId: outcome.runId, next: outcome.start.next });
+      logger.info('ingest paused: continues in a new invocation', {
+        key,
+        runId: outcome.runId,
+        next: outcome.start.next,
+        queued: outcome.start.queued,
+      });
+      metrics.addMetric('IngestContinuations', MetricUnit.Count, 1);
+      return;
+    }
     case 'started':
     case 'resumed': {
       const { start } = outcome;
@@ -93,7 +146,7 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Prom
         key,
         runId: outcome.runId,
         suite: outcome.suiteName,
-        ...(start.status === 'duplicate'
+        ...(start.status === 'duplicate' || start.status === 'paused'
           ? {}
           : { total: start.total, invalidRows: start.invalidRows, queued: start.queued }),
       });

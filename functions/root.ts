@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics } from '@aws-lambda-powertools/metrics';
+import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type AwsClients, createAwsClients } from '../shared/adapters/aws/clients.js';
 import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
@@ -104,13 +105,44 @@ function providerKeys<Q extends QueueVariable>(b: Base<Q>): () => Promise<NodeJS
   };
 }
 
+/** Where an ingest that paused continues: the upload, its run, and the next item to hand on. */
+export interface IngestContinuation {
+  key: string;
+  version: string;
+  runId: string;
+  next: number;
+}
+
+/** How ingest bounds an invocation, and how it hands the rest of a dataset to the next one. */
+export interface IngestContinuations {
+  reserveMs: number;
+  maxRows?: number;
+  send(continuation: IngestContinuation): Promise<void>;
+}
+
 /** Ingest: reads uploads, writes the run, sends items; prompts come from the bucket, then the bundle. */
-export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
-  const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL']);
+export function ingestRoot(): {
+  bucketName: string;
+  deps: IngestObjectDeps;
+  continuations: IngestContinuations;
+} {
+  const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'EVENTS_QUEUE_URL']);
   const keys = providerKeys(b);
   const prices = loadPriceTable(undefined, process.env);
   return {
     bucketName: b.env.BUCKET_NAME,
+    continuations: {
+      reserveMs: b.env.ASSAY_INGEST_RESERVE_MS,
+      maxRows: b.env.ASSAY_INGEST_MAX_ROWS,
+      send: async (continuation) => {
+        await b.clients.sqs.send(
+          new SendMessageCommand({
+            QueueUrl: b.env.EVENTS_QUEUE_URL,
+            MessageBody: JSON.stringify({ continuation }),
+          }),
+        );
+      },
+    },
     deps: {
       bucket: b.blobs,
       // Keys in the bucket override the prompts bundled with the function.
@@ -226,7 +258,7 @@ async function openIfExists(blobs: S3BlobStore, key: string): Promise<AsyncItera
  * batch concurrently.
  */
 export function sqsBatchHandler(
-  recordHandler: (record: SQSRecord) => Promise<void>,
+  recordHandler: (record: SQSRecord, context: Context) => Promise<void>,
   { parallel }: { parallel: boolean },
 ): (event: unknown, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
@@ -236,7 +268,7 @@ export function sqsBatchHandler(
       // may run several invocations of a function in one process.
       return await processPartialResponse(
         parseSqsEvent(event),
-        recordHandler,
+        (record: SQSRecord) => recordHandler(record, context),
         new BatchProcessor(EventType.SQS),
         {
           context,

@@ -84,6 +84,8 @@ export class AssayStack extends Stack {
         .useBucket(bucket, { read: UPLOAD_PREFIXES, write: [SPILL_PREFIX] })
         .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
+        // A dataset too big for one invocation continues in the next: ingest sends itself the rest.
+        .sendsTo(events.queue, 'EVENTS_QUEUE_URL')
         // To refuse an upload whose backends have no key, before any item is queued.
         .readsSecret(this.providerSecret)
         // One upload per invocation: a dataset can take minutes to stream.

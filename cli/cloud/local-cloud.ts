@@ -74,6 +74,8 @@ export function eventSources(
       queueArn: queues.events.arn,
       handler: functions.ingest,
       batchSize: 1,
+      // The stack's ingest timeout (5 min): ingest pauses a minute before it (ASSAY_INGEST_RESERVE_MS).
+      timeoutMs: 300_000,
     },
     {
       functionName: 'worker',

@@ -287,6 +287,7 @@ export function functionEnv(endpoint: string, resources: CloudResources): Record
     TABLE_NAME: resources.table,
     ITEMS_QUEUE_URL: resources.queues.items.url,
     AGGREGATE_QUEUE_URL: resources.queues.aggregate.url,
+    EVENTS_QUEUE_URL: resources.queues.events.url,
     AWS_ENDPOINT_URL: endpoint,
     AWS_REGION: MOTO_REGION,
     AWS_ACCESS_KEY_ID: MOTO_CREDENTIALS.accessKeyId,

@@ -74,7 +74,23 @@ const PERMANENT_ERRORS = new Set([
  * upload itself come back as `rejected` (retrying cannot fix them); storage and queue errors
  * throw, so the event is retried, and a retried event resumes the same run.
  */
-export async function ingestObject(deps: IngestObjectDeps, object: UploadedObject): Promise<IngestOutcome> {
+/**
+ * How much of a dataset one call may ingest: a call that pauses (`paused`, with `next`) is
+ * continued by another with `skip: next`, on the same object (key and version), until the
+ * whole dataset is in. Sweeps and prompt re-runs ingest in one call.
+ */
+export interface IngestBudget {
+  skip?: number;
+  shouldPause?: (handed: number) => boolean;
+  /** The run a continuation continues: if the upload now maps to another, nothing is ingested. */
+  runId?: string;
+}
+
+export async function ingestObject(
+  deps: IngestObjectDeps,
+  object: UploadedObject,
+  budget: IngestBudget = {},
+): Promise<IngestOutcome> {
   const route = routeKey(object.key);
   switch (route.kind) {
     case 'prompt':
@@ -144,7 +160,20 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
       : { status: 'rejected', reason: `${datasetKey} is gone (deleted after the upload?)`, suiteName };
   }
 
-  const start = await startRun(deps, { run, rows: readRows(chunks, format, suite.dataset) });
+  if (budget.runId !== undefined && budget.runId !== run.runId) {
+    return {
+      status: 'rejected',
+      reason: `the suite or its prompts changed while run ${budget.runId} was being ingested; it stays incomplete (upload the dataset again for a new run)`,
+      suiteName,
+    };
+  }
+  const { skip, shouldPause } = budget;
+  const start = await startRun(deps, {
+    run,
+    rows: readRows(chunks, format, suite.dataset),
+    skip,
+    shouldPause,
+  });
   return { status: start.status, runId: run.runId, suiteName, datasetKey, start };
 }
 

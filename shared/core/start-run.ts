@@ -25,6 +25,18 @@ export interface StartRunInput {
    */
   resume?: boolean;
   batchSize?: number;
+  /**
+   * Continue an ingest that paused: the first `skip` items and invalid rows (in the dataset's
+   * order; they were handed on by earlier invocations) are read again, for the totals and the
+   * duplicate check, but not sent or recorded again.
+   */
+  skip?: number;
+  /**
+   * Asked after each item or invalid row handed on by this call (`handed` of them so far):
+   * true pauses the ingest there, with everything handed on sent, and the outcome says where
+   * to continue (`paused`, `next`). An invocation with a time limit pauses before reaching it.
+   */
+  shouldPause?: (handed: number) => boolean;
 }
 
 export type StartRunOutcome =
@@ -36,7 +48,9 @@ export type StartRunOutcome =
       queued: number;
       counters: RunCounters;
     }
-  | { status: 'duplicate'; runId: string };
+  | { status: 'duplicate'; runId: string }
+  /** Stopped by `shouldPause`: start again with `skip: next` to continue (the total is not set yet). */
+  | { status: 'paused'; runId: string; next: number; queued: number };
 
 /**
  * Reads the dataset once: bad rows become failed results (with row number and reason),
@@ -62,9 +76,23 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   let total = 0;
   let invalidRows = 0;
   let queued = 0;
+  /** Items and invalid rows handed on so far, counting the ones skipped; `skip` of them were earlier invocations'. */
+  let handed = 0;
+  const skip = input.skip ?? 0;
+  /** True when this one was handed on by an earlier invocation. */
+  const skipped = () => {
+    handed += 1;
+    return handed <= skip;
+  };
+  const pause = async (): Promise<StartRunOutcome | undefined> => {
+    if (handed <= skip || !input.shouldPause?.(handed - skip)) return undefined;
+    if (pending.length > 0) await queue.sendItems(pending);
+    pending = [];
+    return { status: 'paused', runId: run.runId, next: handed, queued };
+  };
 
   const send = async (item: Item) => {
-    if (finished.has(item.id)) return;
+    if (skipped() || finished.has(item.id)) return;
     pending.push({ runId: run.runId, item });
     queued += 1;
     if (pending.length >= batchSize) {
@@ -75,7 +103,7 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   const reject = async (row: number, reason: string, input: Record<string, string> = {}, id?: string) => {
     invalidRows += 1;
     const itemId = id ?? `row-${row}`;
-    if (finished.has(itemId)) return;
+    if (skipped() || finished.has(itemId)) return;
     await runStore.recordResult(
       failedResult(
         { runId: run.runId, itemId, row, input },
@@ -91,6 +119,8 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   let valid = 0;
 
   for await (const raw of input.rows) {
+    const paused = await pause();
+    if (paused) return paused;
     if (raw.error !== undefined) {
       total += 1;
       await reject(raw.row, raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, {}, raw.id);
@@ -129,7 +159,11 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   }
   if (sample) {
     total += reservoir.length;
-    for (const item of reservoir.sort((a, b) => a.row - b.row)) await send(item);
+    for (const item of reservoir.sort((a, b) => a.row - b.row)) {
+      const paused = await pause();
+      if (paused) return paused;
+      await send(item);
+    }
   }
   if (pending.length > 0) await queue.sendItems(pending);
 

@@ -14,16 +14,30 @@ export const awsEnvSchema = z.object({
   TABLE_NAME: z.string().min(1),
   ITEMS_QUEUE_URL: z.url(),
   AGGREGATE_QUEUE_URL: z.url(),
+  /** Ingest only: where it sends itself the continuation of a dataset it could not finish. */
+  EVENTS_QUEUE_URL: z.url(),
   /** Secrets Manager secret whose SecretString is a JSON object of provider API keys. */
   PROVIDER_SECRET_ARN: optionalString,
   ASSAY_CACHE_TTL_DAYS: z.coerce.number().positive().default(30),
+  /**
+   * Ingest pauses (and continues in a new invocation) when less than this much of its time
+   * limit is left (at most a fifth of the limit), so a dataset of any size is ingested
+   * without reaching it.
+   */
+  ASSAY_INGEST_RESERVE_MS: z.coerce.number().int().nonnegative().default(60_000),
+  /** Ingest also pauses after handing on this many rows in one invocation (unset: no such bound). */
+  ASSAY_INGEST_MAX_ROWS: z.coerce.number().int().positive().optional(),
   /** Set for moto_server / LocalStack; unset on AWS. */
   AWS_ENDPOINT_URL: z.url().optional(),
 });
 export type AwsEnv = z.infer<typeof awsEnvSchema>;
 
-export type QueueVariable = 'ITEMS_QUEUE_URL' | 'AGGREGATE_QUEUE_URL';
-const QUEUE_VARIABLES: readonly QueueVariable[] = ['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL'];
+export type QueueVariable = 'ITEMS_QUEUE_URL' | 'AGGREGATE_QUEUE_URL' | 'EVENTS_QUEUE_URL';
+const QUEUE_VARIABLES: readonly QueueVariable[] = [
+  'ITEMS_QUEUE_URL',
+  'AGGREGATE_QUEUE_URL',
+  'EVENTS_QUEUE_URL',
+];
 
 /** What one function reads: the common variables plus the queue URLs it sends to. */
 export type FunctionEnv<Q extends QueueVariable> = Omit<AwsEnv, QueueVariable> & Pick<AwsEnv, Q>;

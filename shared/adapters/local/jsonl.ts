@@ -1,4 +1,4 @@
-import { appendFile, readFile, truncate } from 'node:fs/promises';
+import { appendFile, open, truncate } from 'node:fs/promises';
 
 /** A line of a JSON-lines file that is not JSON, and is not the torn last line of a killed write. */
 export class CorruptLineError extends Error {
@@ -13,53 +13,96 @@ export class CorruptLineError extends Error {
   }
 }
 
+/** Bytes read from the file at a time: the reader's memory is this plus one line, whatever the file's size. */
+const CHUNK_BYTES = 1 << 20;
+
 /**
- * Reads an append-only JSON-lines file; `decode` checks each value (with its line number).
- * A process killed mid-write leaves a torn last line (no newline after it): it is cut off the
- * file, so the next append starts a line of its own, and the item it held simply runs again.
- * A last line that is whole JSON but lacks its newline gets the newline. Any other line that
- * is not JSON is corruption: a {@link CorruptLineError} with its line number, never skipped.
+ * Streams an append-only JSON-lines file, one decoded value at a time (with its 1-based line
+ * number); `decode` checks each value. A process killed mid-write leaves a torn last line (no
+ * newline after it): it is cut off the file, so the next append starts a line of its own, and
+ * the item it held simply runs again. A last line that is whole JSON but lacks its newline
+ * gets the newline. Any other line that is not JSON is corruption: a {@link CorruptLineError}
+ * with its line number, never skipped. A missing file is an empty one.
  */
+export async function* jsonLines<T>(
+  path: string,
+  decode: (value: unknown, line: number) => T = (value) => value as T,
+  /** Filled once the file is read: how many lines it has (blank ones included). */
+  tally: { lines: number } = { lines: 0 },
+): AsyncGenerator<{ value: T; line: number }> {
+  tally.lines = 0;
+  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined;
+    throw error;
+  });
+  if (!file) return;
+  let line = 0;
+  /** Bytes of the file up to and including the last newline seen. */
+  let terminatedBytes = 0;
+  let carry = Buffer.alloc(0);
+  const parse = (text: string, lineNo: number): unknown => {
+    try {
+      return JSON.parse(text);
+    } catch (error) {
+      throw new CorruptLineError(path, lineNo, (error as Error).message);
+    }
+  };
+  try {
+    const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+    for (;;) {
+      const { bytesRead } = await file.read(chunk, 0, CHUNK_BYTES, null);
+      if (bytesRead === 0) break;
+      let bytes = chunk.subarray(0, bytesRead);
+      if (carry.length > 0) bytes = Buffer.concat([carry, bytes]);
+      let start = 0;
+      for (let nl = bytes.indexOf(0x0a, start); nl !== -1; nl = bytes.indexOf(0x0a, start)) {
+        line += 1;
+        const text = bytes.toString('utf8', start, nl);
+        start = nl + 1;
+        if (text.trim() === '') continue;
+        yield { value: decode(parse(text, line), line), line };
+      }
+      terminatedBytes += start;
+      carry = Buffer.from(bytes.subarray(start));
+    }
+  } finally {
+    await file.close();
+  }
+  tally.lines = line;
+  const unterminated = carry.toString('utf8');
+  if (unterminated.trim() === '') return;
+  let value: unknown;
+  try {
+    value = JSON.parse(unterminated);
+  } catch {
+    // The torn line of a killed process: cut it off.
+    await truncate(path, terminatedBytes);
+    return;
+  }
+  await appendFile(path, '\n');
+  tally.lines = line + 1;
+  yield { value: decode(value, line + 1), line: line + 1 };
+}
+
+/** Every value of a JSON-lines file (see {@link jsonLines}), for files small enough to hold. */
 export async function readJsonLines<T>(
   path: string,
   decode: (value: unknown, line: number) => T = (value) => value as T,
 ): Promise<T[]> {
-  const bytes = await readFile(path).catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return Buffer.alloc(0);
-    throw error;
-  });
-  const text = bytes.toString('utf8');
-  const lines = text.split('\n');
-  const unterminated = lines.pop() ?? '';
   const out: T[] = [];
-  lines.forEach((line, i) => {
-    if (line.trim() === '') return;
-    let value: unknown;
-    try {
-      value = JSON.parse(line);
-    } catch (error) {
-      throw new CorruptLineError(path, i + 1, (error as Error).message);
-    }
-    out.push(decode(value, i + 1));
-  });
-  if (unterminated.trim() !== '') {
-    let value: unknown;
-    try {
-      value = JSON.parse(unterminated);
-    } catch {
-      // The torn line of a killed process: cut it off.
-      await truncate(path, bytes.lastIndexOf(0x0a) + 1);
-      return out;
-    }
-    await appendFile(path, '\n');
-    out.push(decode(value, lines.length + 1));
-  }
+  for await (const { value } of jsonLines(path, decode)) out.push(value);
   return out;
 }
 
-/** Appends one JSON line per call, in call order, never interleaved. */
+/**
+ * Appends one JSON line per call, in call order, never interleaved. Lines appended while a
+ * write is under way go out together in the next write (one file append for many results,
+ * not one each); each call resolves once its own line is written.
+ */
 export class JsonLinesWriter {
   private tail: Promise<unknown> = Promise.resolve();
+  private pending: string[] = [];
+  private next?: Promise<void>;
 
   constructor(
     private readonly path: string,
@@ -67,11 +110,18 @@ export class JsonLinesWriter {
   ) {}
 
   append(value: unknown): Promise<void> {
-    const write = this.tail.then(async () => {
-      await this.before?.();
-      await appendFile(this.path, `${JSON.stringify(value)}\n`);
-    });
-    this.tail = write.catch(() => undefined);
-    return write;
+    this.pending.push(`${JSON.stringify(value)}\n`);
+    if (!this.next) {
+      const write = this.tail.then(async () => {
+        this.next = undefined;
+        const lines = this.pending;
+        this.pending = [];
+        await this.before?.();
+        await appendFile(this.path, lines.join(''));
+      });
+      this.next = write;
+      this.tail = write.catch(() => undefined);
+    }
+    return this.next;
   }
 }

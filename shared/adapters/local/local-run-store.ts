@@ -9,10 +9,22 @@ import {
   resultCost,
 } from '../../core/model.js';
 import type { RecordOutcome, RunStore } from '../../ports.js';
-import { JsonLinesWriter, readJsonLines } from './jsonl.js';
+import { JsonLinesWriter, jsonLines } from './jsonl.js';
 
 /** A result a resumed run replaces: the budget stopped it before it was scored. */
 const replaceable = (result: ItemResult | undefined) => result?.failure?.kind === 'budget';
+
+/**
+ * What the store keeps of an item's result in memory: its state in the low two bits, and the
+ * log line holding it above them (one number per item, not the result).
+ */
+const SCORED = 0;
+const FAILED = 1;
+const BUDGET = 2;
+const entryOf = (result: ItemResult, line: number) =>
+  line * 4 + (replaceable(result) ? BUDGET : result.status === 'scored' ? SCORED : FAILED);
+const stateOf = (entry: number) => entry % 4;
+const lineOf = (entry: number) => Math.floor(entry / 4);
 
 /**
  * A run in a folder: `run.json` (the record) and `results.jsonl`, an append-only log with one
@@ -20,11 +32,19 @@ const replaceable = (result: ItemResult | undefined) => result?.failure?.kind ==
  * codec), which is what makes a killed run resumable; a torn last line (killed mid-write) is
  * dropped, any other bad line is an error with its line number. A later line for the same
  * item replaces an earlier `budget` failure. One process owns a run folder at a time.
+ *
+ * Memory stays small whatever the run's size: per item, only its state and the line of its
+ * result (and the cost of a `budget` failure a resume may replace); `results()` streams the
+ * log back from the file.
  */
 export class LocalRunStore implements RunStore {
   private run?: RunRecord;
   private counts: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
-  private readonly byItem = new Map<string, ItemResult>();
+  private readonly byItem = new Map<string, number>();
+  /** The cost of each `budget` failure: taken off the counters when a resume replaces it. */
+  private readonly budgetCost = new Map<string, number>();
+  /** Lines in the log so far: the next result goes on line `lines + 1`. */
+  private lines = 0;
   private loaded = false;
   private readonly log: JsonLinesWriter;
 
@@ -46,20 +66,31 @@ export class LocalRunStore implements RunStore {
     const runText = await readFile(this.runPath, 'utf8').catch(() => undefined);
     if (!runText) return;
     this.run = decodeRun(JSON.parse(runText), this.runPath);
-    const results = await readJsonLines(this.logPath, (value, line) =>
-      decodeResult(value, `${this.logPath} line ${line}`),
+    this.counts = { done: 0, failed: 0, spentUsd: 0, total: this.run.total };
+    const tally = { lines: 0 };
+    const log = jsonLines(
+      this.logPath,
+      (value, line) => decodeResult(value, `${this.logPath} line ${line}`),
+      tally,
     );
-    for (const result of results) {
-      const earlier = this.byItem.get(result.itemId);
-      if (earlier === undefined || replaceable(earlier)) this.byItem.set(result.itemId, result);
-    }
-    this.counts = this.countersFromLog();
+    for await (const { value: result, line } of log) this.remember(result, line);
+    this.lines = tally.lines;
   }
 
-  private countersFromLog(): RunCounters {
-    const counters: RunCounters = { done: 0, failed: 0, spentUsd: 0, total: this.run?.total };
-    for (const r of this.byItem.values()) this.count(counters, r, 1);
-    return counters;
+  /** Counts a result read from (or written to) log line `line`, unless the item already has a final one. */
+  private remember(result: ItemResult, line: number): boolean {
+    const earlier = this.byItem.get(result.itemId);
+    if (earlier !== undefined && stateOf(earlier) !== BUDGET) return false;
+    if (earlier !== undefined) {
+      this.counts.failed -= 1;
+      this.counts.spentUsd -= this.budgetCost.get(result.itemId) ?? 0;
+      this.budgetCost.delete(result.itemId);
+    }
+    const entry = entryOf(result, line);
+    this.byItem.set(result.itemId, entry);
+    if (stateOf(entry) === BUDGET) this.budgetCost.set(result.itemId, resultCost(result));
+    this.count(this.counts, result, 1);
+    return true;
   }
 
   private count(counters: RunCounters, result: ItemResult, sign: 1 | -1): void {
@@ -119,12 +150,8 @@ export class LocalRunStore implements RunStore {
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     await this.load();
     this.need(result.runId);
-    const earlier = this.byItem.get(result.itemId);
-    if (earlier !== undefined && !replaceable(earlier))
-      return { recorded: false, counters: { ...this.counts } };
-    if (earlier) this.count(this.counts, earlier, -1);
-    this.byItem.set(result.itemId, result);
-    this.count(this.counts, result, 1);
+    if (!this.remember(result, this.lines + 1)) return { recorded: false, counters: { ...this.counts } };
+    this.lines += 1;
     const counters = { ...this.counts };
     await this.log.append(result);
     return { recorded: true, counters };
@@ -133,13 +160,28 @@ export class LocalRunStore implements RunStore {
   async resultIds(runId: string): Promise<Set<string>> {
     await this.load();
     this.need(runId);
-    return new Set([...this.byItem].filter(([, r]) => !replaceable(r)).map(([id]) => id));
+    const ids = new Set<string>();
+    for (const [id, entry] of this.byItem) if (stateOf(entry) !== BUDGET) ids.add(id);
+    return ids;
   }
 
+  /** Streams each item's current result from the log, in log order. */
   async *results(runId: string): AsyncIterable<ItemResult> {
     await this.load();
     this.need(runId);
-    yield* [...this.byItem.values()];
+    let yielded = 0;
+    for await (const { value, line } of jsonLines(this.logPath, (v, n) =>
+      decodeResult(v, `${this.logPath} line ${n}`),
+    )) {
+      const entry = this.byItem.get(value.itemId);
+      if (entry === undefined || lineOf(entry) !== line) continue;
+      yielded += 1;
+      yield value;
+    }
+    if (yielded !== this.byItem.size)
+      throw new Error(
+        `${this.logPath}: the log holds ${yielded} of the run's ${this.byItem.size} results; was it edited while the run was open?`,
+      );
   }
 
   async claimAggregation(runId: string): Promise<boolean> {

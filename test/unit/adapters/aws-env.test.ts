@@ -10,6 +10,7 @@ describe('parseFunctionEnv', () => {
       ...base,
       AGGREGATE_QUEUE_URL: queue,
       ASSAY_CACHE_TTL_DAYS: 30,
+      ASSAY_INGEST_RESERVE_MS: 60_000,
     });
     expect(parseFunctionEnv([], base)).not.toHaveProperty('ITEMS_QUEUE_URL');
   });

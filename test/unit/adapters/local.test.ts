@@ -61,6 +61,32 @@ describe('local run store (append-only log)', () => {
     expect(await new LocalRunStore(dir).resultIds('r1')).toEqual(new Set(['a', 'b', 'c']));
   });
 
+  it("streams back each item's current result: a resumed item replaces its budget failure, counters follow", async () => {
+    const dir = await tempDir();
+    const store = new LocalRunStore(dir);
+    await store.createRun(run('r1'));
+    await store.setTotal('r1', 2, 0);
+    const stopped: ItemResult = {
+      ...result('a', 'failed', 0.5),
+      failure: { kind: 'budget', message: 'spent' },
+    };
+    await store.recordResult(stopped);
+    await store.recordResult(result('b', 'failed', 0.25));
+    expect(await store.resultIds('r1')).toEqual(new Set(['b']));
+    const resumed = await store.recordResult(result('a', 'scored', 1));
+    expect(resumed).toEqual({ recorded: true, counters: { done: 1, failed: 1, total: 2, spentUsd: 1.25 } });
+    expect((await store.recordResult(result('a', 'failed'))).recorded).toBe(false);
+    for (const reader of [store, new LocalRunStore(dir)]) {
+      const back: ItemResult[] = [];
+      for await (const r of reader.results('r1')) back.push(r);
+      expect(back.map((r) => [r.itemId, r.status])).toEqual([
+        ['b', 'failed'],
+        ['a', 'scored'],
+      ]);
+      expect(await reader.counters('r1')).toEqual({ done: 1, failed: 1, total: 2, spentUsd: 1.25 });
+    }
+  });
+
   it('refuses a corrupt line that is not the last, naming its line number', async () => {
     const dir = await tempDir();
     const store = new LocalRunStore(dir);

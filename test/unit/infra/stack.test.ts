@@ -240,7 +240,14 @@ describe('AssayStack with real bundles', () => {
 
   describe('functions', () => {
     const ENV = {
-      ingest: ['BUCKET_NAME', 'TABLE_NAME', 'ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
+      ingest: [
+        'BUCKET_NAME',
+        'TABLE_NAME',
+        'ITEMS_QUEUE_URL',
+        'AGGREGATE_QUEUE_URL',
+        'EVENTS_QUEUE_URL',
+        'PROVIDER_SECRET_ARN',
+      ],
       worker: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
       deadLetter: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
       aggregate: ['BUCKET_NAME', 'TABLE_NAME'],

@@ -1,0 +1,103 @@
+/** Runs the bench parts in child processes: each measurement gets a process (CPU, memory) of its own. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { ROOT } from './data.js';
+
+const part = (name: string) => join(ROOT, 'bench', 'parts', `${name}.ts`);
+
+export interface PartOutcome<T> {
+  /** The part's JSON line; undefined when it failed or ran out of time. */
+  value?: T;
+  /** Why there is no value. */
+  error?: string;
+  /** Peak RSS of the child, sampled from /proc while it runs (MB). */
+  peakRssMb: number;
+  ms: number;
+}
+
+/** Runs `bench/parts/<name>.ts` with `args`; kills it after `timeoutMs`. */
+export async function runPart<T>(
+  name: string,
+  args: string[],
+  { timeoutMs, nodeArgs = [] }: { timeoutMs: number; nodeArgs?: string[] },
+): Promise<PartOutcome<T>> {
+  const started = performance.now();
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', part(name), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  let peakKb = 0;
+  const sampler = setInterval(async () => {
+    peakKb = Math.max(peakKb, await peakRssKb(child));
+  }, 500);
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  const code = await new Promise<number | null>((done) => child.on('exit', done));
+  clearInterval(sampler);
+  clearTimeout(timer);
+  const ms = performance.now() - started;
+  const line = stdout.trim().split('\n').pop() ?? '';
+  if (timedOut)
+    return {
+      error: `did not finish within ${Math.round(timeoutMs / 1000)} s`,
+      peakRssMb: Math.round(peakKb / 1024),
+      ms,
+    };
+  if (code !== 0)
+    return {
+      error: `exit ${code}: ${stderr.trim().split('\n').slice(-3).join(' | ')}`,
+      peakRssMb: Math.round(peakKb / 1024),
+      ms,
+    };
+  const value = JSON.parse(line) as T;
+  return { value, peakRssMb: Math.round(peakKb / 1024), ms };
+}
+
+/** VmHWM (the peak resident set so far) of a running child, 0 once it is gone. */
+async function peakRssKb(child: ChildProcess): Promise<number> {
+  const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
+  return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+export interface Fake {
+  url: string;
+  stats(): Promise<{ requests: number; answered: number; tooMany: number; firstAt: number; lastAt: number }>;
+  close(): Promise<void>;
+}
+
+/** Starts the OpenAI-compatible fake (bench/parts/fake-llm.ts) in its own process. */
+export async function startFake(args: string[]): Promise<Fake> {
+  const child = spawn(process.execPath, ['--import', 'tsx', part('fake-llm'), ...args], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`the fake LLM server exited (${code}) before listening`)));
+  });
+  const { port } = JSON.parse(first) as { port: number };
+  const base = `http://127.0.0.1:${port}`;
+  return {
+    url: `${base}/v1`,
+    stats: async () => (await fetch(`${base}/stats`)).json() as ReturnType<Fake['stats']>,
+    close: async () => {
+      const exited = new Promise((done) => child.once('exit', done));
+      child.kill();
+      await exited;
+    },
+  };
+}
