@@ -5,9 +5,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/core/aggregate-run.js';
+import { type BatchEvent, runBatchLane } from '../shared/core/batch-lane.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
 import { prepareRun } from '../shared/core/prepare-run.js';
 import { scoreItem } from '../shared/core/score-item.js';
@@ -45,6 +47,10 @@ export interface RunSettings {
   /** Shared LLM cache file; default `$ASSAY_CACHE_DIR/llm-cache.jsonl` or `.assay-cache/`. */
   cachePath?: string;
   pricesPath?: string;
+  /** `sync` or `batch` (vendor batch APIs); default: the suite's `run.lane`. */
+  lane?: 'sync' | 'batch';
+  /** Batch lane: time between polls, overriding the suite's `run.batchPollSeconds` (tests poll fast). */
+  batchPollMs?: number;
   onEvent?: (event: RunEvent) => void;
 }
 
@@ -60,6 +66,7 @@ export type RunEvent =
     }
   | { type: 'call'; completion: Completion }
   | { type: 'item'; result: ItemResult }
+  | { type: 'batch'; event: BatchEvent }
   | { type: 'finished'; outcome: AggregateOutcome };
 
 /** Where a local run reads `prompts/<path>`: next to the suite first, then the prompts Assay ships. */
@@ -84,6 +91,7 @@ export function applySettings(suite: Suite, settings: RunSettings): Suite {
   if (settings.simulate) out = { ...out, backends: out.backends.map(simulatedId) };
   if (settings.concurrency) out = { ...out, run: { ...out.run, concurrency: settings.concurrency } };
   if (settings.sample) out = { ...out, run: { ...out.run, sample: settings.sample } };
+  if (settings.lane) out = { ...out, run: { ...out.run, lane: settings.lane } };
   return out;
 }
 
@@ -174,10 +182,23 @@ export async function runSuite(
     onTransientError: 'fail' as const,
     onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),
   };
-  await pool(queue.messages, run.suite.run.concurrency, async (message) => {
-    const { result } = await scoreItem(deps, message);
-    options.onEvent?.({ type: 'item', result });
-  });
+  const concurrency = run.suite.run.concurrency;
+  if (run.suite.run.lane === 'batch') {
+    await runBatchLane({
+      deps,
+      messages: queue.messages,
+      each: (items, work) => pool(items, concurrency, work),
+      ledger: new LocalBatchLedger(outDir),
+      pollIntervalMs: options.batchPollMs ?? run.suite.run.batchPollSeconds * 1000,
+      onResult: (result) => options.onEvent?.({ type: 'item', result }),
+      onBatch: (event) => options.onEvent?.({ type: 'batch', event }),
+    });
+  } else {
+    await pool(queue.messages, concurrency, async (message) => {
+      const { result } = await scoreItem(deps, message);
+      options.onEvent?.({ type: 'item', result });
+    });
+  }
 
   const reportDeps = {
     runStore,

@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
@@ -87,6 +87,7 @@ interface RunFlags {
   backend?: string[];
   fresh?: boolean;
   prices?: string;
+  lane?: 'sync' | 'batch';
   progress: boolean;
 }
 
@@ -105,6 +106,7 @@ async function run(
     sample: flags.sample ? { n: flags.sample, seed: flags.seed } : sample,
     fresh: flags.fresh,
     pricesPath: flags.prices,
+    lane: flags.lane,
     onEvent: flags.progress ? progressReporter() : undefined,
   };
   const suite = await loadSuiteFile(suitePath);
@@ -186,6 +188,12 @@ function runOptions(command: Command): Command {
     )
     .option('--fresh', 'start a new run instead of resuming an identical one')
     .option('--prices <file>', 'price table override (JSON); also env ASSAY_PRICES')
+    .addOption(
+      new Option(
+        '--lane <lane>',
+        "sync: a call per request; batch: through the vendors' batch APIs at half price (default: the suite's run.lane)",
+      ).choices(['sync', 'batch']),
+    )
     .option(
       '--runs <dir>',
       "folder of run folders; the report compares with the suite's previous run there",

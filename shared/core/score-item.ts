@@ -45,6 +45,24 @@ export class BudgetExceededError extends Error {
   override readonly name = 'BudgetExceededError';
 }
 
+/**
+ * Thrown by a model call whose answer will come from a vendor batch (the batch lane): the item
+ * stops here, records nothing, and is solved again once the batch has answered. `stage` is the
+ * family's stage name, filled in by the task context.
+ */
+export class DeferredCall extends Error {
+  override readonly name = 'DeferredCall';
+  stage = '';
+  constructor(
+    readonly key: string,
+    readonly request: CompletionRequest,
+    /** The backend as the suite names it. */
+    readonly backend: string,
+  ) {
+    super(`the answer to ${backend} call ${key.slice(0, 12)} comes from a batch`);
+  }
+}
+
 /** Runs are immutable once started: cache their records per process (per Lambda container). */
 const runCache = new WeakMap<RunStore, Map<string, RunRecord>>();
 
@@ -120,11 +138,17 @@ function taskContext(
           );
         }
       }
-      const completion = await callModel(provider, request, {
-        cache,
-        maxAttempts,
-        payer: `${run.runId}/${item.id}`,
-      });
+      let completion: Completion;
+      try {
+        completion = await callModel(provider, request, {
+          cache,
+          maxAttempts,
+          payer: payerOf(run, item),
+        });
+      } catch (error) {
+        if (error instanceof DeferredCall) error.stage = stage;
+        throw error;
+      }
       bookSpend(stages, stage, completion);
       onCompletion(completion);
       deps.onCall?.(completion);
@@ -140,7 +164,14 @@ function failureOf(error: unknown): Failure {
   return { kind: error instanceof ProviderError ? 'provider' : 'internal', message };
 }
 
-const retryable = (error: unknown) => error instanceof ProviderError && error.retryable;
+/** Who pays for an item's calls (see `CallOptions.payer`). */
+export const payerOf = (run: Pick<RunRecord, 'runId'>, item: Pick<Item, 'id'>) => `${run.runId}/${item.id}`;
+
+/** Errors that hand the item back instead of failing it: a transient one (AWS), or a call deferred to a batch. */
+function handsBack(error: unknown, deps: ScoreItemDeps): boolean {
+  if (error instanceof DeferredCall) return true;
+  return error instanceof ProviderError && error.retryable && deps.onTransientError === 'throw';
+}
 
 /**
  * Solves one item (or reads the output the dataset gives), runs every scorer on the output,
@@ -171,7 +202,7 @@ export async function scoreItem(
     try {
       solved = item.given ? family.readOutput(item.given, item, run.suite) : await family.solve(item, ctx);
     } catch (error) {
-      if (retryable(error) && deps.onTransientError === 'throw') throw error;
+      if (handsBack(error, deps)) throw error;
       solved = { ok: false, failure: failureOf(error) };
     }
 
@@ -181,7 +212,7 @@ export async function scoreItem(
         try {
           scores[name] = await scorer.score(solved.output, item, ctx);
         } catch (error) {
-          if (retryable(error) && deps.onTransientError === 'throw') throw error;
+          if (handsBack(error, deps)) throw error;
           scores[name] = { kind: scorer.kind, unscored: failureOf(error) };
         }
       }
@@ -232,6 +263,10 @@ function bookSpend(stages: Record<string, StageSpend>, stage: string, completion
     }
   }
   spend.costUsd += completion.costUsd;
+  if (completion.batchSavedUsd !== undefined) {
+    spend.batchCalls = (spend.batchCalls ?? 0) + 1;
+    spend.batchSavedUsd = (spend.batchSavedUsd ?? 0) + completion.batchSavedUsd;
+  }
   spend.usage.input += completion.usage.input;
   spend.usage.output += completion.usage.output;
   spend.usage.cached += completion.usage.cached;

@@ -95,9 +95,20 @@ export const runSettingsSchema = z
       .describe(
         'No provider call starts once the run has spent this much; the items left fail as `budget`, and running again with a higher budget resumes them.',
       ),
+    lane: z
+      .enum(['sync', 'batch'])
+      .default('sync')
+      .describe(
+        "sync: one call per request. batch: the calls go through the vendors' batch APIs (OpenAI, Anthropic, Gemini; half price, answers within 24 h); requests a batch cannot answer are made synchronously.",
+      ),
+    batchPollSeconds: z
+      .number()
+      .positive()
+      .default(30)
+      .describe('Batch lane: seconds between polls of the submitted batches.'),
   })
   .strict()
-  .default({ concurrency: 8, maxAttempts: 5, cache: true });
+  .default({ concurrency: 8, maxAttempts: 5, cache: true, lane: 'sync', batchPollSeconds: 30 });
 
 export const simSettingsSchema = z
   .object({

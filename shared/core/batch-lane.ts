@@ -1,0 +1,239 @@
+/**
+ * The batch lane: a run's model calls go through the vendors' batch APIs (half price, answers
+ * within a day) instead of one synchronous call each, and end in the same results, the same
+ * cache entries and the same metrics as the synchronous lane.
+ *
+ * How. Families call models from inside `solve`/`score`, possibly several dependent calls per
+ * item (a later stage's prompt depends on an earlier answer), so the lane cannot know the
+ * requests up front. It runs rounds instead:
+ *   1. every pending item is scored by the ordinary `scoreItem`, with each backend wrapped in a
+ *      {@link DeferringProvider}: a call whose answer is already known (collected from a batch)
+ *      returns it; a call the cache answers never reaches the provider; any other call records
+ *      its request and throws {@link DeferredCall}, which `scoreItem` passes up without
+ *      recording a result — the item is simply tried again next round;
+ *   2. the round's recorded requests (one per cache key: identical calls are asked once) are
+ *      packed per backend and model into batches, the custom id naming run (in the batch's
+ *      label), item row and stage; the batch ids go to the run's ledger before anything waits;
+ *   3. the batches are polled until done and their answers collected; a request the batch
+ *      could not answer (failed, expired, cancelled, a batch that could not be submitted) is
+ *      marked for the synchronous lane, where the next round calls it directly;
+ *   4. the deferred items run again: each gets one stage further per round, so a family with k
+ *      dependent calls finishes in k rounds. Items that finish record their result as usual.
+ * Answers reach `scoreItem` through the provider, so `callModel` caches and costs them exactly
+ * as a synchronous answer (billed at the batch price, `batchSavedUsd` keeping the discount).
+ * A stopped run resumes: the ledger's batches are collected again (polled if still running)
+ * before the first round, so nothing is submitted twice.
+ */
+
+import type { BatchEntry, BatchOutcome } from '../providers/batch.js';
+import { cacheKey } from '../providers/call.js';
+import { type Sleep, withRetry } from '../providers/retry.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../providers/types.js';
+import type { ItemMessage, ItemResult, RunRecord } from './model.js';
+import { DeferredCall, type ScoreItemDeps, scoreItem } from './score-item.js';
+
+/** One submitted batch, as the run's ledger keeps it. */
+export interface LedgerBatch {
+  batchId: string;
+  /** The backend as the suite names it (what `providerFor` builds). */
+  backend: string;
+  round: number;
+  submittedAt: string;
+  entries: (BatchEntry & { key: string })[];
+}
+
+/** Where a run keeps the batches it submitted (locally `batches.jsonl` in the run folder). */
+export interface BatchLedger {
+  list(): Promise<LedgerBatch[]>;
+  add(batch: LedgerBatch): Promise<void>;
+}
+
+export type BatchEvent =
+  | { type: 'submitted'; batchId: string; backend: string; requests: number; round: number }
+  | { type: 'submit_failed'; backend: string; requests: number; error: string }
+  | { type: 'polled'; batchId: string; backend: string; status: string; finished?: number; total?: number }
+  | { type: 'collected'; batchId: string; backend: string; answered: number; toSync: number }
+  | { type: 'round'; round: number; items: number; deferred: number };
+
+export interface BatchLaneOptions {
+  /** The ordinary scoring dependencies (with the run record). */
+  deps: ScoreItemDeps & { run: RunRecord };
+  messages: readonly ItemMessage[];
+  /** Runs `work` over items with the shell's concurrency. */
+  each(items: readonly ItemMessage[], work: (message: ItemMessage) => Promise<void>): Promise<void>;
+  ledger: BatchLedger;
+  pollIntervalMs: number;
+  sleep?: Sleep;
+  onResult?: (result: ItemResult) => void;
+  onBatch?: (event: BatchEvent) => void;
+  /**
+   * Rounds after which whatever still waits goes to the synchronous lane (a guard: no family
+   * has this many dependent stages). Default 20.
+   */
+  maxRounds?: number;
+}
+
+/** What the lane knows between rounds. */
+interface LaneState {
+  /** Answers collected from batches, by cache key, for the next round. */
+  answers: Map<string, Completion>;
+  /** Calls the batches could not answer: made synchronously from now on. */
+  sync: Set<string>;
+  /** Past `maxRounds`: every call is synchronous. */
+  syncAll: boolean;
+}
+
+/**
+ * A backend as the batch lane sees it: known answers are returned, calls the batch API cannot
+ * take (no batch API, a simulator, a failed batch request) are made synchronously, the rest are
+ * deferred to the next batch.
+ */
+class DeferringProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated: boolean;
+
+  constructor(
+    private readonly inner: LlmProvider,
+    private readonly backend: string,
+    private readonly lane: LaneState,
+  ) {
+    this.id = inner.id;
+    this.simulated = inner.simulated;
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    const key = cacheKey(this.inner, request);
+    const answer = this.lane.answers.get(key);
+    if (answer) return answer;
+    const batchable = this.inner.batch?.accepts(request) && !this.lane.sync.has(key) && !this.lane.syncAll;
+    if (!batchable) return this.inner.complete(request, signal);
+    throw new DeferredCall(key, request, this.backend);
+  }
+}
+
+/** A custom id every vendor accepts (`[A-Za-z0-9_-]{1,64}`): item row, stage, and the call's key. */
+function customIdOf(row: number, stage: string, key: string): string {
+  return `r${row}-${stage.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 24)}-${key.slice(0, 16)}`;
+}
+
+/** Scores `messages` through vendor batches, round by round, until every item has its result. */
+export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
+  const { deps, ledger } = options;
+  const run = deps.run;
+  const maxRounds = options.maxRounds ?? 20;
+  const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const lane: LaneState = { answers: new Map(), sync: new Set(), syncAll: false };
+  const laneDeps: ScoreItemDeps = {
+    ...deps,
+    providerFor: (backend, r) => new DeferringProvider(deps.providerFor(backend, r), backend, lane),
+  };
+
+  // A resumed run: collect what its earlier batches answered (polling those still running).
+  const earlier = await ledger.list();
+  let round = earlier.reduce((max, b) => Math.max(max, b.round), 0);
+  if (earlier.length > 0) await collect(earlier);
+
+  let pending = options.messages;
+  while (pending.length > 0) {
+    round += 1;
+    lane.syncAll = round > maxRounds;
+    const deferred = new Set<ItemMessage>();
+    const requests = new Map<string, { call: DeferredCall; row: number }>();
+    await options.each(pending, async (message) => {
+      try {
+        const { result } = await scoreItem(laneDeps, message);
+        options.onResult?.(result);
+      } catch (error) {
+        if (!(error instanceof DeferredCall)) throw error;
+        deferred.add(message);
+        if (!requests.has(error.key)) requests.set(error.key, { call: error, row: message.item.row });
+      }
+    });
+    options.onBatch?.({ type: 'round', round, items: pending.length, deferred: deferred.size });
+    lane.answers.clear();
+    if (deferred.size === 0) break;
+    await collect(await submit([...requests.values()], round));
+    // Items keep their order: each round is the previous one's deferred items.
+    pending = options.messages.filter((m) => deferred.has(m));
+  }
+
+  /** Packs a round's requests per backend and model, submits them, records each batch in the ledger. */
+  async function submit(calls: { call: DeferredCall; row: number }[], n: number): Promise<LedgerBatch[]> {
+    const groups = new Map<string, { backend: string; entries: LedgerBatch['entries'] }>();
+    for (const { call, row } of calls) {
+      const group = `${call.backend}\u0000${call.request.model}`;
+      const entries = groups.get(group)?.entries ?? [];
+      if (entries.length === 0) groups.set(group, { backend: call.backend, entries });
+      entries.push({ customId: customIdOf(row, call.stage, call.key), key: call.key, request: call.request });
+    }
+    const submitted: LedgerBatch[] = [];
+    for (const { backend, entries } of groups.values()) {
+      const api = deps.providerFor(backend, run).batch!;
+      for (let at = 0; at < entries.length; at += api.maxRequests) {
+        const chunk = entries.slice(at, at + api.maxRequests);
+        let batchId: string;
+        try {
+          batchId = await withRetry(() => api.submit(chunk, `assay ${run.runId} round ${n}`), {
+            maxAttempts: deps.maxAttempts ?? run.suite.run.maxAttempts,
+            sleep,
+          });
+        } catch (error) {
+          // No batch, no loss: these calls are made synchronously next round.
+          for (const entry of chunk) lane.sync.add(entry.key);
+          options.onBatch?.({ type: 'submit_failed', backend, requests: chunk.length, error: String(error) });
+          continue;
+        }
+        const batch = { batchId, backend, round: n, submittedAt: new Date().toISOString(), entries: chunk };
+        await ledger.add(batch);
+        submitted.push(batch);
+        options.onBatch?.({ type: 'submitted', batchId, backend, requests: chunk.length, round: n });
+      }
+    }
+    return submitted;
+  }
+
+  /** Polls the batches until each is done, then takes its answers (or sends its requests to the sync lane). */
+  async function collect(batches: LedgerBatch[]): Promise<void> {
+    let open = batches;
+    const retry = { maxAttempts: deps.maxAttempts ?? run.suite.run.maxAttempts, sleep };
+    while (open.length > 0) {
+      const still: LedgerBatch[] = [];
+      for (const batch of open) {
+        const api = deps.providerFor(batch.backend, run).batch!;
+        const status = await withRetry(() => api.status(batch.batchId), retry);
+        options.onBatch?.({ type: 'polled', batchId: batch.batchId, backend: batch.backend, ...status });
+        if (!status.done) {
+          still.push(batch);
+          continue;
+        }
+        const outcomes = await withRetry(() => api.results(batch.batchId, batch.entries), retry);
+        take(batch, outcomes);
+      }
+      open = still;
+      if (open.length > 0) await sleep(options.pollIntervalMs);
+    }
+  }
+
+  function take(batch: LedgerBatch, outcomes: BatchOutcome[]): void {
+    const waited = Date.now() - Date.parse(batch.submittedAt);
+    const byId = new Map(outcomes.map((o) => [o.customId, o]));
+    let answered = 0;
+    for (const entry of batch.entries) {
+      const outcome = byId.get(entry.customId);
+      if (outcome?.ok) {
+        // The item waited for the batch: that is its call's latency.
+        lane.answers.set(entry.key, { ...outcome.completion, latencyMs: Math.max(0, waited) });
+        answered += 1;
+      } else {
+        lane.sync.add(entry.key);
+      }
+    }
+    options.onBatch?.({
+      type: 'collected',
+      batchId: batch.batchId,
+      backend: batch.backend,
+      answered,
+      toSync: batch.entries.length - answered,
+    });
+  }
+}
