@@ -40,7 +40,7 @@ function summary(report: Report, outDir: string): string {
     '',
     `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
     ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
-    `cost ${usd(report.cost.totalUsd)}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
+    `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
     `report: ${join(outDir, 'report.txt')} (and report.json, labeled.csv, errors.txt, correct.txt)`,
   ];
   const budget = report.counts.byFailure.budget;

@@ -74,7 +74,7 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
         // Batch waits are long and rare: each step gets its own line, then the bar again.
         if (tty) stream.write('\r\x1b[2K');
         stream.write(`${batchLine(event.event)}\n`);
-        draw(true);
+        if (tty) draw(true);
         break;
       case 'finished':
         if (tty) stream.write(`\r\x1b[2K${line()}\n`);
