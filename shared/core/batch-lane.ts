@@ -75,7 +75,11 @@ export interface BatchLaneOptions {
 
 /** What the lane knows between rounds. */
 interface LaneState {
-  /** Answers collected from batches, by cache key, for the next round. */
+  /**
+   * Answers collected from batches, by cache key. Kept for the whole lane, not one round: an
+   * item re-run from its first stage must find every earlier answer again even when the LLM
+   * cache does not hold it (a suite with `run.cache: false`, an answer that was cut short).
+   */
   answers: Map<string, Completion>;
   /** Calls the batches could not answer: made synchronously from now on. */
   sync: Set<string>;
@@ -150,7 +154,6 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
       }
     });
     options.onBatch?.({ type: 'round', round, items: pending.length, deferred: deferred.size });
-    lane.answers.clear();
     if (deferred.size === 0) break;
     await collect(await submit([...requests.values()], round));
     // Items keep their order: each round is the previous one's deferred items.

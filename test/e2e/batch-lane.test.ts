@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { type RunEvent, runLocal } from '../../cli/local-run.js';
@@ -145,6 +145,35 @@ it('runs a multi-stage family (escalation) round by round to the same results as
   expect(batch.report.counts).toEqual(sync.report.counts);
   expect(batch.report.scores).toEqual(sync.report.scores);
   expect(outputs(batch.results)).toEqual(outputs(sync.results));
+}, 60_000);
+
+it('runs a multi-stage family without the LLM cache (run.cache false) in as many rounds as it has stages', async () => {
+  const suite = JSON.parse(await readFile(join(REPO, 'examples', 'gec-escalation-en.suite.json'), 'utf8'));
+  const dir = await tempDir('assay-batch-nocache-');
+  suite.dataset.path = join(REPO, 'examples', suite.dataset.path);
+  suite.run = { ...suite.run, cache: false };
+  delete suite.$schema;
+  await writeFile(join(dir, 'nocache.suite.json'), JSON.stringify(suite));
+  const rounds: number[] = [];
+  fake.setHandler(answer);
+  const done = await runLocal({
+    suitePath: join(dir, 'nocache.suite.json'),
+    outDir: join(dir, 'runs', 'run'),
+    runsDir: join(dir, 'runs'),
+    cachePath: join(dir, 'cache.jsonl'),
+    env: fake.env,
+    sample: SAMPLE,
+    lane: 'batch',
+    batchPollMs: 1,
+    onEvent: (e) => {
+      if (e.type === 'batch' && e.event.type === 'round') rounds.push(e.event.deferred);
+    },
+  });
+  expect(done.outcome).toMatchObject({ report: { counts: { items: SAMPLE.n, scored: SAMPLE.n } } });
+  expect(chatCalls()).toBe(0);
+  // Escalation has at most three dependent stages: three rounds of batches, then the last round finishes everything.
+  expect(rounds.length).toBeLessThanOrEqual(4);
+  expect(rounds.at(-1)).toBe(0);
 }, 60_000);
 
 it('resumes a stopped run by polling the batches it had submitted, not submitting again', async () => {
