@@ -25,7 +25,8 @@
  * before the first round, so nothing is submitted twice.
  */
 
-import type { BatchEntry, BatchOutcome } from '../providers/batch.js';
+import type { WaitingCall } from '../ports.js';
+import type { BatchApi, BatchStatus } from '../providers/batch.js';
 import { cacheKey } from '../providers/call.js';
 import { type Sleep, withRetry } from '../providers/retry.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../providers/types.js';
@@ -39,7 +40,7 @@ export interface LedgerBatch {
   backend: string;
   round: number;
   submittedAt: string;
-  entries: (BatchEntry & { key: string })[];
+  entries: WaitingCall[];
 }
 
 /** Where a run keeps the batches it submitted (locally `batches.jsonl` in the run folder). */
@@ -71,6 +72,96 @@ export interface BatchLaneOptions {
    * has this many dependent stages). Default 20.
    */
   maxRounds?: number;
+}
+
+/** A custom id every vendor accepts (`[A-Za-z0-9_-]{1,64}`): item row, stage, and the call's key. */
+export function customIdOf(row: number, stage: string, key: string): string {
+  return `r${row}-${stage.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 24)}-${key.slice(0, 16)}`;
+}
+
+/** The waiting call a deferred call stands for, named for its item. */
+export function waitingCallOf(call: DeferredCall, row: number): WaitingCall {
+  return {
+    key: call.key,
+    backend: call.backend,
+    customId: customIdOf(row, call.stage, call.key),
+    request: call.request,
+  };
+}
+
+export interface SubmitOptions {
+  /** The provider of a backend (with its batch API). */
+  providerFor(backend: string): LlmProvider;
+  /** Names the batches at the vendor (the run id, the round). */
+  label: string;
+  maxAttempts: number;
+  sleep?: Sleep;
+  /** At most this many requests per batch, below the vendor's own limit. */
+  maxRequests?: number;
+}
+
+/** What submitting a set of calls did: the batches made, and the calls no batch took. */
+export interface Submitted {
+  batches: { batchId: string; backend: string; calls: WaitingCall[] }[];
+  refused: { backend: string; calls: WaitingCall[]; error: string }[];
+}
+
+/** Packs calls per backend and model into batches (each within the vendor's size) and submits them. */
+export async function submitCalls(calls: readonly WaitingCall[], options: SubmitOptions): Promise<Submitted> {
+  const groups = new Map<string, WaitingCall[]>();
+  for (const call of calls) {
+    const group = `${call.backend}\u0000${call.request.model}`;
+    const list = groups.get(group);
+    if (list) list.push(call);
+    else groups.set(group, [call]);
+  }
+  const out: Submitted = { batches: [], refused: [] };
+  for (const list of groups.values()) {
+    const backend = list[0]!.backend;
+    const api = options.providerFor(backend).batch!;
+    const size = Math.min(api.maxRequests, options.maxRequests ?? Number.POSITIVE_INFINITY);
+    for (let at = 0; at < list.length; at += size) {
+      const chunk = list.slice(at, at + size);
+      try {
+        const batchId = await withRetry(() => api.submit(chunk, options.label), {
+          maxAttempts: options.maxAttempts,
+          sleep: options.sleep,
+        });
+        out.batches.push({ batchId, backend, calls: chunk });
+      } catch (error) {
+        out.refused.push({
+          backend,
+          calls: chunk,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+  }
+  return out;
+}
+
+/**
+ * Asks the vendor about a batch once. While it runs: its status only. Once done: each call's
+ * outcome by key — its answer (the batch's wait as its latency), or `sync` when the batch did
+ * not answer it (failed, expired, cancelled).
+ */
+export async function pollBatch(
+  api: BatchApi,
+  batch: { batchId: string; submittedAt: string },
+  calls: readonly WaitingCall[],
+  retry: { maxAttempts: number; sleep?: Sleep },
+): Promise<{ status: BatchStatus; outcomes?: Map<string, Completion | 'sync'> }> {
+  const status = await withRetry(() => api.status(batch.batchId), retry);
+  if (!status.done) return { status };
+  const results = await withRetry(() => api.results(batch.batchId, calls), retry);
+  const waited = Math.max(0, Date.now() - Date.parse(batch.submittedAt));
+  const byId = new Map(results.map((o) => [o.customId, o]));
+  const outcomes = new Map<string, Completion | 'sync'>();
+  for (const call of calls) {
+    const outcome = byId.get(call.customId);
+    outcomes.set(call.key, outcome?.ok ? { ...outcome.completion, latencyMs: waited } : 'sync');
+  }
+  return { status, outcomes };
 }
 
 /** What the lane knows between rounds. */
@@ -115,17 +206,13 @@ class DeferringProvider implements LlmProvider {
   }
 }
 
-/** A custom id every vendor accepts (`[A-Za-z0-9_-]{1,64}`): item row, stage, and the call's key. */
-function customIdOf(row: number, stage: string, key: string): string {
-  return `r${row}-${stage.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 24)}-${key.slice(0, 16)}`;
-}
-
 /** Scores `messages` through vendor batches, round by round, until every item has its result. */
 export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
   const { deps, ledger } = options;
   const run = deps.run;
   const maxRounds = options.maxRounds ?? 20;
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+  const retry = { maxAttempts: deps.maxAttempts ?? run.suite.run.maxAttempts, sleep };
   const lane: LaneState = { answers: new Map(), sync: new Set(), syncAll: false };
   const laneDeps: ScoreItemDeps = {
     ...deps,
@@ -142,7 +229,7 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
     round += 1;
     lane.syncAll = round > maxRounds;
     const deferred = new Set<ItemMessage>();
-    const requests = new Map<string, { call: DeferredCall; row: number }>();
+    const calls = new Map<string, WaitingCall>();
     await options.each(pending, async (message) => {
       try {
         const { result } = await scoreItem(laneDeps, message);
@@ -150,93 +237,70 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
       } catch (error) {
         if (!(error instanceof DeferredCall)) throw error;
         deferred.add(message);
-        if (!requests.has(error.key)) requests.set(error.key, { call: error, row: message.item.row });
+        if (!calls.has(error.key)) calls.set(error.key, waitingCallOf(error, message.item.row));
       }
     });
     options.onBatch?.({ type: 'round', round, items: pending.length, deferred: deferred.size });
     if (deferred.size === 0) break;
-    await collect(await submit([...requests.values()], round));
+    await collect(await submit([...calls.values()], round));
     // Items keep their order: each round is the previous one's deferred items.
     pending = options.messages.filter((m) => deferred.has(m));
   }
 
-  /** Packs a round's requests per backend and model, submits them, records each batch in the ledger. */
-  async function submit(calls: { call: DeferredCall; row: number }[], n: number): Promise<LedgerBatch[]> {
-    const groups = new Map<string, { backend: string; entries: LedgerBatch['entries'] }>();
-    for (const { call, row } of calls) {
-      const group = `${call.backend}\u0000${call.request.model}`;
-      const entries = groups.get(group)?.entries ?? [];
-      if (entries.length === 0) groups.set(group, { backend: call.backend, entries });
-      entries.push({ customId: customIdOf(row, call.stage, call.key), key: call.key, request: call.request });
+  /** Submits a round's calls and records each batch in the ledger; calls no batch took go synchronous. */
+  async function submit(calls: WaitingCall[], n: number): Promise<LedgerBatch[]> {
+    const { batches, refused } = await submitCalls(calls, {
+      providerFor: (backend) => deps.providerFor(backend, run),
+      label: `assay ${run.runId} round ${n}`,
+      maxAttempts: retry.maxAttempts,
+      sleep,
+    });
+    for (const { backend, calls: lost, error } of refused) {
+      // No batch, no loss: these calls are made synchronously next round.
+      for (const call of lost) lane.sync.add(call.key);
+      options.onBatch?.({ type: 'submit_failed', backend, requests: lost.length, error });
     }
     const submitted: LedgerBatch[] = [];
-    for (const { backend, entries } of groups.values()) {
-      const api = deps.providerFor(backend, run).batch!;
-      for (let at = 0; at < entries.length; at += api.maxRequests) {
-        const chunk = entries.slice(at, at + api.maxRequests);
-        let batchId: string;
-        try {
-          batchId = await withRetry(() => api.submit(chunk, `assay ${run.runId} round ${n}`), {
-            maxAttempts: deps.maxAttempts ?? run.suite.run.maxAttempts,
-            sleep,
-          });
-        } catch (error) {
-          // No batch, no loss: these calls are made synchronously next round.
-          for (const entry of chunk) lane.sync.add(entry.key);
-          options.onBatch?.({ type: 'submit_failed', backend, requests: chunk.length, error: String(error) });
-          continue;
-        }
-        const batch = { batchId, backend, round: n, submittedAt: new Date().toISOString(), entries: chunk };
-        await ledger.add(batch);
-        submitted.push(batch);
-        options.onBatch?.({ type: 'submitted', batchId, backend, requests: chunk.length, round: n });
-      }
+    for (const { batchId, backend, calls: entries } of batches) {
+      const batch = { batchId, backend, round: n, submittedAt: new Date().toISOString(), entries };
+      await ledger.add(batch);
+      submitted.push(batch);
+      options.onBatch?.({ type: 'submitted', batchId, backend, requests: entries.length, round: n });
     }
     return submitted;
   }
 
-  /** Polls the batches until each is done, then takes its answers (or sends its requests to the sync lane). */
+  /** Polls the batches until each is done, then takes its answers (or sends its calls to the sync lane). */
   async function collect(batches: LedgerBatch[]): Promise<void> {
     let open = batches;
-    const retry = { maxAttempts: deps.maxAttempts ?? run.suite.run.maxAttempts, sleep };
     while (open.length > 0) {
       const still: LedgerBatch[] = [];
       for (const batch of open) {
         const api = deps.providerFor(batch.backend, run).batch!;
-        const status = await withRetry(() => api.status(batch.batchId), retry);
+        const { status, outcomes } = await pollBatch(api, batch, batch.entries, retry);
         options.onBatch?.({ type: 'polled', batchId: batch.batchId, backend: batch.backend, ...status });
-        if (!status.done) {
+        if (!outcomes) {
           still.push(batch);
           continue;
         }
-        const outcomes = await withRetry(() => api.results(batch.batchId, batch.entries), retry);
-        take(batch, outcomes);
+        let answered = 0;
+        for (const [key, outcome] of outcomes) {
+          if (outcome === 'sync') lane.sync.add(key);
+          else {
+            lane.answers.set(key, outcome);
+            answered += 1;
+          }
+        }
+        options.onBatch?.({
+          type: 'collected',
+          batchId: batch.batchId,
+          backend: batch.backend,
+          answered,
+          toSync: outcomes.size - answered,
+        });
       }
       open = still;
       if (open.length > 0) await sleep(options.pollIntervalMs);
     }
-  }
-
-  function take(batch: LedgerBatch, outcomes: BatchOutcome[]): void {
-    const waited = Date.now() - Date.parse(batch.submittedAt);
-    const byId = new Map(outcomes.map((o) => [o.customId, o]));
-    let answered = 0;
-    for (const entry of batch.entries) {
-      const outcome = byId.get(entry.customId);
-      if (outcome?.ok) {
-        // The item waited for the batch: that is its call's latency.
-        lane.answers.set(entry.key, { ...outcome.completion, latencyMs: Math.max(0, waited) });
-        answered += 1;
-      } else {
-        lane.sync.add(entry.key);
-      }
-    }
-    options.onBatch?.({
-      type: 'collected',
-      batchId: batch.batchId,
-      backend: batch.backend,
-      answered,
-      toSync: batch.entries.length - answered,
-    });
   }
 }
