@@ -138,7 +138,10 @@ export interface BatchStore {
   wait(runId: string, itemId: string, call: WaitingCall, body: string): Promise<BatchCallState>;
   /** The call's state (strongly consistent); undefined when no item ever waited for it. */
   callState(runId: string, key: string): Promise<BatchCallState | undefined>;
-  /** Runs with calls recorded but not yet in a batch. */
+  /**
+   * Runs with calls recorded but not yet in a batch. Listing clears each run's mark, so the
+   * caller must then read the run's `waitingCalls`; a call recorded later marks its run again.
+   */
   runsWithWaitingCalls(): Promise<string[]>;
   /** The run's calls recorded but not yet in a batch. */
   waitingCalls(runId: string): Promise<WaitingCall[]>;

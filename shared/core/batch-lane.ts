@@ -25,7 +25,7 @@
  * before the first round, so nothing is submitted twice.
  */
 
-import type { WaitingCall } from '../ports.js';
+import type { BatchStore, RunStore, WaitingCall } from '../ports.js';
 import type { BatchApi, BatchStatus } from '../providers/batch.js';
 import { cacheKey } from '../providers/call.js';
 import { type Sleep, withRetry } from '../providers/retry.js';
@@ -303,4 +303,161 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
       if (open.length > 0) await sleep(options.pollIntervalMs);
     }
   }
+}
+
+/**
+ * A backend as a worker of the batch lane on AWS sees it: the answer a batch gave is returned;
+ * a call the batches could not answer (or cannot take) is made synchronously; any other call
+ * throws {@link DeferredCall}, and {@link scoreOrWait} records the wait.
+ */
+class WaitingProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated: boolean;
+
+  constructor(
+    private readonly inner: LlmProvider,
+    private readonly backend: string,
+    private readonly store: BatchStore,
+    private readonly runId: string,
+  ) {
+    this.id = inner.id;
+    this.simulated = inner.simulated;
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    if (!this.inner.batch?.accepts(request)) return this.inner.complete(request, signal);
+    const key = cacheKey(this.inner, request);
+    const state = await this.store.callState(this.runId, key);
+    if (state?.state === 'answered') return state.completion;
+    if (state?.state === 'sync') return this.inner.complete(request, signal);
+    throw new DeferredCall(key, request, this.backend);
+  }
+}
+
+/**
+ * Scores an item in the batch lane (the AWS worker): as `scoreItem`, except that a call whose
+ * answer must come from a batch records that the item waits for it and returns `waiting` (the
+ * message is done with; the poller sends it again when the answer is in). `body` is the item's
+ * queue message as it will be sent again.
+ */
+export async function scoreOrWait(
+  deps: ScoreItemDeps,
+  store: BatchStore,
+  message: ItemMessage,
+  body: string,
+): Promise<Awaited<ReturnType<typeof scoreItem>> | { waiting: DeferredCall }> {
+  const waitDeps: ScoreItemDeps = {
+    ...deps,
+    providerFor: (backend, run) =>
+      new WaitingProvider(deps.providerFor(backend, run), backend, store, run.runId),
+  };
+  for (;;) {
+    try {
+      return await scoreItem(waitDeps, message);
+    } catch (error) {
+      if (!(error instanceof DeferredCall)) throw error;
+      const call = waitingCallOf(error, message.item.row);
+      const state = await store.wait(message.runId, message.item.id, call, body);
+      // Answered (or sent to the sync lane) between the look and the wait: score again now.
+      if (state.state !== 'answered' && state.state !== 'sync') return { waiting: error };
+    }
+  }
+}
+
+export interface AdvanceBatchesDeps {
+  store: BatchStore;
+  runStore: RunStore;
+  /** The provider of a run's backend. */
+  providerFor(backend: string, run: RunRecord): LlmProvider;
+  /** Sends item queue messages again (the items whose calls were answered). */
+  resend(bodies: readonly string[]): Promise<void>;
+  /** Batches hold at most this many requests (the store keeps each batch's calls as items). */
+  maxRequests?: number;
+  log?: (message: string, fields: Record<string, unknown>) => void;
+}
+
+/**
+ * One pass of the scheduled poller (AWS): submits the calls workers recorded since the last
+ * pass, polls every open batch once, and for each finished one stores the answers (or marks
+ * the calls for the synchronous lane) and sends the waiting items again.
+ */
+export async function advanceBatches(
+  deps: AdvanceBatchesDeps,
+): Promise<{ submitted: number; refused: number; closed: number; woken: number }> {
+  const log = deps.log ?? (() => {});
+  const tally = { submitted: 0, refused: 0, closed: 0, woken: 0 };
+  const runs = new Map<string, RunRecord>();
+  const runOf = async (runId: string) => {
+    let run = runs.get(runId);
+    if (!run) {
+      run = await deps.runStore.getRun(runId);
+      if (!run) throw new Error(`batch lane: run ${runId} not found`);
+      runs.set(runId, run);
+    }
+    return run;
+  };
+
+  for (const runId of await deps.store.runsWithWaitingCalls()) {
+    const run = await runOf(runId);
+    const calls = await deps.store.waitingCalls(runId);
+    if (calls.length === 0) continue;
+    const { batches, refused } = await submitCalls(calls, {
+      providerFor: (backend) => deps.providerFor(backend, run),
+      label: `assay ${runId}`,
+      maxAttempts: run.suite.run.maxAttempts,
+      maxRequests: deps.maxRequests,
+    });
+    for (const batch of batches) {
+      const open = {
+        runId,
+        batchId: batch.batchId,
+        backend: batch.backend,
+        submittedAt: new Date().toISOString(),
+      };
+      await deps.store.addBatch(
+        open,
+        batch.calls.map((c) => c.key),
+      );
+      tally.submitted += 1;
+      log('batch submitted', { ...open, requests: batch.calls.length });
+    }
+    for (const { backend, calls: lost, error } of refused) {
+      // Closed at once with every call synchronous: the waiting items are sent again and call directly.
+      const open = {
+        runId,
+        batchId: `refused-${Date.now()}`,
+        backend,
+        submittedAt: new Date().toISOString(),
+      };
+      await deps.store.addBatch(
+        open,
+        lost.map((c) => c.key),
+      );
+      const bodies = await deps.store.closeBatch(open, new Map(lost.map((c) => [c.key, 'sync' as const])));
+      await deps.resend(bodies);
+      tally.refused += lost.length;
+      tally.woken += bodies.length;
+      log('batch not accepted: its calls go synchronous', { runId, backend, requests: lost.length, error });
+    }
+  }
+
+  for (const open of await deps.store.openBatches()) {
+    const run = await runOf(open.runId);
+    const api = deps.providerFor(open.backend, run).batch!;
+    const calls = await deps.store.batchCalls(open);
+    const { status, outcomes } = await pollBatch(api, open, calls, {
+      maxAttempts: run.suite.run.maxAttempts,
+    });
+    if (!outcomes) {
+      log('batch running', { ...open, ...status });
+      continue;
+    }
+    const bodies = await deps.store.closeBatch(open, outcomes);
+    await deps.resend(bodies);
+    tally.closed += 1;
+    tally.woken += bodies.length;
+    const toSync = [...outcomes.values()].filter((o) => o === 'sync').length;
+    log('batch collected', { ...open, answered: outcomes.size - toSync, toSync, itemsWoken: bodies.length });
+  }
+  return tally;
 }

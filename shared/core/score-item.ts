@@ -66,7 +66,8 @@ export class DeferredCall extends Error {
 /** Runs are immutable once started: cache their records per process (per Lambda container). */
 const runCache = new WeakMap<RunStore, Map<string, RunRecord>>();
 
-async function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
+/** The run record, read once per process. */
+export async function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
   let byId = runCache.get(store);
   if (!byId) {
     byId = new Map();
