@@ -203,7 +203,7 @@ export class DynamoBatchStore implements BatchStore {
       ExpressionAttributeValues: {
         ':pk': q.pk,
         ':prefix': q.prefix,
-        ...Object.fromEntries(filters.map(([name, value], i) => [`:f${i}`, value])),
+        ...Object.fromEntries(filters.map(([, value], i) => [`:f${i}`, value])),
       },
       ConsistentRead: true,
       ...(filters.length > 0
