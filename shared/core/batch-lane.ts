@@ -11,7 +11,8 @@
  *      returns it; a call the cache answers never reaches the provider; any other call records
  *      its request and throws {@link DeferredCall}, which `scoreItem` passes up without
  *      recording a result — the item is simply tried again next round;
- *   2. the round's recorded requests (one per cache key: identical calls are asked once) are
+ *   2. the round's recorded requests (one per cache key: identical calls are asked once; the
+ *      parallel calls of a stage, e.g. an ensemble's votes, all in the same round) are
  *      packed per backend and model into batches, the custom id naming run (in the batch's
  *      label), item row and stage; the batch ids go to the run's ledger before anything waits;
  *   3. the batches are polled until done and their answers collected; a request the batch
@@ -191,6 +192,11 @@ class DeferringProvider implements LlmProvider {
     private readonly inner: LlmProvider,
     private readonly backend: string,
     private readonly lane: LaneState,
+    /**
+     * Hears every deferred call, also those of parallel calls (`Promise.all` over sub-judges)
+     * whose rejection the item never surfaces: they all go into this round's batches.
+     */
+    private readonly onDefer: (call: DeferredCall) => void,
   ) {
     this.id = inner.id;
     this.simulated = inner.simulated;
@@ -202,7 +208,9 @@ class DeferringProvider implements LlmProvider {
     if (answer) return answer;
     const batchable = this.inner.batch?.accepts(request) && !this.lane.sync.has(key) && !this.lane.syncAll;
     if (!batchable) return this.inner.complete(request, signal);
-    throw new DeferredCall(key, request, this.backend);
+    const deferred = new DeferredCall(key, request, this.backend);
+    this.onDefer(deferred);
+    throw deferred;
   }
 }
 
@@ -214,10 +222,12 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const retry = { maxAttempts: deps.maxAttempts ?? run.suite.run.maxAttempts, sleep };
   const lane: LaneState = { answers: new Map(), sync: new Set(), syncAll: false };
-  const laneDeps: ScoreItemDeps = {
+  /** Scoring deps for one item of a round: its deferred calls are heard with its row. */
+  const depsFor = (row: number, heard: { call: DeferredCall; row: number }[]): ScoreItemDeps => ({
     ...deps,
-    providerFor: (backend, r) => new DeferringProvider(deps.providerFor(backend, r), backend, lane),
-  };
+    providerFor: (backend, r) =>
+      new DeferringProvider(deps.providerFor(backend, r), backend, lane, (call) => heard.push({ call, row })),
+  });
 
   // A resumed run: collect what its earlier batches answered (polling those still running).
   const earlier = await ledger.list();
@@ -229,17 +239,21 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
     round += 1;
     lane.syncAll = round > maxRounds;
     const deferred = new Set<ItemMessage>();
-    const calls = new Map<string, WaitingCall>();
+    const heard: { call: DeferredCall; row: number }[] = [];
     await options.each(pending, async (message) => {
       try {
-        const { result } = await scoreItem(laneDeps, message);
+        const { result } = await scoreItem(depsFor(message.item.row, heard), message);
         options.onResult?.(result);
       } catch (error) {
         if (!(error instanceof DeferredCall)) throw error;
         deferred.add(message);
-        if (!calls.has(error.key)) calls.set(error.key, waitingCallOf(error, message.item.row));
       }
     });
+    // Parallel calls whose rejection no item surfaced settle within a tick: let them.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    const calls = new Map<string, WaitingCall>();
+    for (const { call, row } of heard)
+      if (!calls.has(call.key)) calls.set(call.key, waitingCallOf(call, row));
     options.onBatch?.({ type: 'round', round, items: pending.length, deferred: deferred.size });
     if (deferred.size === 0) break;
     await collect(await submit([...calls.values()], round));
@@ -319,6 +333,8 @@ class WaitingProvider implements LlmProvider {
     private readonly backend: string,
     private readonly store: BatchStore,
     private readonly runId: string,
+    /** Hears every deferred call, also parallel ones the item does not surface (see DeferringProvider). */
+    private readonly onDefer: (call: DeferredCall) => void,
   ) {
     this.id = inner.id;
     this.simulated = inner.simulated;
@@ -330,15 +346,17 @@ class WaitingProvider implements LlmProvider {
     const state = await this.store.callState(this.runId, key);
     if (state?.state === 'answered') return state.completion;
     if (state?.state === 'sync') return this.inner.complete(request, signal);
-    throw new DeferredCall(key, request, this.backend);
+    const deferred = new DeferredCall(key, request, this.backend);
+    this.onDefer(deferred);
+    throw deferred;
   }
 }
 
 /**
- * Scores an item in the batch lane (the AWS worker): as `scoreItem`, except that a call whose
- * answer must come from a batch records that the item waits for it and returns `waiting` (the
- * message is done with; the poller sends it again when the answer is in). `body` is the item's
- * queue message as it will be sent again.
+ * Scores an item in the batch lane (the AWS worker): as `scoreItem`, except that calls whose
+ * answers must come from a batch record that the item waits for them and return `waiting` (the
+ * message is done with; the poller sends it again when the answers are in). `body` is the
+ * item's queue message as it will be sent again.
  */
 export async function scoreOrWait(
   deps: ScoreItemDeps,
@@ -346,20 +364,36 @@ export async function scoreOrWait(
   message: ItemMessage,
   body: string,
 ): Promise<Awaited<ReturnType<typeof scoreItem>> | { waiting: DeferredCall }> {
-  const waitDeps: ScoreItemDeps = {
-    ...deps,
-    providerFor: (backend, run) =>
-      new WaitingProvider(deps.providerFor(backend, run), backend, store, run.runId),
-  };
   for (;;) {
+    const heard: DeferredCall[] = [];
+    const waitDeps: ScoreItemDeps = {
+      ...deps,
+      providerFor: (backend, run) =>
+        new WaitingProvider(deps.providerFor(backend, run), backend, store, run.runId, (call) =>
+          heard.push(call),
+        ),
+    };
     try {
       return await scoreItem(waitDeps, message);
     } catch (error) {
       if (!(error instanceof DeferredCall)) throw error;
-      const call = waitingCallOf(error, message.item.row);
-      const state = await store.wait(message.runId, message.item.id, call, body);
-      // Answered (or sent to the sync lane) between the look and the wait: score again now.
-      if (state.state !== 'answered' && state.state !== 'sync') return { waiting: error };
+      // Parallel calls whose rejection did not surface settle within a tick: they wait too.
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      let ready = false;
+      const keys = new Set<string>();
+      for (const call of heard) {
+        if (keys.has(call.key)) continue;
+        keys.add(call.key);
+        const state = await store.wait(
+          message.runId,
+          message.item.id,
+          waitingCallOf(call, message.item.row),
+          body,
+        );
+        // Answered (or sent to the sync lane) between the look and the wait: score again now.
+        if (state.state === 'answered' || state.state === 'sync') ready = true;
+      }
+      if (!ready) return { waiting: error };
     }
   }
 }

@@ -147,6 +147,24 @@ it('runs a multi-stage family (escalation) round by round to the same results as
   expect(outputs(batch.results)).toEqual(outputs(sync.results));
 }, 60_000);
 
+it('batches the parallel calls of one stage (an ensemble voting across three vendors) in the same round', async () => {
+  fake.setHandler(answer);
+  const sync = await runLane('gec-ensemble-de.suite.json', 'sync');
+  fake.reset();
+  fake.setHandler(answer);
+  const rounds: number[] = [];
+  const batch = await runLane('gec-ensemble-de.suite.json', 'batch', undefined, (e) => {
+    if (e.type === 'batch' && e.event.type === 'round') rounds.push(e.event.deferred);
+  });
+  // One round of batches (a batch per vendor, every vote in it), then the round that finishes.
+  expect(rounds).toEqual([SAMPLE.n, 0]);
+  expect(fake.batches.map((b) => b.vendor).sort()).toEqual(['anthropic', 'gemini', 'openai']);
+  expect(fake.batches.every((b) => b.entries.length === SAMPLE.n)).toBe(true);
+  expect(chatCalls()).toBe(0);
+  expect(batch.report.scores).toEqual(sync.report.scores);
+  expect(outputs(batch.results)).toEqual(outputs(sync.results));
+}, 60_000);
+
 it('runs a multi-stage family without the LLM cache (run.cache false) in as many rounds as it has stages', async () => {
   const suite = JSON.parse(await readFile(join(REPO, 'examples', 'gec-escalation-en.suite.json'), 'utf8'));
   const dir = await tempDir('assay-batch-nocache-');
