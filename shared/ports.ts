@@ -139,10 +139,16 @@ export interface BatchStore {
   /** The call's state (strongly consistent); undefined when no item ever waited for it. */
   callState(runId: string, key: string): Promise<BatchCallState | undefined>;
   /**
-   * Runs with calls recorded but not yet in a batch. Listing clears each run's mark, so the
-   * caller must then read the run's `waitingCalls`; a call recorded later marks its run again.
+   * Runs with calls recorded but not yet in a batch, each with the mark that says so (a new
+   * mark each time a call is recorded).
    */
-  runsWithWaitingCalls(): Promise<string[]>;
+  runsWithWaitingCalls(): Promise<{ runId: string; mark: string }[]>;
+  /**
+   * Clears the run's mark once its waiting calls were submitted, unless a call recorded since
+   * marked the run again (then the next pass sees it). A pass that stops before this leaves the
+   * mark, and the next pass submits what is still waiting.
+   */
+  clearMark(runId: string, mark: string): Promise<void>;
   /** The run's calls recorded but not yet in a batch. */
   waitingCalls(runId: string): Promise<WaitingCall[]>;
   /** Records a submitted batch and moves its calls from `waiting` to `submitted`. */

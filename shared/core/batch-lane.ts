@@ -75,6 +75,15 @@ export interface BatchLaneOptions {
   maxRounds?: number;
 }
 
+/** Waits until every call in `started` has settled, including calls started meanwhile. */
+async function settled(started: Promise<unknown>[]): Promise<void> {
+  for (let seen = 0; seen < started.length; ) {
+    const batch = started.slice(seen);
+    seen = started.length;
+    await Promise.allSettled(batch);
+  }
+}
+
 /** A custom id every vendor accepts (`[A-Za-z0-9_-]{1,64}`): item row, stage, and the call's key. */
 export function customIdOf(row: number, stage: string, key: string): string {
   return `r${row}-${stage.replace(/[^A-Za-z0-9_]/g, '_').slice(0, 24)}-${key.slice(0, 16)}`;
@@ -222,9 +231,14 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
   const sleep = options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
   const retry = { maxAttempts: deps.maxAttempts ?? run.suite.run.maxAttempts, sleep };
   const lane: LaneState = { answers: new Map(), sync: new Set(), syncAll: false };
-  /** Scoring deps for one item of a round: its deferred calls are heard with its row. */
-  const depsFor = (row: number, heard: { call: DeferredCall; row: number }[]): ScoreItemDeps => ({
+  /** Scoring deps for one item of a round: its calls are tracked, its deferred calls heard with its row. */
+  const depsFor = (
+    row: number,
+    heard: { call: DeferredCall; row: number }[],
+    started: Promise<unknown>[],
+  ): ScoreItemDeps => ({
     ...deps,
+    onCallStarted: (pending) => started.push(pending),
     providerFor: (backend, r) =>
       new DeferringProvider(deps.providerFor(backend, r), backend, lane, (call) => heard.push({ call, row })),
   });
@@ -241,16 +255,17 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
     const deferred = new Set<ItemMessage>();
     const heard: { call: DeferredCall; row: number }[] = [];
     await options.each(pending, async (message) => {
+      const started: Promise<unknown>[] = [];
       try {
-        const { result } = await scoreItem(depsFor(message.item.row, heard), message);
+        const { result } = await scoreItem(depsFor(message.item.row, heard, started), message);
         options.onResult?.(result);
       } catch (error) {
         if (!(error instanceof DeferredCall)) throw error;
         deferred.add(message);
+        // The item's other calls of this stage (parallel votes) are heard once they settle.
+        await settled(started);
       }
     });
-    // Parallel calls whose rejection no item surfaced settle within a tick: let them.
-    await new Promise<void>((resolve) => setImmediate(resolve));
     const calls = new Map<string, WaitingCall>();
     for (const { call, row } of heard)
       if (!calls.has(call.key)) calls.set(call.key, waitingCallOf(call, row));
@@ -366,8 +381,10 @@ export async function scoreOrWait(
 ): Promise<Awaited<ReturnType<typeof scoreItem>> | { waiting: DeferredCall }> {
   for (;;) {
     const heard: DeferredCall[] = [];
+    const started: Promise<unknown>[] = [];
     const waitDeps: ScoreItemDeps = {
       ...deps,
+      onCallStarted: (pending) => started.push(pending),
       providerFor: (backend, run) =>
         new WaitingProvider(deps.providerFor(backend, run), backend, store, run.runId, (call) =>
           heard.push(call),
@@ -377,8 +394,8 @@ export async function scoreOrWait(
       return await scoreItem(waitDeps, message);
     } catch (error) {
       if (!(error instanceof DeferredCall)) throw error;
-      // Parallel calls whose rejection did not surface settle within a tick: they wait too.
-      await new Promise<void>((resolve) => setImmediate(resolve));
+      // The item's other calls of this stage (parallel votes) wait too, once they settle.
+      await settled(started);
       let ready = false;
       const keys = new Set<string>();
       for (const call of heard) {
@@ -431,10 +448,9 @@ export async function advanceBatches(
     return run;
   };
 
-  for (const runId of await deps.store.runsWithWaitingCalls()) {
+  for (const { runId, mark } of await deps.store.runsWithWaitingCalls()) {
     const run = await runOf(runId);
     const calls = await deps.store.waitingCalls(runId);
-    if (calls.length === 0) continue;
     const { batches, refused } = await submitCalls(calls, {
       providerFor: (backend) => deps.providerFor(backend, run),
       label: `assay ${runId}`,
@@ -473,6 +489,7 @@ export async function advanceBatches(
       tally.woken += bodies.length;
       log('batch not accepted: its calls go synchronous', { runId, backend, requests: lost.length, error });
     }
+    await deps.store.clearMark(runId, mark);
   }
 
   for (const open of await deps.store.openBatches()) {

@@ -30,6 +30,11 @@ export interface ScoreItemDeps {
    * back to the queue (AWS: SQS redelivers it later), `fail` records a failed result (local).
    */
   onTransientError: 'throw' | 'fail';
+  /**
+   * Hears each model call as it starts (its promise): the batch lane waits for an item's
+   * parallel calls to settle before it decides what the item waits for.
+   */
+  onCallStarted?: (pending: Promise<Completion>) => void;
   /** Called after each model call, e.g. to feed a live cost counter. */
   onCall?: (completion: Completion) => void;
   /**
@@ -141,11 +146,9 @@ function taskContext(
       }
       let completion: Completion;
       try {
-        completion = await callModel(provider, request, {
-          cache,
-          maxAttempts,
-          payer: payerOf(run, item),
-        });
+        const pending = callModel(provider, request, { cache, maxAttempts, payer: payerOf(run, item) });
+        deps.onCallStarted?.(pending);
+        completion = await pending;
       } catch (error) {
         if (error instanceof DeferredCall) error.stage = stage;
         throw error;

@@ -163,3 +163,45 @@ it('waits, batches, collects and wakes the items; failed batch requests end scor
   // Nothing left for the poller to do.
   expect(await pollBatches()).toMatchObject({ submitted: 0, closed: 0, woken: 0 });
 }, 120_000);
+
+it('keeps a run marked when a call is recorded while the poller submits its calls', async () => {
+  const store = new DynamoBatchStore({ client: clients.doc, tableName: res.table });
+  const runId = `race-${Date.now()}`;
+  const call = (key: string) => ({
+    key,
+    backend: 'openai:gpt-4o-mini',
+    customId: `r1-x-${key}`,
+    request: { model: '', prompt: key },
+  });
+  const marked = async () => (await store.runsWithWaitingCalls()).find((r) => r.runId === runId);
+
+  expect(await store.wait(runId, 'item-1', call('k1'), 'body-1')).toEqual({ state: 'waiting' });
+  const first = await marked();
+  expect(first).toBeDefined();
+  // The poller has read the mark and the waiting calls; a second call is recorded now.
+  expect(await store.waitingCalls(runId)).toHaveLength(1);
+  await store.wait(runId, 'item-2', call('k2'), 'body-2');
+  await store.clearMark(runId, first!.mark);
+  // Still marked: the next pass submits k2.
+  const second = await marked();
+  expect(second?.mark).not.toBe(first!.mark);
+  expect((await store.waitingCalls(runId)).map((c) => c.key).sort()).toEqual(['k1', 'k2']);
+  await store.clearMark(runId, second!.mark);
+  expect(await marked()).toBeUndefined();
+
+  // A second item waiting for the same call adds a waiter, not a call, and does not mark the run again.
+  await store.wait(runId, 'item-3', call('k2'), 'body-3');
+  expect(await marked()).toBeUndefined();
+  const open = { runId, batchId: 'b1', backend: 'openai:gpt-4o-mini', submittedAt: new Date().toISOString() };
+  await store.addBatch(open, ['k1', 'k2']);
+  expect(await store.batchCalls(open)).toHaveLength(2);
+  const bodies = await store.closeBatch(
+    open,
+    new Map([
+      ['k1', 'sync'],
+      ['k2', 'sync'],
+    ]),
+  );
+  expect(bodies.sort()).toEqual(['body-1', 'body-2', 'body-3']);
+  expect(await store.callState(runId, 'k2')).toEqual({ state: 'sync' });
+}, 60_000);

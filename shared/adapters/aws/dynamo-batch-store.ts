@@ -5,16 +5,19 @@
  * |-----------------|---------------------|-----------------------------|----------------------------------------------------------------|------------------------------------------------------------|
  * | call            | `BATCHRUN#<runId>`  | `CALL#<key>`                | state, backend, customId, request (JSON), batchId?, completion (JSON)?, ttl | GetItem (consistent); Query begins_with(sk, 'CALL#') + filter |
  * | waiting item    | `BATCHRUN#<runId>`  | `WAIT#<key>#<itemId>`       | body (the item's queue message), ttl                           | Query begins_with(sk, 'WAIT#<key>#') when the call closes  |
- * | run has waiters | `BATCHLANE`         | `WAITING#<runId>`           | ttl                                                            | Query pk = BATCHLANE, begins_with(sk, 'WAITING#')          |
+ * | run has waiters | `BATCHLANE`         | `WAITING#<runId>`           | mark (new with each recorded call), ttl                        | Query pk = BATCHLANE, begins_with(sk, 'WAITING#'); conditional Delete on mark |
  * | open batch      | `BATCHLANE`         | `OPEN#<runId>#<batchId>`    | runId, batchId, backend, submittedAt, ttl                      | Query pk = BATCHLANE, begins_with(sk, 'OPEN#')             |
  *
  * Every item expires after `ttlDays` (the vendors keep batch results about as long).
  * Orderings that keep wake-ups from being lost: a worker writes its wait, then the call, then
- * the run's mark, then reads the call; the poller clears a run's mark before it reads the run's
- * waiting calls, and writes a call's outcome before it reads who waits for it.
+ * the run's mark (a new value each time), then reads the call; the poller clears a run's mark
+ * only after submitting its waiting calls and only if the mark is still the one it read, and
+ * writes a call's outcome before it reads who waits for it.
  */
+import { randomUUID } from 'node:crypto';
 import {
   BatchWriteCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   PutCommand,
@@ -72,7 +75,13 @@ export class DynamoBatchStore implements BatchStore {
         },
         'attribute_not_exists(pk)',
       );
-      await this.put({ pk: LANE_PK, sk: `WAITING#${runId}`, type: 'batch-waiting', runId });
+      await this.put({
+        pk: LANE_PK,
+        sk: `WAITING#${runId}`,
+        type: 'batch-waiting',
+        runId,
+        mark: randomUUID(),
+      });
     } catch (error) {
       // Another item waits for the same call already: it is recorded (and its run marked).
       if (!isConditionalCheckFailed(error)) throw error;
@@ -94,15 +103,25 @@ export class DynamoBatchStore implements BatchStore {
     return out.Item ? stateOf(out.Item) : undefined;
   }
 
-  async runsWithWaitingCalls(): Promise<string[]> {
+  async runsWithWaitingCalls(): Promise<{ runId: string; mark: string }[]> {
     const marks = await this.query({ pk: LANE_PK, prefix: 'WAITING#' });
-    const runIds: string[] = [];
-    for (const mark of marks) {
-      // Cleared before the run's calls are read: a call recorded later marks the run again.
-      await this.delete([{ pk: LANE_PK, sk: String(mark.sk) }]);
-      runIds.push(String(mark.runId));
+    return marks.map((m) => ({ runId: String(m.runId), mark: String(m.mark) }));
+  }
+
+  async clearMark(runId: string, mark: string): Promise<void> {
+    try {
+      await this.client.send(
+        new DeleteCommand({
+          TableName: this.tableName,
+          Key: { pk: LANE_PK, sk: `WAITING#${runId}` },
+          ConditionExpression: 'mark = :mark',
+          ExpressionAttributeValues: { ':mark': mark },
+        }),
+      );
+    } catch (error) {
+      // Marked again by a call recorded meanwhile: the next pass submits it.
+      if (!isConditionalCheckFailed(error)) throw error;
     }
-    return runIds;
   }
 
   async waitingCalls(runId: string): Promise<WaitingCall[]> {
