@@ -6,12 +6,14 @@ import { fileURLToPath } from 'node:url';
 import { createAwsClients } from '../shared/adapters/aws/clients.js';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
 import { LocalWorkQueue } from '../shared/adapters/local/local-work-queue.js';
 import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/core/aggregate-run.js';
-import type { ItemResult, RunRecord } from '../shared/core/model.js';
+import { type BatchEvent, runBatchLane } from '../shared/core/batch-lane.js';
+import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
 import { prepareRun } from '../shared/core/prepare-run.js';
 import { scoreItem } from '../shared/core/score-item.js';
 import { startRun } from '../shared/core/start-run.js';
@@ -49,6 +51,10 @@ export interface RunSettings {
   /** Shared LLM cache file; default `$ASSAY_CACHE_DIR/llm-cache.jsonl` or `.assay-cache/`. */
   cachePath?: string;
   pricesPath?: string;
+  /** `sync` or `batch` (vendor batch APIs); default: the suite's `run.lane`. */
+  lane?: 'sync' | 'batch';
+  /** Batch lane: time between polls, overriding the suite's `run.batchPollSeconds` (tests poll fast). */
+  batchPollMs?: number;
   onEvent?: (event: RunEvent) => void;
 }
 
@@ -64,6 +70,7 @@ export type RunEvent =
     }
   | { type: 'call'; completion: Completion }
   | { type: 'item'; result: ItemResult }
+  | { type: 'batch'; event: BatchEvent }
   | { type: 'finished'; outcome: AggregateOutcome };
 
 /** Where a local run reads `prompts/<path>`: next to the suite first, then the prompts Assay ships. */
@@ -88,6 +95,7 @@ export function applySettings(suite: Suite, settings: RunSettings): Suite {
   if (settings.simulate) out = simulateSuite(out);
   if (settings.concurrency) out = { ...out, run: { ...out.run, concurrency: settings.concurrency } };
   if (settings.sample) out = { ...out, run: { ...out.run, sample: settings.sample } };
+  if (settings.lane) out = { ...out, run: { ...out.run, lane: settings.lane } };
   return out;
 }
 
@@ -186,10 +194,26 @@ export async function runSuite(
       invalidRows: started.invalidRows,
     });
   })();
-  const work = pool(queue, concurrency, async (message) => {
-    const { result } = await scoreItem(deps, message);
-    options.onEvent?.({ type: 'item', result });
-  });
+  const work =
+    run.suite.run.lane === 'batch'
+      ? (async () => {
+          // The batch lane runs rounds over every pending item: it takes them all first.
+          const messages: ItemMessage[] = [];
+          for await (const message of queue) messages.push(message);
+          await runBatchLane({
+            deps,
+            messages,
+            each: (items, each) => pool(items, concurrency, each),
+            ledger: new LocalBatchLedger(outDir),
+            pollIntervalMs: options.batchPollMs ?? run.suite.run.batchPollSeconds * 1000,
+            onResult: (result) => options.onEvent?.({ type: 'item', result }),
+            onBatch: (event) => options.onEvent?.({ type: 'batch', event }),
+          });
+        })()
+      : pool(queue, concurrency, async (message) => {
+          const { result } = await scoreItem(deps, message);
+          options.onEvent?.({ type: 'item', result });
+        });
   // Whichever side fails first stops the other (a full queue would otherwise wait forever).
   await Promise.all([
     ingest.catch((error) => {

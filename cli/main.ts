@@ -1,6 +1,6 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
@@ -42,7 +42,7 @@ function summary(report: Report, outDir: string): string {
     '',
     `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
     ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
-    `cost ${usd(report.cost.totalUsd)}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
+    `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
     `report: ${join(outDir, 'report.txt')} (and report.json, labeled.csv, errors.txt, correct.txt)`,
   ];
   const budget = report.counts.byFailure.budget;
@@ -89,6 +89,7 @@ interface RunFlags {
   backend?: string[];
   fresh?: boolean;
   prices?: string;
+  lane?: 'sync' | 'batch';
   progress: boolean;
 }
 
@@ -107,6 +108,7 @@ async function run(
     sample: flags.sample ? { n: flags.sample, seed: flags.seed } : sample,
     fresh: flags.fresh,
     pricesPath: flags.prices,
+    lane: flags.lane,
     onEvent: flags.progress ? progressReporter() : undefined,
   };
   const suite = await loadSuiteFile(suitePath);
@@ -188,6 +190,12 @@ function runOptions(command: Command): Command {
     )
     .option('--fresh', 'start a new run instead of resuming an identical one')
     .option('--prices <file>', 'price table override (JSON); also env ASSAY_PRICES')
+    .addOption(
+      new Option(
+        '--lane <lane>',
+        "sync: a call per request; batch: through the vendors' batch APIs at half price (default: the suite's run.lane)",
+      ).choices(['sync', 'batch']),
+    )
     .option(
       '--runs <dir>',
       "folder of run folders; the report compares with the suite's previous run there",

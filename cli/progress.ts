@@ -1,3 +1,4 @@
+import type { BatchEvent } from '../shared/core/batch-lane.js';
 import type { RunEvent } from './local-run.js';
 
 /**
@@ -71,11 +72,34 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
         if (event.result.status === 'failed') failed += 1;
         if (started) draw();
         break;
+      case 'batch':
+        // Batch waits are long and rare: each step gets its own line, then the bar again.
+        if (tty) stream.write('\r\x1b[2K');
+        stream.write(`${batchLine(event.event)}\n`);
+        if (tty) draw(true);
+        break;
       case 'finished':
         if (tty) stream.write(`\r\x1b[2K${line()}\n`);
         break;
     }
   };
+}
+
+function batchLine(event: BatchEvent): string {
+  switch (event.type) {
+    case 'round':
+      return `batch round ${event.round}: ${event.items} items, ${event.deferred} waiting for batch answers`;
+    case 'submitted':
+      return `batch ${event.batchId} submitted to ${event.backend}: ${event.requests} requests (round ${event.round})`;
+    case 'submit_failed':
+      return `batch to ${event.backend} not accepted (${event.error}); its ${event.requests} requests go synchronous`;
+    case 'polled': {
+      const counts = event.total === undefined ? '' : ` ${event.finished ?? 0}/${event.total}`;
+      return `batch ${event.batchId} (${event.backend}): ${event.status}${counts}`;
+    }
+    case 'collected':
+      return `batch ${event.batchId} collected: ${event.answered} answered, ${event.toSync} to the synchronous lane`;
+  }
 }
 
 function formatSeconds(seconds: number): string {

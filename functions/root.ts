@@ -14,6 +14,7 @@ import { Metrics } from '@aws-lambda-powertools/metrics';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type AwsClients, createAwsClients } from '../shared/adapters/aws/clients.js';
+import { DynamoBatchStore } from '../shared/adapters/aws/dynamo-batch-store.js';
 import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
 import { DynamoPromptIndex } from '../shared/adapters/aws/dynamo-prompt-index.js';
 import { DynamoRateLimitStore } from '../shared/adapters/aws/dynamo-rate-limit-store.js';
@@ -32,6 +33,7 @@ import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/fold
 import type { IngestObjectDeps } from '../shared/bucket/ingest-object.js';
 import type { AggregateDeps } from '../shared/core/aggregate-run.js';
 import type { AggregateSweepDeps } from '../shared/core/aggregate-sweep.js';
+import type { AdvanceBatchesDeps } from '../shared/core/batch-lane.js';
 import type { RunRecord } from '../shared/core/model.js';
 import type { PublishLeaderboardDeps } from '../shared/core/publish-leaderboard.js';
 import type { ScoreItemDeps } from '../shared/core/score-item.js';
@@ -167,7 +169,11 @@ export function ingestRoot(): {
  * The worker: scores items. Provider keys are read once per container, on the first
  * invocation (see {@link providerKeys}), and providers are built once per backend.
  */
-export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItemDeps> } {
+export function workerRoot(): {
+  blobs: S3BlobStore;
+  batchStore: DynamoBatchStore;
+  scoring(): Promise<ScoreItemDeps>;
+} {
   const b = base(['AGGREGATE_QUEUE_URL']);
   const prices = loadPriceTable(undefined, process.env);
   const cache = new DynamoLlmCache({
@@ -188,6 +194,7 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
 
   return {
     blobs: b.blobs,
+    batchStore: batchStore(b),
     async scoring() {
       if (deps) return deps;
       const env = await keys();
@@ -204,6 +211,48 @@ export function workerRoot(): { blobs: S3BlobStore; scoring(): Promise<ScoreItem
       return deps;
     },
   };
+}
+
+function batchStore<Q extends QueueVariable>(b: Base<Q>): DynamoBatchStore {
+  return new DynamoBatchStore({
+    client: b.clients.doc,
+    tableName: b.env.TABLE_NAME,
+    ttlDays: b.env.ASSAY_CACHE_TTL_DAYS,
+  });
+}
+
+/**
+ * The batch poller (scheduled): submits the calls workers recorded, collects finished batches
+ * and sends their waiting items back to the items queue.
+ */
+export function batchPollerRoot(): { deps(): Promise<AdvanceBatchesDeps> } {
+  const b = base(['ITEMS_QUEUE_URL']);
+  const prices = loadPriceTable(undefined, process.env);
+  const keys = providerKeys(b);
+  const queue = new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs });
+  let deps: AdvanceBatchesDeps | undefined;
+  return {
+    async deps() {
+      if (deps) return deps;
+      const providers = new ProviderPool({ env: await keys(), prices, simulator: simulateAnswer });
+      deps = {
+        store: batchStore(b),
+        runStore: b.runStore,
+        providerFor: (backend, run) => providers.get(backend, run.suite.sim),
+        resend: (bodies) => queue.resend(bodies.map(namedBody)),
+        // A batch's calls are items of the table, read back when it closes: keep batches modest.
+        maxRequests: 2_000,
+        log: (message, fields) => logger.info(message, fields),
+      };
+      return deps;
+    },
+  };
+}
+
+/** An item message body with the names SQS errors report it by. */
+function namedBody(body: string): { runId: string; itemId: string; body: string } {
+  const parsed = JSON.parse(body) as { runId?: string; itemId?: string; item?: { id?: string } };
+  return { runId: parsed.runId ?? '?', itemId: parsed.itemId ?? parsed.item?.id ?? '?', body };
 }
 
 /** The dead-letter function: records dead items as failed results. */

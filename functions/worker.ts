@@ -6,11 +6,12 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { decodeItemMessage, InvalidItemMessageError } from '../shared/adapters/aws/sqs-work-queue.js';
+import { scoreOrWait } from '../shared/core/batch-lane.js';
 import type { ItemMessage, ItemResult } from '../shared/core/model.js';
-import { scoreItem } from '../shared/core/score-item.js';
+import { loadRun, scoreItem } from '../shared/core/score-item.js';
 import { logger, metrics, sqsBatchHandler, workerRoot } from './root.js';
 
-const { blobs, scoring } = workerRoot();
+const { blobs, scoring, batchStore } = workerRoot();
 
 async function scoreRecord(record: SQSRecord): Promise<void> {
   let message: ItemMessage;
@@ -33,7 +34,19 @@ async function scoreRecord(record: SQSRecord): Promise<void> {
     receiveCount: Number(record.attributes.ApproximateReceiveCount),
   };
   try {
-    const { result, outcome } = await scoreItem(await scoring(), message);
+    const deps = await scoring();
+    const run = await loadRun(deps.runStore, message.runId);
+    // The batch lane: a call waiting for a batch lets this message go; the poller sends it again.
+    const scored =
+      run.suite.run.lane === 'batch'
+        ? await scoreOrWait(deps, batchStore, message, record.body)
+        : await scoreItem(deps, message);
+    if ('waiting' in scored) {
+      logger.info('item waits for a batch answer', { ...keys, backend: scored.waiting.backend });
+      metrics.addMetric('ItemsWaitingForBatch', MetricUnit.Count, 1);
+      return;
+    }
+    const { result, outcome } = scored;
     countSpend(result);
     if (!outcome.recorded) {
       logger.info('item already had a result (redelivered message): nothing counted', keys);

@@ -22,6 +22,8 @@ export interface AssayConfig {
   readonly logRetentionDays: number;
   /** ASSAY_CACHE_TTL_DAYS: lifetime of LLM cache entries in the table. */
   readonly cacheTtlDays: number;
+  /** Minutes between passes of the batch poller (the batch lane: submit, poll, collect). */
+  readonly batchPollMinutes: number;
   /** Full ARN of an existing provider-keys secret; when unset the stack creates one. */
   readonly providerSecretArn?: string;
   /** E-mail address subscribed to an SNS topic that receives the dead-letter alarms; no topic when unset. */
@@ -44,6 +46,7 @@ export const DEFAULT_CONFIG: AssayConfig = {
   logLevel: 'INFO',
   logRetentionDays: 30,
   cacheTtlDays: 30,
+  batchPollMinutes: 1,
 };
 
 /** Thrown when a setting is malformed or inconsistent; the message names the setting and what it accepts. */
@@ -128,6 +131,7 @@ export function configFromContext(node: Node): AssayConfig {
     logLevel: logLevel as AssayConfig['logLevel'],
     logRetentionDays,
     cacheTtlDays: int('cacheTtlDays', 1, 3650),
+    batchPollMinutes: int('batchPollMinutes', 1, 1440),
     providerSecretArn: optionalString(
       'providerSecretArn',
       /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/,

@@ -1,4 +1,6 @@
 import { CfnOutput, Duration, RemovalPolicy, Stack, type StackProps, Tags } from 'aws-cdk-lib';
+import * as eventbridge from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -20,6 +22,7 @@ const TIMEOUTS = {
   worker: Duration.minutes(5),
   deadLetter: Duration.minutes(1),
   aggregate: Duration.minutes(5),
+  batchPoller: Duration.minutes(5),
 } as const;
 
 /**
@@ -35,6 +38,7 @@ export class AssayStack extends Stack {
     readonly worker: AssayFunction;
     readonly deadLetter: AssayFunction;
     readonly aggregate: AssayFunction;
+    readonly batchPoller: AssayFunction;
   };
   readonly providerSecret: secretsmanager.ISecret;
   readonly promptSync: s3deploy.BucketDeployment;
@@ -132,7 +136,28 @@ export class AssayStack extends Stack {
         .useBucket(bucket, { read: ['suites/', REPORTS_PREFIX], write: [REPORTS_PREFIX] })
         // One run per invocation: a large run takes a while to stream and score.
         .consumes(aggregate.queue, { batchSize: 1, maxConcurrency: config.aggregateMaxConcurrency }),
+
+      // The batch lane (suites with run.lane "batch"): workers record the calls items wait for;
+      // this function, on a schedule, submits them to the vendors' batch APIs, polls, collects
+      // the answers and sends the waiting items back to the items queue.
+      batchPoller: new AssayFunction(this, 'BatchPoller', {
+        ...shared,
+        entry: 'batch-poller',
+        description:
+          'Batch lane: submits waiting model calls as vendor batches, collects them, wakes the items',
+        timeout: TIMEOUTS.batchPoller,
+        memorySize: 512,
+      })
+        .useTable(table)
+        .useBucket(bucket, { read: [SPILL_PREFIX] })
+        .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
+        .readsSecret(this.providerSecret),
     };
+    new eventbridge.Rule(this, 'BatchPollSchedule', {
+      description: 'Runs the batch poller: one pass of the batch lane',
+      schedule: eventbridge.Schedule.rate(Duration.minutes(config.batchPollMinutes)),
+      targets: [new targets.LambdaFunction(this.functions.batchPoller, { retryAttempts: 0 })],
+    });
 
     this.promptSync = this.syncPrompts(bucket);
     this.alarms = new AssayAlarms(this, 'Alarms', { queues: this.queues.all, alarmEmail: config.alarmEmail });

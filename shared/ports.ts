@@ -4,7 +4,7 @@
  */
 import type { ItemMessage, ItemResult, RunCounters, RunRecord, RunStatus } from './core/model.js';
 import type { RateLimit, RateNeed } from './providers/rate-limit.js';
-import type { Completion } from './providers/types.js';
+import type { Completion, CompletionRequest } from './providers/types.js';
 import type { LeaderboardEntry } from './reports/leaderboard.js';
 import type { SweepRecord, SweepStatus } from './sweeps/sweep.js';
 
@@ -109,4 +109,69 @@ export interface RateLimitStore {
    * otherwise takes nothing and returns the milliseconds until it will have.
    */
   take(key: string, limit: RateLimit, need: RateNeed): Promise<number>;
+}
+
+/** A model call waiting for a vendor batch (the batch lane on AWS). */
+export interface WaitingCall {
+  /** The call's cache key: identical calls of a run wait once. */
+  key: string;
+  /** The backend as the suite names it. */
+  backend: string;
+  customId: string;
+  request: CompletionRequest;
+}
+
+/** Where a call of the batch lane stands. */
+export type BatchCallState =
+  | { state: 'waiting' }
+  | { state: 'submitted'; batchId: string }
+  | { state: 'answered'; completion: Completion }
+  /** The batch could not answer it: it is made synchronously. */
+  | { state: 'sync' };
+
+/** A batch submitted for a run, as the scheduled poller sees it. */
+export interface OpenBatch {
+  runId: string;
+  batchId: string;
+  backend: string;
+  submittedAt: string;
+}
+
+/**
+ * The batch lane across processes (AWS): workers record the calls items wait for, a scheduled
+ * poller submits them in batches, collects the answers and wakes the waiting items.
+ * Wake-ups are never lost: a worker records its wait before it reads the call's state, and
+ * the poller stores a call's outcome before it reads who waits.
+ */
+export interface BatchStore {
+  /**
+   * Records that the item whose queue message is `body` waits for `call` (the first wait also
+   * records the call as `waiting`), then returns the call's state as it is now.
+   */
+  wait(runId: string, itemId: string, call: WaitingCall, body: string): Promise<BatchCallState>;
+  /** The call's state (strongly consistent); undefined when no item ever waited for it. */
+  callState(runId: string, key: string): Promise<BatchCallState | undefined>;
+  /**
+   * Runs with calls recorded but not yet in a batch, each with the mark that says so (a new
+   * mark each time a call is recorded).
+   */
+  runsWithWaitingCalls(): Promise<{ runId: string; mark: string }[]>;
+  /**
+   * Clears the run's mark once its waiting calls were submitted, unless a call recorded since
+   * marked the run again (then the next pass sees it). A pass that stops before this leaves the
+   * mark, and the next pass submits what is still waiting.
+   */
+  clearMark(runId: string, mark: string): Promise<void>;
+  /** The run's calls recorded but not yet in a batch. */
+  waitingCalls(runId: string): Promise<WaitingCall[]>;
+  /** Records a submitted batch and moves its calls from `waiting` to `submitted`. */
+  addBatch(batch: OpenBatch, keys: readonly string[]): Promise<void>;
+  openBatches(): Promise<OpenBatch[]>;
+  /** The calls a batch holds. */
+  batchCalls(batch: OpenBatch): Promise<WaitingCall[]>;
+  /**
+   * Stores each call's outcome (its answer, or `sync`), closes the batch, and returns the
+   * queue messages of the items that waited for those calls, to send again.
+   */
+  closeBatch(batch: OpenBatch, outcomes: ReadonlyMap<string, Completion | 'sync'>): Promise<string[]>;
 }

@@ -6,6 +6,7 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
+import { DynamoBatchStore } from '../../shared/adapters/aws/dynamo-batch-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import { datasetKeyOf, datasetUploadKey, REPORTS_PREFIX, suiteKey } from '../../shared/bucket/layout.js';
@@ -36,6 +37,8 @@ export interface CloudFunctions {
   worker: SqsFunctionHandler;
   deadLetter: SqsFunctionHandler;
   aggregate: SqsFunctionHandler;
+  /** The scheduled batch poller (one pass of the batch lane per call). */
+  batchPoller: () => Promise<{ submitted: number; refused: number; closed: number; woken: number }>;
 }
 
 /**
@@ -43,17 +46,19 @@ export interface CloudFunctions {
  * set it ({@link functionEnv}) before the first call; later calls return the same modules.
  */
 export async function loadFunctions(): Promise<CloudFunctions> {
-  const [ingest, worker, deadLetter, aggregate] = await Promise.all([
+  const [ingest, worker, deadLetter, aggregate, batchPoller] = await Promise.all([
     import('../../functions/ingest.js'),
     import('../../functions/worker.js'),
     import('../../functions/dead-letter.js'),
     import('../../functions/aggregate.js'),
+    import('../../functions/batch-poller.js'),
   ]);
   return {
     ingest: ingest.handler,
     worker: worker.handler,
     deadLetter: deadLetter.handler,
     aggregate: aggregate.handler,
+    batchPoller: batchPoller.handler,
   };
 }
 
@@ -219,7 +224,23 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     const reportFile = sweep ? 'sweep.json' : 'report.json';
     const findReport = async () =>
       (await blobs.list(reportPrefix)).find((key) => key.endsWith(`/${reportFile}`));
-    await poller.runUntil(async () => (await findReport()) !== undefined || (await poller.idle()), {
+    // The batch lane's schedule (an EventBridge rule on AWS): a poller pass whenever the queues
+    // are idle, at most every run.batchPollSeconds while batches are open.
+    const batches = new DynamoBatchStore({ client: clients.doc, tableName: resources.table });
+    const pollMs = suite.run.batchPollSeconds * 1000;
+    let lastPass = 0;
+    const settled = async () => {
+      if (!(await poller.idle())) return false;
+      const open = await batches.openBatches();
+      if (open.length > 0 && Date.now() - lastPass < pollMs) return false;
+      lastPass = Date.now();
+      const pass = await functions.batchPoller();
+      if (pass.submitted + pass.closed + pass.woken > 0) {
+        log(`  batch-poller submitted ${pass.submitted}, collected ${pass.closed}, woke ${pass.woken} items`);
+      }
+      return open.length === 0 && pass.submitted + pass.closed + pass.woken === 0;
+    };
+    await poller.runUntil(async () => (await findReport()) !== undefined || (await settled()), {
       timeoutMs: options.timeoutMs ?? 600_000,
     });
     const reportKey = await findReport();

@@ -36,6 +36,8 @@ const stageSchema = z.object({
   calls: z.number(),
   cachedCalls: z.number(),
   savedUsd: z.number().optional(),
+  batchCalls: z.number().optional(),
+  batchSavedUsd: z.number().optional(),
   costUsd: z.number(),
   latencyMs: z.number(),
   usage: usageSchema,

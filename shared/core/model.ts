@@ -81,6 +81,10 @@ export interface StageSpend {
   cachedCalls: number;
   /** What the cache hits would have cost: the price paid when each answer was first bought. */
   savedUsd?: number;
+  /** Calls answered by a vendor batch (billed at the batch discount). */
+  batchCalls?: number;
+  /** What the batch discount took off those calls' synchronous price. */
+  batchSavedUsd?: number;
   costUsd: number;
   latencyMs: number;
   usage: TokenUsage;

@@ -36,8 +36,17 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
     Object.fromEntries(Object.entries(prompts).map(([path, snapshot]) => [path, snapshot.text])),
   );
   // How fast and how far a run goes does not change its answers: concurrency, retries, rate
-  // limits and the budget stay out of the id, so a run stopped by its budget resumes under a higher one.
-  const { concurrency: _c, maxAttempts: _a, budgetUsd: _b, limits: _l, ...answers } = suite.run;
+  // limits and the budget stay out of the id, so a run stopped by its budget resumes under a
+  // higher one; nor does the lane (a batch answer is the same answer, cheaper).
+  const {
+    concurrency: _c,
+    maxAttempts: _a,
+    budgetUsd: _b,
+    limits: _r,
+    lane: _l,
+    batchPollSeconds: _p,
+    ...answers
+  } = suite.run;
   const fingerprint = createHash('sha256')
     .update(
       JSON.stringify({

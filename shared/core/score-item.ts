@@ -41,6 +41,11 @@ export interface ScoreItemDeps {
    * real model goes through its limiter, under the suite's `run.limits` and ASSAY_LIMITS.
    */
   limiters?: RateLimiters;
+  /**
+   * Hears each model call as it starts (its promise): the batch lane waits for an item's
+   * parallel calls to settle before it decides what the item waits for.
+   */
+  onCallStarted?: (pending: Promise<Completion>) => void;
   /** Called after each model call, e.g. to feed a live cost counter. */
   onCall?: (completion: Completion) => void;
   /**
@@ -56,10 +61,29 @@ export class BudgetExceededError extends Error {
   override readonly name = 'BudgetExceededError';
 }
 
+/**
+ * Thrown by a model call whose answer will come from a vendor batch (the batch lane): the item
+ * stops here, records nothing, and is solved again once the batch has answered. `stage` is the
+ * family's stage name, filled in by the task context.
+ */
+export class DeferredCall extends Error {
+  override readonly name = 'DeferredCall';
+  stage = '';
+  constructor(
+    readonly key: string,
+    readonly request: CompletionRequest,
+    /** The backend as the suite names it. */
+    readonly backend: string,
+  ) {
+    super(`the answer to ${backend} call ${key.slice(0, 12)} comes from a batch`);
+  }
+}
+
 /** Runs are immutable once started: cache their records per process (per Lambda container). */
 const runCache = new WeakMap<RunStore, Map<string, RunRecord>>();
 
-async function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
+/** The run record, read once per process. */
+export async function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
   let byId = runCache.get(store);
   if (!byId) {
     byId = new Map();
@@ -132,13 +156,21 @@ function taskContext(
           );
         }
       }
-      const completion = await callModel(provider, request, {
-        cache,
-        maxAttempts,
-        payer: `${run.runId}/${item.id}`,
-        // The simulator never rate-limits: it skips the limiter.
-        limiter: limits && !provider.simulated ? deps.limiters!.for(provider.id, limits) : undefined,
-      });
+      let completion: Completion;
+      try {
+        const pending = callModel(provider, request, {
+          cache,
+          maxAttempts,
+          payer: payerOf(run, item),
+          // The simulator never rate-limits: it skips the limiter.
+          limiter: limits && !provider.simulated ? deps.limiters!.for(provider.id, limits) : undefined,
+        });
+        deps.onCallStarted?.(pending);
+        completion = await pending;
+      } catch (error) {
+        if (error instanceof DeferredCall) error.stage = stage;
+        throw error;
+      }
       bookSpend(stages, stage, completion);
       onCompletion(completion);
       deps.onCall?.(completion);
@@ -188,7 +220,14 @@ function failureOf(error: unknown): Failure {
   return { kind: error instanceof ProviderError ? 'provider' : 'internal', message };
 }
 
-const retryable = (error: unknown) => error instanceof ProviderError && error.retryable;
+/** Who pays for an item's calls (see `CallOptions.payer`). */
+export const payerOf = (run: Pick<RunRecord, 'runId'>, item: Pick<Item, 'id'>) => `${run.runId}/${item.id}`;
+
+/** Errors that hand the item back instead of failing it: a transient one (AWS), or a call deferred to a batch. */
+function handsBack(error: unknown, deps: ScoreItemDeps): boolean {
+  if (error instanceof DeferredCall) return true;
+  return error instanceof ProviderError && error.retryable && deps.onTransientError === 'throw';
+}
 
 /**
  * Solves one item (or reads the output the dataset gives), runs every scorer on the output,
@@ -219,7 +258,7 @@ export async function scoreItem(
     try {
       solved = item.given ? family.readOutput(item.given, item, run.suite) : await family.solve(item, ctx);
     } catch (error) {
-      if (retryable(error) && deps.onTransientError === 'throw') throw error;
+      if (handsBack(error, deps)) throw error;
       solved = { ok: false, failure: failureOf(error) };
     }
 
@@ -229,7 +268,7 @@ export async function scoreItem(
         try {
           scores[name] = await scorer.score(solved.output, item, ctx);
         } catch (error) {
-          if (retryable(error) && deps.onTransientError === 'throw') throw error;
+          if (handsBack(error, deps)) throw error;
           scores[name] = { kind: scorer.kind, unscored: failureOf(error) };
         }
       }
@@ -299,6 +338,10 @@ function bookSpend(stages: Record<string, StageSpend>, stage: string, completion
     }
   }
   spend.costUsd += completion.costUsd;
+  if (completion.batchSavedUsd !== undefined) {
+    spend.batchCalls = (spend.batchCalls ?? 0) + 1;
+    spend.batchSavedUsd = (spend.batchSavedUsd ?? 0) + completion.batchSavedUsd;
+  }
   spend.usage.input += completion.usage.input;
   spend.usage.output += completion.usage.output;
   spend.usage.cached += completion.usage.cached;

@@ -112,9 +112,20 @@ export const runSettingsSchema = z
       .describe(
         'Declared rate limits per backend (id or alias → {"rpm": 3000, "tpm": 2000000}): calls to that model are held to them by a token bucket, shared by everything in the process (on AWS, by the whole fleet). ASSAY_LIMITS adds more; the stricter wins.',
       ),
+    lane: z
+      .enum(['sync', 'batch'])
+      .default('sync')
+      .describe(
+        "sync: one call per request. batch: the calls go through the vendors' batch APIs (OpenAI, Anthropic, Gemini; half price, answers within 24 h); requests a batch cannot answer are made synchronously.",
+      ),
+    batchPollSeconds: z
+      .number()
+      .positive()
+      .default(30)
+      .describe('Batch lane: seconds between polls of the submitted batches.'),
   })
   .strict()
-  .default({ concurrency: 8, maxAttempts: 5, cache: true });
+  .default({ concurrency: 8, maxAttempts: 5, cache: true, lane: 'sync', batchPollSeconds: 30 });
 
 export const simSettingsSchema = z
   .object({

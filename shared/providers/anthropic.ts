@@ -4,11 +4,13 @@
  * No Anthropic type leaves this file.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import type { MessageBatch } from '@anthropic-ai/sdk/resources/messages/batches';
 import type {
   Message,
   MessageCreateParamsNonStreaming,
   MessageParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
+import { type BatchApi, type BatchOutcome, batchPriced } from './batch.js';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,
@@ -40,6 +42,7 @@ export class AnthropicProvider implements LlmProvider {
   readonly simulated = false;
   private readonly model: string;
   private readonly client: Anthropic;
+  readonly batch: BatchApi;
 
   constructor(private readonly options: AnthropicProviderOptions) {
     this.id = options.id;
@@ -53,6 +56,7 @@ export class AnthropicProvider implements LlmProvider {
       timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       fetch: options.fetch,
     });
+    this.batch = this.batchApi();
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -66,8 +70,16 @@ export class AnthropicProvider implements LlmProvider {
     } catch (error) {
       throw stainlessProviderError(Anthropic, providerId, error, signal);
     }
-    const latencyMs = performance.now() - started;
+    return this.completionOf(message, request, providerId, performance.now() - started);
+  }
 
+  /** The normalised completion of a Message (a synchronous answer or a batch result's). */
+  private completionOf(
+    message: Message,
+    request: CompletionRequest,
+    providerId: string,
+    latencyMs: number,
+  ): Completion {
     if (!isMessage(message)) {
       throw malformedResponseError(providerId, 'expected a message with a content array');
     }
@@ -99,6 +111,80 @@ export class AnthropicProvider implements LlmProvider {
       latencyMs,
       prices: this.options.prices,
     });
+  }
+
+  /**
+   * Message Batches: `messages.batches.create` with each request's params under its custom id,
+   * `retrieve` to poll, `results` (the JSONL at the batch's results URL) to collect.
+   */
+  private batchApi(): BatchApi {
+    const batches = this.client.messages.batches;
+    const vendorError = (error: unknown) => stainlessProviderError(Anthropic, this.id, error, undefined);
+    const modelOf = (request: CompletionRequest) => request.model || this.model;
+    return {
+      maxRequests: 100_000,
+      accepts: () => true,
+      submit: async (entries) => {
+        try {
+          const batch = await batches.create({
+            requests: entries.map((entry) => ({
+              custom_id: entry.customId,
+              params: this.params({ ...entry.request, model: modelOf(entry.request) }),
+            })),
+          });
+          return batch.id;
+        } catch (error) {
+          throw vendorError(error);
+        }
+      },
+      status: async (batchId) => {
+        let batch: MessageBatch;
+        try {
+          batch = await batches.retrieve(batchId);
+        } catch (error) {
+          throw vendorError(error);
+        }
+        const c = batch.request_counts;
+        const finished = c.succeeded + c.errored + c.canceled + c.expired;
+        return {
+          status: batch.processing_status,
+          done: batch.processing_status === 'ended',
+          finished,
+          total: finished + c.processing,
+        };
+      },
+      results: async (batchId, entries) => {
+        const byId = new Map(entries.map((entry) => [entry.customId, entry.request]));
+        const outcomes: BatchOutcome[] = [];
+        try {
+          for await (const line of await batches.results(batchId)) {
+            const customId = line.custom_id;
+            const request = byId.get(customId);
+            const result = line.result;
+            if (!request) continue;
+            if (result.type !== 'succeeded') {
+              const why = result.type === 'errored' ? `errored: ${result.error.error.message}` : result.type;
+              outcomes.push({ customId, ok: false, error: why });
+              continue;
+            }
+            const providerId = `anthropic:${modelOf(request)}`;
+            try {
+              const completion = this.completionOf(result.message, request, providerId, 0);
+              outcomes.push({ customId, ok: true, completion: batchPriced(completion) });
+            } catch (error) {
+              outcomes.push({
+                customId,
+                ok: false,
+                error: error instanceof Error ? error.message : String(error),
+              });
+            }
+          }
+        } catch (error) {
+          throw vendorError(error);
+        }
+        return outcomes;
+      },
+    };
   }
 
   private params(request: CompletionRequest): MessageCreateParamsNonStreaming {

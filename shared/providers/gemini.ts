@@ -5,11 +5,14 @@
  */
 import {
   ApiError,
+  type BatchJob,
   type Content,
   type GenerateContentConfig,
   type GenerateContentResponse,
   GoogleGenAI,
+  type InlinedRequest,
 } from '@google/genai';
+import { type BatchApi, type BatchOutcome, batchPriced } from './batch.js';
 import {
   buildCompletion,
   callerAbortReason,
@@ -42,6 +45,7 @@ export class GeminiProvider implements LlmProvider {
   private readonly model: string;
   private readonly client: GoogleGenAI;
   private readonly fetchFn: typeof fetch;
+  readonly batch: BatchApi;
 
   constructor(private readonly options: GeminiProviderOptions) {
     this.id = options.id;
@@ -57,6 +61,7 @@ export class GeminiProvider implements LlmProvider {
         // No retryOptions: the SDK then makes exactly one attempt; retries happen in retry.ts.
       },
     });
+    this.batch = this.batchApi();
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -71,33 +76,25 @@ export class GeminiProvider implements LlmProvider {
       return response;
     };
     const config: GenerateContentConfig = {
+      ...generationConfig(request),
       httpOptions: { fetch: capturingFetch },
       abortSignal: signal,
       // One request per call: continuation hops would hide attempts from retry.ts and the cost.
       automaticContinuation: false,
     };
-    if (request.system) config.systemInstruction = request.system;
-    if (request.temperature !== undefined) config.temperature = request.temperature;
-    if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
-    if (request.jsonSchema) {
-      config.responseMimeType = 'application/json';
-      config.responseJsonSchema = request.jsonSchema.schema;
-    }
-    const contents: Content[] = (request.history ?? []).map((turn) => ({
-      role: turn.role === 'assistant' ? 'model' : 'user',
-      parts: [{ text: turn.content }],
-    }));
-    contents.push({ role: 'user', parts: [{ text: request.prompt }] });
 
     const started = performance.now();
     let response: GenerateContentResponse;
     try {
-      response = await this.client.models.generateContent({ model, contents, config });
+      response = await this.client.models.generateContent({ model, contents: contentsOf(request), config });
     } catch (error) {
       throw toError(providerId, error, signal, responseHeaders);
     }
-    const latencyMs = performance.now() - started;
+    return this.completionOf(response, providerId, performance.now() - started);
+  }
 
+  /** The normalised completion of a GenerateContentResponse (a synchronous answer or a batch's). */
+  private completionOf(response: GenerateContentResponse, providerId: string, latencyMs: number): Completion {
     const candidate = response?.candidates?.[0];
     if (!candidate && !response?.promptFeedback) {
       throw malformedResponseError(
@@ -128,6 +125,112 @@ export class GeminiProvider implements LlmProvider {
       prices: this.options.prices,
     });
   }
+
+  /**
+   * Gemini batch mode with inlined requests: `batches.create` (each request's custom id in its
+   * `metadata.key`), `batches.get` to poll; the answers come inlined in the finished job.
+   */
+  private batchApi(): BatchApi {
+    const batches = this.client.batches;
+    const vendorError = (error: unknown) => toError(this.id, error, undefined, undefined);
+    const modelOf = (request: CompletionRequest) => request.model || this.model;
+    const getJob = async (name: string): Promise<BatchJob> => {
+      try {
+        return await batches.get({ name, config: { httpOptions: { fetch: this.fetchFn } } });
+      } catch (error) {
+        throw vendorError(error);
+      }
+    };
+    return {
+      // Inlined requests travel in one body (the API caps it at 20 MB): keep batches modest.
+      maxRequests: 2_000,
+      accepts: () => true,
+      submit: async (entries, label) => {
+        const model = modelOf(entries[0]!.request);
+        const src: InlinedRequest[] = entries.map((entry) => ({
+          contents: contentsOf(entry.request),
+          config: generationConfig(entry.request),
+          metadata: { key: entry.customId },
+        }));
+        let job: BatchJob;
+        try {
+          job = await batches.create({
+            model,
+            src,
+            config: { displayName: label.slice(0, 128), httpOptions: { fetch: this.fetchFn } },
+          });
+        } catch (error) {
+          throw vendorError(error);
+        }
+        if (!job.name) throw malformedResponseError(this.id, 'a created batch without a name');
+        return job.name;
+      },
+      status: async (batchId) => {
+        const job = await getJob(batchId);
+        const state = String(job.state ?? 'JOB_STATE_UNSPECIFIED');
+        return { status: state, done: GEMINI_DONE_STATES.has(state) };
+      },
+      results: async (batchId, entries) => {
+        const job = await getJob(batchId);
+        const responses = job.dest?.inlinedResponses ?? [];
+        const outcomes: BatchOutcome[] = [];
+        responses.forEach((answer, index) => {
+          // The answers keep the requests' order; the metadata key says it outright when echoed.
+          const entry =
+            entries.find((e) => e.customId === answer.metadata?.key) ??
+            (answer.metadata?.key === undefined ? entries[index] : undefined);
+          if (!entry) return;
+          const customId = entry.customId;
+          if (answer.error || !answer.response) {
+            outcomes.push({ customId, ok: false, error: answer.error?.message ?? 'no answer' });
+            return;
+          }
+          const providerId = `gemini:${modelOf(entry.request)}`;
+          try {
+            const completion = this.completionOf(answer.response, providerId, 0);
+            outcomes.push({ customId, ok: true, completion: batchPriced(completion) });
+          } catch (error) {
+            outcomes.push({
+              customId,
+              ok: false,
+              error: error instanceof Error ? error.message : String(error),
+            });
+          }
+        });
+        return outcomes;
+      },
+    };
+  }
+}
+
+const GEMINI_DONE_STATES = new Set([
+  'JOB_STATE_SUCCEEDED',
+  'JOB_STATE_FAILED',
+  'JOB_STATE_CANCELLED',
+  'JOB_STATE_EXPIRED',
+]);
+
+/** The generation settings of a request (no transport options), for a call or a batch entry. */
+function generationConfig(request: CompletionRequest): GenerateContentConfig {
+  const config: GenerateContentConfig = {};
+  if (request.system) config.systemInstruction = request.system;
+  if (request.temperature !== undefined) config.temperature = request.temperature;
+  if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
+  if (request.jsonSchema) {
+    config.responseMimeType = 'application/json';
+    config.responseJsonSchema = request.jsonSchema.schema;
+  }
+  return config;
+}
+
+/** The conversation: earlier turns, then the prompt as the last user turn. */
+function contentsOf(request: CompletionRequest): Content[] {
+  const contents: Content[] = (request.history ?? []).map((turn) => ({
+    role: turn.role === 'assistant' ? 'model' : 'user',
+    parts: [{ text: turn.content }],
+  }));
+  contents.push({ role: 'user', parts: [{ text: request.prompt }] });
+  return contents;
 }
 
 export function toError(

@@ -2,7 +2,8 @@
  * OpenAI chat completions through the official SDK. Also serves every OpenAI-compatible endpoint
  * (vLLM, Ollama, OpenRouter, Together) by base URL. No OpenAI type leaves this file.
  */
-import OpenAI from 'openai';
+import OpenAI, { toFile } from 'openai';
+import type { Batch } from 'openai/resources/batches';
 import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
@@ -12,6 +13,7 @@ import type {
   CompletionCreateParamsNonStreaming,
   Completion as TextCompletion,
 } from 'openai/resources/completions';
+import { type BatchApi, type BatchOutcome, batchPriced } from './batch.js';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,
@@ -60,6 +62,13 @@ export class OpenAiProvider implements LlmProvider {
   private readonly structured: OpenAiStructuredMode;
   private readonly maxTokensField: 'max_completion_tokens' | 'max_tokens';
 
+  /**
+   * OpenAI Batch (only `openai:` itself; compatible servers have no batch endpoint): a JSONL
+   * file of chat-completion requests uploaded with `files.create`, `batches.create` over it,
+   * `batches.retrieve` to poll, and the output and error files read with `files.content`.
+   */
+  readonly batch?: BatchApi;
+
   constructor(private readonly options: OpenAiProviderOptions) {
     this.id = options.id;
     this.vendor = options.id.slice(0, options.id.indexOf(':'));
@@ -79,6 +88,96 @@ export class OpenAiProvider implements LlmProvider {
       organization: null,
       project: null,
     });
+    if (this.vendor === 'openai') this.batch = this.batchApi();
+  }
+
+  private batchApi(): BatchApi {
+    const client = this.client;
+    const vendorError = (error: unknown) => stainlessProviderError(OpenAI, this.id, error, undefined);
+    return {
+      maxRequests: 50_000,
+      // One endpoint per batch: chat completions; raw text completions stay synchronous.
+      accepts: (request) => !request.rawCompletion,
+      submit: async (entries, label) => {
+        const lines = entries.map((entry) =>
+          JSON.stringify({
+            custom_id: entry.customId,
+            method: 'POST',
+            url: '/v1/chat/completions',
+            body: this.params({ ...entry.request, model: entry.request.model || this.model }),
+          }),
+        );
+        try {
+          const file = await client.files.create({
+            file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'assay-batch.jsonl'),
+            purpose: 'batch',
+          });
+          const batch = await client.batches.create({
+            input_file_id: file.id,
+            endpoint: '/v1/chat/completions',
+            completion_window: '24h',
+            metadata: { assay: label.slice(0, 512) },
+          });
+          return batch.id;
+        } catch (error) {
+          throw vendorError(error);
+        }
+      },
+      status: async (batchId) => {
+        let batch: Batch;
+        try {
+          batch = await client.batches.retrieve(batchId);
+        } catch (error) {
+          throw vendorError(error);
+        }
+        const counts = batch.request_counts;
+        return {
+          status: batch.status,
+          done: ['completed', 'failed', 'expired', 'cancelled'].includes(batch.status),
+          ...(counts ? { finished: counts.completed + counts.failed, total: counts.total } : {}),
+        };
+      },
+      results: async (batchId, entries) => {
+        const byId = new Map(entries.map((entry) => [entry.customId, entry.request]));
+        const outcomes: BatchOutcome[] = [];
+        try {
+          const batch = await client.batches.retrieve(batchId);
+          for (const fileId of [batch.output_file_id, batch.error_file_id]) {
+            if (!fileId) continue;
+            const text = await (await client.files.content(fileId)).text();
+            for (const line of text.split('\n')) {
+              if (line.trim()) outcomes.push(this.batchLineOutcome(JSON.parse(line), byId));
+            }
+          }
+        } catch (error) {
+          throw vendorError(error);
+        }
+        return outcomes;
+      },
+    };
+  }
+
+  /** One line of a batch output or error file: `{custom_id, response: {status_code, body}, error}`. */
+  private batchLineOutcome(line: BatchLine, requests: Map<string, CompletionRequest>): BatchOutcome {
+    const customId = String(line.custom_id);
+    const request = requests.get(customId);
+    const status = line.response?.status_code;
+    if (!request) return { customId, ok: false, error: 'an answer to a request this batch did not hold' };
+    if (status !== 200 || !line.response?.body) {
+      const message = line.error?.message ?? line.response?.body?.error?.message ?? 'no answer';
+      return { customId, ok: false, error: `HTTP ${status ?? '(none)'}: ${message}` };
+    }
+    const providerId = `${this.vendor}:${request.model || this.model}`;
+    try {
+      const completion = this.chatCompletionOf(
+        line.response.body as unknown as ChatCompletion,
+        providerId,
+        0,
+      );
+      return { customId, ok: true, completion: batchPriced(completion) };
+    } catch (error) {
+      return { customId, ok: false, error: error instanceof Error ? error.message : String(error) };
+    }
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -93,8 +192,11 @@ export class OpenAiProvider implements LlmProvider {
     } catch (error) {
       throw stainlessProviderError(OpenAI, providerId, error, signal);
     }
-    const latencyMs = performance.now() - started;
+    return this.chatCompletionOf(response, providerId, performance.now() - started);
+  }
 
+  /** The normalised completion of a chat.completion body (a synchronous answer or a batch line's). */
+  private chatCompletionOf(response: ChatCompletion, providerId: string, latencyMs: number): Completion {
     const choice = isChatCompletion(response) ? response.choices[0] : undefined;
     if (!choice) {
       throw malformedResponseError(
@@ -178,6 +280,16 @@ export class OpenAiProvider implements LlmProvider {
     }
     return params;
   }
+}
+
+/** A line of an OpenAI batch output or error file (the fields read here). */
+interface BatchLine {
+  custom_id?: unknown;
+  response?: {
+    status_code?: number;
+    body?: { error?: { message?: string } } & Record<string, unknown>;
+  } | null;
+  error?: { code?: string; message?: string } | null;
 }
 
 function isChatCompletion(value: unknown): value is ChatCompletion {

@@ -3,6 +3,7 @@
  * Ids are `vendor:model` (e.g. `openai:gpt-4o-mini`, `anthropic:claude-3-5-haiku-latest`,
  * `gemini:gemini-2.0-flash-lite`, `sim:gold`).
  */
+import type { BatchApi } from './batch.js';
 
 export interface TokenUsage {
   input: number;
@@ -62,6 +63,11 @@ export interface Completion {
   cached: boolean;
   /** On a cache hit: the cost of the call when it was first paid (the money the hit saved). */
   savedUsd?: number;
+  /**
+   * Answered by a vendor batch: what the batch discount took off the synchronous price
+   * (`costUsd` is already the discounted price). See `batch.ts`.
+   */
+  batchSavedUsd?: number;
   /** In the cache: who paid for this answer (see `CallOptions.payer`). */
   paidBy?: string;
   /** True when the answer came from the simulator, never a real model. */
@@ -74,5 +80,7 @@ export interface LlmProvider {
   /** `vendor:model` */
   readonly id: string;
   readonly simulated: boolean;
+  /** The vendor's batch API, when it has one (OpenAI, Anthropic, Gemini); the batch lane uses it. */
+  readonly batch?: BatchApi;
   complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion>;
 }

@@ -320,6 +320,11 @@ export function renderText(report: Report): string {
     `Cost ${usd(cost.totalUsd)}   per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
     `  calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd ?? 0)})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
   );
+  if (cost.batch) {
+    lines.push(
+      `  batch lane: ${cost.batch.calls} calls at ${Math.round(cost.batch.discount * 100)}% off, saving ${usd(cost.batch.savedUsd)} against the synchronous price ${usd(cost.totalUsd + cost.batch.savedUsd)}`,
+    );
+  }
   for (const [stage, s] of Object.entries(cost.byStage)) {
     lines.push(`  ${stage.padEnd(24)} ${usd(s.usd).padStart(11)}  calls ${s.calls}`);
   }

@@ -17,6 +17,7 @@ import {
   scorerFigures,
   summarizeLatency,
 } from '../metrics/index.js';
+import { BATCH_DISCOUNT } from '../providers/batch.js';
 import type { AnyTaskFamily, Scorer } from '../tasks/types.js';
 
 export const REPORT_SCHEMA_VERSION = 2;
@@ -58,7 +59,16 @@ export interface Report {
   scores: Record<string, ScorerSummary>;
   metrics: Record<string, unknown>;
   /** `cachedCalls` were answered from the LLM cache; `savedUsd` is what they cost when first paid. */
-  cost: CostSummary & { calls: number; cachedCalls: number; savedUsd: number };
+  cost: CostSummary & {
+    calls: number;
+    cachedCalls: number;
+    savedUsd: number;
+    /**
+     * Calls answered by vendor batches (the batch lane) and what the batch discount took off
+     * their synchronous price: `totalUsd + batch.savedUsd` is what the run would have cost synchronously.
+     */
+    batch?: { calls: number; savedUsd: number; discount: number };
+  };
   latencyMs: LatencySummary;
   prompts: Record<string, string>;
   /** Against the suite's previous finished run (details in comparison.json / comparison.txt). */
@@ -132,6 +142,8 @@ export function buildReport(
   let calls = 0;
   let cachedCalls = 0;
   let savedUsd = 0;
+  let batchCalls = 0;
+  let batchSavedUsd = 0;
   const spends: CostItem[] = [];
   const latencies: number[] = [];
   for (const result of results) {
@@ -142,6 +154,8 @@ export function buildReport(
       calls += spend.calls;
       cachedCalls += spend.cachedCalls;
       savedUsd += spend.savedUsd ?? 0;
+      batchCalls += spend.batchCalls ?? 0;
+      batchSavedUsd += spend.batchSavedUsd ?? 0;
     }
     const latency = resultLatencyMs(result);
     if (latency !== undefined) latencies.push(latency);
@@ -166,7 +180,15 @@ export function buildReport(
     primaryScorer: primary,
     scores,
     metrics: { ...flat, ...family.report?.(run.suite, results).metrics },
-    cost: { ...costSummary(spends, results.length - invalidRows), calls, cachedCalls, savedUsd },
+    cost: {
+      ...costSummary(spends, results.length - invalidRows),
+      calls,
+      cachedCalls,
+      savedUsd,
+      ...(batchCalls > 0
+        ? { batch: { calls: batchCalls, savedUsd: batchSavedUsd, discount: BATCH_DISCOUNT } }
+        : {}),
+    },
     latencyMs: summarizeLatency(latencies),
     prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
   };

@@ -13,9 +13,15 @@
  *
  * Routes: `POST /v1/chat/completions` (and `/chat/completions`), `POST /v1/completions` (the
  * text-completion endpoint vLLM serves; `call.textCompletion`), `POST /v1/messages`,
- * `POST /v1beta/models/{model}:generateContent` (also `/v1/…`), and the embedding endpoints
+ * `POST /v1beta/models/{model}:generateContent` (also `/v1/…`); the embedding endpoints
  * `POST /v1/embeddings` and `POST /v1beta/models/{model}:batchEmbedContents`, which answer
- * {@link fakeEmbedding} of each text unless the handler replies with an error. Anything else is a 404.
+ * {@link fakeEmbedding} of each text unless the handler replies with an error; and the batch
+ * endpoints of the three vendors (see {@link FakeBatch}): OpenAI `POST /v1/files`, `POST /v1/batches`,
+ * `GET /v1/batches/{id}`, `GET /v1/files/{id}/content`; Anthropic `POST /v1/messages/batches`,
+ * `GET /v1/messages/batches/{id}` and `…/results`; Gemini `POST /v1beta/models/{model}:batchGenerateContent`
+ * and `GET /v1beta/batches/{id}`. Each request inside a batch goes through the same handler
+ * (its `FakeCall` has `batch: true`); a status reply makes that request fail inside the batch.
+ * Anything else is a 404.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -47,6 +53,25 @@ export interface FakeCall {
   textCompletion?: boolean;
   /** An embedding request: the texts to embed. */
   embed?: string[];
+  /** A request inside a batch (its custom id in `customId`). */
+  batch?: boolean;
+  customId?: string;
+}
+
+/** A batch the fake received: its requests were answered when it was created, and show after `pollsBeforeDone` polls. */
+export interface FakeBatch {
+  vendor: FakeVendor;
+  id: string;
+  /** Status polls so far. */
+  polls: number;
+  entries: { customId: string; call: FakeCall; reply: FakeReply }[];
+}
+
+export interface FakeBatchOptions {
+  /** Status polls that still answer "in progress" before the batch is done. Default 1. */
+  pollsBeforeDone?: number;
+  /** How the batch ends: `completed` (default) or `expired` (no request answered). */
+  end?: 'completed' | 'expired';
 }
 
 export interface FakeUsage {
@@ -109,6 +134,10 @@ export interface VendorFake {
    * pass as `createProvider(id, { env: fake.env, … })` or spread into `process.env`.
    */
   env: Record<string, string>;
+  /** Every batch received, in order (reset by `reset`). */
+  batches: FakeBatch[];
+  /** How batches progress (reset by `reset`). */
+  setBatchOptions(options: FakeBatchOptions): void;
   /** Replaces the handler (undefined: back to the default answer). */
   setHandler(handler?: FakeHandler): void;
   /** Forgets recorded requests. */
@@ -159,6 +188,7 @@ export async function startVendorFake(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const raw = await readBody(req);
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    if (await handleBatchRoute(req, res, path, raw)) return;
     const route = routeOf(req.method ?? 'GET', path);
     if (!route) {
       send(res, 404, { error: { message: `vendor fake: no route for ${req.method} ${path}` } });
@@ -203,6 +233,319 @@ export async function startVendorFake(
     });
     const reply = (await current?.(call)) ?? { text: DEFAULT_FAKE_TEXT };
     await respond(res, call, reply);
+  }
+
+  const batches: FakeBatch[] = [];
+  const files = new Map<string, string>();
+  let batchOptions: FakeBatchOptions = {};
+  const batchCount = { n: 0 };
+
+  /** Answers every request of a new batch through the handler, as the vendor will later report them. */
+  async function answerBatch(
+    vendor: FakeVendor,
+    requests: { customId: string; model: string; body: WireJson }[],
+  ): Promise<FakeBatch> {
+    const batch: FakeBatch = { vendor, id: `fakebatch${++batchCount.n}`, polls: 0, entries: [] };
+    for (const { customId, model, body } of requests) {
+      const call: FakeCall = {
+        vendor,
+        model,
+        body,
+        promptText: userText(vendor, body),
+        systemText: systemText(vendor, body),
+        structured: isStructured(vendor, body),
+        index: count++,
+        batch: true,
+        customId,
+      };
+      let reply = (await current?.(call)) ?? { text: DEFAULT_FAKE_TEXT };
+      while ('hangMs' in reply) reply = reply.then ?? { text: DEFAULT_FAKE_TEXT };
+      batch.entries.push({ customId, call, reply });
+    }
+    batches.push(batch);
+    return batch;
+  }
+
+  /** The batch's state at this poll: false until `pollsBeforeDone` polls have passed. */
+  function pollBatch(batch: FakeBatch): boolean {
+    batch.polls += 1;
+    return batch.polls > (batchOptions.pollsBeforeDone ?? 1);
+  }
+
+  const expired = () => batchOptions.end === 'expired';
+
+  /** A batch entry's vendor answer body, or undefined when the request failed inside the batch. */
+  function entryAnswer(entry: FakeBatch['entries'][number]): { ok: boolean; body: unknown; status: number } {
+    const { reply, call } = entry;
+    if ('rawBody' in reply) return { ok: false, status: 500, body: errorBody(call.vendor, 500) };
+    if ('status' in reply) {
+      return { ok: false, status: reply.status, body: reply.body ?? errorBody(call.vendor, reply.status) };
+    }
+    if ('hangMs' in reply) throw new Error('unreachable: hangs are resolved when a batch is answered');
+    return { ok: true, status: 200, body: answerBody(call, reply) };
+  }
+
+  function findBatch(vendor: FakeVendor, id: string): FakeBatch | undefined {
+    return batches.find((b) => b.vendor === vendor && b.id === id);
+  }
+
+  /** The batch endpoints; true when the request was one of them. */
+  async function handleBatchRoute(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    raw: string,
+  ): Promise<boolean> {
+    const method = req.method ?? 'GET';
+    const base = `http://${req.headers.host}`;
+    const record = (vendor: FakeVendor, body: WireJson) =>
+      requests.push({ vendor, path, headers: req.headers, body, model: '', promptText: '' });
+    const now = Math.floor(Date.now() / 1000);
+
+    // OpenAI: upload the JSONL, create the batch over it, poll, read the output and error files.
+    if (method === 'POST' && /^\/(v1\/)?files$/.test(path)) {
+      const form = await new Request(base, {
+        method: 'POST',
+        headers: { 'content-type': String(req.headers['content-type']) },
+        body: raw,
+      }).formData();
+      const file = form.get('file');
+      const text = typeof file === 'string' ? file : await (file as Blob).text();
+      const id = `file-fake${files.size + 1}`;
+      files.set(id, text);
+      record('openai', { purpose: form.get('purpose') });
+      send(res, 200, {
+        id,
+        object: 'file',
+        bytes: text.length,
+        created_at: now,
+        filename: 'batch.jsonl',
+        purpose: 'batch',
+        status: 'processed',
+      });
+      return true;
+    }
+    const fileContent = /^\/(?:v1\/)?files\/([^/]+)\/content$/.exec(path);
+    if (method === 'GET' && fileContent?.[1]) {
+      const text = files.get(fileContent[1]);
+      if (text === undefined) send(res, 404, errorBody('openai', 404));
+      else {
+        res.writeHead(200, { 'content-type': 'application/octet-stream' });
+        res.end(text);
+      }
+      return true;
+    }
+    if (method === 'POST' && /^\/(v1\/)?batches$/.test(path)) {
+      const body = JSON.parse(raw) as WireJson;
+      record('openai', body);
+      const input = files.get(body.input_file_id);
+      if (input === undefined) {
+        send(res, 400, errorBody('openai', 400));
+        return true;
+      }
+      const lines = input
+        .split('\n')
+        .filter((l) => l.trim())
+        .map((l) => JSON.parse(l) as WireJson);
+      const batch = await answerBatch(
+        'openai',
+        lines.map((l) => ({ customId: l.custom_id, model: l.body?.model ?? '', body: l.body })),
+      );
+      send(res, 200, openAiBatch(batch, body, 'validating', now));
+      return true;
+    }
+    const openAiGet = /^\/(?:v1\/)?batches\/([^/]+)$/.exec(path);
+    if (method === 'GET' && openAiGet?.[1]) {
+      const batch = findBatch('openai', openAiGet[1]);
+      if (!batch) {
+        send(res, 404, errorBody('openai', 404));
+        return true;
+      }
+      const done = pollBatch(batch);
+      if (!done) {
+        send(res, 200, openAiBatch(batch, {}, 'in_progress', now));
+        return true;
+      }
+      const out: string[] = [];
+      const err: string[] = [];
+      batch.entries.forEach((entry, i) => {
+        if (expired()) {
+          err.push(
+            JSON.stringify({
+              id: `batch_req_${i}`,
+              custom_id: entry.customId,
+              response: null,
+              error: {
+                code: 'batch_expired',
+                message: 'This request could not be executed before the completion window expired.',
+              },
+            }),
+          );
+          return;
+        }
+        const answer = entryAnswer(entry);
+        const line = JSON.stringify({
+          id: `batch_req_${i}`,
+          custom_id: entry.customId,
+          response: { status_code: answer.status, request_id: `req_${i}`, body: answer.body },
+          error: null,
+        });
+        (answer.ok ? out : err).push(line);
+      });
+      const fileOf = (lines: string[], kind: string) => {
+        if (lines.length === 0) return null;
+        const id = `file-${kind}-${batch.id}`;
+        files.set(id, `${lines.join('\n')}\n`);
+        return id;
+      };
+      send(res, 200, {
+        ...openAiBatch(batch, {}, expired() ? 'expired' : 'completed', now),
+        output_file_id: fileOf(out, 'out'),
+        error_file_id: fileOf(err, 'err'),
+        request_counts: { total: batch.entries.length, completed: out.length, failed: err.length },
+      });
+      return true;
+    }
+
+    // Anthropic Message Batches.
+    if (method === 'POST' && /^\/(v1\/)?messages\/batches$/.test(path)) {
+      const body = JSON.parse(raw) as WireJson;
+      record('anthropic', body);
+      const batch = await answerBatch(
+        'anthropic',
+        (body.requests as WireJson[]).map((r) => ({
+          customId: r.custom_id,
+          model: r.params?.model ?? '',
+          body: r.params,
+        })),
+      );
+      send(res, 200, anthropicBatch(batch, false, base));
+      return true;
+    }
+    const anthropicResults = /^\/(?:v1\/)?messages\/batches\/([^/]+)\/results$/.exec(path);
+    if (method === 'GET' && anthropicResults?.[1]) {
+      const batch = findBatch('anthropic', anthropicResults[1]);
+      if (!batch) {
+        send(res, 404, errorBody('anthropic', 404));
+        return true;
+      }
+      const lines = batch.entries.map((entry) => {
+        if (expired()) return { custom_id: entry.customId, result: { type: 'expired' } };
+        const answer = entryAnswer(entry);
+        return {
+          custom_id: entry.customId,
+          result: answer.ok
+            ? { type: 'succeeded', message: answer.body }
+            : { type: 'errored', error: answer.body },
+        };
+      });
+      res.writeHead(200, { 'content-type': 'application/binary' });
+      res.end(`${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+      return true;
+    }
+    const anthropicGet = /^\/(?:v1\/)?messages\/batches\/([^/]+)$/.exec(path);
+    if (method === 'GET' && anthropicGet?.[1]) {
+      const batch = findBatch('anthropic', anthropicGet[1]);
+      if (!batch) send(res, 404, errorBody('anthropic', 404));
+      else send(res, 200, anthropicBatch(batch, pollBatch(batch), base));
+      return true;
+    }
+
+    // Gemini batch mode, inlined requests.
+    const geminiCreate = /^\/(?:v1beta|v1)\/models\/([^/:]+):batchGenerateContent$/.exec(path);
+    if (method === 'POST' && geminiCreate?.[1]) {
+      const body = JSON.parse(raw) as WireJson;
+      record('gemini', body);
+      const model = decodeURIComponent(geminiCreate[1]);
+      const inlined = (body.batch?.inputConfig?.requests?.requests ?? []) as WireJson[];
+      const batch = await answerBatch(
+        'gemini',
+        inlined.map((r, i) => ({ customId: r.metadata?.key ?? String(i), model, body: r.request })),
+      );
+      send(res, 200, geminiBatch(batch, body.batch?.displayName, model, false));
+      return true;
+    }
+    const geminiGet = /^\/(?:v1beta|v1)\/batches\/([^/]+)$/.exec(path);
+    if (method === 'GET' && geminiGet?.[1]) {
+      const batch = findBatch('gemini', geminiGet[1]);
+      if (!batch) send(res, 404, errorBody('gemini', 404));
+      else
+        send(res, 200, geminiBatch(batch, undefined, batch.entries[0]?.call.model ?? '', pollBatch(batch)));
+      return true;
+    }
+    return false;
+  }
+
+  function openAiBatch(batch: FakeBatch, body: WireJson, status: string, now: number): WireJson {
+    return {
+      id: batch.id,
+      object: 'batch',
+      endpoint: body.endpoint ?? '/v1/chat/completions',
+      errors: null,
+      input_file_id: body.input_file_id ?? 'file-fake',
+      completion_window: '24h',
+      status,
+      output_file_id: null,
+      error_file_id: null,
+      created_at: now,
+      request_counts: { total: batch.entries.length, completed: 0, failed: 0 },
+      metadata: body.metadata ?? null,
+    };
+  }
+
+  function anthropicBatch(batch: FakeBatch, done: boolean, base: string): unknown {
+    const counts = { processing: 0, succeeded: 0, errored: 0, canceled: 0, expired: 0 };
+    for (const entry of batch.entries) {
+      if (!done) counts.processing += 1;
+      else if (expired()) counts.expired += 1;
+      else if (entryAnswer(entry).ok) counts.succeeded += 1;
+      else counts.errored += 1;
+    }
+    const created = new Date().toISOString();
+    return {
+      id: batch.id,
+      type: 'message_batch',
+      processing_status: done ? 'ended' : 'in_progress',
+      request_counts: counts,
+      ended_at: done ? created : null,
+      created_at: created,
+      expires_at: created,
+      archived_at: null,
+      cancel_initiated_at: null,
+      results_url: done ? `${base}/v1/messages/batches/${batch.id}/results` : null,
+    };
+  }
+
+  function geminiBatch(
+    batch: FakeBatch,
+    displayName: string | undefined,
+    model: string,
+    done: boolean,
+  ): unknown {
+    const name = `batches/${batch.id}`;
+    const state = !done ? 'BATCH_STATE_RUNNING' : expired() ? 'BATCH_STATE_EXPIRED' : 'BATCH_STATE_SUCCEEDED';
+    const inlinedResponses = batch.entries.map((entry) => {
+      const answer = entryAnswer(entry);
+      const error = (answer.body as WireJson)?.error;
+      return answer.ok
+        ? { response: answer.body, metadata: { key: entry.customId } }
+        : {
+            error: { code: error?.code ?? answer.status, message: error?.message ?? 'failed' },
+            metadata: { key: entry.customId },
+          };
+    });
+    return {
+      name,
+      metadata: {
+        '@type': 'type.googleapis.com/google.ai.generativelanguage.v1main.GenerateContentBatch',
+        name,
+        displayName: displayName ?? batch.id,
+        model: `models/${model}`,
+        state,
+        ...(done && !expired() ? { output: { inlinedResponses: { inlinedResponses } } } : {}),
+      },
+      ...(done ? { done: true } : {}),
+    };
   }
 
   async function respond(res: ServerResponse, call: FakeCall, reply: FakeReply): Promise<void> {
@@ -253,12 +596,18 @@ export async function startVendorFake(
       GEMINI_API_KEY: 'test-gemini-key',
       GEMINI_BASE_URL: url,
     },
+    batches,
+    setBatchOptions(options) {
+      batchOptions = options;
+    },
     setHandler(next) {
       current = next;
     },
     reset() {
       requests.length = 0;
       throttled = 0;
+      batches.length = 0;
+      batchOptions = {};
     },
     close() {
       for (const timer of timers) clearTimeout(timer);

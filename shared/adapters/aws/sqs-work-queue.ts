@@ -120,7 +120,8 @@ export interface SqsWorkQueueOptions {
 }
 
 interface Entry {
-  message: ItemMessage;
+  runId: string;
+  itemId: string;
   id: string;
   body: string;
   bytes: number;
@@ -171,7 +172,8 @@ export class SqsWorkQueue implements WorkQueue {
     const id = `m${index}`;
     const inline = JSON.stringify(message);
     const inlineBytes = Buffer.byteLength(inline);
-    if (inlineBytes <= this.maxBodyBytes) return { message, id, body: inline, bytes: inlineBytes };
+    const names = { runId: message.runId, itemId: message.item.id, id };
+    if (inlineBytes <= this.maxBodyBytes) return { ...names, body: inline, bytes: inlineBytes };
 
     const ref = spillKey(message.runId, message.item.id);
     await this.blobs.put(ref, inline, 'application/json');
@@ -180,7 +182,16 @@ export class SqsWorkQueue implements WorkQueue {
       runId: message.runId,
       itemId: message.item.id,
     } satisfies ItemQueueBody);
-    return { message, id, body, bytes: Buffer.byteLength(body) };
+    return { ...names, body, bytes: Buffer.byteLength(body) };
+  }
+
+  /**
+   * Sends item messages again exactly as they were received (inline or by reference), e.g. the
+   * items the batch lane woke up. `runId`/`itemId` name them in errors.
+   */
+  async resend(messages: readonly { runId: string; itemId: string; body: string }[]): Promise<void> {
+    const entries = messages.map((m, index) => ({ ...m, id: `m${index}`, bytes: Buffer.byteLength(m.body) }));
+    await mapLimit(chunkBatches(entries), this.concurrency, (batch) => this.sendBatch(batch));
   }
 
   private async sendBatch(batch: Entry[]): Promise<void> {
@@ -198,8 +209,8 @@ export class SqsWorkQueue implements WorkQueue {
       lastFailures = (out.Failed ?? []).map((f) => {
         const entry = byId.get(f.Id ?? '');
         return {
-          runId: entry?.message.runId ?? '?',
-          itemId: entry?.message.item.id ?? `? (entry ${f.Id})`,
+          runId: entry?.runId ?? '?',
+          itemId: entry?.itemId ?? `? (entry ${f.Id})`,
           code: f.Code ?? 'Unknown',
           message: f.Message,
           senderFault: f.SenderFault ?? false,

@@ -251,6 +251,7 @@ describe('AssayStack with real bundles', () => {
       worker: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
       deadLetter: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
       aggregate: ['BUCKET_NAME', 'TABLE_NAME'],
+      batchPoller: ['BUCKET_NAME', 'TABLE_NAME', 'ITEMS_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
     } as const;
     const SHARED_ENV = [
       'POWERTOOLS_SERVICE_NAME',
@@ -260,11 +261,11 @@ describe('AssayStack with real bundles', () => {
       'NODE_OPTIONS',
     ];
 
-    it('runs four functions on nodejs24.x, arm64, with active tracing and their own log group', () => {
+    it('runs five functions on nodejs24.x, arm64, with active tracing and their own log group', () => {
       const functions = template.findResources('AWS::Lambda::Function', {
         Properties: { Runtime: 'nodejs24.x' },
       }) as Resources;
-      expect(Object.keys(functions)).toHaveLength(4);
+      expect(Object.keys(functions)).toHaveLength(5);
       for (const fn of Object.values(functions)) {
         expect(fn.Properties).toMatchObject({
           Architectures: ['arm64'],
@@ -273,7 +274,7 @@ describe('AssayStack with real bundles', () => {
           LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
         });
       }
-      template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 4);
+      template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 5);
     });
 
     it('sets exactly the environment each handler reads', () => {
@@ -289,7 +290,7 @@ describe('AssayStack with real bundles', () => {
     it('bundles each handler locally into an ESM file with the createRequire banner and a source map', () => {
       const assets = assetFolders(built.outdir);
       const bundles = assets.filter((dir) => readdirSync(join(built.outdir, dir)).includes('index.mjs'));
-      expect(bundles).toHaveLength(4);
+      expect(bundles).toHaveLength(5);
       for (const dir of bundles) {
         const code = readFileSync(join(built.outdir, dir, 'index.mjs'), 'utf8');
         expect(code.startsWith("import { createRequire } from 'module'; const require = createRequire")).toBe(
@@ -338,6 +339,27 @@ describe('AssayStack with real bundles', () => {
     });
   });
 
+  describe('batch poller schedule', () => {
+    it('runs the batch poller every minute from an EventBridge rule, and nothing else from a schedule', () => {
+      const rules = Object.values(template.findResources('AWS::Events::Rule') as Resources);
+      expect(rules).toHaveLength(1);
+      expect(rules[0]!.Properties).toMatchObject({
+        ScheduleExpression: 'rate(1 minute)',
+        State: 'ENABLED',
+        Targets: [
+          expect.objectContaining({
+            Arn: { 'Fn::GetAtt': [logicalId(stack, stack.functions.batchPoller), 'Arn'] },
+            RetryPolicy: { MaximumRetryAttempts: 0 },
+          }),
+        ],
+      });
+      template.hasResourceProperties('AWS::Lambda::Permission', {
+        Principal: 'events.amazonaws.com',
+        FunctionName: { 'Fn::GetAtt': [logicalId(stack, stack.functions.batchPoller), 'Arn'] },
+      });
+    });
+  });
+
   describe('alarms', () => {
     it('alarms on each dead-letter queue when it holds any visible message', () => {
       for (const { deadLetterQueue } of stack.queues.all) {
@@ -361,7 +383,7 @@ describe('AssayStack with real bundles', () => {
     const names = (): Name[] => Object.keys(stack.functions) as Name[];
     const roleId = (name: Name): string => logicalId(stack, stack.functions[name].role!);
 
-    it('lets ingest (to check keys) and the worker (to call models), and no other, read the provider secret', () => {
+    it('lets ingest (to check keys), the worker and the batch poller (to call models), and no other, read the provider secret', () => {
       const secretRef = JSON.stringify({ Ref: logicalId(stack, stack.providerSecret) });
       const readsSecret = (name: Name): boolean =>
         statementsOfRole(template, roleId(name)).some(
@@ -369,7 +391,7 @@ describe('AssayStack with real bundles', () => {
             actionsOf(s).includes('secretsmanager:GetSecretValue') &&
             JSON.stringify(s.Resource) === secretRef,
         );
-      expect(readsSecret('worker') && readsSecret('ingest')).toBe(true);
+      expect(readsSecret('worker') && readsSecret('ingest') && readsSecret('batchPoller')).toBe(true);
       expect(readsSecret('deadLetter') || readsSecret('aggregate')).toBe(false);
     });
 

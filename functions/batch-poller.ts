@@ -1,0 +1,29 @@
+/**
+ * batch-poller: run on a schedule (EventBridge), one pass of the batch lane each time —
+ * submits the calls workers recorded since the last pass, polls the open batches, stores the
+ * answers of finished ones and sends the items that waited for them back to the items queue.
+ * A pass that fails is simply the next pass's work: nothing it touched is lost.
+ */
+import { MetricUnit } from '@aws-lambda-powertools/metrics';
+import { advanceBatches } from '../shared/core/batch-lane.js';
+import { batchPollerRoot, logger, metrics, publishMetrics } from './root.js';
+
+const root = batchPollerRoot();
+
+export async function handler(): Promise<{
+  submitted: number;
+  refused: number;
+  closed: number;
+  woken: number;
+}> {
+  try {
+    const tally = await advanceBatches(await root.deps());
+    metrics.addMetric('BatchesSubmitted', MetricUnit.Count, tally.submitted);
+    metrics.addMetric('BatchesCollected', MetricUnit.Count, tally.closed);
+    metrics.addMetric('BatchItemsWoken', MetricUnit.Count, tally.woken);
+    if (tally.submitted + tally.closed > 0) logger.info('batch lane pass', tally);
+    return tally;
+  } finally {
+    publishMetrics();
+  }
+}
