@@ -21,11 +21,16 @@ export interface PartOutcome<T> {
 export async function runPart<T>(
   name: string,
   args: string[],
-  { timeoutMs, nodeArgs = [] }: { timeoutMs: number; nodeArgs?: string[] },
+  {
+    timeoutMs,
+    nodeArgs = [],
+    env = process.env,
+  }: { timeoutMs: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv },
 ): Promise<PartOutcome<T>> {
   const started = performance.now();
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', part(name), ...args], {
     cwd: ROOT,
+    env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -49,12 +49,23 @@ export interface BucketState {
 }
 
 /**
- * The burst a bucket holds: one second of its rate, at least 1. A minute's worth would let a
- * fresh bucket fire 3,000 requests at once, which vendors that meter by the second refuse.
+ * The share of a declared limit a bucket refills at. Vendors meter a per-minute limit by the
+ * second, over a sliding window (3,000 RPM: at most 50 in any second); a bucket lets through its
+ * burst plus a second of refill in any second, so it refills at 98% and holds the other 2% of a
+ * second's rate as its burst (at least one request): never more than the limit in any second.
+ */
+export const PACE = 0.98;
+
+/**
+ * The burst a bucket holds: the headroom left of one second of the limit, at least 1. A minute's
+ * worth would let a fresh bucket fire 3,000 requests at once, which vendors refuse.
  */
 export function burstOf(perMinute: number): number {
-  return Math.max(1, perMinute / 60);
+  return Math.max(1, ((1 - PACE) * perMinute) / 60);
 }
+
+/** What a bucket refills per millisecond. */
+const refillPerMs = (perMinute: number) => (PACE * perMinute) / 60_000;
 
 /** A full bucket at `now`. */
 export function fullBucket(limit: RateLimit, now: number): BucketState {
@@ -65,11 +76,18 @@ export function fullBucket(limit: RateLimit, now: number): BucketState {
   };
 }
 
-/** The levels at `now`: what the time since `state.at` added, capped at the burst. */
+/**
+ * The levels at `now`: what the time since `state.at` added, capped at the burst plus one
+ * millisecond of refill. Waits are whole milliseconds, so a waiter arrives with a fraction of a
+ * request to spare; capping at the burst alone would throw that fraction away every time and
+ * pace a few per cent slow. The extra fraction never adds a whole request to any second.
+ */
 export function refill(state: BucketState, limit: RateLimit, now: number): BucketState {
   const elapsed = Math.max(0, now - state.at);
   const level = (value: number, perMinute: number | undefined) =>
-    perMinute === undefined ? 0 : Math.min(burstOf(perMinute), value + (elapsed * perMinute) / 60_000);
+    perMinute === undefined
+      ? 0
+      : Math.min(burstOf(perMinute) + refillPerMs(perMinute), value + elapsed * refillPerMs(perMinute));
   return {
     requests: level(state.requests, limit.rpm),
     tokens: level(state.tokens, limit.tpm),
@@ -85,7 +103,7 @@ export function shortfallMs(state: BucketState, limit: RateLimit, need: RateNeed
   const wait = (level: number, want: number, perMinute: number | undefined) => {
     if (perMinute === undefined || want <= 0) return 0;
     const missing = Math.min(want, burstOf(perMinute)) - level;
-    return missing <= 0 ? 0 : Math.ceil((missing * 60_000) / perMinute);
+    return missing <= 0 ? 0 : Math.ceil(missing / refillPerMs(perMinute));
   };
   return Math.max(wait(state.requests, need.requests, limit.rpm), wait(state.tokens, need.tokens, limit.tpm));
 }

@@ -51,7 +51,8 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
       tableName: res.table,
       now: clock,
     });
-    const limit = { rpm: 600 }; // 10 per second, burst 10
+    // 200 a second: a burst of 4 (2% of a second's worth), refilled at 196 a second.
+    const limit = { rpm: 12_000 };
     const one = { requests: 1, tokens: 0 };
     const granted = { a: 0, b: 0 };
 
@@ -71,11 +72,11 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
       const before = granted.a + granted.b;
       await Promise.all([drain(a, 'a'), drain(b, 'b')]);
       perStep.push(granted.a + granted.b - before);
-      now += 500; // half a second: 5 more requests
+      now += 10; // 1.96 more requests
     }
-    // The full burst first, then exactly what each half second refilled: 10 + 4 × 5.
-    expect(perStep).toEqual([10, 5, 5, 5, 5]);
-    expect(granted.a + granted.b).toBe(30);
+    // The burst of 4; then 1.96 (1 taken, 0.96 left); 2.92 (2 taken); 2.88 (2); 2.84 (2).
+    expect(perStep).toEqual([4, 1, 2, 2, 2]);
+    expect(granted.a + granted.b).toBe(11);
     expect(granted.a).toBeGreaterThan(0);
     expect(granted.b).toBeGreaterThan(0);
   });
@@ -92,7 +93,7 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
           maxConflicts: 1,
         }),
     );
-    const limit = { rpm: 600 };
+    const limit = { rpm: 12_000 }; // a burst of 4
     const waits: number[] = [];
     let granted = 0;
     await Promise.all(
@@ -101,11 +102,11 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
           const wait = await store.take('openai:crowd', limit, { requests: 1, tokens: 0 });
           if (wait === 0) granted += 1;
           else waits.push(wait);
-          if (wait >= 100) return;
+          if (wait > 0 && granted >= 4) return;
         }
       }),
     );
-    expect(granted).toBe(10);
+    expect(granted).toBe(4);
     // Somebody lost a race along the way and was told to wait 1-20 ms.
     expect(waits.some((wait) => wait >= 1 && wait <= 20)).toBe(true);
   });
@@ -113,13 +114,15 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
   it('says how long until a token arrives, without taking anything', async () => {
     let now = 5_000_000;
     const store = new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: () => now });
-    const limit = { rpm: 60, tpm: 6_000 }; // 1 request and 100 tokens per second
-    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 100 })).toBe(0);
-    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 50 })).toBe(1_000);
+    // 1 request a second (burst 1, refilled at 0.98 a second) and 2,000 tokens a second (burst 40).
+    const limit = { rpm: 60, tpm: 120_000 };
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 40 })).toBe(0);
+    // A request is 1 / 0.98 s away (1,020.4 ms); 20 tokens only 10.2 ms.
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 20 })).toBe(1_021);
     now += 600;
-    // 0.6 of a request, 60 tokens: the request is the shortfall.
-    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 50 })).toBe(400);
-    now += 400;
-    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 50 })).toBe(0);
+    // 0.588 of a request, a full 40 tokens: the request is the shortfall (0.412 / 0.98 s).
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 20 })).toBe(421);
+    now += 421;
+    expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 20 })).toBe(0);
   });
 });

@@ -15,39 +15,60 @@ import type { CompletionRequest } from '../../../shared/providers/types.js';
 const request: CompletionRequest = { model: 'gpt-4o-mini', prompt: 'x'.repeat(40), maxTokens: 100 };
 
 describe('token bucket (fake clock)', () => {
-  it('gives a burst of one second of the rate, then one request per 1/rate', () => {
+  // A bucket refills at 98% of the limit and holds 2% of a second's worth as its burst (at
+  // least 1), so no second ever sees more than the limit.
+  it('600 RPM: a burst of 1, then one request per 1/(0.98 · 10 per second) = 102.0 ms', () => {
     let now = 0;
     const store = new MemoryRateLimitStore(() => now);
-    const limit = { rpm: 600 }; // 10 per second: burst 10, one every 100 ms
+    const limit = { rpm: 600 };
     const one = { requests: 1, tokens: 0 };
-    const waits = Array.from({ length: 11 }, () => store.takeNow('m', limit, one));
-    expect(waits).toEqual([0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100]);
-    now = 50;
-    expect(store.takeNow('m', limit, one)).toBe(50); // half a request refilled
-    now = 100;
+    expect([store.takeNow('m', limit, one), store.takeNow('m', limit, one)]).toEqual([0, 103]);
+    now = 50; // 0.49 of a request refilled: 0.51 missing → 52.0 ms
+    expect(store.takeNow('m', limit, one)).toBe(53);
+    now = 103;
     expect(store.takeNow('m', limit, one)).toBe(0);
-    expect(store.takeNow('m', limit, one)).toBe(100);
-    now = 10_000; // refills to the burst, never past it
-    expect(Array.from({ length: 11 }, () => store.takeNow('m', limit, one))).toEqual([
-      0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 100,
-    ]);
+    // 1.0094 was there (the cap is the burst plus a millisecond's refill, 1.0098): 0.9906 missing.
+    expect(store.takeNow('m', limit, one)).toBe(102);
+    now = 10_000; // refills to the cap, never past it: 1.0098, then 0.9902 missing
+    expect([store.takeNow('m', limit, one), store.takeNow('m', limit, one)]).toEqual([0, 102]);
+  });
+
+  it('never lets more than the limit through in any sliding second (3,000 RPM: 50)', () => {
+    let now = 0;
+    const store = new MemoryRateLimitStore(() => now);
+    const limit = { rpm: 3_000 };
+    const granted: number[] = [];
+    // A greedy caller: takes whenever it may, for ten seconds.
+    while (now < 10_000) {
+      const wait = store.takeNow('m', limit, { requests: 1, tokens: 0 });
+      if (wait === 0) granted.push(now);
+      else now += wait;
+    }
+    let most = 0;
+    for (let i = 0, j = 0; i < granted.length; i++) {
+      while (granted[i]! - granted[j]! >= 1_000) j++;
+      most = Math.max(most, i - j + 1);
+    }
+    expect(most).toBeLessThanOrEqual(50);
+    // …and paces at 98% of it: 1 at once, then 49 a second.
+    expect(granted.length).toBeGreaterThanOrEqual(Math.floor(1 + 49 * 9.9));
   });
 
   it('holds tokens per minute too, and lets a call bigger than the burst through a full bucket into debt', () => {
     let now = 0;
     const store = new MemoryRateLimitStore(() => now);
-    const limit = { rpm: 6000, tpm: 60_000 }; // 1,000 tokens per second, burst 1,000
-    expect(store.takeNow('m', limit, { requests: 1, tokens: 600 })).toBe(0);
-    // 400 left: 600 more arrive in 600 ms.
-    expect(store.takeNow('m', limit, { requests: 1, tokens: 600 })).toBe(200);
-    now = 200;
-    expect(store.takeNow('m', limit, { requests: 1, tokens: 600 })).toBe(0);
-    // 0 left; a 5,000-token call needs a full bucket (1,000 ms), then leaves 4,000 of debt.
-    expect(store.takeNow('m', limit, { requests: 1, tokens: 5_000 })).toBe(1_000);
-    now = 1_200;
+    const limit = { tpm: 60_000 }; // 1,000 tokens a second: refill 0.98 a ms, burst 20
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 15 })).toBe(0);
+    // 5 left: 10 missing → 10.2 ms.
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 15 })).toBe(11);
+    now = 11;
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 15 })).toBe(0);
+    // 0.78 left; a 5,000-token call needs a full bucket (19.22 missing → 19.6 ms), then leaves debt.
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 5_000 })).toBe(20);
+    now = 31;
     expect(store.takeNow('m', limit, { requests: 1, tokens: 5_000 })).toBe(0);
-    now = 2_200;
-    expect(store.takeNow('m', limit, { requests: 1, tokens: 1 })).toBe(3_001);
+    now = 1_031; // −4,980 + 980 = −4,000: 4,001 missing for one token → 4,082.7 ms
+    expect(store.takeNow('m', limit, { requests: 1, tokens: 1 })).toBe(4_083);
   });
 
   it('keeps models apart', () => {
@@ -55,7 +76,7 @@ describe('token bucket (fake clock)', () => {
     const limit = { rpm: 60 };
     expect(store.takeNow('a', limit, { requests: 1, tokens: 0 })).toBe(0);
     expect(store.takeNow('b', limit, { requests: 1, tokens: 0 })).toBe(0);
-    expect(store.takeNow('a', limit, { requests: 1, tokens: 0 })).toBe(1_000);
+    expect(store.takeNow('a', limit, { requests: 1, tokens: 0 })).toBe(1_021); // 1 / 0.98 per second
   });
 });
 
@@ -158,9 +179,10 @@ describe('ModelLimiter', () => {
     );
     const times: number[] = [];
     for (let i = 0; i < 5; i++) await limiter.run(request, async () => times.push(now));
-    // 2 per second, burst 2: then one every 500 ms.
-    expect(times).toEqual([0, 0, 500, 1_000, 1_500]);
-    expect(sleeps).toEqual([500, 500, 500]);
+    // 2 per second: refill 1.96 per second (one every 510.2 ms), burst 1; the fraction a
+    // whole-millisecond wait leaves over carries to the next call.
+    expect(times).toEqual([0, 511, 1_021, 1_531, 2_041]);
+    expect(sleeps).toEqual([511, 510, 510, 510]);
   });
 });
 
