@@ -3,7 +3,6 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createAwsClients } from '../shared/adapters/aws/clients.js';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
@@ -151,7 +150,9 @@ export async function runSuite(
   const prices = loadPriceTable(options.pricesPath, env);
   const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
   providers.require(prepared.suite.backends, prepared.suite.sim);
-  const encoders = new EncoderPool({ env, prices, s3: () => createAwsClients(env).s3 });
+  // The AWS SDK loads only if an ONNX model is read from S3.
+  const s3 = async () => (await import('../shared/adapters/aws/clients.js')).createAwsClients(env).s3;
+  const encoders = new EncoderPool({ env, prices, s3 });
   encoders.require(encodersOf(prepared.suite));
   const limiters = processLimiters(env);
 

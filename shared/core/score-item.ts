@@ -287,7 +287,7 @@ export async function scoreItem(
       ...(solved.details ? { details: solved.details } : {}),
       ...(!solved.ok && solved.raw !== undefined ? { raw: solved.raw } : {}),
       stages,
-      prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
+      prompts: promptHashes(run),
       simulated: simulated || run.simulated,
       finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
     };
@@ -297,6 +297,17 @@ export async function scoreItem(
   } finally {
     addInFlight(run.runId, -spent);
   }
+}
+
+/** Each run's prompt hashes as results carry them: worked out once per run record, not per item. */
+const promptHashesByRun = new WeakMap<RunRecord['prompts'], Record<string, string>>();
+function promptHashes(run: Pick<RunRecord, 'prompts'>): Record<string, string> {
+  let hashes = promptHashesByRun.get(run.prompts);
+  if (!hashes) {
+    hashes = Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash]));
+    promptHashesByRun.set(run.prompts, hashes);
+  }
+  return hashes;
 }
 
 /** Input fields longer than this are stored cut in results (see {@link storedInput}). */

@@ -16,10 +16,13 @@ import { existsSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { Tokenizer } from '@huggingface/tokenizers';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { Tokenizer } from '@huggingface/tokenizers';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
 import type { Embedder, EncoderSpend, NliModel, NliPair } from './types.js';
+
+/** The S3 client models are read with, built (or imported) only when a model lives on S3. */
+export type S3Factory = () => S3Client | Promise<S3Client>;
 
 export class ModelLoadError extends Error {
   override readonly name = 'ModelLoadError';
@@ -47,7 +50,7 @@ function loadRuntime(): Promise<Ort> {
 }
 
 /** A model folder on disk: the folder itself, or an S3 prefix copied into the temp folder once. */
-async function modelFolder(location: string, s3: (() => S3Client) | undefined): Promise<string> {
+async function modelFolder(location: string, s3: S3Factory | undefined): Promise<string> {
   if (!location.startsWith('s3://')) return resolve(location);
   const [bucket, ...rest] = location.slice(5).split('/');
   const prefix = rest.filter(Boolean).join('/');
@@ -59,7 +62,9 @@ async function modelFolder(location: string, s3: (() => S3Client) | undefined): 
     createHash('sha256').update(location).digest('hex').slice(0, 16),
   );
   if (existsSync(join(local, '.complete'))) return local;
-  const client = s3();
+  // The S3 client and its commands load only when a model lives on S3 (not on every CLI start).
+  const { GetObjectCommand, ListObjectsV2Command } = await import('@aws-sdk/client-s3');
+  const client = await s3();
   let token: string | undefined;
   let copied = 0;
   do {
@@ -115,7 +120,7 @@ export interface LoadedModel {
 const loaded = new Map<string, Promise<LoadedModel>>();
 
 /** Loads (once per process) the model at a folder or S3 location. */
-export function loadModel(location: string, s3?: () => S3Client): Promise<LoadedModel> {
+export function loadModel(location: string, s3?: S3Factory): Promise<LoadedModel> {
   let model = loaded.get(location);
   if (!model) {
     model = load(location, s3);
@@ -125,12 +130,13 @@ export function loadModel(location: string, s3?: () => S3Client): Promise<Loaded
   return model;
 }
 
-async function load(location: string, s3: (() => S3Client) | undefined): Promise<LoadedModel> {
+async function load(location: string, s3: S3Factory | undefined): Promise<LoadedModel> {
   const folder = await modelFolder(location, s3);
   if (!existsSync(folder)) throw new ModelLoadError(`model folder ${folder} does not exist`);
   const file = MODEL_FILES.map((name) => join(folder, name)).find(existsSync);
   if (!file) throw new ModelLoadError(`${folder}: no ONNX weights (looked for ${MODEL_FILES.join(', ')})`);
   const tokenizerConfig = await readJson(folder, 'tokenizer_config.json', false);
+  const { Tokenizer } = await import('@huggingface/tokenizers');
   const tokenizer = new Tokenizer(await readJson(folder, 'tokenizer.json', true), tokenizerConfig);
   const config = await readJson(folder, 'config.json', false);
   const runtime = await loadRuntime();
@@ -245,7 +251,7 @@ export class OnnxEmbedder implements Embedder {
   constructor(
     readonly id: string,
     private readonly location: string,
-    private readonly s3?: () => S3Client,
+    private readonly s3?: S3Factory,
   ) {}
 
   async embed(texts: readonly string[]) {
@@ -291,7 +297,7 @@ export class OnnxNli implements NliModel {
   constructor(
     readonly id: string,
     private readonly location: string,
-    private readonly s3?: () => S3Client,
+    private readonly s3?: S3Factory,
   ) {}
 
   async contradiction(pairs: readonly NliPair[]) {

@@ -2,12 +2,11 @@
  * Builds encoders from ids, once per id per process, with credentials from the environment
  * (checked when built, so a missing key fails before the first item and names the variable).
  */
-import type { S3Client } from '@aws-sdk/client-s3';
 import { UnknownProviderError } from '../providers/errors.js';
 import type { PriceTable } from '../providers/pricing.js';
 import { firstSet, requireVar } from '../providers/registry.js';
 import { GeminiEmbedder, OpenAiEmbedder } from './api.js';
-import { OnnxEmbedder, OnnxNli } from './onnx.js';
+import { OnnxEmbedder, OnnxNli, type S3Factory } from './onnx.js';
 import { SimEmbedder, SimNli } from './sim.js';
 import type { Embedder, EncoderKind, NliModel } from './types.js';
 
@@ -15,7 +14,7 @@ export interface EncoderPoolOptions {
   prices: PriceTable;
   env?: NodeJS.ProcessEnv;
   /** For `onnx:s3://…` models; built on first use. */
-  s3?: () => S3Client;
+  s3?: S3Factory;
   timeoutMs?: number;
   fetch?: typeof fetch;
 }

@@ -22,7 +22,28 @@ export function labelField(labels: readonly GecLabel[]) {
     });
 }
 
-function verdictSchema(labels: readonly GecLabel[]) {
+/**
+ * `build` memoised per label set. A zod schema is costly to build and to parse with the first
+ * time (it compiles a parser of its own): each label set gets one, reused by every item.
+ */
+export function perLabelSet<T>(
+  build: (labels: readonly GecLabel[]) => T,
+): (labels: readonly GecLabel[]) => T {
+  const built = new Map<string, T>();
+  return (labels) => {
+    const key = labels.join('\n');
+    let value = built.get(key);
+    if (value === undefined) {
+      value = build(labels);
+      built.set(key, value);
+    }
+    return value;
+  };
+}
+
+const verdictSchema = perLabelSet(buildVerdictSchema);
+
+function buildVerdictSchema(labels: readonly GecLabel[]) {
   const label = labelField(labels);
   return z
     .object({ label: label.optional(), classification: label.optional(), reason: z.string().default('') })

@@ -4,7 +4,7 @@ import { parseAnswer } from '../answer.js';
 import { type Asked, ask, baseRequest, failedSolve } from '../ask.js';
 import type { Solved } from '../types.js';
 import { type GecCase, render } from './case.js';
-import { classify, labelField, type Verdict, verdictJsonSchema } from './classify.js';
+import { classify, labelField, perLabelSet, type Verdict, verdictJsonSchema } from './classify.js';
 import type { GecOutput } from './output.js';
 import { type RiskFlag, riskFlags } from './router.js';
 import { routerHint } from './simulate.js';
@@ -116,14 +116,18 @@ interface RoutedVerdict extends Verdict {
   risk: string[];
 }
 
-/** The optional LLM router: one call that classifies and says whether to escalate. */
-function routeWithLlm(c: GecCase, small: LlmProvider): Promise<Asked<RoutedVerdict>> {
-  const schema = z.object({
-    label: labelField(c.labels),
+const routedVerdictSchema = perLabelSet((labels) =>
+  z.object({
+    label: labelField(labels),
     reason: z.string().default(''),
     escalate: z.union([z.boolean(), z.enum(['true', 'false']).transform((v) => v === 'true')]),
     risk: z.array(z.string()).default([]),
-  });
+  }),
+);
+
+/** The optional LLM router: one call that classifies and says whether to escalate. */
+function routeWithLlm(c: GecCase, small: LlmProvider): Promise<Asked<RoutedVerdict>> {
+  const schema = routedVerdictSchema(c.labels);
   const jsonSchema = verdictJsonSchema(c.labels, {
     escalate: { type: 'boolean' },
     risk: { type: 'array', items: { type: 'string' } },

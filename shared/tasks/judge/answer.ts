@@ -51,8 +51,20 @@ function extraProperties(judge: JudgeBlock): Record<string, unknown> {
   return (judge.schema?.properties as Record<string, unknown> | undefined) ?? {};
 }
 
+/** Built once per judge block (suites do not change once parsed): zod schemas are costly to build. */
+const answerSchemas = new WeakMap<JudgeBlock, z.ZodType<Omit<JudgeOutput, 'decidedBy'>>>();
+
 /** The answer's zod schema: the label or the score, a reason, and the extra fields. */
 export function answerSchema(judge: JudgeBlock): z.ZodType<Omit<JudgeOutput, 'decidedBy'>> {
+  let schema = answerSchemas.get(judge);
+  if (!schema) {
+    schema = buildAnswerSchema(judge);
+    answerSchemas.set(judge, schema);
+  }
+  return schema;
+}
+
+function buildAnswerSchema(judge: JudgeBlock): z.ZodType<Omit<JudgeOutput, 'decidedBy'>> {
   const { labels, range } = judge;
   const reason = z.string().default('');
   const head = labels
