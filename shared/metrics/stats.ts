@@ -126,7 +126,8 @@ export const DEFAULT_BOOTSTRAP: Readonly<Required<BootstrapOptions>> = Object.fr
  * than one bootstrap per statistic, and the intervals are mutually consistent).
  *
  * Each iteration draws `n` row indices uniformly with replacement from `[0, n)` using
- * `mulberry32(seed)` and calls `statFn(indices)` (a fresh array each call). The interval for
+ * `mulberry32(seed)` and calls `statFn(indices)` (the same array, refilled each call: a
+ * statistic must not keep it). The interval for
  * each key is the (alpha/2, 1 − alpha/2) percentiles of that key's resampled values, with
  * linear interpolation. A statistic that is undefined on a resample (`null`: a correlation of
  * a constant sample, a class that was not drawn) skips that resample; a key that is null on
@@ -150,8 +151,9 @@ export function bootstrapCis<K extends string>(
 
   const random = mulberry32(seed);
   const samples = new Map<K, number[]>();
+  // One index array for every resample: a million rows would otherwise make 8 MB of garbage per iteration.
+  const indices = new Array<number>(n);
   for (let it = 0; it < iterations; it++) {
-    const indices = new Array<number>(n);
     for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
     const stats = statFn(indices);
     for (const key of Object.keys(stats) as K[]) {
