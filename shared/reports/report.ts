@@ -7,7 +7,7 @@ import {
   type ScoreKind,
   scoreOf,
 } from '../core/model.js';
-import { compareReportOrder, type ResultSource, sourceOf } from '../core/report-order.js';
+import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '../core/report-order.js';
 import {
   type CostSummary,
   CostTally,
@@ -184,7 +184,7 @@ export function scoreFigures(
  * The report of a run from its results, which `results` must give in report order (so that
  * bootstrap intervals are reproducible). Streams them: counts, cost and latency as running sums,
  * each scorer's rows compactly; `onResult` sees each result of that pass (the report files'
- * layout is gathered on it). The family's own figures read the results once more.
+ * layout is gathered on it), and the family's own figures read the same pass through a relay.
  */
 export async function buildReport(
   run: RunRecord,
@@ -206,6 +206,10 @@ export async function buildReport(
   const spend = new CostTally();
   const latencies = new Float64Column();
   const tally = new ScoreTally(family, run.suite);
+  // The family's figures read the same pass, through a relay.
+  const relay = family.report ? new ResultRelay() : undefined;
+  const section = relay && Promise.resolve(family.report!(run.suite, relay)).finally(() => relay.abandon());
+  section?.catch(() => undefined);
   for await (const result of source()) {
     items += 1;
     if (result.status === 'scored') scored += 1;
@@ -223,12 +227,14 @@ export async function buildReport(
     if (latency !== undefined) latencies.push(latency);
     tally.add(result);
     onResult?.(result);
+    await relay?.push(result);
   }
+  relay?.end();
+  const familyFigures = await section;
   const invalidRows = byFailure.invalid_row ?? 0;
   const failed = items - scored;
   const simulated = run.simulated || anySimulated;
   const { scores, primary, flat } = tally.figures();
-  const section = family.report ? await family.report(run.suite, source()) : undefined;
   return {
     schemaVersion: REPORT_SCHEMA_VERSION,
     runId: run.runId,
@@ -244,7 +250,7 @@ export async function buildReport(
     counts: { items, scored, failed, invalidRows, errors: failed - invalidRows, byFailure },
     primaryScorer: primary,
     scores,
-    metrics: { ...flat, ...section?.metrics },
+    metrics: { ...flat, ...familyFigures?.metrics },
     cost: {
       ...spend.summary(items - invalidRows),
       calls,

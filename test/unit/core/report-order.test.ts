@@ -160,6 +160,17 @@ describe('writeRunReport, streaming', () => {
     expect(blocks).toHaveLength(right);
     expect([...blocks].sort()).toEqual(blocks);
     expect(report.counts.items).toBe(RESULTS.length);
+    // The family's own figures read the same pass (through the relay): judged = not invalid rows.
+    const judged = RESULTS.filter((r) => r.failure?.kind !== 'invalid_row').length;
+    const method = report.metrics.method as { accuracyVsCost: { n: number; costUsd: number }[] };
+    const errors = RESULTS.filter((r) => r.failure?.kind === 'parse').length;
+    expect(method.accuracyVsCost[0]!.n).toBe(judged - errors);
+    expect(method.accuracyVsCost[0]!.costUsd).toBeCloseTo(
+      sorted
+        .filter((r) => r.failure?.kind !== 'invalid_row')
+        .reduce((s, r) => s + r.stages.classify!.costUsd, 0),
+      12,
+    );
   });
 });
 
