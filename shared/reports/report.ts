@@ -11,6 +11,7 @@ import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '..
 import {
   type CostSummary,
   CostTally,
+  LabelRows,
   type LatencySummary,
   type ScoreRow,
   type ScorerSummary,
@@ -123,9 +124,8 @@ export function targetReader(scorer: Pick<Scorer, 'target'>): (result: ItemResul
  */
 export class ScoreTally {
   private readonly scorers: [name: string, kind: ScoreKind, Scorer, (r: ItemResult) => ScoreRow['target']][];
-  private readonly rows = new Map<string, ScoreRow[]>();
-  /** One copy of each label string, however many rows carry it. */
-  private readonly labels = new Map<string, string>();
+  /** Label scorers' rows as codes and counts; other kinds' as small row objects. */
+  private readonly rows = new Map<string, ScoreRow[] | LabelRows>();
 
   constructor(
     private readonly family: AnyTaskFamily,
@@ -137,23 +137,16 @@ export class ScoreTally {
       scorer,
       targetReader(scorer),
     ]);
-    for (const [name] of this.scorers) this.rows.set(name, []);
+    for (const [name, kind] of this.scorers) this.rows.set(name, kind === 'label' ? new LabelRows() : []);
   }
 
   add(result: ItemResult): void {
     for (const [name, , scorer, target] of this.scorers) {
       const row = scoreRow(result, name, scorer, target);
-      if (typeof row.value === 'string') row.value = this.label(row.value);
-      if (typeof row.target === 'string') row.target = this.label(row.target);
-      this.rows.get(name)!.push(row);
+      const rows = this.rows.get(name)!;
+      if (rows instanceof LabelRows) rows.add(row);
+      else rows.push(row);
     }
-  }
-
-  private label(value: string): string {
-    const known = this.labels.get(value);
-    if (known !== undefined) return known;
-    this.labels.set(value, value);
-    return value;
   }
 
   figures(): { scores: Record<string, ScorerSummary>; primary: string; flat: Record<string, unknown> } {

@@ -50,7 +50,12 @@ export class FolderBlobStore implements BlobStore {
       file.end();
       await Promise.race([once(file, 'finish'), failed]);
     } catch (error) {
-      file.destroy();
+      // Closed before removed: a file still being opened would otherwise come back after the rm.
+      if (!file.closed) {
+        const closed = once(file, 'close').catch(() => undefined);
+        file.destroy();
+        await closed;
+      }
       await rm(temp, { force: true });
       throw error;
     }
