@@ -234,8 +234,7 @@ export class FileLayout {
 
   /** Whether a number scorer's gold is a binary label (false for other kinds). */
   binary(name: string): boolean {
-    const scorer = this.numbers.find((s) => s.name === name);
-    return scorer !== undefined && scorer.seen && scorer.binary;
+    return this.numbers.some((s) => s.name === name && s.seen && s.binary);
   }
 }
 

@@ -6,15 +6,7 @@
  * into a {@link Score}; metrics follow each scorer's kind.
  */
 import type { z } from 'zod';
-import type {
-  Failure,
-  Item,
-  ItemResult,
-  PromptSnapshot,
-  Score,
-  ScoreKind,
-  ScoreValue,
-} from '../core/model.js';
+import type { Failure, Item, PromptSnapshot, Score, ScoreKind, ScoreValue } from '../core/model.js';
 import type { ResultStream } from '../core/report-order.js';
 import type { BaseSuite } from '../core/suite-base.js';
 import type { EncoderKind, NliPair } from '../encoders/types.js';
