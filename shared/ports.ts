@@ -12,6 +12,11 @@ export interface BlobStore {
   /** Undefined when the object does not exist. */
   get(key: string): Promise<Uint8Array | undefined>;
   put(key: string, body: Uint8Array | string, contentType?: string): Promise<void>;
+  /**
+   * Writes an object from chunks as they are produced (a report file of a million rows) without
+   * holding it whole; readers see the object only once it is complete.
+   */
+  putStream(key: string, body: AsyncIterable<Uint8Array | string>, contentType?: string): Promise<void>;
   list(prefix: string): Promise<string[]>;
 }
 

@@ -1,11 +1,12 @@
 import type { BlobStore, RunHistory, RunStore } from '../ports.js';
 import { writeComparisonFiles } from '../reports/comparison.js';
-import { writeReportFiles } from '../reports/files.js';
+import { FileLayout, writeReportFiles } from '../reports/files.js';
 import { buildReport, type Report, reportOrder } from '../reports/report.js';
 import { taskFor } from '../tasks/registry.js';
 import { StoredDataError } from './codec.js';
 import { compareRuns, comparisonSummary } from './compare-runs.js';
 import type { ItemResult } from './model.js';
+import { collectResults, inReportOrder } from './report-order.js';
 
 export interface AggregateDeps {
   runStore: RunStore;
@@ -38,39 +39,47 @@ export async function aggregateRun(deps: AggregateDeps, runId: string): Promise<
   }
 }
 
-/** Builds and writes the report from the stored results, without claiming (`assay report`). */
+/**
+ * Builds and writes the report from the stored results, without claiming (`assay report`).
+ * The results stream: they are put in report order with bounded memory (see `inReportOrder`),
+ * read once for the figures and once for the item files; only a comparison with a previous
+ * run holds both runs' results.
+ */
 export async function writeRunReport(
   deps: AggregateDeps,
   runId: string,
 ): Promise<{ status: 'written'; report: Report; keys: string[] }> {
   const run = await deps.runStore.getRun(runId);
   if (!run) throw new Error(`run ${runId} not found`);
-  const results = await collect(deps.runStore.results(runId));
-  const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
-  const report = buildReport(run, results, taskFor(run.suite), finishedAt);
-  const keys: string[] = [];
-  const previous = deps.history && (await deps.history.previousRun(run.suiteName, run.runId));
-  if (deps.history && previous) {
-    let base: ItemResult[] | undefined;
-    try {
-      base = await collect(deps.history.results(previous.runId));
-    } catch (error) {
-      // The report is still written; it says why it could not compare.
-      if (!(error instanceof StoredDataError)) throw error;
-      report.comparison = { baseRunId: previous.runId, error: error.message };
+  const family = taskFor(run.suite);
+  const ordered = await inReportOrder(() => deps.runStore.results(runId));
+  try {
+    const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
+    const layout = new FileLayout(family, run.suite);
+    const report = await buildReport(run, ordered.results, family, finishedAt, (r) => layout.add(r));
+    const keys: string[] = [];
+    const previous = deps.history && (await deps.history.previousRun(run.suiteName, run.runId));
+    if (deps.history && previous) {
+      let base: ItemResult[] | undefined;
+      try {
+        base = reportOrder(await collectResults(deps.history.results(previous.runId)));
+      } catch (error) {
+        // The report is still written; it says why it could not compare.
+        if (!(error instanceof StoredDataError)) throw error;
+        report.comparison = { baseRunId: previous.runId, error: error.message };
+      }
+      if (base) {
+        const results = await collectResults(ordered.results());
+        const comparison = compareRuns({ run: previous, results: base }, { run, results });
+        report.comparison = { ...comparisonSummary(comparison) };
+        keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
+      }
     }
-    if (base) {
-      const comparison = compareRuns({ run: previous, results: base }, { run, results });
-      report.comparison = { ...comparisonSummary(comparison) };
-      keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
-    }
+    keys.unshift(
+      ...(await writeReportFiles(deps.reports, run.reportPrefix, report, ordered.results, run.suite, layout)),
+    );
+    return { status: 'written', report, keys };
+  } finally {
+    await ordered.close();
   }
-  keys.unshift(...(await writeReportFiles(deps.reports, run.reportPrefix, report, results, run.suite)));
-  return { status: 'written', report, keys };
-}
-
-async function collect(results: AsyncIterable<ItemResult>): Promise<ItemResult[]> {
-  const all: ItemResult[] = [];
-  for await (const result of results) all.push(result);
-  return reportOrder(all);
 }

@@ -78,7 +78,7 @@ async function writeReport(
     variants.push({ variant: name, run, results: reportOrder(results) });
   }
   const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
-  const report = buildSweepReport(sweep, variants, finishedAt);
+  const report = await buildSweepReport(sweep, variants, finishedAt);
   return { status: 'written', report, keys: await writeSweepFiles(deps.reports, sweep.reportPrefix, report) };
 }
 

@@ -4,7 +4,7 @@
  * not the number of provider calls).
  */
 import type { TokenUsage } from '../providers/types.js';
-import { sum } from './stats.js';
+import { CompensatedSum } from './stats.js';
 
 export interface CostItem {
   costUsd: number;
@@ -35,40 +35,52 @@ export const DEFAULT_COST_STAGE = 'default';
 
 /** Sums spend and tokens, overall and per stage (stages in order of first appearance). */
 export function costSummary(items: readonly CostItem[], itemCount: number): CostSummary {
-  const totalUsd = sum(items.map((i) => i.costUsd));
-  const stages = new Map<string, CostItem[]>();
-  for (const item of items) {
-    const stage = item.stage ?? DEFAULT_COST_STAGE;
-    const list = stages.get(stage);
-    if (list) list.push(item);
-    else stages.set(stage, [item]);
-  }
-  const byStage: Record<string, StageCost> = {};
-  for (const [stage, list] of stages) {
-    byStage[stage] = {
-      usd: sum(list.map((i) => i.costUsd)),
-      calls: list.reduce((s, i) => s + (i.calls ?? 1), 0),
-      tokens: sumTokens(list),
-    };
-  }
-  const perItemUsd = itemCount > 0 ? totalUsd / itemCount : null;
-  return {
-    totalUsd,
-    per10kUsd: perItemUsd === null ? null : perItemUsd * 10_000,
-    perItemUsd,
-    tokens: sumTokens(items),
-    byStage,
-  };
+  const tally = new CostTally();
+  for (const item of items) tally.add(item);
+  return tally.summary(itemCount);
 }
 
-function sumTokens(items: readonly CostItem[]): TokenUsage {
-  const tokens: TokenUsage = { input: 0, output: 0, cached: 0 };
-  for (const { usage } of items) {
-    tokens.input += usage.input;
-    tokens.output += usage.output;
-    tokens.cached += usage.cached;
+/** {@link costSummary} one spend at a time, holding only the running sums (a stream of results). */
+export class CostTally {
+  private readonly total = new CompensatedSum();
+  private readonly tokens: TokenUsage = { input: 0, output: 0, cached: 0 };
+  private readonly stages = new Map<string, { usd: CompensatedSum; calls: number; tokens: TokenUsage }>();
+
+  add(item: CostItem): void {
+    const name = item.stage ?? DEFAULT_COST_STAGE;
+    let stage = this.stages.get(name);
+    if (!stage) {
+      stage = { usd: new CompensatedSum(), calls: 0, tokens: { input: 0, output: 0, cached: 0 } };
+      this.stages.set(name, stage);
+    }
+    this.total.add(item.costUsd);
+    stage.usd.add(item.costUsd);
+    stage.calls += item.calls ?? 1;
+    addTokens(this.tokens, item.usage);
+    addTokens(stage.tokens, item.usage);
   }
-  return tokens;
+
+  summary(itemCount: number): CostSummary {
+    const totalUsd = this.total.value();
+    const byStage: Record<string, StageCost> = {};
+    for (const [name, stage] of this.stages) {
+      byStage[name] = { usd: stage.usd.value(), calls: stage.calls, tokens: { ...stage.tokens } };
+    }
+    const perItemUsd = itemCount > 0 ? totalUsd / itemCount : null;
+    return {
+      totalUsd,
+      per10kUsd: perItemUsd === null ? null : perItemUsd * 10_000,
+      perItemUsd,
+      tokens: { ...this.tokens },
+      byStage,
+    };
+  }
+}
+
+function addTokens(into: TokenUsage, usage: TokenUsage): void {
+  into.input += usage.input;
+  into.output += usage.output;
+  into.cached += usage.cached;
 }
 
 /** One point of the accuracy/cost trade-off: what a policy would have scored and cost. */

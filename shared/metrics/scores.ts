@@ -13,7 +13,7 @@
  */
 import type { FailureKind, ScoreKind, ScoreValue } from '../core/model.js';
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
-import { type ClassificationMetrics, classificationMetrics } from './classification.js';
+import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
 import { type BootstrapOptions, bootstrapCis, type Interval, meanOrNull } from './stats.js';
 
 /** One metric: its value (null when there is no data), the n it ran over, and a 95% CI when resampled. */
@@ -68,52 +68,62 @@ export interface ScorerFigures {
 /** Figures of one scorer over the run's items (in report order, so resamples are reproducible). */
 export function scorerFigures(
   kind: ScoreKind,
-  rows: readonly ScoreRow[],
+  rows: readonly ScoreRow[] | LabelRows,
   options: ScorerMetricOptions = {},
 ): ScorerFigures {
+  if (rows instanceof LabelRows) return labelFigures(rows, options);
+  if (kind === 'label') {
+    const labelRows = new LabelRows();
+    for (const row of rows) labelRows.add(row);
+    return labelFigures(labelRows, options);
+  }
   const unscored: Partial<Record<FailureKind, number>> = {};
   for (const row of rows) if (row.unscored) unscored[row.unscored] = (unscored[row.unscored] ?? 0) + 1;
   const scored = rows.filter((r) => r.value !== undefined);
   const base = { kind, n: scored.length, unscored };
-  switch (kind) {
-    case 'label':
-      return labelFigures(rows, base, options);
-    case 'number':
-      return numberFigures(scored, base, options);
-    case 'pass':
-      return passFigures(scored, base, options);
-  }
+  return kind === 'number' ? numberFigures(scored, base, options) : passFigures(scored, base, options);
 }
 
 type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
 
-function counts(values: readonly string[]): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const v of values) out[v] = (out[v] ?? 0) + 1;
-  return out;
+/**
+ * A label scorer's rows as they come, without keeping a row object each: the unscored counts,
+ * the distribution of values, and the pairs against gold (unscored = `Error`; invalid rows and
+ * items without gold left out) as label codes for the classification metrics and their bootstrap.
+ */
+export class LabelRows {
+  n = 0;
+  readonly unscored: Partial<Record<FailureKind, number>> = {};
+  readonly distribution: Record<string, number> = {};
+  readonly withGold = new CodedLabelPairs();
+
+  add(row: ScoreRow): void {
+    if (row.unscored) this.unscored[row.unscored] = (this.unscored[row.unscored] ?? 0) + 1;
+    if (row.value !== undefined) {
+      this.n += 1;
+      const value = String(row.value);
+      this.distribution[value] = (this.distribution[value] ?? 0) + 1;
+    }
+    if (row.target !== undefined && row.unscored !== 'invalid_row')
+      this.withGold.add(String(row.target), row.value === undefined ? 'Error' : String(row.value));
+  }
 }
 
 /** Label figures: the classification metrics over items with gold (unscored = `Error`, excluded inside). */
-function labelFigures(rows: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
-  const distribution = counts(rows.filter((r) => r.value !== undefined).map((r) => String(r.value)));
-  const withGold = rows.filter((r) => r.target !== undefined && r.unscored !== 'invalid_row');
-  if (withGold.length === 0) {
+function labelFigures(rows: LabelRows, options: ScorerMetricOptions): ScorerFigures {
+  const { distribution } = rows;
+  const base: Base = { kind: 'label', n: rows.n, unscored: rows.unscored };
+  if (rows.withGold.length === 0) {
     return {
       summary: { ...base, metrics: {}, tables: { distribution } },
       flat: { n: base.n, distribution },
     };
   }
-  const m: ClassificationMetrics = classificationMetrics(
-    withGold.map((r) => ({
-      gold: String(r.target),
-      pred: r.value === undefined ? 'Error' : String(r.value),
-    })),
-    {
-      positive: options.positive ?? false,
-      labelOrder: options.labelOrder,
-      bootstrap: options.bootstrap,
-    },
-  );
+  const m: ClassificationMetrics = classificationMetrics(rows.withGold, {
+    positive: options.positive ?? false,
+    labelOrder: options.labelOrder,
+    bootstrap: options.bootstrap,
+  });
   const metric = (value: number | null, ci?: Interval): MetricValue => ({
     value,
     n: m.n,

@@ -11,19 +11,30 @@
 export type Interval = [lo: number, hi: number];
 
 /** Neumaier-compensated sum: cost totals over thousands of small floats stay exact to the cent. */
-export function sum(values: readonly number[]): number {
-  let total = 0;
-  let compensation = 0;
-  for (const v of values) {
-    const t = total + v;
-    compensation += Math.abs(total) >= Math.abs(v) ? total - t + v : v - t + total;
-    total = t;
+export function sum(values: Iterable<number>): number {
+  const total = new CompensatedSum();
+  for (const v of values) total.add(v);
+  return total.value();
+}
+
+/** {@link sum} one value at a time (a stream of results): the same total, to the last bit. */
+export class CompensatedSum {
+  private total = 0;
+  private compensation = 0;
+
+  add(v: number): void {
+    const t = this.total + v;
+    this.compensation += Math.abs(this.total) >= Math.abs(v) ? this.total - t + v : v - t + this.total;
+    this.total = t;
   }
-  return total + compensation;
+
+  value(): number {
+    return this.total + this.compensation;
+  }
 }
 
 /** Arithmetic mean; 0 for an empty array. */
-export function mean(values: readonly number[]): number {
+export function mean(values: ArrayLike<number> & Iterable<number>): number {
   return values.length === 0 ? 0 : sum(values) / values.length;
 }
 
@@ -51,7 +62,7 @@ export function percentile(values: readonly number[], p: number): number {
   );
 }
 
-function percentileOfSorted(sorted: readonly number[], p: number): number {
+function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
   const rank = (p / 100) * (sorted.length - 1);
   const lo = Math.floor(rank);
   const hi = Math.ceil(rank);
@@ -68,9 +79,9 @@ export interface LatencySummary {
 }
 
 /** p50 / p95 (linear interpolation), mean and max of latencies in ms; all null when empty. */
-export function summarizeLatency(ms: readonly number[]): LatencySummary {
+export function summarizeLatency(ms: ArrayLike<number> & Iterable<number>): LatencySummary {
   if (ms.length === 0) return { p50: null, p95: null, mean: null, max: null };
-  const sorted = [...ms].sort((a, b) => a - b);
+  const sorted = Float64Array.from(ms).sort();
   return {
     p50: percentileOfSorted(sorted, 50),
     p95: percentileOfSorted(sorted, 95),
@@ -115,7 +126,8 @@ export const DEFAULT_BOOTSTRAP: Readonly<Required<BootstrapOptions>> = Object.fr
  * than one bootstrap per statistic, and the intervals are mutually consistent).
  *
  * Each iteration draws `n` row indices uniformly with replacement from `[0, n)` using
- * `mulberry32(seed)` and calls `statFn(indices)` (a fresh array each call). The interval for
+ * `mulberry32(seed)` and calls `statFn(indices)` (the same array, refilled each call: a
+ * statistic must not keep it). The interval for
  * each key is the (alpha/2, 1 − alpha/2) percentiles of that key's resampled values, with
  * linear interpolation. A statistic that is undefined on a resample (`null`: a correlation of
  * a constant sample, a class that was not drawn) skips that resample; a key that is null on
@@ -139,8 +151,9 @@ export function bootstrapCis<K extends string>(
 
   const random = mulberry32(seed);
   const samples = new Map<K, number[]>();
+  // One index array for every resample: a million rows would otherwise make 8 MB of garbage per iteration.
+  const indices = new Array<number>(n);
   for (let it = 0; it < iterations; it++) {
-    const indices = new Array<number>(n);
     for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
     const stats = statFn(indices);
     for (const key of Object.keys(stats) as K[]) {

@@ -1,3 +1,8 @@
+import { once } from 'node:events';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   type ItemResult,
   isScored,
@@ -6,8 +11,8 @@ import {
   type ScoreKind,
   scoreOf,
 } from '../core/model.js';
+import { type ResultSource, sourceOf } from '../core/report-order.js';
 import {
-  binaryTargets,
   HEADLINE_METRICS,
   METRIC_NAMES,
   type MetricValue,
@@ -33,22 +38,131 @@ export const REPORT_FILES = [
   'correct.txt',
 ] as const;
 
+/**
+ * Writes the report files. The item files stream: `results` (in report order) is read once,
+ * labeled.csv goes out line by line, and the sections of errors.txt and correct.txt are spilled
+ * to temporary files until their counts (their headings) are known. `layout` is what those files
+ * need to know of the whole run before their first line, gathered while the report was built.
+ */
 export async function writeReportFiles(
   store: BlobStore,
   prefix: string,
   report: Report,
-  results: ItemResult[],
+  results: ResultSource | readonly ItemResult[],
   suite: Parameters<AnyTaskFamily['scorers']>[0],
+  layout?: FileLayout,
 ): Promise<string[]> {
-  const view = resultView(taskFor(report), suite, results);
-  const files: Record<(typeof REPORT_FILES)[number], [string, string]> = {
+  const family = taskFor(report);
+  const source = typeof results === 'function' ? results : sourceOf(results);
+  const known = layout ?? (await FileLayout.of(family, suite, source));
+  const view = resultView(family, suite, known);
+  const keys = await putFiles(store, prefix, {
     'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
-    'labeled.csv': [renderLabeledCsv(results, view), 'text/csv; charset=utf-8'],
-    'errors.txt': [renderErrors(results, view), 'text/plain; charset=utf-8'],
-    'correct.txt': [renderCorrect(results, view), 'text/plain; charset=utf-8'],
-  };
-  return putFiles(store, prefix, files);
+  });
+  const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
+  try {
+    const sections = {
+      failed: new Spill(join(dir, 'failed.txt')),
+      unscored: new Spill(join(dir, 'unscored.txt')),
+      wrong: new Spill(join(dir, 'wrong.txt')),
+      correct: new Spill(join(dir, 'correct.txt')),
+    };
+    const inputs = known.inputColumns();
+    const primary = view.scorers.find((s) => s.name === view.primary)!;
+    async function* labeled(): AsyncGenerator<string> {
+      let chunk = `\uFEFF${csvHeader(inputs, view)}\r\n`;
+      for await (const r of source()) {
+        chunk += `${csvRow(r, inputs, view)}\r\n`;
+        if (r.status === 'failed') {
+          const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
+          if (r.raw) extra.push(`  raw answer: ${r.raw.slice(0, 2000)}`);
+          await sections.failed.add(`${block(r, view, extra)}\n\n`);
+        } else if (r.status === 'scored') {
+          const verdict = primary.verdict(r);
+          const unscored = view.scorers.flatMap((s) => {
+            const score = scoreOf(r, s.name, s.kind);
+            return isScored(score) ? [] : [`  ${s.name}: ${score.unscored.kind}: ${score.unscored.message}`];
+          });
+          if (unscored.length > 0) await sections.unscored.add(`${block(r, view, unscored)}\n\n`);
+          else if (verdict === false) await sections.wrong.add(`${block(r, view)}\n\n`);
+          if (verdict === true) await sections.correct.add(`${block(r, view)}\n\n`);
+        }
+        if (chunk.length >= CHUNK_CHARS) {
+          yield chunk;
+          chunk = '';
+        }
+      }
+      yield chunk;
+      for (const section of Object.values(sections)) await section.close();
+    }
+    const csv = `${prefix}labeled.csv`;
+    await store.putStream(csv, labeled(), 'text/csv; charset=utf-8');
+    const errors = `${prefix}errors.txt`;
+    await store.putStream(
+      errors,
+      (async function* () {
+        yield `# Failed items (${sections.failed.count})\n\n`;
+        yield* sections.failed.read();
+        yield `# Unscored by a scorer (${sections.unscored.count})\n\n`;
+        yield* sections.unscored.read();
+        yield `# Wrong by ${primary.name} (${sections.wrong.count})\n\n`;
+        yield* sections.wrong.read();
+      })(),
+      'text/plain; charset=utf-8',
+    );
+    const correct = `${prefix}correct.txt`;
+    await store.putStream(
+      correct,
+      (async function* () {
+        yield `# Right by ${primary.name} (${sections.correct.count})\n\n`;
+        yield* sections.correct.read();
+      })(),
+      'text/plain; charset=utf-8',
+    );
+    return [...keys, csv, errors, correct];
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Characters gathered before a chunk of a streamed file goes out. */
+const CHUNK_CHARS = 1 << 20;
+
+/** A temporary file written in chunks (with back-pressure) and read back as a stream. */
+class Spill {
+  count = 0;
+  private pending = '';
+  private readonly file: WriteStream;
+  private readonly failed: Promise<never>;
+
+  constructor(private readonly path: string) {
+    this.file = createWriteStream(path);
+    this.failed = new Promise<never>((_, reject) => this.file.once('error', reject));
+    this.failed.catch(() => undefined);
+  }
+
+  async add(text: string): Promise<void> {
+    this.count += 1;
+    this.pending += text;
+    if (this.pending.length >= CHUNK_CHARS) await this.flush();
+  }
+
+  private async flush(): Promise<void> {
+    const text = this.pending;
+    this.pending = '';
+    if (!this.file.write(text)) await Promise.race([once(this.file, 'drain'), this.failed]);
+  }
+
+  async close(): Promise<void> {
+    await this.flush();
+    this.file.end();
+    await Promise.race([once(this.file, 'finish'), this.failed]);
+  }
+
+  read(): AsyncIterable<Buffer> {
+    return createReadStream(this.path);
+  }
 }
 
 /** Writes `name → [body, content type]` under `prefix`; returns the keys written, in order. */
@@ -66,6 +180,64 @@ export async function putFiles(
   return keys;
 }
 
+/**
+ * What the item files need to know of the whole run before their first line, gathered one
+ * result at a time: the input columns (first-seen order; invalid rows' raw records only if
+ * nothing else) and, per number scorer, whether its gold is a binary label (see `binaryTargets`).
+ */
+export class FileLayout {
+  private readonly usable = new Set<string>();
+  private readonly any = new Set<string>();
+  private anyUsable = false;
+  private readonly numbers: {
+    name: string;
+    target: ReturnType<typeof targetReader>;
+    seen: boolean;
+    binary: boolean;
+  }[];
+
+  /** `family` and `suite` name the number scorers; without them, only the input columns are gathered. */
+  constructor(family?: AnyTaskFamily, suite?: Parameters<AnyTaskFamily['scorers']>[0]) {
+    this.numbers = Object.entries(family && suite ? family.scorers(suite) : {})
+      .filter(([, scorer]) => scorer.kind === 'number')
+      .map(([name, scorer]) => ({ name, target: targetReader(scorer), seen: false, binary: true }));
+  }
+
+  /** The layout of results read from a source (when the report was built without one). */
+  static async of(
+    family: AnyTaskFamily,
+    suite: Parameters<AnyTaskFamily['scorers']>[0],
+    results: ResultSource,
+  ): Promise<FileLayout> {
+    const layout = new FileLayout(family, suite);
+    for await (const result of results()) layout.add(result);
+    return layout;
+  }
+
+  add(result: ItemResult): void {
+    const keys = Object.keys(result.input);
+    if (result.failure?.kind !== 'invalid_row') {
+      this.anyUsable = true;
+      for (const key of keys) this.usable.add(key);
+    } else if (!this.anyUsable) for (const key of keys) this.any.add(key);
+    for (const scorer of this.numbers) {
+      const target = scorer.target(result);
+      if (typeof target !== 'number') continue;
+      scorer.seen = true;
+      if (target !== 0 && target !== 1) scorer.binary = false;
+    }
+  }
+
+  inputColumns(): string[] {
+    return [...(this.anyUsable ? this.usable : this.any)];
+  }
+
+  /** Whether a number scorer's gold is a binary label (false for other kinds). */
+  binary(name: string): boolean {
+    return this.numbers.some((s) => s.name === name && s.seen && s.binary);
+  }
+}
+
 /** What the item files need to know of a run: its scorers (kinds, verdicts, the primary one) and how to show an output. */
 export interface ResultView {
   scorers: { name: string; kind: ScoreKind; verdict(result: ItemResult): boolean | undefined }[];
@@ -79,12 +251,14 @@ const defaultOutputText = (output: unknown): string | undefined =>
 export function resultView(
   family: AnyTaskFamily,
   suite: Parameters<AnyTaskFamily['scorers']>[0],
-  results: readonly ItemResult[],
+  results: readonly ItemResult[] | FileLayout,
 ): ResultView {
+  const layout = results instanceof FileLayout ? results : new FileLayout(family, suite);
+  if (!(results instanceof FileLayout)) for (const result of results) layout.add(result);
   const primary = family.primaryScorer(suite);
   const scorers = Object.entries(family.scorers(suite)).map(([name, scorer]) => {
     const target = targetReader(scorer);
-    const binary = scorer.kind === 'number' && binaryTargets(results.map(target));
+    const binary = layout.binary(name);
     return {
       name,
       kind: scorer.kind,
@@ -116,15 +290,6 @@ export function csvCell(value: string | number | boolean | undefined): string {
   return /[",\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
-/** The input columns of a run's results, in first-seen order (invalid rows' raw records only if nothing else). */
-function inputColumns(results: readonly ItemResult[]): string[] {
-  const usable = results.filter((r) => r.failure?.kind !== 'invalid_row');
-  const columns = new Set<string>();
-  for (const r of usable.length > 0 ? usable : results)
-    for (const key of Object.keys(r.input)) columns.add(key);
-  return [...columns];
-}
-
 /** Why an item looks the way it does: the failure, else the primary score's explanation. */
 function reasonOf(r: ItemResult, view: ResultView): string | undefined {
   if (r.failure) return r.failure.message;
@@ -134,13 +299,20 @@ function reasonOf(r: ItemResult, view: ResultView): string | undefined {
 }
 
 /**
- * One row per result: id, row, the input columns, gold, status and failure, then per scorer
- * `<scorer>` (its value, empty when unscored) and `<scorer>.by` (what decided it), the reason,
- * the output, cost, latency and the family's details.
+ * labeled.csv: one row per result: id, row, the input columns, gold, status and failure, then
+ * per scorer `<scorer>` (its value, empty when unscored) and `<scorer>.by` (what decided it),
+ * the reason, the output, cost, latency and the family's details.
  */
 export function renderLabeledCsv(results: ItemResult[], view: ResultView): string {
-  const inputs = inputColumns(results);
-  const header = [
+  const layout = new FileLayout();
+  for (const r of results) layout.add(r);
+  const inputs = layout.inputColumns();
+  const lines = [csvHeader(inputs, view), ...results.map((r) => csvRow(r, inputs, view))];
+  return `\uFEFF${lines.join('\r\n')}\r\n`;
+}
+
+function csvHeader(inputs: readonly string[], view: ResultView): string {
+  return [
     'idx',
     'row',
     ...inputs,
@@ -153,33 +325,32 @@ export function renderLabeledCsv(results: ItemResult[], view: ResultView): strin
     'cost_usd',
     'latency_ms',
     'details',
-  ];
-  const lines = [header.map(csvCell).join(',')];
-  for (const r of results) {
-    const scores = view.scorers.flatMap((s) => {
-      const score = scoreOf(r, s.name, s.kind);
-      return isScored(score) ? [score.value, score.decidedBy] : [undefined, score.unscored.kind];
-    });
-    lines.push(
-      [
-        r.itemId,
-        r.row,
-        ...inputs.map((column) => r.input[column]),
-        r.gold,
-        r.status,
-        r.failure?.kind,
-        ...scores,
-        reasonOf(r, view),
-        view.outputText(r.output),
-        round(resultCost(r), 8),
-        Math.round(resultLatencyMs(r) ?? 0),
-        r.details ? JSON.stringify(r.details) : undefined,
-      ]
-        .map(csvCell)
-        .join(','),
-    );
-  }
-  return `\uFEFF${lines.join('\r\n')}\r\n`;
+  ]
+    .map(csvCell)
+    .join(',');
+}
+
+function csvRow(r: ItemResult, inputs: readonly string[], view: ResultView): string {
+  const scores = view.scorers.flatMap((s) => {
+    const score = scoreOf(r, s.name, s.kind);
+    return isScored(score) ? [score.value, score.decidedBy] : [undefined, score.unscored.kind];
+  });
+  return [
+    r.itemId,
+    r.row,
+    ...inputs.map((column) => r.input[column]),
+    r.gold,
+    r.status,
+    r.failure?.kind,
+    ...scores,
+    reasonOf(r, view),
+    view.outputText(r.output),
+    round(resultCost(r), 8),
+    Math.round(resultLatencyMs(r) ?? 0),
+    r.details ? JSON.stringify(r.details) : undefined,
+  ]
+    .map(csvCell)
+    .join(',');
 }
 
 function block(r: ItemResult, view: ResultView, extra: string[] = []): string {
@@ -195,39 +366,6 @@ function block(r: ItemResult, view: ResultView, extra: string[] = []): string {
   if (reason) lines.push(`  reason: ${reason}`);
   if (output !== undefined && output !== reason) lines.push(`  output: ${output.slice(0, 2000)}`);
   return [...lines, ...extra].join('\n');
-}
-
-/** Failed items (no output), items with an unscored scorer, then items the primary scorer says are wrong. */
-export function renderErrors(results: ItemResult[], view: ResultView): string {
-  const primary = view.scorers.find((s) => s.name === view.primary)!;
-  const failed = results.filter((r) => r.status === 'failed');
-  const scored = results.filter((r) => r.status === 'scored');
-  const unscored = scored.filter((r) => view.scorers.some((s) => !isScored(scoreOf(r, s.name, s.kind))));
-  const wrong = scored.filter((r) => primary.verdict(r) === false && !unscored.includes(r));
-  const parts = [`# Failed items (${failed.length})`, ''];
-  for (const r of failed) {
-    const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
-    if (r.raw) extra.push(`  raw answer: ${r.raw.slice(0, 2000)}`);
-    parts.push(block(r, view, extra), '');
-  }
-  parts.push(`# Unscored by a scorer (${unscored.length})`, '');
-  for (const r of unscored) {
-    const extra = view.scorers.flatMap((s) => {
-      const score = scoreOf(r, s.name, s.kind);
-      return isScored(score) ? [] : [`  ${s.name}: ${score.unscored.kind}: ${score.unscored.message}`];
-    });
-    parts.push(block(r, view, extra), '');
-  }
-  parts.push(`# Wrong by ${primary.name} (${wrong.length})`, '');
-  for (const r of wrong) parts.push(block(r, view), '');
-  return `${parts.join('\n')}\n`;
-}
-
-/** Items the primary scorer says are right. */
-export function renderCorrect(results: ItemResult[], view: ResultView): string {
-  const primary = view.scorers.find((s) => s.name === view.primary)!;
-  const correct = results.filter((r) => r.status === 'scored' && primary.verdict(r) === true);
-  return `${[`# Right by ${primary.name} (${correct.length})`, '', ...correct.flatMap((r) => [block(r, view), ''])].join('\n')}\n`;
 }
 
 function round(value: number, digits: number): number {

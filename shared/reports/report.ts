@@ -7,10 +7,11 @@ import {
   type ScoreKind,
   scoreOf,
 } from '../core/model.js';
+import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '../core/report-order.js';
 import {
-  type CostItem,
   type CostSummary,
-  costSummary,
+  CostTally,
+  LabelRows,
   type LatencySummary,
   type ScoreRow,
   type ScorerSummary,
@@ -83,7 +84,21 @@ export const SIMULATED_NOTICE =
  * return results in completion order, which differs between a resumed and a straight run.
  */
 export function reportOrder(results: ItemResult[]): ItemResult[] {
-  return [...results].sort((a, b) => a.row - b.row || a.itemId.localeCompare(b.itemId));
+  return [...results].sort(compareReportOrder);
+}
+
+/** One scorer's row of a result: its value or unscored reason, and the gold target. */
+export function scoreRow(
+  result: ItemResult,
+  name: string,
+  scorer: Pick<Scorer, 'kind'>,
+  targetOf: (result: ItemResult) => ScoreRow['target'],
+): ScoreRow {
+  const score = scoreOf(result, name, scorer.kind);
+  const target = targetOf(result);
+  const row: ScoreRow = isScored(score) ? { value: score.value } : { unscored: score.unscored.kind };
+  if (target !== undefined) row.target = target;
+  return row;
 }
 
 /** One scorer's rows: each result's value or unscored reason, and the gold target. */
@@ -93,13 +108,7 @@ export function scoreRows(
   scorer: Pick<Scorer, 'kind' | 'target'>,
   targetOf: (result: ItemResult) => ScoreRow['target'],
 ): ScoreRow[] {
-  return results.map((result) => {
-    const score = scoreOf(result, name, scorer.kind);
-    const target = targetOf(result);
-    const row: ScoreRow = isScored(score) ? { value: score.value } : { unscored: score.unscored.kind };
-    if (target !== undefined) row.target = target;
-    return row;
-  });
+  return results.map((result) => scoreRow(result, name, scorer, targetOf));
 }
 
 /** The gold target a scorer compares a result with (from the result's gold and input). */
@@ -108,62 +117,117 @@ export function targetReader(scorer: Pick<Scorer, 'target'>): (result: ItemResul
     scorer.target?.({ id: result.itemId, row: result.row, input: result.input, gold: result.gold });
 }
 
+/**
+ * Every scorer's figures, and the primary scorer's as plain values, fed one result at a time
+ * (in report order, so that bootstrap intervals are reproducible). Only each scorer's rows are
+ * kept, never the results.
+ */
+export class ScoreTally {
+  private readonly scorers: [name: string, kind: ScoreKind, Scorer, (r: ItemResult) => ScoreRow['target']][];
+  /** Label scorers' rows as codes and counts; other kinds' as small row objects. */
+  private readonly rows = new Map<string, ScoreRow[] | LabelRows>();
+
+  constructor(
+    private readonly family: AnyTaskFamily,
+    private readonly suite: RunRecord['suite'],
+  ) {
+    this.scorers = Object.entries(family.scorers(suite)).map(([name, scorer]) => [
+      name,
+      scorer.kind as ScoreKind,
+      scorer,
+      targetReader(scorer),
+    ]);
+    for (const [name, kind] of this.scorers) this.rows.set(name, kind === 'label' ? new LabelRows() : []);
+  }
+
+  add(result: ItemResult): void {
+    for (const [name, , scorer, target] of this.scorers) {
+      const row = scoreRow(result, name, scorer, target);
+      const rows = this.rows.get(name)!;
+      if (rows instanceof LabelRows) rows.add(row);
+      else rows.push(row);
+    }
+  }
+
+  figures(): { scores: Record<string, ScorerSummary>; primary: string; flat: Record<string, unknown> } {
+    const primary = this.family.primaryScorer(this.suite);
+    const scores: Record<string, ScorerSummary> = {};
+    let flat: Record<string, unknown> = {};
+    for (const [name, kind, scorer] of this.scorers) {
+      const figures = scorerFigures(kind, this.rows.get(name)!, scorer.metrics);
+      scores[name] = figures.summary;
+      if (name === primary) flat = figures.flat;
+    }
+    return { scores, primary, flat };
+  }
+}
+
 /** Every scorer's figures, and the primary scorer's as plain values. */
 export function scoreFigures(
   family: AnyTaskFamily,
   suite: RunRecord['suite'],
   results: readonly ItemResult[],
 ): { scores: Record<string, ScorerSummary>; primary: string; flat: Record<string, unknown> } {
-  const scorers = family.scorers(suite);
-  const primary = family.primaryScorer(suite);
-  const scores: Record<string, ScorerSummary> = {};
-  let flat: Record<string, unknown> = {};
-  for (const [name, scorer] of Object.entries(scorers)) {
-    const figures = scorerFigures(
-      scorer.kind as ScoreKind,
-      scoreRows(results, name, scorer, targetReader(scorer)),
-      scorer.metrics,
-    );
-    scores[name] = figures.summary;
-    if (name === primary) flat = figures.flat;
-  }
-  return { scores, primary, flat };
+  const tally = new ScoreTally(family, suite);
+  for (const result of results) tally.add(result);
+  return tally.figures();
 }
 
-/** `results` must be in `reportOrder`, so that bootstrap intervals are reproducible. */
-export function buildReport(
+/**
+ * The report of a run from its results, which `results` must give in report order (so that
+ * bootstrap intervals are reproducible). Streams them: counts, cost and latency as running sums,
+ * each scorer's rows compactly; `onResult` sees each result of that pass (the report files'
+ * layout is gathered on it), and the family's own figures read the same pass through a relay.
+ */
+export async function buildReport(
   run: RunRecord,
-  results: ItemResult[],
+  results: ResultSource | readonly ItemResult[],
   family: AnyTaskFamily,
   finishedAt: string,
-): Report {
+  onResult?: (result: ItemResult) => void,
+): Promise<Report> {
+  const source = typeof results === 'function' ? results : sourceOf(results);
   const byFailure: Partial<Record<FailureKind, number>> = {};
+  let items = 0;
   let scored = 0;
   let calls = 0;
   let cachedCalls = 0;
   let savedUsd = 0;
   let batchCalls = 0;
   let batchSavedUsd = 0;
-  const spends: CostItem[] = [];
-  const latencies: number[] = [];
-  for (const result of results) {
+  let anySimulated = false;
+  const spend = new CostTally();
+  const latencies = new Float64Column();
+  const tally = new ScoreTally(family, run.suite);
+  // The family's figures read the same pass, through a relay.
+  const relay = family.report ? new ResultRelay() : undefined;
+  const section = relay && Promise.resolve(family.report!(run.suite, relay)).finally(() => relay.abandon());
+  section?.catch(() => undefined);
+  for await (const result of source()) {
+    items += 1;
     if (result.status === 'scored') scored += 1;
     else if (result.failure) byFailure[result.failure.kind] = (byFailure[result.failure.kind] ?? 0) + 1;
-    for (const [stage, spend] of Object.entries(result.stages)) {
-      spends.push({ stage, costUsd: spend.costUsd, usage: spend.usage, calls: spend.calls });
-      calls += spend.calls;
-      cachedCalls += spend.cachedCalls;
-      savedUsd += spend.savedUsd ?? 0;
-      batchCalls += spend.batchCalls ?? 0;
-      batchSavedUsd += spend.batchSavedUsd ?? 0;
+    if (result.simulated) anySimulated = true;
+    for (const [stage, s] of Object.entries(result.stages)) {
+      spend.add({ stage, costUsd: s.costUsd, usage: s.usage, calls: s.calls });
+      calls += s.calls;
+      cachedCalls += s.cachedCalls;
+      savedUsd += s.savedUsd ?? 0;
+      batchCalls += s.batchCalls ?? 0;
+      batchSavedUsd += s.batchSavedUsd ?? 0;
     }
     const latency = resultLatencyMs(result);
     if (latency !== undefined) latencies.push(latency);
+    tally.add(result);
+    onResult?.(result);
+    await relay?.push(result);
   }
+  relay?.end();
+  const familyFigures = await section;
   const invalidRows = byFailure.invalid_row ?? 0;
-  const failed = results.length - scored;
-  const simulated = run.simulated || results.some((r) => r.simulated);
-  const { scores, primary, flat } = scoreFigures(family, run.suite, results);
+  const failed = items - scored;
+  const simulated = run.simulated || anySimulated;
+  const { scores, primary, flat } = tally.figures();
   return {
     schemaVersion: REPORT_SCHEMA_VERSION,
     runId: run.runId,
@@ -176,12 +240,12 @@ export function buildReport(
     dataset: run.datasetKey,
     startedAt: run.startedAt,
     finishedAt,
-    counts: { items: results.length, scored, failed, invalidRows, errors: failed - invalidRows, byFailure },
+    counts: { items, scored, failed, invalidRows, errors: failed - invalidRows, byFailure },
     primaryScorer: primary,
     scores,
-    metrics: { ...flat, ...family.report?.(run.suite, results).metrics },
+    metrics: { ...flat, ...familyFigures?.metrics },
     cost: {
-      ...costSummary(spends, results.length - invalidRows),
+      ...spend.summary(items - invalidRows),
       calls,
       cachedCalls,
       savedUsd,
@@ -189,7 +253,26 @@ export function buildReport(
         ? { batch: { calls: batchCalls, savedUsd: batchSavedUsd, discount: BATCH_DISCOUNT } }
         : {}),
     },
-    latencyMs: summarizeLatency(latencies),
+    latencyMs: summarizeLatency(latencies.values()),
     prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
   };
+}
+
+/** A growing column of numbers held as doubles (8 bytes each), not as an array of boxed values. */
+export class Float64Column {
+  private data = new Float64Array(1024);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Float64Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+
+  values(): Float64Array {
+    return this.data.subarray(0, this.length);
+  }
 }

@@ -190,12 +190,13 @@ function rankFigure(ref: MetricRef, figures: GateFigures): MetricValue | null {
 }
 
 /** The sweep report of finished variant runs. Runs must be in the record's order, results in report order. */
-export function buildSweepReport(
+export async function buildSweepReport(
   record: SweepRecord,
   runs: readonly VariantRun[],
   finishedAt: string,
-): SweepReport {
-  const reports = runs.map((r) => buildReport(r.run, r.results, taskFor(r.run.suite), finishedAt));
+): Promise<SweepReport> {
+  const reports: Report[] = [];
+  for (const r of runs) reports.push(await buildReport(r.run, r.results, taskFor(r.run.suite), finishedAt));
   const figures = runs.map((r, i) => gateFigures(reports[i]!, r.results));
   const baseIndex = runs.findIndex((r) => r.variant === record.baseline);
   if (baseIndex < 0)

@@ -6,15 +6,8 @@
  * into a {@link Score}; metrics follow each scorer's kind.
  */
 import type { z } from 'zod';
-import type {
-  Failure,
-  Item,
-  ItemResult,
-  PromptSnapshot,
-  Score,
-  ScoreKind,
-  ScoreValue,
-} from '../core/model.js';
+import type { Failure, Item, PromptSnapshot, Score, ScoreKind, ScoreValue } from '../core/model.js';
+import type { ResultStream } from '../core/report-order.js';
 import type { BaseSuite } from '../core/suite-base.js';
 import type { EncoderKind, NliPair } from '../encoders/types.js';
 import type { ScorerMetricOptions } from '../metrics/scores.js';
@@ -137,8 +130,11 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
   simulateBlock?(block: Record<string, unknown>): Record<string, unknown>;
   /** The promotion gate a sweep of this family uses when its suite declares none. */
   defaultGate?(suite: S): { conditions: string[]; required: boolean | string[] };
-  /** Family figures beyond the scorers' (computed from the results). */
-  report?(suite: S, results: readonly ItemResult[]): ReportSection;
+  /**
+   * Family figures beyond the scorers' (computed from the results, streamed in report order:
+   * a run may hold a million of them, so keep running figures rather than the results).
+   */
+  report?(suite: S, results: ResultStream): ReportSection | Promise<ReportSection>;
   /** report.txt lines for those figures. */
   reportText?(report: Report): string[];
 }

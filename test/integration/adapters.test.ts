@@ -6,7 +6,7 @@
  */
 
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
 import {
   DeleteMessageBatchCommand,
   type Message,
@@ -155,6 +155,35 @@ describe('S3BlobStore', { timeout: 60_000 }, () => {
     await Promise.all(keys.map((key) => blobs.put(key, key)));
 
     expect((await blobs.list('paged/')).sort()).toEqual(keys);
+  });
+
+  it('puts a streamed body: one PutObject when small, a multipart upload past a part, nothing left when it fails', async () => {
+    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
+    async function* lines(count: number, fail = false) {
+      for (let i = 0; i < count; i++) yield `line ${i} ${'x'.repeat(1000)}\n`;
+      if (fail) throw new Error('the source broke');
+    }
+    const expected = (count: number) =>
+      Array.from({ length: count }, (_, i) => `line ${i} ${'x'.repeat(1000)}\n`).join('');
+
+    await blobs.putStream('streamed/small.txt', lines(10), 'text/plain; charset=utf-8');
+    expect(new TextDecoder().decode(await blobs.get('streamed/small.txt'))).toBe(expected(10));
+
+    // About 20 MB: three parts of STREAM_PART_BYTES (8 MiB) or so.
+    await blobs.putStream('streamed/big.csv', lines(20_000), 'text/csv; charset=utf-8');
+    expect(new TextDecoder().decode(await blobs.get('streamed/big.csv'))).toBe(expected(20_000));
+    const head = await clients.s3.send(
+      new HeadObjectCommand({ Bucket: res.bucket, Key: 'streamed/big.csv' }),
+    );
+    expect(head.ETag).toMatch(/-3"$/);
+    expect(head.ContentType).toBe('text/csv; charset=utf-8');
+
+    await expect(blobs.putStream('streamed/broken.txt', lines(10_000, true))).rejects.toThrow(
+      'the source broke',
+    );
+    expect(await blobs.get('streamed/broken.txt')).toBeUndefined();
+    const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: res.bucket }));
+    expect(uploads.Uploads ?? []).toEqual([]);
   });
 
   it('streams a large object in chunks, and throws BlobNotFoundError for a missing one', async () => {

@@ -1,9 +1,13 @@
 import {
+  AbortMultipartUploadCommand,
+  CompleteMultipartUploadCommand,
+  CreateMultipartUploadCommand,
   GetObjectCommand,
   PutObjectCommand,
   paginateListObjectsV2,
   type S3Client,
   type S3ServiceException,
+  UploadPartCommand,
 } from '@aws-sdk/client-s3';
 import type { BlobStore } from '../../ports.js';
 
@@ -13,6 +17,9 @@ export interface S3BlobStoreOptions {
   /** Keys per ListObjectsV2 page; S3's 1000 when unset. */
   listPageSize?: number;
 }
+
+/** Part size of {@link S3BlobStore.putStream}: above S3's 5 MiB minimum, small enough to hold. */
+export const STREAM_PART_BYTES = 8 * 1024 * 1024;
 
 /** `openObjectStream` of a key that does not exist. */
 export class BlobNotFoundError extends Error {
@@ -61,6 +68,73 @@ export class S3BlobStore implements BlobStore {
         ContentType: contentType ?? (typeof body === 'string' ? 'text/plain; charset=utf-8' : undefined),
       }),
     );
+  }
+
+  /**
+   * A multipart upload, one part per {@link STREAM_PART_BYTES} of the body (S3 wants every part
+   * but the last ≥ 5 MiB); a body smaller than one part is a single PutObject. A failure aborts
+   * the upload so no partial object or orphaned parts remain.
+   */
+  async putStream(
+    key: string,
+    body: AsyncIterable<Uint8Array | string>,
+    contentType?: string,
+  ): Promise<void> {
+    const encoder = new TextEncoder();
+    const type = contentType ?? 'text/plain; charset=utf-8';
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    const take = (): Buffer => {
+      const part = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      return part;
+    };
+    let uploadId: string | undefined;
+    const parts: { ETag?: string; PartNumber: number }[] = [];
+    const upload = async (part: Buffer) => {
+      if (uploadId === undefined) {
+        const created = await this.client.send(
+          new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: type }),
+        );
+        uploadId = created.UploadId!;
+      }
+      const PartNumber = parts.length + 1;
+      const out = await this.client.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId, PartNumber, Body: part }),
+      );
+      parts.push({ ETag: out.ETag, PartNumber });
+    };
+    try {
+      for await (const chunk of body) {
+        const bytes = typeof chunk === 'string' ? encoder.encode(chunk) : chunk;
+        pending.push(bytes);
+        pendingBytes += bytes.byteLength;
+        if (pendingBytes >= STREAM_PART_BYTES) await upload(take());
+      }
+      if (uploadId === undefined) {
+        await this.client.send(
+          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: take(), ContentType: type }),
+        );
+        return;
+      }
+      if (pendingBytes > 0) await upload(take());
+      await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (error) {
+      if (uploadId !== undefined) {
+        await this.client
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+          .catch(() => undefined);
+      }
+      throw error;
+    }
   }
 
   /** Every key under `prefix`, all pages, in S3's (UTF-8 binary) order. */

@@ -1,4 +1,6 @@
-import { mkdir, readdir, readFile, rename, writeFile } from 'node:fs/promises';
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { BlobStore } from '../../ports.js';
 
@@ -31,6 +33,32 @@ export class FolderBlobStore implements BlobStore {
     await mkdir(dirname(path), { recursive: true });
     const temp = `${path}.${process.pid}.tmp`;
     await writeFile(temp, body);
+    await rename(temp, path);
+  }
+
+  async putStream(key: string, body: AsyncIterable<Uint8Array | string>): Promise<void> {
+    const path = this.path(key);
+    await mkdir(dirname(path), { recursive: true });
+    const temp = `${path}.${process.pid}.tmp`;
+    const file = createWriteStream(temp);
+    const failed = new Promise<never>((_, reject) => file.once('error', reject));
+    failed.catch(() => undefined);
+    try {
+      for await (const chunk of body) {
+        if (!file.write(chunk)) await Promise.race([once(file, 'drain'), failed]);
+      }
+      file.end();
+      await Promise.race([once(file, 'finish'), failed]);
+    } catch (error) {
+      // Closed before removed: a file still being opened would otherwise come back after the rm.
+      if (!file.closed) {
+        const closed = once(file, 'close').catch(() => undefined);
+        file.destroy();
+        await closed;
+      }
+      await rm(temp, { force: true });
+      throw error;
+    }
     await rename(temp, path);
   }
 
@@ -75,6 +103,14 @@ export class LayeredBlobStore implements BlobStore {
 
   async put(key: string, body: Uint8Array | string, contentType?: string): Promise<void> {
     await this.layers[0]!.put(key, body, contentType);
+  }
+
+  async putStream(
+    key: string,
+    body: AsyncIterable<Uint8Array | string>,
+    contentType?: string,
+  ): Promise<void> {
+    await this.layers[0]!.putStream(key, body, contentType);
   }
 
   async list(prefix: string): Promise<string[]> {

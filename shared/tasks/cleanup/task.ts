@@ -1,4 +1,5 @@
 import type { Item, Score } from '../../core/model.js';
+import { collectResults } from '../../core/report-order.js';
 import { baseRequest } from '../ask.js';
 import { contentId, readColumn } from '../rows.js';
 import { defineFamily, type Scorer, type Solved } from '../types.js';
@@ -291,7 +292,7 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
 
   simulate: simulateCleanup,
 
-  report: cleanupReport,
+  report: async (suite, results) => cleanupReport(suite, await collectResults(results)),
 
   reportText: cleanupReportText,
 });

@@ -3,8 +3,15 @@
  * spend): escalation rate and routes, ensemble members, re-fusion of modular sub-scores with
  * each rule set, agent tool use, and for every method accuracy against cost.
  */
+
 import { type ItemResult, isScored, resultCost, type StageSpend } from '../../core/model.js';
-import { type CostPoint, classificationMetrics, type LabelPair } from '../../metrics/index.js';
+import type { ResultStream } from '../../core/report-order.js';
+import {
+  type CostPoint,
+  classificationMetrics,
+  type LabelPair,
+  LabelPairCounts,
+} from '../../metrics/index.js';
 import type { Vote } from './ensemble.js';
 import type { EscalationDetails } from './escalation.js';
 import { FUSION_INPUTS, FUSIONS, fuse, type SubScores } from './fusion.js';
@@ -13,9 +20,9 @@ import type { GecSuite } from './suite.js';
 /** The GEC family's one scorer: the judge's label against the gold label. */
 export const LABEL_SCORER = 'label';
 
-/** The results that count for metrics: scored or failed after reaching a model. */
-function judged(results: readonly ItemResult[]): ItemResult[] {
-  return results.filter((r) => r.gold !== undefined && r.failure?.kind !== 'invalid_row');
+/** Whether a result counts for metrics: scored or failed after reaching a model. */
+function isJudged(r: ItemResult): boolean {
+  return r.gold !== undefined && r.failure?.kind !== 'invalid_row';
 }
 
 /** Stages are summed in name order: the same total, to the last bit, in either shell. */
@@ -26,7 +33,12 @@ function spend(result: ItemResult, stage: (name: string) => boolean): number {
     .reduce((sum, name) => sum + (result.stages[name] as StageSpend).costUsd, 0);
 }
 
-function point(policy: string, pairs: LabelPair[], costUsd: number, items: number): CostPoint {
+function point(
+  policy: string,
+  pairs: LabelPair[] | LabelPairCounts,
+  costUsd: number,
+  items: number,
+): CostPoint {
   const m = classificationMetrics(pairs, { bootstrap: false });
   return {
     policy,
@@ -45,16 +57,28 @@ export function predictedLabel(r: ItemResult): string {
   return isScored(score) ? String(score.value) : 'Error';
 }
 
-const finalPair = (r: ItemResult): LabelPair => ({ gold: r.gold!, pred: predictedLabel(r) });
-
-export function methodMetrics(suite: GecSuite, results: readonly ItemResult[]): Record<string, unknown> {
-  const rows = judged(results);
-  const overall = point(
-    suite.method,
-    rows.map(finalPair),
-    rows.reduce((s, r) => s + resultCost(r), 0),
-    rows.length,
-  );
+/**
+ * The method's figures, from the results in report order. The overall point is counted as the
+ * results stream by; only the methods whose figures read each item's details (escalation,
+ * ensemble, modular, agent) keep the judged results.
+ */
+export async function methodMetrics(
+  suite: GecSuite,
+  results: ResultStream,
+): Promise<Record<string, unknown>> {
+  const keep = suite.method !== 'legacy' && suite.method !== 'baseline';
+  const rows: ItemResult[] = [];
+  const pairs = new LabelPairCounts();
+  let cost = 0;
+  let judged = 0;
+  for await (const r of results) {
+    if (!isJudged(r)) continue;
+    judged += 1;
+    pairs.add(r.gold!, predictedLabel(r));
+    cost += resultCost(r);
+    if (keep) rows.push(r);
+  }
+  const overall = point(suite.method, pairs, cost, judged);
   switch (suite.method) {
     case 'escalation':
       return escalationMetrics(rows, overall);

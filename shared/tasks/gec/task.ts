@@ -248,7 +248,7 @@ export const gecFamily = defineFamily<GecSuite, GecOutput>({
 
   simulate: simulateGec,
 
-  report: (suite, results) => ({ metrics: { method: methodMetrics(suite, results) } }),
+  report: async (suite, results) => ({ metrics: { method: await methodMetrics(suite, results) } }),
 
   reportText: (report) => renderMethod(report),
 });

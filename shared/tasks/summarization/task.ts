@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Failure, Item, Score } from '../../core/model.js';
+import { collectResults } from '../../core/report-order.js';
 import { simulatedEncoderId } from '../../encoders/registry.js';
 import type { JsonSchemaSpec } from '../../providers/types.js';
 import { parseAnswer } from '../answer.js';
@@ -373,7 +374,7 @@ export const summarizationFamily = defineFamily<SummarizationSuite, SummaryOutpu
 
   simulate: simulateSummarization,
 
-  report: summarizationReport,
+  report: async (suite, results) => summarizationReport(suite, await collectResults(results)),
 
   reportText: summarizationReportText,
 });

@@ -12,7 +12,7 @@ import { allVariants, expandMatrix, variantOverlay } from '../../../shared/sweep
 import { suiteInput } from '../../helpers.js';
 
 describe('expandMatrix', () => {
-  it('is the product of backends and params, backends outermost, named after the choices', () => {
+  it('is the product of backends and params, backends outermost, named after the choices', async () => {
     const variants = expandMatrix({
       backends: [['openai:gpt-4o-mini'], ['gemini:gemini-2.5-flash']],
       params: { temperature: [0, 0.7] },
@@ -41,7 +41,7 @@ describe('expandMatrix', () => {
     ]);
   });
 
-  it('names several backends (joined, then made a valid name), prompt files and options', () => {
+  it('names several backends (joined, then made a valid name), prompt files and options', async () => {
     const variants = expandMatrix({
       backends: [['openai:a', 'gemini:b']],
       prompts: { judge: ['prompts/gec/strict.md', 'prompts/gec/lenient.md'] },
@@ -61,12 +61,12 @@ describe('expandMatrix', () => {
     });
   });
 
-  it('has no variants without a matrix or with an empty one', () => {
+  it('has no variants without a matrix or with an empty one', async () => {
     expect(expandMatrix(undefined)).toEqual([]);
     expect(expandMatrix({})).toEqual([]);
   });
 
-  it('lists the named variants before the matrix ones', () => {
+  it('lists the named variants before the matrix ones', async () => {
     const names = allVariants({
       variants: [{ name: 'first' }],
       matrix: { params: { temperature: [1] } },
@@ -76,7 +76,7 @@ describe('expandMatrix', () => {
 });
 
 describe('variantOverlay', () => {
-  it('applies the overlay and drops the sweep keys', () => {
+  it('applies the overlay and drops the sweep keys', async () => {
     const overlay = variantOverlay(
       {
         name: 's',
@@ -126,7 +126,7 @@ function invalid(raw: Record<string, unknown>): string {
 }
 
 describe('validateSuite on a sweep', () => {
-  it('accepts a GEC sweep, and variantSuites gives each variant its suite', () => {
+  it('accepts a GEC sweep, and variantSuites gives each variant its suite', async () => {
     const suite = validateSuite(sweepInput(), 'sweep.json');
     expect(suite.gate).toEqual({
       conditions: ['parse_valid_rate >= 0.99', 'accuracy >= baseline - 0.03', 'cost per 10k <= 10'],
@@ -148,13 +148,13 @@ describe('validateSuite on a sweep', () => {
     expect(variantSuites(validateSuite(suiteInput(), 'plain'))).toEqual([]);
   });
 
-  it('rejects a sweep with one variant', () => {
+  it('rejects a sweep with one variant', async () => {
     expect(invalid(sweepInput({ matrix: { backends: [['sim:a']] } }))).toContain(
       'variants: a sweep needs at least two variants',
     );
   });
 
-  it('rejects two variants with the same name', () => {
+  it('rejects two variants with the same name', async () => {
     const message = invalid(
       sweepInput({
         matrix: undefined,
@@ -167,13 +167,13 @@ describe('validateSuite on a sweep', () => {
     expect(message).toContain('two variants are named a');
   });
 
-  it('rejects a baseline that is not a variant', () => {
+  it('rejects a baseline that is not a variant', async () => {
     expect(invalid(sweepInput({ baseline: 'gpt-4o-mini' }))).toContain(
       'baseline: no variant is named gpt-4o-mini (variants: a, b, c)',
     );
   });
 
-  it('rejects a required variant that is the baseline, or none', () => {
+  it('rejects a required variant that is the baseline, or none', async () => {
     const gate = (required: string[]) => ({ conditions: ['accuracy >= 0'], required });
     expect(invalid(sweepInput({ gate: gate(['b', 'a']) }))).toContain(
       'gate.required: a is the baseline: the gate promotes the others over it',
@@ -184,7 +184,7 @@ describe('validateSuite on a sweep', () => {
     expect(() => validateSuite(sweepInput({ gate: gate(['b', 'c']) }), 'ok')).not.toThrow();
   });
 
-  it('rejects a gate with a typo before anything runs', () => {
+  it('rejects a gate with a typo before anything runs', async () => {
     const message = invalid(
       sweepInput({ gate: { conditions: ['accuracy >= 0.5', 'acuracy >> 0.8'], required: false } }),
     );
@@ -192,18 +192,18 @@ describe('validateSuite on a sweep', () => {
     expect(message).not.toContain('gate.conditions.0');
   });
 
-  it('rejects a rankBy that is not a metric', () => {
+  it('rejects a rankBy that is not a metric', async () => {
     expect(invalid(sweepInput({ rankBy: 'the best one!' }))).toMatch(
       /rankBy: "the best one!" is not a metric/,
     );
     expect(() => validateSuite(sweepInput({ rankBy: 'p95 latency' }), 'ok')).not.toThrow();
   });
 
-  it('rejects sweep keys without variants', () => {
+  it('rejects sweep keys without variants', async () => {
     expect(invalid({ ...suiteInput(), baseline: 'a' })).toContain('baseline: needs variants');
   });
 
-  it('rejects a variant whose own suite is invalid, under its name', () => {
+  it('rejects a variant whose own suite is invalid, under its name', async () => {
     const message = invalid(
       sweepInput({
         matrix: undefined,
@@ -302,7 +302,7 @@ function variantRun(suite: Suite, spec: VariantSpec, simulatedAll: boolean): Var
   return { variant: spec.name, run, results };
 }
 
-function sweep(
+async function sweep(
   options: {
     gate?: unknown;
     extra?: Record<string, unknown>;
@@ -321,7 +321,7 @@ function sweep(
       now: () => new Date('2025-02-03T04:05:06Z'),
     },
   );
-  return { suite, runs, record, report: buildSweepReport(record, runs, '2025-02-03T05:00:00.000Z') };
+  return { suite, runs, record, report: await buildSweepReport(record, runs, '2025-02-03T05:00:00.000Z') };
 }
 
 const GATE = {
@@ -330,8 +330,8 @@ const GATE = {
 };
 
 describe('prepareSweep', () => {
-  it('makes a record whose id derives from the runs and what is asked of them', () => {
-    const { record, runs, suite } = sweep({ gate: GATE });
+  it('makes a record whose id derives from the runs and what is asked of them', async () => {
+    const { record, runs, suite } = await sweep({ gate: GATE });
     expect(record).toMatchObject({
       schemaVersion: 1,
       suiteName: 'sw',
@@ -361,11 +361,13 @@ describe('prepareSweep', () => {
   });
 });
 
+const gatedSweep = await sweep({ gate: GATE });
+
 describe('buildSweepReport', () => {
-  const { report } = sweep({ gate: GATE });
+  const { report } = gatedSweep;
   const byName = (name: string) => report.variants.find((v) => v.name === name)!;
 
-  it('describes the sweep', () => {
+  it('describes the sweep', async () => {
     expect(report).toMatchObject({
       schemaVersion: 1,
       suite: 'sw',
@@ -381,7 +383,7 @@ describe('buildSweepReport', () => {
     expect(report).not.toHaveProperty('notice');
   });
 
-  it('ranks by accuracy, tied variants sharing a rank (1, 1, 3, 4), cheaper first', () => {
+  it('ranks by accuracy, tied variants sharing a rank (1, 1, 3, 4), cheaper first', async () => {
     expect(report.variants.map((v) => [v.name, v.rank, v.tied])).toEqual([
       ['good', 1, true],
       ['good-pricey', 1, true],
@@ -392,7 +394,7 @@ describe('buildSweepReport', () => {
     expect(byName('weak').metrics.accuracy!.value).toBe(0.5);
   });
 
-  it('gives each variant its run, backends, cost and latency', () => {
+  it('gives each variant its run, backends, cost and latency', async () => {
     const good = byName('good');
     expect(good).toMatchObject({ runId: 'run-good', backends: ['sim:good'], simulated: false });
     expect(good.costUsd).toBeCloseTo(0.008, 12);
@@ -407,13 +409,13 @@ describe('buildSweepReport', () => {
     ]);
   });
 
-  it('puts on the Pareto front exactly the variants nobody beats on both accuracy and cost', () => {
+  it('puts on the Pareto front exactly the variants nobody beats on both accuracy and cost', async () => {
     // good: best accuracy at its cost; base: cheapest. good-pricey: as good as good, dearer.
     // weak: worse than base and dearer.
     expect(report.variants.filter((v) => v.pareto).map((v) => v.name)).toEqual(['good', 'base']);
   });
 
-  it('gives the baseline its verdict and no comparison, the others their comparison with it', () => {
+  it('gives the baseline its verdict and no comparison, the others their comparison with it', async () => {
     const base = byName('base');
     expect(base.verdict).toBe('baseline');
     expect(base).not.toHaveProperty('comparison');
@@ -431,7 +433,7 @@ describe('buildSweepReport', () => {
     expect(byName('good').comparison!.scores.label!.deltas.accuracy!.delta).toBeCloseTo(0.25, 12);
   });
 
-  it('passes each variant through the gate and lists the required ones that failed', () => {
+  it('passes each variant through the gate and lists the required ones that failed', async () => {
     expect(report.variants.map((v) => [v.name, v.verdict, v.gate?.required])).toEqual([
       ['good', 'promoted', false],
       ['good-pricey', 'not promoted', true],
@@ -453,10 +455,10 @@ describe('buildSweepReport', () => {
     });
   });
 
-  it("feeds the gate the run's pairing with the baseline and its items' latencies", () => {
+  it("feeds the gate the run's pairing with the baseline and its items' latencies", async () => {
     // Paired accuracy deltas: good and good-pricey 1 − 0.75 = +0.25, weak 0.5 − 0.75 = −0.25.
     // Every src has 2 words; p50 latency: base 100 (+ 150 = 250), good 300, good-pricey 200, weak 50.
-    const { report: r } = sweep({
+    const { report: r } = await sweep({
       gate: {
         conditions: ['delta accuracy >= 0.25', 'p50 latency where words(src) >= 2 <= baseline + 150'],
         required: true,
@@ -472,24 +474,24 @@ describe('buildSweepReport', () => {
     expect(r.gate!.failedRequired).toEqual(['good', 'weak']);
   });
 
-  it('requires every variant but the baseline with required: true', () => {
-    const { report: all } = sweep({ gate: { ...GATE, required: true } });
+  it('requires every variant but the baseline with required: true', async () => {
+    const { report: all } = await sweep({ gate: { ...GATE, required: true } });
     expect(all.gate!.required).toEqual(['good', 'good-pricey', 'weak']);
     expect(all.gate!.failedRequired).toEqual(['good-pricey', 'weak']);
-    const { report: none } = sweep({ gate: { ...GATE, required: false } });
+    const { report: none } = await sweep({ gate: { ...GATE, required: false } });
     expect(none.gate!.required).toEqual([]);
     expect(none.gate!.failedRequired).toEqual([]);
     expect(none.variants.find((v) => v.name === 'weak')!.verdict).toBe('not promoted');
   });
 
-  it('has no gate verdicts without a gate', () => {
-    const { report: plain } = sweep();
+  it('has no gate verdicts without a gate', async () => {
+    const { report: plain } = await sweep();
     expect(plain).not.toHaveProperty('gate');
     expect(plain.variants.map((v) => v.verdict)).toEqual(['no gate', 'no gate', 'baseline', 'no gate']);
   });
 
-  it('ranks lower-is-better figures ascending', () => {
-    const { report: byCost } = sweep({ extra: { rankBy: 'cost per 10k' } });
+  it('ranks lower-is-better figures ascending', async () => {
+    const { report: byCost } = await sweep({ extra: { rankBy: 'cost per 10k' } });
     expect(byCost.rankBy).toEqual({ metric: 'cost per 10k', better: 'lower' });
     expect(byCost.variants.map((v) => [v.name, v.rank])).toEqual([
       ['base', 1],
@@ -497,7 +499,7 @@ describe('buildSweepReport', () => {
       ['good', 3],
       ['good-pricey', 4],
     ]);
-    const { report: byLatency } = sweep({ extra: { rankBy: 'p50 latency' } });
+    const { report: byLatency } = await sweep({ extra: { rankBy: 'p50 latency' } });
     expect(byLatency.rankBy.better).toBe('lower');
     expect(byLatency.variants.map((v) => [v.name, v.rank, v.rankValue?.value])).toEqual([
       ['weak', 1, 50],
@@ -509,9 +511,9 @@ describe('buildSweepReport', () => {
     expect(byLatency.variants.filter((v) => v.pareto).map((v) => v.name)).toEqual(['weak', 'base']);
   });
 
-  it("ranks by run figures and family figures by the gate's lookup rules", () => {
+  it("ranks by run figures and family figures by the gate's lookup rules", async () => {
     // Every item scored by every variant: scored_rate 1 everywhere, one rank shared by all.
-    const { report: byScored } = sweep({ extra: { rankBy: 'scored_rate' } });
+    const { report: byScored } = await sweep({ extra: { rankBy: 'scored_rate' } });
     expect(byScored.variants.map((v) => [v.rank, v.tied, v.rankValue?.value])).toEqual([
       [1, true, 1],
       [1, true, 1],
@@ -519,7 +521,7 @@ describe('buildSweepReport', () => {
       [1, true, 1],
     ]);
     // GEC's binary view (TP against the FP labels), from report.metrics: perfect for the two good ones.
-    const { report: byBinary } = sweep({ extra: { rankBy: 'binary.f1' } });
+    const { report: byBinary } = await sweep({ extra: { rankBy: 'binary.f1' } });
     expect(byBinary.rankBy).toEqual({ metric: 'binary.f1', better: 'higher' });
     expect(byBinary.variants.slice(0, 2).map((v) => [v.name, v.rank, v.rankValue?.value])).toEqual([
       ['good', 1, 1],
@@ -527,24 +529,24 @@ describe('buildSweepReport', () => {
     ]);
     expect(byBinary.variants.every((v) => v.rankValue?.value !== null)).toBe(true);
     // A name that is nothing ranks nothing (rather than another scorer's figure).
-    const { report: byNothing } = sweep({ extra: { rankBy: 'nosuch.accuracy' } });
+    const { report: byNothing } = await sweep({ extra: { rankBy: 'nosuch.accuracy' } });
     expect(byNothing.variants.map((v) => v.rank)).toEqual([null, null, null, null]);
   });
 
-  it('says when some variants are simulated and some are real', () => {
+  it('says when some variants are simulated and some are real', async () => {
     const specs = SPECS.map((s) => (s.name === 'weak' ? { ...s, simulated: true } : s));
-    const { report: mixed } = sweep({ specs });
+    const { report: mixed } = await sweep({ specs });
     expect(mixed.simulated).toBe('mixed');
     expect(mixed.notice).toBe(MIXED_NOTICE);
     expect(mixed.variants.filter((v) => v.simulated).map((v) => v.name)).toEqual(['weak']);
-    const { report: all } = sweep({ simulated: true });
+    const { report: all } = await sweep({ simulated: true });
     expect(all.simulated).toBe('all');
     expect(all.notice).toBe(SIMULATED_NOTICE);
   });
 
-  it('refuses runs without the baseline', () => {
-    const { runs, record } = sweep();
-    expect(() => buildSweepReport(record, runs.slice(1), '2025-02-03T05:00:00.000Z')).toThrow(
+  it('refuses runs without the baseline', async () => {
+    const { runs, record } = await sweep();
+    await expect(buildSweepReport(record, runs.slice(1), '2025-02-03T05:00:00.000Z')).rejects.toThrow(
       /no run for the baseline variant base/,
     );
   });

@@ -490,7 +490,7 @@ describe('method metrics in the report', () => {
     finishedAt: '',
   });
 
-  it('escalation: rates, routes, flags, and the small model alone against the whole method', () => {
+  it('escalation: rates, routes, flags, and the small model alone against the whole method', async () => {
     const path = (...labels: string[]) =>
       labels.map((label, i) => ({ stage: ['small', 'expert', 'finalizer'][i], backend: 'x', label }));
     const results = [
@@ -519,8 +519,9 @@ describe('method metrics in the report', () => {
         { small: 0.001 },
       ),
     ];
-    const method = gecFamily.report!(suite({ method: 'escalation', backends: ['sim:a', 'sim:b'] }), results)
-      .metrics!.method as Record<string, unknown>;
+    const method = (
+      await gecFamily.report!(suite({ method: 'escalation', backends: ['sim:a', 'sim:b'] }), results)
+    ).metrics!.method as Record<string, unknown>;
     expect(method).toMatchObject({
       escalationRate: 0.5,
       finalizerRate: 0.25,
@@ -534,7 +535,7 @@ describe('method metrics in the report', () => {
     expect(whole!.costUsd).toBeCloseTo(0.074, 10);
   });
 
-  it('modular: re-fuses the kept sub-scores with every rule set that has its inputs', () => {
+  it('modular: re-fuses the kept sub-scores with every rule set that has its inputs', async () => {
     const scores = { nonsense: 0, meaning: 1, quality: 0, sourceCorrect: true, targetCorrect: true };
     const results = [
       result('FP3', 'FP3', { fusion: 'cascade', scores }, { nonsense: 0.001 }),
@@ -545,7 +546,7 @@ describe('method metrics in the report', () => {
         { nonsense: 0.001 },
       ),
     ];
-    const method = gecFamily.report!(suite({ method: 'modular' }), results).metrics!.method as {
+    const method = (await gecFamily.report!(suite({ method: 'modular' }), results)).metrics!.method as {
       fusions: Record<string, { accuracy: number }>;
     };
     expect(method.fusions.cascade!.accuracy).toBe(1);

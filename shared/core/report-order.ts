@@ -1,0 +1,175 @@
+import { once } from 'node:events';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ItemResult } from './model.js';
+
+/** Results that can be read more than once, each time from the start (a run store's `results(runId)`). */
+export type ResultSource = () => AsyncIterable<ItemResult>;
+
+/** Report order: by dataset row, then item id. */
+export function compareReportOrder(
+  a: Pick<ItemResult, 'row' | 'itemId'>,
+  b: Pick<ItemResult, 'row' | 'itemId'>,
+): number {
+  return a.row - b.row || a.itemId.localeCompare(b.itemId);
+}
+
+/** Results read once, from an array or a stream (a family's report hook gets them so). */
+export type ResultStream = AsyncIterable<ItemResult> | Iterable<ItemResult>;
+
+/**
+ * Every result of a stream in an array: for figures that need the items side by side, at the
+ * cost of holding them all.
+ */
+export async function collectResults(results: ResultStream): Promise<ItemResult[]> {
+  const all: ItemResult[] = [];
+  for await (const result of results) all.push(result);
+  return all;
+}
+
+/** A results array as a {@link ResultSource}. */
+export function sourceOf(results: readonly ItemResult[]): ResultSource {
+  return async function* () {
+    yield* results;
+  };
+}
+
+export interface OrderedResults {
+  /** Every result in report order, read again on each call. */
+  results: ResultSource;
+  count: number;
+  /** Removes the spill files, if any. */
+  close(): Promise<void>;
+}
+
+/** Results per spill file: the most held in memory at once while re-reading in report order. */
+export const SPILL_BUCKET_RESULTS = 20_000;
+
+/**
+ * A run's results in report order with bounded memory. Stores stream results in completion
+ * order; one pass reads only their sort keys. When the store's order already is report order,
+ * it is re-read as is. Otherwise a second pass spills each result into the file of its slice of
+ * report order (`bucketSize` results per file, in a temporary folder), and each later read sorts
+ * one file at a time: an external bucket sort, so a million results never sit in memory.
+ */
+export async function inReportOrder(
+  source: ResultSource,
+  { bucketSize = SPILL_BUCKET_RESULTS }: { bucketSize?: number } = {},
+): Promise<OrderedResults> {
+  const rows: number[] = [];
+  const ids: string[] = [];
+  let sorted = true;
+  for await (const result of source()) {
+    const last = rows.length - 1;
+    if (last >= 0 && compareReportOrder({ row: rows[last]!, itemId: ids[last]! }, result) > 0) sorted = false;
+    rows.push(result.row);
+    ids.push(result.itemId);
+  }
+  const count = rows.length;
+  if (sorted) return { results: source, count, close: async () => undefined };
+
+  const order = new Uint32Array(count);
+  for (let i = 0; i < count; i++) order[i] = i;
+  order.sort((a, b) => rows[a]! - rows[b]! || ids[a]!.localeCompare(ids[b]!));
+  const rank = new Uint32Array(count);
+  for (let k = 0; k < count; k++) rank[order[k]!] = k;
+  rows.length = 0;
+  ids.length = 0;
+
+  const dir = await mkdtemp(join(tmpdir(), 'assay-report-order-'));
+  const buckets = Math.ceil(count / bucketSize);
+  const path = (bucket: number) => join(dir, `${bucket}.jsonl`);
+  try {
+    const files: WriteStream[] = Array.from({ length: buckets }, (_, b) => createWriteStream(path(b)));
+    const failed = new Promise<never>((_, reject) => {
+      for (const file of files) file.once('error', reject);
+    });
+    failed.catch(() => undefined);
+    let position = 0;
+    for await (const result of source()) {
+      if (position >= count) throw new Error('the results changed while the report was being written');
+      const k = rank[position++]!;
+      const file = files[Math.floor(k / bucketSize)]!;
+      if (!file.write(`${k}\t${JSON.stringify(result)}\n`)) await Promise.race([once(file, 'drain'), failed]);
+    }
+    if (position !== count) throw new Error('the results changed while the report was being written');
+    for (const file of files) file.end();
+    await Promise.race([Promise.all(files.map((file) => once(file, 'finish'))), failed]);
+  } catch (error) {
+    await rm(dir, { recursive: true, force: true });
+    throw error;
+  }
+
+  return {
+    count,
+    results: async function* () {
+      for (let b = 0; b < buckets; b++) {
+        const text = await readFile(path(b), 'utf8');
+        const slice = new Array<ItemResult>(Math.min(bucketSize, count - b * bucketSize));
+        for (let start = 0; start < text.length; ) {
+          const tab = text.indexOf('\t', start);
+          const end = text.indexOf('\n', tab);
+          slice[Number(text.slice(start, tab)) - b * bucketSize] = JSON.parse(text.slice(tab + 1, end));
+          start = end + 1;
+        }
+        yield* slice;
+      }
+    },
+    close: () => rm(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Results a relay holds before its writer waits for the reader. */
+const RELAY_LIMIT = 1024;
+
+/**
+ * Hands the results of one pass to a second reader as they go by, so that two consumers share
+ * one read of the store: the writer `push`es (waiting while the reader is `RELAY_LIMIT` behind),
+ * the reader iterates. When the reader stops early or fails, call `abandon`: pushes are dropped.
+ */
+export class ResultRelay implements AsyncIterable<ItemResult> {
+  private buffer: ItemResult[] = [];
+  private ended = false;
+  private abandoned = false;
+  private wakeReader: (() => void) | undefined;
+  private wakeWriter: (() => void) | undefined;
+
+  async push(result: ItemResult): Promise<void> {
+    if (this.abandoned) return;
+    this.buffer.push(result);
+    this.wake('reader');
+    if (this.buffer.length >= RELAY_LIMIT) await new Promise<void>((resolve) => (this.wakeWriter = resolve));
+  }
+
+  end(): void {
+    this.ended = true;
+    this.wake('reader');
+  }
+
+  abandon(): void {
+    this.abandoned = true;
+    this.buffer = [];
+    this.wake('writer');
+  }
+
+  private wake(who: 'reader' | 'writer'): void {
+    const wake = who === 'reader' ? this.wakeReader : this.wakeWriter;
+    if (who === 'reader') this.wakeReader = undefined;
+    else this.wakeWriter = undefined;
+    wake?.();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<ItemResult> {
+    for (;;) {
+      if (this.buffer.length > 0) {
+        const batch = this.buffer;
+        this.buffer = [];
+        this.wake('writer');
+        yield* batch;
+      } else if (this.ended) return;
+      else await new Promise<void>((resolve) => (this.wakeReader = resolve));
+    }
+  }
+}
