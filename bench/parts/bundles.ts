@@ -10,9 +10,10 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { EXTERNAL_MODULES } from '../../infra/bundling.js';
 import { ROOT } from './data.js';
 
-export const FUNCTIONS = ['ingest', 'worker', 'dead-letter', 'aggregate'] as const;
+export const FUNCTIONS = ['ingest', 'worker', 'dead-letter', 'aggregate', 'batch-poller'] as const;
 
 /** What the composition roots read at cold start; no request is made with them. */
 const LAMBDA_ENV = {
@@ -53,6 +54,7 @@ export async function bundleFigures(outDir: string): Promise<Record<string, Bund
       sourcemap: true,
       sourcesContent: false,
       logLevel: 'warning',
+      external: EXTERNAL_MODULES,
     });
     const bundleKb = Math.round((await stat(outfile)).size / 1024);
     try {

@@ -10,6 +10,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { EXTERNAL_MODULES } from '../bundling.js';
 import { ConfigError } from '../config.js';
 import { acknowledge, iam5ResourceFinding } from '../nag.js';
 
@@ -106,9 +107,7 @@ export class AssayFunction extends NodejsFunction {
         // The SDK is bundled at the versions in package-lock.json rather than taken from the
         // runtime, whose copy changes without notice: the deployed code is what the tests ran.
         bundleAwsSDK: true,
-        // A native library: not bundled. ONNX encoders on Lambda need a layer that provides it;
-        // provider embedders and the LLM-as-NLI run without it.
-        externalModules: ['onnxruntime-node'],
+        externalModules: EXTERNAL_MODULES,
         forceDockerBundling: false,
         logLevel: LogLevel.WARNING,
         commandHooks: {
