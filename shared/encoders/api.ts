@@ -11,6 +11,7 @@ import {
   malformedResponseError,
   stainlessProviderError,
 } from '../providers/normalise.js';
+import { openAiClient } from '../providers/openai.js';
 import { costOf, type PriceTable } from '../providers/pricing.js';
 import { withRetry } from '../providers/retry.js';
 import type { Embedder, EncoderSpend } from './types.js';
@@ -58,15 +59,7 @@ export class OpenAiEmbedder implements Embedder {
 
   constructor(private readonly options: ApiEmbedderOptions) {
     this.id = options.id;
-    this.client = new OpenAI({
-      apiKey: options.apiKey,
-      baseURL: options.baseURL,
-      maxRetries: 0,
-      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      fetch: options.fetch,
-      organization: null,
-      project: null,
-    });
+    this.client = openAiClient(options);
   }
 
   embed(texts: readonly string[]) {

@@ -76,18 +76,7 @@ export class OpenAiProvider implements LlmProvider {
     this.structured = options.structuredOutput ?? 'json_schema';
     this.maxTokensField =
       options.maxTokensField ?? (this.vendor === 'openai' ? 'max_completion_tokens' : 'max_tokens');
-    this.client = new OpenAI({
-      apiKey: options.apiKey,
-      baseURL: options.baseURL,
-      // Retries happen in one place: retry.ts.
-      maxRetries: 0,
-      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      fetch: options.fetch,
-      defaultHeaders: options.headers,
-      // Keep the SDK from picking up OPENAI_ORG_ID / OPENAI_PROJECT_ID for compatible endpoints.
-      organization: null,
-      project: null,
-    });
+    this.client = openAiClient(options);
     if (this.vendor === 'openai') this.batch = this.batchApi();
   }
 
@@ -290,6 +279,28 @@ interface BatchLine {
     body?: { error?: { message?: string } } & Record<string, unknown>;
   } | null;
   error?: { code?: string; message?: string } | null;
+}
+
+/** The OpenAI SDK client every OpenAI-compatible call (and embedding) goes through. */
+export function openAiClient(options: {
+  apiKey: string;
+  baseURL?: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}): OpenAI {
+  return new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    // Retries happen in one place: retry.ts.
+    maxRetries: 0,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    fetch: options.fetch,
+    defaultHeaders: options.headers,
+    // Keep the SDK from picking up OPENAI_ORG_ID / OPENAI_PROJECT_ID for compatible endpoints.
+    organization: null,
+    project: null,
+  });
 }
 
 function isChatCompletion(value: unknown): value is ChatCompletion {
