@@ -10,7 +10,7 @@ import type {
   MessageCreateParamsNonStreaming,
   MessageParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import { type BatchApi, type BatchOutcome, batchPriced } from './batch.js';
+import { answeredOutcome, type BatchApi, type BatchOutcome } from './batch.js';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,
@@ -168,16 +168,9 @@ export class AnthropicProvider implements LlmProvider {
               continue;
             }
             const providerId = `anthropic:${modelOf(request)}`;
-            try {
-              const completion = this.completionOf(result.message, request, providerId, 0);
-              outcomes.push({ customId, ok: true, completion: batchPriced(completion) });
-            } catch (error) {
-              outcomes.push({
-                customId,
-                ok: false,
-                error: error instanceof Error ? error.message : String(error),
-              });
-            }
+            outcomes.push(
+              answeredOutcome(customId, () => this.completionOf(result.message, request, providerId, 0)),
+            );
           }
         } catch (error) {
           throw vendorError(error);

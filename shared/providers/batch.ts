@@ -22,6 +22,18 @@ export function batchPriced(completion: Completion): Completion {
   };
 }
 
+/**
+ * A batch answer as an outcome: parsed as the synchronous call parses it, billed at the batch
+ * price; an answer that does not parse is a failed request (it goes to the sync lane).
+ */
+export function answeredOutcome(customId: string, parse: () => Completion): BatchOutcome {
+  try {
+    return { customId, ok: true, completion: batchPriced(parse()) };
+  } catch (error) {
+    return { customId, ok: false, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
 /** One request of a batch; `customId` comes back with its answer. */
 export interface BatchEntry {
   customId: string;

@@ -12,7 +12,7 @@ import {
   GoogleGenAI,
   type InlinedRequest,
 } from '@google/genai';
-import { type BatchApi, type BatchOutcome, batchPriced } from './batch.js';
+import { answeredOutcome, type BatchApi, type BatchOutcome } from './batch.js';
 import {
   buildCompletion,
   callerAbortReason,
@@ -181,21 +181,13 @@ export class GeminiProvider implements LlmProvider {
             (answer.metadata?.key === undefined ? entries[index] : undefined);
           if (!entry) return;
           const customId = entry.customId;
-          if (answer.error || !answer.response) {
+          const response = answer.response;
+          if (answer.error || !response) {
             outcomes.push({ customId, ok: false, error: answer.error?.message ?? 'no answer' });
             return;
           }
           const providerId = `gemini:${modelOf(entry.request)}`;
-          try {
-            const completion = this.completionOf(answer.response, providerId, 0);
-            outcomes.push({ customId, ok: true, completion: batchPriced(completion) });
-          } catch (error) {
-            outcomes.push({
-              customId,
-              ok: false,
-              error: error instanceof Error ? error.message : String(error),
-            });
-          }
+          outcomes.push(answeredOutcome(customId, () => this.completionOf(response, providerId, 0)));
         });
         return outcomes;
       },

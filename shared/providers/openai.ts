@@ -13,7 +13,7 @@ import type {
   CompletionCreateParamsNonStreaming,
   Completion as TextCompletion,
 } from 'openai/resources/completions';
-import { type BatchApi, type BatchOutcome, batchPriced } from './batch.js';
+import { answeredOutcome, type BatchApi, type BatchOutcome } from './batch.js';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,
@@ -157,16 +157,8 @@ export class OpenAiProvider implements LlmProvider {
       return { customId, ok: false, error: `HTTP ${status ?? '(none)'}: ${message}` };
     }
     const providerId = `${this.vendor}:${request.model || this.model}`;
-    try {
-      const completion = this.chatCompletionOf(
-        line.response.body as unknown as ChatCompletion,
-        providerId,
-        0,
-      );
-      return { customId, ok: true, completion: batchPriced(completion) };
-    } catch (error) {
-      return { customId, ok: false, error: error instanceof Error ? error.message : String(error) };
-    }
+    const body = line.response.body as unknown as ChatCompletion;
+    return answeredOutcome(customId, () => this.chatCompletionOf(body, providerId, 0));
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
