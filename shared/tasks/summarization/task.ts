@@ -88,10 +88,23 @@ function hint(
   };
 }
 
+/** The reference's sentences and the summary's, split once per output for every part. */
+interface Sentences {
+  reference: string[];
+  summary: string[];
+}
+
+/** A reference without a sentence gives NLI and coverage nothing to count. */
+const NO_REFERENCE_SENTENCE: Score = {
+  kind: 'number',
+  unscored: { kind: 'invalid_row', message: 'the reference has no sentence' },
+};
+
 async function judge(
   output: SummaryOutput,
   item: Item,
   ctx: TaskContext<SummarizationSuite>,
+  sentences: Sentences,
 ): Promise<Score> {
   const backend = judgeBackend(ctx);
   const reference = referenceOf(item);
@@ -102,7 +115,7 @@ async function judge(
     {
       ...baseRequest(ctx, backend, ctx.render('judge', { reference, summary: output.summary })),
       jsonSchema: ctx.suite.params.structuredOutput ? JUDGE_JSON_SCHEMA : undefined,
-      simulation: hint('judge', item, ctx.suite, splitSentences(reference), splitSentences(output.summary)),
+      simulation: hint('judge', item, ctx.suite, sentences.reference, sentences.summary),
     },
     (text) => parseAnswer(text, JUDGE_SCHEMA),
     (problem) => ctx.render('repair', { problem }),
@@ -126,22 +139,25 @@ async function judge(
 }
 
 /** 1 − the share of reference sentences some summary sentence contradicts. */
-async function nli(output: SummaryOutput, item: Item, ctx: TaskContext<SummarizationSuite>): Promise<Score> {
-  const reference = splitSentences(referenceOf(item));
-  const summary = splitSentences(output.summary);
+async function nli(
+  output: SummaryOutput,
+  item: Item,
+  ctx: TaskContext<SummarizationSuite>,
+  { reference, summary }: Sentences,
+): Promise<Score> {
   const model = ctx.suite.summarization.nli;
   let matrix: number[][];
   let decidedBy = model;
   if (model === 'llm') {
     const backend = judgeBackend(ctx);
     decidedBy = `llm:${backend.id}`;
-    const sentences = reference.map((s, i) => `${i + 1}. ${s}`).join('\n');
+    const numbered = reference.map((s, i) => `${i + 1}. ${s}`).join('\n');
     const asked = await ask(
       ctx,
       'nli',
       backend,
       {
-        ...baseRequest(ctx, backend, ctx.render('nli', { sentences, summary: output.summary })),
+        ...baseRequest(ctx, backend, ctx.render('nli', { sentences: numbered, summary: output.summary })),
         simulation: hint('nli', item, ctx.suite, reference, summary),
       },
       (text) => parseAnswer(text, NLI_SCHEMA),
@@ -156,8 +172,7 @@ async function nli(output: SummaryOutput, item: Item, ctx: TaskContext<Summariza
     matrix = reference.map((_, r) => p.slice(r * summary.length, (r + 1) * summary.length));
   }
   const value = nliScore(matrix);
-  if (value === null)
-    return { kind: 'number', unscored: { kind: 'invalid_row', message: 'the reference has no sentence' } };
+  if (value === null) return NO_REFERENCE_SENTENCE;
   const contradicted = matrix.flatMap((row, r) => (row.some((x) => x >= 0.5) ? [reference[r]!] : []));
   return {
     kind: 'number',
@@ -169,17 +184,13 @@ async function nli(output: SummaryOutput, item: Item, ctx: TaskContext<Summariza
 
 /** The share of reference sentences some summary sentence is close to (cosine ≥ 0.5). */
 async function coverage(
-  output: SummaryOutput,
-  item: Item,
   ctx: TaskContext<SummarizationSuite>,
+  { reference, summary }: Sentences,
 ): Promise<Score> {
-  const reference = splitSentences(referenceOf(item));
-  const summary = splitSentences(output.summary);
   const id = ctx.suite.summarization.embedder;
   const vectors = await ctx.embed('coverage', id, [...reference, ...summary]);
   const value = coverageScore(vectors.slice(0, reference.length), vectors.slice(reference.length));
-  if (value === null)
-    return { kind: 'number', unscored: { kind: 'invalid_row', message: 'the reference has no sentence' } };
+  if (value === null) return NO_REFERENCE_SENTENCE;
   return { kind: 'number', value, decidedBy: id };
 }
 
@@ -194,10 +205,14 @@ const computed = new WeakMap<SummaryOutput, Record<Part, Promise<Score>>>();
 function parts(output: SummaryOutput, item: Item, ctx: TaskContext<SummarizationSuite>) {
   let found = computed.get(output);
   if (!found) {
+    const sentences = {
+      reference: splitSentences(referenceOf(item)),
+      summary: splitSentences(output.summary),
+    };
     found = {
-      nli: nli(output, item, ctx),
-      judge: judge(output, item, ctx),
-      coverage: coverage(output, item, ctx),
+      nli: nli(output, item, ctx, sentences),
+      judge: judge(output, item, ctx, sentences),
+      coverage: coverage(ctx, sentences),
     };
     // Each part's own scorer reports its failure; the composite only leaves it out.
     for (const score of Object.values(found)) score.catch(() => {});
