@@ -58,6 +58,16 @@ const program = new Command()
   .version(packageVersion(), '-V, --version', 'print the version of Assay')
   .showHelpAfterError();
 
+program
+  .command('init [dir]')
+  .description(
+    'start an evaluation: write a judge declared without code (a prompt and its labels), a labelled dataset and their suite into a new folder (default my-eval), ready to run with --simulate',
+  )
+  .action(async (dir: string | undefined) => {
+    const { initCommand } = await import('./init.js');
+    await initCommand(dir);
+  });
+
 runOptions(
   program
     .command('run [suites...]')
