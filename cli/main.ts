@@ -11,7 +11,7 @@ import type { RunFlags } from './commands/run.js';
 import type { ScoreFlags } from './commands/score.js';
 
 /** The task families `assay score --task` accepts (a test keeps it equal to the registry's). */
-const TASK_NAMES = 'gec, qa, cleanup, summarization, judge';
+const TASK_NAMES = 'gec, judge, qa, cleanup, summarization';
 
 /** The package's version; package.json sits one folder above this file, built (dist/) or not (cli/). */
 function packageVersion(): string {
