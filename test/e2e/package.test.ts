@@ -1,7 +1,8 @@
 /**
  * The package as a user gets it: `npm pack`, then `npm i <tarball>` in an empty folder with no
  * .npmrc (the npm cache is warm after `npm ci`, so nothing is fetched that was not already),
- * then the installed `assay`: --version, init, and a simulated run of what init wrote.
+ * then the installed `assay`: --version, init, a simulated run of what init wrote, and the
+ * message naming the optional ONNX runtime when a suite needs it.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -86,5 +87,28 @@ describe('the packed package', { timeout: 180_000 }, () => {
     }
     const report = JSON.parse(await readFile(join(runDir, 'report.json'), 'utf8')) as Report;
     expect(report).toMatchObject({ task: 'judge', simulated: true, scores: { label: { n: 16 } } });
+
+    // A suite with a local ONNX model, without the optional runtime: refused before any item,
+    // naming what to install.
+    await writeFile(
+      join(userDir, 'onnx.suite.json'),
+      JSON.stringify({
+        version: 1,
+        name: 'onnx-check',
+        task: 'summarization',
+        dataset: {
+          path: 'node_modules/assay/examples/data/summedits-samsum.jsonl',
+          columns: { document: 'doc', output: 'summary', gold: 'label' },
+        },
+        summarization: { against: 'document', nli: 'onnx:models/nli', embedder: 'sim:embed' },
+        backends: ['sim:gpt-4o-mini'],
+      }),
+    );
+    const onnx = await npx(['run', 'onnx.suite.json', '--out', 'onnx-run', '--no-progress']);
+    expect(onnx.code).toBe(1);
+    expect(onnx.stderr).toContain(
+      'need onnxruntime-node, which is not installed: run `npm install onnxruntime-node@',
+    );
+    expect(existsSync(join(userDir, 'onnx-run', 'results.jsonl'))).toBe(false);
   });
 });
