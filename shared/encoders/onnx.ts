@@ -47,7 +47,9 @@ export const ONNX_RUNTIME_INSTALL = 'npm install onnxruntime-node@1.30.0';
 /** Why onnxruntime-node could not be imported, and what to do about it. */
 export function runtimeLoadMessage(error: unknown): string {
   const code = (error as { code?: unknown } | undefined)?.code;
-  if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') {
+  const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+  // Not found itself, rather than a package it needs.
+  if (notFound && error instanceof Error && error.message.includes("'onnxruntime-node'")) {
     return `local ONNX encoders (onnx:…) need onnxruntime-node, which is not installed: run \`${ONNX_RUNTIME_INSTALL}\` where Assay is installed (with -g for a global Assay); on AWS Lambda, a layer must provide it`;
   }
   return `onnxruntime-node could not be loaded (${error instanceof Error ? error.message : String(error)}); local ONNX encoders need it installed beside Assay (${ONNX_RUNTIME_INSTALL}; on AWS Lambda: a layer that provides it)`;

@@ -29,6 +29,12 @@ describe('onnxruntime-node, an optional peer', () => {
     expect(runtimeLoadMessage(missing)).toBe(
       `local ONNX encoders (onnx:…) need onnxruntime-node, which is not installed: run \`${ONNX_RUNTIME_INSTALL}\` where Assay is installed (with -g for a global Assay); on AWS Lambda, a layer must provide it`,
     );
+    const depMissing = Object.assign(new Error("Cannot find package 'onnxruntime-common' imported from x"), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+    expect(runtimeLoadMessage(depMissing)).toContain(
+      "could not be loaded (Cannot find package 'onnxruntime-common'",
+    );
     const broken = new Error('libonnxruntime.so.1: cannot open shared object file');
     expect(runtimeLoadMessage(broken)).toContain(
       'could not be loaded (libonnxruntime.so.1: cannot open shared object file)',
