@@ -71,7 +71,11 @@ export async function build({ quiet = false } = {}) {
   const started = performance.now();
   // Taken before reading the sources: a file edited during the build makes the next run build again.
   const builtFrom = newestSource();
-  const { build: esbuild } = await import('esbuild');
+  const { build: esbuild } = await import('esbuild').catch((error) => {
+    throw new Error(
+      `cannot build dist/ from the sources: esbuild is not installed (run npm ci in ${ROOT}): ${error.message}`,
+    );
+  });
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   const result = await esbuild({
     entryPoints: { main: ENTRY },
