@@ -6,7 +6,7 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { cp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -110,5 +110,26 @@ describe('the packed package', { timeout: 180_000 }, () => {
       'need onnxruntime-node, which is not installed: run `npm install onnxruntime-node@',
     );
     expect(existsSync(join(userDir, 'onnx-run', 'results.jsonl'))).toBe(false);
+  });
+
+  it('in a development clone, bin builds dist/ when missing and again after a source changes', async () => {
+    const clone = await tempDir('assay-clone-');
+    for (const part of ['bin', 'cli', 'shared', 'functions', 'scripts', 'package.json']) {
+      await cp(join(REPO, part), join(clone, part), { recursive: true });
+    }
+    await symlink(join(REPO, 'node_modules'), join(clone, 'node_modules'), 'dir');
+    const help = () => run(process.execPath, [join(clone, 'bin', 'assay.mjs'), '--help'], clone);
+
+    const first = await help();
+    expect(first.code).toBe(0);
+    expect(existsSync(join(clone, 'dist', 'main.js'))).toBe(true);
+    expect(first.stdout).toContain('Run LLM judges and graders');
+
+    const main = join(clone, 'cli', 'main.ts');
+    const text = await readFile(main, 'utf8');
+    await writeFile(main, text.replace('Run LLM judges and graders', 'Edited just now: run LLM judges'));
+    const second = await help();
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('Edited just now: run LLM judges');
   });
 });
