@@ -3,10 +3,13 @@
  * .npmrc (the npm cache is warm after `npm ci`, so nothing is fetched that was not already),
  * then the installed `assay`: --version, init, a simulated run of what init wrote, and the
  * message naming the optional ONNX runtime when a suite needs it.
+ *
+ * The install takes most of a minute on a loaded machine, so this file runs as a step of its
+ * own (.ci/run): `ASSAY_PACKAGE_TEST=1 npx vitest run test/e2e/package.test.ts`.
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { cp, readdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -34,7 +37,7 @@ async function run(command: string, args: string[], cwd: string) {
   }
 }
 
-describe('the packed package', { timeout: 180_000 }, () => {
+describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout: 180_000 }, () => {
   it('installs into an empty folder and runs: --version, init, run --simulate', async () => {
     const packDir = await tempDir('assay-pack-');
     const pack = await run('npm', ['pack', '--json', '--pack-destination', packDir], REPO);
@@ -110,26 +113,5 @@ describe('the packed package', { timeout: 180_000 }, () => {
       'need onnxruntime-node, which is not installed: run `npm install onnxruntime-node@',
     );
     expect(existsSync(join(userDir, 'onnx-run', 'results.jsonl'))).toBe(false);
-  });
-
-  it('in a development clone, bin builds dist/ when missing and again after a source changes', async () => {
-    const clone = await tempDir('assay-clone-');
-    for (const part of ['bin', 'cli', 'shared', 'functions', 'scripts', 'package.json']) {
-      await cp(join(REPO, part), join(clone, part), { recursive: true });
-    }
-    await symlink(join(REPO, 'node_modules'), join(clone, 'node_modules'), 'dir');
-    const help = () => run(process.execPath, [join(clone, 'bin', 'assay.mjs'), '--help'], clone);
-
-    const first = await help();
-    expect(first.code).toBe(0);
-    expect(existsSync(join(clone, 'dist', 'main.js'))).toBe(true);
-    expect(first.stdout).toContain('Run LLM judges and graders');
-
-    const main = join(clone, 'cli', 'main.ts');
-    const text = await readFile(main, 'utf8');
-    await writeFile(main, text.replace('Run LLM judges and graders', 'Edited just now: run LLM judges'));
-    const second = await help();
-    expect(second.code).toBe(0);
-    expect(second.stdout).toContain('Edited just now: run LLM judges');
   });
 });
