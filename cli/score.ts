@@ -81,7 +81,10 @@ export async function scoringRun(
     },
     flags.suite ?? `assay score --task ${task}`,
   );
-  const open = (path: string) => readRows(createReadStream(path), formatFromPath(path));
+  // Both files are read in the suite's encoding and held to its field limit (a given output too).
+  const { encoding, maxFieldChars } = suite.dataset;
+  const open = (path: string) =>
+    readRows(createReadStream(path), formatFromPath(path), { encoding, maxFieldChars });
   const output = flags.predColumn ?? family.suite.outputColumns ?? OUTPUT_COLUMNS;
   const hash = createHash('sha256');
   for (const path of [gold, predictions]) if (path) hash.update(await readFile(path));
