@@ -25,7 +25,7 @@ import type { Report } from '../../shared/reports/report.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { isSweep } from '../../shared/sweeps/variants.js';
 import { simulateSuite } from '../../shared/tasks/registry.js';
-import { PACKAGE_ROOT } from '../local-run.js';
+import { DATASET_FILE, expectFile, PACKAGE_ROOT, SUITE_FILE } from '../local-run.js';
 import {
   type CloudResources,
   createCloudResources,
@@ -180,6 +180,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   if (started) throw new Error('runLocalCloud runs once per process (the functions are composed at import)');
   const log = options.onLog ?? (() => {});
   const suitePath = resolve(options.suitePath);
+  await expectFile(suitePath, SUITE_FILE, options.suitePath);
   const { suite, text: suiteText } = await readSuite(suitePath, options.backends, options.simulate);
   // As `assay run` does: a backend without its key fails now, not once per item.
   new ProviderPool({ prices: loadPriceTable(undefined, process.env) }).require(suite.backends, suite.sim);
@@ -187,6 +188,13 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   const datasetKey =
     (options.datasetPath === undefined ? datasetKeyOf(suite) : undefined) ??
     datasetUploadKey(suite.name, basename(datasetPath));
+  await expectFile(
+    datasetPath,
+    options.datasetPath === undefined
+      ? `${DATASET_FILE} as dataset.path of suite ${suite.name}`
+      : DATASET_FILE,
+    `dataset ${options.datasetPath ?? datasetPath}`,
+  );
   const dataset = await readFile(datasetPath);
 
   log('starting moto_server (S3, SQS, DynamoDB)…');
