@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { readFile } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { readFile, stat } from 'node:fs/promises';
+import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
@@ -78,7 +78,41 @@ export function promptStoreFor(suiteDir: string): LayeredBlobStore {
   return new LayeredBlobStore([new FolderBlobStore(suiteDir), new FolderBlobStore(PACKAGE_ROOT)]);
 }
 
+/** A file the user named (a suite, a dataset) that is missing, a folder or unreadable. */
+export class InputFileError extends Error {
+  override readonly name = 'InputFileError';
+}
+
+export const SUITE_FILE = 'a suite file (*.suite.json)';
+export const DATASET_FILE = 'a dataset file (.csv or .jsonl)';
+
+/**
+ * Checks that `path` is a readable file before anything reads it, so the error names the file
+ * (`shown`: as the user wrote it) and what was expected there, never a bare EISDIR or ENOENT.
+ */
+export async function expectFile(path: string, expected: string, shown = path): Promise<void> {
+  let isFolder: boolean;
+  try {
+    isFolder = (await stat(path)).isDirectory();
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR')
+      throw new InputFileError(`${shown}: no such file; give ${expected}`);
+    throw new InputFileError(
+      `${shown}: cannot be read (${code ?? (error as Error).message}); give ${expected}`,
+    );
+  }
+  if (isFolder) throw new InputFileError(`${shown} is a folder; give ${expected}`);
+}
+
+/** A path as the terminal shows it: relative to the working folder when it lies below it. */
+function shownPath(path: string): string {
+  const rel = relative(process.cwd(), path);
+  return rel === '' || rel.startsWith('..') || isAbsolute(rel) ? path : rel;
+}
+
 export async function loadSuiteFile(path: string): Promise<Suite> {
+  await expectFile(path, SUITE_FILE);
   return parseSuite(await readFile(path, 'utf8'), path);
 }
 
@@ -114,6 +148,11 @@ export async function runLocal(
 /** The suite's dataset file (`dataset.path`, relative to the suite's folder) as a run's source. */
 export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<DatasetSource> {
   const datasetPath = resolve(suiteDir, suite.dataset.path);
+  await expectFile(
+    datasetPath,
+    `${DATASET_FILE} as dataset.path of suite ${suite.name}`,
+    `dataset ${shownPath(datasetPath)}`,
+  );
   const format = suite.dataset.format ?? formatFromPath(datasetPath);
   return {
     key: datasetPath,

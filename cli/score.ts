@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { access, readFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { type Suite, SuiteError, validateSuite } from '../shared/core/suite.js';
 import {
@@ -11,7 +11,7 @@ import {
 } from '../shared/datasets/join.js';
 import { formatFromPath, readRows } from '../shared/datasets/read.js';
 import { taskFor } from '../shared/tasks/registry.js';
-import { type DatasetSource, loadSuiteFile, PACKAGE_ROOT } from './local-run.js';
+import { type DatasetSource, expectFile, loadSuiteFile, PACKAGE_ROOT } from './local-run.js';
 
 /** Output columns a predictions file is searched for when the family names none. */
 const OUTPUT_COLUMNS = ['pred', 'prediction', 'predicted', 'output'] as const;
@@ -27,9 +27,7 @@ export interface ScoreFlags {
 
 async function readable(path: string, what: string): Promise<string> {
   const full = resolve(path);
-  await access(full).catch(() => {
-    throw new Error(`cannot read the ${what} file ${path}: no such file`);
-  });
+  await expectFile(full, `the ${what} file (.csv or .jsonl)`, path);
   return full;
 }
 
@@ -81,7 +79,10 @@ export async function scoringRun(
     },
     flags.suite ?? `assay score --task ${task}`,
   );
-  const open = (path: string) => readRows(createReadStream(path), formatFromPath(path));
+  // Both files are read in the suite's encoding and held to its field limit (a given output too).
+  const { encoding, maxFieldChars } = suite.dataset;
+  const open = (path: string) =>
+    readRows(createReadStream(path), formatFromPath(path), { encoding, maxFieldChars });
   const output = flags.predColumn ?? family.suite.outputColumns ?? OUTPUT_COLUMNS;
   const hash = createHash('sha256');
   for (const path of [gold, predictions]) if (path) hash.update(await readFile(path));

@@ -9,7 +9,13 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DynamoBatchStore } from '../../shared/adapters/aws/dynamo-batch-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
-import { datasetKeyOf, datasetUploadKey, REPORTS_PREFIX, suiteKey } from '../../shared/bucket/layout.js';
+import {
+  datasetKeyOf,
+  datasetUploadKey,
+  REPORTS_PREFIX,
+  routeKey,
+  suiteKey,
+} from '../../shared/bucket/layout.js';
 import { parseSuite, type Suite } from '../../shared/core/suite.js';
 import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
@@ -19,7 +25,7 @@ import type { Report } from '../../shared/reports/report.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { isSweep } from '../../shared/sweeps/variants.js';
 import { simulateSuite } from '../../shared/tasks/registry.js';
-import { PACKAGE_ROOT } from '../local-run.js';
+import { DATASET_FILE, expectFile, PACKAGE_ROOT, SUITE_FILE } from '../local-run.js';
 import {
   type CloudResources,
   createCloudResources,
@@ -174,6 +180,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   if (started) throw new Error('runLocalCloud runs once per process (the functions are composed at import)');
   const log = options.onLog ?? (() => {});
   const suitePath = resolve(options.suitePath);
+  await expectFile(suitePath, SUITE_FILE, options.suitePath);
   const { suite, text: suiteText } = await readSuite(suitePath, options.backends, options.simulate);
   // As `assay run` does: a backend without its key fails now, not once per item.
   new ProviderPool({ prices: loadPriceTable(undefined, process.env) }).require(suite.backends, suite.sim);
@@ -181,6 +188,13 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   const datasetKey =
     (options.datasetPath === undefined ? datasetKeyOf(suite) : undefined) ??
     datasetUploadKey(suite.name, basename(datasetPath));
+  await expectFile(
+    datasetPath,
+    options.datasetPath === undefined
+      ? `${DATASET_FILE} as dataset.path of suite ${suite.name}`
+      : DATASET_FILE,
+    `dataset ${options.datasetPath ?? datasetPath}`,
+  );
   const dataset = await readFile(datasetPath);
 
   log('starting moto_server (S3, SQS, DynamoDB)…');
@@ -212,12 +226,21 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     const prompts = await uploadFolder(blobs, join(PACKAGE_ROOT, 'prompts'), PROMPT_PREFIX);
     // The suite's own prompts/ override the shipped ones, as in `assay run`.
     prompts.push(...(await uploadFolder(blobs, join(dirname(suitePath), 'prompts'), PROMPT_PREFIX)));
-    await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
-    log(`uploaded ${prompts.length} prompt files and ${suiteKey(suite.name)}`);
-    await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
-
-    await blobs.put(datasetKey, dataset);
-    log(`uploaded ${datasetKey} (${dataset.length} bytes): the S3 notification starts the run`);
+    if (datasetUploadStartsRun(suite.name, datasetKey)) {
+      await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
+      log(`uploaded ${prompts.length} prompt files and ${suiteKey(suite.name)}`);
+      await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+      await blobs.put(datasetKey, dataset);
+      log(`uploaded ${datasetKey} (${dataset.length} bytes): the S3 notification starts the run`);
+    } else {
+      // A dataset key outside datasets/<name>/ (a shared `datasets/…` key) starts no run of this
+      // suite when it lands: it goes first, and the suite's own upload starts the run on it.
+      await blobs.put(datasetKey, dataset);
+      log(`uploaded ${prompts.length} prompt files and ${datasetKey} (${dataset.length} bytes)`);
+      await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+      await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
+      log(`uploaded ${suiteKey(suite.name)}: the S3 notification starts the run on ${datasetKey}`);
+    }
     const reportPrefix = `${REPORTS_PREFIX}${suite.name}/`;
     // A sweep's report lands once every variant run is done.
     const sweep = isSweep(suite);
@@ -274,6 +297,15 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     log('stopping moto_server');
     await moto.stop();
   }
+}
+
+/**
+ * True when an upload to `datasetKey` starts a run of the suite (`datasets/<its name>/…`); any
+ * other key is only read when the suite itself is uploaded.
+ */
+export function datasetUploadStartsRun(suiteName: string, datasetKey: string): boolean {
+  const route = routeKey(datasetKey);
+  return route.kind === 'dataset' && route.suiteName === suiteName;
 }
 
 /** The suite file as uploaded: validated here first, so mistakes show before moto starts. */

@@ -118,7 +118,7 @@ export async function ingestObject(
     if (key === undefined) {
       return {
         status: 'rejected',
-        reason: `dataset.path ${JSON.stringify(suite.dataset.path)} leaves the datasets/ folder`,
+        reason: `dataset.path ${JSON.stringify(suite.dataset.path)} names no file`,
         suiteName,
       };
     }

@@ -44,16 +44,21 @@ export function sweepPrefixOf(suiteName: string): string {
 }
 
 /**
- * The bucket key of a suite's dataset: `dataset.path` itself when it starts with `datasets/`,
- * else relative to the suite's dataset folder `datasets/<name>/`. Undefined when the path
- * leaves the datasets folder (`../x.csv`).
+ * The bucket key of a suite's dataset: `dataset.path` itself when it is a `datasets/` key, else
+ * the path inside the suite's dataset folder `datasets/<name>/`. A path that leaves that folder
+ * (`../gold.csv`, written relative to the suite file on disk) is looked up by its file name
+ * there (`datasets/<name>/gold.csv`), so a suite that runs locally runs on AWS unchanged.
+ * The `..` check comes before any normalising: `datasets/<name>/../gold.csv` would otherwise
+ * become `datasets/gold.csv`, a key no upload event maps to the suite. Undefined only for a
+ * path that names no file (`..`).
  */
 export function datasetKeyOf(suite: Pick<Suite, 'name' | 'dataset'>): string | undefined {
   const path = suite.dataset.path.replace(/^\/+/, '');
-  const key = path.startsWith(DATASETS_PREFIX)
-    ? posix.normalize(path)
-    : posix.join(DATASETS_PREFIX, suite.name, path);
-  return key.startsWith(DATASETS_PREFIX) && !key.split('/').includes('..') ? key : undefined;
+  const folder = `${DATASETS_PREFIX}${suite.name}/`;
+  const inside = !path.split('/').includes('..');
+  if (inside) return path.startsWith(DATASETS_PREFIX) ? posix.normalize(path) : posix.join(folder, path);
+  const file = posix.basename(path);
+  return file === '' || file === '.' || file === '..' ? undefined : folder + file;
 }
 
 /** The key of a dataset file dropped for a suite (`datasets/<name>/<file>`). */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { EncoderPool } from '../encoders/registry.js';
 import type { EncoderSpend } from '../encoders/types.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports.js';
-import { renderPrompt } from '../prompts/prompts.js';
+import { renderPrompt, type TemplateFormat } from '../prompts/prompts.js';
 import { callModel } from '../providers/call.js';
 import { ProviderError } from '../providers/errors.js';
 import { type RateLimiters, suiteLimitsById } from '../providers/rate-limit.js';
@@ -114,13 +114,13 @@ function addInFlight(runId: string, usd: number): void {
 export function promptRenderer(
   family: AnyTaskFamily,
   run: Pick<RunRecord, 'suite' | 'prompts'>,
-): (role: string, vars: Record<string, string>) => string {
+): (role: string, vars: Record<string, string>, format?: TemplateFormat) => string {
   const paths = family.promptPaths(run.suite);
-  return (role, vars) => {
+  return (role, vars, format) => {
     const path = paths[role];
     const snapshot = path === undefined ? undefined : run.prompts[path];
     if (!path || !snapshot) throw new Error(`prompt role ${role} has no file in this run`);
-    return renderPrompt(snapshot.text, vars, path, dataPlaceholders(family, role));
+    return renderPrompt(snapshot.text, vars, path, dataPlaceholders(family, role), format);
   };
 }
 

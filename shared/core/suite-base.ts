@@ -25,6 +25,15 @@ const commonColumns = {
     .describe('With `output`: the column explaining it (default `reason`, then `judge_reason`).'),
 };
 
+function isTextEncoding(label: string): boolean {
+  try {
+    new TextDecoder(label);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
   return z
     .object({
@@ -46,13 +55,25 @@ export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
         // Every column role is optional, so an empty mapping is valid.
         .default({} as never)
         .describe('Dataset column for each role, where the file uses other names.'),
+      encoding: z
+        .string()
+        .min(1)
+        .refine(isTextEncoding, {
+          message: 'not an encoding TextDecoder knows (e.g. "utf-8", "windows-1252", "latin1", "utf-16le")',
+        })
+        .optional()
+        .describe(
+          'The file\'s text encoding, as TextDecoder names it ("windows-1252", "latin1", "utf-16le", …). Default UTF-8, checked: a row with bytes that are not UTF-8 is invalid (with the byte offset), never read with U+FFFD in their place.',
+        ),
       lang: z.string().default('en').describe('Language passed to prompts when the row has none.'),
       maxFieldChars: z
         .number()
         .int()
         .positive()
         .default(20_000)
-        .describe('Longer fields make the row invalid.'),
+        .describe(
+          'A row with a longer field, in any column (inputs, gold, a given output), is invalid: it reaches no model.',
+        ),
     })
     .strict();
 }

@@ -1,9 +1,11 @@
 import { parse } from 'csv-parse';
+import { notUtf8, Utf8Check } from './utf8.js';
 
 /**
  * Streams dataset rows as plain string records. Rows that cannot even be read (a broken
- * quote, a ragged row, a JSONL line that is not an object) come out as `{ error }` with their
- * row number: the caller records them as invalid, the stream goes on.
+ * quote, a ragged row, a JSONL line that is not an object, bytes that are not UTF-8, a field
+ * longer than the limit) come out as `{ error }` with their row number: the caller records
+ * them as invalid, the stream goes on.
  */
 
 export type DatasetFormat = 'csv' | 'jsonl';
@@ -23,6 +25,19 @@ export function formatFromPath(path: string): DatasetFormat {
 export interface ReadOptions {
   /** CSV without a header row: its column names, in order (every line is a record). */
   header?: readonly string[];
+  /**
+   * The file's text encoding, as TextDecoder names it (`windows-1252`, `latin1`, `utf-16le`…).
+   * Default UTF-8, checked: a row with bytes that are not UTF-8 is invalid, with the offset of
+   * the first one. A declared encoding is decoded as declared.
+   */
+  encoding?: string;
+  /** A row with a field (any column: input, gold or given output) longer than this is invalid. */
+  maxFieldChars?: number;
+}
+
+/** True when `encoding` names UTF-8 (or is not given): the bytes are checked, not just decoded. */
+export function isUtf8Encoding(encoding: string | undefined): boolean {
+  return encoding === undefined || new TextDecoder(encoding).encoding === 'utf-8';
 }
 
 export async function* readRows(
@@ -30,16 +45,52 @@ export async function* readRows(
   format: DatasetFormat,
   options: ReadOptions = {},
 ): AsyncGenerator<RawRow> {
-  if (format === 'csv') yield* readCsv(chunks, options.header);
-  else yield* readJsonl(chunks);
+  const rows = format === 'csv' ? readCsv(chunks, options) : readJsonl(chunks, options.encoding);
+  const limit = options.maxFieldChars;
+  if (limit === undefined) {
+    yield* rows;
+    return;
+  }
+  for await (const raw of rows) {
+    const long = raw.record && Object.entries(raw.record).find(([, value]) => value.length > limit);
+    if (long) {
+      const [name, value] = long;
+      yield {
+        row: raw.row,
+        line: raw.line,
+        error: `field ${JSON.stringify(name)} has ${value.length} characters, more than dataset.maxFieldChars (${limit})`,
+      };
+    } else yield raw;
+  }
 }
 
-type CsvEvent = { record: string[]; lines: number } | { skipped: string; lines: number };
+/** The chunks as text in `encoding` (a declared, non-UTF-8 one: decoded as declared). */
+async function* decoded(
+  chunks: AsyncIterable<Uint8Array | string>,
+  encoding: string,
+): AsyncGenerator<string> {
+  const decoder = new TextDecoder(encoding);
+  for await (const chunk of chunks) {
+    const text = typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
+    if (text !== '') yield text;
+  }
+  const rest = decoder.decode();
+  if (rest !== '') yield rest;
+}
+
+const encoder = new TextEncoder();
+const asBytes = (chunk: Uint8Array | string) => (typeof chunk === 'string' ? encoder.encode(chunk) : chunk);
+
+type CsvEvent =
+  | { record: string[]; lines: number; bytes: number }
+  | { skipped: string; lines: number; bytes?: undefined };
 
 async function* readCsv(
   chunks: AsyncIterable<Uint8Array | string>,
-  names?: readonly string[],
+  options: ReadOptions,
 ): AsyncGenerator<RawRow> {
+  const names = options.header;
+  const utf8 = isUtf8Encoding(options.encoding);
   // Records and skipped (unreadable) records go through one queue so row numbers follow the file.
   const queue: CsvEvent[] = [];
   let wake: (() => void) | undefined;
@@ -56,8 +107,8 @@ async function* readCsv(
     skip_records_with_error: true,
     info: true,
   });
-  parser.on('data', (entry: { record: string[]; info: { lines: number } }) => {
-    queue.push({ record: entry.record, lines: entry.info.lines });
+  parser.on('data', (entry: { record: string[]; info: { lines: number; bytes: number } }) => {
+    queue.push({ record: entry.record, lines: entry.info.lines, bytes: entry.info.bytes });
     notify();
   });
   parser.on('skip', (error: Error & { lines?: number }) => {
@@ -72,13 +123,25 @@ async function* readCsv(
     failure = error;
     notify();
   });
+  // UTF-8 is checked as the bytes go to the parser, before it emits their records: the offsets
+  // of bad bytes are known when the record that holds them comes out (its end is `bytes`).
+  const check = new Utf8Check();
+  const badBytes: number[] = [];
+  let offset = 0;
+  const source = utf8 ? chunks : decoded(chunks, options.encoding!);
   const feed = (async () => {
     try {
-      for await (const chunk of chunks) {
+      for await (const chunk of source) {
+        if (utf8) {
+          const bytes = asBytes(chunk);
+          for (const bad of check.push(bytes, offset)) badBytes.push(bad);
+          offset += bytes.length;
+        }
         if (!parser.write(chunk)) await new Promise((resolve) => parser.once('drain', resolve));
         // Do not run ahead of the consumer by more than a few thousand records.
         while (queue.length > 4096 && !failure) await new Promise((resolve) => setTimeout(resolve, 1));
       }
+      for (const bad of check.end()) badBytes.push(bad);
       parser.end();
     } catch (error) {
       failure = error as Error;
@@ -88,6 +151,14 @@ async function* readCsv(
 
   let header: readonly string[] | undefined = names;
   let row = 0;
+  let afterSkip = false;
+  /** The first bad byte before `end` (the end of the record just read), dropping all of them. */
+  const badBefore = (end: number): number | undefined => {
+    if (badBytes.length === 0 || badBytes[0]! >= end) return undefined;
+    const first = badBytes[0]!;
+    while (badBytes.length > 0 && badBytes[0]! < end) badBytes.shift();
+    return first;
+  };
   while (true) {
     const event = queue.shift();
     if (!event) {
@@ -100,15 +171,27 @@ async function* readCsv(
     }
     if ('skipped' in event) {
       row += 1;
+      afterSkip = true;
       yield { row, line: event.lines, error: event.skipped };
       continue;
     }
+    const bad = badBefore(event.bytes);
+    const skippedBefore = afterSkip;
+    afterSkip = false;
     if (!header) {
       header = event.record.map((name) => name.trim());
+      if (bad !== undefined)
+        yield { row: 0, line: event.lines, error: `header: ${notUtf8(bad)}`, id: 'header' };
       continue;
     }
     row += 1;
     const { record } = event;
+    // The parser gives no end for a record it skipped: bad bytes since the last record read may
+    // be the skipped record's. This record holds some only if its text has their U+FFFD.
+    if (bad !== undefined && (!skippedBefore || record.some((value) => value.includes('\uFFFD')))) {
+      yield { row, line: event.lines, error: notUtf8(bad) };
+      continue;
+    }
     if (record.length > header.length && record.slice(header.length).some((v) => v.trim() !== '')) {
       yield { row, line: event.lines, error: `has ${record.length} fields, the header has ${header.length}` };
       continue;
@@ -123,16 +206,18 @@ async function* readCsv(
   await feed;
 }
 
-async function* readJsonl(chunks: AsyncIterable<Uint8Array | string>): AsyncGenerator<RawRow> {
-  const decoder = new TextDecoder('utf-8');
-  let buffer = '';
+async function* readJsonl(
+  chunks: AsyncIterable<Uint8Array | string>,
+  encoding: string | undefined,
+): AsyncGenerator<RawRow> {
   let line = 0;
   let row = 0;
-  const handle = (text: string): RawRow | undefined => {
+  const handle = (text: string, bad?: number): RawRow | undefined => {
     line += 1;
     const trimmed = (line === 1 ? text.replace(/^\uFEFF/, '') : text).trim();
     if (trimmed === '') return undefined;
     row += 1;
+    if (bad !== undefined) return { row, line, error: notUtf8(bad) };
     try {
       const value: unknown = JSON.parse(trimmed);
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
@@ -143,19 +228,66 @@ async function* readJsonl(chunks: AsyncIterable<Uint8Array | string>): AsyncGene
       return { row, line, error: `invalid JSON: ${(error as Error).message}` };
     }
   };
-  for await (const chunk of chunks) {
-    buffer += typeof chunk === 'string' ? chunk : decoder.decode(chunk, { stream: true });
-    let newline = buffer.indexOf('\n');
-    while (newline >= 0) {
-      const result = handle(buffer.slice(0, newline));
-      buffer = buffer.slice(newline + 1);
-      if (result) yield result;
-      newline = buffer.indexOf('\n');
+
+  if (!isUtf8Encoding(encoding)) {
+    // A declared encoding (UTF-16 has no newline byte of its own): split the decoded text.
+    let buffer = '';
+    for await (const text of decoded(chunks, encoding!)) {
+      buffer += text;
+      let newline = buffer.indexOf('\n');
+      while (newline >= 0) {
+        const result = handle(buffer.slice(0, newline));
+        buffer = buffer.slice(newline + 1);
+        if (result) yield result;
+        newline = buffer.indexOf('\n');
+      }
     }
+    const last = handle(buffer);
+    if (last) yield last;
+    return;
   }
-  buffer += decoder.decode();
-  const last = handle(buffer);
-  if (last) yield last;
+
+  // UTF-8: lines are cut at the newline byte (never part of a longer character), and each run
+  // of whole lines is checked and decoded at once; a line's bytes are located only when the
+  // run holds a bad byte.
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  const check = new Utf8Check();
+  const lines = function* (block: Uint8Array, base: number, final = false): Generator<RawRow> {
+    const bad = check.push(block, base);
+    // A run of whole lines ends at a newline, between characters; only the last may cut one short.
+    if (final) bad.push(...check.end());
+    const texts = decoder.decode(block).split('\n');
+    if (block.length > 0 && block[block.length - 1] === 0x0a) texts.pop();
+    let start = 0;
+    for (const text of texts) {
+      let first: number | undefined;
+      if (bad.length > 0) {
+        const newline = block.indexOf(0x0a, start);
+        const end = base + (newline < 0 ? block.length : newline);
+        if (bad[0]! < end) first = bad[0];
+        while (bad.length > 0 && bad[0]! < end) bad.shift();
+        start = newline + 1;
+      }
+      const result = handle(text, first);
+      if (result) yield result;
+    }
+  };
+  let partial: Uint8Array[] = [];
+  let base = 0;
+  for await (const chunk of chunks) {
+    const bytes = asBytes(chunk);
+    const last = bytes.lastIndexOf(0x0a);
+    if (last < 0) {
+      partial.push(bytes);
+      continue;
+    }
+    const head = bytes.subarray(0, last + 1);
+    const block = partial.length > 0 ? Buffer.concat([...partial, head]) : head;
+    partial = last + 1 < bytes.length ? [bytes.subarray(last + 1)] : [];
+    yield* lines(block, base);
+    base += block.length;
+  }
+  yield* lines(Buffer.concat(partial), base, true);
 }
 
 function stringifyFields(value: Record<string, unknown>): Record<string, string> {

@@ -48,20 +48,92 @@ export function escapeData(text: string): string {
 }
 
 /**
+ * The formats a prompt template can be written in, each with the markers that structure it:
+ * text in the data that reads as one of them could close the instruction and open a turn of
+ * its own, so the renderer neutralises them in data (never in the template's own text).
+ * `chat`: a plain instruction sent as a chat turn, data in tag sections (whose `<` the escaping
+ * already takes). `mistral`: the `[INST] … [/INST]` instruction format sent as raw text to a
+ * completion endpoint, where the tokenizer reads these markers as control tokens.
+ */
+export const TEMPLATE_FORMATS = {
+  chat: { markers: [] as readonly string[] },
+  mistral: {
+    markers: [
+      '[INST]',
+      '[/INST]',
+      '<s>',
+      '</s>',
+      '[SYSTEM_PROMPT]',
+      '[/SYSTEM_PROMPT]',
+      '[AVAILABLE_TOOLS]',
+      '[/AVAILABLE_TOOLS]',
+      '[TOOL_CALLS]',
+      '[TOOL_RESULTS]',
+      '[/TOOL_RESULTS]',
+    ] as readonly string[],
+  },
+} as const;
+
+export type TemplateFormat = keyof typeof TEMPLATE_FORMATS;
+
+/** A template's format: the first whose markers its own text uses (`[INST]`: mistral), else chat. */
+export function templateFormat(template: string): TemplateFormat {
+  for (const [name, { markers }] of Object.entries(TEMPLATE_FORMATS)) {
+    if (markers.some((marker) => template.includes(marker))) return name as TemplateFormat;
+  }
+  return 'chat';
+}
+
+/** A marker as data may spell it: any case, spaces inside the brackets (`[ /inst ]`). */
+function markerPattern(marker: string): RegExp {
+  const inner = marker
+    .slice(1, -1)
+    .split('')
+    .map((c) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
+    .join('\\s*');
+  const open = marker[0] === '[' ? '\\[' : marker[0]!;
+  const close = marker.at(-1) === ']' ? '\\]' : marker.at(-1)!;
+  return new RegExp(`${open}\\s*${inner}\\s*${close}`, 'gi');
+}
+
+const BRACKETS: Record<string, string> = { '[': '(', ']': ')', '<': '&lt;', '>': '>' };
+const patterns = new Map<TemplateFormat, RegExp[]>();
+
+/**
+ * Data text with the format's markers made harmless: their brackets become `(` `)` (`<` is
+ * escaped anyway), so `[/INST]` reads `(/INST)` to the model and to no tokenizer is a marker.
+ */
+export function neutraliseMarkers(text: string, format: TemplateFormat): string {
+  let list = patterns.get(format);
+  if (!list) {
+    list = TEMPLATE_FORMATS[format].markers.map(markerPattern);
+    patterns.set(format, list);
+  }
+  const swap = (c: string) => BRACKETS[c] ?? c;
+  let out = text;
+  for (const pattern of list) {
+    out = out.replace(pattern, (found) => `${swap(found[0]!)}${found.slice(1, -1)}${swap(found.at(-1)!)}`);
+  }
+  return out;
+}
+
+/**
  * Fills `{name}` placeholders; a placeholder with no value is an error, never left in the
  * prompt. Values of data placeholders (`isData`: dataset text, model answers) are escaped with
- * {@link escapeData}: inside their tag section they stay data, whatever they say.
+ * {@link escapeData} and cleared of the template format's markers ({@link neutraliseMarkers}):
+ * inside their tag section they stay data, whatever they say.
  */
 export function renderPrompt(
   template: string,
   vars: Record<string, string>,
   path = 'prompt',
   isData: (name: string) => boolean = () => false,
+  format: TemplateFormat = templateFormat(template),
 ): string {
   return template.replace(PLACEHOLDER, (whole, name: string) => {
     const value = vars[name];
     if (value === undefined) throw new PromptError(`${path}: no value for placeholder ${whole}`);
-    return isData(name) ? escapeData(value) : value;
+    return isData(name) ? neutraliseMarkers(escapeData(value), format) : value;
   });
 }
 

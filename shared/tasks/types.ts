@@ -11,6 +11,7 @@ import type { ResultStream } from '../core/report-order.js';
 import type { BaseSuite } from '../core/suite-base.js';
 import type { EncoderKind, NliPair } from '../encoders/types.js';
 import type { ScorerMetricOptions } from '../metrics/scores.js';
+import type { TemplateFormat } from '../prompts/prompts.js';
 import type { Completion, CompletionRequest, LlmProvider, SimHint } from '../providers/types.js';
 import type { Report } from '../reports/report.js';
 
@@ -23,8 +24,12 @@ export interface TaskContext<S extends BaseSuite = BaseSuite> {
   paths: Record<string, string>;
   /** The suite's backends, resolved, in suite order. */
   backends: LlmProvider[];
-  /** A role's template with `vars` filled; data placeholders are escaped (see `renderPrompt`). */
-  render(role: string, vars: Record<string, string>): string;
+  /**
+   * A role's template with `vars` filled; data placeholders are escaped and cleared of the
+   * template format's markers (see `renderPrompt`); `format`: the format the family sends the
+   * prompt in, when the template's own text may not show it.
+   */
+  render(role: string, vars: Record<string, string>, format?: TemplateFormat): string;
   /** Calls a model (cached, retried, costed, within the run's budget); spend is booked to `stage`. */
   call(stage: string, provider: LlmProvider, request: CompletionRequest): Promise<Completion>;
   /** Embeds texts with the embedder `id` (`openai:…`, `gemini:…`, `onnx:…`, `sim:embed`); spend booked to `stage`. */

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { commonSuiteShape } from '../../core/suite-base.js';
+import type { TemplateFormat } from '../../prompts/prompts.js';
 
 /**
  * QA evaluation, after the physics QA study: a model under test answers questions (or the
@@ -16,10 +17,10 @@ export const qaBlock = z
         'The type of every question, for a dataset without a type column (MMLU: mcq; SciBench: numeric).',
       ),
     template: z
-      .enum(['chat', 'mistral'])
+      .enum(['chat', 'mistral'] satisfies TemplateFormat[])
       .default('chat')
       .describe(
-        "How the model under test is asked: `chat` (a plain instruction) or `mistral` (the study's `[INST] … [/INST]` instruction format).",
+        "How the model under test is asked: `chat` (a plain instruction) or `mistral` (the study's `[INST] … [/INST]` instruction format, sent as raw text; the format's markers — [INST], [/INST], <s>, </s>… — are neutralised in questions and contexts).",
       ),
     context: z
       .boolean()

@@ -257,7 +257,13 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
       options: optionsOf(item),
       question: questionText(item),
     };
-    const prompt = ctx.render('answer', { question: questionText(item), context: item.input.context ?? '' });
+    // The template format the answer is sent in: its markers are neutralised in the question
+    // and context, so no question can close the [INST] turn and open one of its own.
+    const prompt = ctx.render(
+      'answer',
+      { question: questionText(item), context: item.input.context ?? '' },
+      ctx.suite.qa.template,
+    );
     const completion = await ctx.call('answer', backend, {
       ...baseRequest(ctx, backend, prompt),
       // The [INST] template is the model's own format: sent as is to a completion endpoint.

@@ -49,7 +49,13 @@ describe('bucket layout', () => {
     expect(of('data.csv')).toBe('datasets/demo/data.csv');
     expect(of('./sub/data.csv')).toBe('datasets/demo/sub/data.csv');
     expect(of('datasets/shared/gold.csv')).toBe('datasets/shared/gold.csv');
-    expect(of('../../suites/demo.json')).toBeUndefined();
+    // A path that leaves the suite's folder (relative to the suite file on disk) is looked up
+    // by its file name in that folder, never normalised out of it into another area.
+    expect(of('../x.csv')).toBe('datasets/demo/x.csv');
+    expect(of('../../suites/demo.json')).toBe('datasets/demo/demo.json');
+    expect(of('datasets/demo/../x.csv')).toBe('datasets/demo/x.csv');
+    expect(of('sub/../../x.csv')).toBe('datasets/demo/x.csv');
+    expect(of('..')).toBeUndefined();
   });
 });
 

@@ -138,7 +138,7 @@ describe('assay score', () => {
     ]);
     await expect(failed).rejects.toMatchObject({ code: 1 });
     const { stderr } = await failed.catch((e: { stderr: string }) => e);
-    expect(stderr).toContain('cannot read the gold file missing.csv: no such file');
+    expect(stderr).toContain('missing.csv: no such file; give the gold file (.csv or .jsonl)');
     expect(stderr).not.toMatch(/\bat .*\.(ts|js):\d+/);
   }, 60_000);
 });
