@@ -26,7 +26,7 @@ import { estimateSuiteFile } from './estimate.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from './local-run.js';
 import { progressReporter } from './progress.js';
 import { configurations, scoringRun } from './score.js';
-import { runSweep } from './sweep.js';
+import { type LocalSweepResult, runSweep } from './sweep.js';
 
 const QUICKSTART_SUITE = join(PACKAGE_ROOT, 'examples', 'quickstart.suite.json');
 
@@ -60,8 +60,16 @@ function summary(report: Report, outDir: string): string {
 }
 
 /** What a sweep's summary says on the terminal: the sweep report, and where its files are. */
-function sweepSummary(sweep: SweepReport, outDir: string): string {
-  return `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`;
+function sweepSummary({ sweep, outDir, runs }: LocalSweepResult): string {
+  const width = Math.max(...runs.map((r) => r.variant.length));
+  const lines = [
+    '',
+    renderSweepText(sweep),
+    "variant runs (each folder has the variant's report.txt, report.json, labeled.csv, errors.txt):",
+    ...runs.map((r) => `  ${r.variant.padEnd(width)}  ${r.outDir}`),
+    `sweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)`,
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 /** For CI jobs: a sweep whose required gate failed ends the command with exit 1, saying why. */
@@ -115,12 +123,12 @@ async function run(
   const suiteDir = dirname(resolve(suitePath));
   const dataset = await datasetFileOf(suite, suiteDir);
   if (isSweep(suite)) {
-    const { outDir, sweep } = await runSweep(suite, suiteDir, dataset, {
+    const done = await runSweep(suite, suiteDir, dataset, {
       ...settings,
       onVariant: (name, i, n) => process.stderr.write(`\nvariant ${i + 1}/${n}: ${name}\n`),
     });
-    process.stdout.write(sweepSummary(sweep, outDir));
-    failOnRequiredGate(sweep);
+    process.stdout.write(sweepSummary(done));
+    failOnRequiredGate(done.sweep);
     return;
   }
   const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, settings);
@@ -179,7 +187,10 @@ function comparisonLine(report: Report): string {
 
 function runOptions(command: Command): Command {
   return command
-    .option('-o, --out <dir>', 'run folder (default runs/<runId>; running again resumes it)')
+    .option(
+      '-o, --out <dir>',
+      "run folder (default runs/<runId>); for a sweep, the folder of its report and its variants' run folders (default: the sweep report in runs/<sweepId>/, the variants' runs in runs/); running again resumes it",
+    )
     .option('-c, --concurrency <n>', 'items in flight', positiveInt)
     .option('--sample <n>', 'score a reproducible random sample of n items', positiveInt)
     .option('--seed <s>', 'sample seed', positiveInt, 1)
@@ -413,14 +424,14 @@ program
           { ...suite, variants: configs.map((c) => ({ name: c.name })), baseline: configs[0]!.name },
           `assay score (${flags.by})`,
         );
-        const { outDir, sweep, runs } = await runSweep(
+        const done = await runSweep(
           sweepSuite,
           suiteDir,
           (variant) => configs.find((c) => c.name === variant)!.dataset,
-          { runsDir: flags.out, onEvent: flags.progress ? progressReporter() : undefined },
+          { outDir: flags.out, onEvent: flags.progress ? progressReporter() : undefined },
         );
-        for (const r of runs) process.stdout.write(summary(r.report, r.outDir));
-        process.stdout.write(sweepSummary(sweep, outDir));
+        for (const r of done.runs) process.stdout.write(summary(r.report, r.outDir));
+        process.stdout.write(sweepSummary(done));
         return;
       }
       const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, {
