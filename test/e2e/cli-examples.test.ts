@@ -96,7 +96,7 @@ async function readJson<T>(path: string): Promise<T> {
 
 /** The files of a finished run folder, and its counts adding up. */
 async function expectRunFolder(dir: string): Promise<Report> {
-  const files = await readdir(dir);
+  const files = await readdir(dir).catch(() => []);
   for (const file of ['report.json', 'report.txt', 'labeled.csv', 'errors.txt'])
     expect(files, `${dir} holds ${file}`).toContain(file);
   const report = await readJson<Report>(join(dir, 'report.json'));
@@ -135,7 +135,7 @@ async function exampleRun(file: string, mode: Mode): Promise<void> {
   }
 
   // A sweep: its report and every variant's run folder are in --out.
-  const files = await readdir(out);
+  const files = await readdir(out).catch(() => []);
   expect(files, tail(ran)).toEqual(expect.arrayContaining(['sweep.json', 'sweep.txt']));
   const sweep = await readJson<SweepReport>(join(out, 'sweep.json'));
   expect(sweep.variants.length).toBeGreaterThan(1);
