@@ -58,7 +58,14 @@ export interface RunSettings {
   onEvent?: (event: RunEvent) => void;
 }
 
-export type RunEvent =
+/**
+ * What a local run reports as it goes. Every event names its run: one reporter handed to several
+ * runs (a sweep's variants, one after another) keeps each run's counts apart.
+ */
+export type RunEvent = RunEventBody & { runId: string };
+
+/** A run event as the run emits it: its run id is added on the way out. */
+type RunEventBody =
   | {
       type: 'started';
       run: RunRecord;
@@ -203,6 +210,7 @@ export async function runSuite(
   const existing = await runStore.getRun(prepared.runId);
   // A resumed run keeps its record, with this invocation's run settings (a higher budget…).
   const run = existing ? { ...existing, suite: { ...existing.suite, run: prepared.suite.run } } : prepared;
+  const emit = (event: RunEventBody) => options.onEvent?.({ ...event, runId: run.runId });
   const cache = new FileLlmCache(
     options.cachePath ?? join(env.ASSAY_CACHE_DIR ?? '.assay-cache', 'llm-cache.jsonl'),
   );
@@ -216,7 +224,7 @@ export async function runSuite(
     encoders,
     onTransientError: 'fail' as const,
     limiters,
-    onCall: (completion: Completion) => options.onEvent?.({ type: 'call', completion }),
+    onCall: (completion: Completion) => emit({ type: 'call', completion }),
   };
   // Ingest and scoring run side by side through a bounded queue: the dataset is read as fast
   // as the workers take items, never held whole. The total is known when ingest ends.
@@ -227,7 +235,7 @@ export async function runSuite(
     if (started.status === 'duplicate' || started.status === 'paused')
       throw new Error(`unreachable: a local run resumes and never pauses (got ${started.status})`);
     queue.close();
-    options.onEvent?.({
+    emit({
       type: 'started',
       run,
       outDir,
@@ -249,13 +257,13 @@ export async function runSuite(
             each: (items, each) => pool(items, concurrency, each),
             ledger: new LocalBatchLedger(outDir),
             pollIntervalMs: options.batchPollMs ?? run.suite.run.batchPollSeconds * 1000,
-            onResult: (result) => options.onEvent?.({ type: 'item', result }),
-            onBatch: (event) => options.onEvent?.({ type: 'batch', event }),
+            onResult: (result) => emit({ type: 'item', result }),
+            onBatch: (event) => emit({ type: 'batch', event }),
           });
         })()
       : pool(queue, concurrency, async (message) => {
           const { result } = await scoreItem(deps, message);
-          options.onEvent?.({ type: 'item', result });
+          emit({ type: 'item', result });
         });
   // Whichever side fails first stops the other (a full queue would otherwise wait forever).
   await Promise.all([
@@ -277,7 +285,7 @@ export async function runSuite(
   // A run that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateRun(reportDeps, run.runId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
-  options.onEvent?.({ type: 'finished', outcome });
+  emit({ type: 'finished', outcome });
   return { outDir, run, outcome };
 }
 

@@ -27,7 +27,10 @@ const positiveInt = (value: string) => {
 
 function runOptions(command: Command): Command {
   return command
-    .option('-o, --out <dir>', 'run folder (default runs/<runId>; running again resumes it)')
+    .option(
+      '-o, --out <dir>',
+      "run folder (default runs/<runId>); for a sweep, the folder of its report and its variants' run folders (default: the sweep report in runs/<sweepId>/, the variants' runs in runs/); running again resumes it",
+    )
     .option('-c, --concurrency <n>', 'items in flight', positiveInt)
     .option('--sample <n>', 'score a reproducible random sample of n items', positiveInt)
     .option('--seed <s>', 'sample seed', positiveInt, 1)

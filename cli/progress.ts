@@ -1,85 +1,114 @@
 import type { BatchEvent } from '../shared/core/batch-lane.js';
 import type { RunEvent } from './local-run.js';
 
+/** One run's progress: what its line shows. */
+interface RunProgress {
+  total: number;
+  done: number;
+  failed: number;
+  costUsd: number;
+  cachedCalls: number;
+  simulated: boolean;
+  started: boolean;
+  startedAt: number;
+  lastDecile: number;
+}
+
 /**
  * A progress line on stderr: done/total, rate, ETA, live cost, failures. Redrawn in place on a
- * terminal; on a pipe or CI log, one line every 10 % so logs stay readable.
+ * terminal; on a pipe or CI log, one line every 10 % so logs stay readable. One reporter can
+ * follow several runs (a sweep's variants): each run, named by its events, counts on its own.
  */
 export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (event: RunEvent) => void {
   const tty = stream.isTTY === true;
-  let total = 0;
-  let done = 0;
-  let failed = 0;
-  let costUsd = 0;
-  let cachedCalls = 0;
-  let simulated = false;
-  let started = false;
-  const startedAt = Date.now();
-  let lastDecile = -1;
+  const runs = new Map<string, RunProgress>();
   let lastDraw = 0;
 
-  const line = () => {
-    const elapsed = (Date.now() - startedAt) / 1000;
-    const rate = done > 0 ? done / Math.max(elapsed, 0.001) : 0;
-    const left = total - done;
+  const progressOf = (runId: string): RunProgress => {
+    let p = runs.get(runId);
+    if (!p) {
+      p = {
+        total: 0,
+        done: 0,
+        failed: 0,
+        costUsd: 0,
+        cachedCalls: 0,
+        simulated: false,
+        started: false,
+        startedAt: Date.now(),
+        lastDecile: -1,
+      };
+      runs.set(runId, p);
+    }
+    return p;
+  };
+
+  const line = (p: RunProgress) => {
+    const elapsed = (Date.now() - p.startedAt) / 1000;
+    const rate = p.done > 0 ? p.done / Math.max(elapsed, 0.001) : 0;
+    const left = Math.max(0, p.total - p.done);
     const eta = rate > 0 ? formatSeconds(left / rate) : '--';
-    const share = total > 0 ? done / total : 1;
+    // Clamped: a count past the total (whatever the cause) draws a full bar, never a broken one.
+    const share = p.total > 0 ? Math.min(1, Math.max(0, p.done / p.total)) : 1;
     const width = 24;
     const filled = Math.round(share * width);
     const bar = `${'█'.repeat(filled)}${'░'.repeat(width - filled)}`;
-    const sim = simulated ? ' SIMULATED' : '';
-    return `${bar} ${done}/${total} ${(share * 100).toFixed(0).padStart(3)}%  ${rate.toFixed(1)}/s  ETA ${eta}  cost $${costUsd.toFixed(4)}  failed ${failed}  cached ${cachedCalls}${sim}`;
+    const sim = p.simulated ? ' SIMULATED' : '';
+    return `${bar} ${p.done}/${p.total} ${(share * 100).toFixed(0).padStart(3)}%  ${rate.toFixed(1)}/s  ETA ${eta}  cost $${p.costUsd.toFixed(4)}  failed ${p.failed}  cached ${p.cachedCalls}${sim}`;
   };
-  const draw = (force = false) => {
+  const draw = (p: RunProgress, force = false) => {
     if (tty) {
       const now = Date.now();
       if (!force && now - lastDraw < 100) return;
       lastDraw = now;
-      stream.write(`\r\x1b[2K${line()}`);
+      stream.write(`\r\x1b[2K${line(p)}`);
       return;
     }
-    const decile = total > 0 ? Math.floor((done / total) * 10) : 10;
-    if (force || decile > lastDecile) {
-      lastDecile = decile;
-      stream.write(`${line()}\n`);
+    const decile = p.total > 0 ? Math.floor(Math.min(1, p.done / p.total) * 10) : 10;
+    if (force || decile > p.lastDecile) {
+      p.lastDecile = decile;
+      stream.write(`${line(p)}\n`);
     }
   };
 
   return (event) => {
+    const p = progressOf(event.runId);
     switch (event.type) {
       case 'started':
         // Sent when ingest has read the whole dataset: items scored meanwhile are already counted.
-        started = true;
-        total = event.total;
-        done += event.alreadyDone;
-        simulated = event.run.simulated;
+        p.started = true;
+        p.total = event.total;
+        p.done += event.alreadyDone;
+        p.simulated = event.run.simulated;
         stream.write(
           `run ${event.run.runId} → ${event.outDir}\n` +
             `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${event.queued} to score with ${event.run.suite.backends.join(', ')}\n`,
         );
-        if (simulated)
+        if (p.simulated)
           stream.write(
             'SIMULATED: the backend is the simulator; answers are drawn from the gold labels, not a model.\n',
           );
-        draw(true);
+        draw(p, true);
         break;
       case 'call':
-        costUsd += event.completion.costUsd;
-        if (event.completion.cached) cachedCalls += 1;
+        p.costUsd += event.completion.costUsd;
+        if (event.completion.cached) p.cachedCalls += 1;
         break;
       case 'item':
-        done += 1;
-        if (event.result.status === 'failed') failed += 1;
-        if (started) draw();
+        p.done += 1;
+        if (event.result.status === 'failed') p.failed += 1;
+        if (p.started) draw(p);
         break;
       case 'batch':
         // Batch waits are long and rare: each step gets its own line, then the bar again.
         if (tty) stream.write('\r\x1b[2K');
         stream.write(`${batchLine(event.event)}\n`);
-        if (tty) draw(true);
+        if (tty && p.started) draw(p, true);
         break;
       case 'finished':
-        if (tty) stream.write(`\r\x1b[2K${line()}\n`);
+        if (tty) stream.write(`\r\x1b[2K${line(p)}\n`);
+        // The run is over: a later run with the same id (the same suite run again) starts afresh.
+        runs.delete(event.runId);
         break;
     }
   };

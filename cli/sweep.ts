@@ -12,15 +12,20 @@ import { type DatasetSource, type RunSettings, runSuite } from './local-run.js';
 export interface LocalSweepResult {
   /** The sweep's folder: sweep.json, sweep.txt. */
   outDir: string;
+  /** The folder holding the variants' run folders (`outDir` itself when the sweep was given one). */
+  runsDir: string;
   sweep: SweepReport;
   runs: { variant: string; run: RunRecord; outDir: string; report: Report }[];
 }
 
 /**
- * A sweep in the local shell: each variant runs as a run of its own in the runs folder
- * (resumable and cached like any run: variants that share a backend and prompt share cached
- * answers), then the sweep is aggregated into its folder, `<runs>/<sweepId>/` unless `outDir`
- * says otherwise. Running the same sweep again resumes its runs and rebuilds its report.
+ * A sweep in the local shell: each variant runs as a run of its own (resumable and cached like
+ * any run: variants that share a backend and prompt share cached answers), then the sweep is
+ * aggregated. Given `outDir`, that folder holds the whole sweep: sweep.json, sweep.txt and a
+ * run folder per variant. Otherwise the variants' run folders go to the runs folder (`runsDir`,
+ * default `runs`) beside the suite's other runs, and the sweep's files to `<runsDir>/<sweepId>/`.
+ * Either way a variant's report compares with the previous run of that variant in the same
+ * folder, and running the same sweep again resumes its runs and rebuilds its report.
  */
 export async function runSweep(
   suite: Suite,
@@ -31,7 +36,8 @@ export async function runSweep(
 ): Promise<LocalSweepResult> {
   const datasetOf = typeof dataset === 'function' ? dataset : () => dataset;
   const variants = variantSuites(suite);
-  const runsDir = resolve(options.runsDir ?? 'runs');
+  const sweepDir = options.outDir === undefined ? undefined : resolve(options.outDir);
+  const runsDir = sweepDir ?? resolve(options.runsDir ?? 'runs');
   const runs: LocalSweepResult['runs'] = [];
   for (const [i, { variant, suite: variantSuite }] of variants.entries()) {
     options.onVariant?.(variant.name, i, variants.length);
@@ -44,17 +50,17 @@ export async function runSweep(
     runs.push({ variant: variant.name, run: done.run, outDir: done.outDir, report: done.outcome.report });
   }
 
-  const sweeps = new LocalSweepStore(runsDir);
+  const sweeps = sweepDir ? new LocalSweepStore(sweepDir, { oneSweep: true }) : new LocalSweepStore(runsDir);
   const record = prepareSweep(
     suite,
     runs.map(({ variant, run }) => ({ variant, runId: run.runId })),
     { datasetKey: datasetOf(runs[0]!.variant).key, reportPrefix: '' },
   );
   await sweeps.createSweep(record);
-  const outDir = resolve(options.outDir ?? sweeps.dirOf(record.sweepId));
+  const outDir = sweeps.dirOf(record.sweepId);
   const deps = { sweeps, runs: new LocalRunHistory(runsDir), reports: new FolderBlobStore(outDir) };
   // A sweep that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateSweep(deps, record.sweepId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeSweepReport(deps, record.sweepId);
-  return { outDir, sweep: outcome.report, runs };
+  return { outDir, runsDir, sweep: outcome.report, runs };
 }

@@ -63,12 +63,12 @@ async function run(
   const suiteDir = dirname(resolve(suitePath));
   const dataset = await datasetFileOf(suite, suiteDir);
   if (isSweep(suite)) {
-    const { outDir, sweep } = await runSweep(suite, suiteDir, dataset, {
+    const done = await runSweep(suite, suiteDir, dataset, {
       ...settings,
       onVariant: (name, i, n) => process.stderr.write(`\nvariant ${i + 1}/${n}: ${name}\n`),
     });
-    process.stdout.write(sweepSummary(sweep, outDir));
-    failOnRequiredGate(sweep);
+    process.stdout.write(sweepSummary(done));
+    failOnRequiredGate(done.sweep);
     return;
   }
   const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, settings);

@@ -27,14 +27,14 @@ export async function scoreCommand(flags: ScoreFlags): Promise<void> {
       { ...suite, variants: configs.map((c) => ({ name: c.name })), baseline: configs[0]!.name },
       `assay score (${flags.by})`,
     );
-    const { outDir, sweep, runs } = await runSweep(
+    const done = await runSweep(
       sweepSuite,
       suiteDir,
       (variant) => configs.find((c) => c.name === variant)!.dataset,
-      { runsDir: flags.out, onEvent: flags.progress ? progressReporter() : undefined },
+      { outDir: flags.out, onEvent: flags.progress ? progressReporter() : undefined },
     );
-    for (const r of runs) process.stdout.write(summary(r.report, r.outDir));
-    process.stdout.write(sweepSummary(sweep, outDir));
+    for (const r of done.runs) process.stdout.write(summary(r.report, r.outDir));
+    process.stdout.write(sweepSummary(done));
     return;
   }
   const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, {

@@ -6,6 +6,7 @@ import { ms, usd } from '../../shared/reports/format.js';
 import type { Report } from '../../shared/reports/report.js';
 import { renderSweepText } from '../../shared/reports/sweep-files.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
+import type { LocalSweepResult } from '../sweep.js';
 
 /** What a run's summary says on the terminal: counts, each scorer's headline figures, cost. */
 export function summary(report: Report, outDir: string): string {
@@ -31,8 +32,16 @@ export function summary(report: Report, outDir: string): string {
 }
 
 /** What a sweep's summary says on the terminal: the sweep report, and where its files are. */
-export function sweepSummary(sweep: SweepReport, outDir: string): string {
-  return `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`;
+export function sweepSummary({ sweep, outDir, runs }: LocalSweepResult): string {
+  const width = Math.max(...runs.map((r) => r.variant.length));
+  const lines = [
+    '',
+    renderSweepText(sweep),
+    "variant runs (each folder has the variant's report.txt, report.json, labeled.csv, errors.txt):",
+    ...runs.map((r) => `  ${r.variant.padEnd(width)}  ${r.outDir}`),
+    `sweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)`,
+  ];
+  return `${lines.join('\n')}\n`;
 }
 
 /** For CI jobs: a sweep whose required gate failed ends the command with exit 1, saying why. */

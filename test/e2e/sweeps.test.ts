@@ -91,6 +91,68 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
     expect(failed?.stderr).toMatch(/claude-haiku-4-5: cost per 10k <= 3: cost per 10k \d+\.\d+ fails <= 3/);
   });
 
+  it('a sweep with --out: its runs and report in that folder, resumed there, compared there; leaderboard and --changed read it', async () => {
+    const dir = await tempDir('assay-sweep-out-');
+    const out = join(dir, 'out');
+    const args = [
+      'run',
+      'examples/reply-tone-prompts.suite.json',
+      '--simulate',
+      '--out',
+      out,
+      '--no-progress',
+    ];
+    const { stdout } = await assay(args, dir);
+    const runFolders = (await readdir(out)).filter((d) => d.startsWith('reply-tone-prompts.'));
+    expect(runFolders.map((d) => d.replace(/-[0-9a-f]+$/, ''))).toEqual([
+      'reply-tone-prompts.v1',
+      'reply-tone-prompts.v2',
+    ]);
+    expect((await readdir(out)).filter((d) => !runFolders.includes(d))).toEqual([
+      'sweep-record.json',
+      'sweep.json',
+      'sweep.txt',
+    ]);
+    for (const run of runFolders) expect(stdout).toContain(join(out, run));
+    expect(stdout).toContain(`sweep report: ${join(out, 'sweep.txt')} (and sweep.json)`);
+    const report = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as SweepReport;
+    expect(report.variants.map((v) => v.runId).sort()).toEqual(runFolders);
+
+    // Again: the same runs resume (nothing scored twice) and the same sweep is rebuilt.
+    await assay(args, dir);
+    expect((await readdir(out)).filter((d) => d.startsWith('reply-tone-prompts.'))).toEqual(runFolders);
+    for (const run of runFolders) {
+      const results = await readFile(join(out, run, 'results.jsonl'), 'utf8');
+      expect(results.trim().split('\n')).toHaveLength(48);
+    }
+    const again = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as SweepReport;
+    expect(again.sweepId).toBe(report.sweepId);
+
+    // The folder is a runs folder like any: the leaderboard and --changed read it.
+    const board = await assay(['leaderboard', '--runs', out], dir);
+    for (const run of runFolders) expect(board.stdout).toContain(run);
+    const changed = await assay(
+      ['run', '--changed', '--runs', out, 'examples/reply-tone-prompts.suite.json'],
+      dir,
+    );
+    expect(changed.stdout).toMatch(
+      /reply-tone-prompts \(.*\): prompts unchanged since reply-tone-prompts\.v/,
+    );
+
+    // A fresh sweep into the same folder: each variant's report compares with its previous run.
+    await assay([...args, '--fresh'], dir);
+    const fresh = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as SweepReport;
+    expect(fresh.sweepId).not.toBe(report.sweepId);
+    for (const variant of fresh.variants) {
+      expect(runFolders).not.toContain(variant.runId);
+      const runReport = JSON.parse(await readFile(join(out, variant.runId, 'report.json'), 'utf8')) as {
+        comparison?: { baseRunId: string };
+      };
+      const previous = report.variants.find((v) => v.name === variant.name)!.runId;
+      expect(runReport.comparison?.baseRunId).toBe(previous);
+    }
+  });
+
   it('the prompt-version sweep, then assay leaderboard lists the runs of both sweeps', async () => {
     const dir = await tempDir('assay-sweep-lb-');
     const runs = join(dir, 'runs');

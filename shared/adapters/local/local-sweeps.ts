@@ -11,18 +11,25 @@ const RECORD = 'sweep-record.json';
 
 /**
  * The sweeps of the local shell: a folder per sweep beside the run folders (`runs/<sweepId>/`),
- * holding its record and its report files. One process runs a sweep at a time.
+ * holding its record and its report files. With `oneSweep`, the root is one sweep's own folder
+ * (a sweep run with `--out`): its record and report files sit in the root itself, beside its
+ * variants' run folders. One process runs a sweep at a time.
  */
 export class LocalSweepStore implements SweepStore {
   private readonly folder: FolderBlobStore;
+  private readonly oneSweep: boolean;
 
-  constructor(readonly root: string) {
+  constructor(
+    readonly root: string,
+    options: { oneSweep?: boolean } = {},
+  ) {
     this.folder = new FolderBlobStore(root);
+    this.oneSweep = options.oneSweep === true;
   }
 
   /** The folder of a sweep: its record and report files. */
   dirOf(sweepId: string): string {
-    return join(this.root, sweepId);
+    return this.oneSweep ? this.root : join(this.root, sweepId);
   }
 
   async createSweep(sweep: SweepRecord): Promise<boolean> {
@@ -32,12 +39,20 @@ export class LocalSweepStore implements SweepStore {
   }
 
   async getSweep(sweepId: string): Promise<SweepRecord | undefined> {
-    const body = await this.folder.get(`${sweepId}/${RECORD}`);
+    const body = await this.folder.get(this.recordKey(sweepId));
     if (!body) return undefined;
-    return decodeSweep(JSON.parse(new TextDecoder().decode(body)), join(this.dirOf(sweepId), RECORD));
+    const sweep = decodeSweep(JSON.parse(new TextDecoder().decode(body)), join(this.dirOf(sweepId), RECORD));
+    // One sweep's folder that holds another sweep (the folder used again for a different one).
+    return sweep.sweepId === sweepId ? sweep : undefined;
   }
 
   async sweepsOf(runId: string): Promise<string[]> {
+    if (this.oneSweep) {
+      const body = await this.folder.get(RECORD);
+      if (!body) return [];
+      const sweep = decodeSweep(JSON.parse(new TextDecoder().decode(body)), join(this.root, RECORD));
+      return sweep.variants.some((v) => v.runId === runId) ? [sweep.sweepId] : [];
+    }
     const entries = await readdir(this.root, { withFileTypes: true }).catch(() => []);
     const ids: string[] = [];
     for (const entry of entries) {
@@ -61,8 +76,12 @@ export class LocalSweepStore implements SweepStore {
     await this.save({ ...sweep, status, ...(finishedAt ? { finishedAt } : {}) });
   }
 
+  private recordKey(sweepId: string): string {
+    return this.oneSweep ? RECORD : `${sweepId}/${RECORD}`;
+  }
+
   private async save(sweep: SweepRecord): Promise<void> {
-    await this.folder.put(`${sweep.sweepId}/${RECORD}`, `${JSON.stringify(sweep, null, 2)}\n`);
+    await this.folder.put(this.recordKey(sweep.sweepId), `${JSON.stringify(sweep, null, 2)}\n`);
   }
 }
 
