@@ -9,7 +9,12 @@ import { describe, expect, it } from 'vitest';
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const README = join(ROOT, 'README.md');
 const DOCS = join(ROOT, 'docs');
-const pages = [README, ...readdirSync(DOCS).filter((f) => f.endsWith('.md')).map((f) => join(DOCS, f))];
+const pages = [
+  README,
+  ...readdirSync(DOCS)
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => join(DOCS, f)),
+];
 const name = (file: string) => relative(ROOT, file);
 
 /** The text without fenced code blocks and inline code, where `](…)` is not a link. */
@@ -73,13 +78,16 @@ describe('documentation', () => {
     }
   });
 
-  it.each(pages.map((p) => [name(p), p]))('%s: every relative link leads to a file that exists', (_, page) => {
-    const text = readFileSync(page, 'utf8');
-    const broken = linkTargets(text)
-      .map((t) => brokenLink(page, t))
-      .filter((b): b is string => b !== undefined);
-    expect(broken).toEqual([]);
-  });
+  it.each(pages.map((p) => [name(p), p]))(
+    '%s: every relative link leads to a file that exists',
+    (_, page) => {
+      const text = readFileSync(page, 'utf8');
+      const broken = linkTargets(text)
+        .map((t) => brokenLink(page, t))
+        .filter((b): b is string => b !== undefined);
+      expect(broken).toEqual([]);
+    },
+  );
 
   it('links every docs page from the README', () => {
     const linked = new Set(linkTargets(readFileSync(README, 'utf8')).map((t) => t.split('#')[0]));
