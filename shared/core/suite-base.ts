@@ -88,7 +88,7 @@ export const runSettingsSchema = z
       .boolean()
       .default(true)
       .describe(
-        'Answer identical calls (provider, model, parameters, rendered messages) from the LLM cache shared by all runs and suites. false: always call.',
+        'Answer identical calls (provider, model, parameters, rendered messages) from the LLM cache shared by all runs and suites. false: always call (an item resumed after a crash still reuses the answers it paid for itself).',
       ),
     budgetUsd: z
       .number()
