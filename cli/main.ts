@@ -84,6 +84,7 @@ interface RunFlags {
   changed?: boolean;
   simulate?: boolean;
   concurrency?: number;
+  timeout?: number;
   sample?: number;
   seed: number;
   backend?: string[];
@@ -105,6 +106,7 @@ async function run(
     backends: flags.backend ?? backends,
     simulate: flags.simulate,
     concurrency: flags.concurrency,
+    timeoutMs: flags.timeout,
     sample: flags.sample ? { n: flags.sample, seed: flags.seed } : sample,
     fresh: flags.fresh,
     pricesPath: flags.prices,
@@ -181,6 +183,11 @@ function runOptions(command: Command): Command {
   return command
     .option('-o, --out <dir>', 'run folder (default runs/<runId>; running again resumes it)')
     .option('-c, --concurrency <n>', 'items in flight', positiveInt)
+    .option(
+      '--timeout <ms>',
+      "per model request: abandon and retry a request not answered in this many ms (default: the suite's run.timeoutMs, else 60000)",
+      positiveInt,
+    )
     .option('--sample <n>', 'score a reproducible random sample of n items', positiveInt)
     .option('--seed <s>', 'sample seed', positiveInt, 1)
     .option('-b, --backend <id...>', 'override the suite backends (vendor:model or alias)')

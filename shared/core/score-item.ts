@@ -165,7 +165,10 @@ function taskContext(
           maxAttempts,
           payer: payerOf(run, item),
           // The simulator never rate-limits: it skips the limiter.
-          limiter: limits && !provider.simulated ? deps.limiters!.for(provider.id, limits) : undefined,
+          limiter:
+            limits && !provider.simulated
+              ? deps.limiters!.for(provider.id, limits, suite.run.concurrency)
+              : undefined,
         });
         deps.onCallStarted?.(pending);
         completion = await pending;
