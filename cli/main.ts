@@ -251,10 +251,15 @@ program
   )
   .option('--verbose', "show the functions' own logs (Powertools, JSON) and EMF metrics")
   .option('--simulate', 'replace every backend by the simulator of the same name (see assay run --simulate)')
+  .option(
+    '--stall-timeout <ms>',
+    'give up once the pipeline has made no progress for this long (default 600000); a run that keeps going is waited for',
+    positiveInt,
+  )
   .action(
     async (
       suite: string | undefined,
-      flags: { out?: string; dataset?: string; verbose?: boolean; simulate?: boolean },
+      flags: { out?: string; dataset?: string; verbose?: boolean; simulate?: boolean; stallTimeout?: number },
     ) => {
       // Loaded on demand: the AWS SDK and the handlers are not needed by the other commands.
       const { runLocalCloud } = await import('./cloud/local-cloud.js');
@@ -265,6 +270,7 @@ program
         datasetPath: flags.dataset,
         outDir: flags.out,
         verbose: flags.verbose,
+        stallTimeoutMs: flags.stallTimeout,
         onLog: (line) => process.stderr.write(`${line}\n`),
       });
       if (sweep) {
