@@ -44,6 +44,8 @@ export interface RunSettings {
   /** Replace every backend by the simulator of the same name (`openai:gpt-4o` → `sim:gpt-4o`). */
   simulate?: boolean;
   concurrency?: number;
+  /** Per model request (ms), overriding the suite's `run.timeoutMs`. */
+  timeoutMs?: number;
   sample?: { n: number; seed: number };
   /** A new run even if an identical one exists (different run id). */
   fresh?: boolean;
@@ -135,6 +137,7 @@ export function applySettings(suite: Suite, settings: RunSettings): Suite {
   if (settings.backends) out = { ...out, backends: settings.backends };
   if (settings.simulate) out = simulateSuite(out);
   if (settings.concurrency) out = { ...out, run: { ...out.run, concurrency: settings.concurrency } };
+  if (settings.timeoutMs) out = { ...out, run: { ...out.run, timeoutMs: settings.timeoutMs } };
   if (settings.sample) out = { ...out, run: { ...out.run, sample: settings.sample } };
   if (settings.lane) out = { ...out, run: { ...out.run, lane: settings.lane } };
   return out;
@@ -220,7 +223,8 @@ export async function runSuite(
     trigger,
     cache,
     run,
-    providerFor: (backend: string, r: RunRecord) => providers.get(backend, r.suite.sim),
+    providerFor: (backend: string, r: RunRecord) =>
+      providers.get(backend, r.suite.sim, r.suite.run.timeoutMs),
     encoders,
     onTransientError: 'fail' as const,
     limiters,

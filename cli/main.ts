@@ -32,6 +32,11 @@ function runOptions(command: Command): Command {
       "run folder (default runs/<runId>); for a sweep, the folder of its report and its variants' run folders (default: the sweep report in runs/<sweepId>/, the variants' runs in runs/); running again resumes it",
     )
     .option('-c, --concurrency <n>', 'items in flight', positiveInt)
+    .option(
+      '--timeout <ms>',
+      "per model request: abandon and retry a request not answered in this many ms (default: the suite's run.timeoutMs, else 60000)",
+      positiveInt,
+    )
     .option('--sample <n>', 'score a reproducible random sample of n items', positiveInt)
     .option('--seed <s>', 'sample seed', positiveInt, 1)
     .option('-b, --backend <id...>', 'override the suite backends (vendor:model or alias)')
@@ -105,6 +110,11 @@ program
   )
   .option('--verbose', "show the functions' own logs (Powertools, JSON) and EMF metrics")
   .option('--simulate', 'replace every backend by the simulator of the same name (see assay run --simulate)')
+  .option(
+    '--stall-timeout <ms>',
+    'give up once the pipeline has made no progress for this long (default 600000); a run that keeps going is waited for',
+    positiveInt,
+  )
   .action(async (suite: string | undefined, flags: CloudFlags) => {
     // The AWS SDK and the handlers load only here.
     const { cloudCommand } = await import('./commands/cloud.js');

@@ -203,7 +203,8 @@ export function workerRoot(): {
         runStore: b.runStore,
         trigger,
         cache,
-        providerFor: (backend: string, run: RunRecord) => providers.get(backend, run.suite.sim),
+        providerFor: (backend: string, run: RunRecord) =>
+          providers.get(backend, run.suite.sim, run.suite.run.timeoutMs),
         encoders: new EncoderPool({ env, prices, s3: () => b.clients.s3 }),
         onTransientError: 'throw',
         limiters,

@@ -7,6 +7,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DynamoBatchStore } from '../../shared/adapters/aws/dynamo-batch-store.js';
+import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import {
@@ -16,6 +17,7 @@ import {
   routeKey,
   suiteKey,
 } from '../../shared/bucket/layout.js';
+import { writeRunReport } from '../../shared/core/aggregate-run.js';
 import { parseSuite, type Suite } from '../../shared/core/suite.js';
 import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
@@ -35,7 +37,13 @@ import {
   type ResourceNames,
   startMoto,
 } from './moto.js';
-import { type EventSource, type Invocation, QueuePoller, type SqsFunctionHandler } from './poller.js';
+import {
+  type EventSource,
+  type Invocation,
+  PollStalledError,
+  QueuePoller,
+  type SqsFunctionHandler,
+} from './poller.js';
 
 /** The four functions of the stack, as imported from functions/. */
 export interface CloudFunctions {
@@ -131,8 +139,12 @@ export interface LocalCloudOptions {
   simulate?: boolean;
   /** Where the report files are downloaded; default `runs/cloud/<runId>`. */
   outDir?: string;
-  /** Give up after this long; default 10 minutes. */
-  timeoutMs?: number;
+  /**
+   * Give up once the pipeline has made no progress (no message handled, no vendor batch moved)
+   * for this long, ms; default {@link DEFAULT_STALL_TIMEOUT_MS}. A run that keeps going is
+   * waited for however long it takes.
+   */
+  stallTimeoutMs?: number;
   /** Show the functions' own Powertools logs (INFO) and EMF metrics; default warnings only. */
   verbose?: boolean;
   /** Progress lines. */
@@ -166,6 +178,24 @@ const NAMES: ResourceNames = {
 };
 
 let started = false;
+
+/** How long the local cloud waits without progress before it gives up: 10 minutes. */
+export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
+
+/**
+ * The local cloud gave up: nothing progressed for the stall timeout. What the run had was
+ * written to `outDir` (a partial report of the items with results), when there was a run.
+ */
+export class CloudStalledError extends Error {
+  override readonly name = 'CloudStalledError';
+  constructor(
+    message: string,
+    readonly outDir: string | undefined,
+    readonly files: string[],
+  ) {
+    super(message);
+  }
+}
 
 /**
  * Runs a suite through the AWS pipeline against moto: start moto_server, create the stack's
@@ -258,14 +288,30 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       if (open.length > 0 && Date.now() - lastPass < pollMs) return false;
       lastPass = Date.now();
       const pass = await functions.batchPoller();
+      // Waiting on a vendor's open batch is waiting, not a stall.
+      if (open.length > 0 || pass.submitted + pass.closed + pass.woken > 0) poller.progressed();
       if (pass.submitted + pass.closed + pass.woken > 0) {
         log(`  batch-poller submitted ${pass.submitted}, collected ${pass.closed}, woke ${pass.woken} items`);
       }
       return open.length === 0 && pass.submitted + pass.closed + pass.woken === 0;
     };
-    await poller.runUntil(async () => (await findReport()) !== undefined || (await settled()), {
-      timeoutMs: options.timeoutMs ?? 600_000,
-    });
+    const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
+    try {
+      await poller.runUntil(async () => (await findReport()) !== undefined || (await settled()), {
+        stallTimeoutMs,
+      });
+    } catch (error) {
+      if (!(error instanceof PollStalledError)) throw error;
+      throw await gaveUp(error, {
+        suite,
+        sweep,
+        blobs,
+        runStore: new DynamoRunStore({ client: clients.doc, tableName: resources.table }),
+        outDir: options.outDir,
+        suitePath: options.suitePath,
+        log,
+      });
+    }
     const reportKey = await findReport();
     if (!reportKey) {
       throw new Error(
@@ -276,16 +322,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     const prefix = reportKey.slice(0, -reportFile.length);
     const runId = basename(prefix);
     const outDir = resolve(options.outDir ?? join('runs', 'cloud', runId));
-    const files: string[] = [];
-    await mkdir(outDir, { recursive: true });
-    for (const key of await blobs.list(prefix)) {
-      const body = await blobs.get(key);
-      if (!body) continue;
-      const path = join(outDir, key.slice(prefix.length));
-      await mkdir(dirname(path), { recursive: true });
-      await writeFile(path, body);
-      files.push(path);
-    }
+    const files = await download(blobs, prefix, outDir);
     const body = JSON.parse(new TextDecoder().decode(await blobs.get(reportKey)));
     const reportUri = `s3://${resources.bucket}/${prefix}`;
     log(`report written to ${reportUri} (${files.length} files), downloaded to ${outDir}`);
@@ -306,6 +343,67 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
 export function datasetUploadStartsRun(suiteName: string, datasetKey: string): boolean {
   const route = routeKey(datasetKey);
   return route.kind === 'dataset' && route.suiteName === suiteName;
+}
+
+/** Copies every object under `prefix` into `outDir` (the prefix cut off); returns the paths. */
+async function download(blobs: BlobStore, prefix: string, outDir: string): Promise<string[]> {
+  const files: string[] = [];
+  await mkdir(outDir, { recursive: true });
+  for (const key of await blobs.list(prefix)) {
+    const body = await blobs.get(key);
+    if (!body) continue;
+    const path = join(outDir, key.slice(prefix.length));
+    await mkdir(dirname(path), { recursive: true });
+    await writeFile(path, body);
+    files.push(path);
+  }
+  return files;
+}
+
+/**
+ * Giving up on a stalled pipeline: the run's results so far go into a report of those items
+ * (written to the bucket, downloaded to the run's folder, as a finished run's are), and the
+ * error says what was left and how to finish.
+ */
+async function gaveUp(
+  stalled: PollStalledError,
+  context: {
+    suite: Suite;
+    sweep: boolean;
+    blobs: BlobStore;
+    runStore: DynamoRunStore;
+    outDir?: string;
+    suitePath: string;
+    log: (line: string) => void;
+  },
+): Promise<CloudStalledError> {
+  const { suite, blobs, runStore } = context;
+  const finish = [
+    `The local cloud's queues and table live in moto_server, which stops now, so this run cannot be picked up where it stopped. To finish it:`,
+    `  assay cloud ${context.suitePath} --stall-timeout <ms>   (wait longer for a slow backend; the run starts again from the dataset)`,
+    `  assay run ${context.suitePath}   (the local shell, where a run resumes after any interruption)`,
+  ].join('\n');
+  const run = context.sweep ? undefined : await runStore.latestRun(suite.name).catch(() => undefined);
+  if (!run) {
+    return new CloudStalledError(`assay cloud gave up: ${stalled.message}.\n${finish}`, undefined, []);
+  }
+  const counters = await runStore.counters(run.runId);
+  const recorded = (counters?.done ?? 0) + (counters?.failed ?? 0);
+  const total = counters?.total === undefined ? 'an unknown number of' : String(counters.total);
+  const outDir = resolve(context.outDir ?? join('runs', 'cloud', run.runId));
+  let written = '';
+  let files: string[] = [];
+  if (recorded > 0) {
+    await writeRunReport({ runStore, reports: blobs, history: runStore }, run.runId);
+    files = await download(blobs, run.reportPrefix, outDir);
+    written = ` A report of those items (not of the run) is in ${outDir}.`;
+    context.log(`partial report of ${recorded} items downloaded to ${outDir}`);
+  }
+  return new CloudStalledError(
+    `assay cloud gave up on run ${run.runId}: ${stalled.message}. ${recorded} of ${total} items have results.${written}\n${finish}`,
+    recorded > 0 ? outDir : undefined,
+    files,
+  );
 }
 
 /** The suite file as uploaded: validated here first, so mistakes show before moto starts. */

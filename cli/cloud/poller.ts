@@ -7,7 +7,7 @@
  */
 
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as wallSleep } from 'node:timers/promises';
 import {
   DeleteMessageBatchCommand,
   GetQueueAttributesCommand,
@@ -55,11 +55,23 @@ export interface PollerOptions {
   /** Pause after a receive that returned nothing, ms. Default 100. */
   idleDelayMs?: number;
   onInvocation?: (invocation: Invocation) => void;
+  /** The clock the waits and the give-up points are measured on (tests simulate it). Default the real one. */
+  now?: () => number;
+  sleep?: (ms: number) => Promise<void>;
 }
 
 export interface RunOptions {
-  /** Give up (PollTimeoutError) after this long. Default 60 s. */
+  /**
+   * Give up (PollTimeoutError) after this long, progress or not. Default 60 s without
+   * `stallTimeoutMs`, else no limit.
+   */
   timeoutMs?: number;
+  /**
+   * Give up (PollStalledError) once this long has passed without progress: no invocation
+   * handled a record (took it off its queue) and nobody called {@link QueuePoller.progressed}.
+   * A slow pipeline that keeps going is waited for, however long it takes.
+   */
+  stallTimeoutMs?: number;
   /** How often the stop condition is checked, ms. Default 200. */
   checkEveryMs?: number;
   /** Poll only these functions (by name). Default: every source. */
@@ -68,7 +80,19 @@ export interface RunOptions {
 
 /** The stop condition was not met in time. The message lists what is left on each queue. */
 export class PollTimeoutError extends Error {
-  override readonly name = 'PollTimeoutError';
+  override readonly name: string = 'PollTimeoutError';
+}
+
+/** Nothing progressed for the stall timeout. The message lists what is left on each queue. */
+export class PollStalledError extends PollTimeoutError {
+  override readonly name = 'PollStalledError';
+  constructor(
+    message: string,
+    /** How long nothing progressed, ms. */
+    readonly stalledMs: number,
+  ) {
+    super(message);
+  }
 }
 
 export class QueuePoller {
@@ -79,10 +103,24 @@ export class QueuePoller {
   private readonly onInvocation: ((invocation: Invocation) => void) | undefined;
   /** Receives and invocations in progress. */
   private busy = 0;
+  /** Invocations in progress. */
+  private invoking = 0;
   /** While > 0, lanes start no new receive (see {@link idle}). */
   private paused = 0;
+  /** When something last progressed (see {@link progressed}). */
+  private lastProgress: number;
+  private readonly now: () => number;
+  private readonly sleep: (ms: number) => Promise<void>;
 
-  constructor({ sqs, region, sources, idleDelayMs = 100, onInvocation }: PollerOptions) {
+  constructor({
+    sqs,
+    region,
+    sources,
+    idleDelayMs = 100,
+    onInvocation,
+    now = Date.now,
+    sleep = (ms) => wallSleep(ms),
+  }: PollerOptions) {
     for (const source of sources) {
       const batch = source.batchSize ?? 10;
       if (!Number.isInteger(batch) || batch < 1 || batch > 10) {
@@ -96,6 +134,18 @@ export class QueuePoller {
     this.sources = sources;
     this.idleDelayMs = idleDelayMs;
     this.onInvocation = onInvocation;
+    this.now = now;
+    this.sleep = sleep;
+    this.lastProgress = now();
+  }
+
+  /**
+   * Marks progress made outside the queues (e.g. a batch poller pass that submitted or
+   * collected a vendor batch), so {@link RunOptions.stallTimeoutMs} does not give up on it.
+   * An invocation that handled at least one record marks it by itself.
+   */
+  progressed(): void {
+    this.lastProgress = this.now();
   }
 
   /**
@@ -108,20 +158,24 @@ export class QueuePoller {
 
   /**
    * Polls the sources (each with `concurrency` lanes) until `until()` returns true. Throws
-   * {@link PollTimeoutError} when `timeoutMs` passes first, or the first error a lane hit
-   * (SQS itself failing; handler errors are the handler's business and only fail records).
-   * Returns after the invocations in progress finished.
+   * {@link PollStalledError} when nothing progressed for `stallTimeoutMs`, {@link PollTimeoutError}
+   * when `timeoutMs` passes first, or the first error a lane hit (SQS itself failing; handler
+   * errors are the handler's business and only fail records). Returns after the invocations in
+   * progress finished.
    */
   async runUntil(until: () => boolean | Promise<boolean>, options: RunOptions = {}): Promise<void> {
-    const { timeoutMs = 60_000, checkEveryMs = 200 } = options;
+    const { stallTimeoutMs, checkEveryMs = 200 } = options;
+    const timeoutMs = options.timeoutMs ?? (stallTimeoutMs === undefined ? 60_000 : undefined);
     const sources = options.only ? options.only.map((name) => this.source(name)) : this.sources;
-    const deadline = Date.now() + timeoutMs;
+    const deadline = timeoutMs === undefined ? undefined : this.now() + timeoutMs;
+    this.progressed();
     let stopped = false;
+    let stalled = false;
     let laneError: { error: unknown } | undefined;
     const lane = async (source: EventSource) => {
       while (!stopped && !laneError) {
         const invocation = this.paused > 0 ? undefined : await this.poll(source);
-        if (!invocation) await sleep(this.idleDelayMs);
+        if (!invocation) await this.sleep(this.idleDelayMs);
       }
     };
     const lanes = sources.flatMap((source) =>
@@ -135,16 +189,25 @@ export class QueuePoller {
       while (true) {
         if (laneError) throw laneError.error;
         if (await until()) return;
-        if (Date.now() > deadline) {
+        const stalledMs = this.now() - this.lastProgress;
+        if (stallTimeoutMs !== undefined && stalledMs > stallTimeoutMs) {
+          stalled = true;
+          throw new PollStalledError(
+            `no progress for ${stalledMs} ms (the stall timeout is ${stallTimeoutMs} ms): ${await this.describe(sources)}`,
+            stalledMs,
+          );
+        }
+        if (deadline !== undefined && this.now() > deadline) {
           throw new PollTimeoutError(
             `queues not done after ${timeoutMs} ms: ${await this.describe(sources)}`,
           );
         }
-        await sleep(checkEveryMs);
+        await this.sleep(checkEveryMs);
       }
     } finally {
       stopped = true;
-      await Promise.all(lanes);
+      // Giving up on a stall does not wait for the invocations that stalled it.
+      if (!stalled) await Promise.all(lanes);
     }
   }
 
@@ -156,13 +219,19 @@ export class QueuePoller {
   /**
    * True when the queues of these sources (default: all) hold no message (visible, in flight
    * or delayed) and no invocation is running. Lanes are held while the queues are read, so a
-   * message cannot move between two queues (a handler's send, a redrive) mid-check.
+   * message cannot move between two queues (a handler's send, a redrive) mid-check. A running
+   * invocation answers false at once: the check never holds the lanes (nor the caller's stall
+   * watch) for as long as a slow invocation takes.
    */
   async idle(only?: string[]): Promise<boolean> {
     const sources = only ? only.map((name) => this.source(name)) : this.sources;
+    if (this.invoking > 0) return false;
     this.paused += 1;
     try {
-      while (this.busy > 0) await sleep(10);
+      while (this.busy > 0) {
+        if (this.invoking > 0) return false;
+        await this.sleep(10);
+      }
       const depths = await Promise.all(sources.map((source) => this.depth(source.queueUrl)));
       return depths.every((d) => d.visible + d.inFlight + d.delayed === 0);
     } finally {
@@ -189,7 +258,12 @@ export class QueuePoller {
       );
       const messages = out.Messages ?? [];
       if (messages.length === 0) return undefined;
-      return await this.invoke(source, messages);
+      this.invoking += 1;
+      try {
+        return await this.invoke(source, messages);
+      } finally {
+        this.invoking -= 1;
+      }
     } finally {
       this.busy -= 1;
     }
@@ -197,7 +271,7 @@ export class QueuePoller {
 
   private async invoke(source: EventSource, messages: Message[]): Promise<Invocation> {
     const event: SQSEvent = { Records: messages.map((m) => this.toRecord(m, source.queueArn)) };
-    const started = Date.now();
+    const started = this.now();
     let failedIds: Set<string>;
     let error: unknown;
     try {
@@ -210,6 +284,7 @@ export class QueuePoller {
     }
     const succeeded = event.Records.filter((r) => !failedIds.has(r.messageId));
     if (succeeded.length > 0) {
+      this.progressed();
       // A delete that fails (receipt handle expired because the handler outran the visibility
       // timeout) only means a redelivery, which the handlers absorb: as on Lambda.
       await this.sqs.send(
@@ -223,7 +298,7 @@ export class QueuePoller {
       functionName: source.functionName,
       records: event.Records.length,
       failed: failedIds.size,
-      durationMs: Date.now() - started,
+      durationMs: this.now() - started,
       ...(error === undefined ? {} : { error }),
     };
     this.onInvocation?.(invocation);

@@ -10,6 +10,7 @@ export interface CloudFlags {
   dataset?: string;
   verbose?: boolean;
   simulate?: boolean;
+  stallTimeout?: number;
 }
 
 export async function cloudCommand(suite: string | undefined, flags: CloudFlags): Promise<void> {
@@ -20,6 +21,7 @@ export async function cloudCommand(suite: string | undefined, flags: CloudFlags)
     datasetPath: flags.dataset,
     outDir: flags.out,
     verbose: flags.verbose,
+    stallTimeoutMs: flags.stallTimeout,
     onLog: (line) => process.stderr.write(`${line}\n`),
   });
   if (sweep) {

@@ -19,6 +19,7 @@ export interface RunFlags {
   changed?: boolean;
   simulate?: boolean;
   concurrency?: number;
+  timeout?: number;
   sample?: number;
   seed: number;
   backend?: string[];
@@ -53,6 +54,7 @@ async function run(
     backends: flags.backend ?? backends,
     simulate: flags.simulate,
     concurrency: flags.concurrency,
+    timeoutMs: flags.timeout,
     sample: flags.sample ? { n: flags.sample, seed: flags.seed } : sample,
     fresh: flags.fresh,
     pricesPath: flags.prices,

@@ -36,10 +36,11 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
     Object.fromEntries(Object.entries(prompts).map(([path, snapshot]) => [path, snapshot.text])),
   );
   // How fast and how far a run goes does not change its answers: concurrency, retries, rate
-  // limits and the budget stay out of the id, so a run stopped by its budget resumes under a
-  // higher one; nor does the lane (a batch answer is the same answer, cheaper).
+  // limits, the request timeout and the budget stay out of the id, so a run stopped by its
+  // budget resumes under a higher one; nor does the lane (a batch answer is the same answer, cheaper).
   const {
     concurrency: _c,
+    timeoutMs: _t,
     maxAttempts: _a,
     budgetUsd: _b,
     limits: _r,

@@ -135,7 +135,8 @@ function taskContext(
 ): TaskContext {
   const { suite } = run;
   const maxAttempts = deps.maxAttempts ?? suite.run.maxAttempts;
-  const cache = suite.run.cache ? deps.cache : undefined;
+  // Without `run.cache` answers are not shared, but what an item paid for is still kept for it.
+  const reuse = suite.run.cache ? 'any' : 'own';
   const budget = suite.run.budgetUsd;
   let recordedSpend: number | undefined;
   const paths = family.promptPaths(suite);
@@ -159,11 +160,15 @@ function taskContext(
       let completion: Completion;
       try {
         const pending = callModel(provider, request, {
-          cache,
+          cache: deps.cache,
+          reuse,
           maxAttempts,
           payer: payerOf(run, item),
           // The simulator never rate-limits: it skips the limiter.
-          limiter: limits && !provider.simulated ? deps.limiters!.for(provider.id, limits) : undefined,
+          limiter:
+            limits && !provider.simulated
+              ? deps.limiters!.for(provider.id, limits, suite.run.concurrency)
+              : undefined,
         });
         deps.onCallStarted?.(pending);
         completion = await pending;

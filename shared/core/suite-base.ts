@@ -109,7 +109,15 @@ export const runSettingsSchema = z
       .boolean()
       .default(true)
       .describe(
-        'Answer identical calls (provider, model, parameters, rendered messages) from the LLM cache shared by all runs and suites. false: always call.',
+        'Answer identical calls (provider, model, parameters, rendered messages) from the LLM cache shared by all runs and suites. false: always call (an item resumed after a crash still reuses the answers it paid for itself).',
+      ),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Per model request (ms): a request not answered by then is abandoned and retried like any transient failure. Default 60000. `assay run --timeout <ms>` overrides it.',
       ),
     budgetUsd: z
       .number()

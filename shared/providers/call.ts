@@ -16,6 +16,14 @@ export interface CallOptions {
    * resumed): it keeps its cost. A hit by anyone else is free and reports `savedUsd`.
    */
   payer?: string;
+  /**
+   * Which stored answers this call may use. `any` (default): any answer to the same call that
+   * ended normally, and the payer's own answer whatever it says. `own`: only the payer's own
+   * (a suite with `run.cache: false`: it never reuses another call's answer, but an item that is
+   * resumed still finds what it paid for). Either way every answer paid for is stored, with its
+   * payer, before it is returned.
+   */
+  reuse?: 'any' | 'own';
   /** Total attempts per call, retryable errors only. Default 5. */
   maxAttempts?: number;
   signal?: AbortSignal;
@@ -71,6 +79,15 @@ export function cacheKey(provider: LlmProvider, request: CompletionRequest): str
 }
 
 /**
+ * Where an answer only its payer may reuse is stored: the call's key, salted with the payer. A
+ * truncated answer, a refusal, or any answer of a suite that does not share answers is still
+ * money spent: a resumed item finds it here and counts it, instead of paying again.
+ */
+export function ownKey(key: string, payer: string): string {
+  return createHash('sha256').update(`${key}\n${payer}`).digest('hex');
+}
+
+/**
  * Calls in flight, by cache: a second identical call made while the first is still running
  * waits for it instead of paying again (duplicate rows in a dataset, concurrent runs).
  */
@@ -79,9 +96,11 @@ const inFlight = new WeakMap<LlmCache, Map<string, Promise<Completion>>>();
 /**
  * Calls `provider` with caching and retries. A cache hit returns the stored completion with
  * `cached: true`, `costUsd: 0`, `savedUsd` (what it cost when first paid) and the lookup's
- * latency; a hit on an answer the same `payer` bought keeps its cost instead. A miss calls the provider through
- * `withRetry` and stores the completion when it finished normally (`finishReason: 'stop'`).
- * Simulated providers bypass the cache. Errors: see `withRetry`.
+ * latency; a hit on an answer the same `payer` bought keeps its cost instead. A miss calls the
+ * provider through `withRetry` and stores the completion before returning it: under the call's
+ * key when it finished normally (`finishReason: 'stop'`) and answers may be shared, else under
+ * the payer's own key ({@link ownKey}), where only that payer finds it. Simulated providers
+ * bypass the cache. Errors: see `withRetry`.
  */
 export async function callModel(
   provider: LlmProvider,
@@ -98,7 +117,7 @@ export async function callModel(
     const started = performance.now();
     let hit: Completion | undefined;
     try {
-      hit = await cache.get(key);
+      hit = await lookup(cache, key, options);
     } catch (error) {
       onCacheError(error, 'get');
     }
@@ -108,6 +127,8 @@ export async function callModel(
         return { ...hit, cached: true, latencyMs };
       return { ...hit, cached: true, costUsd: 0, savedUsd: hit.costUsd, latencyMs };
     }
+    // Answers that are not shared are not shared while in flight either.
+    if (options.reuse === 'own') return callAndStore(provider, request, options, cache, key, onCacheError);
     let calls = inFlight.get(cache);
     if (!calls) {
       calls = new Map();
@@ -157,15 +178,28 @@ async function callAndStore(
     onRetry: options.onRetry,
   });
 
-  if (cache && key && completion.finishReason === 'stop') {
+  const { payer } = options;
+  const shared = completion.finishReason === 'stop' && options.reuse !== 'own';
+  if (cache && key && (shared || payer !== undefined)) {
     try {
-      await cache.put(
-        key,
-        options.payer === undefined ? completion : { ...completion, paidBy: options.payer },
-      );
+      if (payer === undefined) await cache.put(key, completion);
+      else await cache.put(shared ? key : ownKey(key, payer), { ...completion, paidBy: payer });
     } catch (error) {
       onCacheError(error, 'put');
     }
   }
   return completion;
+}
+
+/**
+ * The stored answer this call may use: the shared one (answers that ended normally), then the
+ * payer's own. Under `reuse: 'own'` only the payer's own.
+ */
+async function lookup(cache: LlmCache, key: string, options: CallOptions): Promise<Completion | undefined> {
+  const { payer } = options;
+  if (options.reuse !== 'own') {
+    const hit = await cache.get(key);
+    if (hit) return hit;
+  }
+  return payer === undefined ? undefined : cache.get(ownKey(key, payer));
 }

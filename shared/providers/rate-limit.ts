@@ -191,7 +191,11 @@ export function suiteLimitsById(suiteRun: { limits?: Record<string, RateLimit> }
   return byId;
 }
 
-/** Additive increase, multiplicative decrease of the calls allowed in flight. */
+/**
+ * Additive increase, multiplicative decrease of the calls allowed in flight, never below a
+ * floor: a window of one turns every slow call into a stall of the whole model, so the floor
+ * keeps the pipe busy (the retry-after pause still holds everyone back while the server asks).
+ */
 export class Aimd {
   /** Calls allowed in flight now (fractional: it grows by 1/limit per success). */
   limit: number;
@@ -200,9 +204,14 @@ export class Aimd {
 
   constructor(
     readonly max: number,
-    readonly min = 1,
+    public min = 1,
   ) {
     this.limit = max;
+  }
+
+  /** The window's floor for a caller that runs `concurrency` calls at once: an eighth of them, at least 1. */
+  static floorFor(concurrency: number): number {
+    return Math.max(1, Math.floor(concurrency / 8));
   }
 
   /** A call admitted at `epoch` was refused with a 429 while `inFlight` calls were out (itself included). */
@@ -235,7 +244,44 @@ export interface ModelLimiterOptions {
    * an item. Default: a JSON warning on stderr.
    */
   onStoreError?: (error: unknown, key: string) => void;
+  /** Timers for the stall watch (tests run it on a simulated clock). Default: the global ones. */
+  timers?: Timers;
 }
+
+/** The two timer functions the stall watch uses. */
+export interface Timers {
+  setTimeout(callback: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const globalTimers: Timers = {
+  setTimeout: (callback, ms) => {
+    const timer = setTimeout(callback, ms);
+    // The watch never keeps a process alive: the call it watches does.
+    timer.unref?.();
+    return timer;
+  },
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
+/**
+ * How many of the latest answers (answered calls and 429s) the throttle share is taken over,
+ * and the share above which a 429 means the model is over its limit. Below it, 429s are noise
+ * (a vendor refuses a few calls at any load): the refused call waits out its own retry-after
+ * and retries, but the window and everyone else carry on. Over 100 answers a 4% rate of such
+ * refusals reaches 10% about once in 600 tries.
+ */
+export const THROTTLE_SAMPLE = 100;
+export const THROTTLE_SHARE = 0.1;
+/** Until this many answers were seen, every 429 counts as the model being over its limit. */
+export const THROTTLE_MIN_SAMPLE = 20;
+
+/** A call is not counted as progressing once it has run this many times the usual latency… */
+export const STALL_FACTOR = 4;
+/** …nor ever before this long (ms), */
+export const MIN_STALL_MS = 5_000;
+/** …and before any call has answered, after this long (ms). */
+export const FIRST_STALL_MS = 20_000;
 
 /**
  * The limiter of one provider+model in one process: every call to that model waits here for a
@@ -248,11 +294,27 @@ export class ModelLimiter {
   /** The suite's own limit `limit` was merged from (RateLimiters compares it, not the merge). */
   suiteLimit: RateLimit | undefined;
   readonly aimd: Aimd;
+  /** Calls holding a slot of the window: admitted, and not (yet) past the latency budget. */
   private inFlight = 0;
   private readonly waiting: (() => void)[] = [];
   private pausedUntil = 0;
   /** 429s this limiter saw (for reports and benchmarks). */
   throttles = 0;
+  /** Calls that ran past the latency budget and gave their slot up (for reports and benchmarks). */
+  stalls = 0;
+  /** Counted calls whose attempt is out, by token, with when it was sent (in sending order). */
+  private readonly sent = new Map<object, number>();
+  /** Calls out past the budget: no longer counted, their slot already handed on. */
+  private readonly overdue = new Set<object>();
+  /** The latest answers, 1 for a 429 and 0 for an answer (a ring), and how many 429s it holds. */
+  private readonly recent = new Uint8Array(THROTTLE_SAMPLE);
+  private recentCount = 0;
+  private recentNext = 0;
+  private recentThrottled = 0;
+  /** The usual latency of an answered call (ms, a moving average); undefined before the first. */
+  private typicalMs: number | undefined;
+  private watch: unknown;
+  private readonly timers: Timers;
   private readonly now: () => number;
   private readonly sleep: Sleep;
 
@@ -265,22 +327,52 @@ export class ModelLimiter {
     this.aimd = new Aimd(options.maxConcurrency ?? 256);
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
+    this.timers = options.timers ?? globalTimers;
   }
 
+  /** Calls counted against the window now. */
   get active(): number {
     return this.inFlight;
+  }
+
+  /** Calls still out past the latency budget (not counted). */
+  get overdueCalls(): number {
+    return this.overdue.size;
+  }
+
+  /**
+   * How long an answer may take before its call stops counting against the window: a hung
+   * call (the server never answers; the client gives up only at its timeout) must not hold a
+   * slot that a window cut by 429s has few of. {@link STALL_FACTOR} times the usual latency,
+   * at least {@link MIN_STALL_MS}.
+   */
+  get latencyBudgetMs(): number {
+    if (this.typicalMs === undefined) return FIRST_STALL_MS;
+    return Math.max(MIN_STALL_MS, Math.ceil(STALL_FACTOR * this.typicalMs));
   }
 
   /** Runs one attempt of a call under the limits. A 429 cuts the ceiling and pauses the model for its retry-after. */
   async run<T>(request: CompletionRequest, attempt: () => Promise<T>, signal?: AbortSignal): Promise<T> {
     // A waiter is handed its slot already counted (see release), so nobody overtakes it.
     if (this.waiting.length === 0 && this.inFlight < this.aimd.allowed) this.inFlight += 1;
-    else await new Promise<void>((resolve) => this.waiting.push(resolve));
+    else {
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        this.armWatch();
+      });
+    }
     const epoch = this.aimd.epoch;
+    const token = {};
+    let sentAt: number | undefined;
     try {
       // Without a declared limit or a pause, nothing to wait for: no further promise.
       if (this.limit !== undefined || this.pausedUntil > 0) await this.admit(request, signal);
+      sentAt = this.now();
+      this.sent.set(token, sentAt);
+      if (this.waiting.length > 0) this.armWatch();
       const value = await attempt();
+      this.answered(this.now() - sentAt);
+      this.heard(0);
       this.aimd.succeeded();
       return value;
     } catch (error) {
@@ -288,21 +380,91 @@ export class ModelLimiter {
         this.throttled(epoch, error.retryAfterMs);
       throw error;
     } finally {
-      this.release();
+      // An overdue call handed its slot on when it became overdue.
+      if (!this.overdue.delete(token)) {
+        this.sent.delete(token);
+        this.release();
+      }
     }
   }
 
   /** Frees a slot, and starts as many waiters as the ceiling now allows. */
   private release(): void {
     this.inFlight -= 1;
+    this.startWaiters();
+  }
+
+  private startWaiters(): void {
     while (this.waiting.length > 0 && this.inFlight < this.aimd.allowed) {
       this.inFlight += 1;
       this.waiting.shift()!();
     }
+    if (this.waiting.length === 0) this.disarmWatch();
   }
 
+  /** Feeds the usual latency: a moving average over about the last 20 answers. */
+  private answered(latencyMs: number): void {
+    this.typicalMs =
+      this.typicalMs === undefined ? latencyMs : this.typicalMs + (latencyMs - this.typicalMs) / 20;
+  }
+
+  /**
+   * While calls wait for a slot, watches the oldest call out: when it passes the latency budget
+   * it (and any other past it) stops counting, and a waiter takes its slot.
+   */
+  private armWatch(): void {
+    if (this.watch !== undefined) return;
+    const oldest = this.sent.values().next();
+    if (oldest.done) return;
+    const dueIn = Math.max(0, oldest.value + this.latencyBudgetMs - this.now());
+    this.watch = this.timers.setTimeout(() => {
+      this.watch = undefined;
+      this.expireOverdue();
+      this.startWaiters();
+      if (this.waiting.length > 0) this.armWatch();
+    }, dueIn);
+  }
+
+  private disarmWatch(): void {
+    if (this.watch === undefined) return;
+    this.timers.clearTimeout(this.watch);
+    this.watch = undefined;
+  }
+
+  private expireOverdue(): void {
+    const cutoff = this.now() - this.latencyBudgetMs;
+    for (const [token, sentAt] of this.sent) {
+      if (sentAt > cutoff) break; // sent in order: the rest are younger
+      this.sent.delete(token);
+      this.overdue.add(token);
+      this.inFlight -= 1;
+      this.stalls += 1;
+    }
+  }
+
+  /** Adds one answer to the ring of recent ones (1: a 429). */
+  private heard(throttled: 0 | 1): void {
+    if (this.recentCount === THROTTLE_SAMPLE) this.recentThrottled -= this.recent[this.recentNext]!;
+    else this.recentCount += 1;
+    this.recent[this.recentNext] = throttled;
+    this.recentThrottled += throttled;
+    this.recentNext = (this.recentNext + 1) % THROTTLE_SAMPLE;
+  }
+
+  /** The share of 429s among the latest answers. */
+  get throttleShare(): number {
+    return this.recentCount === 0 ? 0 : this.recentThrottled / this.recentCount;
+  }
+
+  /**
+   * A 429. When 429s are more than {@link THROTTLE_SHARE} of the latest answers (or too few
+   * answers were seen to tell), the model is over its limit: the window is cut and every caller
+   * waits out the retry-after. Otherwise only the refused call waits (its retry).
+   */
   private throttled(epoch: number, retryAfterMs: number | undefined): void {
     this.throttles += 1;
+    this.heard(1);
+    if (this.recentCount >= THROTTLE_MIN_SAMPLE && this.throttleShare <= THROTTLE_SHARE) return;
     this.aimd.throttled(epoch, this.inFlight);
     if (retryAfterMs !== undefined && retryAfterMs > 0)
       this.pausedUntil = Math.max(this.pausedUntil, this.now() + retryAfterMs);
@@ -359,8 +521,12 @@ export class RateLimiters {
     this.declared = spec ? parseLimitSpec(spec) : {};
   }
 
-  /** The limiter for `providerId` (resolved `vendor:model`) under the suite's own limits. */
-  for(providerId: string, suiteLimits?: Map<string, RateLimit>): ModelLimiter {
+  /**
+   * The limiter for `providerId` (resolved `vendor:model`) under the suite's own limits. With
+   * `concurrency` (the calls the caller runs at once), the window never drops below an eighth
+   * of it ({@link Aimd.floorFor}).
+   */
+  for(providerId: string, suiteLimits?: Map<string, RateLimit>, concurrency?: number): ModelLimiter {
     const fromSuite = suiteLimits?.get(providerId);
     let limiter = this.byId.get(providerId);
     if (!limiter) {
@@ -372,6 +538,7 @@ export class RateLimiters {
       limiter.suiteLimit = fromSuite;
       limiter.limit = stricter(this.declared[providerId], fromSuite);
     }
+    if (concurrency !== undefined) limiter.aimd.min = Math.min(limiter.aimd.max, Aimd.floorFor(concurrency));
     return limiter;
   }
 

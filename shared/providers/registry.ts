@@ -164,12 +164,18 @@ export class ProviderPool {
 
   constructor(private readonly options: Omit<CreateProviderOptions, 'sim'>) {}
 
-  get(backend: string, sim?: Partial<SimOptions>): LlmProvider {
-    const key =
+  /** `timeoutMs`: per request, instead of the pool's (a run's `run.timeoutMs`); one client per value. */
+  get(backend: string, sim?: Partial<SimOptions>, timeoutMs?: number): LlmProvider {
+    const base =
       resolveProviderId(backend).vendor === 'sim' ? `${backend}#${JSON.stringify(sim ?? {})}` : backend;
+    const key = timeoutMs === undefined ? base : `${base}#timeout=${timeoutMs}`;
     let provider = this.built.get(key);
     if (!provider) {
-      provider = createProvider(backend, { ...this.options, sim });
+      provider = createProvider(backend, {
+        ...this.options,
+        sim,
+        timeoutMs: timeoutMs ?? this.options.timeoutMs,
+      });
       this.built.set(key, provider);
     }
     return provider;

@@ -652,6 +652,14 @@ describe('DynamoLlmCache', { timeout: 60_000 }, () => {
     expect(await cache.get('sha256:hit')).toEqual(completion);
   });
 
+  it('keeps who paid for an answer, and a cut-short one', async () => {
+    const cache = new DynamoLlmCache({ client: clients.doc, tableName: res.table });
+    const paid: Completion = { ...completion, finishReason: 'length', paidBy: 'run-1/item-3' };
+
+    await cache.put('sha256:paid', paid);
+    expect(await cache.get('sha256:paid')).toEqual(paid);
+  });
+
   it('treats an entry past its ttl as a miss (DynamoDB deletes expired items late)', async () => {
     let now = Date.parse('2025-01-01T00:00:00Z');
     const cache = new DynamoLlmCache({

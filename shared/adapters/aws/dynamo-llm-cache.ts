@@ -27,6 +27,9 @@ const completionSchema = z.object({
   cached: z.boolean(),
   simulated: z.boolean(),
   providerId: z.string(),
+  batchSavedUsd: z.number().optional(),
+  // Who paid: without it a resumed item would take its own answer for someone else's, free.
+  paidBy: z.string().optional(),
 });
 
 export const cachePk = (key: string) => `CACHE#${key}`;

@@ -68,7 +68,35 @@ describe('callModel cache', () => {
     expect(fake.requests).toHaveLength(4);
   });
 
-  it('does not store truncated answers', async () => {
+  it('keeps a truncated answer or a refusal for its payer: a resumed item finds it and counts it once', async () => {
+    for (const finish of ['length', 'refusal'] as const) {
+      fake.reset();
+      fake.setHandler(() => ({ text: '{"la', finish }));
+      const cache = new MemoryCache();
+
+      const paid = await callModel(openai(), request, { cache, payer: 'run-1/item-3' });
+      // The process dies here (the repair call was out); the item is solved again.
+      const resumed = await callModel(openai(), request, { cache, payer: 'run-1/item-3' });
+
+      expect(fake.requests).toHaveLength(1);
+      expect(paid).toMatchObject({ cached: false, finishReason: finish });
+      expect(paid.costUsd).toBeGreaterThan(0);
+      expect(resumed).toMatchObject({
+        cached: true,
+        costUsd: paid.costUsd,
+        finishReason: finish,
+        text: '{"la',
+      });
+      expect(resumed.savedUsd).toBeUndefined();
+
+      // Nobody else is handed a cut-short answer: another item asks the model itself.
+      const other = await callModel(openai(), request, { cache, payer: 'run-1/item-4' });
+      expect(other).toMatchObject({ cached: false });
+      expect(fake.requests).toHaveLength(2);
+    }
+  });
+
+  it('stores nothing cut short without a payer (nobody could claim it)', async () => {
     fake.setHandler(() => ({ text: '{"la', finish: 'length' }));
     const cache = new MemoryCache();
 
@@ -77,6 +105,22 @@ describe('callModel cache', () => {
 
     expect(cache.entries.size).toBe(0);
     expect(fake.requests).toHaveLength(2);
+  });
+
+  it("reuse 'own' shares nothing, but the payer still finds what it paid for", async () => {
+    const cache = new MemoryCache();
+    const provider = openai();
+
+    const paid = await callModel(provider, request, { cache, payer: 'run-1/a', reuse: 'own' });
+    const resumed = await callModel(provider, request, { cache, payer: 'run-1/a', reuse: 'own' });
+    const other = await callModel(provider, request, { cache, payer: 'run-1/b', reuse: 'own' });
+    // A suite that does share answers does not see the unshared one either.
+    const sharing = await callModel(provider, request, { cache, payer: 'run-2/a' });
+
+    expect(fake.requests).toHaveLength(3);
+    expect(resumed).toMatchObject({ cached: true, costUsd: paid.costUsd });
+    expect(other.cached).toBe(false);
+    expect(sharing.cached).toBe(false);
   });
 
   it('never caches simulated providers', async () => {

@@ -162,6 +162,47 @@ describe('ModelLimiter', () => {
     expect(limiter.active).toBe(0);
   });
 
+  it('takes a lone 429 among answered calls for noise: only the refused call waits', async () => {
+    let now = 0;
+    const sleeps: number[] = [];
+    const limiter = new ModelLimiter('openai:m', undefined, {
+      store: new MemoryRateLimitStore(() => now),
+      maxConcurrency: 8,
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+    });
+    for (let i = 0; i < 30; i++) await limiter.run(request, async () => i);
+    const refuse = () =>
+      limiter.run(request, async () => {
+        throw new ProviderError('slow down', 'rate_limit', 'openai:m', 429, 2_000);
+      });
+    await expect(refuse()).rejects.toThrow('slow down');
+    // 1 in 31: the window stays, nobody else waits.
+    expect(limiter.aimd.allowed).toBe(8);
+    await limiter.run(request, async () => 'next');
+    expect(sleeps).toEqual([]);
+    // A run of them (over a tenth of the latest answers) is the model over its limit.
+    for (let i = 0; i < 3; i++) await expect(refuse()).rejects.toThrow();
+    expect(limiter.throttleShare).toBeCloseTo(4 / 35, 6);
+    expect(limiter.aimd.allowed).toBe(1);
+    await limiter.run(request, async () => 'after');
+    expect(sleeps).toEqual([2_000]);
+  });
+
+  it('keeps the window at or above an eighth of the caller concurrency', () => {
+    const limiters = new RateLimiters({ store: new MemoryRateLimitStore() });
+    const limiter = limiters.for('openai:m', undefined, 64);
+    for (let i = 0; i < 20; i++) limiter.aimd.throttled(limiter.aimd.epoch, 64);
+    expect(limiter.aimd.allowed).toBe(8);
+    expect(limiters.for('openai:m', undefined, 4).aimd.allowed).toBe(8);
+    limiter.aimd.limit = 0;
+    expect(limiter.aimd.allowed).toBe(1);
+    expect(Aimd.floorFor(1)).toBe(1);
+  });
+
   it('paces calls with a declared limit through the bucket', async () => {
     let now = 0;
     const sleeps: number[] = [];

@@ -2,6 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
+import { prepareRun } from '../../../shared/core/prepare-run.js';
 import { resolveProviderId } from '../../../shared/providers/aliases.js';
 import { MissingCredentialsError, UnknownProviderError } from '../../../shared/providers/errors.js';
 import {
@@ -11,6 +13,8 @@ import {
   PriceTableError,
 } from '../../../shared/providers/pricing.js';
 import { createProvider, detectDefaultBackend, ProviderPool } from '../../../shared/providers/registry.js';
+import { startVendorFake } from '../../fakes/vendor-fake.js';
+import { REPO, suite } from '../../helpers.js';
 
 describe('resolveProviderId', () => {
   it.each([
@@ -99,6 +103,39 @@ describe('ProviderPool', () => {
       MissingCredentialsError,
     );
     expect(() => pool().require(['openai:gpt-4o-mini', 'sim:gold'])).not.toThrow();
+  });
+
+  it("builds a client per request timeout (a run's run.timeoutMs), and times requests out at it", async () => {
+    const fake = await startVendorFake(() => ({ hangMs: 5_000 }));
+    try {
+      const providers = new ProviderPool({ env: fake.env, prices: EMBEDDED_PRICES });
+      const short = providers.get('openai:gpt-4o-mini', undefined, 100);
+      expect(providers.get('openai:gpt-4o-mini', undefined, 100)).toBe(short);
+      expect(providers.get('openai:gpt-4o-mini')).not.toBe(short);
+
+      const error = await short.complete({ model: 'gpt-4o-mini', prompt: 'x' }).catch((e: unknown) => e);
+      expect(error).toMatchObject({ kind: 'timeout', retryable: true });
+    } finally {
+      await fake.close();
+    }
+  });
+});
+
+describe('run.timeoutMs', () => {
+  it('is a run setting: it does not change the run id (a run resumes under another timeout)', async () => {
+    const prepare = (run: Record<string, unknown>) =>
+      prepareRun({
+        suite: suite({ run }),
+        prompts: new FolderBlobStore(REPO),
+        datasetKey: 'data.csv',
+        datasetVersion: 'v1',
+        reportPrefix: '',
+      });
+    const plain = await prepare({});
+    const slow = await prepare({ timeoutMs: 180_000 });
+    expect(slow.suite.run.timeoutMs).toBe(180_000);
+    expect(slow.runId).toBe(plain.runId);
+    expect(() => suite({ run: { timeoutMs: 0 } })).toThrow(/timeoutMs/);
   });
 });
 
