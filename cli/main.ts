@@ -384,9 +384,10 @@ program
   .option('--suite <file>', "a suite of that task: its family options, column mapping and scorers' settings")
   .option(
     '--pred-column <name>',
-    'output column of the predictions file (default: the first of pred, prediction…)',
+    "output column of the predictions file (default: the one of the family's output columns it has — pred, prediction…; never the gold column)",
   )
-  .option('--gold-column <name>', 'gold column')
+  .option('--gold-column <name>', "gold column (default: the family's first gold column the gold file has)")
+  .option('--id-column <name>', 'id column to join the files on (default: idx, else id)')
   .option(
     '--by <column>',
     'a column naming configurations (base, fine-tuned…): with several, each is a run of its own in --out and they are compared as a sweep, the first as baseline',
@@ -402,10 +403,12 @@ program
       suite?: string;
       predColumn?: string;
       goldColumn?: string;
+      idColumn?: string;
       by: string;
       progress: boolean;
     }) => {
-      const { suite, suiteDir, dataset } = await scoringRun(flags);
+      const { suite, suiteDir, dataset, notice } = await scoringRun(flags);
+      process.stdout.write(notice);
       // Several configurations in one file (a `config` column): a run each, compared as a sweep.
       const configs = await configurations(dataset, flags.by);
       if (configs.length > 1) {
