@@ -19,10 +19,11 @@ import { startRun } from '../shared/core/start-run.js';
 import { parseSuite, type Suite } from '../shared/core/suite.js';
 import { formatFromPath, type RawRow, readRows } from '../shared/datasets/read.js';
 import { EncoderPool } from '../shared/encoders/registry.js';
+import { ProviderError } from '../shared/providers/errors.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
 import { RateLimiters } from '../shared/providers/rate-limit.js';
 import { ProviderPool } from '../shared/providers/registry.js';
-import type { Completion } from '../shared/providers/types.js';
+import type { Completion, LlmProvider } from '../shared/providers/types.js';
 import { encodersOf, simulateAnswer, simulateSuite } from '../shared/tasks/registry.js';
 
 /** The package root: prompts that ship with Assay live under `<root>/prompts`. */
@@ -149,7 +150,14 @@ export async function runSuite(
   // A backend without its key (or an unknown vendor) fails here, before anything is written.
   const prices = loadPriceTable(options.pricesPath, env);
   const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
-  providers.require(prepared.suite.backends, prepared.suite.sim);
+  // Outputs the dataset gives call no model unless a scorer grades with one: their backends are
+  // built when first called, so scoring given outputs needs no key.
+  const given = prepared.suite.dataset.columns.output !== undefined;
+  if (!given) providers.require(prepared.suite.backends, prepared.suite.sim);
+  const providerFor = (backend: string, r: RunRecord) =>
+    given
+      ? builtWhenCalled(() => providers.get(backend, r.suite.sim), backend)
+      : providers.get(backend, r.suite.sim);
   // The AWS SDK loads only if an ONNX model is read from S3.
   const s3 = async () => (await import('../shared/adapters/aws/clients.js')).createAwsClients(env).s3;
   const encoders = new EncoderPool({ env, prices, s3 });
@@ -170,7 +178,7 @@ export async function runSuite(
     trigger,
     cache,
     run,
-    providerFor: (backend: string, r: RunRecord) => providers.get(backend, r.suite.sim),
+    providerFor,
     encoders,
     onTransientError: 'fail' as const,
     limiters,
@@ -237,6 +245,23 @@ export async function runSuite(
   const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
   options.onEvent?.({ type: 'finished', outcome });
   return { outDir, run, outcome };
+}
+
+/**
+ * A backend built on first use: one that cannot be built (a missing key) fails the calls made to
+ * it, saying why, instead of the run that may never call it.
+ */
+export function builtWhenCalled(build: () => LlmProvider, id: string): LlmProvider {
+  try {
+    return build();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      id,
+      simulated: false,
+      complete: () => Promise.reject(new ProviderError(message, 'auth', id)),
+    };
+  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { runSuite } from '../../../cli/local-run.js';
 import { scoringRun } from '../../../cli/score.js';
@@ -161,6 +162,42 @@ describe('assay score', () => {
     // Two of four right (rows 0 and 2), not the 1.000 of the gold against itself.
     const report = JSON.parse(await readFile(join(dir, 'b', 'report.json'), 'utf8'));
     expect(report.metrics.accuracy).toBeCloseTo(2 / 4, 12);
+  }, 60_000);
+
+  it("scores a declared judge's given answers without an API key (no model is called)", async () => {
+    const dir = await tempDir();
+    const replies = parse(await readFile(join(EXAMPLE_DATA, 'replies.csv'), 'utf8'), {
+      columns: true,
+    }) as { id: string; human: string }[];
+    // Every reply labeled by its gold, except the first, labeled rude.
+    const rows = replies.map((r, i) => `${r.id},${i === 0 ? 'rude' : r.human}`);
+    const predictions = join(dir, 'predictions.csv');
+    await writeFile(predictions, `id,pred\n${rows.join('\n')}\n`);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
+    const { stdout } = await run(
+      process.execPath,
+      [
+        join(REPO, 'bin', 'assay.mjs'),
+        'score',
+        '--suite',
+        join(REPO, 'examples', 'reply-tone.suite.json'),
+        '--gold',
+        join(EXAMPLE_DATA, 'replies.csv'),
+        '--predictions',
+        predictions,
+        '--out',
+        join(dir, 'out'),
+        '--no-progress',
+      ],
+      { cwd: REPO, env },
+    );
+    expect(stdout).toContain(
+      'prediction column "pred" of predictions.csv against gold column "human" of replies.csv',
+    );
+    expect(stdout).toContain(`${replies.length} scored, 0 failed`);
+    const report = JSON.parse(await readFile(join(dir, 'out', 'report.json'), 'utf8'));
+    expect(report.metrics.accuracy).toBeCloseTo((replies.length - 1) / replies.length, 12);
+    expect(report.cost.calls).toBe(0);
   }, 60_000);
 
   it('with nothing scored, says n/a (null in report.json), never 0', async () => {
