@@ -13,7 +13,7 @@ import { renderEstimate } from '../shared/estimate/estimate.js';
 import type { Leaderboard } from '../shared/ports.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
 import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
-import { headline } from '../shared/reports/files.js';
+import { headline, incompleteNotice } from '../shared/reports/files.js';
 import { ms, usd } from '../shared/reports/format.js';
 import { leaderboardTables, renderLeaderboard } from '../shared/reports/leaderboard.js';
 import type { Report } from '../shared/reports/report.js';
@@ -40,6 +40,7 @@ const positiveInt = (value: string) => {
 function summary(report: Report, outDir: string): string {
   const lines = [
     '',
+    ...[incompleteNotice(report)].filter((line) => line !== undefined),
     `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
     ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
     `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
@@ -123,9 +124,10 @@ async function run(
     failOnRequiredGate(sweep);
     return;
   }
-  const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, settings);
+  const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, settings);
   if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
   process.stdout.write(summary(outcome.report, outDir) + comparisonLine(outcome.report));
+  if (unscorable) throw new Error(unscorable);
 }
 
 /**
@@ -426,12 +428,13 @@ program
         process.stdout.write(sweepSummary(sweep, outDir));
         return;
       }
-      const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, {
+      const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, {
         outDir: flags.out,
         onEvent: flags.progress ? progressReporter() : undefined,
       });
       if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
       process.stdout.write(summary(outcome.report, outDir));
+      if (unscorable) throw new Error(unscorable);
     },
   );
 

@@ -231,6 +231,7 @@ export async function scoringRun(flags: ScoreFlags): Promise<{
     dataset: {
       key: gold ? `${gold} × ${basename(predictions)}` : predictions,
       version: hash.digest('hex'),
+      columns: () => fileColumns(datasetPath, formatFromPath(datasetPath)),
       rows: () =>
         gold
           ? joinPredictions(open(gold), open(predictions), { output, ...(ids.length > 0 ? { id: ids } : {}) })
