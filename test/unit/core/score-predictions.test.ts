@@ -205,7 +205,8 @@ describe('assay score', () => {
     const predictions = join(dir, 'bad.csv');
     await writeFile(predictions, 'idx,pred\n0,maybe\n1,perhaps\n');
     const out = join(dir, 'out');
-    const { stdout } = await assay([
+    // Nothing scored ends the command with an error, after the report is written.
+    const failed = await assay([
       'score',
       '--gold',
       join(FIXTURES, 'gold.csv'),
@@ -214,7 +215,13 @@ describe('assay score', () => {
       '--out',
       out,
       '--no-progress',
-    ]);
+    ]).then(
+      () => undefined,
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain('nothing was scored: all 8 items failed');
+    const stdout = failed?.stdout ?? '';
     expect(stdout).toContain('0 scored, 8 failed');
     expect(stdout).toMatch(
       /label: accuracy n\/a {2}macro F1 n\/a {2}binary F1 n\/a {2}Cohen's kappa n\/a {2}\(n 0, unscored 8\)/,
