@@ -12,7 +12,11 @@ import { publishedSchemas, validateSuite } from '../shared/core/suite.js';
 import { renderEstimate } from '../shared/estimate/estimate.js';
 import type { Leaderboard } from '../shared/ports.js';
 import { detectDefaultBackend } from '../shared/providers/registry.js';
-import { renderComparisonText, writeComparisonFiles } from '../shared/reports/comparison.js';
+import {
+  renderComparisonText,
+  SCREEN_FLIPPED_LIMIT,
+  writeComparisonFiles,
+} from '../shared/reports/comparison.js';
 import { headline, incompleteNotice } from '../shared/reports/files.js';
 import { ms, usd } from '../shared/reports/format.js';
 import { leaderboardTables, renderLeaderboard } from '../shared/reports/leaderboard.js';
@@ -351,28 +355,41 @@ program
   .description('compare two runs of the same task item by item: metric deltas, flipped items, McNemar')
   .option('-o, --out <dir>', 'also write comparison.json and comparison.txt into this folder')
   .option('--json', 'print the comparison as JSON instead of text')
-  .action(async (baseDir: string, candidateDir: string, flags: { out?: string; json?: boolean }) => {
-    const base = await loadRunFolder(baseDir);
-    const candidate = await loadRunFolder(candidateDir);
-    if (base.run.suite.task !== candidate.run.suite.task) {
-      throw new Error(
-        `cannot compare runs of different tasks: ${base.run.suite.task} (${baseDir}) vs ${candidate.run.suite.task} (${candidateDir})`,
+  .option(
+    '--limit <n>',
+    `flipped items shown per scorer on screen (the files written with --out have all)`,
+    positiveInt,
+    SCREEN_FLIPPED_LIMIT,
+  )
+  .action(
+    async (baseDir: string, candidateDir: string, flags: { out?: string; json?: boolean; limit: number }) => {
+      const base = await loadRunFolder(baseDir);
+      const candidate = await loadRunFolder(candidateDir);
+      if (base.run.suite.task !== candidate.run.suite.task) {
+        throw new Error(
+          `cannot compare runs of different tasks: ${base.run.suite.task} (${baseDir}) vs ${candidate.run.suite.task} (${candidateDir})`,
+        );
+      }
+      if (base.run.datasetKey !== candidate.run.datasetKey) {
+        process.stderr.write(
+          `warning: the runs used different datasets (${base.run.datasetKey} vs ${candidate.run.datasetKey}); only items with the same id are paired\n`,
+        );
+      }
+      const comparison = compareRuns(base, candidate);
+      process.stdout.write(
+        flags.json
+          ? `${JSON.stringify(comparison, null, 2)}\n`
+          : renderComparisonText(comparison, {
+              limit: flags.limit,
+              allIn: flags.out && join(flags.out, 'comparison.txt'),
+            }),
       );
-    }
-    if (base.run.datasetKey !== candidate.run.datasetKey) {
-      process.stderr.write(
-        `warning: the runs used different datasets (${base.run.datasetKey} vs ${candidate.run.datasetKey}); only items with the same id are paired\n`,
-      );
-    }
-    const comparison = compareRuns(base, candidate);
-    process.stdout.write(
-      flags.json ? `${JSON.stringify(comparison, null, 2)}\n` : renderComparisonText(comparison),
-    );
-    if (flags.out) {
-      const keys = await writeComparisonFiles(new FolderBlobStore(flags.out), '', comparison);
-      process.stderr.write(`wrote ${keys.map((k) => join(flags.out!, k)).join(', ')}\n`);
-    }
-  });
+      if (flags.out) {
+        const keys = await writeComparisonFiles(new FolderBlobStore(flags.out), '', comparison);
+        process.stderr.write(`wrote ${keys.map((k) => join(flags.out!, k)).join(', ')}\n`);
+      }
+    },
+  );
 
 program
   .command('score')
