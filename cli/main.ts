@@ -460,7 +460,7 @@ program
   .description(
     "the finished runs side by side, per dataset: task, method, backends, prompt version, headline metrics with CIs, cost per 10K, p50 latency — from the runs folder, or from the AWS stack's table",
   )
-  .option('--runs <dir>', 'folder of run folders', 'runs')
+  .option('--runs <dir>', 'folder searched, with its subfolders, for run folders (--out ones too)', 'runs')
   .option(
     '--table <name>',
     "read the AWS stack's DynamoDB table instead (AWS credentials and region from the environment)",
@@ -476,6 +476,7 @@ program
       leaderboard = new DynamoLeaderboard({ client: clients.doc, tableName: flags.table });
     }
     const tables = leaderboardTables(await leaderboard.entries(), flags.dataset);
+    if (leaderboard instanceof LocalLeaderboard) process.stderr.write(leaderboard.searched());
     process.stdout.write(flags.json ? `${JSON.stringify({ tables }, null, 2)}\n` : renderLeaderboard(tables));
   });
 

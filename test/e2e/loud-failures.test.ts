@@ -91,4 +91,22 @@ describe('loud failures', { timeout: 180_000 }, () => {
     const complete = JSON.parse(await readFile(join(full, 'report.json'), 'utf8')) as Report;
     expect(complete).toMatchObject({ status: 'complete', missingItems: 0, finishedAt });
   });
+
+  it('assay leaderboard --runs finds runs written with --out below the folder, and says where it looked', async () => {
+    const dir = await tempDir('assay-loud-');
+    const suite = await toneSuite(dir, 'tone', REPLIES);
+    await assayCli(
+      ['run', suite, '--simulate', '--out', join(dir, 'experiments', 'tone', 'first'), '--no-progress'],
+      dir,
+    );
+    const { stdout, stderr } = await assayCli(['leaderboard', '--runs', join(dir, 'experiments')], dir);
+    expect(stderr).toContain(
+      `leaderboard: looked in ${join(dir, 'experiments')} and below: 1 run folder, 1 finished with a report`,
+    );
+    expect(stdout).toContain(`Dataset ${REPLIES}`);
+    expect(stdout).toMatch(/SIM +reply-tone +judge/);
+    const json = await assayCli(['leaderboard', '--runs', dir, '--json'], dir);
+    const { tables } = JSON.parse(json.stdout) as { tables: { entries: unknown[] }[] };
+    expect(tables.flatMap((t) => t.entries)).toHaveLength(1);
+  });
 });
