@@ -22,6 +22,7 @@ import { goldCsv, ROOT } from './parts/data.js';
 import { profileSummary } from './parts/profile.js';
 import { runPart, startFake } from './parts/spawn.js';
 import { type Check, renderTable } from './parts/table.js';
+import { startupFigures } from './startup.js';
 
 async function time<T>(fn: () => Promise<T> | T): Promise<{ ms: number; value: T }> {
   const started = performance.now();
@@ -499,6 +500,18 @@ async function main() {
   });
 
   await rm(dir, { recursive: true, force: true });
+
+  // 11. The CLI's cold start: `assay --help` / `--version` against a bare node start.
+  const startup = await startupFigures();
+  results.startup = startup;
+  checks.push({
+    figure: 'CLI cold start (assay --help)',
+    measured: `${startup.medianMs.help} ms (--version ${startup.medianMs.version} ms)`,
+    bound: `node -e 0: ${startup.medianMs.bare} ms (${startup.ratio.help}×)`,
+    target: `≤ ${startup.targetRatio}× node -e 0`,
+    pass: startup.pass,
+  });
+
   results.checks = checks;
   results.benchSeconds = Math.round((performance.now() - benchStarted) / 1000);
   const md = [

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
@@ -19,6 +18,7 @@ import { startRun } from '../shared/core/start-run.js';
 import { parseSuite, type Suite } from '../shared/core/suite.js';
 import { columnList, fileColumns } from '../shared/datasets/columns.js';
 import { formatFromPath, type RawRow, readRows } from '../shared/datasets/read.js';
+import { requireOnnxRuntime } from '../shared/encoders/onnx.js';
 import { EncoderPool } from '../shared/encoders/registry.js';
 import { ProviderError } from '../shared/providers/errors.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
@@ -26,9 +26,10 @@ import { RateLimiters } from '../shared/providers/rate-limit.js';
 import { ProviderPool } from '../shared/providers/registry.js';
 import type { Completion, LlmProvider } from '../shared/providers/types.js';
 import { encodersOf, simulateAnswer, simulateSuite } from '../shared/tasks/registry.js';
+import { PACKAGE_ROOT } from './package-root.js';
 
 /** The package root: prompts that ship with Assay live under `<root>/prompts`. */
-export const PACKAGE_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+export { PACKAGE_ROOT };
 
 export interface LocalRunOptions extends RunSettings {
   suitePath: string;
@@ -164,6 +165,8 @@ export async function runSuite(
   const s3 = async () => (await import('../shared/adapters/aws/clients.js')).createAwsClients(env).s3;
   const encoders = new EncoderPool({ env, prices, s3 });
   encoders.require(encodersOf(prepared.suite));
+  // Local ONNX models need the optional onnxruntime-node: a missing one is said once, here.
+  if (encodersOf(prepared.suite).some((e) => e.id.startsWith('onnx:'))) await requireOnnxRuntime();
   const limiters = processLimiters(env);
 
   const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));

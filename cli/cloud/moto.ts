@@ -7,17 +7,17 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, UpdateTimeToLiveCommand, waitUntilTableExists } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, PutBucketNotificationConfigurationCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/adapters/aws/clients.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 
 export const MOTO_REGION = 'us-east-1';
 /** moto accepts any keys; these keep the SDK from looking for real ones. */
 export const MOTO_CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' };
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const repoRoot = `${PACKAGE_ROOT}/`;
 
 export interface Moto {
   /** `http://127.0.0.1:<port>` */

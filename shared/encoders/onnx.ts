@@ -38,15 +38,34 @@ const BATCH = 16;
 type Ort = typeof import('onnxruntime-node');
 let ort: Promise<Ort> | undefined;
 
+/**
+ * What installs the runtime: onnxruntime-node is an optional peer of Assay (package.json),
+ * left to the users of local ONNX models because it is large and native.
+ */
+export const ONNX_RUNTIME_INSTALL = 'npm install onnxruntime-node@1.30.0';
+
+/** Why onnxruntime-node could not be imported, and what to do about it. */
+export function runtimeLoadMessage(error: unknown): string {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  const notFound = code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND';
+  // Not found itself, rather than a package it needs.
+  if (notFound && error instanceof Error && error.message.includes("'onnxruntime-node'")) {
+    return `local ONNX encoders (onnx:…) need onnxruntime-node, which is not installed: run \`${ONNX_RUNTIME_INSTALL}\` where Assay is installed (with -g for a global Assay); on AWS Lambda, a layer must provide it`;
+  }
+  return `onnxruntime-node could not be loaded (${error instanceof Error ? error.message : String(error)}); local ONNX encoders need it installed beside Assay (${ONNX_RUNTIME_INSTALL}; on AWS Lambda: a layer that provides it)`;
+}
+
 function loadRuntime(): Promise<Ort> {
   ort ??= import('onnxruntime-node').catch((error: unknown) => {
     ort = undefined;
-    throw new ModelLoadError(
-      `onnxruntime-node could not be loaded (${error instanceof Error ? error.message : String(error)}); local ONNX encoders need it installed beside Assay (on AWS Lambda: a layer that provides it)`,
-      { cause: error },
-    );
+    throw new ModelLoadError(runtimeLoadMessage(error), { cause: error });
   });
   return ort;
+}
+
+/** Loads onnxruntime-node now: a run that needs it fails before its first item when it is missing. */
+export async function requireOnnxRuntime(): Promise<void> {
+  await loadRuntime();
 }
 
 /** A model folder on disk: the folder itself, or an S3 prefix copied into the temp folder once. */

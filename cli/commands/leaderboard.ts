@@ -1,0 +1,24 @@
+/** `assay leaderboard`: the finished runs side by side, from the runs folder or the stack's table. */
+import { resolve } from 'node:path';
+import { LocalLeaderboard } from '../../shared/adapters/local/local-sweeps.js';
+import type { Leaderboard } from '../../shared/ports.js';
+import { leaderboardTables, renderLeaderboard } from '../../shared/reports/leaderboard.js';
+
+export async function leaderboardCommand(flags: {
+  runs: string;
+  table?: string;
+  dataset?: string;
+  json?: boolean;
+}): Promise<void> {
+  let leaderboard: Leaderboard = new LocalLeaderboard(resolve(flags.runs));
+  if (flags.table) {
+    // Loaded on demand: the AWS SDK is only needed to read the stack's table.
+    const { createAwsClients } = await import('../../shared/adapters/aws/clients.js');
+    const { DynamoLeaderboard } = await import('../../shared/adapters/aws/dynamo-sweeps.js');
+    const clients = createAwsClients({ AWS_ENDPOINT_URL: process.env.AWS_ENDPOINT_URL });
+    leaderboard = new DynamoLeaderboard({ client: clients.doc, tableName: flags.table });
+  }
+  const tables = leaderboardTables(await leaderboard.entries(), flags.dataset);
+  if (leaderboard instanceof LocalLeaderboard) process.stderr.write(leaderboard.searched());
+  process.stdout.write(flags.json ? `${JSON.stringify({ tables }, null, 2)}\n` : renderLeaderboard(tables));
+}

@@ -1,0 +1,21 @@
+/** `assay report`: rebuild the report files of a run folder from its results log. */
+import { readFile } from 'node:fs/promises';
+import { dirname, join, resolve } from 'node:path';
+import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
+import { LocalRunHistory } from '../../shared/adapters/local/local-run-history.js';
+import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
+import { writeRunReport } from '../../shared/core/aggregate-run.js';
+import { summary } from './summary.js';
+
+export async function reportCommand(runDir: string): Promise<void> {
+  const { runId } = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8')) as { runId: string };
+  const { report } = await writeRunReport(
+    {
+      runStore: new LocalRunStore(runDir),
+      reports: new FolderBlobStore(runDir),
+      history: new LocalRunHistory(dirname(resolve(runDir))),
+    },
+    runId,
+  );
+  process.stdout.write(summary(report, runDir));
+}

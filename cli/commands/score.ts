@@ -1,0 +1,49 @@
+/** `assay score`: score outputs made elsewhere with a task family's scorers. */
+import { validateSuite } from '../../shared/core/suite.js';
+import { runSuite } from '../local-run.js';
+import { progressReporter } from '../progress.js';
+import { configurations, scoringRun } from '../score.js';
+import { runSweep } from '../sweep.js';
+import { summary, sweepSummary } from './summary.js';
+
+export interface ScoreFlags {
+  gold?: string;
+  predictions: string;
+  out: string;
+  task?: string;
+  suite?: string;
+  predColumn?: string;
+  goldColumn?: string;
+  idColumn?: string;
+  by: string;
+  progress: boolean;
+}
+
+export async function scoreCommand(flags: ScoreFlags): Promise<void> {
+  const { suite, suiteDir, dataset, notice } = await scoringRun(flags);
+  process.stdout.write(notice);
+  // Several configurations in one file (a `config` column): a run each, compared as a sweep.
+  const configs = await configurations(dataset, flags.by);
+  if (configs.length > 1) {
+    const sweepSuite = validateSuite(
+      { ...suite, variants: configs.map((c) => ({ name: c.name })), baseline: configs[0]!.name },
+      `assay score (${flags.by})`,
+    );
+    const { outDir, sweep, runs } = await runSweep(
+      sweepSuite,
+      suiteDir,
+      (variant) => configs.find((c) => c.name === variant)!.dataset,
+      { runsDir: flags.out, onEvent: flags.progress ? progressReporter() : undefined },
+    );
+    for (const r of runs) process.stdout.write(summary(r.report, r.outDir));
+    process.stdout.write(sweepSummary(sweep, outDir));
+    return;
+  }
+  const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, {
+    outDir: flags.out,
+    onEvent: flags.progress ? progressReporter() : undefined,
+  });
+  if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
+  process.stdout.write(summary(outcome.report, outDir));
+  if (unscorable) throw new Error(unscorable);
+}

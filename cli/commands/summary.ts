@@ -1,0 +1,70 @@
+/** What the commands print on the terminal once a run, a sweep or a rebuilt report is done. */
+import { join } from 'node:path';
+import type { ComparisonSummary } from '../../shared/core/compare-runs.js';
+import { headline, incompleteNotice } from '../../shared/reports/files.js';
+import { ms, usd } from '../../shared/reports/format.js';
+import type { Report } from '../../shared/reports/report.js';
+import { renderSweepText } from '../../shared/reports/sweep-files.js';
+import type { SweepReport } from '../../shared/sweeps/sweep.js';
+
+/** What a run's summary says on the terminal: counts, each scorer's headline figures, cost. */
+export function summary(report: Report, outDir: string): string {
+  const lines = [
+    '',
+    ...[incompleteNotice(report)].filter((line) => line !== undefined),
+    `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
+    ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
+    `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
+    `report: ${join(outDir, 'report.txt')} (and report.json, labeled.csv, errors.txt, correct.txt)`,
+  ];
+  const budget = report.counts.byFailure.budget;
+  if (budget)
+    lines.push(
+      `!! ${budget} items were not scored: the run's budget was spent. Raise run.budgetUsd and run again to resume them.`,
+    );
+  if (report.simulated)
+    lines.push(
+      '',
+      `!! ${report.notice}`,
+      '!! Set OPENAI_API_KEY (or ANTHROPIC_API_KEY / GEMINI_API_KEY) to judge with a real model.',
+    );
+  return `${lines.join('\n')}\n`;
+}
+
+/** What a sweep's summary says on the terminal: the sweep report, and where its files are. */
+export function sweepSummary(sweep: SweepReport, outDir: string): string {
+  return `\n${renderSweepText(sweep)}\nsweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)\n`;
+}
+
+/** For CI jobs: a sweep whose required gate failed ends the command with exit 1, saying why. */
+export function failOnRequiredGate(sweep: SweepReport): void {
+  const failed = sweep.gate?.failedRequired ?? [];
+  if (failed.length === 0) return;
+  const why = sweep.variants
+    .filter((v) => failed.includes(v.name))
+    .flatMap((v) =>
+      (v.gate?.conditions ?? [])
+        .filter((c) => !c.passed)
+        .map((c) => `  ${v.name}: ${c.condition}: ${c.reason}`),
+    );
+  throw new Error(`required gate failed for ${failed.join(', ')}:\n${why.join('\n')}`);
+}
+
+/** One line on how the run moved against the suite's previous one (primary scorer). */
+export function comparisonLine(report: Report): string {
+  const c = report.comparison as
+    | (Partial<ComparisonSummary> & { baseRunId: string; error?: string })
+    | undefined;
+  if (!c) return '';
+  if (c.error) return `not compared with ${c.baseRunId}: ${c.error}\n`;
+  const primary = c.scores?.[report.primaryScorer];
+  // No metric moved on a paired item: nothing to say.
+  if (!primary || Object.keys(primary.deltas).length === 0) return '';
+  const deltas = Object.entries(primary.deltas)
+    .map(([name, d]) => `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)})`)
+    .join('  ');
+  const flipped = Object.entries(primary.flipped)
+    .map(([kind, n]) => `${kind} ${n}`)
+    .join(', ');
+  return `compared with ${c.baseRunId}: ${deltas}; flipped: ${flipped} (comparison.txt)\n`;
+}

@@ -1,0 +1,117 @@
+/**
+ * The package as a user gets it: `npm pack`, then `npm i <tarball>` in an empty folder with no
+ * .npmrc (the npm cache is warm after `npm ci`, so nothing is fetched that was not already),
+ * then the installed `assay`: --version, init, a simulated run of what init wrote, and the
+ * message naming the optional ONNX runtime when a suite needs it.
+ *
+ * The install takes most of a minute on a loaded machine, so this file runs as a step of its
+ * own (.ci/run): `ASSAY_PACKAGE_TEST=1 npx vitest run test/e2e/package.test.ts`.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/reports/report.js';
+import { REPO, tempDir } from '../helpers.js';
+
+const exec = promisify(execFile);
+
+/** The environment of a user's shell: no npm_* settings inherited from `npm test`, no API keys. */
+const userEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && !/_API_KEY$/.test(k)),
+);
+
+async function run(command: string, args: string[], cwd: string) {
+  try {
+    const { stdout, stderr } = await exec(command, args, {
+      cwd,
+      env: { ...userEnv, ASSAY_CACHE_DIR: join(cwd, '.assay-cache') },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout: 180_000 }, () => {
+  it('installs into an empty folder and runs: --version, init, run --simulate', async () => {
+    const packDir = await tempDir('assay-pack-');
+    const pack = await run('npm', ['pack', '--json', '--pack-destination', packDir], REPO);
+    expect(pack.stderr.match(/^npm (warn|error).*$/gm) ?? []).not.toContainEqual(
+      expect.stringMatching(/project config/),
+    );
+    expect(pack.code).toBe(0);
+    const [packed] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
+    const shipped = packed.files.map((f) => f.path);
+    // The bundle and what it reads at run time ship; the TypeScript sources do not.
+    expect(shipped).toEqual(expect.arrayContaining(['bin/assay.mjs', 'dist/main.js', 'package.json']));
+    for (const needed of ['templates/init/', 'prompts/', 'examples/', 'schemas/suite.schema.json']) {
+      expect(shipped.some((p) => p.startsWith(needed))).toBe(true);
+    }
+    expect(shipped.filter((p) => p.endsWith('.ts'))).toEqual([]);
+
+    const userDir = await tempDir('assay-install-');
+    // A project of the user's own: npm installs here, not into a folder above.
+    await writeFile(join(userDir, 'package.json'), '{ "private": true }\n');
+    const install = await run(
+      'npm',
+      ['i', join(packDir, packed.filename), '--prefer-offline', '--no-audit', '--no-fund'],
+      userDir,
+    );
+    expect(install.stderr).not.toMatch(/npm error/);
+    expect(install.code).toBe(0);
+    expect(existsSync(join(userDir, 'node_modules', 'assay', 'dist', 'main.js'))).toBe(true);
+    // The optional peer is left to users of local ONNX models.
+    expect(existsSync(join(userDir, 'node_modules', 'onnxruntime-node'))).toBe(false);
+
+    const npx = (args: string[]) => run('npx', ['--no', '--', 'assay', ...args], userDir);
+    const { version } = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string };
+    expect(await npx(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
+
+    const init = await npx(['init', 'my-eval']);
+    expect(init.code).toBe(0);
+    expect(init.stdout).toContain('my-eval/eval.suite.json');
+    const suite = JSON.parse(await readFile(join(userDir, 'my-eval', 'eval.suite.json'), 'utf8'));
+    expect(suite.$schema).toBe('../node_modules/assay/schemas/suite.schema.json');
+    expect(existsSync(join(userDir, 'my-eval', suite.$schema))).toBe(true);
+
+    const simulated = await npx(['run', 'my-eval/eval.suite.json', '--simulate', '--no-progress']);
+    expect(simulated.stderr).not.toContain('assay:');
+    expect(simulated.code).toBe(0);
+    expect(simulated.stdout).toMatch(/my-eval: 16 scored, 0 failed/);
+    const [runId] = await readdir(join(userDir, 'runs'));
+    const runDir = join(userDir, 'runs', runId!);
+    for (const file of ['report.json', 'report.txt', 'labeled.csv', 'errors.txt', 'correct.txt']) {
+      expect(existsSync(join(runDir, file))).toBe(true);
+    }
+    const report = JSON.parse(await readFile(join(runDir, 'report.json'), 'utf8')) as Report;
+    expect(report).toMatchObject({ task: 'judge', simulated: true, scores: { label: { n: 16 } } });
+
+    // A suite with a local ONNX model, without the optional runtime: refused before any item,
+    // naming what to install.
+    await writeFile(
+      join(userDir, 'onnx.suite.json'),
+      JSON.stringify({
+        version: 1,
+        name: 'onnx-check',
+        task: 'summarization',
+        dataset: {
+          path: 'node_modules/assay/examples/data/summedits-samsum.jsonl',
+          columns: { document: 'doc', output: 'summary', gold: 'label' },
+        },
+        summarization: { against: 'document', nli: 'onnx:models/nli', embedder: 'sim:embed' },
+        backends: ['sim:gpt-4o-mini'],
+      }),
+    );
+    const onnx = await npx(['run', 'onnx.suite.json', '--out', 'onnx-run', '--no-progress']);
+    expect(onnx.code).toBe(1);
+    expect(onnx.stderr).toContain(
+      'need onnxruntime-node, which is not installed: run `npm install onnxruntime-node@',
+    );
+    expect(existsSync(join(userDir, 'onnx-run', 'results.jsonl'))).toBe(false);
+  });
+});
