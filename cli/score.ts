@@ -20,6 +20,9 @@ const OUTPUT_COLUMNS = ['pred', 'prediction', 'predicted', 'output'] as const;
 /** Id columns a predictions file is joined on when none is named. */
 const ID_COLUMNS = ['idx', 'id'] as const;
 
+/** Id columns of a file that holds everything, when none is named (those the families read). */
+const ROW_ID_COLUMNS = ['id', 'idx', 'question_id'] as const;
+
 export interface ScoreFlags {
   predictions: string;
   gold?: string;
@@ -83,7 +86,7 @@ export function chooseColumns(options: {
     );
   const gold = named ?? options.goldCandidates.find((name) => has(goldFile, name));
 
-  const idCandidates = flags.idColumn ? [flags.idColumn] : ID_COLUMNS;
+  const idCandidates = flags.idColumn ? [flags.idColumn] : options.gold ? ID_COLUMNS : ROW_ID_COLUMNS;
   const idOf = (file: { name: string; columns: readonly string[] }) => {
     const id = idCandidates.find((name) => has(file, name));
     if (options.gold && id === undefined)
@@ -211,7 +214,8 @@ export async function scoringRun(flags: ScoreFlags): Promise<{
           output: GIVEN_OUTPUT,
           explanation: GIVEN_EXPLANATION,
           ...(flags.goldColumn ? { gold: flags.goldColumn } : {}),
-          ...(flags.idColumn && !gold ? { id: flags.idColumn } : {}),
+          // A file that holds everything: its items take their ids from the column said on screen.
+          ...(!gold && columns.id.predictions ? { id: columns.id.predictions } : {}),
         },
       },
     },

@@ -55,6 +55,13 @@ describe('chooseColumns (assay score)', () => {
     );
   });
 
+  it('in a file that holds everything, takes the id the families read (id, idx, question_id)', () => {
+    expect(gec(undefined, ['question_id', 'idx', 'src', 'tgt', 'label', 'pred']).id).toEqual({
+      predictions: 'idx',
+    });
+    expect(gec(undefined, ['src', 'tgt', 'label', 'pred']).id).toEqual({ predictions: undefined });
+  });
+
   it('says which named column is not there, and which file has no id to join on', () => {
     expect(() => gec(['idx', 'label'], ['idx', 'pred'], { predColumn: 'guess' })).toThrow(
       'the prediction column "guess" is not in predictions.csv (its columns: idx, pred)',
