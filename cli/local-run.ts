@@ -16,13 +16,15 @@ import { prepareRun } from '../shared/core/prepare-run.js';
 import { scoreItem } from '../shared/core/score-item.js';
 import { startRun } from '../shared/core/start-run.js';
 import { parseSuite, type Suite } from '../shared/core/suite.js';
+import { columnList, fileColumns } from '../shared/datasets/columns.js';
 import { formatFromPath, type RawRow, readRows } from '../shared/datasets/read.js';
 import { requireOnnxRuntime } from '../shared/encoders/onnx.js';
 import { EncoderPool } from '../shared/encoders/registry.js';
+import { ProviderError } from '../shared/providers/errors.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
 import { RateLimiters } from '../shared/providers/rate-limit.js';
 import { ProviderPool } from '../shared/providers/registry.js';
-import type { Completion } from '../shared/providers/types.js';
+import type { Completion, LlmProvider } from '../shared/providers/types.js';
 import { encodersOf, simulateAnswer, simulateSuite } from '../shared/tasks/registry.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
@@ -147,9 +149,7 @@ export function applySettings(suite: Suite, settings: RunSettings): Suite {
  * The local shell: a folder as the bucket, an in-process pool as the queue, an append-only
  * log as the run store. Running the same suite on the same data again resumes the run.
  */
-export async function runLocal(
-  options: LocalRunOptions,
-): Promise<{ outDir: string; run: RunRecord; outcome: AggregateOutcome }> {
+export async function runLocal(options: LocalRunOptions): Promise<LocalRunOutcome> {
   const suitePath = resolve(options.suitePath);
   const suite = await loadSuiteFile(suitePath);
   return runSuite(suite, dirname(suitePath), await datasetFileOf(suite, dirname(suitePath)), options);
@@ -168,6 +168,7 @@ export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<Dat
     key: datasetPath,
     version: await fileHash(datasetPath),
     rows: () => readRows(createReadStream(datasetPath), format, suite.dataset),
+    columns: () => fileColumns(datasetPath, format, suite.dataset),
   };
 }
 
@@ -178,6 +179,8 @@ export interface DatasetSource {
   /** Identifies the content: the same suite on the same version resumes. */
   version: string;
   rows(): AsyncIterable<RawRow>;
+  /** The columns its file offers (a CSV's header), to say which column a suite names is not there. */
+  columns?(): Promise<string[]>;
 }
 
 /** Runs a suite (already loaded) on a dataset source in the local shell. */
@@ -186,7 +189,7 @@ export async function runSuite(
   suiteDir: string,
   dataset: DatasetSource,
   options: RunSettings,
-): Promise<{ outDir: string; run: RunRecord; outcome: AggregateOutcome }> {
+): Promise<LocalRunOutcome> {
   const env = options.env ?? process.env;
   const suite = applySettings(loaded, options);
   const prepared = await prepareRun({
@@ -199,7 +202,14 @@ export async function runSuite(
   // A backend without its key (or an unknown vendor) fails here, before anything is written.
   const prices = loadPriceTable(options.pricesPath, env);
   const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
-  providers.require(prepared.suite.backends, prepared.suite.sim);
+  // Outputs the dataset gives call no model unless a scorer grades with one: their backends are
+  // built when first called, so scoring given outputs needs no key.
+  const given = prepared.suite.dataset.columns.output !== undefined;
+  if (!given) providers.require(prepared.suite.backends, prepared.suite.sim);
+  const providerFor = (backend: string, r: RunRecord) =>
+    given
+      ? builtWhenCalled(() => providers.get(backend, r.suite.sim, r.suite.run.timeoutMs), backend)
+      : providers.get(backend, r.suite.sim, r.suite.run.timeoutMs);
   // The AWS SDK loads only if an ONNX model is read from S3.
   const s3 = async () => (await import('../shared/adapters/aws/clients.js')).createAwsClients(env).s3;
   const encoders = new EncoderPool({ env, prices, s3 });
@@ -223,8 +233,7 @@ export async function runSuite(
     trigger,
     cache,
     run,
-    providerFor: (backend: string, r: RunRecord) =>
-      providers.get(backend, r.suite.sim, r.suite.run.timeoutMs),
+    providerFor,
     encoders,
     onTransientError: 'fail' as const,
     limiters,
@@ -290,7 +299,93 @@ export async function runSuite(
   const aggregated = await aggregateRun(reportDeps, run.runId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
   emit({ type: 'finished', outcome });
-  return { outDir, run, outcome };
+  const unscorable =
+    outcome.report.counts.scored === 0 ? await whyNothingScored(outDir, run, dataset) : undefined;
+  return { outDir, run, outcome, ...(unscorable ? { unscorable } : {}) };
+}
+
+export interface LocalRunOutcome {
+  outDir: string;
+  run: RunRecord;
+  outcome: AggregateOutcome;
+  /**
+   * Set when no item could be scored (every row invalid, a column missing, an empty dataset,
+   * every call failed): why, with the first failed rows. The command ends with an error on it.
+   */
+  unscorable?: string;
+}
+
+/** Failed items shown on screen when a run scored nothing (all of them are in errors.txt). */
+const FIRST_FAILED = 5;
+
+/** Columns a suite maps that the dataset's header lacks: `role → column`. */
+export function missingColumns(
+  mapped: Record<string, unknown>,
+  columns: readonly string[],
+): { role: string; column: string }[] {
+  if (columns.length === 0) return [];
+  return Object.entries(mapped)
+    .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
+    .filter(([, column]) => !column.startsWith('assay:') && !columns.includes(column))
+    .map(([role, column]) => ({ role, column }));
+}
+
+/** Why a run scored nothing, for the screen: the dataset's columns, and the first failed rows. */
+export async function whyNothingScored(
+  outDir: string,
+  run: RunRecord,
+  dataset: DatasetSource,
+): Promise<string> {
+  const columns = (await dataset.columns?.().catch(() => undefined)) ?? [];
+  const lines: string[] = [];
+  const failed: ItemResult[] = [];
+  let items = 0;
+  for await (const result of new LocalRunStore(outDir).results(run.runId)) {
+    items += 1;
+    if (result.status === 'scored') continue;
+    failed.push(result);
+    failed.sort((a, b) => a.row - b.row || a.itemId.localeCompare(b.itemId));
+    if (failed.length > FIRST_FAILED) failed.pop();
+  }
+  if (items === 0) {
+    lines.push(
+      `nothing was scored: the dataset ${dataset.key} has no rows${columns.length > 0 ? ` (only a header: ${columnList(columns)})` : ''}`,
+    );
+    return lines.join('\n');
+  }
+  lines.push(`nothing was scored: all ${items} items failed (errors.txt has each one)`);
+  for (const { role, column } of missingColumns(run.suite.dataset.columns, columns)) {
+    lines.push(
+      `  the suite names column ${JSON.stringify(column)} (${role}) but the dataset has no such column; its columns: ${columnList(columns)}`,
+    );
+  }
+  lines.push(`first failed rows (of ${items}):`);
+  for (const result of failed) {
+    const { kind, message } = result.failure ?? { kind: result.status, message: '' };
+    // An invalid row's message names its row already.
+    const text = message.replace(new RegExp(`^row ${result.row}: `), '');
+    lines.push(
+      `  row ${result.row}: ${kind === 'invalid_row' ? `${text} (invalid row)` : `${kind}: ${text}`}`,
+    );
+  }
+  return lines.join('\n');
+}
+
+/**
+ * A backend built on first use: one that cannot be built (a missing key) fails the calls made to
+ * it, saying why, instead of the run that may never call it.
+ */
+export function builtWhenCalled(build: () => LlmProvider, id: string): LlmProvider {
+  try {
+    return build();
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    return {
+      id,
+      simulated: false,
+      complete: () => Promise.reject(new ProviderError(message, 'auth', id)),
+    };
+  }
 }
 
 /**

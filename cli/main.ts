@@ -151,10 +151,21 @@ program
   .description('compare two runs of the same task item by item: metric deltas, flipped items, McNemar')
   .option('-o, --out <dir>', 'also write comparison.json and comparison.txt into this folder')
   .option('--json', 'print the comparison as JSON instead of text')
-  .action(async (baseDir: string, candidateDir: string, flags: { out?: string; json?: boolean }) => {
-    const { compareCommand } = await import('./commands/compare.js');
-    await compareCommand(baseDir, candidateDir, flags);
-  });
+  .option(
+    '--limit <n>',
+    'flipped items shown per scorer on screen (default 20; the --out files have all)',
+    positiveInt,
+  )
+  .action(
+    async (
+      baseDir: string,
+      candidateDir: string,
+      flags: { out?: string; json?: boolean; limit?: number },
+    ) => {
+      const { compareCommand } = await import('./commands/compare.js');
+      await compareCommand(baseDir, candidateDir, flags);
+    },
+  );
 
 program
   .command('score')
@@ -168,9 +179,10 @@ program
   .option('--suite <file>', "a suite of that task: its family options, column mapping and scorers' settings")
   .option(
     '--pred-column <name>',
-    'output column of the predictions file (default: the first of pred, prediction…)',
+    "output column of the predictions file (default: the one of the family's output columns it has — pred, prediction…; never the gold column)",
   )
-  .option('--gold-column <name>', 'gold column')
+  .option('--gold-column <name>', "gold column (default: the family's first gold column the gold file has)")
+  .option('--id-column <name>', 'id column to join the files on (default: idx, else id)')
   .option(
     '--by <column>',
     'a column naming configurations (base, fine-tuned…): with several, each is a run of its own in --out and they are compared as a sweep, the first as baseline',
@@ -187,7 +199,7 @@ program
   .description(
     "the finished runs side by side, per dataset: task, method, backends, prompt version, headline metrics with CIs, cost per 10K, p50 latency — from the runs folder, or from the AWS stack's table",
   )
-  .option('--runs <dir>', 'folder of run folders', 'runs')
+  .option('--runs <dir>', 'folder searched, with its subfolders, for run folders (--out ones too)', 'runs')
   .option(
     '--table <name>',
     "read the AWS stack's DynamoDB table instead (AWS credentials and region from the environment)",

@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { type Suite, SuiteError, validateSuite } from '../shared/core/suite.js';
+import { columnList, fileColumns } from '../shared/datasets/columns.js';
 import {
   GIVEN_EXPLANATION,
   GIVEN_OUTPUT,
@@ -16,6 +17,12 @@ import { type DatasetSource, expectFile, loadSuiteFile, PACKAGE_ROOT } from './l
 /** Output columns a predictions file is searched for when the family names none. */
 const OUTPUT_COLUMNS = ['pred', 'prediction', 'predicted', 'output'] as const;
 
+/** Id columns a predictions file is joined on when none is named. */
+const ID_COLUMNS = ['idx', 'id'] as const;
+
+/** Id columns of a file that holds everything, when none is named (those the families read). */
+const ROW_ID_COLUMNS = ['id', 'idx', 'question_id'] as const;
+
 export interface ScoreFlags {
   predictions: string;
   gold?: string;
@@ -23,6 +30,17 @@ export interface ScoreFlags {
   suite?: string;
   predColumn?: string;
   goldColumn?: string;
+  idColumn?: string;
+}
+
+/** The columns `assay score` reads, as it tells the user before scoring. */
+export interface ScoreColumns {
+  /** The item id: of the gold file and of the predictions file (joined), or of the one file. */
+  id: { gold?: string; predictions?: string };
+  /** The gold column of the gold file (the predictions file when it holds everything). */
+  gold?: string;
+  /** The output column of the predictions file. */
+  prediction: string;
 }
 
 async function readable(path: string, what: string): Promise<string> {
@@ -31,15 +49,122 @@ async function readable(path: string, what: string): Promise<string> {
   return full;
 }
 
+const unique = (names: readonly string[]) => [...new Set(names)];
+const quoted = (names: readonly string[]) => names.map((n) => JSON.stringify(n)).join(', ');
+
+/**
+ * Which columns score: the gold column (named, else the family's first gold column the gold
+ * file has), the id column(s), and the prediction column (named, else the one output column of
+ * the family's list the predictions file has). The gold column is never taken as the
+ * prediction: a column of the predictions file with the gold column's name, or named `gold`,
+ * is left out of the automatic choice, and naming the gold column itself of a single file is
+ * refused. No candidate, or more than one, is an error that says to use --pred-column.
+ */
+export function chooseColumns(options: {
+  /** Columns of the gold file; undefined when the predictions file holds the gold too. */
+  gold?: { name: string; columns: readonly string[] };
+  predictions: { name: string; columns: readonly string[] };
+  /** The family's gold columns (tried in order) and output columns (candidates). */
+  goldCandidates: readonly string[];
+  outputCandidates: readonly string[];
+  /** The gold column the suite maps, if any. */
+  mappedGold?: string;
+  flags: Pick<ScoreFlags, 'predColumn' | 'goldColumn' | 'idColumn'>;
+  /** Both files are the same file: its gold column cannot be its prediction. */
+  sameFile?: boolean;
+}): ScoreColumns {
+  const { predictions, flags } = options;
+  const goldFile = options.gold ?? predictions;
+  const has = (file: { columns: readonly string[] }, name: string) => file.columns.includes(name);
+
+  const named = flags.goldColumn ?? options.mappedGold;
+  if (named !== undefined && goldFile.columns.length > 0 && !has(goldFile, named))
+    throw new Error(
+      `the gold column ${JSON.stringify(named)} is not in ${goldFile.name} (its columns: ${columnList(goldFile.columns)})`,
+    );
+  const gold = named ?? options.goldCandidates.find((name) => has(goldFile, name));
+
+  const idCandidates = flags.idColumn ? [flags.idColumn] : options.gold ? ID_COLUMNS : ROW_ID_COLUMNS;
+  const idOf = (file: { name: string; columns: readonly string[] }) => {
+    const id = idCandidates.find((name) => has(file, name));
+    if (options.gold && id === undefined)
+      throw new Error(
+        `${file.name} has no id column to join on (${idCandidates.join(' or ')}; its columns: ${columnList(file.columns)}): name it with --id-column`,
+      );
+    return id;
+  };
+  const id = options.gold
+    ? { gold: idOf(options.gold), predictions: idOf(predictions) }
+    : { predictions: idOf(predictions) };
+
+  const single = !options.gold || options.sameFile === true;
+  if (flags.predColumn !== undefined) {
+    if (!has(predictions, flags.predColumn))
+      throw new Error(
+        `the prediction column ${JSON.stringify(flags.predColumn)} is not in ${predictions.name} (its columns: ${columnList(predictions.columns)})`,
+      );
+    if (single && flags.predColumn === gold)
+      throw new Error(
+        `--pred-column ${flags.predColumn} is the gold column of ${goldFile.name}: scoring it would compare the gold with itself`,
+      );
+    return { id, gold, prediction: flags.predColumn };
+  }
+
+  const goldLike = unique([gold, named, 'gold'].filter((n): n is string => n !== undefined));
+  const present = unique(options.outputCandidates).filter((name) => has(predictions, name));
+  const candidates = present.filter((name) => !goldLike.includes(name));
+  if (candidates.length === 1) return { id, gold, prediction: candidates[0]! };
+  const setAside = present.filter((name) => goldLike.includes(name));
+  const why =
+    setAside.length > 0
+      ? `; ${quoted(setAside)} ${setAside.length === 1 ? 'is' : 'are'} there but never taken for the prediction${gold !== undefined && setAside.includes(gold) ? ` (${JSON.stringify(gold)} is the gold column of ${goldFile.name})` : ''}`
+      : '';
+  if (candidates.length === 0) {
+    const sought = unique(options.outputCandidates).filter((name) => !goldLike.includes(name));
+    throw new Error(
+      `cannot tell which column of ${predictions.name} holds the predictions: it has none of ${sought.join(', ')}${why}. Name it with --pred-column <column> (its columns: ${columnList(predictions.columns)})`,
+    );
+  }
+  throw new Error(
+    `${predictions.name} has several columns that could hold the predictions: ${quoted(candidates)}${why}. Name one with --pred-column <column>`,
+  );
+}
+
+/** One line saying which columns `assay score` reads. */
+export function describeColumns(
+  columns: ScoreColumns,
+  files: { gold?: string; predictions: string },
+): string {
+  const predictions = basename(files.predictions);
+  const gold = files.gold === undefined ? predictions : basename(files.gold);
+  const goldPart =
+    columns.gold === undefined
+      ? `no gold column in ${gold}`
+      : `gold column ${JSON.stringify(columns.gold)} of ${gold}`;
+  const id = files.gold
+    ? columns.id.gold === columns.id.predictions
+      ? `joined on ${JSON.stringify(columns.id.gold)}`
+      : `joined on ${JSON.stringify(columns.id.gold)} (${gold}) = ${JSON.stringify(columns.id.predictions)} (${predictions})`
+    : columns.id.predictions === undefined
+      ? 'ids from the row content'
+      : `ids from ${JSON.stringify(columns.id.predictions)}`;
+  return `scoring: prediction column ${JSON.stringify(columns.prediction)} of ${predictions} against ${goldPart}, ${id}\n`;
+}
+
 /**
  * What `assay score` runs: the suite (given, or the family's defaults for scoring) with its
  * dataset mapped to the reserved output columns, and the rows: the predictions file joined to
  * the gold file on the item id, or the predictions file alone. Both files are checked before
- * anything is read, so a missing file is one clear error.
+ * anything is read, so a missing file is one clear error; so is a column that cannot be chosen.
  */
-export async function scoringRun(
-  flags: ScoreFlags,
-): Promise<{ suite: Suite; suiteDir: string; dataset: DatasetSource }> {
+export async function scoringRun(flags: ScoreFlags): Promise<{
+  suite: Suite;
+  suiteDir: string;
+  dataset: DatasetSource;
+  columns: ScoreColumns;
+  /** Which columns are read, for the screen. */
+  notice: string;
+}> {
   const predictions = await readable(flags.predictions, 'predictions');
   const gold = flags.gold === undefined ? undefined : await readable(flags.gold, 'gold');
   const given = flags.suite === undefined ? undefined : await loadSuiteFile(flags.suite);
@@ -60,8 +185,21 @@ export async function scoringRun(
     task,
     ...family.suite.scoreDefaults,
   };
-  const datasetPath = gold ?? predictions;
   const baseDataset = (base.dataset ?? {}) as { columns?: Record<string, string> };
+  const columnsOf = async (path: string) => ({
+    name: basename(path),
+    columns: await fileColumns(path, formatFromPath(path)),
+  });
+  const columns = chooseColumns({
+    gold: gold === undefined ? undefined : await columnsOf(gold),
+    predictions: await columnsOf(predictions),
+    goldCandidates: family.suite.goldColumns ?? ['gold'],
+    outputCandidates: family.suite.outputColumns ?? OUTPUT_COLUMNS,
+    mappedGold: baseDataset.columns?.gold,
+    flags,
+    sameFile: gold !== undefined && gold === predictions,
+  });
+  const datasetPath = gold ?? predictions;
   const suite = validateSuite(
     {
       ...base,
@@ -74,6 +212,8 @@ export async function scoringRun(
           output: GIVEN_OUTPUT,
           explanation: GIVEN_EXPLANATION,
           ...(flags.goldColumn ? { gold: flags.goldColumn } : {}),
+          // A file that holds everything: its items take their ids from the column said on screen.
+          ...(!gold && columns.id.predictions ? { id: columns.id.predictions } : {}),
         },
       },
     },
@@ -83,18 +223,23 @@ export async function scoringRun(
   const { encoding, maxFieldChars } = suite.dataset;
   const open = (path: string) =>
     readRows(createReadStream(path), formatFromPath(path), { encoding, maxFieldChars });
-  const output = flags.predColumn ?? family.suite.outputColumns ?? OUTPUT_COLUMNS;
+  const output = columns.prediction;
+  const ids = unique([columns.id.gold, columns.id.predictions].filter((n): n is string => n !== undefined));
   const hash = createHash('sha256');
   for (const path of [gold, predictions]) if (path) hash.update(await readFile(path));
+  hash.update(`\0${output}`);
   return {
     suite,
     suiteDir: flags.suite ? dirname(resolve(flags.suite)) : PACKAGE_ROOT,
+    columns,
+    notice: describeColumns(columns, { gold, predictions }),
     dataset: {
       key: gold ? `${gold} × ${basename(predictions)}` : predictions,
       version: hash.digest('hex'),
+      columns: () => fileColumns(datasetPath, formatFromPath(datasetPath)),
       rows: () =>
         gold
-          ? joinPredictions(open(gold), open(predictions), { output })
+          ? joinPredictions(open(gold), open(predictions), { output, ...(ids.length > 0 ? { id: ids } : {}) })
           : withGivenOutput(open(predictions), { output }),
     },
   };

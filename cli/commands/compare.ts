@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
 import { compareRuns, type RunSide } from '../../shared/core/compare-runs.js';
-import { renderComparisonText, writeComparisonFiles } from '../../shared/reports/comparison.js';
+import {
+  renderComparisonText,
+  SCREEN_FLIPPED_LIMIT,
+  writeComparisonFiles,
+} from '../../shared/reports/comparison.js';
 
 /** A local run folder as one side of a comparison: run.json (the record) and results.jsonl. */
 async function loadRunFolder(dir: string): Promise<RunSide> {
@@ -29,7 +33,7 @@ async function loadRunFolder(dir: string): Promise<RunSide> {
 export async function compareCommand(
   baseDir: string,
   candidateDir: string,
-  flags: { out?: string; json?: boolean },
+  flags: { out?: string; json?: boolean; limit?: number },
 ): Promise<void> {
   const base = await loadRunFolder(baseDir);
   const candidate = await loadRunFolder(candidateDir);
@@ -45,7 +49,13 @@ export async function compareCommand(
   }
   const comparison = compareRuns(base, candidate);
   process.stdout.write(
-    flags.json ? `${JSON.stringify(comparison, null, 2)}\n` : renderComparisonText(comparison),
+    flags.json
+      ? `${JSON.stringify(comparison, null, 2)}\n`
+      : // The screen shows the first flipped items; the files written with --out have them all.
+        renderComparisonText(comparison, {
+          limit: flags.limit ?? SCREEN_FLIPPED_LIMIT,
+          allIn: flags.out && join(flags.out, 'comparison.txt'),
+        }),
   );
   if (flags.out) {
     const keys = await writeComparisonFiles(new FolderBlobStore(flags.out), '', comparison);

@@ -19,5 +19,6 @@ export async function leaderboardCommand(flags: {
     leaderboard = new DynamoLeaderboard({ client: clients.doc, tableName: flags.table });
   }
   const tables = leaderboardTables(await leaderboard.entries(), flags.dataset);
+  if (leaderboard instanceof LocalLeaderboard) process.stderr.write(leaderboard.searched());
   process.stdout.write(flags.json ? `${JSON.stringify({ tables }, null, 2)}\n` : renderLeaderboard(tables));
 }

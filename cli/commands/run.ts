@@ -73,9 +73,10 @@ async function run(
     failOnRequiredGate(done.sweep);
     return;
   }
-  const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, settings);
+  const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, settings);
   if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
   process.stdout.write(summary(outcome.report, outDir) + comparisonLine(outcome.report));
+  if (unscorable) throw new Error(unscorable);
 }
 
 /**

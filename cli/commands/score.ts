@@ -14,12 +14,14 @@ export interface ScoreFlags {
   suite?: string;
   predColumn?: string;
   goldColumn?: string;
+  idColumn?: string;
   by: string;
   progress: boolean;
 }
 
 export async function scoreCommand(flags: ScoreFlags): Promise<void> {
-  const { suite, suiteDir, dataset } = await scoringRun(flags);
+  const { suite, suiteDir, dataset, notice } = await scoringRun(flags);
+  process.stdout.write(notice);
   // Several configurations in one file (a `config` column): a run each, compared as a sweep.
   const configs = await configurations(dataset, flags.by);
   if (configs.length > 1) {
@@ -37,10 +39,11 @@ export async function scoreCommand(flags: ScoreFlags): Promise<void> {
     process.stdout.write(sweepSummary(done));
     return;
   }
-  const { outDir, outcome } = await runSuite(suite, suiteDir, dataset, {
+  const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, {
     outDir: flags.out,
     onEvent: flags.progress ? progressReporter() : undefined,
   });
   if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
   process.stdout.write(summary(outcome.report, outDir));
+  if (unscorable) throw new Error(unscorable);
 }

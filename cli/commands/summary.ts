@@ -1,7 +1,7 @@
 /** What the commands print on the terminal once a run, a sweep or a rebuilt report is done. */
 import { join } from 'node:path';
 import type { ComparisonSummary } from '../../shared/core/compare-runs.js';
-import { headline } from '../../shared/reports/files.js';
+import { headline, incompleteNotice } from '../../shared/reports/files.js';
 import { ms, usd } from '../../shared/reports/format.js';
 import type { Report } from '../../shared/reports/report.js';
 import { renderSweepText } from '../../shared/reports/sweep-files.js';
@@ -12,6 +12,7 @@ import type { LocalSweepResult } from '../sweep.js';
 export function summary(report: Report, outDir: string): string {
   const lines = [
     '',
+    ...[incompleteNotice(report)].filter((line) => line !== undefined),
     `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
     ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
     `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
@@ -66,7 +67,8 @@ export function comparisonLine(report: Report): string {
   if (!c) return '';
   if (c.error) return `not compared with ${c.baseRunId}: ${c.error}\n`;
   const primary = c.scores?.[report.primaryScorer];
-  if (!primary) return '';
+  // No metric moved on a paired item: nothing to say.
+  if (!primary || Object.keys(primary.deltas).length === 0) return '';
   const deltas = Object.entries(primary.deltas)
     .map(([name, d]) => `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)})`)
     .join('  ');

@@ -5,7 +5,7 @@ import { buildReport, type Report, reportOrder } from '../reports/report.js';
 import { taskFor } from '../tasks/registry.js';
 import { StoredDataError } from './codec.js';
 import { compareRuns, comparisonSummary } from './compare-runs.js';
-import type { ItemResult } from './model.js';
+import type { ItemResult, RunRecord } from './model.js';
 import { collectResults, inReportOrder } from './report-order.js';
 
 export interface AggregateDeps {
@@ -30,7 +30,7 @@ export async function aggregateRun(deps: AggregateDeps, runId: string): Promise<
   if (!claimed) return { status: 'skipped', reason: 'already claimed, finished, or not complete' };
   try {
     const outcome = await writeRunReport(deps, runId);
-    await deps.runStore.setStatus(runId, 'done', outcome.report.finishedAt);
+    await deps.runStore.setStatus(runId, 'done', outcome.report.finishedAt ?? undefined);
     return outcome;
   } catch (error) {
     // Give the run back so a retried trigger can claim it again.
@@ -54,25 +54,26 @@ export async function writeRunReport(
   const family = taskFor(run.suite);
   const ordered = await inReportOrder(() => deps.runStore.results(runId));
   try {
-    const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
+    // A finished run keeps its finish time when its report is rebuilt.
+    const finishedAt =
+      run.status === 'done' && run.finishedAt
+        ? run.finishedAt
+        : (deps.now ?? (() => new Date()))().toISOString();
     const layout = new FileLayout(family, run.suite);
     const report = await buildReport(run, ordered.results, family, finishedAt, (r) => layout.add(r));
     const keys: string[] = [];
-    const previous = deps.history && (await deps.history.previousRun(run.suiteName, run.runId));
-    if (deps.history && previous) {
-      let base: ItemResult[] | undefined;
-      try {
-        base = reportOrder(await collectResults(deps.history.results(previous.runId)));
-      } catch (error) {
-        // The report is still written; it says why it could not compare.
-        if (!(error instanceof StoredDataError)) throw error;
-        report.comparison = { baseRunId: previous.runId, error: error.message };
-      }
-      if (base) {
+    // Compared only with an earlier run of the suite on the same dataset that scored something,
+    // and only when this run scored something: an empty comparison says nothing.
+    if (deps.history && report.counts.scored > 0) {
+      const found = await comparableRun(deps.history, run);
+      if (found && 'error' in found) report.comparison = { baseRunId: found.run.runId, error: found.error };
+      else if (found) {
         const results = await collectResults(ordered.results());
-        const comparison = compareRuns({ run: previous, results: base }, { run, results });
-        report.comparison = { ...comparisonSummary(comparison) };
-        keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
+        const comparison = compareRuns(found, { run, results });
+        if ((comparison.scores[comparison.primaryScorer]?.n ?? 0) > 0) {
+          report.comparison = { ...comparisonSummary(comparison) };
+          keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
+        }
       }
     }
     keys.unshift(
@@ -82,4 +83,36 @@ export async function writeRunReport(
   } finally {
     await ordered.close();
   }
+}
+
+/** Earlier runs looked at, newest first, for one to compare with. */
+const COMPARABLE_LOOKBACK = 20;
+
+/**
+ * The newest earlier finished run of the suite on the same dataset with a scored item, with its
+ * results (in report order); or the run whose stored results cannot be read, and why.
+ */
+async function comparableRun(
+  history: RunHistory,
+  run: RunRecord,
+): Promise<{ run: RunRecord; results: ItemResult[] } | { run: RunRecord; error: string } | undefined> {
+  const seen = new Set([run.runId]);
+  let cursor = run.runId;
+  for (let i = 0; i < COMPARABLE_LOOKBACK; i += 1) {
+    const previous = await history.previousRun(run.suiteName, cursor);
+    if (!previous || seen.has(previous.runId)) return undefined;
+    seen.add(previous.runId);
+    cursor = previous.runId;
+    if (previous.datasetKey !== run.datasetKey) continue;
+    let results: ItemResult[];
+    try {
+      results = reportOrder(await collectResults(history.results(previous.runId)));
+    } catch (error) {
+      // The report is still written; it says why it could not compare.
+      if (!(error instanceof StoredDataError)) throw error;
+      return { run: previous, error: error.message };
+    }
+    if (results.some((r) => r.status === 'scored')) return { run: previous, results };
+  }
+  return undefined;
 }

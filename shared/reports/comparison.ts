@@ -52,7 +52,23 @@ const RIGHT: Record<ScoreKind, string> = {
   number: '',
 };
 
-function scorerSection(name: string, s: ScorerComparison, primary: boolean): string[] {
+/** How much of a comparison the text shows (the terminal shows some; the files show all). */
+export interface ComparisonTextOptions {
+  /** Flipped items shown per scorer; all when undefined. */
+  limit?: number;
+  /** Where all of them are, said after the ones shown (default: how to get them). */
+  allIn?: string;
+}
+
+/** Flipped items `assay compare` shows on the terminal per scorer unless told otherwise. */
+export const SCREEN_FLIPPED_LIMIT = 20;
+
+function scorerSection(
+  name: string,
+  s: ScorerComparison,
+  primary: boolean,
+  options: ComparisonTextOptions = {},
+): string[] {
   const lines = ['', `Scorer ${name} (${s.kind}${primary ? ', primary' : ''})`];
   const rows = Object.entries(s.deltas);
   if (rows.length > 0) {
@@ -80,12 +96,20 @@ function scorerSection(name: string, s: ScorerComparison, primary: boolean): str
   lines.push(
     `  flipped items (${s.flipped.length}): ${kinds.fixed} fixed, ${kinds.broken} broken, ${kinds.changed} changed`,
   );
-  for (const f of s.flipped) lines.push('', ...flippedBlock(f));
+  const shown = options.limit === undefined ? s.flipped : s.flipped.slice(0, options.limit);
+  for (const f of shown) lines.push('', ...flippedBlock(f));
+  const more = s.flipped.length - shown.length;
+  if (more > 0) {
+    lines.push(
+      '',
+      `  … ${more} more flipped item${more === 1 ? '' : 's'} not shown (${shown.length} of ${s.flipped.length}): ${options.allIn ? `all of them in ${options.allIn}` : 'all of them in comparison.txt with --out <dir>, or raise --limit'}`,
+    );
+  }
   return lines;
 }
 
-/** A readable comparison, in the manner of report.txt. */
-export function renderComparisonText(c: Comparison): string {
+/** A readable comparison, in the manner of report.txt: every flipped item unless `options.limit` says. */
+export function renderComparisonText(c: Comparison, options: ComparisonTextOptions = {}): string {
   const lines = [
     `Assay comparison — ${c.base.suite} → ${c.candidate.suite}`,
     `base       ${c.base.runId}   started ${c.base.startedAt}   backends: ${c.base.backends.join(', ')}`,
@@ -112,6 +136,6 @@ export function renderComparisonText(c: Comparison): string {
   );
   if (Object.keys(c.scores).length === 0) lines.push('', 'Scorers: none in common');
   for (const [name, s] of Object.entries(c.scores))
-    lines.push(...scorerSection(name, s, name === c.primaryScorer));
+    lines.push(...scorerSection(name, s, name === c.primaryScorer, options));
   return `${lines.join('\n')}\n`;
 }

@@ -431,14 +431,29 @@ export function headline(name: string, s: ScorerSummary): string {
   return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${s.n}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
 }
 
+/** What a report of an incomplete run says first (report.txt, the terminal); undefined when complete. */
+export function incompleteNotice(
+  report: Pick<Report, 'status' | 'missingItems' | 'counts'>,
+): string | undefined {
+  if (report.status !== 'incomplete') return undefined;
+  const present = report.counts.items;
+  const missing =
+    report.missingItems === null
+      ? 'the dataset was not read to its end'
+      : `${report.missingItems} of ${present + report.missingItems} items have no result`;
+  return `INCOMPLETE: ${missing} (the run was stopped before it finished); the figures cover the ${present} items present. Run it again to resume it.`;
+}
+
 export function renderText(report: Report): string {
   const c = report.counts;
   const lines: string[] = [];
+  const incomplete = incompleteNotice(report);
+  if (incomplete) lines.push(incomplete, '');
   if (report.simulated) lines.push('*'.repeat(78), report.notice ?? 'SIMULATED', '*'.repeat(78), '');
   const config = Object.values(report.config);
   lines.push(
     `Assay report — ${report.suite} (${[report.task, ...config].join('/')})`,
-    `run ${report.runId}   ${report.startedAt} → ${report.finishedAt}`,
+    `run ${report.runId}   ${report.startedAt} → ${report.finishedAt ?? '(not finished)'}`,
     `backends: ${report.backends.length > 0 ? report.backends.join(', ') : '(none: the dataset gives the outputs)'}`,
     `dataset: ${report.dataset}`,
     '',

@@ -59,7 +59,7 @@ export function leaderboardEntry(report: Report): LeaderboardEntry {
     scored: report.counts.scored,
     per10kUsd: report.cost.per10kUsd,
     p50LatencyMs: report.latencyMs.p50,
-    finishedAt: report.finishedAt,
+    finishedAt: report.finishedAt ?? report.startedAt,
   };
 }
 

@@ -41,8 +41,16 @@ export interface Report {
   simulated: boolean;
   notice?: string;
   dataset: string;
+  /**
+   * `complete` when every item of the dataset has its result; `incomplete` when some have none
+   * (a run that was stopped, or whose ingest never ended): the figures cover the items present.
+   */
+  status: 'complete' | 'incomplete';
+  /** Items of the dataset without a result: 0 when complete; null when the total is unknown (ingest never ended). */
+  missingItems: number | null;
   startedAt: string;
-  finishedAt: string;
+  /** When the run finished; null for an incomplete run. */
+  finishedAt: string | null;
   counts: {
     /** Every dataset row of the run (after sampling): scored + failed. */
     items: number;
@@ -175,7 +183,8 @@ export function scoreFigures(
 
 /**
  * The report of a run from its results, which `results` must give in report order (so that
- * bootstrap intervals are reproducible). Streams them: counts, cost and latency as running sums,
+ * bootstrap intervals are reproducible). A run with fewer results than its dataset's items is
+ * `incomplete` and gets no finish time. Streams them: counts, cost and latency as running sums,
  * each scorer's rows compactly; `onResult` sees each result of that pass (the report files'
  * layout is gathered on it), and the family's own figures read the same pass through a relay.
  */
@@ -228,6 +237,7 @@ export async function buildReport(
   const failed = items - scored;
   const simulated = run.simulated || anySimulated;
   const { scores, primary, flat } = tally.figures();
+  const missingItems = run.total === undefined ? null : Math.max(0, run.total - items);
   return {
     schemaVersion: REPORT_SCHEMA_VERSION,
     runId: run.runId,
@@ -238,8 +248,10 @@ export async function buildReport(
     simulated,
     ...(simulated ? { notice: SIMULATED_NOTICE } : {}),
     dataset: run.datasetKey,
+    status: missingItems === 0 ? 'complete' : 'incomplete',
+    missingItems,
     startedAt: run.startedAt,
-    finishedAt,
+    finishedAt: missingItems === 0 ? finishedAt : null,
     counts: { items, scored, failed, invalidRows, errors: failed - invalidRows, byFailure },
     primaryScorer: primary,
     scores,

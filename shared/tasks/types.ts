@@ -89,6 +89,8 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
     scoreDefaults?: Record<string, unknown>;
     /** Columns a predictions file may hold the output in, tried in order (`assay score`). */
     outputColumns?: readonly string[];
+    /** Columns the gold is read from when the suite maps none, tried in order (`assay score` never takes it as the output). */
+    goldColumns?: readonly string[];
   };
   /** Short facts for report headers (GEC: judge and method). */
   config(suite: S): Record<string, string>;

@@ -64,3 +64,29 @@ export class LocalRunHistory implements RunHistory {
     yield* new LocalRunStore(found.dir).results(runId);
   }
 }
+
+/** How deep below a folder `findRunFolders` looks. */
+export const RUN_SEARCH_DEPTH = 6;
+
+/**
+ * The run folders (holding a run.json) at or below `root`, however they were placed (`--out`
+ * anywhere, a sweep's runs folder…), sorted by path. A run folder is not searched further;
+ * hidden folders, node_modules and symbolic links are skipped.
+ */
+export async function findRunFolders(root: string, maxDepth = RUN_SEARCH_DEPTH): Promise<string[]> {
+  const found: string[] = [];
+  async function visit(dir: string, depth: number): Promise<void> {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    if (entries.some((e) => e.isFile() && e.name === 'run.json')) {
+      found.push(dir);
+      return;
+    }
+    if (depth >= maxDepth) return;
+    for (const entry of entries) {
+      if (!entry.isDirectory() || entry.name.startsWith('.') || entry.name === 'node_modules') continue;
+      await visit(join(dir, entry.name), depth + 1);
+    }
+  }
+  await visit(root, 0);
+  return found.sort();
+}

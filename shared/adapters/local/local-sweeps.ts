@@ -1,11 +1,13 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { decodeRun } from '../../core/codec.js';
+import type { RunRecord } from '../../core/model.js';
 import type { Leaderboard, SweepStore } from '../../ports.js';
 import { type LeaderboardEntry, leaderboardEntry } from '../../reports/leaderboard.js';
 import type { Report } from '../../reports/report.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../sweeps/sweep.js';
 import { FolderBlobStore } from './folder-blob-store.js';
-import { LocalRunHistory } from './local-run-history.js';
+import { findRunFolders } from './local-run-history.js';
 
 const RECORD = 'sweep-record.json';
 
@@ -86,22 +88,47 @@ export class LocalSweepStore implements SweepStore {
 }
 
 /**
- * The local leaderboard: every finished run folder under the root with its report.json. Entries
- * are read from the reports, so `record` has nothing to keep.
+ * The local leaderboard: every finished run folder at or below the root (see `findRunFolders`)
+ * with its report.json. Entries are read from the reports, so `record` has nothing to keep.
  */
 export class LocalLeaderboard implements Leaderboard {
-  constructor(readonly root: string) {}
+  /** What the last `entries()` found: run folders, and those finished with a report. */
+  private found?: { folders: number; finished: number };
+
+  constructor(
+    readonly root: string,
+    private readonly onSkip: (dir: string, reason: string) => void = (dir, reason) =>
+      console.warn(`assay: skipping run folder ${dir}: ${reason}`),
+  ) {}
 
   async record(): Promise<void> {}
 
   async entries(): Promise<LeaderboardEntry[]> {
     const entries: LeaderboardEntry[] = [];
-    for (const { run, dir } of await new LocalRunHistory(this.root).runs()) {
+    const folders = await findRunFolders(this.root);
+    for (const dir of folders) {
+      const path = join(dir, 'run.json');
+      let run: RunRecord;
+      try {
+        run = decodeRun(JSON.parse(await readFile(path, 'utf8')), path);
+      } catch (error) {
+        this.onSkip(dir, (error as Error).message);
+        continue;
+      }
       if (run.status !== 'done') continue;
       const text = await readFile(join(dir, 'report.json'), 'utf8').catch(() => undefined);
       if (!text) continue;
-      entries.push(leaderboardEntry(JSON.parse(text) as Report));
+      const report = JSON.parse(text) as Report;
+      if (report.status === 'incomplete') continue;
+      entries.push(leaderboardEntry(report));
     }
+    this.found = { folders: folders.length, finished: entries.length };
     return entries;
+  }
+
+  /** Where the last `entries()` looked and what it found, for the screen. */
+  searched(): string {
+    const { folders, finished } = this.found ?? { folders: 0, finished: 0 };
+    return `leaderboard: looked in ${this.root} and below: ${folders} run folder${folders === 1 ? '' : 's'}, ${finished} finished with a report\n`;
   }
 }

@@ -86,6 +86,7 @@ export const gecFamily = defineFamily<GecSuite, GecOutput>({
     scoreDefaults: { judge: 'edit', method: 'baseline' },
     // Other tools' names first, then the gold file layouts (a gold file scored against itself).
     outputColumns: ['pred', 'prediction', 'judge_label', 'pred_specialized', ...GOLD_COLUMNS],
+    goldColumns: GOLD_COLUMNS,
   },
 
   config: (suite) => ({ judge: suite.judge, method: suite.method }),

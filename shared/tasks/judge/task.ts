@@ -113,7 +113,7 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   description:
     'A judge declared without code: a prompt whose placeholders are dataset columns, answering one of some labels or a number in a range.',
 
-  suite: { shape: judgeShape, check: checkJudgeSuite },
+  suite: { shape: judgeShape, check: checkJudgeSuite, goldColumns: GOLD_COLUMNS },
 
   config: (suite) => ({
     answer: suite.judge.labels

@@ -13,6 +13,8 @@ import { checkQaSuite, type QaSuite, qaColumns, qaShape } from './suite.js';
 
 const TYPES: readonly QuestionType[] = ['mcq', 'numeric', 'explanation'];
 const LETTERS = 'ABCDEFGH';
+/** Columns the key is read from when the suite maps none, in order. */
+const KEY_COLUMNS = ['answer', 'correct', 'key', 'answer_number'] as const;
 
 export interface QaOutput {
   answer: string;
@@ -168,6 +170,7 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
     check: checkQaSuite,
     scoreDefaults: { backends: [] },
     outputColumns: ['predicted', 'prediction', 'pred', 'output', 'answer_text'],
+    goldColumns: KEY_COLUMNS,
   },
 
   config: (suite) => ({
@@ -204,7 +207,7 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
       };
     if (!TYPES.includes(type))
       return { id, error: `type ${JSON.stringify(typed)} is not one of ${TYPES.join(', ')}` };
-    const keyCol = readColumn(record, cols.gold, ['answer', 'correct', 'key', 'answer_number']);
+    const keyCol = readColumn(record, cols.gold, KEY_COLUMNS);
     const key = keyCol?.value.trim();
     if (!key) return { id, error: `no key (column ${cols.gold ?? 'answer'})` };
 

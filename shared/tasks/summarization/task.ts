@@ -295,6 +295,7 @@ export const summarizationFamily = defineFamily<SummarizationSuite, SummaryOutpu
     columns: summarizationColumns,
     check: checkSummarizationSuite,
     outputColumns: ['summary', 'output', 'prediction', 'generated_summary'],
+    goldColumns: ['label'],
   },
 
   config: (suite) => ({

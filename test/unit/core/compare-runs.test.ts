@@ -17,6 +17,7 @@ import {
   COMPARISON_FILES,
   mcnemarReading,
   renderComparisonText,
+  SCREEN_FLIPPED_LIMIT,
   writeComparisonFiles,
 } from '../../../shared/reports/comparison.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
@@ -327,6 +328,32 @@ describe('assay compare', () => {
 
   const cli = (args: string[]) =>
     exec(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], { cwd: REPO });
+
+  it('shows --limit flipped items per scorer on screen (20 by default) and writes them all', async () => {
+    const root = await tempDir();
+    const { base, candidate } = sides();
+    await writeRunFolder(join(root, 'a'), base);
+    await writeRunFolder(join(root, 'b'), candidate);
+    const out = join(root, 'o');
+    const { stdout } = await cli(['compare', join(root, 'a'), join(root, 'b'), '--out', out, '--limit', '1']);
+    const blocks = (text: string) => text.split('\n').filter((line) => /^\[.+\] row \d+ /.test(line)).length;
+    expect(stdout).toContain('flipped items (4)');
+    expect(blocks(stdout)).toBe(1);
+    expect(stdout).toContain(
+      `… 3 more flipped items not shown (1 of 4): all of them in ${join(out, 'comparison.txt')}`,
+    );
+    const file = await readFile(join(out, 'comparison.txt'), 'utf8');
+    expect(blocks(file)).toBe(4);
+    expect(file).not.toContain('not shown');
+    // Without --limit: 20 at most, and all four here.
+    const all = await cli(['compare', join(root, 'a'), join(root, 'b')]);
+    expect(blocks(all.stdout)).toBe(4);
+    expect(SCREEN_FLIPPED_LIMIT).toBe(20);
+    const c = compareRuns(base, candidate);
+    expect(renderComparisonText(c, { limit: 2 })).toContain(
+      '… 2 more flipped items not shown (2 of 4): all of them in comparison.txt with --out <dir>, or raise --limit',
+    );
+  }, 60_000);
 
   it('compares two run folders and writes the comparison files', async () => {
     const root = await tempDir();

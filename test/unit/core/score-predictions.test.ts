@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { runSuite } from '../../../cli/local-run.js';
 import { scoringRun } from '../../../cli/score.js';
@@ -68,10 +69,10 @@ describe('assay score', () => {
     expect(report.counts).toEqual(before.counts);
   });
 
-  it('loads the AQUA gold files unedited through the CLI and scores a file against itself', async () => {
+  it('loads the AQUA gold files unedited through the CLI, and refuses to score a gold file against itself', async () => {
     const out = await tempDir();
     const gold = join(EXAMPLE_DATA, 'gold_en.csv');
-    const { stdout } = await assay([
+    const failed = await assay([
       'score',
       '--gold',
       gold,
@@ -80,17 +81,123 @@ describe('assay score', () => {
       '--out',
       out,
       '--no-progress',
-    ]);
-    expect(stdout).toContain('220 scored, 0 failed');
-    expect(stdout).toMatch(
-      /label: accuracy 1\.000 {2}macro F1 1\.000 {2}binary F1 1\.000 {2}Cohen's kappa 1\.000/,
+    ]).then(
+      () => undefined,
+      (e: { code: number; stdout: string; stderr: string }) => e,
     );
-    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
-    expect(report.metrics).toMatchObject({ accuracy: 1, macroF1: 1, kappa: 1, binary: { f1: 1 } });
-    expect(report.metrics.labels.sort()).toEqual(['FN', 'FP1', 'FP2', 'FP3', 'TN', 'TP']);
-    for (const file of ['report.txt', 'labeled.csv', 'errors.txt', 'correct.txt']) {
-      await expect(readFile(join(out, file), 'utf8')).resolves.toBeTruthy();
-    }
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain('cannot tell which column of gold_en.csv holds the predictions');
+    expect(failed?.stderr).toContain('"label" is the gold column of gold_en.csv');
+    expect(failed?.stderr).toContain('--pred-column');
+    // Naming the gold column as the prediction of the same file is refused too.
+    const named = await assay([
+      'score',
+      '--predictions',
+      gold,
+      '--pred-column',
+      'label',
+      '--out',
+      out,
+      '--no-progress',
+    ]).then(
+      () => undefined,
+      (e: { code: number; stderr: string }) => e,
+    );
+    expect(named?.code).toBe(1);
+    expect(named?.stderr).toContain('--pred-column label is the gold column of gold_en.csv');
+  }, 60_000);
+
+  it("never scores a run's labeled.csv gold column against the gold, and says which columns it read", async () => {
+    const dir = await tempDir();
+    // The layout of a run's labeled.csv: the gold copied as `gold`, the judge's label as `label`.
+    const labeled = join(dir, 'labeled.csv');
+    await writeFile(
+      labeled,
+      [
+        '\uFEFFidx,row,src,tgt,gold,status,failure,label,label.by,reason,output',
+        '0,1,I has a cat.,I have a cat.,TP,scored,,TP,sim:x,,',
+        '1,2,She go home.,She goes home.,TP,scored,,FP1,sim:x,,',
+        '2,3,We was late.,We were late.,FP2,scored,,FP2,sim:x,,',
+        '3,4,It are fine.,It is fine.,FP3,scored,,TP,sim:x,,',
+      ].join('\r\n'),
+    );
+    const gold = join(dir, 'gold.csv');
+    await writeFile(
+      gold,
+      'idx,src,tgt,label\n0,I has a cat.,I have a cat.,TP\n1,She go home.,She goes home.,TP\n2,We was late.,We were late.,FP2\n3,It are fine.,It is fine.,FP3\n',
+    );
+    const refused = await assay([
+      'score',
+      '--gold',
+      gold,
+      '--predictions',
+      labeled,
+      '--out',
+      join(dir, 'a'),
+      '--no-progress',
+    ]).then(
+      () => undefined,
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(refused?.code).toBe(1);
+    expect(refused?.stderr).toContain('cannot tell which column of labeled.csv holds the predictions');
+    expect(refused?.stderr).toContain('"gold", "label" are there but never taken for the prediction');
+    expect(refused?.stderr).toContain('--pred-column');
+
+    const { stdout } = await assay([
+      'score',
+      '--gold',
+      gold,
+      '--predictions',
+      labeled,
+      '--pred-column',
+      'label',
+      '--out',
+      join(dir, 'b'),
+      '--no-progress',
+    ]);
+    expect(stdout).toContain(
+      'scoring: prediction column "label" of labeled.csv against gold column "label" of gold.csv, joined on "idx"',
+    );
+    // Two of four right (rows 0 and 2), not the 1.000 of the gold against itself.
+    const report = JSON.parse(await readFile(join(dir, 'b', 'report.json'), 'utf8'));
+    expect(report.metrics.accuracy).toBeCloseTo(2 / 4, 12);
+  }, 60_000);
+
+  it("scores a declared judge's given answers without an API key (no model is called)", async () => {
+    const dir = await tempDir();
+    const replies = parse(await readFile(join(EXAMPLE_DATA, 'replies.csv'), 'utf8'), {
+      columns: true,
+    }) as { id: string; human: string }[];
+    // Every reply labeled by its gold, except the first, labeled rude.
+    const rows = replies.map((r, i) => `${r.id},${i === 0 ? 'rude' : r.human}`);
+    const predictions = join(dir, 'predictions.csv');
+    await writeFile(predictions, `id,pred\n${rows.join('\n')}\n`);
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
+    const { stdout } = await run(
+      process.execPath,
+      [
+        join(REPO, 'bin', 'assay.mjs'),
+        'score',
+        '--suite',
+        join(REPO, 'examples', 'reply-tone.suite.json'),
+        '--gold',
+        join(EXAMPLE_DATA, 'replies.csv'),
+        '--predictions',
+        predictions,
+        '--out',
+        join(dir, 'out'),
+        '--no-progress',
+      ],
+      { cwd: REPO, env },
+    );
+    expect(stdout).toContain(
+      'prediction column "pred" of predictions.csv against gold column "human" of replies.csv',
+    );
+    expect(stdout).toContain(`${replies.length} scored, 0 failed`);
+    const report = JSON.parse(await readFile(join(dir, 'out', 'report.json'), 'utf8'));
+    expect(report.metrics.accuracy).toBeCloseTo((replies.length - 1) / replies.length, 12);
+    expect(report.cost.calls).toBe(0);
   }, 60_000);
 
   it('with nothing scored, says n/a (null in report.json), never 0', async () => {
@@ -98,7 +205,8 @@ describe('assay score', () => {
     const predictions = join(dir, 'bad.csv');
     await writeFile(predictions, 'idx,pred\n0,maybe\n1,perhaps\n');
     const out = join(dir, 'out');
-    const { stdout } = await assay([
+    // Nothing scored ends the command with an error, after the report is written.
+    const failed = await assay([
       'score',
       '--gold',
       join(FIXTURES, 'gold.csv'),
@@ -107,7 +215,13 @@ describe('assay score', () => {
       '--out',
       out,
       '--no-progress',
-    ]);
+    ]).then(
+      () => undefined,
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stderr).toContain('nothing was scored: all 8 items failed');
+    const stdout = failed?.stdout ?? '';
     expect(stdout).toContain('0 scored, 8 failed');
     expect(stdout).toMatch(
       /label: accuracy n\/a {2}macro F1 n\/a {2}binary F1 n\/a {2}Cohen's kappa n\/a {2}\(n 0, unscored 8\)/,
