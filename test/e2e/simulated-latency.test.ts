@@ -7,7 +7,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../cli/local-run.js';
-import type { LatencySummary, Report } from '../../shared/reports/report.js';
+import type { LatencySummary } from '../../shared/metrics/stats.js';
+import type { Report } from '../../shared/reports/report.js';
 import { REPO, tempDir } from '../helpers.js';
 
 describe('simulated latency', () => {
