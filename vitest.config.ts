@@ -2,7 +2,9 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    testTimeout: 30_000,
+    // Hang guards, not speed checks: many tests start the CLI, moto or a synth, which on a
+    // loaded 2-core machine take far longer than when it is idle.
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     // Two at a time suits a 2-core machine.
     maxWorkers: 2,
