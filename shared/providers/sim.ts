@@ -14,7 +14,10 @@ import type { Completion, CompletionRequest, LlmProvider, Simulator } from './ty
 export interface SimOptions {
   /** Share of answers the family should make wrong, passed to the simulator. */
   noise: number;
-  /** Mean simulated latency; each call draws uniformly within ±50 %. */
+  /**
+   * Mean simulated latency; each call draws uniformly within ±50 %, waits that long and reports
+   * it as its latency.
+   */
   latencyMs: number;
   seed: number;
 }
@@ -59,7 +62,6 @@ export class SimProvider implements LlmProvider {
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     const model = request.model || this.name;
-    const started = performance.now();
     // Seeded by what the answer is about (the family's hint: item, backend, stage…) rather than
     // the prompt's wording, so editing a prompt does not reshuffle simulated answers.
     const key = JSON.stringify([
@@ -69,7 +71,9 @@ export class SimProvider implements LlmProvider {
       request.history ?? [],
       request.simulation ?? request.prompt,
     ]);
-    // Latency draws from its own stream so that changing latency never changes answers.
+    // Latency draws from its own stream so that changing latency never changes answers. The
+    // drawn latency is what the answer reports, not the time the wait took: a simulated run's
+    // latency figures are the same on every machine, however loaded, and in either shell.
     const latencyRng = seededRandom(`${key}#latency`);
     const delay = this.options.latencyMs * (0.5 + latencyRng());
     if (delay > 0) await this.sleep(delay, signal);
@@ -88,7 +92,7 @@ export class SimProvider implements LlmProvider {
       text,
       finishReason: 'stop',
       usage: { input: approxTokens(inputText), output: approxTokens(text), cached: 0 },
-      latencyMs: performance.now() - started,
+      latencyMs: delay,
       prices: EMBEDDED_PRICES,
       simulated: true,
     });

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { setTimeout } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRows } from '../../shared/datasets/read.js';
 import { type FakeCall, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
@@ -16,6 +17,11 @@ import { REPO, tempDir } from '../helpers.js';
 
 const ITEMS = 40;
 const CONCURRENCY = 4;
+/**
+ * The fake answers this many requests of the first run and holds every later one until the
+ * kill: the first run cannot finish before it is killed, however slow or fast the machine.
+ */
+const ANSWERED_BEFORE_KILL = 16;
 
 async function goldRows(): Promise<{ header: string; lines: string[] }> {
   const text = await readFile(join(REPO, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv'), 'utf8');
@@ -56,6 +62,9 @@ describe('a killed run resumes', () => {
   let dir: string;
   let suitePath: string;
   let uniquePairs = 0;
+  /** Until the kill: answer ANSWERED_BEFORE_KILL requests, hold the others (never answered). */
+  let holding = true;
+  let answered = 0;
   // The judged pair identifies the item (some sentences repeat with different edits).
   const itemOf = (call: { promptText: string }) =>
     /<original>\n(.*)\n<\/original>\n\n<suggested>\n(.*)\n<\/suggested>/
@@ -92,8 +101,9 @@ describe('a killed run resumes', () => {
         .update(itemOf(call) ?? '')
         .digest();
       const label = ['TP', 'FP3', 'TP', 'FP2', 'TP', 'FP1'][digest[0]! % 6];
-      // biome-ignore lint/suspicious/noThenProperty: `then` is the fake's field for the delayed reply
-      return { hangMs: 60, then: { text: JSON.stringify({ label, reason: 'fake model' }) } };
+      if (holding && answered >= ANSWERED_BEFORE_KILL) return { hangMs: 600_000 };
+      answered += 1;
+      return { text: JSON.stringify({ label, reason: 'fake model' }) };
     });
   });
 
@@ -106,14 +116,14 @@ describe('a killed run resumes', () => {
     const env = { ...fake.env, ASSAY_CACHE_DIR: join(dir, 'cache') };
     const args = ['run', suitePath, '--out', runDir, '--no-progress'];
 
-    // 1. Start, and kill -9 once a third of the items have results.
+    // 1. Start, and kill -9 once a quarter of the items have results (the fake holds the
+    // requests past its first answers, so the run is still going when it is killed).
     const first = assay(args, env);
     const firstExit = finished(first);
     let doneAtKill: string[] = [];
-    for (let i = 0; i < 400; i += 1) {
+    while (doneAtKill.length < ITEMS / 4) {
+      await setTimeout(25);
       doneAtKill = await resultIds(runDir);
-      if (doneAtKill.length >= ITEMS / 3) break;
-      await new Promise((r) => setTimeout(r, 25));
     }
     first.kill('SIGKILL');
     const { code } = await firstExit;
@@ -121,9 +131,10 @@ describe('a killed run resumes', () => {
     doneAtKill = await resultIds(runDir);
     expect(doneAtKill.length).toBeGreaterThan(0);
     expect(doneAtKill.length).toBeLessThan(ITEMS);
-    // Let requests that were in flight at the kill reach the fake, so we count them.
-    await new Promise((r) => setTimeout(r, 300));
+    // Every request the killed run sent has reached the fake once its connections are closed.
+    await fake.disconnected();
     const requestsBefore = fake.requests.length;
+    holding = false;
 
     // 2. The same command again finishes the run.
     const second = await finished(assay(args, env));

@@ -142,6 +142,10 @@ export interface VendorFake {
   setHandler(handler?: FakeHandler): void;
   /** Forgets recorded requests. */
   reset(): void;
+  /** Connections open right now (a client's, until it or its process closes them). */
+  readonly openConnections: number;
+  /** Resolves once no connection is open: e.g. every socket of a killed client has closed. */
+  disconnected(): Promise<void>;
   /** Stops the server, dropping hung connections. */
   close(): Promise<void>;
 }
@@ -182,6 +186,17 @@ export async function startVendorFake(
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
       if (!res.headersSent) send(res, 500, { error: { message: `vendor fake crashed: ${String(error)}` } });
+    });
+  });
+  let openConnections = 0;
+  let onDisconnected: (() => void)[] = [];
+  server.on('connection', (socket) => {
+    openConnections += 1;
+    socket.once('close', () => {
+      openConnections -= 1;
+      if (openConnections > 0) return;
+      for (const resolve of onDisconnected) resolve();
+      onDisconnected = [];
     });
   });
 
@@ -587,6 +602,14 @@ export async function startVendorFake(
     requests,
     get throttled() {
       return throttled;
+    },
+    get openConnections() {
+      return openConnections;
+    },
+    disconnected() {
+      return openConnections === 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => onDisconnected.push(resolve));
     },
     env: {
       OPENAI_API_KEY: 'test-openai-key',

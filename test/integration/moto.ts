@@ -1,8 +1,25 @@
 /**
  * moto_server for integration tests: the harness lives in cli/cloud/moto.ts (the local cloud
- * uses it too); these are the names the tests use. Start one per test file.
+ * uses it too); these are the names the tests use.
  */
-import { type CloudResources, purgeQueues } from '../../cli/cloud/moto.js';
+import { inject } from 'vitest';
+import {
+  type CloudResources,
+  type Moto,
+  purgeQueues,
+  startMoto as startOwnMoto,
+} from '../../cli/cloud/moto.js';
+
+/**
+ * The moto_server of this test worker, started once for the run (./moto-global-setup.ts);
+ * its `stop()` leaves it running for the next file. Outside that setup, a server of its own.
+ */
+export async function startMoto(): Promise<Moto> {
+  const endpoints = inject('motoEndpoints') ?? [];
+  if (endpoints.length === 0) return startOwnMoto();
+  const worker = Math.max(1, Number(process.env.VITEST_POOL_ID) || 1);
+  return { endpoint: endpoints[(worker - 1) % endpoints.length]!, stop: async () => {} };
+}
 
 /** Empties every queue of the stack, so one test's leftovers never reach the next. */
 export async function resetAllQueues(
@@ -30,6 +47,5 @@ export {
   purgeQueues as resetQueues,
   type QueueRef,
   type ResourceNames as TestResourceNames,
-  startMoto,
   uniqueNames,
 } from '../../cli/cloud/moto.js';

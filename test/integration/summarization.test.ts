@@ -17,12 +17,16 @@ import { motoClients, startMoto } from './moto.js';
 
 afterAll(snapshotEnv());
 
-/** What must agree between the shells: every score's figures (latency and dates differ). */
+/**
+ * What must agree between the shells: every score's figures, and latency (the simulators report
+ * the latency they draw, not the machine's); dates differ.
+ */
 const comparable = (r: Report) => ({
   counts: r.counts,
   scores: r.scores,
   metrics: r.metrics,
   cost: r.cost.totalUsd,
+  latencyMs: r.latencyMs,
 });
 
 describe('summarization on moto', () => {

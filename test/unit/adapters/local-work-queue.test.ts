@@ -17,14 +17,15 @@ describe('LocalWorkQueue', () => {
       }
       queue.close();
     })();
-    await new Promise((r) => setTimeout(r, 20));
+    // Past every microtask the producer could run: it has filled the queue and waits.
+    await new Promise((r) => setImmediate(r));
     expect(sent).toBe(3); // the fourth send waits for room
     const seen: string[] = [];
     let most = 0;
     await pool(queue, 2, async (m) => {
       most = Math.max(most, sent - seen.length);
       seen.push(m.item.id);
-      await new Promise((r) => setTimeout(r, 1));
+      await new Promise((r) => setImmediate(r));
     });
     await producer;
     expect(seen).toHaveLength(10);

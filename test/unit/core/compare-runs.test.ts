@@ -373,7 +373,7 @@ describe('assay compare', () => {
 
     const json = await cli(['compare', join(root, 'a'), join(root, 'b'), '--json']);
     expect(JSON.parse(json.stdout)).toEqual(written);
-  }, 60_000);
+  }, 180_000);
 
   it('refuses a folder without run.json, and runs of different tasks', async () => {
     const root = await tempDir();
@@ -411,5 +411,5 @@ describe('assay compare', () => {
       code: 1,
       stderr: expect.stringMatching(/run\.json: the run's suite does not validate with this Assay/),
     });
-  }, 60_000);
+  }, 180_000);
 });

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement, Duration, Stack, Validations } from 'aws-cdk-lib';
@@ -39,26 +39,16 @@ const outdirs: string[] = [];
 
 /**
  * Builds the stack the way infra/app.ts does (cdk.json flags, cdk-nag registered) and
- * synthesizes it; the synth fails if cdk-nag reports an unacknowledged finding. `bundle:
- * false` uses CDK's own switch for skipping asset bundling (as `cdk ls` does).
+ * synthesizes it; the synth fails if cdk-nag reports an unacknowledged finding. Asset bundling
+ * is skipped through CDK's own switch (as `cdk ls` does).
  */
-function synthesize(config: AssayConfig, { bundle }: { bundle: boolean }): Synthesized {
+function synthesize(config: AssayConfig): Synthesized {
   const outdir = mkdtempSync(join(tmpdir(), 'assay-infra-test-'));
   outdirs.push(outdir);
-  const app = new App({
-    outdir,
-    context: { ...CDK_CONTEXT, ...(bundle ? {} : { 'aws:cdk:bundling-stacks': [] }) },
-  });
+  const app = new App({ outdir, context: { ...CDK_CONTEXT, 'aws:cdk:bundling-stacks': [] } });
   const stack = new AssayStack(app, 'AssayStack', { config });
   addNagChecks(app);
   return { app, stack, template: Template.fromStack(stack), outdir };
-}
-
-/** The asset folders of a synth (file assets, like the AWS CLI layer zip, are left out). */
-function assetFolders(outdir: string): string[] {
-  return readdirSync(outdir, { withFileTypes: true })
-    .filter((entry) => entry.isDirectory() && entry.name.startsWith('asset.'))
-    .map((entry) => entry.name);
 }
 
 /** Logical id of the CloudFormation resource behind an L2 construct. */
@@ -95,14 +85,14 @@ afterAll(() => {
   for (const dir of outdirs) rmSync(dir, { recursive: true, force: true });
 });
 
-describe('AssayStack with real bundles', () => {
-  let built: Synthesized;
+// Bundling the five handlers (esbuild, minified, with source maps) is checked once, on what
+// `cdk synth` writes (test/integration/synth.test.ts); these synths skip it.
+describe('AssayStack', () => {
   let template: Template;
   let stack: AssayStack;
 
   beforeAll(() => {
-    built = synthesize({ ...DEFAULT_CONFIG, workerMaxConcurrency: WORKER_MAX_CONCURRENCY }, { bundle: true });
-    ({ template, stack } = built);
+    ({ template, stack } = synthesize({ ...DEFAULT_CONFIG, workerMaxConcurrency: WORKER_MAX_CONCURRENCY }));
   }, 180_000);
 
   describe('bucket', () => {
@@ -286,31 +276,6 @@ describe('AssayStack with real bundles', () => {
         expect(variables.POWERTOOLS_METRICS_NAMESPACE).toBe('Assay');
       }
     });
-
-    it('bundles each handler locally into an ESM file with the createRequire banner and a source map', () => {
-      const assets = assetFolders(built.outdir);
-      const bundles = assets.filter((dir) => readdirSync(join(built.outdir, dir)).includes('index.mjs'));
-      expect(bundles).toHaveLength(5);
-      for (const dir of bundles) {
-        const code = readFileSync(join(built.outdir, dir, 'index.mjs'), 'utf8');
-        expect(code.startsWith("import { createRequire } from 'module'; const require = createRequire")).toBe(
-          true,
-        );
-        expect(readdirSync(join(built.outdir, dir))).toContain('index.mjs.map');
-      }
-    });
-
-    it("ships the repo's prompts/ folder inside the ingest bundle only", () => {
-      const withPrompts = assetFolders(built.outdir).filter((dir) =>
-        readdirSync(join(built.outdir, dir)).includes('prompts'),
-      );
-      expect(withPrompts).toHaveLength(1);
-      const ingestCode = (template.toJSON().Resources as Resources)[logicalId(stack, stack.functions.ingest)]!
-        .Properties.Code as { S3Key: string };
-      expect(ingestCode.S3Key).toBe(`${withPrompts[0]!.slice('asset.'.length)}.zip`);
-      const promptFiles = readdirSync(join(built.outdir, withPrompts[0]!, 'prompts'), { recursive: true });
-      expect(promptFiles.some((file) => String(file).endsWith('.md'))).toBe(true);
-    });
   });
 
   describe('event source mappings', () => {
@@ -446,12 +411,9 @@ describe('AssayStack with real bundles', () => {
   });
 });
 
-describe('AssayStack options (bundling skipped)', () => {
+describe('AssayStack options', () => {
   it('imports providerSecretArn instead of creating a secret, and gives it to the worker', () => {
-    const { stack, template } = synthesize(
-      { ...DEFAULT_CONFIG, providerSecretArn: SECRET_ARN },
-      { bundle: false },
-    );
+    const { stack, template } = synthesize({ ...DEFAULT_CONFIG, providerSecretArn: SECRET_ARN });
     template.resourceCountIs('AWS::SecretsManager::Secret', 0);
     template.hasResourceProperties('AWS::Lambda::Function', {
       Environment: { Variables: Match.objectLike({ PROVIDER_SECRET_ARN: SECRET_ARN }) },
@@ -460,10 +422,7 @@ describe('AssayStack options (bundling skipped)', () => {
   }, 60_000);
 
   it('notifies alarmEmail through an SSL-only topic from every dead-letter alarm', () => {
-    const { stack, template } = synthesize(
-      { ...DEFAULT_CONFIG, alarmEmail: 'ops@example.com' },
-      { bundle: false },
-    );
+    const { stack, template } = synthesize({ ...DEFAULT_CONFIG, alarmEmail: 'ops@example.com' });
     template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
       Endpoint: 'ops@example.com',
@@ -482,7 +441,7 @@ describe('AssayStack options (bundling skipped)', () => {
 
   it('gives the workers the fleet rate limits (rateLimits) as ASSAY_LIMITS, and only them', () => {
     const rateLimits = 'openai:gpt-4o-mini=3000rpm,2000000tpm';
-    const { stack, template } = synthesize({ ...DEFAULT_CONFIG, rateLimits }, { bundle: false });
+    const { stack, template } = synthesize({ ...DEFAULT_CONFIG, rateLimits });
     const env = (fn: IConstruct) => {
       const properties = (template.toJSON().Resources as Resources)[logicalId(stack, fn)]!.Properties;
       return (properties.Environment as { Variables: Record<string, unknown> }).Variables;
@@ -492,7 +451,7 @@ describe('AssayStack options (bundling skipped)', () => {
   }, 60_000);
 
   it('lets the data go with the stack when retainData is false', () => {
-    const { template } = synthesize({ ...DEFAULT_CONFIG, retainData: false }, { bundle: false });
+    const { template } = synthesize({ ...DEFAULT_CONFIG, retainData: false });
     template.hasResource('AWS::DynamoDB::Table', {
       DeletionPolicy: 'Delete',
       Properties: Match.objectLike({ DeletionProtectionEnabled: false }),

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { ProviderError } from '../../../shared/providers/errors.js';
 import { costOf, EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import type { CompletionRequest, JsonSchemaSpec, LlmProvider } from '../../../shared/providers/types.js';
+import { fakeClock, requestsSeen } from '../../fakes/fake-clock.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 import { DEFAULT_FAKE_TEXT, sequence, startVendorFake } from '../../fakes/vendor-fake.js';
 
@@ -135,11 +136,14 @@ describe.each(BACKENDS)('$vendor adapter against the real SDK', ({ id, vendor })
   });
 
   it('maps a hung request to a retryable timeout error', async () => {
-    fake.setHandler(sequence({ hangMs: 2_000 }));
+    fakeClock();
+    fake.setHandler(sequence({ hangMs: 60_000 }));
 
-    const error = await failure(provider(id, 150).complete(request(id)));
+    const error = failure(provider(id, 150).complete(request(id)));
+    await requestsSeen(fake, 1);
+    await vi.advanceTimersByTimeAsync(150);
 
-    expect(error).toMatchObject({ kind: 'timeout', retryable: true });
+    expect(await error).toMatchObject({ kind: 'timeout', retryable: true });
   });
 
   it('maps a 200 with a malformed JSON body to a retryable server error', async () => {
@@ -163,12 +167,18 @@ describe.each(BACKENDS)('$vendor adapter against the real SDK', ({ id, vendor })
   });
 
   it('throws the caller abort reason, not a retryable error, when the caller aborts', async () => {
-    fake.setHandler(sequence({ hangMs: 2_000 }));
+    fakeClock();
+    fake.setHandler(sequence({ hangMs: 60_000 }));
     const controller = new AbortController();
     const reason = new Error('run cancelled');
-    setTimeout(() => controller.abort(reason), 50);
 
-    await expect(provider(id).complete(request(id), controller.signal)).rejects.toBe(reason);
+    const error = provider(id)
+      .complete(request(id), controller.signal)
+      .catch((e: unknown) => e);
+    await requestsSeen(fake, 1);
+    controller.abort(reason);
+
+    expect(await error).toBe(reason);
   });
 });
 

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import type { LlmCache } from '../../../shared/ports.js';
 import { cacheKey, callModel, canonicalJson } from '../../../shared/providers/call.js';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
@@ -33,13 +33,25 @@ describe('callModel cache', () => {
     const provider = openai();
 
     const first = await callModel(provider, request, { cache, maxAttempts: 2 });
-    const second = await callModel(provider, { ...request }, { cache, maxAttempts: 2 });
+    // The lookup takes 3 ms on a fake clock: a hit reports the lookup's time, not the answer's.
+    vi.useFakeTimers({ toFake: ['performance'] });
+    onTestFinished(() => {
+      vi.useRealTimers();
+    });
+    const slowCache: LlmCache = {
+      get: async (key) => {
+        vi.advanceTimersByTime(3);
+        return cache.get(key);
+      },
+      put: (key, completion) => cache.put(key, completion),
+    };
+    const second = await callModel(provider, { ...request }, { cache: slowCache, maxAttempts: 2 });
 
     expect(fake.requests).toHaveLength(1);
     expect(first.cached).toBe(false);
     expect(first.costUsd).toBeGreaterThan(0);
     expect(second).toMatchObject({ cached: true, costUsd: 0, text: first.text, usage: first.usage });
-    expect(second.latencyMs).toBeLessThan(first.latencyMs);
+    expect(second.latencyMs).toBe(3);
   });
 
   it("reports what a hit saved; a hit on the payer's own answer keeps its cost instead", async () => {
@@ -121,6 +133,19 @@ describe('callModel cache', () => {
     expect(resumed).toMatchObject({ cached: true, costUsd: paid.costUsd });
     expect(other.cached).toBe(false);
     expect(sharing.cached).toBe(false);
+  });
+
+  it('reports the latency a simulated answer drew, every time, with or without a cache', async () => {
+    const cache = new MemoryCache();
+    const sim = new SimProvider('gold', { latencyMs: 40 }, { sleep: async () => {} });
+    const ask = { model: 'gold', prompt: 'x', simulation: { family: 'gec' } };
+
+    const drawn = (await sim.complete(ask)).latencyMs;
+    const first = await callModel(sim, ask, { cache });
+    const second = await callModel(sim, ask, { cache });
+
+    expect(drawn).toBeGreaterThanOrEqual(20);
+    expect([first.latencyMs, second.latencyMs]).toEqual([drawn, drawn]);
   });
 
   it('never caches simulated providers', async () => {

@@ -1,9 +1,10 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { callModel } from '../../../shared/providers/call.js';
 import { ProviderError, RetriesExhaustedError } from '../../../shared/providers/errors.js';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import { parseRetryAfterMs, retryDelayMs, withRetry } from '../../../shared/providers/retry.js';
+import { fakeClock, requestsSeen } from '../../fakes/fake-clock.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 import { sequence } from '../../fakes/vendor-fake.js';
 
@@ -125,18 +126,25 @@ describe('withRetry', () => {
   });
 
   it('stops waiting when the signal aborts', async () => {
+    fakeClock();
     const controller = new AbortController();
     const reason = new Error('stop');
     setTimeout(() => controller.abort(reason), 20);
+    let calls = 0;
 
-    await expect(
-      withRetry(
-        async () => {
-          throw transient(60_000);
-        },
-        { maxAttempts: 3, signal: controller.signal, maxDelayMs: 60_000 },
-      ),
-    ).rejects.toBe(reason);
+    const outcome = withRetry(
+      async () => {
+        calls++;
+        throw transient(60_000);
+      },
+      { maxAttempts: 3, signal: controller.signal, maxDelayMs: 60_000 },
+    ).catch((e: unknown) => e);
+    await vi.advanceTimersByTimeAsync(20);
+
+    // Aborted 20 ms into a 60 s wait: the reason at once, no second attempt.
+    expect(await outcome).toBe(reason);
+    expect(calls).toBe(1);
+    expect(vi.getTimerCount()).toBe(0);
   });
 });
 
@@ -210,10 +218,17 @@ describe('retries against the vendor fake (real SDKs)', () => {
     });
 
     it('retries a timeout', async () => {
-      fake.setHandler(sequence({ hangMs: 2_000 }));
+      fakeClock();
+      // The first request hangs (on the fake clock, so only the client's timeout can end it).
+      fake.setHandler(sequence({ hangMs: 60_000 }));
       const { sleep } = recordingSleep();
 
-      const completion = await callModel(make(200), { model, prompt: 'hi' }, { maxAttempts: 2, sleep });
+      const pending = callModel(make(200), { model, prompt: 'hi' }, { maxAttempts: 2, sleep });
+      await requestsSeen(fake, 1);
+      await vi.advanceTimersByTimeAsync(199);
+      expect(fake.requests).toHaveLength(1);
+      await vi.advanceTimersByTimeAsync(1);
+      const completion = await pending;
 
       expect(completion.finishReason).toBe('stop');
       expect(fake.requests).toHaveLength(2);

@@ -127,6 +127,30 @@ describe('SimProvider', () => {
     expect(waits.at(-1)).toBe(waits[0]);
   });
 
+  it('reports the latency it drew, not the time the wait took', async () => {
+    const waits: number[] = [];
+    // A wait that returns at once: a loaded machine would make it longer, neither may show.
+    const sim = new SimProvider(
+      'gold',
+      { latencyMs: 100 },
+      {
+        simulator,
+        sleep: async (ms) => {
+          waits.push(ms);
+        },
+      },
+    );
+
+    const completions = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => sim.complete(ask(`item ${i}`))),
+    );
+    const again = await sim.complete(ask('item 3'));
+
+    expect(completions.map((c) => c.latencyMs)).toEqual(waits.slice(0, 20));
+    expect(again.latencyMs).toBe(completions[3]!.latencyMs);
+    expect(Math.min(...waits)).toBeGreaterThanOrEqual(50);
+  });
+
   it('seededRandom is uniform enough on [0, 1)', () => {
     const rng = seededRandom('x');
     const draws = Array.from({ length: 10_000 }, rng);
