@@ -174,7 +174,7 @@ async function callAndStore(
 ): Promise<Completion> {
   const { limiter, signal } = options;
   const attempt = limiter
-    ? () => limiter.run(request, () => provider.complete(request, signal), signal)
+    ? (n: number) => limiter.run(request, () => provider.complete(request, signal), signal, n)
     : () => provider.complete(request, signal);
   const completion = await withRetry(attempt, {
     maxAttempts: options.maxAttempts ?? 5,

@@ -276,6 +276,14 @@ export const THROTTLE_SHARE = 0.1;
 /** Until this many answers were seen, every 429 counts as the model being over its limit. */
 export const THROTTLE_MIN_SAMPLE = 20;
 
+/**
+ * A 429 on this attempt of a call (its second retry) means the model is over its limit whatever
+ * the share says: random refusals at a few percent refuse one call's attempts again and again
+ * only about once in tens of thousands of calls, while a call left to retry alone under a real
+ * limit is refused until its attempts run out and its item is lost.
+ */
+export const REFUSED_RETRY_ATTEMPT = 3;
+
 /** A call is not counted as progressing once it has run this many times the usual latency… */
 export const STALL_FACTOR = 4;
 /** …nor ever before this long (ms), */
@@ -352,7 +360,13 @@ export class ModelLimiter {
   }
 
   /** Runs one attempt of a call under the limits. A 429 cuts the ceiling and pauses the model for its retry-after. */
-  async run<T>(request: CompletionRequest, attempt: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+  async run<T>(
+    request: CompletionRequest,
+    attempt: () => Promise<T>,
+    signal?: AbortSignal,
+    /** Which attempt of the call this is (1-based): a call refused again and again is no noise. */
+    attemptNo = 1,
+  ): Promise<T> {
     // A waiter is handed its slot already counted (see release), so nobody overtakes it.
     if (this.waiting.length === 0 && this.inFlight < this.aimd.allowed) this.inFlight += 1;
     else {
@@ -377,7 +391,7 @@ export class ModelLimiter {
       return value;
     } catch (error) {
       if (error instanceof ProviderError && error.kind === 'rate_limit')
-        this.throttled(epoch, error.retryAfterMs);
+        this.throttled(epoch, error.retryAfterMs, attemptNo >= REFUSED_RETRY_ATTEMPT);
       throw error;
     } finally {
       // An overdue call handed its slot on when it became overdue.
@@ -458,13 +472,14 @@ export class ModelLimiter {
 
   /**
    * A 429. When 429s are more than {@link THROTTLE_SHARE} of the latest answers (or too few
-   * answers were seen to tell), the model is over its limit: the window is cut and every caller
-   * waits out the retry-after. Otherwise only the refused call waits (its retry).
+   * answers were seen to tell), or a call is refused on its {@link REFUSED_RETRY_ATTEMPT}rd
+   * attempt, the model is over its limit: the window is cut and every caller waits out the
+   * retry-after. Otherwise only the refused call waits (its retry).
    */
-  private throttled(epoch: number, retryAfterMs: number | undefined): void {
+  private throttled(epoch: number, retryAfterMs: number | undefined, retried: boolean): void {
     this.throttles += 1;
     this.heard(1);
-    if (this.recentCount >= THROTTLE_MIN_SAMPLE && this.throttleShare <= THROTTLE_SHARE) return;
+    if (!retried && this.recentCount >= THROTTLE_MIN_SAMPLE && this.throttleShare <= THROTTLE_SHARE) return;
     this.aimd.throttled(epoch, this.inFlight);
     if (retryAfterMs !== undefined && retryAfterMs > 0)
       this.pausedUntil = Math.max(this.pausedUntil, this.now() + retryAfterMs);

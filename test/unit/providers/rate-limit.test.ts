@@ -192,6 +192,40 @@ describe('ModelLimiter', () => {
     expect(sleeps).toEqual([2_000]);
   });
 
+  it('takes a call refused three times for the model over its limit, however rare 429s are', async () => {
+    let now = 0;
+    const sleeps: number[] = [];
+    const limiter = new ModelLimiter('openai:m', undefined, {
+      store: new MemoryRateLimitStore(() => now),
+      maxConcurrency: 8,
+      now: () => now,
+      sleep: async (ms) => {
+        sleeps.push(ms);
+        now += ms;
+      },
+    });
+    for (let i = 0; i < 30; i++) await limiter.run(request, async () => i);
+    const refuse = (attemptNo: number) =>
+      limiter.run(
+        request,
+        async () => {
+          throw new ProviderError('slow down', 'rate_limit', 'openai:m', 429, 2_000);
+        },
+        undefined,
+        attemptNo,
+      );
+    // A first attempt and its retry refused among 30 answers: noise.
+    await expect(refuse(1)).rejects.toThrow('slow down');
+    await expect(refuse(2)).rejects.toThrow('slow down');
+    expect(limiter.aimd.allowed).toBe(8);
+    expect(sleeps).toEqual([]);
+    // Its second retry refused too (3 in 33 still): left alone it would be refused until it gives up.
+    await expect(refuse(3)).rejects.toThrow('slow down');
+    expect(limiter.aimd.allowed).toBe(1);
+    await limiter.run(request, async () => 'after');
+    expect(sleeps).toEqual([2_000]);
+  });
+
   it('keeps the window at or above an eighth of the caller concurrency', () => {
     const limiters = new RateLimiters({ store: new MemoryRateLimitStore() });
     const limiter = limiters.for('openai:m', undefined, 64);
