@@ -119,17 +119,7 @@ describe('ModelLimiter', () => {
   };
 
   it('cuts the calls in flight on a 429 and makes every caller wait out its retry-after', async () => {
-    let now = 0;
-    const sleeps: number[] = [];
-    const limiter = new ModelLimiter('openai:m', undefined, {
-      store: new MemoryRateLimitStore(() => now),
-      maxConcurrency: 8,
-      now: () => now,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        now += ms;
-      },
-    });
+    const { limiter, sleeps } = limiterOnFakeClock();
     const gates = Array.from({ length: 8 }, deferred);
     let started = 0;
     const calls = gates.map((gate, i) =>
@@ -163,17 +153,7 @@ describe('ModelLimiter', () => {
   });
 
   it('takes a lone 429 among answered calls for noise: only the refused call waits', async () => {
-    let now = 0;
-    const sleeps: number[] = [];
-    const limiter = new ModelLimiter('openai:m', undefined, {
-      store: new MemoryRateLimitStore(() => now),
-      maxConcurrency: 8,
-      now: () => now,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        now += ms;
-      },
-    });
+    const { limiter, sleeps } = limiterOnFakeClock();
     for (let i = 0; i < 30; i++) await limiter.run(request, async () => i);
     const refuse = () =>
       limiter.run(request, async () => {
@@ -193,17 +173,7 @@ describe('ModelLimiter', () => {
   });
 
   it('takes a call refused three times for the model over its limit, however rare 429s are', async () => {
-    let now = 0;
-    const sleeps: number[] = [];
-    const limiter = new ModelLimiter('openai:m', undefined, {
-      store: new MemoryRateLimitStore(() => now),
-      maxConcurrency: 8,
-      now: () => now,
-      sleep: async (ms) => {
-        sleeps.push(ms);
-        now += ms;
-      },
-    });
+    const { limiter, sleeps } = limiterOnFakeClock();
     for (let i = 0; i < 30; i++) await limiter.run(request, async () => i);
     const refuse = (attemptNo: number) =>
       limiter.run(
@@ -309,3 +279,19 @@ describe('declared limits', () => {
     ).toBe(13 + 100);
   });
 });
+
+/** A limiter of 8 calls on a fake clock whose sleeps are recorded and pass at once. */
+function limiterOnFakeClock(): { limiter: ModelLimiter; sleeps: number[] } {
+  let now = 0;
+  const sleeps: number[] = [];
+  const limiter = new ModelLimiter('openai:m', undefined, {
+    store: new MemoryRateLimitStore(() => now),
+    maxConcurrency: 8,
+    now: () => now,
+    sleep: async (ms) => {
+      sleeps.push(ms);
+      now += ms;
+    },
+  });
+  return { limiter, sleeps };
+}
