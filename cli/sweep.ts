@@ -15,7 +15,17 @@ export interface LocalSweepResult {
   /** The folder holding the variants' run folders (`outDir` itself when the sweep was given one). */
   runsDir: string;
   sweep: SweepReport;
-  runs: { variant: string; run: RunRecord; outDir: string; report: Report }[];
+  runs: { variant: string; run: RunRecord; outDir: string; report: Report; unscorable?: string }[];
+}
+
+/**
+ * Why the sweep cannot stand: the variants that scored nothing, each with its reason. The
+ * command ends with an error on it (after the sweep's summary), as a run that scored nothing does.
+ */
+export function unscorableVariants(result: LocalSweepResult): string | undefined {
+  const empty = result.runs.filter((r) => r.unscorable !== undefined);
+  if (empty.length === 0) return undefined;
+  return empty.map((r) => `variant ${r.variant}: ${r.unscorable}`).join('\n');
 }
 
 /**
@@ -47,7 +57,13 @@ export async function runSweep(
       runsDir,
     });
     if (done.outcome.status !== 'written') throw new Error(`variant ${variant.name}: ${done.outcome.reason}`);
-    runs.push({ variant: variant.name, run: done.run, outDir: done.outDir, report: done.outcome.report });
+    runs.push({
+      variant: variant.name,
+      run: done.run,
+      outDir: done.outDir,
+      report: done.outcome.report,
+      ...(done.unscorable ? { unscorable: done.unscorable } : {}),
+    });
   }
 
   const sweeps = sweepDir ? new LocalSweepStore(sweepDir, { oneSweep: true }) : new LocalSweepStore(runsDir);

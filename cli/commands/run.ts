@@ -7,7 +7,7 @@ import { isSweep } from '../../shared/sweeps/variants.js';
 import { discoverSuites, promptChanges } from '../changed.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from '../local-run.js';
 import { progressReporter } from '../progress.js';
-import { runSweep } from '../sweep.js';
+import { runSweep, unscorableVariants } from '../sweep.js';
 import { comparisonLine, failOnRequiredGate, summary, sweepSummary } from './summary.js';
 
 /** The embedded example that `assay quickstart` (and `assay cloud` without a suite) runs. */
@@ -70,6 +70,8 @@ async function run(
       onVariant: (name, i, n) => process.stderr.write(`\nvariant ${i + 1}/${n}: ${name}\n`),
     });
     process.stdout.write(sweepSummary(done));
+    const unscorable = unscorableVariants(done);
+    if (unscorable) throw new Error(unscorable);
     failOnRequiredGate(done.sweep);
     return;
   }

@@ -3,7 +3,7 @@ import { validateSuite } from '../../shared/core/suite.js';
 import { runSuite } from '../local-run.js';
 import { progressReporter } from '../progress.js';
 import { configurations, scoringRun } from '../score.js';
-import { runSweep } from '../sweep.js';
+import { runSweep, unscorableVariants } from '../sweep.js';
 import { summary, sweepSummary } from './summary.js';
 
 export interface ScoreFlags {
@@ -37,6 +37,8 @@ export async function scoreCommand(flags: ScoreFlags): Promise<void> {
     );
     for (const r of done.runs) process.stdout.write(summary(r.report, r.outDir));
     process.stdout.write(sweepSummary(done));
+    const unscorable = unscorableVariants(done);
+    if (unscorable) throw new Error(unscorable);
     return;
   }
   const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, {

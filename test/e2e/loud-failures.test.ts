@@ -65,6 +65,27 @@ describe('loud failures', { timeout: 180_000 }, () => {
     );
   });
 
+  it('a sweep whose variants score nothing: exit 1 after the sweep summary, naming each variant', async () => {
+    const dir = await tempDir('assay-loud-');
+    const data = join(dir, 'empty.csv');
+    await writeFile(data, 'id,customer_message,reply,human\n');
+    const path = await toneSuite(dir, 'sweep', data);
+    const suite = JSON.parse(await readFile(path, 'utf8'));
+    await writeFile(
+      path,
+      JSON.stringify({ ...suite, variants: [{ name: 'a' }, { name: 'b' }], baseline: 'a' }),
+    );
+    const failed = await failing(
+      assayCli(['run', path, '--simulate', '--out', join(dir, 'sweep'), '--no-progress'], dir),
+    );
+    expect(failed?.code).toBe(1);
+    expect(failed?.stdout).toContain('sweep report:');
+    for (const variant of ['a', 'b'])
+      expect(failed?.stderr).toContain(
+        `variant ${variant}: nothing was scored: the dataset ${data} has no rows`,
+      );
+  });
+
   it('assay report on a stopped run says INCOMPLETE first, with the missing items, and stamps no finish time', async () => {
     const dir = await tempDir('assay-loud-');
     const suite = await toneSuite(dir, 'tone', REPLIES);
