@@ -9,10 +9,16 @@
  * key 4); regex extraction, on the other hand, misses on hard sets when it guesses. So:
  * - an option: the letter when exactly one is selected (`(B)`, `B.`, `Answer: B`,
  *   `{"answer": "B"}`), else the option's text when it alone is stated; several letters, or
- *   the question echoed back with its options, are undecided;
+ *   the question echoed back with its options, are undecided — unless the answer opens with
+ *   its selection and that option's own text (`Answer: (B) Net torque is zero.`, `[C] Moment
+ *   of Inertia`) and names no other option with its text; a JSON answer's answer field in
+ *   words (`{"Answer": "C) Third Law"}`) is read by the same rules; "none of the above" selects
+ *   nothing;
  * - a number: the final one, with its unit read as a unit (`4 m/s^2` is 4, not 2), in plain,
  *   grouped (`1,000`), scientific (`-3.2e-4`, `2.5 × 10^3`), LaTeX (`$4.8\mathrm{~km}$`) or
- *   JSON (`{"impulse": 5}`) form; competing numbers, or none, are undecided.
+ *   JSON (`{"impulse": 5}`) form; competing numbers, or none, are undecided — unless the
+ *   worked answer's last sentence states exactly one (`… So, the torque is 2 N·m.`); a last
+ *   sentence with several numbers, or a closing note, leaves it undecided.
  */
 
 export type FastPath<T> = { decided: true; value: T; how: string } | { decided: false; reason: string };
@@ -349,6 +355,8 @@ function lastSentence(text: string): string | undefined {
     .filter((s) => /[\p{L}\p{N}]/u.test(s));
   const last = sentences.at(-1);
   if (!last || !/[=≈]|\b(?:is|are|was|equals?|becomes)\b/i.test(last)) return undefined;
+  // A closing note or assumption (`Note: g = 9.8 m/s^2 is assumed.`) is not the result.
+  if (/^(?:notes?|assum\w*|where|here|given|if|using|with|recall)\b/i.test(last)) return undefined;
   return last;
 }
 

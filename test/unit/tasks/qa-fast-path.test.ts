@@ -363,6 +363,9 @@ describe('the last sentence of a worked numeric answer', () => {
     ['a = 20/5 m/s^2 and v = 20 m/s.\nSo a car at 72 km/h is at 20 m/s.'],
     // The last sentence states no result (no "is", "=").
     ['a = 20 / 5 = 4 m/s^2 and v = 20 m/s.\nNote the rounding to 2 figures.'],
+    // A closing note or assumption is not the result.
+    ['a = 20 / 5 = 4 m/s^2 and v = 20 m/s.\nNote: g = 9.8 m/s^2 is not needed here.'],
+    ['F = 10 N and d = 5 m, so W = F d.\nAssuming the force is along the motion, cos θ = 1.'],
     // One sentence only: the competing numbers stand.
     ['The speed is 25 m/s over 100 m'],
   ])('leaves %j to the LLM grader', (answer) => {
