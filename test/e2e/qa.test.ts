@@ -44,10 +44,13 @@ describe('QA, end to end', { timeout: 120_000 }, () => {
     // The example audits the grader on every item the fast path decided.
     expect(qa.audit?.n).toBe(qa.decided.fast);
     expect(qa.audit?.kappa).not.toBeNull();
+    // The fast path's decisions by rule add up to its count.
+    expect(Object.values(qa.fastBy).reduce((a, b) => a + b, 0)).toBe(qa.decided.fast);
     expect(Object.keys(report.scores)).toEqual(['score', 'llm']);
     const text = await readFile(join(baseDir!, 'report.txt'), 'utf8');
     expect(text).toMatch(/Score by question type/);
     expect(text).toMatch(/Decided by the fast path \d+, by the LLM grader \d+/);
+    expect(text).toMatch(/ {2}the fast path by rule: [a-z-]+ \d+/);
     expect(text).toMatch(
       /Audit: the LLM grader on the \d+ items the fast path decided: agreement \d\.\d{3}, Cohen's kappa/,
     );

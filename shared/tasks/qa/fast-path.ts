@@ -9,10 +9,16 @@
  * key 4); regex extraction, on the other hand, misses on hard sets when it guesses. So:
  * - an option: the letter when exactly one is selected (`(B)`, `B.`, `Answer: B`,
  *   `{"answer": "B"}`), else the option's text when it alone is stated; several letters, or
- *   the question echoed back with its options, are undecided;
+ *   the question echoed back with its options, are undecided — unless the answer opens with
+ *   its selection and that option's own text (`Answer: (B) Net torque is zero.`, `[C] Moment
+ *   of Inertia`) and names no other option with its text; a JSON answer's answer field in
+ *   words (`{"Answer": "C) Third Law"}`) is read by the same rules; "none of the above" selects
+ *   nothing;
  * - a number: the final one, with its unit read as a unit (`4 m/s^2` is 4, not 2), in plain,
  *   grouped (`1,000`), scientific (`-3.2e-4`, `2.5 × 10^3`), LaTeX (`$4.8\mathrm{~km}$`) or
- *   JSON (`{"impulse": 5}`) form; competing numbers, or none, are undecided.
+ *   JSON (`{"impulse": 5}`) form; competing numbers, or none, are undecided — unless the
+ *   worked answer's last sentence states exactly one (`… So, the torque is 2 N·m.`); a last
+ *   sentence with several numbers, or a closing note, leaves it undecided.
  */
 
 export type FastPath<T> = { decided: true; value: T; how: string } | { decided: false; reason: string };
@@ -49,19 +55,46 @@ const normalText = (text: string) =>
 export function selectedOption(answer: string, options: Readonly<Record<string, string>>): FastPath<string> {
   const letters = Object.keys(options).map((l) => l.toUpperCase());
   if (letters.length === 0) return undecided('the question has no options');
-  const set = `[${letters.join('')}]`;
 
   const json = jsonObject(answer);
   if (json) {
-    const value = json.answer ?? json.option ?? json.choice;
+    // The answer field, however capitalised (`{"Answer": "C) Third Law"}`).
+    const field = (name: string) => Object.entries(json).find(([k]) => k.toLowerCase() === name)?.[1];
+    const value = field('answer') ?? field('option') ?? field('choice');
     if (typeof value === 'string' && letters.includes(value.trim().replace(/[().]/g, '').toUpperCase())) {
       return { decided: true, value: value.trim().replace(/[().]/g, '').toUpperCase(), how: 'json' };
+    }
+    // A sentence in the answer field is read as an answer of its own, by the same rules.
+    if (typeof value === 'string' && value.trim() !== '' && !jsonObject(value)) {
+      const read = selectedOption(value, options);
+      return read.decided ? { ...read, how: 'json-answer-text' } : read;
     }
     return undecided('a JSON answer without an option letter in answer/option/choice');
   }
 
   const text = answer.replace(/\*\*/g, '').trim();
   if (text === '') return undecided('no answer');
+  const byRules = letterOrText(text, letters, options);
+  if (byRules.decided) return byRules;
+  // An answer that opens with its option and that option's text; when that is ambiguous too,
+  // the general rules' reason stands.
+  const leading = leadingOption(text, letters, options);
+  return leading?.decided ? leading : byRules;
+}
+
+/** Words that deny every option: the option text they contain is not a selection. */
+const NONE_OF = /\b(?:none of (?:the|these|them)|all of the (?:given|above|options))\b/i;
+
+/**
+ * The option a plain-text answer selects by the general rules: one explicit or marked letter
+ * and no other, or the text of one option alone.
+ */
+function letterOrText(
+  text: string,
+  letters: string[],
+  options: Readonly<Record<string, string>>,
+): FastPath<string> {
+  const set = `[${letters.join('')}]`;
   // The question echoed back: two or more options listed as "(A) …" / "A. …" at line starts or inline.
   const listed = new Set(
     [...text.matchAll(new RegExp(`(?:^|\\n|\\s)\\(?(${set})[).]\\s+\\S`, 'g'))].map((m) => m[1]!),
@@ -109,6 +142,7 @@ export function selectedOption(answer: string, options: Readonly<Record<string, 
     return undecided(`an option letter without a clear selection: ${[...bare].sort().join(', ')}`);
 
   // No letter: the option whose text alone the answer states.
+  if (NONE_OF.test(text)) return undecided('the answer denies the options ("none of the …")');
   const said = normalText(text);
   const stated = letters.filter((l) => {
     const option = normalText(options[l] ?? options[l.toLowerCase()] ?? '');
@@ -121,6 +155,60 @@ export function selectedOption(answer: string, options: Readonly<Record<string, 
   if (maximal.length === 1) return { decided: true, value: maximal[0]!, how: 'option-text' };
   if (maximal.length > 1) return undecided(`the text of several options: ${maximal.join(', ')}`);
   return undecided('no option letter or option text');
+}
+
+const optionText = (options: Readonly<Record<string, string>>, letter: string) =>
+  normalText(options[letter] ?? options[letter.toLowerCase()] ?? '');
+
+/**
+ * An answer that opens with its selection and that option's own text — `Answer: (B) Net torque
+ * is zero.`, `[C] Moment of Inertia`, `(C) Kilogram is an SI base unit.`, `B. Dot product …` —
+ * however it goes on to discuss the other options ("options (C) and (D) are incorrect"). When
+ * the options' texts are unknown, only a bracketed letter or one after "Answer:" counts.
+ * Undecided (undefined when the answer does not open so) when the rest of the answer names
+ * another option with its text, or states another option as the answer.
+ */
+function leadingOption(
+  text: string,
+  letters: string[],
+  options: Readonly<Record<string, string>>,
+): FastPath<string> | undefined {
+  const set = `[${letters.join('')}]`;
+  const lead = new RegExp(
+    `^(?:(?:the\\s+)?(?:correct\\s+)?answer(?:\\s+is)?\\s*[:=-]?\\s*)?(?:\\((${set})\\)|\\[(${set})\\]|(${set})[).:])(?=\\s)`,
+    'i',
+  ).exec(text);
+  if (!lead) return undefined;
+  const letter = (lead[1] ?? lead[2] ?? lead[3])!.toUpperCase();
+  const rest = text.slice(lead[0].length);
+  const known = letters.some((l) => optionText(options, l) !== '');
+  if (known) {
+    const own = optionText(options, letter);
+    if (own === '' || !` ${normalText(rest)} `.startsWith(` ${own} `)) return undefined;
+  } else if (!(lead[1] || lead[2] || /answer/i.test(lead[0]))) {
+    return undefined;
+  }
+  // Another option named with its own text ("(B) Speed and (C) Acceleration vector"), or
+  // stated as the answer ("… so the answer is (C)"), makes it ambiguous.
+  const others = new Set<string>();
+  for (const m of rest.matchAll(
+    new RegExp(`(?:\\((${set})\\)|\\[(${set})\\]|(?<![\\p{L}\\p{N}])(${set})[).:])`, 'gu'),
+  )) {
+    const other = (m[1] ?? m[2] ?? m[3])!;
+    if (other === letter) continue;
+    const after = ` ${normalText(rest.slice(m.index! + m[0].length))} `;
+    const its = optionText(options, other);
+    if (its !== '' && after.startsWith(` ${its} `)) others.add(other);
+  }
+  for (const m of rest.matchAll(
+    new RegExp(`\\banswer(?:\\s+is)?\\s*[:=]?\\s*\\(?(${set})\\)?(?![\\p{L}\\p{N}])`, 'giu'),
+  )) {
+    if (m[1]!.toUpperCase() !== letter) others.add(m[1]!.toUpperCase());
+  }
+  if (others.size > 0) {
+    return undecided(`option ${letter} leads, but ${[...others].sort().join(', ')} also named as an answer`);
+  }
+  return { decided: true, value: letter, how: 'leading-option' };
 }
 
 export interface ReadNumber {
@@ -221,7 +309,7 @@ export function finalNumber(answer: string): FastPath<ReadNumber> {
     // Each clause with an "=" gives the number after its last "=": a chain (a = 8/2 = 4) is
     // one clause; several assignments (v = 3 m/s and t = 2 s) must agree.
     candidates = text
-      .split(/[,;\n]|\band\b|\.\s/)
+      .split(/,(?!\d{3}(?!\d))|[;\n]|\band\b|\.\s/)
       .filter((clause) => /[=≈]/.test(clause))
       .map((clause) =>
         quantities(clause.slice(Math.max(clause.lastIndexOf('='), clause.lastIndexOf('≈')) + 1)).at(-1),
@@ -232,13 +320,44 @@ export function finalNumber(answer: string): FastPath<ReadNumber> {
     candidates = quantities(text);
     how = 'only-number';
   }
+  const agreed = oneValue(candidates);
+  if (agreed) return { decided: true, value: agreed, how };
+  // A worked answer ends on its result: a last sentence that states one number decides
+  // (`… So, the torque is 2 Newton-meters (Nm).`); one that states several does not.
+  if (how !== 'answer-marker') {
+    const last = lastSentence(text);
+    const stated = last === undefined ? undefined : oneValue(quantities(last));
+    if (stated && last !== text.trim()) return { decided: true, value: stated, how: 'last-sentence' };
+  }
   if (candidates.length === 0) return undecided('no number');
-  const first = candidates[0]!;
+  return undecided(`competing numbers: ${candidates.map((q) => q.value).join(', ')}`);
+}
+
+/** The one value all these numbers give (with a unit when one has it); undefined when none or they differ. */
+function oneValue(candidates: ReadNumber[]): ReadNumber | undefined {
+  const first = candidates[0];
+  if (!first) return undefined;
   const same = candidates.every(
     (q) => Math.abs(q.value - first.value) <= 1e-9 * Math.max(1, Math.abs(first.value)),
   );
-  if (!same) return undecided(`competing numbers: ${candidates.map((q) => q.value).join(', ')}`);
-  return { decided: true, value: candidates.find((q) => q.unit) ?? first, how };
+  return same ? (candidates.find((q) => q.unit) ?? first) : undefined;
+}
+
+/**
+ * The answer's last sentence or line, when it is a statement of a result: it says what
+ * something is (`is`, `are`, `equals`, `=`, `≈`). A full stop ends a sentence; a decimal point
+ * (`2.11`) or an abbreviation before a lower-case word (`5 N.s`) does not.
+ */
+function lastSentence(text: string): string | undefined {
+  const sentences = text
+    .split(/\n|(?<=[.!?])\s+(?=[^a-z\s])/)
+    .map((s) => s.trim())
+    .filter((s) => /[\p{L}\p{N}]/u.test(s));
+  const last = sentences.at(-1);
+  if (!last || !/[=≈]|\b(?:is|are|was|equals?|becomes)\b/i.test(last)) return undefined;
+  // A closing note or assumption (`Note: g = 9.8 m/s^2 is assumed.`) is not the result.
+  if (/^(?:notes?|assum\w*|where|here|given|if|using|with|recall)\b/i.test(last)) return undefined;
+  return last;
 }
 
 /** Whether a value is within a relative tolerance of the key (absolute when the key is 0). */

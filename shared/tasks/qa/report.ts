@@ -13,6 +13,8 @@ import type { QaSuite } from './suite.js';
 export interface QaFigures {
   byType: Record<string, { items: number; score: MetricValue }>;
   decided: { fast: number; llm: number; unscored: number; fastShare: number | null };
+  /** The fast path's decisions by the rule that read the answer (`letter`, `leading-option`, `last-sentence`, …). */
+  fastBy: Record<string, number>;
   /** What the fast-decided items would have cost the LLM grader, at this run's mean price per grading call. */
   savedUsd: number | null;
   audit?: {
@@ -42,11 +44,15 @@ export function qaFigures(suite: QaSuite, results: readonly ItemResult[]): QaFig
   }
 
   const decided = { fast: 0, llm: 0, unscored: 0, fastShare: null as number | null };
+  const fastBy: Record<string, number> = {};
   for (const r of reached) {
     const score = r.scores.score;
     if (!isScored(score)) decided.unscored += 1;
-    else if (isFast(score.decidedBy)) decided.fast += 1;
-    else decided.llm += 1;
+    else if (isFast(score.decidedBy)) {
+      decided.fast += 1;
+      const rule = score.decidedBy!.slice('fast:'.length);
+      fastBy[rule] = (fastBy[rule] ?? 0) + 1;
+    } else decided.llm += 1;
   }
   if (decided.fast + decided.llm > 0) decided.fastShare = decided.fast / (decided.fast + decided.llm);
 
@@ -62,6 +68,7 @@ export function qaFigures(suite: QaSuite, results: readonly ItemResult[]): QaFig
   const figures: QaFigures = {
     byType,
     decided,
+    fastBy: Object.fromEntries(Object.entries(fastBy).sort(([a], [b]) => a.localeCompare(b))),
     savedUsd: gradeCalls > 0 ? (decided.fast * gradeCost) / gradeCalls : null,
   };
 
@@ -114,6 +121,13 @@ export function qaReportText(report: Report): string[] {
   lines.push(
     '',
     `Decided by the fast path ${fast}, by the LLM grader ${llm}${unscored > 0 ? `, unscored ${unscored}` : ''} (fast share ${num(fastShare)})`,
+    ...(fast > 0 && qa.fastBy
+      ? [
+          `  the fast path by rule: ${Object.entries(qa.fastBy)
+            .map(([rule, n]) => `${rule} ${n}`)
+            .join(', ')}`,
+        ]
+      : []),
     `saved by the fast path: ${qa.savedUsd === null ? 'n/a (no LLM grading call to price it)' : usd(qa.savedUsd)}${qa.audit && qa.savedUsd !== null ? " (what the grader costs on the items it decided; this run's audit paid it)" : ''}`,
   );
   if (qa.audit) {

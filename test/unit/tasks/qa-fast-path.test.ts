@@ -239,3 +239,148 @@ describe('fastGrade with SciBench units', () => {
     });
   });
 });
+
+describe('an answer that opens with its option and that option’s text', () => {
+  const TORQUE = {
+    A: 'Net force is zero',
+    B: 'Net torque is zero',
+    C: 'Kinetic energy is constant',
+    D: 'Velocity is constant',
+  };
+  const ROTATION = { A: 'Mass', B: 'Torque', C: 'Moment of Inertia', D: 'Anger' };
+  const SI = { A: 'Newton', B: 'Joule', C: 'Kilogram', D: 'Watt' };
+
+  it.each([
+    [
+      'Answer: (B) Net torque is zero.\n\nAngular momentum is conserved when the net torque is zero. Therefore, options (C) and (D) are incorrect. Option (A) is incorrect because a net force can exist without a torque.',
+      TORQUE,
+      'B',
+    ],
+    [
+      '[C] Moment of Inertia\n\nExplanation:\nMass alone (Option A) does not describe it; Torque (Option B) causes rotation. Anger (Option D) is not a physical quantity.',
+      ROTATION,
+      'C',
+    ],
+    [
+      '(C) Kilogram is an SI base unit. The other units listed are derived units. A Newton (N) is a derived unit of force.',
+      SI,
+      'C',
+    ],
+    ['B) Net torque is zero, whatever the net force: options C and D describe other cases.', TORQUE, 'B'],
+    ['The correct answer is: C. Moment of Inertia — mass (A) alone is not enough.', ROTATION, 'C'],
+  ])('decides %j', (answer, options, letter) => {
+    expect(selectedOption(answer, options)).toEqual({ decided: true, value: letter, how: 'leading-option' });
+  });
+
+  it('reads the options from the question when grading', () => {
+    const question =
+      'Angular momentum is conserved when: (A) Net force is zero (B) Net torque is zero (C) Kinetic energy is constant (D) Velocity is constant';
+    expect(
+      fastGrade('mcq', 'Answer: (B) Net torque is zero. Options (C) and (D) are incorrect.', 'B', {
+        question,
+      }),
+    ).toEqual({ decided: true, correct: true, extracted: 'B', decidedBy: 'fast:leading-option' });
+  });
+
+  it.each([
+    // Two options, each with its own text.
+    ['(B) Net torque is zero and (A) Net force is zero, in a closed system.', TORQUE],
+    ['(B) Net torque is zero. Some texts give (C) Kinetic energy is constant.', TORQUE],
+    // Another option stated as the answer.
+    ['(B) Net torque is zero. The answer is (C), options (A) and (D) aside.', TORQUE],
+    // The letter's text is not what follows it: another option's, or none.
+    ['(B) Net force is zero. Options (C) and (D) are incorrect.', TORQUE],
+    ['(C) is the one. Options (A) and (B) are wrong.', ROTATION],
+  ])('leaves %j to the LLM grader', (answer, options) => {
+    expect(selectedOption(answer, options).decided).toBe(false);
+  });
+
+  it('without the options’ texts, counts only a bracketed letter or one after "Answer:"', () => {
+    const letters = { A: '', B: '', C: '', D: '' };
+    expect(selectedOption('[C] Moment of Inertia. Mass (Option A) is not it.', letters)).toEqual({
+      decided: true,
+      value: 'C',
+      how: 'leading-option',
+    });
+    expect(selectedOption('C. Moment of inertia; mass (A) is not it.', letters).decided).toBe(false);
+  });
+});
+
+describe('the answer field of a JSON answer, read as text', () => {
+  const OPTIONS_3 = { A: 'First Law', B: 'Second Law', C: 'Third Law', D: 'Law of Gravitation' };
+  it.each([
+    ['{"Answer": "C) Third Law"}', 'C'],
+    ['{"answer": "B. Second Law, since F = ma"}', 'B'],
+    ['{"answer": "Recoil follows from the third law."}', 'C'],
+  ])('decides %j', (answer, letter) => {
+    expect(selectedOption(answer, OPTIONS_3)).toEqual({
+      decided: true,
+      value: letter,
+      how: 'json-answer-text',
+    });
+  });
+
+  it.each([
+    ['{"answer": "The object has a constant (A) First Law and (C) Third Law."}'],
+    ['{"answer": "None of the above: the first law and the second law both apply."}'],
+    ['{"explanation": "The third law."}'],
+  ])('leaves %j to the LLM grader', (answer) => {
+    expect(selectedOption(answer, OPTIONS_3).decided).toBe(false);
+  });
+});
+
+describe('the last sentence of a worked numeric answer', () => {
+  it.each([
+    [
+      'Given:\nm = 5 kg\ng = 9.8 m/s^2\nh = 10 m\n\nPotential Energy = 5 kg * 9.8 m/s^2 * 10 m\nPotential Energy = 490 Joules',
+      490,
+      'Joules',
+    ],
+    [
+      'Using a = Δv/Δt with v0 = 0 m/s and v = 20 m/s over 5 s, the car gains speed steadily. Its average acceleration is 4 m/s².',
+      4,
+      'm/s',
+    ],
+    ['T = 2 * 3.14 * 0.4332 s\nT ≈ 2.11 s\n\nSo, the period is approximately 2.11 seconds.', 2.11, 'seconds'],
+    ['With c = λf, λ = 500 nm and f = 6 × 10^14 Hz. The speed of light is 3 × 10^8 m/s.', 3e8, 'm/s'],
+    ['With c = λf, λ = 500 nm and f = 6e14 Hz. The speed of light is 3e8 m/s.', 3e8, 'm/s'],
+    ['With c = λf, λ = 500 nm and f = 6.0 x 10^14 Hz. The speed of light is 3.0 x 10^8 m/s.', 3e8, 'm/s'],
+    [
+      'F = m v^2 / r, with m = 1000 kg, v = 10 m/s, r = 50 m.\nTherefore, the force required is 20,000 N.',
+      20000,
+      'N',
+    ],
+    ['J = F t with F = 50 N and t = 0.1 s.\nThe impulse is 5 N·s (5 kg·m/s).', 5, 'N·s'],
+  ])('reads %j', (answer, value, unit) => {
+    expect(number(answer)).toEqual({ decided: true, value: { value, unit }, how: 'last-sentence' });
+  });
+
+  it.each([
+    // Several numbers in the last sentence.
+    [
+      'KE = 0.5 × 2 × 3^2\nKE = 9 J\n\nSo, the kinetic energy of the 2 kg object moving at 3 m/s is 9 Joules.',
+    ],
+    ['a = 20/5 m/s^2 and v = 20 m/s.\nSo a car at 72 km/h is at 20 m/s.'],
+    // The last sentence states no result (no "is", "=").
+    ['a = 20 / 5 = 4 m/s^2 and v = 20 m/s.\nNote the rounding to 2 figures.'],
+    // A closing note or assumption is not the result.
+    ['a = 20 / 5 = 4 m/s^2 and v = 20 m/s.\nNote: g = 9.8 m/s^2 is not needed here.'],
+    ['F = 10 N and d = 5 m, so W = F d.\nAssuming the force is along the motion, cos θ = 1.'],
+    // One sentence only: the competing numbers stand.
+    ['The speed is 25 m/s over 100 m'],
+  ])('leaves %j to the LLM grader', (answer) => {
+    expect(number(answer).decided).toBe(false);
+  });
+
+  it('grades the number it reads against the key', () => {
+    const answer =
+      'h = 10 m, m = 5 kg, g = 9.8 m/s^2.\nSo, the potential energy relative to the ground is 490 J.';
+    expect(fastGrade('numeric', answer, '490')).toEqual({
+      decided: true,
+      correct: true,
+      extracted: '490 J',
+      decidedBy: 'fast:last-sentence',
+    });
+    expect(fastGrade('numeric', answer.replace('490 J', '49 J'), '490')).toMatchObject({ correct: false });
+  });
+});

@@ -235,6 +235,7 @@ describe('qa figures', () => {
     ];
     const figures = qaFigures(qaSuite({ qa: { audit: true } }), results);
     expect(figures.decided).toEqual({ fast: 4, llm: 1, unscored: 0, fastShare: 0.8 });
+    expect(figures.fastBy).toEqual({ letter: 4 });
     // 5 grading calls cost $0.012: $0.0024 a call, × 4 fast items.
     expect(figures.savedUsd).toBeCloseTo(0.0096, 10);
     expect(figures.byType.mcq).toMatchObject({ items: 2, score: { value: 1, n: 2 } });
@@ -244,6 +245,19 @@ describe('qa figures', () => {
     expect(figures.audit!.disagreements).toEqual([
       { itemId: 'q3', row: 3, fast: 1, llm: 0, answer: 'answer 3' },
     ]);
+  });
+
+  it("counts the fast path's decisions by the rule that read the answer", () => {
+    const by = (rule: string): Score => ({ kind: 'number', value: 1, decidedBy: `fast:${rule}` });
+    const figures = qaFigures(qaSuite(), [
+      result(1, 'mcq', by('leading-option')),
+      result(2, 'numeric', by('last-sentence')),
+      result(3, 'numeric', by('last-sentence')),
+      result(4, 'mcq', by('letter')),
+      result(5, 'explanation', llm(1)),
+    ]);
+    expect(figures.decided).toMatchObject({ fast: 4, llm: 1 });
+    expect(figures.fastBy).toEqual({ 'last-sentence': 2, 'leading-option': 1, letter: 1 });
   });
 
   it('says n/a, never 0, for what it has no data for', () => {
