@@ -123,6 +123,16 @@ export interface ItemResult {
   finishedAt: string;
 }
 
+/**
+ * A stored input field's length in characters: the whole text's for a field the result keeps
+ * cut (`storedInput` keeps a long field as its opening, then `… [cut: <n> characters in all,
+ * sha256:<digest>]`), else the field's own.
+ */
+export function storedFieldLength(value: string): number {
+  const cut = /… \[cut: (\d+) characters in all, sha256:[0-9a-f]{16}\]$/.exec(value);
+  return cut ? Number(cut[1]) : value.length;
+}
+
 /** A result's score for `scorer`; a failed result without one is unscored for its failure. */
 export function scoreOf(result: ItemResult, scorer: string, kind: ScoreKind): Score {
   return (

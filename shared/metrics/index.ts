@@ -1,5 +1,7 @@
 /** Pure metric functions (no I/O): classification, cost, and the statistics behind them. */
 export * from './agreement.js';
+export * from './bias.js';
+export * from './calibration.js';
 export * from './classification.js';
 export * from './cost.js';
 export * from './scores.js';

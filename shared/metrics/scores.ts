@@ -7,12 +7,16 @@
  *   binary accuracy and F1 when the scorer names its positive labels) with bootstrap CIs, the
  *   per-class table and confusion matrix; the distribution of values with or without gold.
  * - number: the mean with a bootstrap CI; against a numeric gold MAE, Pearson and Spearman;
- *   against a binary gold (every target 0 or 1, a human "consistent / not" label) ROC-AUC and,
- *   at the scorer's threshold, balanced accuracy.
+ *   against a binary gold (every target 0 or 1, a human "consistent / not" label) ROC-AUC,
+ *   balanced accuracy at the scorer's threshold, and the calibrated figures (the threshold that
+ *   maximises balanced accuracy on all the data; the balanced accuracy a threshold chosen that
+ *   way reaches under 5-fold cross-validation).
  * - pass: the pass rate with a CI; against a pass/fail gold, accuracy and balanced accuracy.
  */
 import type { FailureKind, ScoreKind, ScoreValue } from '../core/model.js';
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
+import type { LengthBias } from './bias.js';
+import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
 import { type BootstrapOptions, bootstrapCis, type Interval, meanOrNull } from './stats.js';
 
@@ -28,6 +32,8 @@ export interface ScorerMetricOptions {
   positive?: readonly string[];
   /** Label scorers: preferred label order in tables. */
   labelOrder?: readonly string[];
+  /** Label scorers: `labelOrder` runs from low to high (scores correlate with length by that order). */
+  ordinal?: boolean;
   /** Number scorers: a value at or above it passes (balanced accuracy against a binary gold). */
   threshold?: number;
   bootstrap?: BootstrapOptions;
@@ -53,6 +59,11 @@ export interface ScorerSummary {
   metrics: Record<string, MetricValue>;
   /** Label scorers: `perClass`, `confusion` (against gold) and `distribution` (of the values). */
   tables?: Record<string, unknown>;
+  /**
+   * Whether the scores follow something other than quality: `length`, Spearman's ρ of the
+   * output's length against the score (families that expose an output length; see `outputLength`).
+   */
+  bias?: { length: LengthBias };
 }
 
 export interface ScorerFigures {
@@ -197,6 +208,9 @@ function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerM
         options,
       ),
     );
+    const calibrated = calibration(v, positive);
+    metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: paired.length };
+    metrics.calibratedThreshold = { value: calibrated.calibratedThreshold, n: paired.length };
   } else if (paired.length > 0) {
     Object.assign(
       metrics,
@@ -272,6 +286,8 @@ export const METRIC_NAMES: Record<string, string> = {
   spearman: 'Spearman ρ',
   rocAuc: 'ROC-AUC',
   balancedAccuracy: 'balanced accuracy',
+  cvBalancedAccuracy: 'CV balanced acc.',
+  calibratedThreshold: 'fitted threshold',
   passRate: 'pass rate',
 };
 

@@ -14,6 +14,7 @@ import {
 import { type ResultSource, sourceOf } from '../core/report-order.js';
 import {
   HEADLINE_METRICS,
+  type LengthBias,
   METRIC_NAMES,
   type MetricValue,
   type ScorerSummary,
@@ -379,6 +380,12 @@ function metricLine(name: string, m: MetricValue): string {
   return `    ${(METRIC_NAMES[name] ?? words(name)).padEnd(18)} ${num(m.value).padStart(6)}  ${ci.padEnd(17)} n ${m.n}`;
 }
 
+/** The length bias of a scorer: Spearman's ρ of output length against score, overall and by gold class. */
+function lengthBiasLine(bias: LengthBias): string {
+  const byGold = Object.entries(bias.byGold).map(([gold, c]) => `${gold} ${num(c.spearman)} (n ${c.n})`);
+  return `    ${'length bias ρ'.padEnd(18)} ${num(bias.spearman).padStart(6)}  ${''.padEnd(17)} n ${bias.n}${byGold.length > 0 ? `   by gold: ${byGold.join(', ')}` : ''}`;
+}
+
 /** A scorer's section of report.txt, by kind. */
 export function renderScorer(name: string, s: ScorerSummary, primary: boolean): string[] {
   const unscored = Object.entries(s.unscored).map(([kind, n]) => `${kind} ${n}`);
@@ -387,6 +394,7 @@ export function renderScorer(name: string, s: ScorerSummary, primary: boolean): 
     `  ${name} (${s.kind}${primary ? ', primary' : ''}): ${s.n} scored${unscored.length > 0 ? `, unscored: ${unscored.join(', ')}` : ''}`,
   ];
   for (const [metric, m] of Object.entries(s.metrics)) lines.push(metricLine(metric, m));
+  if (s.bias) lines.push(lengthBiasLine(s.bias.length));
   const tables = s.tables as
     | {
         perClass?: Record<string, { precision: number; recall: number; f1: number; support: number }>;

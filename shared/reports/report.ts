@@ -9,10 +9,13 @@ import {
 } from '../core/model.js';
 import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '../core/report-order.js';
 import {
+  biasApplies,
+  biasScore,
   type CostSummary,
   CostTally,
   LabelRows,
   type LatencySummary,
+  LengthRows,
   type ScoreRow,
   type ScorerSummary,
   scorerFigures,
@@ -134,6 +137,8 @@ export class ScoreTally {
   private readonly scorers: [name: string, kind: ScoreKind, Scorer, (r: ItemResult) => ScoreRow['target']][];
   /** Label scorers' rows as codes and counts; other kinds' as small row objects. */
   private readonly rows = new Map<string, ScoreRow[] | LabelRows>();
+  /** Scorers whose scores can be set against the output's length: each scored item's length, score and gold. */
+  private readonly lengths = new Map<string, LengthRows>();
 
   constructor(
     private readonly family: AnyTaskFamily,
@@ -145,15 +150,27 @@ export class ScoreTally {
       scorer,
       targetReader(scorer),
     ]);
-    for (const [name, kind] of this.scorers) this.rows.set(name, kind === 'label' ? new LabelRows() : []);
+    for (const [name, kind, scorer] of this.scorers) {
+      this.rows.set(name, kind === 'label' ? new LabelRows() : []);
+      if (family.outputLength && biasApplies(kind, scorer.metrics)) this.lengths.set(name, new LengthRows());
+    }
   }
 
   add(result: ItemResult): void {
-    for (const [name, , scorer, target] of this.scorers) {
+    const length =
+      this.lengths.size > 0 && result.output !== undefined
+        ? this.family.outputLength!(result.output, result.input)
+        : undefined;
+    for (const [name, kind, scorer, target] of this.scorers) {
       const row = scoreRow(result, name, scorer, target);
       const rows = this.rows.get(name)!;
       if (rows instanceof LabelRows) rows.add(row);
       else rows.push(row);
+      const lengths = this.lengths.get(name);
+      if (lengths && length !== undefined && row.value !== undefined) {
+        const score = biasScore(kind, row.value, scorer.metrics);
+        if (score !== undefined) lengths.add(length, score, row.target);
+      }
     }
   }
 
@@ -164,6 +181,8 @@ export class ScoreTally {
     for (const [name, kind, scorer] of this.scorers) {
       const figures = scorerFigures(kind, this.rows.get(name)!, scorer.metrics);
       scores[name] = figures.summary;
+      const lengths = this.lengths.get(name);
+      if (lengths) scores[name].bias = { length: lengths.figures() };
       if (name === primary) flat = figures.flat;
     }
     return { scores, primary, flat };

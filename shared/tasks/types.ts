@@ -123,6 +123,13 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
    * beyond the scores. Default: the output as text (JSON for objects).
    */
   outputText?(output: O): string | undefined;
+  /**
+   * The length in characters of the text under evaluation (the answer, summary or cleaned
+   * text, or the judged column), which the report sets against each scorer's scores (report.json
+   * `scores.<scorer>.bias.length`). `input` is the result's stored input (a long field is kept
+   * cut: read its length with `storedFieldLength`). Absent or undefined: no length figures.
+   */
+  outputLength?(output: O, input: Record<string, string>): number | undefined;
   /** Formats of the family's own (cleanup: decision spans, heuristics fixtures), published as `schemas/<family>.<name>.schema.json`. */
   readonly schemas?: Record<string, z.ZodType>;
   /**

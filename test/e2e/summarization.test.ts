@@ -42,6 +42,23 @@ describe('summarization, end to end', { timeout: 180_000 }, () => {
     const text = await readFile(join(out, 'report.txt'), 'utf8');
     expect(text).toMatch(/ROC-AUC\s+0\.\d{3}\s+\[0\.\d{3}, 0\.\d{3}\]\s+n 664/);
     expect(text).toContain('SummEdits: GPT-4 0.824 balanced accuracy, humans ~0.909');
+    // A score that ranks well but sits on the wrong side of its declared threshold: the
+    // threshold chosen by cross-validation recovers the balanced accuracy its ROC-AUC promises.
+    for (const name of ['composite', 'judge', 'nli']) {
+      const { cvBalancedAccuracy, calibratedThreshold } = report.scores[name]!.metrics;
+      expect(cvBalancedAccuracy, name).toMatchObject({ n: 664 });
+      expect(cvBalancedAccuracy!.value!, name).toBeGreaterThan(0.75);
+      expect(calibratedThreshold!.value, name).toEqual(expect.any(Number));
+    }
+    expect(report.scores.judge!.bias!.length).toMatchObject({
+      n: 664,
+      byGold: { '0': { n: expect.any(Number) }, '1': { n: expect.any(Number) } },
+    });
+    expect(text).toMatch(/CV balanced acc\.\s+0\.\d{3}\s+n 664/);
+    expect(text).toMatch(/fitted threshold\s+-?\d+\.\d{3}\s+n 664/);
+    expect(text).toMatch(
+      /length bias ρ\s+-?\d\.\d{3}\s+n 664 {3}by gold: 0 -?\d\.\d{3} \(n \d+\), 1 -?\d\.\d{3} \(n \d+\)/,
+    );
   });
 
   it('for real: summaries written, judged over HTTP, NLI and coverage by local ONNX models', async () => {

@@ -71,6 +71,11 @@ describe('summarization on moto', () => {
     for (const name of ['composite', 'nli', 'judge', 'coverage']) {
       expect(cloud.report!.scores[name]!.metrics.rocAuc).toMatchObject({ n: 41 });
       expect(cloud.report!.scores[name]!.metrics.balancedAccuracy).toMatchObject({ n: 41 });
+      // The calibrated figures and the length bias are in the compared score blocks above, so
+      // both shells agree on them; here: that they are there, over every item.
+      expect(cloud.report!.scores[name]!.metrics.cvBalancedAccuracy).toMatchObject({ n: 41 });
+      expect(cloud.report!.scores[name]!.metrics.calibratedThreshold).toMatchObject({ n: 41 });
+      expect(cloud.report!.scores[name]!.bias!.length).toMatchObject({ n: 41 });
     }
     // The long document's result keeps its opening, length and digest, and its score.
     const labeled = await readFile(join(dir, 'cloud', 'labeled.csv'), 'utf8');

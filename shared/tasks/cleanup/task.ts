@@ -290,6 +290,8 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
 
   outputText: (output) => output.cleaned,
 
+  outputLength: (output) => output.cleaned?.length,
+
   simulate: simulateCleanup,
 
   report: async (suite, results) => cleanupReport(suite, await collectResults(results)),

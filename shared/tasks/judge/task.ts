@@ -1,3 +1,4 @@
+import { storedFieldLength } from '../../core/model.js';
 import { placeholders } from '../../prompts/prompts.js';
 import { parseAnswer } from '../answer.js';
 import { ask, baseRequest } from '../ask.js';
@@ -194,6 +195,13 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
 
   // The label or score and the reason are the scores; only extra answer fields add anything.
   outputText: (output) => (output.fields ? JSON.stringify(output.fields) : undefined),
+
+  // The judged text: the column the prompt reads last (the text under judgement, after the
+  // context it is judged against), at its full length.
+  outputLength: (_output, input) => {
+    const judged = Object.values(input).at(-1);
+    return judged === undefined ? undefined : storedFieldLength(judged);
+  },
 
   simulate: simulateJudge,
 });

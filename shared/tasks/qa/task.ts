@@ -291,6 +291,8 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
 
   outputText: (output) => output.answer,
 
+  outputLength: (output) => output.answer?.length,
+
   simulate: simulateQa,
 
   report: async (suite, results) => qaReport(suite, await collectResults(results)),

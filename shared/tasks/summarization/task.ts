@@ -388,6 +388,8 @@ export const summarizationFamily = defineFamily<SummarizationSuite, SummaryOutpu
 
   outputText: (output) => output.summary,
 
+  outputLength: (output) => output.summary?.length,
+
   simulate: simulateSummarization,
 
   report: async (suite, results) => summarizationReport(suite, await collectResults(results)),
