@@ -75,3 +75,30 @@ export const NO_ENCODERS = {
     throw new Error('this test runs no NLI model');
   },
 };
+
+/** The environment of a user's shell: no npm_* settings inherited from `npm test`, no API keys. */
+const userEnv = Object.fromEntries(
+  Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && !/_API_KEY$/.test(k)),
+);
+
+/**
+ * Runs a command in `cwd` as a user's shell would (see `userEnv`, with its own LLM cache there),
+ * and returns its exit code and output whether it failed or not.
+ */
+export async function runAsUser(
+  command: string,
+  args: string[],
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(command, args, {
+      cwd,
+      env: { ...userEnv, ASSAY_CACHE_DIR: join(cwd, '.assay-cache') },
+      maxBuffer: 16 * 1024 * 1024,
+    });
+    return { code: 0, stdout, stderr };
+  } catch (error) {
+    const e = error as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}

@@ -2,34 +2,11 @@
  * A development clone never runs stale code: bin/assay.mjs builds dist/ when it is missing,
  * and again when a source is newer than the build.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { cp, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { REPO, tempDir } from '../helpers.js';
-
-const exec = promisify(execFile);
-
-/** The environment of a user's shell: no npm_* settings inherited from `npm test`, no API keys. */
-const userEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && !/_API_KEY$/.test(k)),
-);
-
-async function run(command: string, args: string[], cwd: string) {
-  try {
-    const { stdout, stderr } = await exec(command, args, {
-      cwd,
-      env: { ...userEnv, ASSAY_CACHE_DIR: join(cwd, '.assay-cache') },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { REPO, runAsUser, tempDir } from '../helpers.js';
 
 describe('bin in a development clone', { timeout: 120_000 }, () => {
   it('builds dist/ when missing and again after a source changes', async () => {
@@ -38,7 +15,7 @@ describe('bin in a development clone', { timeout: 120_000 }, () => {
       await cp(join(REPO, part), join(clone, part), { recursive: true });
     }
     await symlink(join(REPO, 'node_modules'), join(clone, 'node_modules'), 'dir');
-    const help = () => run(process.execPath, [join(clone, 'bin', 'assay.mjs'), '--help'], clone);
+    const help = () => runAsUser(process.execPath, [join(clone, 'bin', 'assay.mjs'), '--help'], clone);
 
     const first = await help();
     expect(first.code).toBe(0);

@@ -7,40 +7,17 @@
  * The install takes most of a minute on a loaded machine, so this file runs as a step of its
  * own (.ci/run): `ASSAY_PACKAGE_TEST=1 npx vitest run test/e2e/package.test.ts`.
  */
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/reports/report.js';
-import { REPO, tempDir } from '../helpers.js';
-
-const exec = promisify(execFile);
-
-/** The environment of a user's shell: no npm_* settings inherited from `npm test`, no API keys. */
-const userEnv = Object.fromEntries(
-  Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k) && !/_API_KEY$/.test(k)),
-);
-
-async function run(command: string, args: string[], cwd: string) {
-  try {
-    const { stdout, stderr } = await exec(command, args, {
-      cwd,
-      env: { ...userEnv, ASSAY_CACHE_DIR: join(cwd, '.assay-cache') },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
+import { REPO, runAsUser, tempDir } from '../helpers.js';
 
 describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout: 180_000 }, () => {
   it('installs into an empty folder and runs: --version, init, run --simulate', async () => {
     const packDir = await tempDir('assay-pack-');
-    const pack = await run('npm', ['pack', '--json', '--pack-destination', packDir], REPO);
+    const pack = await runAsUser('npm', ['pack', '--json', '--pack-destination', packDir], REPO);
     expect(pack.stderr.match(/^npm (warn|error).*$/gm) ?? []).not.toContainEqual(
       expect.stringMatching(/project config/),
     );
@@ -57,7 +34,7 @@ describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout
     const userDir = await tempDir('assay-install-');
     // A project of the user's own: npm installs here, not into a folder above.
     await writeFile(join(userDir, 'package.json'), '{ "private": true }\n');
-    const install = await run(
+    const install = await runAsUser(
       'npm',
       ['i', join(packDir, packed.filename), '--prefer-offline', '--no-audit', '--no-fund'],
       userDir,
@@ -68,7 +45,7 @@ describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout
     // The optional peer is left to users of local ONNX models.
     expect(existsSync(join(userDir, 'node_modules', 'onnxruntime-node'))).toBe(false);
 
-    const npx = (args: string[]) => run('npx', ['--no', '--', 'assay', ...args], userDir);
+    const npx = (args: string[]) => runAsUser('npx', ['--no', '--', 'assay', ...args], userDir);
     const { version } = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string };
     expect(await npx(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
 
