@@ -1,5 +1,5 @@
 /**
- * Provider ids are `vendor:model`. Aliases (the seeds' names, bare model names) resolve to them
+ * Provider ids are `vendor:model`. Aliases (the names the original studies used, bare model names) resolve to them
  * here, once, at suite load; everything downstream sees only resolved ids.
  */
 import { UnknownProviderError } from './errors.js';
@@ -23,7 +23,7 @@ export interface ResolvedProviderId {
 export const ALIASES: Readonly<Record<string, string>> = {
   gas_gemini20_flash_lite: 'gemini:gemini-2.0-flash-lite',
   gas_gemini20_flash: 'gemini:gemini-2.0-flash',
-  // The seeds write Anthropic versions with a dot; the API's ids use a dash.
+  // The original studies write Anthropic versions with a dot; the API's ids use a dash.
   'claude-opus-4.5': 'anthropic:claude-opus-4-5',
   'claude-opus-4.1': 'anthropic:claude-opus-4-1',
   'claude-sonnet-4.5': 'anthropic:claude-sonnet-4-5',

@@ -68,7 +68,7 @@ export async function ask<T>(
   };
 }
 
-/** Where a stage's repair calls are booked: `classify` → `repair` (the seeds' name), else `<stage>.repair`. */
+/** Where a stage's repair calls are booked: `classify` → `repair` (the AQUA project's name), else `<stage>.repair`. */
 export function repairStage(stage: string): string {
   return stage === 'classify' ? 'repair' : `${stage}.repair`;
 }

@@ -12,7 +12,7 @@ export interface GecCase {
   gold?: GecLabel;
   lang: string;
   spans: EditSpan[];
-  /** Every placeholder any GEC prompt may use (the seeds' names and ours). */
+  /** Every placeholder any GEC prompt may use (the AQUA project's names and ours). */
   vars: Record<string, string>;
 }
 

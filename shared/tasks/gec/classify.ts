@@ -12,7 +12,7 @@ export interface Verdict {
   reason: string;
 }
 
-/** A label field that forgives `"fp 2"`, `"**TP**"` and the seeds' `classification` key. */
+/** A label field that forgives `"fp 2"`, `"**TP**"` and the AQUA prompts' `classification` key. */
 export function labelField(labels: readonly GecLabel[]) {
   return z
     .string()

@@ -31,7 +31,7 @@ const score =
       : parsed;
   };
 
-/** The seeds' sub-judges: each its own prompt file and answer format. */
+/** The AQUA project's sub-judges: each its own prompt file and answer format. */
 export const SUB_JUDGES: Record<SubJudge, SubJudgeSpec> = {
   nonsense: {
     role: 'nonsense',

@@ -46,7 +46,7 @@ export const escalationSchema = z
       .enum(['deterministic', 'llm'])
       .default('deterministic')
       .describe(
-        "`llm`: the small model classifies and decides routing in one JSON answer (the seeds' legacy router).",
+        "`llm`: the small model classifies and decides routing in one JSON answer (the AQUA project's legacy router).",
       ),
     escalateLabels: z
       .array(z.enum([...GEC_LABELS, 'Error']))

@@ -27,7 +27,7 @@ const TP_FP3_RULE = {
   otherwise: 'otherwise → FP3',
 } as const;
 
-describe('fuse: cascade (seed 000)', () => {
+describe('fuse: cascade (the AQUA backbone prompts)', () => {
   const cases: Case[] = [
     // nonsense ≥ 2 → FP1
     [
@@ -123,7 +123,7 @@ describe('fuse: cascade (seed 000)', () => {
   });
 });
 
-describe('fuse: tp_fp3 (seed 004)', () => {
+describe('fuse: tp_fp3 (the AQUA feedback judges)', () => {
   const cases: Case[] = [
     // meaning ≥ 3 → FP1
     [
