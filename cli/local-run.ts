@@ -206,16 +206,17 @@ export async function runSuite(
   // built when first called, so scoring given outputs needs no key.
   const given = prepared.suite.dataset.columns.output !== undefined;
   if (!given) providers.require(prepared.suite.backends, prepared.suite.sim);
-  const providerFor = (backend: string, r: RunRecord) =>
-    given
-      ? builtWhenCalled(() => providers.get(backend, r.suite.sim, r.suite.run.timeoutMs), backend)
-      : providers.get(backend, r.suite.sim, r.suite.run.timeoutMs);
+  const providerFor = (backend: string, r: RunRecord) => {
+    const build = () => providers.get(backend, r.suite.sim, r.suite.run.timeoutMs);
+    return given ? builtWhenCalled(build, backend) : build();
+  };
   // The AWS SDK loads only if an ONNX model is read from S3.
   const s3 = async () => (await import('../shared/adapters/aws/clients.js')).createAwsClients(env).s3;
   const encoders = new EncoderPool({ env, prices, s3 });
-  encoders.require(encodersOf(prepared.suite));
+  const neededEncoders = encodersOf(prepared.suite);
+  encoders.require(neededEncoders);
   // Local ONNX models need the optional onnxruntime-node: a missing one is said once, here.
-  if (encodersOf(prepared.suite).some((e) => e.id.startsWith('onnx:'))) await requireOnnxRuntime();
+  if (neededEncoders.some((e) => e.id.startsWith('onnx:'))) await requireOnnxRuntime();
   const limiters = processLimiters(env);
 
   const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));

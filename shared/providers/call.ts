@@ -122,7 +122,7 @@ export async function callModel(
       onCacheError(error, 'get');
     }
     if (hit) {
-      const latencyMs = hitLatencyMs(hit, started);
+      const latencyMs = performance.now() - started;
       if (options.payer !== undefined && hit.paidBy === options.payer)
         return { ...hit, cached: true, latencyMs };
       return { ...hit, cached: true, costUsd: 0, savedUsd: hit.costUsd, latencyMs };
@@ -142,7 +142,7 @@ export async function callModel(
         cached: true,
         costUsd: 0,
         savedUsd: shared.costUsd,
-        latencyMs: hitLatencyMs(shared, started),
+        latencyMs: performance.now() - started,
       };
     }
     const call = callAndStore(provider, request, options, cache, key, onCacheError);
@@ -154,14 +154,6 @@ export async function callModel(
     }
   }
   return callAndStore(provider, request, options, undefined, undefined, onCacheError);
-}
-
-/**
- * The latency a cache hit reports: the lookup's, measured; a simulated answer keeps the latency
- * it drew, so simulated figures never depend on the machine.
- */
-function hitLatencyMs(hit: Completion, started: number): number {
-  return hit.simulated ? hit.latencyMs : performance.now() - started;
 }
 
 async function callAndStore(
