@@ -27,6 +27,7 @@ import { ProviderPool } from '../shared/providers/registry.js';
 import type { Completion, LlmProvider } from '../shared/providers/types.js';
 import { encodersOf, simulateAnswer, simulateSuite } from '../shared/tasks/registry.js';
 import { PACKAGE_ROOT } from './package-root.js';
+import { validateSuite } from '../shared/core/suite.js';
 
 /** The package root: prompts that ship with Assay live under `<root>/prompts`. */
 export { PACKAGE_ROOT };
@@ -220,7 +221,7 @@ export async function runSuite(
   const limiters = processLimiters(env);
 
   const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));
-  const runStore = new LocalRunStore(outDir);
+  const runStore = new LocalRunStore(outDir, { checkSuite: validateSuite });
   const existing = await runStore.getRun(prepared.runId);
   // A resumed run keeps its record, with this invocation's run settings (a higher budget…).
   const run = existing ? { ...existing, suite: { ...existing.suite, run: prepared.suite.run } } : prepared;
@@ -294,7 +295,7 @@ export async function runSuite(
   const reportDeps = {
     runStore,
     reports: new FolderBlobStore(outDir),
-    history: new LocalRunHistory(dirname(outDir)),
+    history: new LocalRunHistory(dirname(outDir), undefined, { checkSuite: validateSuite }),
   };
   // A run that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateRun(reportDeps, run.runId);
@@ -341,7 +342,7 @@ export async function whyNothingScored(
   const lines: string[] = [];
   const failed: ItemResult[] = [];
   let items = 0;
-  for await (const result of new LocalRunStore(outDir).results(run.runId)) {
+  for await (const result of new LocalRunStore(outDir, { checkSuite: validateSuite }).results(run.runId)) {
     items += 1;
     if (result.status === 'scored') continue;
     failed.push(result);

@@ -5,9 +5,10 @@ import { LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
 import { aggregateSweep, writeSweepReport } from '../shared/core/aggregate-sweep.js';
 import type { RunRecord } from '../shared/core/model.js';
 import { type Suite, variantSuites } from '../shared/core/suite.js';
-import type { Report } from '../shared/reports/report.js';
+import type { Report } from '../shared/core/report-types.js';
 import { prepareSweep, type SweepReport } from '../shared/sweeps/sweep.js';
 import { type DatasetSource, type RunSettings, runSuite } from './local-run.js';
+import { validateSuite } from '../shared/core/suite.js';
 
 export interface LocalSweepResult {
   /** The sweep's folder: sweep.json, sweep.txt. */
@@ -74,7 +75,7 @@ export async function runSweep(
   );
   await sweeps.createSweep(record);
   const outDir = sweeps.dirOf(record.sweepId);
-  const deps = { sweeps, runs: new LocalRunHistory(runsDir), reports: new FolderBlobStore(outDir) };
+  const deps = { sweeps, runs: new LocalRunHistory(runsDir, undefined, { checkSuite: validateSuite }), reports: new FolderBlobStore(outDir) };
   // A sweep that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateSweep(deps, record.sweepId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeSweepReport(deps, record.sweepId);

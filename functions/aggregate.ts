@@ -18,7 +18,7 @@ import {
   finishSweepsOf,
 } from '../shared/core/aggregate-sweep.js';
 import { publishToLeaderboard } from '../shared/core/publish-leaderboard.js';
-import type { Report } from '../shared/reports/report.js';
+import type { Report } from '../shared/core/report-types.js';
 import { aggregateRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 

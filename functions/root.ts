@@ -44,6 +44,7 @@ import { RateLimiters } from '../shared/providers/rate-limit.js';
 import { ProviderPool } from '../shared/providers/registry.js';
 import { encodersOf, simulateAnswer } from '../shared/tasks/registry.js';
 import { parseSqsEvent } from './sqs-event.js';
+import { validateSuite } from '../shared/core/suite.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'assay' });
@@ -79,7 +80,7 @@ function base<Q extends QueueVariable>(queues: readonly Q[]): Base<Q> {
     env,
     clients,
     blobs: new S3BlobStore({ client: clients.s3, bucket: env.BUCKET_NAME }),
-    runStore: new DynamoRunStore({ client: clients.doc, tableName: env.TABLE_NAME }),
+    runStore: new DynamoRunStore({ client: clients.doc, tableName: env.TABLE_NAME, checkSuite: validateSuite }),
   };
 }
 

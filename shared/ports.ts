@@ -3,10 +3,10 @@
  * an append-only log) and `adapters/aws` (S3, SQS, DynamoDB). The core imports nothing else.
  */
 import type { ItemMessage, ItemResult, RunCounters, RunRecord, RunStatus } from './core/model.js';
-import type { RateLimit, RateNeed } from './providers/rate-limit.js';
+import type { RateLimit, RateNeed } from './core/limits.js';
 import type { Completion, CompletionRequest } from './providers/types.js';
-import type { LeaderboardEntry } from './reports/leaderboard.js';
-import type { SweepRecord, SweepStatus } from './sweeps/sweep.js';
+import type { LeaderboardEntry } from './core/report-types.js';
+import type { SweepRecord, SweepStatus } from './core/sweep-record.js';
 
 export interface BlobStore {
   /** Undefined when the object does not exist. */

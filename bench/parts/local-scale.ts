@@ -21,7 +21,7 @@ import { jsonLines } from '../../shared/adapters/local/jsonl.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
 import { writeRunReport } from '../../shared/core/aggregate-run.js';
 import type { ItemResult, RunRecord } from '../../shared/core/model.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { gecSuite, goldCsv } from './data.js';
 
 const { values } = parseArgs({

@@ -23,7 +23,7 @@ import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
 import { loadPriceTable } from '../../shared/providers/pricing.js';
 import { ProviderPool } from '../../shared/providers/registry.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { isSweep } from '../../shared/sweeps/variants.js';
 import { simulateSuite } from '../../shared/tasks/registry.js';
@@ -44,6 +44,7 @@ import {
   QueuePoller,
   type SqsFunctionHandler,
 } from './poller.js';
+import { validateSuite } from '../../shared/core/suite.js';
 
 /** The four functions of the stack, as imported from functions/. */
 export interface CloudFunctions {
@@ -306,7 +307,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
         suite,
         sweep,
         blobs,
-        runStore: new DynamoRunStore({ client: clients.doc, tableName: resources.table }),
+        runStore: new DynamoRunStore({ client: clients.doc, tableName: resources.table, checkSuite: validateSuite }),
         outDir: options.outDir,
         suitePath: options.suitePath,
         log,

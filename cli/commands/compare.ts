@@ -9,6 +9,7 @@ import {
   SCREEN_FLIPPED_LIMIT,
   writeComparisonFiles,
 } from '../../shared/reports/comparison.js';
+import { validateSuite } from '../../shared/core/suite.js';
 
 /** A local run folder as one side of a comparison: run.json (the record) and results.jsonl. */
 async function loadRunFolder(dir: string): Promise<RunSide> {
@@ -21,7 +22,7 @@ async function loadRunFolder(dir: string): Promise<RunSide> {
     // reported below
   }
   if (typeof runId !== 'string') throw new Error(`not a run folder: ${dir} (run.json has no runId)`);
-  const store = new LocalRunStore(dir);
+  const store = new LocalRunStore(dir, { checkSuite: validateSuite });
   const run = await store.getRun(runId);
   if (!run) throw new Error(`not a run folder: ${dir} (run ${runId} cannot be read)`);
   // Results written by an earlier Assay are upgraded by the codec, or refused saying why.

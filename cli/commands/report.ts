@@ -6,14 +6,15 @@ import { LocalRunHistory } from '../../shared/adapters/local/local-run-history.j
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
 import { writeRunReport } from '../../shared/core/aggregate-run.js';
 import { summary } from './summary.js';
+import { validateSuite } from '../../shared/core/suite.js';
 
 export async function reportCommand(runDir: string): Promise<void> {
   const { runId } = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8')) as { runId: string };
   const { report } = await writeRunReport(
     {
-      runStore: new LocalRunStore(runDir),
+      runStore: new LocalRunStore(runDir, { checkSuite: validateSuite }),
       reports: new FolderBlobStore(runDir),
-      history: new LocalRunHistory(dirname(resolve(runDir))),
+      history: new LocalRunHistory(dirname(resolve(runDir)), undefined, { checkSuite: validateSuite }),
     },
     runId,
   );

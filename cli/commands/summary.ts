@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { ComparisonSummary } from '../../shared/core/compare-runs.js';
 import { headline, incompleteNotice } from '../../shared/reports/files.js';
 import { ms, usd } from '../../shared/reports/format.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { renderSweepText } from '../../shared/reports/sweep-files.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import type { LocalSweepResult } from '../sweep.js';

@@ -1,7 +1,8 @@
 import type { BlobStore, RunHistory, RunStore } from '../ports.js';
 import { writeComparisonFiles } from '../reports/comparison.js';
 import { FileLayout, writeReportFiles } from '../reports/files.js';
-import { buildReport, type Report, reportOrder } from '../reports/report.js';
+import { buildReport, reportOrder } from '../reports/report.js';
+import { type Report } from './report-types.js';
 import { taskFor } from '../tasks/registry.js';
 import { StoredDataError } from './codec.js';
 import { compareRuns, comparisonSummary } from './compare-runs.js';

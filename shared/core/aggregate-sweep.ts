@@ -1,7 +1,8 @@
 import type { BlobStore, RunHistory, SweepStore } from '../ports.js';
 import { reportOrder } from '../reports/report.js';
 import { writeSweepFiles } from '../reports/sweep-files.js';
-import { buildSweepReport, type SweepRecord, type SweepReport, type VariantRun } from '../sweeps/sweep.js';
+import { buildSweepReport, type SweepReport, type VariantRun } from '../sweeps/sweep.js';
+import { type SweepRecord } from './sweep-record.js';
 import type { ItemResult, RunRecord } from './model.js';
 
 export interface AggregateSweepDeps {

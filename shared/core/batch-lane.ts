@@ -27,7 +27,7 @@
  */
 
 import type { BatchStore, RunStore, WaitingCall } from '../ports.js';
-import type { BatchApi, BatchStatus } from '../providers/batch.js';
+import type { BatchApi, BatchStatus } from '../providers/types.js';
 import { cacheKey } from '../providers/call.js';
 import { type Sleep, withRetry } from '../providers/retry.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../providers/types.js';

@@ -12,7 +12,7 @@ import {
   type RunRecord,
   SCORE_KINDS,
 } from './model.js';
-import { validateSuite } from './suite.js';
+import { checkCommonKeys, type SuiteCheck } from './suite-base.js';
 
 /** Stored data that cannot be read: where it is, and what is wrong with it. */
 export class StoredDataError extends Error {
@@ -140,11 +140,12 @@ const runSchema = z.object({
 });
 
 /**
- * A stored run record, checked; its suite is validated as suites are. A record of version 1
+ * A stored run record, checked; its suite by `checkSuite` (the stores get the full validator
+ * from the composition root). A record of version 1
  * (no `schemaVersion`) has the same shape and is upgraded. Keys the record does not know
  * (an adapter's counters) are dropped.
  */
-export function decodeRun(value: unknown, where: string): RunRecord {
+export function decodeRun(value: unknown, where: string, checkSuite: SuiteCheck = checkCommonKeys): RunRecord {
   const version = versionOf(value);
   if (version !== undefined && version !== RESULT_SCHEMA_VERSION) {
     throw new StoredDataError(
@@ -155,7 +156,7 @@ export function decodeRun(value: unknown, where: string): RunRecord {
   if (!parsed.success) throw new StoredDataError(`${where}: not a run record: ${issues(parsed.error)}`);
   let suite: RunRecord['suite'];
   try {
-    suite = validateSuite(parsed.data.suite, `${where} (its suite)`);
+    suite = checkSuite(parsed.data.suite, `${where} (its suite)`);
   } catch (error) {
     throw new StoredDataError(
       `${where}: the run's suite does not validate with this Assay, so its results cannot be read: ${(error as Error).message}`,

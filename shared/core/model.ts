@@ -1,5 +1,5 @@
 import type { TokenUsage } from '../providers/types.js';
-import type { Suite } from './suite.js';
+import type { BaseSuite as Suite } from './suite-base.js';
 
 /** One usable dataset row, as a task family sees it. */
 export interface Item {

@@ -1,6 +1,6 @@
 import type { BlobStore, Leaderboard } from '../ports.js';
 import { leaderboardEntry, leaderboardTables, renderLeaderboard } from '../reports/leaderboard.js';
-import type { Report } from '../reports/report.js';
+import type { Report } from './report-types.js';
 
 export interface PublishLeaderboardDeps {
   leaderboard: Leaderboard;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { resolveProviderId } from '../providers/aliases.js';
-import { rateLimitSchema } from '../providers/rate-limit.js';
+import { rateLimitSchema } from './limits.js';
 
 /**
  * The keys every suite has, whatever its task family: dataset, backends, prompt overrides,
@@ -288,3 +288,16 @@ export type BaseSuite = z.infer<typeof baseSuiteSchema>;
 export class SuiteError extends Error {
   override readonly name = 'SuiteError';
 }
+
+/**
+ * How a suite read back from storage is checked. The composition roots hand the stores the
+ * full validator (every family's block, from the registry); without one a store checks the
+ * common keys and keeps the family's block as stored.
+ */
+export type SuiteCheck = (raw: unknown, source: string) => BaseSuite;
+
+export const checkCommonKeys: SuiteCheck = (raw, source) => {
+  const parsed = baseSuiteSchema.passthrough().safeParse(raw);
+  if (!parsed.success) throw new SuiteError(`${source}: ${z.prettifyError(parsed.error)}`);
+  return parsed.data as BaseSuite;
+};

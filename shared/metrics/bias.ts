@@ -7,18 +7,7 @@
 import type { ScoreKind, ScoreValue } from '../core/model.js';
 import { spearman } from './agreement.js';
 import type { ScorerMetricOptions } from './scores.js';
-
-/** One correlation: ρ (null when n < 3 or a side is constant) over n items. */
-export interface Correlation {
-  spearman: number | null;
-  n: number;
-}
-
-/** report.json `scores.<scorer>.bias.length`. */
-export interface LengthBias extends Correlation {
-  /** The same within each gold class (items without gold left out). */
-  byGold: Record<string, Correlation>;
-}
+import type { Correlation, LengthBias } from '../core/report-types.js';
 
 /** Gold classes beyond this many (a numeric gold with many distinct values) get no `byGold`. */
 const MAX_GOLD_CLASSES = 20;

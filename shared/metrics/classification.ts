@@ -25,7 +25,8 @@
  *   are null (no data is not a score of 0), empty tables, `ci` undefined.
  * - Labels are compared exactly (case-sensitive); trimming/normalising is the caller's job.
  */
-import { type BootstrapOptions, bootstrapCis, type Interval } from './stats.js';
+import { type BootstrapOptions, bootstrapCis } from './stats.js';
+import { type Interval } from '../core/report-types.js';
 
 export interface LabelPair {
   gold: string;

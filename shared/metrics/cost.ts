@@ -5,6 +5,7 @@
  */
 import type { TokenUsage } from '../providers/types.js';
 import { CompensatedSum } from './stats.js';
+import type { CostSummary, StageCost } from '../core/report-types.js';
 
 export interface CostItem {
   costUsd: number;
@@ -13,22 +14,6 @@ export interface CostItem {
   stage?: string;
   /** Provider calls this entry stands for (default 1), e.g. a per-item `StageSpend.calls`. */
   calls?: number;
-}
-
-export interface StageCost {
-  usd: number;
-  calls: number;
-  tokens: TokenUsage;
-}
-
-export interface CostSummary {
-  totalUsd: number;
-  /** totalUsd / itemCount × 10,000; null when itemCount is 0. */
-  per10kUsd: number | null;
-  /** totalUsd / itemCount; null when itemCount is 0. */
-  perItemUsd: number | null;
-  tokens: TokenUsage;
-  byStage: Record<string, StageCost>;
 }
 
 export const DEFAULT_COST_STAGE = 'default';

@@ -15,17 +15,12 @@
  */
 import type { FailureKind, ScoreKind, ScoreValue } from '../core/model.js';
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
-import type { LengthBias } from './bias.js';
+import type { LengthBias } from '../core/report-types.js';
 import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
-import { type BootstrapOptions, bootstrapCis, type Interval, meanOrNull } from './stats.js';
-
-/** One metric: its value (null when there is no data), the n it ran over, and a 95% CI when resampled. */
-export interface MetricValue {
-  value: number | null;
-  n: number;
-  ci?: Interval;
-}
+import { type BootstrapOptions, bootstrapCis, meanOrNull } from './stats.js';
+import { type Interval } from '../core/report-types.js';
+import type { MetricValue, ScorerSummary } from '../core/report-types.js';
 
 export interface ScorerMetricOptions {
   /** Label scorers: labels mapped to the binary positive class; none: no binary view. */
@@ -47,23 +42,6 @@ export interface ScoreRow {
   target?: ScoreValue;
   /** Why there is no value. */
   unscored?: FailureKind;
-}
-
-/** A scorer's part of report.json `scores`. */
-export interface ScorerSummary {
-  kind: ScoreKind;
-  /** Items with a value. */
-  n: number;
-  /** Items without one, by reason. */
-  unscored: Partial<Record<FailureKind, number>>;
-  metrics: Record<string, MetricValue>;
-  /** Label scorers: `perClass`, `confusion` (against gold) and `distribution` (of the values). */
-  tables?: Record<string, unknown>;
-  /**
-   * Whether the scores follow something other than quality: `length`, Spearman's ρ of the
-   * output's length against the score (families that expose an output length; see `outputLength`).
-   */
-  bias?: { length: LengthBias };
 }
 
 export interface ScorerFigures {

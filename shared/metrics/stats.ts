@@ -6,9 +6,7 @@
  * NaN): empty inputs give 0, not NaN. Programmer errors (a percentile outside [0, 100], a
  * bootstrap over zero rows, a statistic that returns NaN) throw `RangeError`.
  */
-
-/** A closed interval `[lo, hi]`. */
-export type Interval = [lo: number, hi: number];
+import type { Interval, LatencySummary } from '../core/report-types.js';
 
 /** Neumaier-compensated sum: cost totals over thousands of small floats stay exact to the cent. */
 export function sum(values: Iterable<number>): number {
@@ -69,13 +67,6 @@ function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
   const a = sorted[lo]!;
   const b = sorted[hi]!;
   return a + (b - a) * (rank - lo);
-}
-
-export interface LatencySummary {
-  p50: number | null;
-  p95: number | null;
-  mean: number | null;
-  max: number | null;
 }
 
 /** p50 / p95 (linear interpolation), mean and max of latencies in ms; all null when empty. */

@@ -10,7 +10,8 @@ import type {
   MessageCreateParamsNonStreaming,
   MessageParam,
 } from '@anthropic-ai/sdk/resources/messages/messages';
-import { answeredOutcome, type BatchApi, type BatchOutcome } from './batch.js';
+import { answeredOutcome } from './batch.js';
+import { type BatchApi, type BatchOutcome } from './types.js';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,

@@ -12,7 +12,8 @@ import {
   GoogleGenAI,
   type InlinedRequest,
 } from '@google/genai';
-import { answeredOutcome, type BatchApi, type BatchOutcome } from './batch.js';
+import { answeredOutcome } from './batch.js';
+import { type BatchApi, type BatchOutcome } from './types.js';
 import {
   buildCompletion,
   callerAbortReason,

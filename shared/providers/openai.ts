@@ -13,7 +13,8 @@ import type {
   CompletionCreateParamsNonStreaming,
   Completion as TextCompletion,
 } from 'openai/resources/completions';
-import { answeredOutcome, type BatchApi, type BatchOutcome } from './batch.js';
+import { answeredOutcome } from './batch.js';
+import { type BatchApi, type BatchOutcome } from './types.js';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,

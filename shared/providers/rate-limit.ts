@@ -9,37 +9,12 @@
  * so the whole fleet of workers shares one budget.
  */
 import { z } from 'zod';
+import { type RateLimit, type RateNeed, rateLimitSchema } from '../core/limits.js';
 import type { RateLimitStore } from '../ports.js';
 import { resolveProviderId } from './aliases.js';
 import { ProviderError } from './errors.js';
 import { defaultSleep, type Sleep } from './retry.js';
 import type { CompletionRequest } from './types.js';
-
-/** A backend's declared limits; either may be absent (not limited on that axis). */
-export interface RateLimit {
-  /** Requests per minute. */
-  rpm?: number;
-  /** Tokens per minute, input and output together (OpenAI counts `max_tokens` against it). */
-  tpm?: number;
-}
-
-export const rateLimitSchema = z
-  .object({
-    rpm: z.number().positive().optional().describe('Requests per minute.'),
-    tpm: z
-      .number()
-      .positive()
-      .optional()
-      .describe('Tokens per minute (estimated input tokens + maxTokens per call).'),
-  })
-  .strict()
-  .refine((limit) => limit.rpm !== undefined || limit.tpm !== undefined, 'give rpm, tpm or both');
-
-/** What one call takes from its bucket. */
-export interface RateNeed {
-  requests: number;
-  tokens: number;
-}
 
 /** A bucket's levels at a moment (epoch ms). Levels may be negative after a call larger than the burst. */
 export interface BucketState {

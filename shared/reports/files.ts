@@ -12,19 +12,14 @@ import {
   scoreOf,
 } from '../core/model.js';
 import { type ResultSource, sourceOf } from '../core/report-order.js';
-import {
-  HEADLINE_METRICS,
-  type LengthBias,
-  METRIC_NAMES,
-  type MetricValue,
-  type ScorerSummary,
-  verdictOf,
-} from '../metrics/index.js';
+import { HEADLINE_METRICS, METRIC_NAMES, verdictOf } from '../metrics/index.js';
+import { type LengthBias, type MetricValue, type ScorerSummary } from '../core/report-types.js';
 import type { BlobStore } from '../ports.js';
 import { taskFor } from '../tasks/registry.js';
 import type { AnyTaskFamily } from '../tasks/types.js';
 import { interval, ms, num, usd, words } from './format.js';
-import { type Report, targetReader } from './report.js';
+import { targetReader } from './report.js';
+import { type Report } from '../core/report-types.js';
 
 /**
  * The report files of a run (results in `reportOrder`) — the same in both shells and for every

@@ -3,33 +3,11 @@
  * version, headline metrics with CIs, cost per 10K, p50 latency — the results table users
  * otherwise type by hand, built from the runs' reports. Pure: the shells read and store entries.
  */
-import { HEADLINE_METRICS, type MetricValue } from '../metrics/index.js';
+import { HEADLINE_METRICS } from '../metrics/index.js';
+import { type MetricValue } from '../core/report-types.js';
 import { ms, textTable, withInterval } from './format.js';
-import type { Report } from './report.js';
-
-export const LEADERBOARD_SCHEMA_VERSION = 1;
-
-export interface LeaderboardEntry {
-  schemaVersion: typeof LEADERBOARD_SCHEMA_VERSION;
-  runId: string;
-  suite: string;
-  task: string;
-  dataset: string;
-  /** The family's facts (GEC: judge, method). */
-  config: Record<string, string>;
-  backends: string[];
-  /** The prompt files' content hashes, shortened: the same version has the same string. */
-  promptVersion: string;
-  simulated: boolean;
-  primaryScorer: string;
-  /** The primary scorer's headline metrics, with their CIs. */
-  metrics: Record<string, MetricValue>;
-  items: number;
-  scored: number;
-  per10kUsd: number | null;
-  p50LatencyMs: number | null;
-  finishedAt: string;
-}
+import type { Report } from '../core/report-types.js';
+import { LEADERBOARD_SCHEMA_VERSION, type LeaderboardEntry } from '../core/report-types.js';
 
 /** A run's entry, from its report. */
 export function leaderboardEntry(report: Report): LeaderboardEntry {

@@ -8,84 +8,11 @@ import {
   scoreOf,
 } from '../core/model.js';
 import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '../core/report-order.js';
-import {
-  biasApplies,
-  biasScore,
-  type CostSummary,
-  CostTally,
-  LabelRows,
-  type LatencySummary,
-  LengthRows,
-  type ScoreRow,
-  type ScorerSummary,
-  scorerFigures,
-  summarizeLatency,
-} from '../metrics/index.js';
+import { biasApplies, biasScore, CostTally, LabelRows, LengthRows, type ScoreRow, scorerFigures, summarizeLatency } from '../metrics/index.js';
+import { type CostSummary, type LatencySummary, type ScorerSummary } from '../core/report-types.js';
 import { BATCH_DISCOUNT } from '../providers/batch.js';
 import type { AnyTaskFamily, Scorer } from '../tasks/types.js';
-
-export const REPORT_SCHEMA_VERSION = 2;
-
-/**
- * The report contract: written for every run, local or AWS, whatever the task family. Plain
- * numbers only; a metric with no data is null. `scores` has every scorer's figures by kind;
- * `metrics` repeats the primary scorer's as plain values (for GEC: `accuracy`, `macroF1`,
- * `binary.f1`, `kappa`, `perClass`, `confusion`), plus the family's own figures.
- */
-export interface Report {
-  schemaVersion: typeof REPORT_SCHEMA_VERSION;
-  runId: string;
-  suite: string;
-  task: string;
-  /** The family's facts about the suite (GEC: judge, method). */
-  config: Record<string, string>;
-  backends: string[];
-  /** True when any answer came from the simulator: the scores say nothing about a real model. */
-  simulated: boolean;
-  notice?: string;
-  dataset: string;
-  /**
-   * `complete` when every item of the dataset has its result; `incomplete` when some have none
-   * (a run that was stopped, or whose ingest never ended): the figures cover the items present.
-   */
-  status: 'complete' | 'incomplete';
-  /** Items of the dataset without a result: 0 when complete; null when the total is unknown (ingest never ended). */
-  missingItems: number | null;
-  startedAt: string;
-  /** When the run finished; null for an incomplete run. */
-  finishedAt: string | null;
-  counts: {
-    /** Every dataset row of the run (after sampling): scored + failed. */
-    items: number;
-    /** Items with an output. */
-    scored: number;
-    /** Items without one, invalid rows included. */
-    failed: number;
-    invalidRows: number;
-    /** Failed after reaching the pipeline (parse, refusal, provider, dead letter, budget…). */
-    errors: number;
-    byFailure: Partial<Record<FailureKind, number>>;
-  };
-  /** The scorer whose figures `metrics` repeats. */
-  primaryScorer: string;
-  scores: Record<string, ScorerSummary>;
-  metrics: Record<string, unknown>;
-  /** `cachedCalls` were answered from the LLM cache; `savedUsd` is what they cost when first paid. */
-  cost: CostSummary & {
-    calls: number;
-    cachedCalls: number;
-    savedUsd: number;
-    /**
-     * Calls answered by vendor batches (the batch lane) and what the batch discount took off
-     * their synchronous price: `totalUsd + batch.savedUsd` is what the run would have cost synchronously.
-     */
-    batch?: { calls: number; savedUsd: number; discount: number };
-  };
-  latencyMs: LatencySummary;
-  prompts: Record<string, string>;
-  /** Against the suite's previous finished run (details in comparison.json / comparison.txt). */
-  comparison?: Record<string, unknown>;
-}
+import { type Report, REPORT_SCHEMA_VERSION } from '../core/report-types.js';
 
 export const SIMULATED_NOTICE =
   'SIMULATED: answers were fabricated by the sim provider from the gold labels with noise; these scores measure nothing about a real model.';

@@ -22,9 +22,10 @@
  * A condition with no data on either side (a metric that is n/a, a slice with no items) fails
  * and says so: a gate never promotes on figures it does not have.
  */
-import type { MetricValue, PairedDelta } from '../metrics/index.js';
+import type { PairedDelta } from '../metrics/index.js';
+import type { MetricValue } from '../core/report-types.js';
 import { percentile } from '../metrics/stats.js';
-import type { Report } from '../reports/report.js';
+import type { Report } from '../core/report-types.js';
 
 export type Op = '>=' | '>' | '<=' | '<' | '==';
 

@@ -15,8 +15,9 @@ import {
 } from '../core/compare-runs.js';
 import { type ItemResult, type RunRecord, resultLatencyMs } from '../core/model.js';
 import type { Suite } from '../core/suite.js';
-import type { MetricValue } from '../metrics/index.js';
-import { buildReport, type Report, SIMULATED_NOTICE } from '../reports/report.js';
+import type { MetricValue } from '../core/report-types.js';
+import { buildReport, SIMULATED_NOTICE } from '../reports/report.js';
+import { type Report } from '../core/report-types.js';
 import { taskFor } from '../tasks/registry.js';
 import {
   type Condition,
@@ -29,38 +30,7 @@ import {
   parseCondition,
   parseMetric,
 } from './gate.js';
-
-export const SWEEP_SCHEMA_VERSION = 1;
-export type SweepStatus = 'running' | 'aggregating' | 'done';
-
-const sweepRecordSchema = z.object({
-  schemaVersion: z.literal(SWEEP_SCHEMA_VERSION),
-  sweepId: z.string(),
-  suiteName: z.string(),
-  task: z.string(),
-  datasetKey: z.string(),
-  /** In the suite's order; the baseline is one of them. */
-  variants: z.array(z.object({ name: z.string(), runId: z.string() })).min(1),
-  baseline: z.string(),
-  gate: z
-    .object({ conditions: z.array(z.string()), required: z.union([z.boolean(), z.array(z.string())]) })
-    .optional(),
-  rankBy: z.string().optional(),
-  status: z.enum(['running', 'aggregating', 'done']),
-  createdAt: z.string(),
-  finishedAt: z.string().optional(),
-  /** Where sweep.json and sweep.txt go. */
-  reportPrefix: z.string(),
-});
-export type SweepRecord = z.infer<typeof sweepRecordSchema>;
-
-/** A stored sweep record, checked; a StoredDataError says what is wrong with it. */
-export function decodeSweep(data: unknown, where: string): SweepRecord {
-  const parsed = sweepRecordSchema.safeParse(data);
-  if (!parsed.success)
-    throw new StoredDataError(`${where}: not a sweep record: ${z.prettifyError(parsed.error)}`);
-  return parsed.data;
-}
+import { SWEEP_SCHEMA_VERSION, type SweepRecord } from '../core/sweep-record.js';
 
 /**
  * The record of a sweep whose variant runs are `runs` (in the suite's order). Its id derives

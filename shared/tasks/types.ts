@@ -13,7 +13,7 @@ import type { EncoderKind, NliPair } from '../encoders/types.js';
 import type { ScorerMetricOptions } from '../metrics/scores.js';
 import type { TemplateFormat } from '../prompts/prompts.js';
 import type { Completion, CompletionRequest, LlmProvider, SimHint } from '../providers/types.js';
-import type { Report } from '../reports/report.js';
+import type { Report } from '../core/report-types.js';
 
 /** What a family may do while solving or scoring one item: render its prompts and call models. */
 export interface TaskContext<S extends BaseSuite = BaseSuite> {

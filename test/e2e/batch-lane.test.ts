@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { type RunEvent, runLocal } from '../../cli/local-run.js';
 import type { ItemResult } from '../../shared/core/model.js';
 import { BATCH_DISCOUNT } from '../../shared/providers/batch.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { useVendorFake } from '../fakes/use-vendor-fake.js';
 import type { FakeCall, FakeReply } from '../fakes/vendor-fake.js';
 import { REPO, tempDir } from '../helpers.js';

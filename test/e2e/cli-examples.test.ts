@@ -12,7 +12,7 @@ import { readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { simulateSuite } from '../../shared/tasks/registry.js';
 import { AQUA_FILES, EXAMPLE_DATA, REPO, tempDir } from '../helpers.js';

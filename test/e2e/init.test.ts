@@ -10,7 +10,7 @@ import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { validateSuite } from '../../shared/core/suite.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { familyNames } from '../../shared/tasks/registry.js';
 import { REPO, tempDir } from '../helpers.js';
 

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../cli/local-run.js';
 import type { ItemResult } from '../../shared/core/model.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import type { SummarizationFigures } from '../../shared/tasks/summarization/report.js';
 import { writeTinyEmbedder, writeTinyNli } from '../fakes/tiny-onnx.js';
 import { startVendorFake } from '../fakes/vendor-fake.js';

@@ -16,7 +16,7 @@ import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { decodeItemMessage } from '../../shared/adapters/aws/sqs-work-queue.js';
 import { suiteKey } from '../../shared/bucket/layout.js';
 import { prepareRun } from '../../shared/core/prepare-run.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { REPO, snapshotEnv, suite } from '../helpers.js';
 import {
   createTestResources,

@@ -14,7 +14,7 @@ import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { suiteKey } from '../../shared/bucket/layout.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { REPO, snapshotEnv, suiteInput, tempDir } from '../helpers.js';
 import {
   createTestResources,

@@ -30,7 +30,7 @@ import type { ItemResult } from '../../shared/core/model.js';
 import { simulatedId } from '../../shared/providers/aliases.js';
 
 import { REPORT_FILES } from '../../shared/reports/files.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, snapshotEnv, suiteInput, tempDir } from '../helpers.js';
 import {

@@ -10,7 +10,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runLocalCloud } from '../../cli/cloud/local-cloud.js';
 import { runLocal } from '../../cli/local-run.js';
 import { OnnxNli } from '../../shared/encoders/onnx.js';
-import type { Report } from '../../shared/reports/report.js';
+import type { Report } from '../../shared/core/report-types.js';
 import { writeTinyNli } from '../fakes/tiny-onnx.js';
 import { EXAMPLE_DATA, snapshotEnv, tempDir } from '../helpers.js';
 import { motoClients, startMoto } from './moto.js';

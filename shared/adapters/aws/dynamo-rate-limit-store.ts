@@ -1,14 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { RateLimitStore } from '../../ports.js';
-import {
-  type BucketState,
-  fullBucket,
-  type RateLimit,
-  type RateNeed,
-  refill,
-  shortfallMs,
-  taken,
-} from '../../providers/rate-limit.js';
+import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../providers/rate-limit.js';
+import { type RateLimit, type RateNeed } from '../../core/limits.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
 
 export interface DynamoRateLimitStoreOptions {

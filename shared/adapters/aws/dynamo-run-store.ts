@@ -25,6 +25,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { decodeResult, decodeRun } from '../../core/codec.js';
+import type { SuiteCheck } from '../../core/suite-base.js';
 import {
   type ItemResult,
   type RunCounters,
@@ -40,6 +41,8 @@ export interface DynamoRunStoreOptions {
   tableName: string;
   /** Query page size for `results`/`resultIds`; DynamoDB's 1 MB page when unset. */
   pageSize?: number;
+  /** How a stored run's suite is checked (the full validator, from the composition root). */
+  checkSuite?: SuiteCheck;
 }
 
 /** An operation on a run that has no record. */
@@ -87,7 +90,10 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private readonly tableName: string;
   private readonly pageSize: number | undefined;
 
-  constructor({ client, tableName, pageSize }: DynamoRunStoreOptions) {
+  private readonly checkSuite: SuiteCheck | undefined;
+
+  constructor({ client, tableName, pageSize, checkSuite }: DynamoRunStoreOptions) {
+    this.checkSuite = checkSuite;
     this.client = client;
     this.tableName = tableName;
     this.pageSize = pageSize;
@@ -147,7 +153,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     const meta = await this.getMeta(runId);
-    return meta && toRunRecord(meta);
+    return meta && toRunRecord(meta, this.checkSuite);
   }
 
   /** The run's counters (consistent read); undefined when the run does not exist. */
@@ -406,7 +412,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     for await (const page of pages) {
       for (const entry of page.Items ?? []) {
         const run = await this.getMeta(String(entry.runId));
-        if (run?.status === 'done') return toRunRecord(run);
+        if (run?.status === 'done') return toRunRecord(run, this.checkSuite);
       }
     }
     return undefined;
@@ -456,7 +462,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 }
 
-function toRunRecord(meta: MetaItem): RunRecord {
+function toRunRecord(meta: MetaItem, checkSuite: SuiteCheck | undefined): RunRecord {
   const run = {
     schemaVersion: meta.schemaVersion,
     runId: meta.runId,
@@ -478,6 +484,7 @@ function toRunRecord(meta: MetaItem): RunRecord {
       ...(meta.datasetVersion !== undefined ? { datasetVersion: meta.datasetVersion } : {}),
     },
     `run ${meta.runId} (DynamoDB ${runPk(meta.runId)})`,
+    checkSuite,
   );
 }
 

@@ -19,8 +19,8 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import type { Leaderboard, SweepStore } from '../../ports.js';
-import type { LeaderboardEntry } from '../../reports/leaderboard.js';
-import { decodeSweep, type SweepRecord, type SweepStatus } from '../../sweeps/sweep.js';
+import type { LeaderboardEntry } from '../../core/report-types.js';
+import { decodeSweep, type SweepRecord, type SweepStatus } from '../../core/sweep-record.js';
 import { cancelledByCondition, isConditionalCheckFailed, runPk } from './dynamo-run-store.js';
 
 const META = 'META';

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeRun } from '../../core/codec.js';
+import type { SuiteCheck } from '../../core/suite-base.js';
 import type { ItemResult, RunRecord } from '../../core/model.js';
 import type { RunHistory } from '../../ports.js';
 import { LocalRunStore } from './local-run-store.js';
@@ -15,6 +16,7 @@ export class LocalRunHistory implements RunHistory {
     readonly root: string,
     private readonly onSkip: (dir: string, reason: string) => void = (dir, reason) =>
       console.warn(`assay: skipping run folder ${dir}: ${reason}`),
+    private readonly options: { checkSuite?: SuiteCheck } = {},
   ) {}
 
   /** Every run under the root, newest first (by start time, then run id). */
@@ -28,7 +30,7 @@ export class LocalRunHistory implements RunHistory {
       const text = await readFile(path, 'utf8').catch(() => undefined);
       if (!text) continue;
       try {
-        runs.push({ run: decodeRun(JSON.parse(text), path), dir });
+        runs.push({ run: decodeRun(JSON.parse(text), path, this.options.checkSuite), dir });
       } catch (error) {
         this.onSkip(dir, (error as Error).message);
       }
@@ -61,7 +63,7 @@ export class LocalRunHistory implements RunHistory {
   async *results(runId: string): AsyncIterable<ItemResult> {
     const found = (await this.runs()).find(({ run }) => run.runId === runId);
     if (!found) return;
-    yield* new LocalRunStore(found.dir).results(runId);
+    yield* new LocalRunStore(found.dir, this.options).results(runId);
   }
 }
 

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeResult, decodeRun } from '../../core/codec.js';
+import type { SuiteCheck } from '../../core/suite-base.js';
 import {
   type ItemResult,
   type RunCounters,
@@ -48,7 +49,10 @@ export class LocalRunStore implements RunStore {
   private loaded = false;
   private readonly log: JsonLinesWriter;
 
-  constructor(readonly dir: string) {
+  constructor(
+    readonly dir: string,
+    private readonly options: { checkSuite?: SuiteCheck } = {},
+  ) {
     this.log = new JsonLinesWriter(join(dir, 'results.jsonl'));
   }
 
@@ -65,7 +69,7 @@ export class LocalRunStore implements RunStore {
     this.loaded = true;
     const runText = await readFile(this.runPath, 'utf8').catch(() => undefined);
     if (!runText) return;
-    this.run = decodeRun(JSON.parse(runText), this.runPath);
+    this.run = decodeRun(JSON.parse(runText), this.runPath, this.options.checkSuite);
     this.counts = { done: 0, failed: 0, spentUsd: 0, total: this.run.total };
     const tally = { lines: 0 };
     const log = jsonLines(

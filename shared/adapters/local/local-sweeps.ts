@@ -3,9 +3,10 @@ import { join } from 'node:path';
 import { decodeRun } from '../../core/codec.js';
 import type { RunRecord } from '../../core/model.js';
 import type { Leaderboard, SweepStore } from '../../ports.js';
-import { type LeaderboardEntry, leaderboardEntry } from '../../reports/leaderboard.js';
-import type { Report } from '../../reports/report.js';
-import { decodeSweep, type SweepRecord, type SweepStatus } from '../../sweeps/sweep.js';
+import { leaderboardEntry } from '../../reports/leaderboard.js';
+import { type LeaderboardEntry } from '../../core/report-types.js';
+import type { Report } from '../../core/report-types.js';
+import { decodeSweep, type SweepRecord, type SweepStatus } from '../../core/sweep-record.js';
 import { FolderBlobStore } from './folder-blob-store.js';
 import { findRunFolders } from './local-run-history.js';
 

@@ -1,13 +1,6 @@
 import type { RateLimitStore } from '../../ports.js';
-import {
-  type BucketState,
-  fullBucket,
-  type RateLimit,
-  type RateNeed,
-  refill,
-  shortfallMs,
-  taken,
-} from '../../providers/rate-limit.js';
+import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../providers/rate-limit.js';
+import { type RateLimit, type RateNeed } from '../../core/limits.js';
 
 /** Token buckets in this process's memory: the rate limits of a local run. */
 export class MemoryRateLimitStore implements RateLimitStore {

@@ -5,9 +5,10 @@
  * ranking score (1 − w)·hybrid + w·heuristic.
  */
 import { type ItemResult, isScored, resultLatencyMs } from '../../core/model.js';
-import { type LatencySummary, meanOrNull, ratio, summarizeLatency } from '../../metrics/index.js';
+import { meanOrNull, ratio, summarizeLatency } from '../../metrics/index.js';
+import { type LatencySummary } from '../../core/report-types.js';
 import { ms, num } from '../../reports/format.js';
-import type { Report } from '../../reports/report.js';
+import type { Report } from '../../core/report-types.js';
 import type { ReportSection } from '../types.js';
 import { classifyEdits, heuristicFigures, iMeanRates, spellingAccuracy } from './metrics.js';
 import { type CleanupSuite, type DecisionSpan, heuristicsFixtureSchema } from './suite.js';

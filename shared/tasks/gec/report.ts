@@ -1,6 +1,6 @@
 import type { CostPoint } from '../../metrics/index.js';
 import { num, usd, words } from '../../reports/format.js';
-import type { Report } from '../../reports/report.js';
+import type { Report } from '../../core/report-types.js';
 
 type MethodView = Record<string, unknown> & {
   accuracyVsCost?: CostPoint[];

@@ -4,9 +4,10 @@
  * the fast path on the items both decided (a check of the grader itself).
  */
 import { type ItemResult, isScored } from '../../core/model.js';
-import { classificationMetrics, type MetricValue, scorerFigures } from '../../metrics/index.js';
+import { classificationMetrics, scorerFigures } from '../../metrics/index.js';
+import { type MetricValue } from '../../core/report-types.js';
 import { num, usd, withInterval } from '../../reports/format.js';
-import type { Report } from '../../reports/report.js';
+import type { Report } from '../../core/report-types.js';
 import type { ReportSection } from '../types.js';
 import type { QaSuite } from './suite.js';
 

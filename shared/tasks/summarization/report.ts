@@ -7,7 +7,7 @@
 import { type ItemResult, isScored } from '../../core/model.js';
 import { meanOrNull, ratio } from '../../metrics/index.js';
 import { num } from '../../reports/format.js';
-import type { Report } from '../../reports/report.js';
+import type { Report } from '../../core/report-types.js';
 import type { ReportSection } from '../types.js';
 import type { SummarizationSuite } from './suite.js';
 

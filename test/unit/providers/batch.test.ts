@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { BATCH_DISCOUNT, type BatchEntry } from '../../../shared/providers/batch.js';
+import { BATCH_DISCOUNT } from '../../../shared/providers/batch.js';
+import { type BatchEntry } from '../../../shared/providers/types.js';
 import { loadPriceTable } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import type { CompletionRequest } from '../../../shared/providers/types.js';

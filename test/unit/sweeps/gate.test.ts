@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PairedDelta } from '../../../shared/metrics/stats.js';
-import type { Report } from '../../../shared/reports/report.js';
+import type { Report } from '../../../shared/core/report-types.js';
 import {
   type Condition,
   evaluateCondition,
