@@ -24,8 +24,8 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { readRows } from '../shared/datasets/read.js';
-import { costOf, EMBEDDED_PRICES } from '../shared/providers/pricing.js';
+import { readRows } from '../shared/lib/datasets/read.js';
+import { costOf, EMBEDDED_PRICES } from '../shared/lib/providers/pricing.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const GOLD = join(REPO, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv');

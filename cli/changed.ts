@@ -1,11 +1,11 @@
 import { readdir } from 'node:fs/promises';
 import { dirname, join, resolve } from 'node:path';
 import type { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
-import type { RunRecord } from '../shared/core/model.js';
-import { type Suite, variantSuites } from '../shared/core/suite.js';
-import { snapshotPrompts } from '../shared/prompts/prompts.js';
-import { isSweep } from '../shared/sweeps/variants.js';
-import { taskFor } from '../shared/tasks/registry.js';
+import { snapshotPrompts } from '../shared/lib/prompts/prompts.js';
+import type { RunRecord } from '../shared/model/model.js';
+import { isSweep } from '../shared/model/variants.js';
+import { taskFor } from '../shared/registry/registry.js';
+import { type Suite, variantSuites } from '../shared/registry/suite.js';
 import { loadSuiteFile, promptStoreFor } from './local-run.js';
 
 /** Folders never searched for suite files. */

@@ -4,12 +4,12 @@
  * variant). Needs no key and calls nothing.
  */
 import { dirname, resolve } from 'node:path';
-import { prepareRun } from '../shared/core/prepare-run.js';
-import { type Suite, variantSuites } from '../shared/core/suite.js';
-import { type Estimate, estimateRun } from '../shared/estimate/estimate.js';
-import { loadTokenCounter } from '../shared/estimate/tokens.js';
-import { loadPriceTable } from '../shared/providers/pricing.js';
-import { isSweep } from '../shared/sweeps/variants.js';
+import { loadPriceTable } from '../shared/lib/providers/pricing.js';
+import { isSweep } from '../shared/model/variants.js';
+import { type Suite, variantSuites } from '../shared/registry/suite.js';
+import { type Estimate, estimateRun } from '../shared/use-cases/estimate/estimate.js';
+import { loadTokenCounter } from '../shared/use-cases/estimate/tokens.js';
+import { prepareRun } from '../shared/use-cases/prepare-run.js';
 import {
   applySettings,
   datasetFileOf,

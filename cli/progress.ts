@@ -1,4 +1,4 @@
-import type { BatchEvent } from '../shared/core/batch-lane.js';
+import type { BatchEvent } from '../shared/use-cases/batch-lane.js';
 import type { RunEvent } from './local-run.js';
 
 /** One run's progress: what its line shows. */

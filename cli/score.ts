@@ -2,16 +2,16 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
-import { type Suite, SuiteError, validateSuite } from '../shared/core/suite.js';
-import { columnList, fileColumns } from '../shared/datasets/columns.js';
+import { columnList, fileColumns } from '../shared/lib/datasets/columns.js';
 import {
   GIVEN_EXPLANATION,
   GIVEN_OUTPUT,
   joinPredictions,
   withGivenOutput,
-} from '../shared/datasets/join.js';
-import { formatFromPath, readRows } from '../shared/datasets/read.js';
-import { taskFor } from '../shared/tasks/registry.js';
+} from '../shared/lib/datasets/join.js';
+import { formatFromPath, readRows } from '../shared/lib/datasets/read.js';
+import { taskFor } from '../shared/registry/registry.js';
+import { type Suite, SuiteError, validateSuite } from '../shared/registry/suite.js';
 import { type DatasetSource, expectFile, loadSuiteFile, PACKAGE_ROOT } from './local-run.js';
 
 /** Output columns a predictions file is searched for when the family names none. */

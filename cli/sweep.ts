@@ -2,13 +2,12 @@ import { resolve } from 'node:path';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
-import { aggregateSweep, writeSweepReport } from '../shared/core/aggregate-sweep.js';
-import type { RunRecord } from '../shared/core/model.js';
-import { type Suite, variantSuites } from '../shared/core/suite.js';
-import type { Report } from '../shared/core/report-types.js';
+import type { RunRecord } from '../shared/model/model.js';
+import type { Report } from '../shared/model/report.js';
+import { type Suite, validateSuite, variantSuites } from '../shared/registry/suite.js';
 import { prepareSweep, type SweepReport } from '../shared/sweeps/sweep.js';
+import { aggregateSweep, writeSweepReport } from '../shared/use-cases/aggregate-sweep.js';
 import { type DatasetSource, type RunSettings, runSuite } from './local-run.js';
-import { validateSuite } from '../shared/core/suite.js';
 
 export interface LocalSweepResult {
   /** The sweep's folder: sweep.json, sweep.txt. */
@@ -75,7 +74,11 @@ export async function runSweep(
   );
   await sweeps.createSweep(record);
   const outDir = sweeps.dirOf(record.sweepId);
-  const deps = { sweeps, runs: new LocalRunHistory(runsDir, undefined, { checkSuite: validateSuite }), reports: new FolderBlobStore(outDir) };
+  const deps = {
+    sweeps,
+    runs: new LocalRunHistory(runsDir, undefined, { checkSuite: validateSuite }),
+    reports: new FolderBlobStore(outDir),
+  };
   // A sweep that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateSweep(deps, record.sweepId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeSweepReport(deps, record.sweepId);

@@ -10,15 +10,15 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { aggregateTriggerBodySchema } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
-import { REPORTS_PREFIX } from '../shared/bucket/layout.js';
-import { aggregateRun } from '../shared/core/aggregate-run.js';
+import { REPORTS_PREFIX } from '../shared/lib/bucket-layout.js';
+import type { Report } from '../shared/model/report.js';
+import { aggregateRun } from '../shared/use-cases/aggregate-run.js';
 import {
   type AggregateSweepOutcome,
   aggregateSweep,
   finishSweepsOf,
-} from '../shared/core/aggregate-sweep.js';
-import { publishToLeaderboard } from '../shared/core/publish-leaderboard.js';
-import type { Report } from '../shared/core/report-types.js';
+} from '../shared/use-cases/aggregate-sweep.js';
+import { publishToLeaderboard } from '../shared/use-cases/publish-leaderboard.js';
 import { aggregateRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 

@@ -5,7 +5,7 @@
  * A pass that fails is simply the next pass's work: nothing it touched is lost.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import { advanceBatches } from '../shared/core/batch-lane.js';
+import { advanceBatches } from '../shared/use-cases/batch-lane.js';
 import { batchPollerRoot, logger, metrics, publishMetrics } from './root.js';
 
 const root = batchPollerRoot();

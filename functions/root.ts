@@ -30,21 +30,21 @@ import { BlobNotFoundError, S3BlobStore } from '../shared/adapters/aws/s3-blob-s
 import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
 import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
-import type { IngestObjectDeps } from '../shared/bucket/ingest-object.js';
-import type { AggregateDeps } from '../shared/core/aggregate-run.js';
-import type { AggregateSweepDeps } from '../shared/core/aggregate-sweep.js';
-import type { AdvanceBatchesDeps } from '../shared/core/batch-lane.js';
-import type { RunRecord } from '../shared/core/model.js';
-import type { PublishLeaderboardDeps } from '../shared/core/publish-leaderboard.js';
-import type { ScoreItemDeps } from '../shared/core/score-item.js';
-import { EncoderPool } from '../shared/encoders/registry.js';
-import type { AggregateTrigger, RunStore } from '../shared/ports.js';
-import { loadPriceTable } from '../shared/providers/pricing.js';
-import { RateLimiters } from '../shared/providers/rate-limit.js';
-import { ProviderPool } from '../shared/providers/registry.js';
-import { encodersOf, simulateAnswer } from '../shared/tasks/registry.js';
+import { EncoderPool } from '../shared/lib/encoders/registry.js';
+import { loadPriceTable } from '../shared/lib/providers/pricing.js';
+import { RateLimiters } from '../shared/lib/providers/rate-limit.js';
+import { ProviderPool } from '../shared/lib/providers/registry.js';
+import type { RunRecord } from '../shared/model/model.js';
+import type { AggregateTrigger, RunStore } from '../shared/ports/ports.js';
+import { encodersOf, simulateAnswer } from '../shared/registry/registry.js';
+import { validateSuite } from '../shared/registry/suite.js';
+import type { AggregateDeps } from '../shared/use-cases/aggregate-run.js';
+import type { AggregateSweepDeps } from '../shared/use-cases/aggregate-sweep.js';
+import type { AdvanceBatchesDeps } from '../shared/use-cases/batch-lane.js';
+import type { IngestObjectDeps } from '../shared/use-cases/ingest-object.js';
+import type { PublishLeaderboardDeps } from '../shared/use-cases/publish-leaderboard.js';
+import type { ScoreItemDeps } from '../shared/use-cases/score-item.js';
 import { parseSqsEvent } from './sqs-event.js';
-import { validateSuite } from '../shared/core/suite.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
 export const logger = new Logger({ serviceName: process.env.POWERTOOLS_SERVICE_NAME || 'assay' });
@@ -80,7 +80,11 @@ function base<Q extends QueueVariable>(queues: readonly Q[]): Base<Q> {
     env,
     clients,
     blobs: new S3BlobStore({ client: clients.s3, bucket: env.BUCKET_NAME }),
-    runStore: new DynamoRunStore({ client: clients.doc, tableName: env.TABLE_NAME, checkSuite: validateSuite }),
+    runStore: new DynamoRunStore({
+      client: clients.doc,
+      tableName: env.TABLE_NAME,
+      checkSuite: validateSuite,
+    }),
   };
 }
 

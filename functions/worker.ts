@@ -6,9 +6,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { decodeItemMessage, InvalidItemMessageError } from '../shared/adapters/aws/sqs-work-queue.js';
-import { scoreOrWait } from '../shared/core/batch-lane.js';
-import type { ItemMessage, ItemResult } from '../shared/core/model.js';
-import { loadRun, scoreItem } from '../shared/core/score-item.js';
+import type { ItemMessage, ItemResult } from '../shared/model/model.js';
+import { scoreOrWait } from '../shared/use-cases/batch-lane.js';
+import { loadRun, scoreItem } from '../shared/use-cases/score-item.js';
 import { logger, metrics, sqsBatchHandler, workerRoot } from './root.js';
 
 const { blobs, scoring, batchStore } = workerRoot();

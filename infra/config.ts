@@ -1,6 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
-import { parseLimitSpec } from '../shared/providers/rate-limit.js';
+import { parseLimitSpec } from '../shared/lib/providers/rate-limit.js';
 
 /**
  * Deploy-time settings of the Assay stack. Every key can be set with `-c key=value` on the

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import type { z } from 'zod';
-import { type Suite, validateSuite } from '../shared/core/suite.js';
-import type { gecSuiteSchema } from '../shared/tasks/gec/suite.js';
+import type { gecSuiteSchema } from '../shared/families/gec/suite.js';
+import { type Suite, validateSuite } from '../shared/registry/suite.js';
 
 export const REPO = resolve(import.meta.dirname, '..');
 /** The example data that ships with the repository (with its attribution). */

@@ -4,7 +4,7 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { readRows } from '../../shared/datasets/read.js';
+import { readRows } from '../../shared/lib/datasets/read.js';
 
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const GOLD = join(ROOT, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv');

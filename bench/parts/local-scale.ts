@@ -19,9 +19,9 @@ import { runLocal } from '../../cli/local-run.js';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import { jsonLines } from '../../shared/adapters/local/jsonl.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
-import { writeRunReport } from '../../shared/core/aggregate-run.js';
-import type { ItemResult, RunRecord } from '../../shared/core/model.js';
-import type { Report } from '../../shared/core/report-types.js';
+import type { ItemResult, RunRecord } from '../../shared/model/model.js';
+import type { Report } from '../../shared/model/report.js';
+import { writeRunReport } from '../../shared/use-cases/aggregate-run.js';
 import { gecSuite, goldCsv } from './data.js';
 
 const { values } = parseArgs({

@@ -16,17 +16,17 @@ import {
   REPORTS_PREFIX,
   routeKey,
   suiteKey,
-} from '../../shared/bucket/layout.js';
-import { writeRunReport } from '../../shared/core/aggregate-run.js';
-import { parseSuite, type Suite } from '../../shared/core/suite.js';
-import type { BlobStore } from '../../shared/ports.js';
-import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
-import { loadPriceTable } from '../../shared/providers/pricing.js';
-import { ProviderPool } from '../../shared/providers/registry.js';
-import type { Report } from '../../shared/core/report-types.js';
+} from '../../shared/lib/bucket-layout.js';
+import { PROMPT_PREFIX } from '../../shared/lib/prompts/prompts.js';
+import { loadPriceTable } from '../../shared/lib/providers/pricing.js';
+import { ProviderPool } from '../../shared/lib/providers/registry.js';
+import type { Report } from '../../shared/model/report.js';
+import { isSweep } from '../../shared/model/variants.js';
+import type { BlobStore } from '../../shared/ports/ports.js';
+import { simulateSuite } from '../../shared/registry/registry.js';
+import { parseSuite, type Suite, validateSuite } from '../../shared/registry/suite.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import { isSweep } from '../../shared/sweeps/variants.js';
-import { simulateSuite } from '../../shared/tasks/registry.js';
+import { writeRunReport } from '../../shared/use-cases/aggregate-run.js';
 import { DATASET_FILE, expectFile, PACKAGE_ROOT, SUITE_FILE } from '../local-run.js';
 import {
   type CloudResources,
@@ -44,7 +44,6 @@ import {
   QueuePoller,
   type SqsFunctionHandler,
 } from './poller.js';
-import { validateSuite } from '../../shared/core/suite.js';
 
 /** The four functions of the stack, as imported from functions/. */
 export interface CloudFunctions {
@@ -307,7 +306,11 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
         suite,
         sweep,
         blobs,
-        runStore: new DynamoRunStore({ client: clients.doc, tableName: resources.table, checkSuite: validateSuite }),
+        runStore: new DynamoRunStore({
+          client: clients.doc,
+          tableName: resources.table,
+          checkSuite: validateSuite,
+        }),
         outDir: options.outDir,
         suitePath: options.suitePath,
         log,

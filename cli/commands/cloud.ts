@@ -1,6 +1,6 @@
 /** `assay cloud`: a suite through the AWS pipeline on this machine (moto_server, the real handlers). */
-import { detectDefaultBackend } from '../../shared/providers/registry.js';
-import { renderSweepText } from '../../shared/reports/sweep-files.js';
+import { detectDefaultBackend } from '../../shared/lib/providers/registry.js';
+import { renderSweepText } from '../../shared/sweeps/sweep-files.js';
 import { runLocalCloud } from '../cloud/local-cloud.js';
 import { QUICKSTART_SUITE } from './run.js';
 import { failOnRequiredGate, summary } from './summary.js';

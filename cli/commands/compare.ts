@@ -3,13 +3,13 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
-import { compareRuns, type RunSide } from '../../shared/core/compare-runs.js';
+import { validateSuite } from '../../shared/registry/suite.js';
+import { compareRuns, type RunSide } from '../../shared/reports/compare-runs.js';
 import {
   renderComparisonText,
   SCREEN_FLIPPED_LIMIT,
   writeComparisonFiles,
 } from '../../shared/reports/comparison.js';
-import { validateSuite } from '../../shared/core/suite.js';
 
 /** A local run folder as one side of a comparison: run.json (the record) and results.jsonl. */
 async function loadRunFolder(dir: string): Promise<RunSide> {

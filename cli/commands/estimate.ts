@@ -1,5 +1,5 @@
 /** `assay estimate`: calls, tokens, cost range and projected time, before anything is spent. */
-import { renderEstimate } from '../../shared/estimate/estimate.js';
+import { renderEstimate } from '../../shared/use-cases/estimate/estimate.js';
 import { estimateSuiteFile } from '../estimate.js';
 
 export interface EstimateFlags {

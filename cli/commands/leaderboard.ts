@@ -1,7 +1,7 @@
 /** `assay leaderboard`: the finished runs side by side, from the runs folder or the stack's table. */
 import { resolve } from 'node:path';
 import { LocalLeaderboard } from '../../shared/adapters/local/local-sweeps.js';
-import type { Leaderboard } from '../../shared/ports.js';
+import type { Leaderboard } from '../../shared/ports/ports.js';
 import { leaderboardTables, renderLeaderboard } from '../../shared/reports/leaderboard.js';
 
 export async function leaderboardCommand(flags: {

@@ -4,9 +4,9 @@ import { dirname, join, resolve } from 'node:path';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
-import { writeRunReport } from '../../shared/core/aggregate-run.js';
+import { validateSuite } from '../../shared/registry/suite.js';
+import { writeRunReport } from '../../shared/use-cases/aggregate-run.js';
 import { summary } from './summary.js';
-import { validateSuite } from '../../shared/core/suite.js';
 
 export async function reportCommand(runDir: string): Promise<void> {
   const { runId } = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8')) as { runId: string };

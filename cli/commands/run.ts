@@ -2,14 +2,14 @@
 import { dirname, join, resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
 import { LocalRunHistory } from '../../shared/adapters/local/local-run-history.js';
-import { detectDefaultBackend } from '../../shared/providers/registry.js';
-import { isSweep } from '../../shared/sweeps/variants.js';
+import { detectDefaultBackend } from '../../shared/lib/providers/registry.js';
+import { isSweep } from '../../shared/model/variants.js';
+import { validateSuite } from '../../shared/registry/suite.js';
 import { discoverSuites, promptChanges } from '../changed.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from '../local-run.js';
 import { progressReporter } from '../progress.js';
 import { runSweep, unscorableVariants } from '../sweep.js';
 import { comparisonLine, failOnRequiredGate, summary, sweepSummary } from './summary.js';
-import { validateSuite } from '../../shared/core/suite.js';
 
 /** The embedded example that `assay quickstart` (and `assay cloud` without a suite) runs. */
 export const QUICKSTART_SUITE = join(PACKAGE_ROOT, 'examples', 'quickstart.suite.json');
@@ -93,7 +93,10 @@ async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> 
       '--out cannot be used with --changed (each run gets its folder in --runs)',
     );
   const paths = suitePaths.length > 0 ? suitePaths : await discoverSuites('.');
-  const changes = await promptChanges(paths, new LocalRunHistory(resolve(flags.runs), undefined, { checkSuite: validateSuite }));
+  const changes = await promptChanges(
+    paths,
+    new LocalRunHistory(resolve(flags.runs), undefined, { checkSuite: validateSuite }),
+  );
   for (const change of changes) {
     const name = `${change.suite.name} (${change.suitePath})`;
     if (change.status === 'never-run') {

@@ -1,7 +1,7 @@
 /** `assay schema`: the suite JSON Schema and the families' own formats, written into a folder. */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { publishedSchemas } from '../../shared/core/suite.js';
+import { publishedSchemas } from '../../shared/registry/suite.js';
 
 export async function schemaCommand(flags: { out: string }): Promise<void> {
   const dir = resolve(flags.out);

@@ -1,5 +1,5 @@
 /** `assay score`: score outputs made elsewhere with a task family's scorers. */
-import { validateSuite } from '../../shared/core/suite.js';
+import { validateSuite } from '../../shared/registry/suite.js';
 import { runSuite } from '../local-run.js';
 import { progressReporter } from '../progress.js';
 import { configurations, scoringRun } from '../score.js';

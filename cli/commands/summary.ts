@@ -1,11 +1,11 @@
 /** What the commands print on the terminal once a run, a sweep or a rebuilt report is done. */
 import { join } from 'node:path';
-import type { ComparisonSummary } from '../../shared/core/compare-runs.js';
+import { ms, usd } from '../../shared/lib/format.js';
+import type { Report } from '../../shared/model/report.js';
+import type { ComparisonSummary } from '../../shared/reports/compare-runs.js';
 import { headline, incompleteNotice } from '../../shared/reports/files.js';
-import { ms, usd } from '../../shared/reports/format.js';
-import type { Report } from '../../shared/core/report-types.js';
-import { renderSweepText } from '../../shared/reports/sweep-files.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
+import { renderSweepText } from '../../shared/sweeps/sweep-files.js';
 import type { LocalSweepResult } from '../sweep.js';
 
 /** What a run's summary says on the terminal: counts, each scorer's headline figures, cost. */

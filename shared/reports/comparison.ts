@@ -1,9 +1,9 @@
-import type { Comparison, FlippedItem, FlippedSide, ScorerComparison } from '../core/compare-runs.js';
-import type { ScoreKind } from '../core/model.js';
-import { METRIC_NAMES, type PairedDelta } from '../metrics/index.js';
-import type { BlobStore } from '../ports.js';
+import { num, pValue, signed, usd } from '../lib/format.js';
+import { METRIC_NAMES, type PairedDelta } from '../lib/metrics/index.js';
+import type { ScoreKind } from '../model/model.js';
+import type { BlobStore } from '../ports/ports.js';
+import type { Comparison, FlippedItem, FlippedSide, ScorerComparison } from './compare-runs.js';
 import { putFiles } from './files.js';
-import { num, pValue, signed, usd } from './format.js';
 
 /** The files of a run-vs-run comparison, written beside each other under one prefix. */
 export const COMPARISON_FILES = ['comparison.json', 'comparison.txt'] as const;

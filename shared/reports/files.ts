@@ -3,6 +3,9 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { AnyTaskFamily } from '../family/types.js';
+import { interval, ms, num, usd, words } from '../lib/format.js';
+import { METRIC_NAMES, verdictOf } from '../lib/metrics/index.js';
 import {
   type ItemResult,
   isScored,
@@ -10,16 +13,13 @@ import {
   resultLatencyMs,
   type ScoreKind,
   scoreOf,
-} from '../core/model.js';
-import { type ResultSource, sourceOf } from '../core/report-order.js';
-import { HEADLINE_METRICS, METRIC_NAMES, verdictOf } from '../metrics/index.js';
-import { type LengthBias, type MetricValue, type ScorerSummary } from '../core/report-types.js';
-import type { BlobStore } from '../ports.js';
-import { taskFor } from '../tasks/registry.js';
-import type { AnyTaskFamily } from '../tasks/types.js';
-import { interval, ms, num, usd, words } from './format.js';
+} from '../model/model.js';
+import type { LengthBias, MetricValue, Report, ScorerSummary } from '../model/report.js';
+import { HEADLINE_METRICS } from '../model/report.js';
+import { type ResultSource, sourceOf } from '../model/report-order.js';
+import type { BlobStore } from '../ports/ports.js';
+import { taskFor } from '../registry/registry.js';
 import { targetReader } from './report.js';
-import { type Report } from '../core/report-types.js';
 
 /**
  * The report files of a run (results in `reportOrder`) — the same in both shells and for every

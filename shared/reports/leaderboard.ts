@@ -3,43 +3,9 @@
  * version, headline metrics with CIs, cost per 10K, p50 latency — the results table users
  * otherwise type by hand, built from the runs' reports. Pure: the shells read and store entries.
  */
-import { HEADLINE_METRICS } from '../metrics/index.js';
-import { type MetricValue } from '../core/report-types.js';
-import { ms, textTable, withInterval } from './format.js';
-import type { Report } from '../core/report-types.js';
-import { LEADERBOARD_SCHEMA_VERSION, type LeaderboardEntry } from '../core/report-types.js';
 
-/** A run's entry, from its report. */
-export function leaderboardEntry(report: Report): LeaderboardEntry {
-  const primary = report.scores[report.primaryScorer];
-  const metrics: Record<string, MetricValue> = {};
-  for (const name of primary ? HEADLINE_METRICS[primary.kind] : []) {
-    const m = primary?.metrics[name];
-    if (m) metrics[name] = m;
-  }
-  const promptVersion = Object.entries(report.prompts)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-    .map(([path, hash]) => `${path.split('/').at(-1)}@${hash.slice(hash.indexOf(':') + 1).slice(0, 7)}`)
-    .join(' ');
-  return {
-    schemaVersion: LEADERBOARD_SCHEMA_VERSION,
-    runId: report.runId,
-    suite: report.suite,
-    task: report.task,
-    dataset: report.dataset,
-    config: report.config,
-    backends: report.backends,
-    promptVersion,
-    simulated: report.simulated,
-    primaryScorer: report.primaryScorer,
-    metrics,
-    items: report.counts.items,
-    scored: report.counts.scored,
-    per10kUsd: report.cost.per10kUsd,
-    p50LatencyMs: report.latencyMs.p50,
-    finishedAt: report.finishedAt ?? report.startedAt,
-  };
-}
+import { ms, textTable, withInterval } from '../lib/format.js';
+import { type LeaderboardEntry } from '../model/report.js';
 
 export interface LeaderboardTable {
   dataset: string;

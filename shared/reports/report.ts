@@ -1,3 +1,15 @@
+import type { AnyTaskFamily, Scorer } from '../family/types.js';
+import {
+  biasApplies,
+  biasScore,
+  CostTally,
+  LabelRows,
+  LengthRows,
+  type ScoreRow,
+  scorerFigures,
+  summarizeLatency,
+} from '../lib/metrics/index.js';
+import { BATCH_DISCOUNT } from '../lib/providers/batch.js';
 import {
   type FailureKind,
   type ItemResult,
@@ -6,13 +18,9 @@ import {
   resultLatencyMs,
   type ScoreKind,
   scoreOf,
-} from '../core/model.js';
-import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '../core/report-order.js';
-import { biasApplies, biasScore, CostTally, LabelRows, LengthRows, type ScoreRow, scorerFigures, summarizeLatency } from '../metrics/index.js';
-import { type CostSummary, type LatencySummary, type ScorerSummary } from '../core/report-types.js';
-import { BATCH_DISCOUNT } from '../providers/batch.js';
-import type { AnyTaskFamily, Scorer } from '../tasks/types.js';
-import { type Report, REPORT_SCHEMA_VERSION } from '../core/report-types.js';
+} from '../model/model.js';
+import { REPORT_SCHEMA_VERSION, type Report, type ScorerSummary } from '../model/report.js';
+import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '../model/report-order.js';
 
 export const SIMULATED_NOTICE =
   'SIMULATED: answers were fabricated by the sim provider from the gold labels with noise; these scores measure nothing about a real model.';

@@ -5,20 +5,6 @@
  * run is done, `buildSweepReport` (pure) makes the report from their results.
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
-import { StoredDataError } from '../core/codec.js';
-import {
-  type Comparison,
-  type ComparisonSummary,
-  compareRuns,
-  comparisonSummary,
-} from '../core/compare-runs.js';
-import { type ItemResult, type RunRecord, resultLatencyMs } from '../core/model.js';
-import type { Suite } from '../core/suite.js';
-import type { MetricValue } from '../core/report-types.js';
-import { buildReport, SIMULATED_NOTICE } from '../reports/report.js';
-import { type Report } from '../core/report-types.js';
-import { taskFor } from '../tasks/registry.js';
 import {
   type Condition,
   evaluateGate,
@@ -29,8 +15,19 @@ import {
   type MetricRef,
   parseCondition,
   parseMetric,
-} from './gate.js';
-import { SWEEP_SCHEMA_VERSION, type SweepRecord } from '../core/sweep-record.js';
+} from '../lib/gate.js';
+import { type ItemResult, type RunRecord, resultLatencyMs } from '../model/model.js';
+import type { MetricValue, Report } from '../model/report.js';
+import { SWEEP_SCHEMA_VERSION, type SweepRecord } from '../model/sweep-record.js';
+import { taskFor } from '../registry/registry.js';
+import type { Suite } from '../registry/suite.js';
+import {
+  type Comparison,
+  type ComparisonSummary,
+  compareRuns,
+  comparisonSummary,
+} from '../reports/compare-runs.js';
+import { buildReport, SIMULATED_NOTICE } from '../reports/report.js';
 
 /**
  * The record of a sweep whose variant runs are `runs` (in the suite's order). Its id derives

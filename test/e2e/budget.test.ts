@@ -8,7 +8,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/core/report-types.js';
+import type { Report } from '../../shared/model/report.js';
 import { REPO, suiteInput, tempDir } from '../helpers.js';
 
 const exec = promisify(execFile);

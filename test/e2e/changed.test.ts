@@ -9,7 +9,7 @@ import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/core/report-types.js';
+import type { Report } from '../../shared/model/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, suiteInput, tempDir } from '../helpers.js';
 

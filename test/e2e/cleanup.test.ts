@@ -7,10 +7,10 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { datasetFileOf, runSuite } from '../../cli/local-run.js';
-import { validateSuite } from '../../shared/core/suite.js';
-import type { Report } from '../../shared/core/report-types.js';
+import type { CleanupFigures } from '../../shared/families/cleanup/report.js';
+import type { Report } from '../../shared/model/report.js';
+import { validateSuite } from '../../shared/registry/suite.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import type { CleanupFigures } from '../../shared/tasks/cleanup/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
 

@@ -12,9 +12,9 @@ import { readdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/core/report-types.js';
+import type { Report } from '../../shared/model/report.js';
+import { simulateSuite } from '../../shared/registry/registry.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import { simulateSuite } from '../../shared/tasks/registry.js';
 import { AQUA_FILES, EXAMPLE_DATA, REPO, tempDir } from '../helpers.js';
 
 const BIN = join(REPO, 'bin', 'assay.mjs');

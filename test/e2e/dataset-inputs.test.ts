@@ -7,8 +7,8 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../cli/local-run.js';
-import type { ItemResult } from '../../shared/core/model.js';
-import type { Completion } from '../../shared/providers/types.js';
+import type { ItemResult } from '../../shared/model/model.js';
+import type { Completion } from '../../shared/model/provider.js';
 import { tempDir } from '../helpers.js';
 
 async function run(suite: Record<string, unknown>, dataset: { name: string; bytes: Buffer }) {

@@ -7,7 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { estimateSuiteFile } from '../../cli/estimate.js';
-import { loadTokenCounter, type TokenCounter } from '../../shared/estimate/tokens.js';
+import { loadTokenCounter, type TokenCounter } from '../../shared/use-cases/estimate/tokens.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
 
 let dir: string;

@@ -9,9 +9,9 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { validateSuite } from '../../shared/core/suite.js';
-import type { Report } from '../../shared/core/report-types.js';
-import { familyNames } from '../../shared/tasks/registry.js';
+import type { Report } from '../../shared/model/report.js';
+import { familyNames } from '../../shared/registry/registry.js';
+import { validateSuite } from '../../shared/registry/suite.js';
 import { REPO, tempDir } from '../helpers.js';
 
 const noKeys = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));

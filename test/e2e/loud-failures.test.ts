@@ -6,7 +6,7 @@
 import { cp, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/core/report-types.js';
+import type { Report } from '../../shared/model/report.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
 
 type Failure = { code: number; stdout: string; stderr: string };

@@ -11,7 +11,7 @@ import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Report } from '../../shared/core/report-types.js';
+import type { Report } from '../../shared/model/report.js';
 import { REPO, runAsUser, tempDir } from '../helpers.js';
 
 describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout: 180_000 }, () => {

@@ -6,10 +6,10 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ItemResult } from '../../shared/core/model.js';
-import type { Report } from '../../shared/core/report-types.js';
+import type { QaFigures } from '../../shared/families/qa/report.js';
+import type { ItemResult } from '../../shared/model/model.js';
+import type { Report } from '../../shared/model/report.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import type { QaFigures } from '../../shared/tasks/qa/report.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
 
 async function folders(dir: string, prefix: string): Promise<string[]> {

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLocal } from '../../cli/local-run.js';
-import type { Report } from '../../shared/core/report-types.js';
+import type { Report } from '../../shared/model/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, tempDir } from '../helpers.js';
 

@@ -5,7 +5,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readRows } from '../../shared/datasets/read.js';
+import { readRows } from '../../shared/lib/datasets/read.js';
 import { type FakeCall, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, tempDir } from '../helpers.js';
 

@@ -7,8 +7,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../cli/local-run.js';
-import type { LatencySummary } from '../../shared/core/report-types.js';
-import type { Report } from '../../shared/core/report-types.js';
+import type { LatencySummary, Report } from '../../shared/model/report.js';
 import { REPO, tempDir } from '../helpers.js';
 
 describe('simulated latency', () => {

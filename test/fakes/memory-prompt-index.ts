@@ -1,4 +1,4 @@
-import type { PromptIndex } from '../../shared/ports.js';
+import type { PromptIndex } from '../../shared/ports/ports.js';
 
 /** An in-memory prompt index for unit tests (the AWS shell's is DynamoPromptIndex). */
 export class MemoryPromptIndex implements PromptIndex {

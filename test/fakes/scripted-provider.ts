@@ -3,7 +3,7 @@ import type {
   CompletionRequest,
   FinishReason,
   LlmProvider,
-} from '../../shared/providers/types.js';
+} from '../../shared/model/provider.js';
 
 export type ScriptedAnswer = string | Error | { text: string; finishReason: FinishReason };
 

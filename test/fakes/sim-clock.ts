@@ -9,7 +9,7 @@
  * await clock.runUntil(done);                     // simulated ms in clock.now()
  * ```
  */
-import type { Sleep } from '../../shared/providers/retry.js';
+import type { Sleep } from '../../shared/lib/providers/retry.js';
 
 interface Timer {
   at: number;

@@ -31,9 +31,9 @@ import {
   SqsWorkQueue,
   spillKey,
 } from '../../shared/adapters/aws/sqs-work-queue.js';
-import { decodeEventKey } from '../../shared/bucket/layout.js';
-import type { ItemMessage, ItemResult, RunRecord } from '../../shared/core/model.js';
-import type { Completion } from '../../shared/providers/types.js';
+import { decodeEventKey } from '../../shared/lib/bucket-layout.js';
+import type { ItemMessage, ItemResult, RunRecord } from '../../shared/model/model.js';
+import type { Completion } from '../../shared/model/provider.js';
 import { suite } from '../helpers.js';
 import {
   createTestResources,

@@ -14,12 +14,12 @@ import { DynamoBatchStore } from '../../shared/adapters/aws/dynamo-batch-store.j
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { SqsWorkQueue } from '../../shared/adapters/aws/sqs-work-queue.js';
-import type { ItemResult } from '../../shared/core/model.js';
-import { prepareRun } from '../../shared/core/prepare-run.js';
-import { startRun } from '../../shared/core/start-run.js';
-import { validateSuite } from '../../shared/core/suite.js';
-import { readRows } from '../../shared/datasets/read.js';
-import { BATCH_DISCOUNT } from '../../shared/providers/batch.js';
+import { readRows } from '../../shared/lib/datasets/read.js';
+import { BATCH_DISCOUNT } from '../../shared/lib/providers/batch.js';
+import type { ItemResult } from '../../shared/model/model.js';
+import { validateSuite } from '../../shared/registry/suite.js';
+import { prepareRun } from '../../shared/use-cases/prepare-run.js';
+import { startRun } from '../../shared/use-cases/start-run.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { EXAMPLE_DATA, REPO, snapshotEnv, suiteInput } from '../helpers.js';
 import {

@@ -18,8 +18,8 @@ import { QueuePoller } from '../../cli/cloud/poller.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { limitPk } from '../../shared/adapters/aws/dynamo-rate-limit-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { suiteKey } from '../../shared/bucket/layout.js';
-import type { Report } from '../../shared/core/report-types.js';
+import { suiteKey } from '../../shared/lib/bucket-layout.js';
+import type { Report } from '../../shared/model/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, snapshotEnv, suiteInput } from '../helpers.js';
 import {

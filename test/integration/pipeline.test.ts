@@ -25,12 +25,11 @@ import { runLocal } from '../../cli/local-run.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { suiteKey } from '../../shared/bucket/layout.js';
-import type { ItemResult } from '../../shared/core/model.js';
-import { simulatedId } from '../../shared/providers/aliases.js';
-
+import { suiteKey } from '../../shared/lib/bucket-layout.js';
+import type { ItemResult } from '../../shared/model/model.js';
+import { simulatedId } from '../../shared/model/provider-ids.js';
+import type { Report } from '../../shared/model/report.js';
 import { REPORT_FILES } from '../../shared/reports/files.js';
-import type { Report } from '../../shared/core/report-types.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, snapshotEnv, suiteInput, tempDir } from '../helpers.js';
 import {

@@ -18,12 +18,12 @@ import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { DynamoLeaderboard, DynamoSweepStore } from '../../shared/adapters/aws/dynamo-sweeps.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { datasetKeyOf, suiteKey } from '../../shared/bucket/layout.js';
-import { validateSuite } from '../../shared/core/suite.js';
-import { simulatedId } from '../../shared/providers/aliases.js';
+import { datasetKeyOf, suiteKey } from '../../shared/lib/bucket-layout.js';
+import { simulatedId } from '../../shared/model/provider-ids.js';
+import { mapSuiteBackends } from '../../shared/model/variants.js';
+import { validateSuite } from '../../shared/registry/suite.js';
 import type { LeaderboardTable } from '../../shared/reports/leaderboard.js';
 import type { SweepReport, SweepVariant } from '../../shared/sweeps/sweep.js';
-import { mapSuiteBackends } from '../../shared/sweeps/variants.js';
 import { REPO, snapshotEnv, tempDir } from '../helpers.js';
 import {
   createTestResources,

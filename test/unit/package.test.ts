@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { suiteNameFor } from '../../cli/init.js';
-import { ONNX_RUNTIME_INSTALL, runtimeLoadMessage } from '../../shared/encoders/onnx.js';
+import { ONNX_RUNTIME_INSTALL, runtimeLoadMessage } from '../../shared/lib/encoders/onnx.js';
 import { REPO } from '../helpers.js';
 
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as {

@@ -25,8 +25,8 @@ import {
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { BatchCallState, BatchStore, OpenBatch, WaitingCall } from '../../ports.js';
-import type { Completion } from '../../providers/types.js';
+import type { Completion } from '../../model/provider.js';
+import type { BatchCallState, BatchStore, OpenBatch, WaitingCall } from '../../ports/ports.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
 
 const LANE_PK = 'BATCHLANE';

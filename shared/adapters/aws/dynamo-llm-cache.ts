@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
-import type { LlmCache } from '../../ports.js';
-import type { Completion } from '../../providers/types.js';
+import type { Completion } from '../../model/provider.js';
+import type { LlmCache } from '../../ports/ports.js';
 
 export interface DynamoLlmCacheOptions {
   /** A document client built with `marshallOptions.removeUndefinedValues: true` (see clients.ts). */

@@ -17,7 +17,7 @@ import {
   PutCommand,
   paginateQuery,
 } from '@aws-sdk/lib-dynamodb';
-import type { PromptIndex } from '../../ports.js';
+import type { PromptIndex } from '../../ports/ports.js';
 
 const promptPk = (path: string) => `PROMPT#${path}`;
 const suiteSk = (suiteName: string) => `SUITE#${suiteName}`;

@@ -1,7 +1,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import type { RateLimitStore } from '../../ports.js';
-import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../providers/rate-limit.js';
-import { type RateLimit, type RateNeed } from '../../core/limits.js';
+import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../lib/providers/rate-limit.js';
+import type { RateLimit, RateNeed } from '../../model/limits.js';
+import type { RateLimitStore } from '../../ports/ports.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
 
 export interface DynamoRateLimitStoreOptions {

@@ -11,7 +11,7 @@
  *
  * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
  * string round-trips exactly (no number conversion, no empty-string or undefined rules). Both
- * the run record and each result are checked by the codec (core/codec.ts) when read back.
+ * the run record and each result are checked by the codec (model/codec.ts) when read back.
  * `startedAt` is ISO-8601 UTC, so the suite index sorts by time as a string.
  */
 import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
@@ -24,16 +24,16 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import { decodeResult, decodeRun } from '../../core/codec.js';
-import type { SuiteCheck } from '../../core/suite-base.js';
+import { decodeResult, decodeRun } from '../../model/codec.js';
 import {
   type ItemResult,
   type RunCounters,
   type RunRecord,
   type RunStatus,
   resultCost,
-} from '../../core/model.js';
-import type { RecordOutcome, RunHistory, RunStore } from '../../ports.js';
+} from '../../model/model.js';
+import type { SuiteCheck } from '../../model/suite-base.js';
+import type { RecordOutcome, RunHistory, RunStore } from '../../ports/ports.js';
 
 export interface DynamoRunStoreOptions {
   /** A document client built with `marshallOptions.removeUndefinedValues: true` (see clients.ts). */

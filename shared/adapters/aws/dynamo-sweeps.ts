@@ -18,9 +18,9 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
-import type { Leaderboard, SweepStore } from '../../ports.js';
-import type { LeaderboardEntry } from '../../core/report-types.js';
-import { decodeSweep, type SweepRecord, type SweepStatus } from '../../core/sweep-record.js';
+import type { LeaderboardEntry } from '../../model/report.js';
+import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
+import type { Leaderboard, SweepStore } from '../../ports/ports.js';
 import { cancelledByCondition, isConditionalCheckFailed, runPk } from './dynamo-run-store.js';
 
 const META = 'META';

@@ -9,7 +9,7 @@ import {
   type S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import type { BlobStore } from '../../ports.js';
+import type { BlobStore } from '../../ports/ports.js';
 
 export interface S3BlobStoreOptions {
   client: S3Client;

@@ -1,6 +1,6 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import type { AggregateTrigger } from '../../ports.js';
+import type { AggregateTrigger } from '../../ports/ports.js';
 
 /** The body of a message on the aggregate queue: a run to aggregate, or a sweep. */
 export const aggregateTriggerBodySchema = z.union([

@@ -6,8 +6,8 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import type { ItemMessage } from '../../core/model.js';
-import type { BlobStore, WorkQueue } from '../../ports.js';
+import type { ItemMessage } from '../../model/model.js';
+import type { BlobStore, WorkQueue } from '../../ports/ports.js';
 
 /** SQS limits for one SendMessageBatch call. */
 const MAX_BATCH_ENTRIES = 10;

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import type { LlmCache } from '../../ports.js';
-import type { Completion } from '../../providers/types.js';
+import type { Completion } from '../../model/provider.js';
+import type { LlmCache } from '../../ports/ports.js';
 import { JsonLinesWriter, readJsonLines } from './jsonl.js';
 
 /**

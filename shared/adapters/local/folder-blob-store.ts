@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import type { BlobStore } from '../../ports.js';
+import type { BlobStore } from '../../ports/ports.js';
 
 /** A folder as a bucket: keys are paths under `root`. Writes are atomic (temp file + rename). */
 export class FolderBlobStore implements BlobStore {

@@ -1,9 +1,9 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeRun } from '../../core/codec.js';
-import type { SuiteCheck } from '../../core/suite-base.js';
-import type { ItemResult, RunRecord } from '../../core/model.js';
-import type { RunHistory } from '../../ports.js';
+import { decodeRun } from '../../model/codec.js';
+import type { ItemResult, RunRecord } from '../../model/model.js';
+import type { SuiteCheck } from '../../model/suite-base.js';
+import type { RunHistory } from '../../ports/ports.js';
 import { LocalRunStore } from './local-run-store.js';
 
 /**

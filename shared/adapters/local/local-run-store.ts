@@ -1,15 +1,15 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeResult, decodeRun } from '../../core/codec.js';
-import type { SuiteCheck } from '../../core/suite-base.js';
+import { decodeResult, decodeRun } from '../../model/codec.js';
 import {
   type ItemResult,
   type RunCounters,
   type RunRecord,
   type RunStatus,
   resultCost,
-} from '../../core/model.js';
-import type { RecordOutcome, RunStore } from '../../ports.js';
+} from '../../model/model.js';
+import type { SuiteCheck } from '../../model/suite-base.js';
+import type { RecordOutcome, RunStore } from '../../ports/ports.js';
 import { JsonLinesWriter, jsonLines } from './jsonl.js';
 
 /** A result a resumed run replaces: the budget stopped it before it was scored. */

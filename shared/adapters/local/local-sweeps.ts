@@ -1,12 +1,11 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { decodeRun } from '../../core/codec.js';
-import type { RunRecord } from '../../core/model.js';
-import type { Leaderboard, SweepStore } from '../../ports.js';
-import { leaderboardEntry } from '../../reports/leaderboard.js';
-import { type LeaderboardEntry } from '../../core/report-types.js';
-import type { Report } from '../../core/report-types.js';
-import { decodeSweep, type SweepRecord, type SweepStatus } from '../../core/sweep-record.js';
+import { decodeRun } from '../../model/codec.js';
+import type { RunRecord } from '../../model/model.js';
+import type { LeaderboardEntry, Report } from '../../model/report.js';
+import { leaderboardEntry } from '../../model/report.js';
+import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
+import type { Leaderboard, SweepStore } from '../../ports/ports.js';
 import { FolderBlobStore } from './folder-blob-store.js';
 import { findRunFolders } from './local-run-history.js';
 

@@ -1,5 +1,5 @@
-import type { ItemMessage } from '../../core/model.js';
-import type { WorkQueue } from '../../ports.js';
+import type { ItemMessage } from '../../model/model.js';
+import type { WorkQueue } from '../../ports/ports.js';
 
 /**
  * The local WorkQueue: a bounded buffer between ingest (which fills it while it reads the

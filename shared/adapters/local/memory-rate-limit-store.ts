@@ -1,6 +1,6 @@
-import type { RateLimitStore } from '../../ports.js';
-import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../providers/rate-limit.js';
-import { type RateLimit, type RateNeed } from '../../core/limits.js';
+import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../lib/providers/rate-limit.js';
+import type { RateLimit, RateNeed } from '../../model/limits.js';
+import type { RateLimitStore } from '../../ports/ports.js';
 
 /** Token buckets in this process's memory: the rate limits of a local run. */
 export class MemoryRateLimitStore implements RateLimitStore {

@@ -6,9 +6,9 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
-import { validateSuite } from '../../../shared/core/suite.js';
+import type { SweepRecord } from '../../../shared/model/sweep-record.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { prepareSweep } from '../../../shared/sweeps/sweep.js';
-import { type SweepRecord } from '../../../shared/core/sweep-record.js';
 import { suiteInput, tempDir } from '../../helpers.js';
 
 function record(name: string, runIds: string[]): SweepRecord {

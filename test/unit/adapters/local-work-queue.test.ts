@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { pool } from '../../../cli/local-run.js';
 import { LocalWorkQueue } from '../../../shared/adapters/local/local-work-queue.js';
-import type { ItemMessage } from '../../../shared/core/model.js';
+import type { ItemMessage } from '../../../shared/model/model.js';
 
 const message = (i: number): ItemMessage =>
   ({ runId: 'r', item: { id: `i${i}`, row: i, input: {} } }) as unknown as ItemMessage;

@@ -5,9 +5,9 @@ import { FileLlmCache } from '../../../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { CorruptLineError } from '../../../shared/adapters/local/jsonl.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
-import { StoredDataError } from '../../../shared/core/codec.js';
-import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
-import type { Completion } from '../../../shared/providers/types.js';
+import { StoredDataError } from '../../../shared/model/codec.js';
+import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
+import type { Completion } from '../../../shared/model/provider.js';
 import { suite, tempDir } from '../../helpers.js';
 
 const run = (runId: string): RunRecord => ({

@@ -5,12 +5,12 @@ import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/loca
 import { LocalRunHistory } from '../../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
-import { ingestObject } from '../../../shared/bucket/ingest-object.js';
-import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/bucket/layout.js';
-import type { ItemMessage } from '../../../shared/core/model.js';
-import type { Suite } from '../../../shared/core/suite.js';
-import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
-import { createProvider } from '../../../shared/providers/registry.js';
+import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/lib/bucket-layout.js';
+import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
+import { createProvider } from '../../../shared/lib/providers/registry.js';
+import type { ItemMessage } from '../../../shared/model/model.js';
+import type { Suite } from '../../../shared/registry/suite.js';
+import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
 import { MemoryPromptIndex } from '../../fakes/memory-prompt-index.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 

@@ -6,9 +6,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../../cli/local-run.js';
 import { progressReporter } from '../../../cli/progress.js';
-import type { AggregateOutcome } from '../../../shared/core/aggregate-run.js';
-import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
-import type { Completion } from '../../../shared/providers/types.js';
+import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
+import type { Completion } from '../../../shared/model/provider.js';
+import type { AggregateOutcome } from '../../../shared/use-cases/aggregate-run.js';
 
 function fakeStream(isTTY: boolean): { stream: NodeJS.WriteStream; text: () => string } {
   const chunks: string[] = [];

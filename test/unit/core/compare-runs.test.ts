@@ -5,14 +5,14 @@ import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
+import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import {
   type Comparison,
   compareRuns,
   comparisonSummary,
   type RunSide,
-} from '../../../shared/core/compare-runs.js';
-import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
-import { validateSuite } from '../../../shared/core/suite.js';
+} from '../../../shared/reports/compare-runs.js';
 import {
   COMPARISON_FILES,
   mcnemarReading,

@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../../cli/local-run.js';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
-import { writeRunReport } from '../../../shared/core/aggregate-run.js';
-import { compareRuns, type RunSide } from '../../../shared/core/compare-runs.js';
+import { compareRuns, type RunSide } from '../../../shared/reports/compare-runs.js';
+import { writeRunReport } from '../../../shared/use-cases/aggregate-run.js';
 import { REPO, tempDir } from '../../helpers.js';
 
 const V1 = join(REPO, 'test', 'fixtures', 'v1-runs');

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
-import { publishedSchemas, suiteJsonSchema } from '../../../shared/core/suite.js';
-import { snapshotPrompts } from '../../../shared/prompts/prompts.js';
+import { gecFamily } from '../../../shared/families/gec/task.js';
+import { snapshotPrompts } from '../../../shared/lib/prompts/prompts.js';
+import { allTasks, TaskRegistryError, verifyPrompts } from '../../../shared/registry/registry.js';
+import { publishedSchemas, suiteJsonSchema } from '../../../shared/registry/suite.js';
 import { csvCell, renderLabeledCsv, resultView } from '../../../shared/reports/files.js';
-import { gecFamily } from '../../../shared/tasks/gec/task.js';
-import { allTasks, TaskRegistryError, verifyPrompts } from '../../../shared/tasks/registry.js';
 import { startVendorFake } from '../../fakes/vendor-fake.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 

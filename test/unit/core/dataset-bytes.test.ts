@@ -4,9 +4,9 @@
  * column they are in. Each makes its row invalid, with the row number and the reason.
  */
 import { describe, expect, it } from 'vitest';
-import { type RawRow, readRows } from '../../../shared/datasets/read.js';
-import { Utf8Check } from '../../../shared/datasets/utf8.js';
-import { mulberry32 } from '../../../shared/metrics/index.js';
+import { type RawRow, readRows } from '../../../shared/lib/datasets/read.js';
+import { Utf8Check } from '../../../shared/lib/datasets/utf8.js';
+import { mulberry32 } from '../../../shared/lib/metrics/index.js';
 import { suite } from '../../helpers.js';
 
 async function collect(rows: AsyncIterable<RawRow>): Promise<RawRow[]> {

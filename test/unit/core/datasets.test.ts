@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { formatFromPath, type RawRow, readRows } from '../../../shared/datasets/read.js';
-import { gecFamily } from '../../../shared/tasks/gec/task.js';
+import { gecFamily } from '../../../shared/families/gec/task.js';
+import { formatFromPath, type RawRow, readRows } from '../../../shared/lib/datasets/read.js';
 import { AQUA_FILES, chunksOf, EXAMPLE_DATA, suite } from '../../helpers.js';
 
 async function collect(rows: AsyncIterable<RawRow>): Promise<RawRow[]> {

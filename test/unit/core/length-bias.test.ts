@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { type ItemResult, storedFieldLength } from '../../../shared/core/model.js';
-import { storedInput } from '../../../shared/core/score-item.js';
+import { judgeFamily } from '../../../shared/families/judge/task.js';
+import type { AnyTaskFamily, Scorer } from '../../../shared/family/types.js';
+import { type ItemResult, storedFieldLength } from '../../../shared/model/model.js';
 import { renderScorer } from '../../../shared/reports/files.js';
 import { scoreFigures } from '../../../shared/reports/report.js';
-import { judgeFamily } from '../../../shared/tasks/judge/task.js';
-import type { AnyTaskFamily, Scorer } from '../../../shared/tasks/types.js';
+import { storedInput } from '../../../shared/use-cases/score-item.js';
 
 /** A family with one scorer of each kind over a text output, its length given by `outputLength`. */
 const family = {

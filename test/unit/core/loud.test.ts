@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { missingColumns, runLocal } from '../../../cli/local-run.js';
 import { chooseColumns } from '../../../cli/score.js';
-import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
-import { fileColumns } from '../../../shared/datasets/columns.js';
+import { fileColumns } from '../../../shared/lib/datasets/columns.js';
+import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
+import { taskFor } from '../../../shared/registry/registry.js';
 import { buildReport } from '../../../shared/reports/report.js';
-import { taskFor } from '../../../shared/tasks/registry.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
 const GEC = taskFor({ task: 'gec' }).suite;

@@ -6,7 +6,7 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { runSuite } from '../../../cli/local-run.js';
 import { scoringRun } from '../../../cli/score.js';
-import type { ClassificationMetrics } from '../../../shared/metrics/index.js';
+import type { ClassificationMetrics } from '../../../shared/lib/metrics/index.js';
 import { EXAMPLE_DATA, REPO, tempDir } from '../../helpers.js';
 
 const run = promisify(execFile);

@@ -1,22 +1,22 @@
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cosine } from '../../../shared/families/summarization/scores.js';
 import {
   contradictionIndex,
   meanPool,
   OnnxEmbedder,
   OnnxNli,
   softmax,
-} from '../../../shared/encoders/onnx.js';
-import { EncoderPool, encoderIdProblem, simulatedEncoderId } from '../../../shared/encoders/registry.js';
-import { SimEmbedder, simContradiction } from '../../../shared/encoders/sim.js';
+} from '../../../shared/lib/encoders/onnx.js';
+import { EncoderPool, encoderIdProblem, simulatedEncoderId } from '../../../shared/lib/encoders/registry.js';
+import { SimEmbedder, simContradiction } from '../../../shared/lib/encoders/sim.js';
+import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
 import {
   MissingCredentialsError,
   ProviderError,
   UnknownProviderError,
-} from '../../../shared/providers/errors.js';
-import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
-import { cosine } from '../../../shared/tasks/summarization/scores.js';
+} from '../../../shared/model/provider-errors.js';
 import { TINY_VOCAB, tinyEmbeddingTable, writeTinyEmbedder, writeTinyNli } from '../../fakes/tiny-onnx.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 import { fakeEmbedding, sequence } from '../../fakes/vendor-fake.js';

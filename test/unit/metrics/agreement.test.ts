@@ -6,7 +6,7 @@ import {
   pearson,
   rocAuc,
   spearman,
-} from '../../../shared/metrics/index.js';
+} from '../../../shared/lib/metrics/index.js';
 
 describe('averageRanks', () => {
   it('gives tied values the average of the ranks they span, in input order', () => {

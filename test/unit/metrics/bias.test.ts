@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { biasScore, correlation, LengthRows } from '../../../shared/metrics/index.js';
+import { biasScore, correlation, LengthRows } from '../../../shared/lib/metrics/index.js';
 
 describe('length bias', () => {
   it("is Spearman's ρ of length against score with average ranks for ties (hand-computed)", () => {

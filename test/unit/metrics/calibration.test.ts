@@ -5,7 +5,7 @@ import {
   cvBalancedAccuracy,
   scorerFigures,
   stratifiedFolds,
-} from '../../../shared/metrics/index.js';
+} from '../../../shared/lib/metrics/index.js';
 
 // Ten items scored 1..10; positives at 3, 6, 7, 9, 10.
 const values = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10];

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classificationMetrics, type LabelPair } from '../../../shared/metrics/index.js';
+import { classificationMetrics, type LabelPair } from '../../../shared/lib/metrics/index.js';
 
 const rows = (spec: string): LabelPair[] =>
   spec

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costSummary } from '../../../shared/metrics/index.js';
+import { costSummary } from '../../../shared/lib/metrics/index.js';
 
 describe('costSummary', () => {
   it('reproduces the AQUA modular figure: $0.04375 over 256 items ≈ $1.71 per 10K', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ScoreRow, scorerFigures, verdictOf } from '../../../shared/metrics/index.js';
+import { type ScoreRow, scorerFigures, verdictOf } from '../../../shared/lib/metrics/index.js';
 
 const NO_CI = { bootstrap: { iterations: 200, seed: 1 } };
 

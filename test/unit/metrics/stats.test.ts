@@ -11,7 +11,7 @@ import {
   percentile,
   sum,
   summarizeLatency,
-} from '../../../shared/metrics/index.js';
+} from '../../../shared/lib/metrics/index.js';
 
 describe('percentile', () => {
   it('interpolates linearly between closest ranks (numpy "linear")', () => {

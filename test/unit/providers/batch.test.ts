@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { BATCH_DISCOUNT } from '../../../shared/providers/batch.js';
-import { type BatchEntry } from '../../../shared/providers/types.js';
-import { loadPriceTable } from '../../../shared/providers/pricing.js';
-import { createProvider } from '../../../shared/providers/registry.js';
-import type { CompletionRequest } from '../../../shared/providers/types.js';
+import { BATCH_DISCOUNT } from '../../../shared/lib/providers/batch.js';
+import { loadPriceTable } from '../../../shared/lib/providers/pricing.js';
+import { createProvider } from '../../../shared/lib/providers/registry.js';
+import type { BatchEntry, CompletionRequest } from '../../../shared/model/provider.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import type { LlmCache } from '../../../shared/ports.js';
-import { cacheKey, callModel, canonicalJson } from '../../../shared/providers/call.js';
-import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
-import { createProvider } from '../../../shared/providers/registry.js';
-import { SimProvider } from '../../../shared/providers/sim.js';
-import type { Completion, CompletionRequest } from '../../../shared/providers/types.js';
+import { cacheKey, callModel, canonicalJson } from '../../../shared/lib/providers/call.js';
+import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
+import { createProvider } from '../../../shared/lib/providers/registry.js';
+import { SimProvider } from '../../../shared/lib/providers/sim.js';
+import type { Completion, CompletionRequest } from '../../../shared/model/provider.js';
+import type { LlmCache } from '../../../shared/ports/ports.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 
 class MemoryCache implements LlmCache {

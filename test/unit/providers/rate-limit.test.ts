@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from '../../../shared/adapters/local/memory-rate-limit-store.js';
-import { ProviderError } from '../../../shared/providers/errors.js';
 import {
   Aimd,
   estimateCallTokens,
@@ -9,8 +8,9 @@ import {
   RateLimiters,
   RateLimitSyntaxError,
   suiteLimitsById,
-} from '../../../shared/providers/rate-limit.js';
-import type { CompletionRequest } from '../../../shared/providers/types.js';
+} from '../../../shared/lib/providers/rate-limit.js';
+import type { CompletionRequest } from '../../../shared/model/provider.js';
+import { ProviderError } from '../../../shared/model/provider-errors.js';
 
 const request: CompletionRequest = { model: 'gpt-4o-mini', prompt: 'x'.repeat(40), maxTokens: 100 };
 

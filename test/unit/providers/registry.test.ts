@@ -3,16 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
-import { prepareRun } from '../../../shared/core/prepare-run.js';
-import { resolveProviderId } from '../../../shared/providers/aliases.js';
-import { MissingCredentialsError, UnknownProviderError } from '../../../shared/providers/errors.js';
 import {
   costOf,
   EMBEDDED_PRICES,
   loadPriceTable,
   PriceTableError,
-} from '../../../shared/providers/pricing.js';
-import { createProvider, detectDefaultBackend, ProviderPool } from '../../../shared/providers/registry.js';
+} from '../../../shared/lib/providers/pricing.js';
+import {
+  createProvider,
+  detectDefaultBackend,
+  ProviderPool,
+} from '../../../shared/lib/providers/registry.js';
+import { MissingCredentialsError, UnknownProviderError } from '../../../shared/model/provider-errors.js';
+import { resolveProviderId } from '../../../shared/model/provider-ids.js';
+import { prepareRun } from '../../../shared/use-cases/prepare-run.js';
 import { startVendorFake } from '../../fakes/vendor-fake.js';
 import { REPO, suite } from '../../helpers.js';
 

@@ -1,9 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
-import { callModel } from '../../../shared/providers/call.js';
-import { ProviderError, RetriesExhaustedError } from '../../../shared/providers/errors.js';
-import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
-import { createProvider } from '../../../shared/providers/registry.js';
-import { parseRetryAfterMs, retryDelayMs, withRetry } from '../../../shared/providers/retry.js';
+import { callModel } from '../../../shared/lib/providers/call.js';
+import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
+import { createProvider } from '../../../shared/lib/providers/registry.js';
+import { parseRetryAfterMs, retryDelayMs, withRetry } from '../../../shared/lib/providers/retry.js';
+import { ProviderError, RetriesExhaustedError } from '../../../shared/model/provider-errors.js';
 import { fakeClock, requestsSeen } from '../../fakes/fake-clock.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 import { sequence } from '../../fakes/vendor-fake.js';

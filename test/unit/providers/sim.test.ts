@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
-import { SIM_NO_ANSWER, SimProvider, seededRandom } from '../../../shared/providers/sim.js';
-import type { CompletionRequest, Simulator } from '../../../shared/providers/types.js';
+import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
+import { SIM_NO_ANSWER, SimProvider, seededRandom } from '../../../shared/lib/providers/sim.js';
+import type { CompletionRequest, Simulator } from '../../../shared/model/provider.js';
 
 /** A family-like simulator: the hint's gold label, or a wrong one with probability `noise`. */
 const simulator: Simulator = (hint, rng, noise) => {

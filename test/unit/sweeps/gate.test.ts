@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { PairedDelta } from '../../../shared/metrics/stats.js';
-import type { Report } from '../../../shared/core/report-types.js';
 import {
   type Condition,
   evaluateCondition,
@@ -10,7 +8,9 @@ import {
   GateSyntaxError,
   parseCondition,
   parseMetric,
-} from '../../../shared/sweeps/gate.js';
+} from '../../../shared/lib/gate.js';
+import type { PairedDelta } from '../../../shared/lib/metrics/stats.js';
+import type { Report } from '../../../shared/model/report.js';
 
 /** `n` words of text. */
 const wordsOf = (n: number) => Array.from({ length: n }, (_, i) => `w${i}`).join(' ');

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import type { ItemResult, RunRecord } from '../../../shared/core/model.js';
-import { type Suite, SuiteError, validateSuite, variantSuites } from '../../../shared/core/suite.js';
+import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
+import { allVariants, expandMatrix, variantOverlay } from '../../../shared/model/variants.js';
+import { type Suite, SuiteError, validateSuite, variantSuites } from '../../../shared/registry/suite.js';
 import { SIMULATED_NOTICE } from '../../../shared/reports/report.js';
 import {
   buildSweepReport,
@@ -8,7 +9,6 @@ import {
   prepareSweep,
   type VariantRun,
 } from '../../../shared/sweeps/sweep.js';
-import { allVariants, expandMatrix, variantOverlay } from '../../../shared/sweeps/variants.js';
 import { suiteInput } from '../../helpers.js';
 
 describe('expandMatrix', () => {

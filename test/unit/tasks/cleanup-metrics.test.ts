@@ -15,7 +15,7 @@ import {
   tokenF1,
   wordErrorRate,
   words,
-} from '../../../shared/tasks/cleanup/metrics.js';
+} from '../../../shared/families/cleanup/metrics.js';
 
 describe('norm and words', () => {
   it('normalises with NFKC, lower case, one space per whitespace run, trimmed; punctuation kept', () => {

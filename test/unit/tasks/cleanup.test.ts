@@ -5,14 +5,15 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Item, Score } from '../../../shared/core/model.js';
-import { validateSuite } from '../../../shared/core/suite.js';
-import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
-import { heuristicFigures } from '../../../shared/tasks/cleanup/metrics.js';
-import { cleanupFigures } from '../../../shared/tasks/cleanup/report.js';
-import type { CleanupSuite } from '../../../shared/tasks/cleanup/suite.js';
-import { type CleanupOutput, cleanupFamily, strictJson } from '../../../shared/tasks/cleanup/task.js';
-import type { TaskContext } from '../../../shared/tasks/types.js';
+import { heuristicFigures } from '../../../shared/families/cleanup/metrics.js';
+import type { CleanupOutput } from '../../../shared/families/cleanup/output.js';
+import { cleanupFigures } from '../../../shared/families/cleanup/report.js';
+import type { CleanupSuite } from '../../../shared/families/cleanup/suite.js';
+import { cleanupFamily, strictJson } from '../../../shared/families/cleanup/task.js';
+import type { TaskContext } from '../../../shared/family/types.js';
+import type { Item, Score } from '../../../shared/model/model.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/model/provider.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { EXAMPLE_DATA, NO_ENCODERS } from '../../helpers.js';
 
 const suite = validateSuite(

@@ -7,7 +7,7 @@ import {
   type Fusion,
   fuse,
   type SubScores,
-} from '../../../shared/tasks/gec/fusion.js';
+} from '../../../shared/families/gec/fusion.js';
 
 type Case = [name: string, scores: SubScores, expected: Fused];
 

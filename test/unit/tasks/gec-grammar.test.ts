@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
-import { spansFromAligned } from '../../../shared/tasks/gec/edits.js';
+import { spansFromAligned } from '../../../shared/families/gec/edits.js';
 import {
   Bm25Index,
   corpusLanguage,
@@ -13,7 +13,7 @@ import {
   type GrammarRule,
   parseGrammarCorpus,
   tokenize,
-} from '../../../shared/tasks/gec/grammar.js';
+} from '../../../shared/families/gec/grammar.js';
 import { EXAMPLE_DATA, REPO } from '../../helpers.js';
 
 const PROMPTS = join(REPO, 'prompts');

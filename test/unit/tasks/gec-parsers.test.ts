@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { GEC_LABELS, type GecLabel } from '../../../shared/tasks/gec/labels.js';
+import { GEC_LABELS, type GecLabel } from '../../../shared/families/gec/labels.js';
 import {
   canonicalLabel,
   parseAgentStep,
   parseLabelText,
   parsePairCorrectness,
   parseScore,
-} from '../../../shared/tasks/gec/parsers.js';
+} from '../../../shared/families/gec/parsers.js';
 
 const FEEDBACK: readonly GecLabel[] = ['TP', 'FP1', 'FP2', 'FP3'];
 

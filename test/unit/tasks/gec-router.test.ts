@@ -1,8 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readRows } from '../../../shared/datasets/read.js';
-import { type EditSpan, editSpans, spansFromAligned } from '../../../shared/tasks/gec/edits.js';
+import { type EditSpan, editSpans, spansFromAligned } from '../../../shared/families/gec/edits.js';
 import {
   LONG_REWRITE_TOKENS,
   LOW_TRUST_LABELS,
@@ -10,7 +9,8 @@ import {
   type RiskFlag,
   riskFlags,
   spanFlags,
-} from '../../../shared/tasks/gec/router.js';
+} from '../../../shared/families/gec/router.js';
+import { readRows } from '../../../shared/lib/datasets/read.js';
 import { EXAMPLE_DATA } from '../../helpers.js';
 
 /** The AQUA gold files that ship with the repository (examples/data, with their attribution). */

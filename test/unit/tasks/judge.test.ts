@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { SuiteError, validateSuite } from '../../../shared/core/suite.js';
-import { seededRandom } from '../../../shared/providers/sim.js';
-import { parseAnswer } from '../../../shared/tasks/answer.js';
-import { answerJsonSchema, answerSchema, answerVars } from '../../../shared/tasks/judge/answer.js';
-import { simulateJudge } from '../../../shared/tasks/judge/simulate.js';
-import type { JudgeSuite } from '../../../shared/tasks/judge/suite.js';
-import { judgeFamily } from '../../../shared/tasks/judge/task.js';
+import { answerJsonSchema, answerSchema, answerVars } from '../../../shared/families/judge/answer.js';
+import { simulateJudge } from '../../../shared/families/judge/simulate.js';
+import type { JudgeSuite } from '../../../shared/families/judge/suite.js';
+import { judgeFamily } from '../../../shared/families/judge/task.js';
+import { parseAnswer } from '../../../shared/family/answer.js';
+import { seededRandom } from '../../../shared/lib/providers/sim.js';
+import { SuiteError, validateSuite } from '../../../shared/registry/suite.js';
 
 const judgeSuite = (judge: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   validateSuite(

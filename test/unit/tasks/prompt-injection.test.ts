@@ -13,8 +13,8 @@ import {
   PromptError,
   placeholders,
   renderPrompt,
-} from '../../../shared/prompts/prompts.js';
-import { allTasks, dataPlaceholders, taskFor } from '../../../shared/tasks/registry.js';
+} from '../../../shared/lib/prompts/prompts.js';
+import { allTasks, dataPlaceholders, taskFor } from '../../../shared/registry/registry.js';
 import { REPO } from '../../helpers.js';
 
 const ATTACKS = [

@@ -15,7 +15,7 @@ import {
   optionsInQuestion,
   type QuestionType,
   withinTolerance,
-} from '../../../shared/tasks/qa/fast-path.js';
+} from '../../../shared/families/qa/fast-path.js';
 
 const FIXTURES = join(import.meta.dirname, '../../fixtures/qa');
 const rows = (file: string): Record<string, string>[] =>

@@ -12,7 +12,7 @@ import {
   type QuestionType,
   selectedOption,
   withinTolerance,
-} from '../../../shared/tasks/qa/fast-path.js';
+} from '../../../shared/families/qa/fast-path.js';
 import { EXAMPLE_DATA } from '../../helpers.js';
 
 const OPTIONS = { A: 'Velocity', B: 'Acceleration', C: 'Displacement', D: 'Jerk' };

@@ -6,13 +6,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { Item, ItemResult, Score } from '../../../shared/core/model.js';
-import { validateSuite } from '../../../shared/core/suite.js';
-import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
-import { qaFigures } from '../../../shared/tasks/qa/report.js';
-import type { QaSuite } from '../../../shared/tasks/qa/suite.js';
-import { qaFamily } from '../../../shared/tasks/qa/task.js';
-import type { TaskContext } from '../../../shared/tasks/types.js';
+import { qaFigures } from '../../../shared/families/qa/report.js';
+import type { QaSuite } from '../../../shared/families/qa/suite.js';
+import { qaFamily } from '../../../shared/families/qa/task.js';
+import type { TaskContext } from '../../../shared/family/types.js';
+import type { Item, ItemResult, Score } from '../../../shared/model/model.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/model/provider.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { EXAMPLE_DATA, NO_ENCODERS } from '../../helpers.js';
 
 function qaSuite(overrides: Record<string, unknown> = {}): QaSuite {

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import type { Item, Score } from '../../../shared/core/model.js';
-import { validateSuite } from '../../../shared/core/suite.js';
-import type { NliPair } from '../../../shared/encoders/types.js';
-import { scorerFigures } from '../../../shared/metrics/scores.js';
-import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
-import { simulateSuite } from '../../../shared/tasks/registry.js';
-import { falsify } from '../../../shared/tasks/summarization/simulate.js';
-import type { SummarizationSuite } from '../../../shared/tasks/summarization/suite.js';
-import { type SummaryOutput, summarizationFamily } from '../../../shared/tasks/summarization/task.js';
-import type { TaskContext } from '../../../shared/tasks/types.js';
+import { falsify } from '../../../shared/families/summarization/simulate.js';
+import type { SummarizationSuite } from '../../../shared/families/summarization/suite.js';
+import { type SummaryOutput, summarizationFamily } from '../../../shared/families/summarization/task.js';
+import type { TaskContext } from '../../../shared/family/types.js';
+import type { NliPair } from '../../../shared/lib/encoders/types.js';
+import { scorerFigures } from '../../../shared/lib/metrics/scores.js';
+import type { Item, Score } from '../../../shared/model/model.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/model/provider.js';
+import { simulateSuite } from '../../../shared/registry/registry.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 
 const family = summarizationFamily as unknown as typeof summarizationFamily & {
   parseRow(

@@ -9,8 +9,8 @@ import {
   coverageScore,
   judgeScore,
   nliScore,
-} from '../../../shared/tasks/summarization/scores.js';
-import { splitSentences } from '../../../shared/tasks/summarization/sentences.js';
+} from '../../../shared/families/summarization/scores.js';
+import { splitSentences } from '../../../shared/families/summarization/sentences.js';
 
 describe('splitSentences', () => {
   it.each([

@@ -6,21 +6,21 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
-import type { Item } from '../../../shared/core/model.js';
-import { prepareRun } from '../../../shared/core/prepare-run.js';
-import { promptRenderer } from '../../../shared/core/score-item.js';
-import { validateSuite } from '../../../shared/core/suite.js';
+import type { QaSuite } from '../../../shared/families/qa/suite.js';
+import { qaFamily } from '../../../shared/families/qa/task.js';
+import type { TaskContext } from '../../../shared/family/types.js';
 import {
   neutraliseMarkers,
   renderPrompt,
   TEMPLATE_FORMATS,
   type TemplateFormat,
   templateFormat,
-} from '../../../shared/prompts/prompts.js';
-import type { CompletionRequest, LlmProvider } from '../../../shared/providers/types.js';
-import type { QaSuite } from '../../../shared/tasks/qa/suite.js';
-import { qaFamily } from '../../../shared/tasks/qa/task.js';
-import type { TaskContext } from '../../../shared/tasks/types.js';
+} from '../../../shared/lib/prompts/prompts.js';
+import type { Item } from '../../../shared/model/model.js';
+import type { CompletionRequest, LlmProvider } from '../../../shared/model/provider.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
+import { prepareRun } from '../../../shared/use-cases/prepare-run.js';
+import { promptRenderer } from '../../../shared/use-cases/score-item.js';
 import { NO_ENCODERS, REPO, tempDir } from '../../helpers.js';
 
 /** A template of each format, its data in a tag section. */

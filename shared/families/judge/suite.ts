@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { commonSuiteShape } from '../../model/suite-base.js';
+
+/**
+ * A judge declared without code: a prompt file whose placeholders are dataset columns, and
+ * the answer it must give — one of some labels, or a number in a range (with an optional pass
+ * threshold) — plus, optionally, more answer fields as a JSON Schema.
+ */
+export const judgeBlock = z
+  .object({
+    prompt: z
+      .string()
+      .min(1)
+      .describe(
+        'The prompt file (`prompts/tone.md` or `tone.md`: prompts/ beside the suite first, then the shipped ones). Each {placeholder} is a dataset column, and must sit alone in a tag section: <reply>{reply}</reply>.',
+      ),
+    labels: z
+      .array(z.string().min(1))
+      .min(2)
+      .optional()
+      .describe('The answer is one of these labels (matched case-insensitively); gold must be one too.'),
+    positive: z
+      .array(z.string().min(1))
+      .optional()
+      .describe(
+        'Labels that count as positive, for a binary view (accuracy and F1 of positive vs the rest).',
+      ),
+    range: z
+      .tuple([z.number(), z.number()])
+      .optional()
+      .describe(
+        'The answer is a number in [min, max]; gold is a number (a 0/1 gold is a binary human label).',
+      ),
+    threshold: z
+      .number()
+      .optional()
+      .describe(
+        'With `range`: a score at or above it passes (adds a `pass` scorer; gold passes at or above it too).',
+      ),
+    schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe(
+        'More answer fields: a JSON Schema `{"type": "object", "properties": {…}}` whose properties the judge must also give; they are kept with each result.',
+      ),
+  })
+  .strict();
+
+export type JudgeBlock = z.infer<typeof judgeBlock>;
+
+export const judgeShape = { judge: judgeBlock.describe('What the judge reads and answers.') };
+
+export const judgeSuiteSchema = z.object({ ...commonSuiteShape('judge'), ...judgeShape }).strict();
+export type JudgeSuite = z.infer<typeof judgeSuiteSchema>;
+
+/** Cross-field checks of a judge suite. */
+export function checkJudgeSuite(
+  suite: JudgeSuite,
+  issue: (path: (string | number)[], message: string) => void,
+): void {
+  const { labels, range, threshold, positive, schema } = suite.judge;
+  if ((labels === undefined) === (range === undefined)) {
+    issue(['judge'], 'declare the answer: either `labels` or `range`, not both');
+  }
+  if (labels && new Set(labels.map((l) => l.toLowerCase())).size !== labels.length) {
+    issue(['judge', 'labels'], 'labels must differ (case-insensitively)');
+  }
+  if (positive && !labels) issue(['judge', 'positive'], '`positive` needs `labels`');
+  for (const label of positive ?? []) {
+    if (labels && !labels.includes(label)) issue(['judge', 'positive'], `${label} is not one of the labels`);
+  }
+  if (range && !(range[0] < range[1])) issue(['judge', 'range'], 'range must be [min, max] with min < max');
+  if (threshold !== undefined && !range) issue(['judge', 'threshold'], '`threshold` needs `range`');
+  if (threshold !== undefined && range && (threshold < range[0] || threshold > range[1])) {
+    issue(['judge', 'threshold'], `threshold ${threshold} is outside the range [${range[0]}, ${range[1]}]`);
+  }
+  if (schema !== undefined) {
+    const properties = schema.properties;
+    if (schema.type !== 'object' || properties === null || typeof properties !== 'object') {
+      issue(['judge', 'schema'], 'must be a JSON Schema of type object with properties');
+    } else {
+      for (const reserved of ['label', 'score', 'reason']) {
+        if (reserved in properties)
+          issue(['judge', 'schema', 'properties', reserved], `${reserved} is the judge's own field`);
+      }
+      try {
+        z.fromJSONSchema(schema as Parameters<typeof z.fromJSONSchema>[0]);
+      } catch (error) {
+        issue(['judge', 'schema'], `not a JSON Schema zod can read: ${(error as Error).message}`);
+      }
+    }
+  }
+  if (suite.dataset.columns.output === undefined && suite.backends.length === 0) {
+    issue(['backends'], 'needs a backend to judge with (or dataset.columns.output to score given answers)');
+  }
+}

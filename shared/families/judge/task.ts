@@ -1,0 +1,207 @@
+import { parseAnswer } from '../../family/answer.js';
+import { ask, baseRequest } from '../../family/ask.js';
+import { contentId, readColumn } from '../../family/rows.js';
+import { defineFamily, type Scorer, type Solved } from '../../family/types.js';
+import { placeholders } from '../../lib/prompts/prompts.js';
+import { storedFieldLength } from '../../model/model.js';
+import {
+  answerJsonSchema,
+  answerSchema,
+  answerVars,
+  declaredLabel,
+  goldNumber,
+  type JudgeOutput,
+} from './answer.js';
+import { type JudgeHint, simulateJudge } from './simulate.js';
+import { checkJudgeSuite, type JudgeSuite, judgeShape } from './suite.js';
+
+const GOLD_COLUMNS = ['gold', 'label'] as const;
+
+/** `prompts/tone.md` and `tone.md` both name the file at prompts/tone.md. */
+const promptPath = (suite: JudgeSuite) => suite.judge.prompt.replace(/^\.?\/?prompts\//, '');
+
+/** The shipped prompts: the answer contract of each kind, and the repair pass. */
+const SHIPPED = {
+  labels: { answer: 'judge/answer-labels.md', repair: 'judge/repair.md' },
+  range: { answer: 'judge/answer-range.md', repair: 'judge/repair.md' },
+};
+
+function paths(suite: JudgeSuite): Record<string, string> {
+  return { judge: promptPath(suite), ...SHIPPED[suite.judge.labels ? 'labels' : 'range'] };
+}
+
+/** The gold as the judge's answer kind reads it: a declared label, or a number. */
+function parseGold(suite: JudgeSuite, value: string): { gold: string } | { error: string } {
+  const { labels } = suite.judge;
+  if (labels) {
+    const label = declaredLabel(labels, value);
+    return label
+      ? { gold: label }
+      : { error: `gold ${JSON.stringify(value)} is not one of ${labels.join(', ')}` };
+  }
+  const n = goldNumber(value);
+  return n === undefined ? { error: `gold ${JSON.stringify(value)} is not a number` } : { gold: String(n) };
+}
+
+/** The judge's answer from a dataset column (`dataset.columns.output`). */
+function readGiven(suite: JudgeSuite, value: string, explanation: string | undefined): Solved<JudgeOutput> {
+  const { labels, range } = suite.judge;
+  const reason = explanation ?? '';
+  const decidedBy = `given (${suite.dataset.columns.output})`;
+  if (labels) {
+    const label = declaredLabel(labels, value);
+    if (label) return { ok: true, output: { label, reason, decidedBy } };
+    return {
+      ok: false,
+      failure: {
+        kind: 'parse',
+        message: `given ${JSON.stringify(value)} is not one of ${labels.join(', ')}`,
+      },
+    };
+  }
+  const score = goldNumber(value);
+  if (score !== undefined && range && score >= range[0] && score <= range[1])
+    return { ok: true, output: { score, reason, decidedBy } };
+  return {
+    ok: false,
+    failure: {
+      kind: 'parse',
+      message: `given ${JSON.stringify(value)} is not a number from ${range?.[0]} to ${range?.[1]}`,
+    },
+  };
+}
+
+function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSuite>> {
+  const { labels, threshold } = suite.judge;
+  const facts = (output: JudgeOutput) => ({ explanation: output.reason, decidedBy: output.decidedBy });
+  if (labels) {
+    return {
+      label: {
+        kind: 'label',
+        description: "the judge's label against the gold label",
+        score: (output) => ({ kind: 'label', value: output.label!, ...facts(output) }),
+        target: (item) => item.gold,
+        metrics: { labelOrder: labels, ...(suite.judge.positive ? { positive: suite.judge.positive } : {}) },
+      },
+    };
+  }
+  const out: Record<string, Scorer<JudgeOutput, JudgeSuite>> = {
+    score: {
+      kind: 'number',
+      description: "the judge's score against the gold score",
+      score: (output) => ({ kind: 'number', value: output.score!, ...facts(output) }),
+      target: (item) => (item.gold === undefined ? undefined : Number(item.gold)),
+      metrics: threshold === undefined ? {} : { threshold },
+    },
+  };
+  if (threshold !== undefined) {
+    out.pass = {
+      kind: 'pass',
+      description: `the score at or above ${threshold}, against the gold at or above it`,
+      score: (output) => ({ kind: 'pass', value: output.score! >= threshold, ...facts(output) }),
+      target: (item) => (item.gold === undefined ? undefined : Number(item.gold) >= threshold),
+    };
+  }
+  return out;
+}
+
+/**
+ * Judges users declare without code (`task: "judge"`): a prompt over dataset columns, an
+ * answer that is a declared label or a number in a declared range, metrics by that kind.
+ */
+export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
+  name: 'judge',
+  description:
+    'A judge declared without code: a prompt whose placeholders are dataset columns, answering one of some labels or a number in a range.',
+
+  suite: { shape: judgeShape, check: checkJudgeSuite, goldColumns: GOLD_COLUMNS },
+
+  config: (suite) => ({
+    answer: suite.judge.labels
+      ? `labels ${suite.judge.labels.join('/')}`
+      : `range ${suite.judge.range!.join('..')}`,
+  }),
+
+  roles: {
+    judge: { placeholders: 'columns' },
+    answer: { placeholders: ['labels', 'min', 'max', 'fields'] },
+    repair: { placeholders: ['problem', 'format'], data: ['problem'] },
+  },
+
+  promptPaths: (suite) => ({ ...paths(suite), ...suite.prompts }),
+
+  // The judge prompt itself is the user's: only the shipped files are defaults.
+  defaultPromptSets: () => Object.values(SHIPPED),
+
+  parseRow(record, row, suite, prompts) {
+    const cols = suite.dataset.columns;
+    const id = readColumn(record, cols.id, ['id', 'idx'])?.value.trim() || undefined;
+    const text = prompts[promptPath(suite)]?.text ?? '';
+    const read = [...placeholders(text)];
+    const missing = read.filter((column) => record[column] === undefined);
+    if (missing.length > 0)
+      return { id, error: `missing column ${missing.join(', ')} (the prompt reads it)` };
+    const input = Object.fromEntries(read.map((column) => [column, record[column]!]));
+    if (Object.values(input).some((v) => v.length > suite.dataset.maxFieldChars))
+      return { id, error: `field longer than ${suite.dataset.maxFieldChars} characters` };
+    const goldCol = readColumn(record, cols.gold, GOLD_COLUMNS);
+    if (cols.gold !== undefined && goldCol === undefined) return { id, error: `missing column ${cols.gold}` };
+    let gold: string | undefined;
+    if (goldCol && goldCol.value.trim() !== '') {
+      const parsed = parseGold(suite, goldCol.value);
+      if ('error' in parsed) return { id, error: `${parsed.error} (column ${goldCol.key})` };
+      gold = parsed.gold;
+    }
+    return { item: { id: id ?? contentId(input), row, input, ...(gold !== undefined ? { gold } : {}) } };
+  },
+
+  async solve(item, ctx): Promise<Solved<JudgeOutput>> {
+    const { judge } = ctx.suite;
+    const backend = ctx.backends[0]!;
+    const contract = ctx.render('answer', answerVars(judge));
+    const hint: JudgeHint = {
+      family: 'judge',
+      item: item.id,
+      ...(judge.labels ? { labels: judge.labels } : { range: judge.range! }),
+      ...(item.gold !== undefined ? { gold: item.gold } : {}),
+      fields: (judge.schema?.properties as Record<string, unknown> | undefined) ?? {},
+    };
+    const schema = answerSchema(judge);
+    const answer = await ask(
+      ctx,
+      'judge',
+      backend,
+      {
+        ...baseRequest(ctx, backend, `${ctx.render('judge', item.input)}\n\n${contract}`),
+        jsonSchema: ctx.suite.params.structuredOutput ? answerJsonSchema(judge) : undefined,
+        simulation: hint,
+      },
+      (text) => parseAnswer(text, schema),
+      (problem) => ctx.render('repair', { problem, format: contract }),
+    );
+    return answer.ok
+      ? { ok: true, output: { ...answer.value, decidedBy: backend.id } }
+      : { ok: false, failure: answer.failure, raw: answer.raw };
+  },
+
+  readOutput: (given, _item, suite) =>
+    given.output === undefined
+      ? { ok: false, failure: { kind: 'no_output', message: 'no answer given for this item' } }
+      : readGiven(suite, given.output, given.explanation),
+
+  scorers,
+
+  primaryScorer: (suite) => (suite.judge.labels ? 'label' : 'score'),
+
+  // The label or score and the reason are the scores; only extra answer fields add anything.
+  outputText: (output) => (output.fields ? JSON.stringify(output.fields) : undefined),
+
+  // The judged text: the column the prompt reads last (the text under judgement, after the
+  // context it is judged against), at its full length.
+  outputLength: (_output, input) => {
+    const judged = Object.values(input).at(-1);
+    return judged === undefined ? undefined : storedFieldLength(judged);
+  },
+
+  simulate: simulateJudge,
+});

@@ -1,0 +1,90 @@
+import { z } from 'zod';
+import type { TemplateFormat } from '../../lib/prompts/prompts.js';
+import { commonSuiteShape } from '../../model/suite-base.js';
+
+/**
+ * QA evaluation, after the physics QA study: a model under test answers questions (or the
+ * dataset gives its answers), and graders score them against the key — `mcq` (the option),
+ * `numeric` (within a tolerance) and `explanation` (a rubric from 0 to 1) — with a
+ * deterministic fast path in front of the MCQ and numeric graders.
+ */
+export const qaBlock = z
+  .object({
+    type: z
+      .enum(['mcq', 'numeric', 'explanation'])
+      .optional()
+      .describe(
+        'The type of every question, for a dataset without a type column (MMLU: mcq; SciBench: numeric).',
+      ),
+    template: z
+      .enum(['chat', 'mistral'] satisfies TemplateFormat[])
+      .default('chat')
+      .describe(
+        "How the model under test is asked: `chat` (a plain instruction) or `mistral` (the study's `[INST] … [/INST]` instruction format, sent as raw text; the format's markers — [INST], [/INST], <s>, </s>… — are neutralised in questions and contexts).",
+      ),
+    context: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Give the model the retrieved context of each item (dataset column `context`): the RAG configuration.',
+      ),
+    tolerance: z
+      .number()
+      .positive()
+      .max(1)
+      .default(0.05)
+      .describe(
+        'Relative tolerance of numeric answers (0.05 = ±5%); a `tolerance` column overrides it per item.',
+      ),
+    fastPath: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Decide unambiguous MCQ and numeric answers without the LLM grader (the option letter, the final number); the rest go to it.',
+      ),
+    audit: z
+      .boolean()
+      .default(false)
+      .describe(
+        "Also ask the LLM grader about the items the fast path decided (scorer `llm`), and report its agreement with the fast path (Cohen's kappa, disagreements listed): a check of the grader itself.",
+      ),
+  })
+  .strict();
+
+export type QaBlock = z.infer<typeof qaBlock>;
+
+export const qaShape = {
+  qa: qaBlock.prefault({}).describe('How questions are asked and graded.'),
+};
+
+export const qaColumns = {
+  question: z.string().optional().describe('Question column (default `question`, then `problem_text`).'),
+  type: z.string().optional().describe('Question type column: mcq, numeric or explanation (default `type`).'),
+  options: z
+    .array(z.string())
+    .min(2)
+    .optional()
+    .describe(
+      'MCQ option columns in letter order (e.g. ["A","B","C","D"]); default: options listed in the question, `(A) … (B) …`.',
+    ),
+  context: z.string().optional().describe('Retrieved context column, for `qa.context` (default `context`).'),
+  tolerance: z.string().optional().describe('Per-item numeric tolerance column (default `tolerance`).'),
+  unit: z.string().optional().describe("The key's unit, when apart from it (default `unit`)."),
+};
+
+export const qaSuiteSchema = z.object({ ...commonSuiteShape('qa', qaColumns), ...qaShape }).strict();
+export type QaSuite = z.infer<typeof qaSuiteSchema>;
+
+/** Cross-field checks of a QA suite. */
+export function checkQaSuite(
+  suite: QaSuite,
+  issue: (path: (string | number)[], message: string) => void,
+): void {
+  const given = suite.dataset.columns.output !== undefined;
+  if (!given && suite.backends.length === 0) {
+    issue(
+      ['backends'],
+      'needs the model under test (and a grader), or dataset.columns.output to grade given answers',
+    );
+  }
+}

@@ -1,0 +1,370 @@
+/**
+ * The promotion gate: conditions a sweep variant must meet, written as text in the suite and
+ * evaluated on the variant's figures, the baseline's, and their paired comparison. Pure.
+ *
+ * ```
+ * condition := ["delta"] metric [slice] op rhs ["with p <" alpha]
+ * metric    := "p50 latency" | "p95 latency" | "cost per 10k" | name | scorer.name
+ * slice     := "where" ("words" | "chars") ["(" column ")"] op number     (latency only)
+ * rhs       := number | "baseline" [("+" | "-") number]
+ * op        := ">=" | ">" | "<=" | "<" | "=="
+ * ```
+ *
+ * - `accuracy >= 0.8`: absolute; `kappa >= baseline - 0.05`: relative to the baseline's value.
+ * - `delta accuracy > 0 with p < 0.05`: the paired difference (variant − baseline on the same
+ *   items) with the paired bootstrap's two-sided p-value; `with p` works on any condition on a
+ *   scorer metric and asks that the paired difference be significant too.
+ * - `p50 latency where words(transcript) >= 150 < baseline`: a latency percentile over the
+ *   items whose input has at least 150 words (`words` alone counts every input column).
+ * - A name is looked up as a run figure (`scored_rate`, `parse_valid_rate`, `error_rate`), then
+ *   a metric of the primary scorer, then a figure of the family's report metrics (`binary.f1`).
+ *
+ * A condition with no data on either side (a metric that is n/a, a slice with no items) fails
+ * and says so: a gate never promotes on figures it does not have.
+ */
+
+import type { MetricValue, Report } from '../model/report.js';
+import type { PairedDelta } from './metrics/index.js';
+import { percentile } from './metrics/stats.js';
+
+export type Op = '>=' | '>' | '<=' | '<' | '==';
+
+export interface Slice {
+  measure: 'words' | 'chars';
+  /** Input column; undefined: every input column. */
+  column?: string;
+  op: Op;
+  value: number;
+}
+
+export type MetricRef =
+  | { kind: 'latency'; percentile: number; slice?: Slice }
+  | { kind: 'cost' }
+  /** A run figure, a scorer metric (`scorer.metric`), a primary-scorer metric or a family figure. */
+  | { kind: 'named'; name: string };
+
+export interface Condition {
+  text: string;
+  delta: boolean;
+  metric: MetricRef;
+  op: Op;
+  rhs: { kind: 'number'; value: number } | { kind: 'baseline'; offset: number };
+  /** `with p < alpha`. */
+  alpha?: number;
+}
+
+export class GateSyntaxError extends Error {
+  override readonly name = 'GateSyntaxError';
+}
+
+const OP = String.raw`>=|<=|==|>|<`;
+const UNSIGNED = String.raw`\d+(?:\.\d+)?(?:e-?\d+)?`;
+const NUMBER = `-?${UNSIGNED}`;
+const CONDITION = new RegExp(
+  String.raw`^(?<delta>delta\s+)?` +
+    String.raw`(?<metric>p\d{1,2}(?:\.\d+)?\s+latency|cost\s+per\s+10k|[A-Za-z_][\w.]*)` +
+    String.raw`(?:\s+where\s+(?<measure>words|chars)(?:\s*\(\s*(?<column>[^)]+?)\s*\))?\s*(?<sliceOp>${OP})\s*(?<sliceValue>${NUMBER}))?` +
+    String.raw`\s*(?<op>${OP})\s*` +
+    String.raw`(?<rhs>baseline(?:\s*[+-]\s*${UNSIGNED})?|${NUMBER})` +
+    String.raw`(?:\s+with\s+p\s*<\s*(?<alpha>${NUMBER}))?\s*$`,
+  'i',
+);
+
+/** Reads one condition; a GateSyntaxError says what is wrong with it. */
+export function parseCondition(text: string): Condition {
+  const m = CONDITION.exec(text.trim())?.groups;
+  if (!m)
+    throw new GateSyntaxError(
+      `gate condition ${JSON.stringify(text)} is not [delta] <metric> [where words(<column>) >= N] <op> <number | baseline ± x> [with p < a]`,
+    );
+  const metric = parseMetric(m.metric!);
+  if (m.measure && metric.kind === 'latency') {
+    metric.slice = {
+      measure: m.measure.toLowerCase() as Slice['measure'],
+      op: normalOp(m.sliceOp!),
+      value: Number(m.sliceValue),
+    };
+    if (m.column) metric.slice.column = m.column;
+  }
+  if (m.measure && metric.kind !== 'latency')
+    throw new GateSyntaxError(`${text}: a "where" slice applies to latency percentiles only`);
+
+  const rhsText = m.rhs!.replace(/\s+/g, '').toLowerCase();
+  const rhs: Condition['rhs'] = rhsText.startsWith('baseline')
+    ? { kind: 'baseline', offset: rhsText === 'baseline' ? 0 : Number(rhsText.slice('baseline'.length)) }
+    : { kind: 'number', value: Number(rhsText) };
+  const delta = m.delta !== undefined;
+  if (delta && rhs.kind === 'baseline')
+    throw new GateSyntaxError(
+      `${text}: a delta is already relative to the baseline; compare it with a number`,
+    );
+  const condition: Condition = { text: text.trim(), delta, metric, op: normalOp(m.op!), rhs };
+  if (m.alpha !== undefined) {
+    const alpha = Number(m.alpha);
+    if (!(alpha > 0 && alpha <= 1))
+      throw new GateSyntaxError(`${text}: p must be compared with a level in (0, 1]`);
+    if (!delta && rhs.kind !== 'baseline')
+      throw new GateSyntaxError(
+        `${text}: "with p" needs a comparison with the baseline (delta, or baseline on the right)`,
+      );
+    if (metric.kind !== 'named')
+      throw new GateSyntaxError(`${text}: "with p" needs a scorer metric (latency and cost are not paired)`);
+    condition.alpha = alpha;
+  }
+  return condition;
+}
+
+/** A metric as conditions and `rankBy` name it: `p95 latency`, `cost per 10k`, `accuracy`, `label.kappa`. */
+export function parseMetric(text: string): MetricRef {
+  const normal = text.trim().replace(/\s+/g, ' ').toLowerCase();
+  const latency = /^p(\d{1,2}(?:\.\d+)?) latency$/.exec(normal);
+  if (latency) {
+    const p = Number(latency[1]);
+    if (!(p > 0 && p < 100)) throw new GateSyntaxError(`${text}: a latency percentile is between 0 and 100`);
+    return { kind: 'latency', percentile: p };
+  }
+  if (normal === 'cost per 10k') return { kind: 'cost' };
+  if (!/^[A-Za-z_][\w.]*$/.test(text.trim()))
+    throw new GateSyntaxError(
+      `${JSON.stringify(text)} is not a metric (a name like accuracy or label.kappa, "p50 latency", "cost per 10k")`,
+    );
+  return { kind: 'named', name: text.trim() };
+}
+
+function normalOp(op: string): Op {
+  return (op === '=' ? '==' : op) as Op;
+}
+
+/** What the gate reads of one variant. */
+export interface GateFigures {
+  report: Pick<Report, 'scores' | 'metrics' | 'primaryScorer' | 'cost' | 'latencyMs' | 'counts'>;
+  /** Every item that called a model: its end-to-end latency and its input columns (latency slices). */
+  items: readonly { latencyMs: number; input: Readonly<Record<string, string>> }[];
+}
+
+/** The variant's paired comparison with the baseline: per scorer, per metric. */
+export type GatePairing = Readonly<Record<string, { deltas: Readonly<Record<string, PairedDelta>> }>>;
+
+export interface ConditionVerdict {
+  condition: string;
+  passed: boolean;
+  /** The variant's figure (or the delta); null when n/a. */
+  value: number | null;
+  /** What it was held against: the number, or the baseline's figure ± offset. */
+  against: number | null;
+  pValue?: number;
+  /** The figures in words: why it passed or failed. */
+  reason: string;
+}
+
+export interface GateVerdict {
+  promoted: boolean;
+  conditions: ConditionVerdict[];
+  /** The conditions that failed, by text. */
+  failed: string[];
+}
+
+/** Run figures any variant has, over the items that reached a model (invalid rows left out). */
+const RUN_FIGURES: Record<string, (r: GateFigures['report']) => number | null> = {
+  scored_rate: (r) => rate(r.counts.scored, r),
+  error_rate: (r) => rate(r.counts.errors, r),
+  parse_valid_rate: (r) => rate(r.counts.items - r.counts.invalidRows - (r.counts.byFailure.parse ?? 0), r),
+};
+
+function rate(count: number, r: GateFigures['report']): number | null {
+  const n = r.counts.items - r.counts.invalidRows;
+  return n === 0 ? null : count / n;
+}
+
+/** Where a named metric is found: a scorer's metric (pairable, with its n and CI), or another figure. */
+export type Located =
+  | { value: number | null; scorer?: string; metric?: string; found?: MetricValue }
+  | { unknown: string };
+
+/** A named metric of a variant, by the lookup rules above (the gate's and `rankBy`'s). */
+export function locateMetric(name: string, report: GateFigures['report']): Located {
+  const run = RUN_FIGURES[name];
+  if (run) return { value: run(report) };
+  const dot = name.indexOf('.');
+  if (dot > 0 && report.scores[name.slice(0, dot)]) {
+    const scorer = name.slice(0, dot);
+    const metric = name.slice(dot + 1);
+    const found = report.scores[scorer]!.metrics[metric];
+    return found
+      ? { value: found.value, scorer, metric, found }
+      : {
+          unknown: `scorer ${scorer} has no metric ${metric} (it has: ${Object.keys(report.scores[scorer]!.metrics).join(', ') || 'none'})`,
+        };
+  }
+  const primary = report.scores[report.primaryScorer]?.metrics[name];
+  if (primary) return { value: primary.value, scorer: report.primaryScorer, metric: name, found: primary };
+  let figure: unknown = report.metrics;
+  for (const part of name.split('.')) figure = (figure as Record<string, unknown> | undefined)?.[part];
+  if (typeof figure === 'number' || figure === null) return { value: figure };
+  return {
+    unknown: `no metric ${name} (run figures: ${Object.keys(RUN_FIGURES).join(', ')}; ${report.primaryScorer}: ${Object.keys(report.scores[report.primaryScorer]?.metrics ?? {}).join(', ')})`,
+  };
+}
+
+function words(text: string): number {
+  const trimmed = text.trim();
+  return trimmed === '' ? 0 : trimmed.split(/\s+/).length;
+}
+
+function sliceText(slice: Slice): string {
+  return `${slice.measure}${slice.column ? `(${slice.column})` : ''} ${slice.op} ${slice.value}`;
+}
+
+/** A latency percentile over the items in the slice; null when the slice has none. */
+export function latencyOf(
+  figures: GateFigures,
+  p: number,
+  slice: Slice | undefined,
+): { value: number | null; n: number } {
+  const items = slice
+    ? figures.items.filter((item) => {
+        const text =
+          slice.column === undefined ? Object.values(item.input).join(' ') : (item.input[slice.column] ?? '');
+        return compare(slice.measure === 'words' ? words(text) : [...text].length, slice.op, slice.value);
+      })
+    : figures.items;
+  return {
+    value:
+      items.length === 0
+        ? null
+        : percentile(
+            items.map((i) => i.latencyMs),
+            p,
+          ),
+    n: items.length,
+  };
+}
+
+export function compare(a: number, op: Op, b: number): boolean {
+  switch (op) {
+    case '>=':
+      return a >= b;
+    case '>':
+      return a > b;
+    case '<=':
+      return a <= b;
+    case '<':
+      return a < b;
+    case '==':
+      return a === b;
+  }
+}
+
+const show = (x: number) => (Number.isInteger(x) ? String(x) : Number(x.toPrecision(4)).toString());
+
+/** One condition on a variant, against the baseline's figures and the pairing of the two. */
+export function evaluateCondition(
+  condition: Condition,
+  variant: GateFigures,
+  baseline: GateFigures,
+  pairing: GatePairing = {},
+): ConditionVerdict {
+  const { metric } = condition;
+  const fail = (
+    reason: string,
+    value: number | null = null,
+    against: number | null = null,
+  ): ConditionVerdict => ({
+    condition: condition.text,
+    passed: false,
+    value,
+    against,
+    reason,
+  });
+
+  // The figure on each side, and where the paired difference is (scorer metrics only).
+  let label: string;
+  let ours: number | null;
+  let theirs: number | null;
+  let paired: PairedDelta | undefined;
+  let pairable = false;
+  if (metric.kind === 'latency') {
+    label = `p${metric.percentile} latency${metric.slice ? ` where ${sliceText(metric.slice)}` : ''}`;
+    const a = latencyOf(variant, metric.percentile, metric.slice);
+    const b = latencyOf(baseline, metric.percentile, metric.slice);
+    if (a.n === 0)
+      return fail(`n/a: no items${metric.slice ? ` where ${sliceText(metric.slice)}` : ' with model calls'}`);
+    ours = a.value;
+    theirs = b.value;
+    if (theirs === null && (condition.delta || condition.rhs.kind === 'baseline'))
+      return fail(
+        `n/a: the baseline has no items${metric.slice ? ` where ${sliceText(metric.slice)}` : ' with model calls'}`,
+        ours,
+      );
+  } else if (metric.kind === 'cost') {
+    label = 'cost per 10k';
+    ours = variant.report.cost.per10kUsd;
+    theirs = baseline.report.cost.per10kUsd;
+  } else {
+    label = metric.name;
+    const a = locateMetric(metric.name, variant.report);
+    if ('unknown' in a) return fail(a.unknown);
+    const b = locateMetric(metric.name, baseline.report);
+    ours = a.value;
+    theirs = 'unknown' in b ? null : b.value;
+    if (a.scorer && a.metric) {
+      pairable = true;
+      paired = pairing[a.scorer]?.deltas[a.metric];
+    }
+  }
+  if (ours === null) return fail(`n/a: ${label} has no data`);
+
+  let value: number;
+  let against: number;
+  let words: string;
+  if (condition.delta) {
+    if (pairable) {
+      if (!paired) return fail(`n/a: no paired ${label} with the baseline (no items scored on both)`);
+      value = paired.delta;
+    } else {
+      if (theirs === null) return fail(`n/a: the baseline's ${label} has no data`, ours);
+      value = ours - theirs;
+    }
+    against = (condition.rhs as { value: number }).value;
+    words = `delta ${label} ${show(value)}`;
+  } else if (condition.rhs.kind === 'baseline') {
+    if (theirs === null) return fail(`n/a: the baseline's ${label} has no data`, ours);
+    value = ours;
+    against = theirs + condition.rhs.offset;
+    const offset = condition.rhs.offset;
+    words = `${label} ${show(value)} vs baseline ${show(theirs)}${offset === 0 ? '' : ` ${offset > 0 ? '+' : '−'} ${show(Math.abs(offset))} = ${show(against)}`}`;
+  } else {
+    value = ours;
+    against = condition.rhs.value;
+    words = `${label} ${show(value)}`;
+  }
+  const holds = compare(value, condition.op, against);
+  const verdict: ConditionVerdict = {
+    condition: condition.text,
+    passed: holds,
+    value,
+    against,
+    reason: `${words} ${holds ? 'meets' : 'fails'} ${condition.op} ${show(against)}`,
+  };
+  if (condition.alpha !== undefined) {
+    if (!paired)
+      return { ...verdict, passed: false, reason: `${verdict.reason}; n/a: no paired ${label} for p` };
+    verdict.pValue = paired.pValue;
+    const significant = paired.pValue < condition.alpha;
+    verdict.passed = holds && significant;
+    verdict.reason += `; p = ${show(paired.pValue)} ${significant ? '<' : '≥'} ${condition.alpha}${significant ? '' : ' (not significant)'}`;
+  }
+  return verdict;
+}
+
+/** Every condition on a variant: promoted when all pass. */
+export function evaluateGate(
+  conditions: readonly Condition[],
+  variant: GateFigures,
+  baseline: GateFigures,
+  pairing: GatePairing = {},
+): GateVerdict {
+  const verdicts = conditions.map((c) => evaluateCondition(c, variant, baseline, pairing));
+  const failed = verdicts.filter((v) => !v.passed).map((v) => v.condition);
+  return { promoted: failed.length === 0, conditions: verdicts, failed };
+}

@@ -1,0 +1,395 @@
+/**
+ * Classification metrics for judges (gold label vs predicted label), with the seed project's
+ * definitions kept exactly:
+ *
+ * - Rows whose prediction is the error label (`Error`) are excluded from every quality metric
+ *   and counted in `errors`.
+ * - `accuracy` is multi-class ("4-class") accuracy.
+ * - `macroF1` averages per-class F1 over the UNION of gold and predicted labels: a label that
+ *   is only ever predicted counts, with F1 0 (sklearn's `average="macro"` behaviour).
+ * - Binary view: gold and predicted labels in `positive` (default TP, TN) → `positive`, every
+ *   other label → `negative`. `binary.f1` is the MACRO average of the positive-class F1 and the
+ *   negative-class F1 — not the positive-class F1.
+ * - `kappa` is Cohen's kappa of the multi-class labels against gold.
+ *
+ * Conventions (chosen so that every value is a finite plain number — JSON has no NaN):
+ * - precision of a class never predicted = 0; recall of a class absent from gold = 0;
+ *   F1 = 0 when precision + recall = 0 (computed as 2·TP / (2·TP + FP + FN), equal to
+ *   2PR/(P+R)).
+ * - Macro averages (multi-class and binary) run over the classes present in gold or
+ *   predictions; so when every row is positive and every prediction equals gold, binary F1 = 1
+ *   (the absent negative class is not averaged in as a 0).
+ * - Kappa when expected agreement is 1 (one single label in both gold and predictions): 1 if
+ *   observed agreement is 1, else 0 (the usual formula is 0/0 there).
+ * - n = 0 (no rows, or all rows are errors): accuracy, macro F1, kappa and the binary figures
+ *   are null (no data is not a score of 0), empty tables, `ci` undefined.
+ * - Labels are compared exactly (case-sensitive); trimming/normalising is the caller's job.
+ */
+
+import type { Interval } from '../../model/report.js';
+import { type BootstrapOptions, bootstrapCis } from './stats.js';
+
+export interface LabelPair {
+  gold: string;
+  pred: string;
+}
+
+export interface ClassScores {
+  precision: number;
+  recall: number;
+  f1: number;
+  /** Number of gold rows with this label. */
+  support: number;
+}
+
+export interface BinaryMetrics {
+  accuracy: number | null;
+  /** Macro average of `positive.f1` and `negative.f1` (over the classes present). */
+  f1: number | null;
+  positive: ClassScores;
+  negative: ClassScores;
+}
+
+export interface ClassificationCis {
+  accuracy: Interval;
+  macroF1: Interval;
+  binaryF1?: Interval;
+  kappa: Interval;
+}
+
+/** A type alias (not an interface) so it is assignable to `Record<string, unknown>`. */
+export type ClassificationMetrics = {
+  /** Rows used (error rows excluded). */
+  n: number;
+  /** Rows whose prediction was the error label; excluded from everything else. */
+  errors: number;
+  /** Every label of the union of gold and predictions, in report order (see `labelOrder`). */
+  labels: string[];
+  /** Null when n = 0, as every figure below. */
+  accuracy: number | null;
+  macroF1: number | null;
+  /** One entry per label of the union; support = gold count. */
+  perClass: Record<string, ClassScores>;
+  /** Undefined when the caller asked for no binary view (`positive: false`). */
+  binary: BinaryMetrics | undefined;
+  /** Cohen's kappa in [-1, 1]. */
+  kappa: number | null;
+  /** gold label (labels present in gold) → predicted label (every label of the union) → count, zeros included. */
+  confusion: Record<string, Record<string, number>>;
+  /** Percentile-bootstrap intervals (95% by default); undefined when n = 0 or bootstrap is off. */
+  ci: ClassificationCis | undefined;
+};
+
+export interface ClassificationOptions {
+  /** Labels mapped to the binary positive class (default TP, TN); false: no binary view. */
+  positive?: readonly string[] | false;
+  /** Prediction that marks a failed row (default `Error`). */
+  errorLabel?: string;
+  /** Bootstrap settings (default 1000 iterations, seed 1, alpha 0.05), or false to skip CIs. */
+  bootstrap?: BootstrapOptions | false;
+  /**
+   * Preferred label order for `labels`, `perClass` and `confusion` (e.g. TP, FP3, FP2, FP1).
+   * Only affects order, never which labels count: listed labels that occur come first in this
+   * order, the rest follow in code-unit order.
+   */
+  labelOrder?: readonly string[];
+}
+
+export const DEFAULT_POSITIVE_LABELS: readonly string[] = Object.freeze(['TP', 'TN']);
+export const DEFAULT_ERROR_LABEL = 'Error';
+
+/**
+ * Label pairs counted rather than listed (gold → predicted → count): the point figures of a
+ * million rows from a few entries. Gives the same figures as the pairs it counted, but no
+ * bootstrap intervals (those resample rows).
+ */
+export class LabelPairCounts {
+  readonly counts = new Map<string, Map<string, number>>();
+
+  add(gold: string, pred: string): void {
+    let row = this.counts.get(gold);
+    if (!row) {
+      row = new Map();
+      this.counts.set(gold, row);
+    }
+    row.set(pred, (row.get(pred) ?? 0) + 1);
+  }
+}
+
+/**
+ * Label pairs as codes into one table of labels (two 4-byte columns per row, not an object per
+ * row): how a scorer's rows are held for a million items, bootstrap included.
+ */
+export class CodedLabelPairs {
+  readonly labels: string[] = [];
+  private readonly codes = new Map<string, number>();
+  private gold = new Int32Array(1024);
+  private pred = new Int32Array(1024);
+  length = 0;
+
+  static of(pairs: readonly LabelPair[]): CodedLabelPairs {
+    const coded = new CodedLabelPairs();
+    for (const p of pairs) coded.add(p.gold, p.pred);
+    return coded;
+  }
+
+  add(gold: string, pred: string): void {
+    if (this.length === this.gold.length) {
+      const grow = (column: Int32Array) => {
+        const grown = new Int32Array(column.length * 2);
+        grown.set(column);
+        return grown;
+      };
+      this.gold = grow(this.gold);
+      this.pred = grow(this.pred);
+    }
+    this.gold[this.length] = this.code(gold);
+    this.pred[this.length] = this.code(pred);
+    this.length += 1;
+  }
+
+  private code(label: string): number {
+    let code = this.codes.get(label);
+    if (code === undefined) {
+      code = this.labels.length;
+      this.labels.push(label);
+      this.codes.set(label, code);
+    }
+    return code;
+  }
+
+  goldCodes(): Int32Array {
+    return this.gold.subarray(0, this.length);
+  }
+
+  predCodes(): Int32Array {
+    return this.pred.subarray(0, this.length);
+  }
+}
+
+/** Computes the metrics above; see the module documentation for the exact conventions. */
+export function classificationMetrics(
+  pairs: readonly LabelPair[] | CodedLabelPairs | LabelPairCounts,
+  options: ClassificationOptions = {},
+): ClassificationMetrics {
+  const binaryView = options.positive !== false;
+  const positiveSet = new Set(
+    options.positive === false ? [] : (options.positive ?? DEFAULT_POSITIVE_LABELS),
+  );
+  const errorLabel = options.errorLabel ?? DEFAULT_ERROR_LABEL;
+  const present = new Set<string>();
+  let n = 0;
+  let errors = 0;
+  const counted = pairs instanceof LabelPairCounts;
+  if (counted && options.bootstrap !== false)
+    throw new RangeError(
+      'classificationMetrics: counted pairs have no rows to resample; pass bootstrap: false',
+    );
+  const coded = counted
+    ? new CodedLabelPairs()
+    : pairs instanceof CodedLabelPairs
+      ? pairs
+      : CodedLabelPairs.of(pairs);
+  // Rows whose prediction is not the error label, as codes into `coded.labels`.
+  const allGold = coded.goldCodes();
+  const allPred = coded.predCodes();
+  const keptRows: number[] = [];
+  if (counted) {
+    for (const [gold, row] of pairs.counts) {
+      for (const [pred, c] of row) {
+        if (pred === errorLabel) {
+          errors += c;
+          continue;
+        }
+        present.add(gold);
+        present.add(pred);
+        n += c;
+      }
+    }
+  } else {
+    for (let i = 0; i < coded.length; i++) {
+      if (coded.labels[allPred[i]!] === errorLabel) continue;
+      keptRows.push(i);
+      present.add(coded.labels[allGold[i]!]!);
+      present.add(coded.labels[allPred[i]!]!);
+    }
+    n = keptRows.length;
+    errors = coded.length - n;
+  }
+
+  const labels = orderLabels(present, options.labelOrder);
+  const indexOf = new Map(labels.map((label, i) => [label, i]));
+  const gold = new Int32Array(counted ? 0 : n);
+  const pred = new Int32Array(counted ? 0 : n);
+  if (!counted) {
+    const indexOfCode = coded.labels.map((label) => indexOf.get(label) ?? -1);
+    for (let k = 0; k < keptRows.length; k++) {
+      gold[k] = indexOfCode[allGold[keptRows[k]!]!]!;
+      pred[k] = indexOfCode[allPred[keptRows[k]!]!]!;
+    }
+    keptRows.length = 0;
+  }
+  const isPositive = labels.map((label) => positiveSet.has(label));
+  const width = labels.length;
+
+  const counts = new Array<number>(width * width).fill(0);
+  if (counted) {
+    for (const [g, row] of pairs.counts) {
+      for (const [p, c] of row) if (p !== errorLabel) counts[indexOf.get(g)! * width + indexOf.get(p)!]! += c;
+    }
+  } else for (let i = 0; i < n; i++) counts[gold[i]! * width + pred[i]!]!++;
+  const scores = scoreConfusion(counts, width, isPositive);
+
+  const perClass: Record<string, ClassScores> = {};
+  labels.forEach((label, k) => {
+    perClass[label] = scores.perClass[k]!;
+  });
+  const confusion: Record<string, Record<string, number>> = {};
+  labels.forEach((goldLabel, g) => {
+    if (scores.perClass[g]!.support === 0) return;
+    const row: Record<string, number> = {};
+    labels.forEach((predLabel, p) => {
+      row[predLabel] = counts[g * width + p]!;
+    });
+    confusion[goldLabel] = row;
+  });
+
+  let ci: ClassificationCis | undefined;
+  if (n > 0 && options.bootstrap !== false) {
+    const sample = new Array<number>(width * width);
+    ci = bootstrapCis(
+      n,
+      (indices) => {
+        sample.fill(0);
+        for (const i of indices) sample[gold[i]! * width + pred[i]!]!++;
+        const s = scoreConfusion(sample, width, isPositive);
+        const stats: Record<string, number> = { accuracy: s.accuracy, macroF1: s.macroF1, kappa: s.kappa };
+        if (binaryView) stats.binaryF1 = s.binary.f1;
+        return stats;
+      },
+      options.bootstrap,
+    ) as unknown as ClassificationCis;
+  }
+
+  const empty = n === 0;
+  const binary: BinaryMetrics = empty ? { ...scores.binary, accuracy: null, f1: null } : scores.binary;
+  return {
+    n,
+    errors,
+    labels,
+    accuracy: empty ? null : scores.accuracy,
+    macroF1: empty ? null : scores.macroF1,
+    perClass,
+    binary: binaryView ? binary : undefined,
+    kappa: empty ? null : scores.kappa,
+    confusion,
+    ci,
+  };
+}
+
+function orderLabels(present: ReadonlySet<string>, preferred: readonly string[] = []): string[] {
+  const first = [...new Set(preferred)].filter((label) => present.has(label));
+  const listed = new Set(first);
+  const rest = [...present]
+    .filter((label) => !listed.has(label))
+    .sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  return [...first, ...rest];
+}
+
+interface ConfusionScores {
+  accuracy: number;
+  macroF1: number;
+  kappa: number;
+  binary: { accuracy: number; f1: number; positive: ClassScores; negative: ClassScores };
+  perClass: ClassScores[];
+}
+
+/**
+ * All metrics from a row-major width×width confusion matrix (rows gold, columns predicted).
+ * Shared by the point estimate and every bootstrap resample, so both use identical definitions.
+ */
+function scoreConfusion(
+  counts: readonly number[],
+  width: number,
+  isPositive: readonly boolean[],
+): ConfusionScores {
+  const goldTotals = new Array<number>(width).fill(0);
+  const predTotals = new Array<number>(width).fill(0);
+  let n = 0;
+  let agree = 0;
+  // Binary 2×2: [gold][pred], index 0 = positive, 1 = negative.
+  let pp = 0;
+  let pn = 0;
+  let np = 0;
+  let nn = 0;
+  for (let g = 0; g < width; g++) {
+    for (let p = 0; p < width; p++) {
+      const c = counts[g * width + p]!;
+      if (c === 0) continue;
+      goldTotals[g]! += c;
+      predTotals[p]! += c;
+      n += c;
+      if (g === p) agree += c;
+      if (isPositive[g]) {
+        if (isPositive[p]) pp += c;
+        else pn += c;
+      } else if (isPositive[p]) np += c;
+      else nn += c;
+    }
+  }
+
+  const perClass: ClassScores[] = [];
+  let f1Sum = 0;
+  let present = 0;
+  for (let k = 0; k < width; k++) {
+    const scores = classScores(counts[k * width + k]!, predTotals[k]!, goldTotals[k]!);
+    perClass.push(scores);
+    if (goldTotals[k]! + predTotals[k]! > 0) {
+      f1Sum += scores.f1;
+      present++;
+    }
+  }
+
+  const positive = classScores(pp, pp + np, pp + pn);
+  const negative = classScores(nn, nn + pn, nn + np);
+  // A binary class is present when it occurs in gold or in predictions (pp + pn + np for positive).
+  const binaryPresent: ClassScores[] = [];
+  if (pp + pn + np > 0) binaryPresent.push(positive);
+  if (nn + np + pn > 0) binaryPresent.push(negative);
+  const binary = {
+    accuracy: n > 0 ? (pp + nn) / n : 0,
+    f1: binaryPresent.length > 0 ? binaryPresent.reduce((s, c) => s + c.f1, 0) / binaryPresent.length : 0,
+    positive,
+    negative,
+  };
+
+  return {
+    accuracy: n > 0 ? agree / n : 0,
+    macroF1: present > 0 ? f1Sum / present : 0,
+    kappa: cohensKappa(n, agree, goldTotals, predTotals),
+    binary,
+    perClass,
+  };
+}
+
+function classScores(truePositives: number, predicted: number, support: number): ClassScores {
+  const precision = predicted > 0 ? truePositives / predicted : 0;
+  const recall = support > 0 ? truePositives / support : 0;
+  const falses = predicted - truePositives + (support - truePositives);
+  const f1 = truePositives > 0 ? (2 * truePositives) / (2 * truePositives + falses) : 0;
+  return { precision, recall, f1, support };
+}
+
+/**
+ * κ = (pₒ − pₑ) / (1 − pₑ) with pₑ = Σₖ (goldₖ/n)(predₖ/n), computed on integer counts as
+ * (n·agree − Σₖ goldₖ·predₖ) / (n² − Σₖ goldₖ·predₖ) so the pₑ = 1 test is exact.
+ * pₑ = 1 (one single label everywhere) → 1 if pₒ = 1, else 0.
+ */
+function cohensKappa(n: number, agree: number, goldTotals: number[], predTotals: number[]): number {
+  if (n === 0) return 0;
+  let chance = 0;
+  for (let k = 0; k < goldTotals.length; k++) chance += goldTotals[k]! * predTotals[k]!;
+  const denominator = n * n - chance;
+  if (denominator <= 0) return agree === n ? 1 : 0;
+  return Math.max(-1, Math.min(1, (n * agree - chance) / denominator));
+}

@@ -1,0 +1,299 @@
+/**
+ * Metrics by score kind, the same for every task family: a scorer's values (and the gold
+ * targets they are compared with) in, its figures out. Unscored items are skipped and counted
+ * by kind. A metric with no data is `null`, never 0; every metric carries the n it ran over.
+ *
+ * - label: the AQUA classification metrics against gold (accuracy, macro F1, Cohen's kappa,
+ *   binary accuracy and F1 when the scorer names its positive labels) with bootstrap CIs, the
+ *   per-class table and confusion matrix; the distribution of values with or without gold.
+ * - number: the mean with a bootstrap CI; against a numeric gold MAE, Pearson and Spearman;
+ *   against a binary gold (every target 0 or 1, a human "consistent / not" label) ROC-AUC,
+ *   balanced accuracy at the scorer's threshold, and the calibrated figures (the threshold that
+ *   maximises balanced accuracy on all the data; the balanced accuracy a threshold chosen that
+ *   way reaches under 5-fold cross-validation).
+ * - pass: the pass rate with a CI; against a pass/fail gold, accuracy and balanced accuracy.
+ */
+import type { FailureKind, ScoreKind, ScoreValue } from '../../model/model.js';
+import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js';
+import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
+import { calibration } from './calibration.js';
+import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
+import { type BootstrapOptions, bootstrapCis, meanOrNull } from './stats.js';
+
+export interface ScorerMetricOptions {
+  /** Label scorers: labels mapped to the binary positive class; none: no binary view. */
+  positive?: readonly string[];
+  /** Label scorers: preferred label order in tables. */
+  labelOrder?: readonly string[];
+  /** Label scorers: `labelOrder` runs from low to high (scores correlate with length by that order). */
+  ordinal?: boolean;
+  /** Number scorers: a value at or above it passes (balanced accuracy against a binary gold). */
+  threshold?: number;
+  bootstrap?: BootstrapOptions;
+}
+
+/** One item as a scorer's metrics see it. */
+export interface ScoreRow {
+  /** The scored value; undefined when unscored. */
+  value?: ScoreValue;
+  /** The gold target, typed for the kind; undefined when the item has none. */
+  target?: ScoreValue;
+  /** Why there is no value. */
+  unscored?: FailureKind;
+}
+
+export interface ScorerFigures {
+  summary: ScorerSummary;
+  /**
+   * The same figures as plain values, `{ n, <metric>: value, ci: { <metric>: [lo, hi] } }`, for
+   * report.json `metrics` when this is the primary scorer. Label scorers give the AQUA shape
+   * (`accuracy`, `macroF1`, `perClass`, `binary`, `kappa`, `confusion`, `ci`…).
+   */
+  flat: Record<string, unknown>;
+}
+
+/** Figures of one scorer over the run's items (in report order, so resamples are reproducible). */
+export function scorerFigures(
+  kind: ScoreKind,
+  rows: readonly ScoreRow[] | LabelRows,
+  options: ScorerMetricOptions = {},
+): ScorerFigures {
+  if (rows instanceof LabelRows) return labelFigures(rows, options);
+  if (kind === 'label') {
+    const labelRows = new LabelRows();
+    for (const row of rows) labelRows.add(row);
+    return labelFigures(labelRows, options);
+  }
+  const unscored: Partial<Record<FailureKind, number>> = {};
+  for (const row of rows) if (row.unscored) unscored[row.unscored] = (unscored[row.unscored] ?? 0) + 1;
+  const scored = rows.filter((r) => r.value !== undefined);
+  const base = { kind, n: scored.length, unscored };
+  return kind === 'number' ? numberFigures(scored, base, options) : passFigures(scored, base, options);
+}
+
+type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
+
+/**
+ * A label scorer's rows as they come, without keeping a row object each: the unscored counts,
+ * the distribution of values, and the pairs against gold (unscored = `Error`; invalid rows and
+ * items without gold left out) as label codes for the classification metrics and their bootstrap.
+ */
+export class LabelRows {
+  n = 0;
+  readonly unscored: Partial<Record<FailureKind, number>> = {};
+  readonly distribution: Record<string, number> = {};
+  readonly withGold = new CodedLabelPairs();
+
+  add(row: ScoreRow): void {
+    if (row.unscored) this.unscored[row.unscored] = (this.unscored[row.unscored] ?? 0) + 1;
+    if (row.value !== undefined) {
+      this.n += 1;
+      const value = String(row.value);
+      this.distribution[value] = (this.distribution[value] ?? 0) + 1;
+    }
+    if (row.target !== undefined && row.unscored !== 'invalid_row')
+      this.withGold.add(String(row.target), row.value === undefined ? 'Error' : String(row.value));
+  }
+}
+
+/** Label figures: the classification metrics over items with gold (unscored = `Error`, excluded inside). */
+function labelFigures(rows: LabelRows, options: ScorerMetricOptions): ScorerFigures {
+  const { distribution } = rows;
+  const base: Base = { kind: 'label', n: rows.n, unscored: rows.unscored };
+  if (rows.withGold.length === 0) {
+    return {
+      summary: { ...base, metrics: {}, tables: { distribution } },
+      flat: { n: base.n, distribution },
+    };
+  }
+  const m: ClassificationMetrics = classificationMetrics(rows.withGold, {
+    positive: options.positive ?? false,
+    labelOrder: options.labelOrder,
+    bootstrap: options.bootstrap,
+  });
+  const metric = (value: number | null, ci?: Interval): MetricValue => ({
+    value,
+    n: m.n,
+    ...(ci ? { ci } : {}),
+  });
+  const metrics: Record<string, MetricValue> = {
+    accuracy: metric(m.accuracy, m.ci?.accuracy),
+    macroF1: metric(m.macroF1, m.ci?.macroF1),
+    kappa: metric(m.kappa, m.ci?.kappa),
+  };
+  if (m.binary) {
+    metrics.binaryAccuracy = metric(m.binary.accuracy);
+    metrics.binaryF1 = metric(m.binary.f1, m.ci?.binaryF1);
+  }
+  return {
+    summary: { ...base, metrics, tables: { perClass: m.perClass, confusion: m.confusion, distribution } },
+    flat: { ...m },
+  };
+}
+
+/** Resamples `n` items once and computes every statistic on the same resamples. */
+function withCis(
+  n: number,
+  statistics: Record<string, (indices: readonly number[]) => number | null>,
+  options: ScorerMetricOptions,
+): Record<string, MetricValue> {
+  const all = Array.from({ length: n }, (_, i) => i);
+  const out: Record<string, MetricValue> = {};
+  for (const [name, stat] of Object.entries(statistics)) out[name] = { value: stat(all), n };
+  if (n === 0) return out;
+  const cis = bootstrapCis(
+    n,
+    (indices) => Object.fromEntries(Object.entries(statistics).map(([name, stat]) => [name, stat(indices)])),
+    options.bootstrap,
+  );
+  for (const [name, ci] of Object.entries(cis)) if (out[name]!.value !== null && ci) out[name]!.ci = ci;
+  return out;
+}
+
+const pick = <T>(values: readonly T[], indices: readonly number[]) => indices.map((i) => values[i]!);
+/** Number figures: the mean; against numeric gold MAE/Pearson/Spearman, against binary gold ROC-AUC. */
+function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
+  const values = scored.map((r) => r.value as number);
+  const metrics: Record<string, MetricValue> = withCis(
+    values.length,
+    { mean: (ix) => meanOrNull(pick(values, ix)) },
+    options,
+  );
+  const paired = scored.filter((r) => typeof r.target === 'number');
+  const v = paired.map((r) => r.value as number);
+  const t = paired.map((r) => r.target as number);
+  if (binaryTargets(t)) {
+    const positive = t.map((x) => x === 1);
+    const threshold = options.threshold;
+    Object.assign(
+      metrics,
+      withCis(
+        paired.length,
+        {
+          rocAuc: (ix) => rocAuc(pick(v, ix), pick(positive, ix)),
+          ...(threshold === undefined
+            ? {}
+            : {
+                balancedAccuracy: (ix: readonly number[]) =>
+                  balancedAccuracy(
+                    pick(v, ix).map((x) => x >= threshold),
+                    pick(positive, ix),
+                  ),
+              }),
+        },
+        options,
+      ),
+    );
+    const calibrated = calibration(v, positive);
+    metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: paired.length };
+    metrics.calibratedThreshold = { value: calibrated.calibratedThreshold, n: paired.length };
+  } else if (paired.length > 0) {
+    Object.assign(
+      metrics,
+      withCis(
+        paired.length,
+        {
+          mae: (ix) => meanAbsoluteError(pick(v, ix), pick(t, ix)),
+          pearson: (ix) => pearson(pick(v, ix), pick(t, ix)),
+          spearman: (ix) => spearman(pick(v, ix), pick(t, ix)),
+        },
+        options,
+      ),
+    );
+  }
+  return { summary: { ...base, metrics }, flat: flatten(base.n, metrics) };
+}
+
+/** Pass figures: the pass rate; against a pass/fail gold, accuracy and balanced accuracy. */
+function passFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
+  const values = scored.map((r) => r.value === true);
+  const metrics: Record<string, MetricValue> = withCis(
+    values.length,
+    { passRate: (ix) => meanOrNull(pick(values, ix).map(Number)) },
+    options,
+  );
+  const paired = scored.filter((r) => typeof r.target === 'boolean');
+  if (paired.length > 0) {
+    const v = paired.map((r) => r.value === true);
+    const t = paired.map((r) => r.target === true);
+    Object.assign(
+      metrics,
+      withCis(
+        paired.length,
+        {
+          accuracy: (ix) => meanOrNull(ix.map((i) => Number(v[i] === t[i]))),
+          balancedAccuracy: (ix) => balancedAccuracy(pick(v, ix), pick(t, ix)),
+        },
+        options,
+      ),
+    );
+  }
+  return { summary: { ...base, metrics }, flat: flatten(base.n, metrics) };
+}
+
+function flatten(n: number, metrics: Record<string, MetricValue>): Record<string, unknown> {
+  const flat: Record<string, unknown> = { n };
+  const ci: Record<string, Interval> = {};
+  for (const [name, m] of Object.entries(metrics)) {
+    flat[name] = m.value;
+    if (m.ci) ci[name] = m.ci;
+  }
+  if (Object.keys(ci).length > 0) flat.ci = ci;
+  return flat;
+}
+
+/** How metrics are named for people. */
+export const METRIC_NAMES: Record<string, string> = {
+  accuracy: 'accuracy',
+  macroF1: 'macro F1',
+  binaryAccuracy: 'binary accuracy',
+  binaryF1: 'binary F1',
+  kappa: "Cohen's kappa",
+  mean: 'mean',
+  mae: 'MAE',
+  pearson: 'Pearson r',
+  spearman: 'Spearman ρ',
+  rocAuc: 'ROC-AUC',
+  balancedAccuracy: 'balanced accuracy',
+  cvBalancedAccuracy: 'CV balanced acc.',
+  calibratedThreshold: 'fitted threshold',
+  passRate: 'pass rate',
+};
+
+/**
+ * Whether a number scorer's gold values are a binary human label: every numeric target is 0
+ * or 1 (decided over the whole run, never item by item: a rating of 1 is not a "no").
+ */
+export function binaryTargets(targets: readonly (ScoreValue | undefined)[]): boolean {
+  const numeric = targets.filter((t): t is number => typeof t === 'number');
+  return numeric.length > 0 && numeric.every((t) => t === 0 || t === 1);
+}
+
+/**
+ * Whether one scored value is right: a label equal to its gold; a pass equal to its gold (else
+ * a pass); a number equal to its numeric gold — or, when the run's gold is a binary label
+ * (`binary`, see {@link binaryTargets}), on the gold's side of the threshold — or at or above
+ * the threshold without gold. Undefined when nothing says.
+ */
+export function verdictOf(
+  kind: ScoreKind,
+  value: ScoreValue,
+  target: ScoreValue | undefined,
+  options: ScorerMetricOptions = {},
+  binary = false,
+): boolean | undefined {
+  switch (kind) {
+    case 'label':
+      return target === undefined ? undefined : value === target;
+    case 'pass':
+      return typeof target === 'boolean' ? value === target : value === true;
+    case 'number': {
+      const { threshold } = options;
+      if (typeof target === 'number') {
+        if (binary && threshold !== undefined) return Number(value) >= threshold === (target === 1);
+        return value === target;
+      }
+      return threshold === undefined ? undefined : Number(value) >= threshold;
+    }
+  }
+}

@@ -1,0 +1,431 @@
+/**
+ * Small statistics toolkit for reports: means, percentiles, latency summaries, a seeded PRNG,
+ * percentile-bootstrap confidence intervals and McNemar's test for comparing two runs.
+ *
+ * Every function is pure and returns plain finite numbers (reports are JSON, which cannot carry
+ * NaN): empty inputs give 0, not NaN. Programmer errors (a percentile outside [0, 100], a
+ * bootstrap over zero rows, a statistic that returns NaN) throw `RangeError`.
+ */
+import type { Interval, LatencySummary } from '../../model/report.js';
+
+/** Neumaier-compensated sum: cost totals over thousands of small floats stay exact to the cent. */
+export function sum(values: Iterable<number>): number {
+  const total = new CompensatedSum();
+  for (const v of values) total.add(v);
+  return total.value();
+}
+
+/** {@link sum} one value at a time (a stream of results): the same total, to the last bit. */
+export class CompensatedSum {
+  private total = 0;
+  private compensation = 0;
+
+  add(v: number): void {
+    const t = this.total + v;
+    this.compensation += Math.abs(this.total) >= Math.abs(v) ? this.total - t + v : v - t + this.total;
+    this.total = t;
+  }
+
+  value(): number {
+    return this.total + this.compensation;
+  }
+}
+
+/** Arithmetic mean; 0 for an empty array. */
+export function mean(values: ArrayLike<number> & Iterable<number>): number {
+  return values.length === 0 ? 0 : sum(values) / values.length;
+}
+
+/** Arithmetic mean for a figure in a report: null (n/a) for an empty array, never 0. */
+export function meanOrNull(values: readonly number[]): number | null {
+  return values.length === 0 ? null : sum(values) / values.length;
+}
+
+/** `part / whole` for a rate in a report: null (n/a) when the whole is 0. */
+export function ratio(part: number, whole: number): number | null {
+  return whole === 0 ? null : part / whole;
+}
+
+/**
+ * The p-th percentile (p in [0, 100]) with linear interpolation between closest ranks — the
+ * numpy default (`method="linear"`): rank = p/100 · (n − 1). Does not mutate `values`.
+ * Empty → 0.
+ */
+export function percentile(values: readonly number[], p: number): number {
+  if (!(p >= 0 && p <= 100)) throw new RangeError(`percentile: p must be in [0, 100], got ${p}`);
+  if (values.length === 0) return 0;
+  return percentileOfSorted(
+    [...values].sort((a, b) => a - b),
+    p,
+  );
+}
+
+function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  const a = sorted[lo]!;
+  const b = sorted[hi]!;
+  return a + (b - a) * (rank - lo);
+}
+
+/** p50 / p95 (linear interpolation), mean and max of latencies in ms; all null when empty. */
+export function summarizeLatency(ms: ArrayLike<number> & Iterable<number>): LatencySummary {
+  if (ms.length === 0) return { p50: null, p95: null, mean: null, max: null };
+  const sorted = Float64Array.from(ms).sort();
+  return {
+    p50: percentileOfSorted(sorted, 50),
+    p95: percentileOfSorted(sorted, 95),
+    mean: mean(sorted),
+    max: sorted[sorted.length - 1]!,
+  };
+}
+
+/**
+ * mulberry32: a tiny, fast 32-bit PRNG. Returns a generator of floats in [0, 1). The same seed
+ * always gives the same sequence (the seed is taken modulo 2^32), which is what makes bootstrap
+ * CIs reproducible across machines and runs. Not for cryptography.
+ */
+export function mulberry32(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export interface BootstrapOptions {
+  /** Number of resamples (default 1000). */
+  iterations?: number;
+  /** PRNG seed (default 1). Same seed, same data → same interval. */
+  seed?: number;
+  /** 1 − confidence level (default 0.05 → a 95% interval). */
+  alpha?: number;
+}
+
+export const DEFAULT_BOOTSTRAP: Readonly<Required<BootstrapOptions>> = Object.freeze({
+  iterations: 1000,
+  seed: 1,
+  alpha: 0.05,
+});
+
+/**
+ * Percentile-bootstrap intervals for several statistics computed on the SAME resamples (cheaper
+ * than one bootstrap per statistic, and the intervals are mutually consistent).
+ *
+ * Each iteration draws `n` row indices uniformly with replacement from `[0, n)` using
+ * `mulberry32(seed)` and calls `statFn(indices)` (the same array, refilled each call: a
+ * statistic must not keep it). The interval for
+ * each key is the (alpha/2, 1 − alpha/2) percentiles of that key's resampled values, with
+ * linear interpolation. A statistic that is undefined on a resample (`null`: a correlation of
+ * a constant sample, a class that was not drawn) skips that resample; a key that is null on
+ * every resample has no interval.
+ *
+ * Note: a percentile interval need not contain the point estimate when the statistic's
+ * sampling distribution is very skewed (tiny n); it is reported as computed, not widened.
+ */
+export function bootstrapCis<K extends string>(
+  n: number,
+  statFn: (indices: number[]) => Record<K, number | null>,
+  options: BootstrapOptions = {},
+): Partial<Record<K, Interval>> {
+  const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
+  if (!Number.isInteger(n) || n < 1)
+    throw new RangeError(`bootstrap: n must be a positive integer, got ${n}`);
+  if (!Number.isInteger(iterations) || iterations < 1) {
+    throw new RangeError(`bootstrap: iterations must be a positive integer, got ${iterations}`);
+  }
+  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`bootstrap: alpha must be in (0, 1), got ${alpha}`);
+
+  const random = mulberry32(seed);
+  const samples = new Map<K, number[]>();
+  // One index array for every resample: a million rows would otherwise make 8 MB of garbage per iteration.
+  const indices = new Array<number>(n);
+  for (let it = 0; it < iterations; it++) {
+    for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
+    const stats = statFn(indices);
+    for (const key of Object.keys(stats) as K[]) {
+      const value = stats[key];
+      let list = samples.get(key);
+      if (!list) {
+        list = [];
+        samples.set(key, list);
+      }
+      if (value === null) continue;
+      if (!Number.isFinite(value)) {
+        throw new RangeError(`bootstrap: statistic "${key}" returned a non-finite value (${value})`);
+      }
+      list.push(value);
+    }
+  }
+
+  const result: Partial<Record<K, Interval>> = {};
+  for (const [key, values] of samples) {
+    if (values.length === 0) continue;
+    values.sort((a, b) => a - b);
+    result[key] = [
+      percentileOfSorted(values, (alpha / 2) * 100),
+      percentileOfSorted(values, (1 - alpha / 2) * 100),
+    ];
+  }
+  return result;
+}
+
+/** Percentile-bootstrap interval of one statistic; see {@link bootstrapCis}. */
+export function bootstrapCi(
+  n: number,
+  statFn: (indices: number[]) => number,
+  options: BootstrapOptions = {},
+): Interval {
+  return bootstrapCis(n, (indices) => ({ stat: statFn(indices) }), options).stat!;
+}
+
+export interface MeanWithCi {
+  n: number;
+  /** Null when there are no values. */
+  mean: number | null;
+  /** Percentile-bootstrap interval of the mean; undefined when there are no values. */
+  ci: Interval | undefined;
+}
+
+/** Mean of per-item scores with a bootstrap CI (graders' "score by question type, with CIs"). */
+export function meanWithCi(values: readonly number[], options: BootstrapOptions = {}): MeanWithCi {
+  if (values.length === 0) return { n: 0, mean: null, ci: undefined };
+  const ci = bootstrapCi(
+    values.length,
+    (indices) => {
+      let total = 0;
+      for (const i of indices) total += values[i]!;
+      return total / indices.length;
+    },
+    options,
+  );
+  return { n: values.length, mean: mean(values), ci };
+}
+
+export interface McNemarResult {
+  /** Items right in run A and wrong in run B. */
+  b: number;
+  /** Items wrong in run A and right in run B. */
+  c: number;
+  /**
+   * `exact`: min(b, c) (the binomial count, as statsmodels reports it);
+   * `chi2`: (|b − c| − 1)² / (b + c), continuity-corrected, 1 degree of freedom.
+   */
+  statistic: number;
+  /** Two-sided p-value. 1 when b + c = 0 (no discordant pairs: no evidence of a difference). */
+  pValue: number;
+  method: 'exact' | 'chi2';
+}
+
+export interface McNemarOptions {
+  /** Use the exact binomial test when b + c is below this (default 25), chi-square otherwise. */
+  exactBelow?: number;
+}
+
+/**
+ * McNemar's test for two runs scored on the same items, from the discordant counts only.
+ * Small samples (b + c < `exactBelow`): exact two-sided binomial test, p = min(1, 2·P(X ≤ min(b, c)))
+ * with X ~ Binomial(b + c, 1/2). Otherwise the chi-square approximation with Edwards' continuity
+ * correction.
+ */
+export function mcnemar(b: number, c: number, options: McNemarOptions = {}): McNemarResult {
+  for (const [name, v] of [
+    ['b', b],
+    ['c', c],
+  ] as const) {
+    if (!Number.isInteger(v) || v < 0)
+      throw new RangeError(`mcnemar: ${name} must be a non-negative integer, got ${v}`);
+  }
+  const exactBelow = options.exactBelow ?? 25;
+  const total = b + c;
+  if (total === 0) return { b, c, statistic: 0, pValue: 1, method: 'exact' };
+  if (total < exactBelow) {
+    const k = Math.min(b, c);
+    return { b, c, statistic: k, pValue: Math.min(1, 2 * binomialCdfHalf(k, total)), method: 'exact' };
+  }
+  const statistic = (Math.abs(b - c) - 1) ** 2 / total;
+  return { b, c, statistic, pValue: chiSquare1Sf(statistic), method: 'chi2' };
+}
+
+/**
+ * McNemar's test from per-item correctness of two runs over the same items (same order).
+ * b counts items A got right and B got wrong; c the reverse.
+ */
+export function mcnemarPaired(
+  correctA: readonly boolean[],
+  correctB: readonly boolean[],
+  options: McNemarOptions = {},
+): McNemarResult {
+  if (correctA.length !== correctB.length) {
+    throw new RangeError(`mcnemarPaired: runs differ in length (${correctA.length} vs ${correctB.length})`);
+  }
+  let b = 0;
+  let c = 0;
+  for (let i = 0; i < correctA.length; i++) {
+    if (correctA[i] && !correctB[i]) b++;
+    else if (!correctA[i] && correctB[i]) c++;
+  }
+  return mcnemar(b, c, options);
+}
+
+/** P(X ≤ k) for X ~ Binomial(n, 1/2), summed in log space so large n cannot underflow 0.5^n. */
+function binomialCdfHalf(k: number, n: number): number {
+  let logTerm = -n * Math.LN2; // log P(X = 0)
+  let cdf = Math.exp(logTerm);
+  for (let i = 1; i <= k; i++) {
+    logTerm += Math.log((n - i + 1) / i);
+    cdf += Math.exp(logTerm);
+  }
+  return Math.min(1, cdf);
+}
+
+/** Survival function of the chi-square distribution with 1 degree of freedom: erfc(√(x/2)). */
+function chiSquare1Sf(x: number): number {
+  return x <= 0 ? 1 : erfc(Math.sqrt(x / 2));
+}
+
+/** Complementary error function (Numerical Recipes `erfcc`, fractional error < 1.2e-7). */
+function erfc(x: number): number {
+  const z = Math.abs(x);
+  const t = 1 / (1 + 0.5 * z);
+  const r =
+    t *
+    Math.exp(
+      -z * z -
+        1.26551223 +
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t *
+                  (0.09678418 +
+                    t *
+                      (-0.18628806 +
+                        t *
+                          (0.27886807 +
+                            t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+    );
+  return x >= 0 ? r : 2 - r;
+}
+
+/** A statistic of two runs over the same items, candidate − base, with a paired-bootstrap CI and p-value. */
+export interface PairedDelta {
+  /** Items (pairs) the statistic ran over. */
+  n: number;
+  base: number;
+  candidate: number;
+  /** candidate − base. */
+  delta: number;
+  /** Percentile-bootstrap interval of the delta. */
+  ci: Interval;
+  /**
+   * Two-sided p-value of the paired bootstrap: the share of resampled deltas on the other side
+   * of 0 from the observed delta (0 itself counts as the other side), ×2, capped at 1. 1 when
+   * the observed delta is 0. A value of 0 means fewer than 1 in `iterations`.
+   */
+  pValue: number;
+}
+
+/**
+ * Paired bootstrap of `statistic(candidate) − statistic(base)` over the same n items (row i of
+ * `base` and row i of `candidate` are the same item): each iteration draws n item indices
+ * with replacement, exactly as {@link bootstrapCis} does (`mulberry32(seed)`), applies them to
+ * both sides, and records the difference. Percentile CI; p-value as in {@link PairedDelta}.
+ */
+export function pairedBootstrap<T>(
+  base: readonly T[],
+  candidate: readonly T[],
+  statistic: (rows: readonly T[]) => number,
+  options: BootstrapOptions = {},
+): PairedDelta {
+  return pairedBootstraps(base, candidate, (rows) => ({ stat: statistic(rows) }), options).stat!;
+}
+
+/**
+ * {@link pairedBootstrap} for several statistics computed on the SAME resamples (one call of
+ * `statistic` per side per iteration), e.g. every classification metric from one confusion matrix.
+ * A statistic that is null on either side (no data) has no delta: its key is left out. A
+ * resample on which it is null on either side is skipped for that key.
+ */
+export function pairedBootstraps<T, K extends string>(
+  base: readonly T[],
+  candidate: readonly T[],
+  statistic: (rows: readonly T[]) => Record<K, number | null>,
+  options: BootstrapOptions = {},
+): Partial<Record<K, PairedDelta>> {
+  if (base.length !== candidate.length) {
+    throw new RangeError(`pairedBootstrap: sides differ in length (${base.length} vs ${candidate.length})`);
+  }
+  const n = base.length;
+  const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
+  if (n < 1) throw new RangeError('pairedBootstrap: needs at least one pair');
+  if (!Number.isInteger(iterations) || iterations < 1) {
+    throw new RangeError(`pairedBootstrap: iterations must be a positive integer, got ${iterations}`);
+  }
+  if (!(alpha > 0 && alpha < 1))
+    throw new RangeError(`pairedBootstrap: alpha must be in (0, 1), got ${alpha}`);
+
+  const finite = (stats: Record<K, number | null>, where: string) => {
+    for (const key of Object.keys(stats) as K[]) {
+      const value = stats[key];
+      if (value !== null && !Number.isFinite(value)) {
+        throw new RangeError(
+          `pairedBootstrap: statistic "${key}" returned a non-finite value (${value}) on ${where}`,
+        );
+      }
+    }
+    return stats;
+  };
+  const baseStats = finite(statistic(base), 'base');
+  const candidateStats = finite(statistic(candidate), 'candidate');
+  const keys = (Object.keys(baseStats) as K[]).filter(
+    (k) => baseStats[k] !== null && candidateStats[k] !== null && candidateStats[k] !== undefined,
+  );
+
+  const random = mulberry32(seed);
+  const deltas = new Map<K, number[]>(keys.map((k) => [k, []]));
+  for (let it = 0; it < iterations; it++) {
+    // Fresh arrays each time: a statistic may keep the rows it is given.
+    const baseSample = new Array<T>(n);
+    const candidateSample = new Array<T>(n);
+    for (let i = 0; i < n; i++) {
+      const index = Math.floor(random() * n);
+      baseSample[i] = base[index]!;
+      candidateSample[i] = candidate[index]!;
+    }
+    const b = finite(statistic(baseSample), 'a base resample');
+    const c = finite(statistic(candidateSample), 'a candidate resample');
+    for (const key of keys) {
+      const bk = b[key];
+      const ck = c[key];
+      if (bk !== null && ck !== null) deltas.get(key)!.push(ck - bk);
+    }
+  }
+
+  const result: Partial<Record<K, PairedDelta>> = {};
+  for (const key of keys) {
+    const values = deltas.get(key)!.sort((a, b) => a - b);
+    const baseValue = baseStats[key] as number;
+    const candidateValue = candidateStats[key] as number;
+    const delta = candidateValue - baseValue;
+    let otherSide = values.length;
+    if (delta > 0) otherSide = values.filter((d) => d <= 0).length;
+    else if (delta < 0) otherSide = values.filter((d) => d >= 0).length;
+    result[key] = {
+      n,
+      base: baseValue,
+      candidate: candidateValue,
+      delta,
+      ci:
+        values.length > 0
+          ? [percentileOfSorted(values, (alpha / 2) * 100), percentileOfSorted(values, (1 - alpha / 2) * 100)]
+          : [delta, delta],
+      pValue: values.length > 0 ? Math.min(1, (2 * otherSide) / values.length) : 1,
+    };
+  }
+  return result;
+}

@@ -1,0 +1,161 @@
+import { createHash } from 'node:crypto';
+import type { PromptSnapshot } from '../../model/model.js';
+import type { BlobStore } from '../../ports/ports.js';
+
+/**
+ * Prompts are files, identified at run time by path + content hash. A BlobStore whose keys
+ * are `prompts/<path>` serves them: the repo folder locally, the bucket on AWS.
+ */
+
+export const PROMPT_PREFIX = 'prompts/';
+
+export class PromptError extends Error {
+  override readonly name = 'PromptError';
+}
+
+export function contentHash(text: string): string {
+  return `sha256:${createHash('sha256').update(text, 'utf8').digest('hex').slice(0, 16)}`;
+}
+
+/** Loads the prompt files a run needs, once, into the run's snapshot. */
+export async function snapshotPrompts(
+  store: BlobStore,
+  paths: Iterable<string>,
+): Promise<Record<string, PromptSnapshot>> {
+  const out: Record<string, PromptSnapshot> = {};
+  for (const path of new Set(paths)) {
+    const body = await store.get(PROMPT_PREFIX + path);
+    if (!body) throw new PromptError(`prompt file not found: ${PROMPT_PREFIX}${path}`);
+    const text = new TextDecoder().decode(body);
+    out[path] = { hash: contentHash(text), text };
+  }
+  return out;
+}
+
+const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
+
+/** Names of the `{placeholder}`s a prompt uses (JSON braces like `{"label": …}` are not placeholders). */
+export function placeholders(template: string): Set<string> {
+  return new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => m[1]!));
+}
+
+/**
+ * Escapes text for a tag section, as XML escapes character data: `&` and `<`, so no text can
+ * open or close a tag. `>` alone opens nothing, so it stays (edit spans read `{old=>new}`).
+ */
+export function escapeData(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;');
+}
+
+/**
+ * The formats a prompt template can be written in, each with the markers that structure it:
+ * text in the data that reads as one of them could close the instruction and open a turn of
+ * its own, so the renderer neutralises them in data (never in the template's own text).
+ * `chat`: a plain instruction sent as a chat turn, data in tag sections (whose `<` the escaping
+ * already takes). `mistral`: the `[INST] … [/INST]` instruction format sent as raw text to a
+ * completion endpoint, where the tokenizer reads these markers as control tokens.
+ */
+export const TEMPLATE_FORMATS = {
+  chat: { markers: [] as readonly string[] },
+  mistral: {
+    markers: [
+      '[INST]',
+      '[/INST]',
+      '<s>',
+      '</s>',
+      '[SYSTEM_PROMPT]',
+      '[/SYSTEM_PROMPT]',
+      '[AVAILABLE_TOOLS]',
+      '[/AVAILABLE_TOOLS]',
+      '[TOOL_CALLS]',
+      '[TOOL_RESULTS]',
+      '[/TOOL_RESULTS]',
+    ] as readonly string[],
+  },
+} as const;
+
+export type TemplateFormat = keyof typeof TEMPLATE_FORMATS;
+
+/** A template's format: the first whose markers its own text uses (`[INST]`: mistral), else chat. */
+export function templateFormat(template: string): TemplateFormat {
+  for (const [name, { markers }] of Object.entries(TEMPLATE_FORMATS)) {
+    if (markers.some((marker) => template.includes(marker))) return name as TemplateFormat;
+  }
+  return 'chat';
+}
+
+/** A marker as data may spell it: any case, spaces inside the brackets (`[ /inst ]`). */
+function markerPattern(marker: string): RegExp {
+  const inner = marker
+    .slice(1, -1)
+    .split('')
+    .map((c) => c.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&'))
+    .join('\\s*');
+  const open = marker[0] === '[' ? '\\[' : marker[0]!;
+  const close = marker.at(-1) === ']' ? '\\]' : marker.at(-1)!;
+  return new RegExp(`${open}\\s*${inner}\\s*${close}`, 'gi');
+}
+
+const BRACKETS: Record<string, string> = { '[': '(', ']': ')', '<': '&lt;', '>': '>' };
+const patterns = new Map<TemplateFormat, RegExp[]>();
+
+/**
+ * Data text with the format's markers made harmless: their brackets become `(` `)` (`<` is
+ * escaped anyway), so `[/INST]` reads `(/INST)` to the model and to no tokenizer is a marker.
+ */
+export function neutraliseMarkers(text: string, format: TemplateFormat): string {
+  let list = patterns.get(format);
+  if (!list) {
+    list = TEMPLATE_FORMATS[format].markers.map(markerPattern);
+    patterns.set(format, list);
+  }
+  const swap = (c: string) => BRACKETS[c] ?? c;
+  let out = text;
+  for (const pattern of list) {
+    out = out.replace(pattern, (found) => `${swap(found[0]!)}${found.slice(1, -1)}${swap(found.at(-1)!)}`);
+  }
+  return out;
+}
+
+/**
+ * Fills `{name}` placeholders; a placeholder with no value is an error, never left in the
+ * prompt. Values of data placeholders (`isData`: dataset text, model answers) are escaped with
+ * {@link escapeData} and cleared of the template format's markers ({@link neutraliseMarkers}):
+ * inside their tag section they stay data, whatever they say.
+ */
+export function renderPrompt(
+  template: string,
+  vars: Record<string, string>,
+  path = 'prompt',
+  isData: (name: string) => boolean = () => false,
+  format: TemplateFormat = templateFormat(template),
+): string {
+  return template.replace(PLACEHOLDER, (whole, name: string) => {
+    const value = vars[name];
+    if (value === undefined) throw new PromptError(`${path}: no value for placeholder ${whole}`);
+    return isData(name) ? neutraliseMarkers(escapeData(value), format) : value;
+  });
+}
+
+/**
+ * Checks that every data placeholder of a template sits alone in a tag section
+ * (`<original>\n{src}\n</original>`), so the prompt can tell the model that whatever is inside
+ * a section is data. Returns the section tag of each data placeholder occurrence.
+ */
+export function dataSections(template: string, isData: (name: string) => boolean, path = 'prompt'): string[] {
+  const tags: string[] = [];
+  for (const match of template.matchAll(PLACEHOLDER)) {
+    const name = match[1]!;
+    if (!isData(name)) continue;
+    const before = /<([a-z][a-z0-9_-]*)>\s*$/.exec(template.slice(0, match.index));
+    const tag = before?.[1];
+    const after = template.slice(match.index + match[0].length);
+    if (!tag || !new RegExp(`^\\s*</${tag}>`).test(after)) {
+      throw new PromptError(
+        `${path}: {${name}} carries dataset text and must sit alone in a tag section, e.g. <${name}>\n{${name}}\n</${name}>, so that text in the data cannot pass for instructions`,
+      );
+    }
+    tags.push(tag);
+  }
+  return tags;
+}

@@ -1,0 +1,239 @@
+/**
+ * Anthropic Messages API through the official SDK. Structured output is one forced tool whose
+ * input schema is the requested JSON Schema; the tool input comes back as JSON text.
+ * No Anthropic type leaves this file.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import type { MessageBatch } from '@anthropic-ai/sdk/resources/messages/batches';
+import type {
+  Message,
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+} from '@anthropic-ai/sdk/resources/messages/messages';
+import type {
+  BatchApi,
+  BatchOutcome,
+  Completion,
+  CompletionRequest,
+  FinishReason,
+  LlmProvider,
+} from '../../model/provider.js';
+import { answeredOutcome } from './batch.js';
+import {
+  buildCompletion,
+  DEFAULT_TIMEOUT_MS,
+  malformedResponseError,
+  stainlessProviderError,
+  tokens,
+} from './normalise.js';
+import type { PriceTable } from './pricing.js';
+
+export interface AnthropicProviderOptions {
+  /** `anthropic:model` */
+  id: string;
+  apiKey: string;
+  /** Default `https://api.anthropic.com`. */
+  baseURL?: string;
+  prices: PriceTable;
+  /** Per request; default 60 s. */
+  timeoutMs?: number;
+  /** `max_tokens` is required by the API; used when the request sets none. Default 4096. */
+  defaultMaxTokens?: number;
+  fetch?: typeof fetch;
+}
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
+export class AnthropicProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated = false;
+  private readonly model: string;
+  private readonly client: Anthropic;
+  readonly batch: BatchApi;
+
+  constructor(private readonly options: AnthropicProviderOptions) {
+    this.id = options.id;
+    this.model = options.id.slice(options.id.indexOf(':') + 1);
+    this.client = new Anthropic({
+      apiKey: options.apiKey,
+      // Explicit, so the SDK never falls back to ANTHROPIC_BASE_URL from another environment.
+      baseURL: options.baseURL ?? DEFAULT_BASE_URL,
+      // Retries happen in one place: retry.ts.
+      maxRetries: 0,
+      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      fetch: options.fetch,
+    });
+    this.batch = this.batchApi();
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    const model = request.model || this.model;
+    const providerId = `anthropic:${model}`;
+    const params = this.params({ ...request, model });
+    const started = performance.now();
+    let message: Message;
+    try {
+      message = await this.client.messages.create(params, { signal });
+    } catch (error) {
+      throw stainlessProviderError(Anthropic, providerId, error, signal);
+    }
+    return this.completionOf(message, request, providerId, performance.now() - started);
+  }
+
+  /** The normalised completion of a Message (a synchronous answer or a batch result's). */
+  private completionOf(
+    message: Message,
+    request: CompletionRequest,
+    providerId: string,
+    latencyMs: number,
+  ): Completion {
+    if (!isMessage(message)) {
+      throw malformedResponseError(providerId, 'expected a message with a content array');
+    }
+    const toolName = request.jsonSchema?.name;
+    const toolUse = toolName
+      ? message.content.find((block) => block.type === 'tool_use' && block.name === toolName)
+      : undefined;
+    const text =
+      toolUse?.type === 'tool_use'
+        ? JSON.stringify(toolUse.input)
+        : message.content
+            .filter((block) => block.type === 'text')
+            .map((block) => (block.type === 'text' ? block.text : ''))
+            .join('');
+
+    // input_tokens excludes cache reads and writes; our `input` is every input token.
+    const usage = message.usage;
+    const cacheRead = tokens(usage?.cache_read_input_tokens);
+    const cacheWrite = tokens(usage?.cache_creation_input_tokens);
+    return buildCompletion({
+      providerId,
+      text,
+      finishReason: mapStopReason(message.stop_reason, toolUse !== undefined),
+      usage: {
+        input: tokens(usage?.input_tokens) + cacheRead + cacheWrite,
+        output: tokens(usage?.output_tokens),
+        cached: cacheRead,
+      },
+      latencyMs,
+      prices: this.options.prices,
+    });
+  }
+
+  /**
+   * Message Batches: `messages.batches.create` with each request's params under its custom id,
+   * `retrieve` to poll, `results` (the JSONL at the batch's results URL) to collect.
+   */
+  private batchApi(): BatchApi {
+    const batches = this.client.messages.batches;
+    const vendorError = (error: unknown) => stainlessProviderError(Anthropic, this.id, error, undefined);
+    const modelOf = (request: CompletionRequest) => request.model || this.model;
+    return {
+      maxRequests: 100_000,
+      accepts: () => true,
+      submit: async (entries) => {
+        try {
+          const batch = await batches.create({
+            requests: entries.map((entry) => ({
+              custom_id: entry.customId,
+              params: this.params({ ...entry.request, model: modelOf(entry.request) }),
+            })),
+          });
+          return batch.id;
+        } catch (error) {
+          throw vendorError(error);
+        }
+      },
+      status: async (batchId) => {
+        let batch: MessageBatch;
+        try {
+          batch = await batches.retrieve(batchId);
+        } catch (error) {
+          throw vendorError(error);
+        }
+        const c = batch.request_counts;
+        const finished = c.succeeded + c.errored + c.canceled + c.expired;
+        return {
+          status: batch.processing_status,
+          done: batch.processing_status === 'ended',
+          finished,
+          total: finished + c.processing,
+        };
+      },
+      results: async (batchId, entries) => {
+        const byId = new Map(entries.map((entry) => [entry.customId, entry.request]));
+        const outcomes: BatchOutcome[] = [];
+        try {
+          for await (const line of await batches.results(batchId)) {
+            const customId = line.custom_id;
+            const request = byId.get(customId);
+            const result = line.result;
+            if (!request) continue;
+            if (result.type !== 'succeeded') {
+              const why = result.type === 'errored' ? `errored: ${result.error.error.message}` : result.type;
+              outcomes.push({ customId, ok: false, error: why });
+              continue;
+            }
+            const providerId = `anthropic:${modelOf(request)}`;
+            outcomes.push(
+              answeredOutcome(customId, () => this.completionOf(result.message, request, providerId, 0)),
+            );
+          }
+        } catch (error) {
+          throw vendorError(error);
+        }
+        return outcomes;
+      },
+    };
+  }
+
+  private params(request: CompletionRequest): MessageCreateParamsNonStreaming {
+    const messages: MessageParam[] = (request.history ?? []).map((turn) => ({
+      role: turn.role,
+      content: turn.content,
+    }));
+    messages.push({ role: 'user', content: request.prompt });
+    const params: MessageCreateParamsNonStreaming = {
+      model: request.model,
+      max_tokens: request.maxTokens ?? this.options.defaultMaxTokens ?? 4096,
+      messages,
+    };
+    if (request.system) params.system = request.system;
+    // `temperature` is not sent: this SDK's Messages API no longer has the parameter (it was
+    // deprecated and removed from the request type), so sending it risks a 400 on every call.
+    if (request.jsonSchema) {
+      const { name, schema } = request.jsonSchema;
+      params.tools = [
+        {
+          name,
+          description: 'Record the answer. Call this tool exactly once with the complete answer.',
+          input_schema: { ...schema, type: 'object' },
+        },
+      ];
+      params.tool_choice = { type: 'tool', name };
+    }
+    return params;
+  }
+}
+
+function isMessage(value: unknown): value is Message {
+  return typeof value === 'object' && value !== null && Array.isArray((value as Message).content);
+}
+
+function mapStopReason(reason: string | null | undefined, answeredWithTool: boolean): FinishReason {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'stop';
+    case 'tool_use':
+      // The forced tool call is how a structured answer ends normally.
+      return answeredWithTool ? 'stop' : 'other';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    case 'refusal':
+      return 'refusal';
+    default:
+      return 'other';
+  }
+}

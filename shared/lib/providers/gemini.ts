@@ -1,0 +1,288 @@
+/**
+ * Google Gemini (Developer API) through `@google/genai` `models.generateContent`. Structured
+ * output via `responseMimeType: application/json` + `responseJsonSchema` (standard JSON Schema).
+ * No `@google/genai` type leaves this file.
+ */
+import {
+  ApiError,
+  type BatchJob,
+  type Content,
+  type GenerateContentConfig,
+  type GenerateContentResponse,
+  GoogleGenAI,
+  type InlinedRequest,
+} from '@google/genai';
+import type {
+  BatchApi,
+  BatchOutcome,
+  Completion,
+  CompletionRequest,
+  FinishReason,
+  LlmProvider,
+} from '../../model/provider.js';
+import { answeredOutcome } from './batch.js';
+import {
+  buildCompletion,
+  callerAbortReason,
+  DEFAULT_TIMEOUT_MS,
+  errorMessage,
+  httpProviderError,
+  isAbortError,
+  malformedResponseError,
+  tokens,
+  transportProviderError,
+} from './normalise.js';
+import type { PriceTable } from './pricing.js';
+
+export interface GeminiProviderOptions {
+  /** `gemini:model` */
+  id: string;
+  apiKey: string;
+  /** Override of `https://generativelanguage.googleapis.com` (tests, proxies). */
+  baseUrl?: string;
+  prices: PriceTable;
+  /** Per request; default 60 s. */
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+}
+
+export class GeminiProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated = false;
+  private readonly model: string;
+  private readonly client: GoogleGenAI;
+  private readonly fetchFn: typeof fetch;
+  readonly batch: BatchApi;
+
+  constructor(private readonly options: GeminiProviderOptions) {
+    this.id = options.id;
+    this.model = options.id.slice(options.id.indexOf(':') + 1);
+    this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.client = new GoogleGenAI({
+      apiKey: options.apiKey,
+      // Explicit, so GOOGLE_GENAI_USE_VERTEXAI in the environment cannot switch backends.
+      vertexai: false,
+      httpOptions: {
+        ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+        timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        // No retryOptions: the SDK then makes exactly one attempt; retries happen in retry.ts.
+      },
+    });
+    this.batch = this.batchApi();
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    const model = request.model || this.model;
+    const providerId = `gemini:${model}`;
+    // The SDK's ApiError carries no headers; a per-call fetch keeps the last response's headers
+    // so that retry-after can be honoured.
+    let responseHeaders: Headers | undefined;
+    const capturingFetch: typeof fetch = async (input, init) => {
+      const response = await this.fetchFn(input, init);
+      responseHeaders = response.headers;
+      return response;
+    };
+    const config: GenerateContentConfig = {
+      ...generationConfig(request),
+      httpOptions: { fetch: capturingFetch },
+      abortSignal: signal,
+      // One request per call: continuation hops would hide attempts from retry.ts and the cost.
+      automaticContinuation: false,
+    };
+
+    const started = performance.now();
+    let response: GenerateContentResponse;
+    try {
+      response = await this.client.models.generateContent({ model, contents: contentsOf(request), config });
+    } catch (error) {
+      throw toError(providerId, error, signal, responseHeaders);
+    }
+    return this.completionOf(response, providerId, performance.now() - started);
+  }
+
+  /** The normalised completion of a GenerateContentResponse (a synchronous answer or a batch's). */
+  private completionOf(response: GenerateContentResponse, providerId: string, latencyMs: number): Completion {
+    const candidate = response?.candidates?.[0];
+    if (!candidate && !response?.promptFeedback) {
+      throw malformedResponseError(
+        providerId,
+        'a GenerateContentResponse with neither candidates nor promptFeedback',
+      );
+    }
+    const text = (candidate?.content?.parts ?? [])
+      .filter((part) => typeof part.text === 'string' && !part.thought)
+      .map((part) => part.text)
+      .join('');
+    let finishReason = mapFinishReason(candidate?.finishReason);
+    // No candidate at all: the prompt itself was blocked.
+    if (!candidate && response.promptFeedback?.blockReason) finishReason = 'content_filter';
+
+    const usage = response.usageMetadata;
+    return buildCompletion({
+      providerId,
+      text,
+      finishReason,
+      usage: {
+        input: tokens(usage?.promptTokenCount),
+        // Thinking tokens are billed as output.
+        output: tokens(usage?.candidatesTokenCount) + tokens(usage?.thoughtsTokenCount),
+        cached: tokens(usage?.cachedContentTokenCount),
+      },
+      latencyMs,
+      prices: this.options.prices,
+    });
+  }
+
+  /**
+   * Gemini batch mode with inlined requests: `batches.create` (each request's custom id in its
+   * `metadata.key`), `batches.get` to poll; the answers come inlined in the finished job.
+   */
+  private batchApi(): BatchApi {
+    const batches = this.client.batches;
+    const vendorError = (error: unknown) => toError(this.id, error, undefined, undefined);
+    const modelOf = (request: CompletionRequest) => request.model || this.model;
+    const getJob = async (name: string): Promise<BatchJob> => {
+      try {
+        return await batches.get({ name, config: { httpOptions: { fetch: this.fetchFn } } });
+      } catch (error) {
+        throw vendorError(error);
+      }
+    };
+    return {
+      // Inlined requests travel in one body (the API caps it at 20 MB): keep batches modest.
+      maxRequests: 2_000,
+      accepts: () => true,
+      submit: async (entries, label) => {
+        const model = modelOf(entries[0]!.request);
+        const src: InlinedRequest[] = entries.map((entry) => ({
+          contents: contentsOf(entry.request),
+          config: generationConfig(entry.request),
+          metadata: { key: entry.customId },
+        }));
+        let job: BatchJob;
+        try {
+          job = await batches.create({
+            model,
+            src,
+            config: { displayName: label.slice(0, 128), httpOptions: { fetch: this.fetchFn } },
+          });
+        } catch (error) {
+          throw vendorError(error);
+        }
+        if (!job.name) throw malformedResponseError(this.id, 'a created batch without a name');
+        return job.name;
+      },
+      status: async (batchId) => {
+        const job = await getJob(batchId);
+        const state = String(job.state ?? 'JOB_STATE_UNSPECIFIED');
+        return { status: state, done: GEMINI_DONE_STATES.has(state) };
+      },
+      results: async (batchId, entries) => {
+        const job = await getJob(batchId);
+        const responses = job.dest?.inlinedResponses ?? [];
+        const outcomes: BatchOutcome[] = [];
+        responses.forEach((answer, index) => {
+          // The answers keep the requests' order; the metadata key says it outright when echoed.
+          const entry =
+            entries.find((e) => e.customId === answer.metadata?.key) ??
+            (answer.metadata?.key === undefined ? entries[index] : undefined);
+          if (!entry) return;
+          const customId = entry.customId;
+          const response = answer.response;
+          if (answer.error || !response) {
+            outcomes.push({ customId, ok: false, error: answer.error?.message ?? 'no answer' });
+            return;
+          }
+          const providerId = `gemini:${modelOf(entry.request)}`;
+          outcomes.push(answeredOutcome(customId, () => this.completionOf(response, providerId, 0)));
+        });
+        return outcomes;
+      },
+    };
+  }
+}
+
+const GEMINI_DONE_STATES = new Set([
+  'JOB_STATE_SUCCEEDED',
+  'JOB_STATE_FAILED',
+  'JOB_STATE_CANCELLED',
+  'JOB_STATE_EXPIRED',
+]);
+
+/** The generation settings of a request (no transport options), for a call or a batch entry. */
+function generationConfig(request: CompletionRequest): GenerateContentConfig {
+  const config: GenerateContentConfig = {};
+  if (request.system) config.systemInstruction = request.system;
+  if (request.temperature !== undefined) config.temperature = request.temperature;
+  if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
+  if (request.jsonSchema) {
+    config.responseMimeType = 'application/json';
+    config.responseJsonSchema = request.jsonSchema.schema;
+  }
+  return config;
+}
+
+/** The conversation: earlier turns, then the prompt as the last user turn. */
+function contentsOf(request: CompletionRequest): Content[] {
+  const contents: Content[] = (request.history ?? []).map((turn) => ({
+    role: turn.role === 'assistant' ? 'model' : 'user',
+    parts: [{ text: turn.content }],
+  }));
+  contents.push({ role: 'user', parts: [{ text: request.prompt }] });
+  return contents;
+}
+
+export function toError(
+  providerId: string,
+  error: unknown,
+  signal: AbortSignal | undefined,
+  headers: Headers | undefined,
+): unknown {
+  const aborted = callerAbortReason(signal);
+  if (aborted !== undefined) return aborted;
+  if (error instanceof ApiError) {
+    return httpProviderError(
+      providerId,
+      error.status,
+      (name) => headers?.get(name),
+      error.message,
+      error,
+      retryDelayFromBody(error.message),
+    );
+  }
+  // The SDK aborts its own per-attempt signal when `timeout` elapses.
+  if (isAbortError(error)) return transportProviderError(providerId, 'timeout', errorMessage(error), error);
+  if (error instanceof SyntaxError) return malformedResponseError(providerId, error.message, error);
+  if (error instanceof TypeError) {
+    return transportProviderError(providerId, 'network', errorMessage(error.cause ?? error), error);
+  }
+  return error;
+}
+
+/**
+ * Google puts the advised wait in the error body (`google.rpc.RetryInfo`, `"retryDelay": "12s"`)
+ * rather than a header. The SDK's ApiError message is that body as JSON text.
+ */
+function retryDelayFromBody(message: string): number | undefined {
+  const match = /"retryDelay"\s*:\s*"(\d+(?:\.\d+)?)s"/.exec(message);
+  return match?.[1] === undefined ? undefined : Number(match[1]) * 1000;
+}
+
+function mapFinishReason(reason: string | undefined): FinishReason {
+  switch (reason) {
+    case 'STOP':
+      return 'stop';
+    case 'MAX_TOKENS':
+      return 'length';
+    case 'SAFETY':
+    case 'PROHIBITED_CONTENT':
+    case 'BLOCKLIST':
+    case 'SPII':
+    case 'RECITATION':
+    case 'IMAGE_SAFETY':
+    case 'IMAGE_PROHIBITED_CONTENT':
+      return 'content_filter';
+    default:
+      return 'other';
+  }
+}

@@ -1,0 +1,325 @@
+/**
+ * OpenAI chat completions through the official SDK. Also serves every OpenAI-compatible endpoint
+ * (vLLM, Ollama, OpenRouter, Together) by base URL. No OpenAI type leaves this file.
+ */
+import OpenAI, { toFile } from 'openai';
+import type { Batch } from 'openai/resources/batches';
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type {
+  CompletionCreateParamsNonStreaming,
+  Completion as TextCompletion,
+} from 'openai/resources/completions';
+import type {
+  BatchApi,
+  BatchOutcome,
+  Completion,
+  CompletionRequest,
+  FinishReason,
+  LlmProvider,
+} from '../../model/provider.js';
+import { answeredOutcome } from './batch.js';
+import {
+  buildCompletion,
+  DEFAULT_TIMEOUT_MS,
+  malformedResponseError,
+  stainlessProviderError,
+  tokens,
+} from './normalise.js';
+import type { PriceTable } from './pricing.js';
+
+/**
+ * How `request.jsonSchema` is sent: `json_schema` (strict native structured output, OpenAI and
+ * recent vLLM/Ollama/OpenRouter), `json_object` (JSON mode, schema only in the prompt), or
+ * `none` for endpoints that reject `response_format`.
+ */
+export type OpenAiStructuredMode = 'json_schema' | 'json_object' | 'none';
+
+export interface OpenAiProviderOptions {
+  /** `vendor:model`; the vendor part may be a compatible preset (`vllm`, `ollama`, …). */
+  id: string;
+  apiKey: string;
+  /** e.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`. */
+  baseURL: string;
+  prices: PriceTable;
+  /** Per request; default 60 s. */
+  timeoutMs?: number;
+  structuredOutput?: OpenAiStructuredMode;
+  /**
+   * Which token-limit field to send: OpenAI wants `max_completion_tokens` (reasoning models
+   * reject `max_tokens`); many compatible servers only know `max_tokens`.
+   */
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens';
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}
+
+/** OpenAI reasoning models reject any `temperature` but the default. */
+const REASONING_MODEL = /^(o\d|gpt-5)/;
+
+export class OpenAiProvider implements LlmProvider {
+  readonly id: string;
+  readonly simulated = false;
+  private readonly vendor: string;
+  private readonly model: string;
+  private readonly client: OpenAI;
+  private readonly structured: OpenAiStructuredMode;
+  private readonly maxTokensField: 'max_completion_tokens' | 'max_tokens';
+
+  /**
+   * OpenAI Batch (only `openai:` itself; compatible servers have no batch endpoint): a JSONL
+   * file of chat-completion requests uploaded with `files.create`, `batches.create` over it,
+   * `batches.retrieve` to poll, and the output and error files read with `files.content`.
+   */
+  readonly batch?: BatchApi;
+
+  constructor(private readonly options: OpenAiProviderOptions) {
+    this.id = options.id;
+    this.vendor = options.id.slice(0, options.id.indexOf(':'));
+    this.model = options.id.slice(options.id.indexOf(':') + 1);
+    this.structured = options.structuredOutput ?? 'json_schema';
+    this.maxTokensField =
+      options.maxTokensField ?? (this.vendor === 'openai' ? 'max_completion_tokens' : 'max_tokens');
+    this.client = openAiClient(options);
+    if (this.vendor === 'openai') this.batch = this.batchApi();
+  }
+
+  private batchApi(): BatchApi {
+    const client = this.client;
+    const vendorError = (error: unknown) => stainlessProviderError(OpenAI, this.id, error, undefined);
+    return {
+      maxRequests: 50_000,
+      // One endpoint per batch: chat completions; raw text completions stay synchronous.
+      accepts: (request) => !request.rawCompletion,
+      submit: async (entries, label) => {
+        const lines = entries.map((entry) =>
+          JSON.stringify({
+            custom_id: entry.customId,
+            method: 'POST',
+            url: '/v1/chat/completions',
+            body: this.params({ ...entry.request, model: entry.request.model || this.model }),
+          }),
+        );
+        try {
+          const file = await client.files.create({
+            file: await toFile(Buffer.from(`${lines.join('\n')}\n`), 'assay-batch.jsonl'),
+            purpose: 'batch',
+          });
+          const batch = await client.batches.create({
+            input_file_id: file.id,
+            endpoint: '/v1/chat/completions',
+            completion_window: '24h',
+            metadata: { assay: label.slice(0, 512) },
+          });
+          return batch.id;
+        } catch (error) {
+          throw vendorError(error);
+        }
+      },
+      status: async (batchId) => {
+        let batch: Batch;
+        try {
+          batch = await client.batches.retrieve(batchId);
+        } catch (error) {
+          throw vendorError(error);
+        }
+        const counts = batch.request_counts;
+        return {
+          status: batch.status,
+          done: ['completed', 'failed', 'expired', 'cancelled'].includes(batch.status),
+          ...(counts ? { finished: counts.completed + counts.failed, total: counts.total } : {}),
+        };
+      },
+      results: async (batchId, entries) => {
+        const byId = new Map(entries.map((entry) => [entry.customId, entry.request]));
+        const outcomes: BatchOutcome[] = [];
+        try {
+          const batch = await client.batches.retrieve(batchId);
+          for (const fileId of [batch.output_file_id, batch.error_file_id]) {
+            if (!fileId) continue;
+            const text = await (await client.files.content(fileId)).text();
+            for (const line of text.split('\n')) {
+              if (line.trim()) outcomes.push(this.batchLineOutcome(JSON.parse(line), byId));
+            }
+          }
+        } catch (error) {
+          throw vendorError(error);
+        }
+        return outcomes;
+      },
+    };
+  }
+
+  /** One line of a batch output or error file: `{custom_id, response: {status_code, body}, error}`. */
+  private batchLineOutcome(line: BatchLine, requests: Map<string, CompletionRequest>): BatchOutcome {
+    const customId = String(line.custom_id);
+    const request = requests.get(customId);
+    const status = line.response?.status_code;
+    if (!request) return { customId, ok: false, error: 'an answer to a request this batch did not hold' };
+    if (status !== 200 || !line.response?.body) {
+      const message = line.error?.message ?? line.response?.body?.error?.message ?? 'no answer';
+      return { customId, ok: false, error: `HTTP ${status ?? '(none)'}: ${message}` };
+    }
+    const providerId = `${this.vendor}:${request.model || this.model}`;
+    const body = line.response.body as unknown as ChatCompletion;
+    return answeredOutcome(customId, () => this.chatCompletionOf(body, providerId, 0));
+  }
+
+  async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
+    const model = request.model || this.model;
+    const providerId = `${this.vendor}:${model}`;
+    if (request.rawCompletion) return this.textCompletion({ ...request, model }, providerId, signal);
+    const params = this.params({ ...request, model });
+    const started = performance.now();
+    let response: ChatCompletion;
+    try {
+      response = await this.client.chat.completions.create(params, { signal });
+    } catch (error) {
+      throw stainlessProviderError(OpenAI, providerId, error, signal);
+    }
+    return this.chatCompletionOf(response, providerId, performance.now() - started);
+  }
+
+  /** The normalised completion of a chat.completion body (a synchronous answer or a batch line's). */
+  private chatCompletionOf(response: ChatCompletion, providerId: string, latencyMs: number): Completion {
+    const choice = isChatCompletion(response) ? response.choices[0] : undefined;
+    if (!choice) {
+      throw malformedResponseError(
+        providerId,
+        `expected a chat.completion with choices, got ${preview(response)}`,
+      );
+    }
+    const message = choice.message;
+    const refusal = message?.refusal ?? undefined;
+    const finishReason: FinishReason = refusal ? 'refusal' : mapFinishReason(choice.finish_reason);
+    const usage = response.usage;
+    return buildCompletion({
+      providerId,
+      text: message?.content ?? refusal ?? '',
+      finishReason,
+      usage: {
+        input: tokens(usage?.prompt_tokens),
+        output: tokens(usage?.completion_tokens),
+        cached: tokens(usage?.prompt_tokens_details?.cached_tokens),
+      },
+      latencyMs,
+      prices: this.options.prices,
+    });
+  }
+
+  /** The prompt as is, on the text-completion endpoint (an instruction-formatted prompt for vLLM). */
+  private async textCompletion(
+    request: CompletionRequest,
+    providerId: string,
+    signal?: AbortSignal,
+  ): Promise<Completion> {
+    const params: CompletionCreateParamsNonStreaming = { model: request.model, prompt: request.prompt };
+    if (request.temperature !== undefined) params.temperature = request.temperature;
+    if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
+    const started = performance.now();
+    let response: TextCompletion;
+    try {
+      response = await this.client.completions.create(params, { signal });
+    } catch (error) {
+      throw stainlessProviderError(OpenAI, providerId, error, signal);
+    }
+    const latencyMs = performance.now() - started;
+    const choice = Array.isArray(response?.choices) ? response.choices[0] : undefined;
+    if (!choice || typeof choice.text !== 'string') {
+      throw malformedResponseError(
+        providerId,
+        `expected a text_completion with choices, got ${preview(response)}`,
+      );
+    }
+    return buildCompletion({
+      providerId,
+      text: choice.text,
+      finishReason: mapFinishReason(choice.finish_reason),
+      usage: {
+        input: tokens(response.usage?.prompt_tokens),
+        output: tokens(response.usage?.completion_tokens),
+        cached: 0,
+      },
+      latencyMs,
+      prices: this.options.prices,
+    });
+  }
+
+  private params(request: CompletionRequest): ChatCompletionCreateParamsNonStreaming {
+    const messages: ChatCompletionMessageParam[] = [];
+    if (request.system) messages.push({ role: 'system', content: request.system });
+    for (const turn of request.history ?? []) messages.push({ role: turn.role, content: turn.content });
+    messages.push({ role: 'user', content: request.prompt });
+
+    const params: ChatCompletionCreateParamsNonStreaming = { model: request.model, messages };
+    const reasoning = this.vendor === 'openai' && REASONING_MODEL.test(request.model);
+    if (request.temperature !== undefined && !reasoning) params.temperature = request.temperature;
+    if (request.maxTokens !== undefined) params[this.maxTokensField] = request.maxTokens;
+    if (request.jsonSchema && this.structured === 'json_schema') {
+      params.response_format = {
+        type: 'json_schema',
+        json_schema: { name: request.jsonSchema.name, schema: request.jsonSchema.schema, strict: true },
+      };
+    } else if (request.jsonSchema && this.structured === 'json_object') {
+      params.response_format = { type: 'json_object' };
+    }
+    return params;
+  }
+}
+
+/** A line of an OpenAI batch output or error file (the fields read here). */
+interface BatchLine {
+  custom_id?: unknown;
+  response?: {
+    status_code?: number;
+    body?: { error?: { message?: string } } & Record<string, unknown>;
+  } | null;
+  error?: { code?: string; message?: string } | null;
+}
+
+/** The OpenAI SDK client every OpenAI-compatible call (and embedding) goes through. */
+export function openAiClient(options: {
+  apiKey: string;
+  baseURL?: string;
+  timeoutMs?: number;
+  fetch?: typeof fetch;
+  headers?: Record<string, string>;
+}): OpenAI {
+  return new OpenAI({
+    apiKey: options.apiKey,
+    baseURL: options.baseURL,
+    // Retries happen in one place: retry.ts.
+    maxRetries: 0,
+    timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    fetch: options.fetch,
+    defaultHeaders: options.headers,
+    // Keep the SDK from picking up OPENAI_ORG_ID / OPENAI_PROJECT_ID for compatible endpoints.
+    organization: null,
+    project: null,
+  });
+}
+
+function isChatCompletion(value: unknown): value is ChatCompletion {
+  return typeof value === 'object' && value !== null && Array.isArray((value as ChatCompletion).choices);
+}
+
+function mapFinishReason(reason: string | null | undefined): FinishReason {
+  switch (reason) {
+    case 'stop':
+      return 'stop';
+    case 'length':
+      return 'length';
+    case 'content_filter':
+      return 'content_filter';
+    default:
+      return 'other';
+  }
+}
+
+function preview(value: unknown): string {
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return (text ?? String(value)).slice(0, 200);
+}

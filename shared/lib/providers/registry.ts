@@ -1,0 +1,189 @@
+/**
+ * Builds providers from ids or aliases. Credentials come from the environment, checked here
+ * when the provider is created, so a missing key fails at suite load and names the variable.
+ */
+
+import type { LlmProvider, Simulator } from '../../model/provider.js';
+import { MissingCredentialsError } from '../../model/provider-errors.js';
+import { resolveProviderId } from '../../model/provider-ids.js';
+import { AnthropicProvider } from './anthropic.js';
+import { GeminiProvider } from './gemini.js';
+import { OpenAiProvider, type OpenAiStructuredMode } from './openai.js';
+import type { PriceTable } from './pricing.js';
+import { type SimOptions, SimProvider } from './sim.js';
+
+export interface CreateProviderOptions {
+  /** Where keys and base URLs are read from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
+  prices: PriceTable;
+  /** Only for `sim:` backends. */
+  sim?: Partial<SimOptions>;
+  /** Only for `sim:` backends: answers the task families' hints (the registry's `simulateAnswer`). */
+  simulator?: Simulator;
+  /** Per request, every vendor. Default 60 s. */
+  timeoutMs?: number;
+  /** Replaces `fetch` in every SDK (tests, proxies). */
+  fetch?: typeof fetch;
+  /**
+   * How OpenAI and compatible endpoints receive `jsonSchema`; default `json_schema`, else env
+   * `<VENDOR>_STRUCTURED_OUTPUT` (e.g. `VLLM_STRUCTURED_OUTPUT=json_object`).
+   */
+  structuredOutput?: OpenAiStructuredMode;
+}
+
+interface CompatiblePreset {
+  /** Undefined: the base URL variable is required (vLLM runs wherever you put it). */
+  defaultBaseUrl?: string;
+  baseUrlEnv: string;
+  /** Undefined: the endpoint needs no key. */
+  keyEnv?: string;
+  keyOptional?: boolean;
+}
+
+/**
+ * OpenAI-compatible vendors: where they live and which key they need. Each also reads
+ * `<VENDOR>_STRUCTURED_OUTPUT` (`json_schema` | `json_object` | `none`) for servers that
+ * reject strict JSON schemas.
+ */
+export const OPENAI_COMPATIBLE_PRESETS = {
+  openai: {
+    defaultBaseUrl: 'https://api.openai.com/v1',
+    baseUrlEnv: 'OPENAI_BASE_URL',
+    keyEnv: 'OPENAI_API_KEY',
+  },
+  openrouter: {
+    defaultBaseUrl: 'https://openrouter.ai/api/v1',
+    baseUrlEnv: 'OPENROUTER_BASE_URL',
+    keyEnv: 'OPENROUTER_API_KEY',
+  },
+  together: {
+    defaultBaseUrl: 'https://api.together.xyz/v1',
+    baseUrlEnv: 'TOGETHER_BASE_URL',
+    keyEnv: 'TOGETHER_API_KEY',
+  },
+  ollama: { defaultBaseUrl: 'http://localhost:11434/v1', baseUrlEnv: 'OLLAMA_BASE_URL' },
+  vllm: { baseUrlEnv: 'VLLM_BASE_URL', keyEnv: 'VLLM_API_KEY', keyOptional: true },
+} as const satisfies Record<string, CompatiblePreset>;
+
+const STRUCTURED_MODES: readonly OpenAiStructuredMode[] = ['json_schema', 'json_object', 'none'];
+
+/** The value of the first variable that is set and non-empty. */
+export function firstSet(env: NodeJS.ProcessEnv, names: readonly string[]): string | undefined {
+  for (const name of names) {
+    const value = env[name]?.trim();
+    if (value) return value;
+  }
+  return undefined;
+}
+
+export function requireVar(env: NodeJS.ProcessEnv, providerId: string, names: readonly string[]): string {
+  const value = firstSet(env, names);
+  if (value === undefined) throw new MissingCredentialsError(providerId, names);
+  return value;
+}
+
+/**
+ * A provider for an id or alias (`openai:gpt-4o-mini`, `gas_gemini20_flash_lite`, `sim:gold`,
+ * `vllm:mistralai/Mistral-7B-Instruct-v0.3`…). Builds one SDK client; call it once per backend
+ * and reuse the provider. Throws `UnknownProviderError` for an unknown vendor and
+ * `MissingCredentialsError` naming the variable to set when a key or base URL is missing.
+ */
+export function createProvider(idOrAlias: string, options: CreateProviderOptions): LlmProvider {
+  const env = options.env ?? process.env;
+  const { vendor, model, id } = resolveProviderId(idOrAlias);
+  const common = { id, prices: options.prices, timeoutMs: options.timeoutMs, fetch: options.fetch };
+
+  switch (vendor) {
+    case 'sim':
+      return new SimProvider(model, options.sim, { simulator: options.simulator });
+    case 'anthropic':
+      return new AnthropicProvider({
+        ...common,
+        apiKey: requireVar(env, id, ['ANTHROPIC_API_KEY']),
+        baseURL: firstSet(env, ['ANTHROPIC_BASE_URL']),
+      });
+    case 'gemini':
+      return new GeminiProvider({
+        ...common,
+        apiKey: requireVar(env, id, ['GEMINI_API_KEY', 'GOOGLE_API_KEY']),
+        baseUrl: firstSet(env, ['GEMINI_BASE_URL']),
+      });
+    case 'openai':
+    case 'openrouter':
+    case 'together':
+    case 'ollama':
+    case 'vllm': {
+      const preset: CompatiblePreset = OPENAI_COMPATIBLE_PRESETS[vendor];
+      const baseURL =
+        preset.defaultBaseUrl === undefined
+          ? requireVar(env, id, [preset.baseUrlEnv])
+          : (firstSet(env, [preset.baseUrlEnv]) ?? preset.defaultBaseUrl);
+      return new OpenAiProvider({
+        ...common,
+        apiKey: compatibleApiKey(preset, env, id),
+        baseURL,
+        structuredOutput:
+          options.structuredOutput ?? structuredFromEnv(env, `${vendor.toUpperCase()}_STRUCTURED_OUTPUT`),
+      });
+    }
+  }
+}
+
+function compatibleApiKey(preset: CompatiblePreset, env: NodeJS.ProcessEnv, providerId: string): string {
+  // The SDK insists on a key; keyless servers (Ollama, an open vLLM) ignore whatever is sent.
+  if (preset.keyEnv === undefined) return 'unused';
+  if (preset.keyOptional) return firstSet(env, [preset.keyEnv]) ?? 'unused';
+  return requireVar(env, providerId, [preset.keyEnv]);
+}
+
+function structuredFromEnv(env: NodeJS.ProcessEnv, name: string): OpenAiStructuredMode | undefined {
+  const value = firstSet(env, [name]);
+  if (value === undefined) return undefined;
+  if (!(STRUCTURED_MODES as readonly string[]).includes(value)) {
+    throw new Error(`${name} must be one of ${STRUCTURED_MODES.join(', ')}, got "${value}"`);
+  }
+  return value as OpenAiStructuredMode;
+}
+
+/**
+ * The backend to use when the user named none: the first vendor with a key in `env`
+ * (OpenAI, then Anthropic, then Gemini), else the simulator.
+ */
+export function detectDefaultBackend(env: NodeJS.ProcessEnv = process.env): string {
+  if (firstSet(env, ['OPENAI_API_KEY'])) return 'openai:gpt-4o-mini';
+  if (firstSet(env, ['ANTHROPIC_API_KEY'])) return 'anthropic:claude-3-5-haiku-latest';
+  if (firstSet(env, ['GEMINI_API_KEY', 'GOOGLE_API_KEY'])) return 'gemini:gemini-2.0-flash-lite';
+  return 'sim:gold';
+}
+
+/**
+ * Providers built once per backend and reused (one SDK client each; a simulator once per sim
+ * settings). Each shell's composition root keeps one for the life of its process.
+ */
+export class ProviderPool {
+  private readonly built = new Map<string, LlmProvider>();
+
+  constructor(private readonly options: Omit<CreateProviderOptions, 'sim'>) {}
+
+  /** `timeoutMs`: per request, instead of the pool's (a run's `run.timeoutMs`); one client per value. */
+  get(backend: string, sim?: Partial<SimOptions>, timeoutMs?: number): LlmProvider {
+    const base =
+      resolveProviderId(backend).vendor === 'sim' ? `${backend}#${JSON.stringify(sim ?? {})}` : backend;
+    const key = timeoutMs === undefined ? base : `${base}#timeout=${timeoutMs}`;
+    let provider = this.built.get(key);
+    if (!provider) {
+      provider = createProvider(backend, {
+        ...this.options,
+        sim,
+        timeoutMs: timeoutMs ?? this.options.timeoutMs,
+      });
+      this.built.set(key, provider);
+    }
+    return provider;
+  }
+
+  /** Builds every backend now, so a missing key or an unknown vendor fails before the first item. */
+  require(backends: readonly string[], sim?: Partial<SimOptions>): void {
+    for (const backend of backends) this.get(backend, sim);
+  }
+}

@@ -1,0 +1,88 @@
+/**
+ * Provider ids are `vendor:model`. Aliases (the names the original studies used, bare model names) resolve to them
+ * here, once, at suite load; everything downstream sees only resolved ids.
+ */
+import { UnknownProviderError } from './provider-errors.js';
+
+/** Vendors with their own wire format. */
+export const NATIVE_VENDORS = ['openai', 'anthropic', 'gemini', 'sim'] as const;
+/** Presets that speak the OpenAI chat-completions format at another base URL. */
+export const OPENAI_COMPATIBLE_VENDORS = ['openrouter', 'together', 'ollama', 'vllm'] as const;
+export const VENDORS = [...NATIVE_VENDORS, ...OPENAI_COMPATIBLE_VENDORS] as const;
+
+export type Vendor = (typeof VENDORS)[number];
+
+export interface ResolvedProviderId {
+  vendor: Vendor;
+  model: string;
+  /** `vendor:model` */
+  id: string;
+}
+
+/** Names used by the seed projects and common shorthands → real ids. */
+export const ALIASES: Readonly<Record<string, string>> = {
+  gas_gemini20_flash_lite: 'gemini:gemini-2.0-flash-lite',
+  gas_gemini20_flash: 'gemini:gemini-2.0-flash',
+  // The original studies write Anthropic versions with a dot; the API's ids use a dash.
+  'claude-opus-4.5': 'anthropic:claude-opus-4-5',
+  'claude-opus-4.1': 'anthropic:claude-opus-4-1',
+  'claude-sonnet-4.5': 'anthropic:claude-sonnet-4-5',
+  'claude-haiku-4.5': 'anthropic:claude-haiku-4-5',
+  sim: 'sim:gold',
+};
+
+/** Bare model names whose vendor is obvious from the name. */
+const BARE_NAME_VENDORS: ReadonlyArray<[RegExp, Vendor]> = [
+  [/^(gpt-|chatgpt-|o1($|-)|o3($|-)|o4-)/, 'openai'],
+  [/^claude-/, 'anthropic'],
+  [/^gemini-/, 'gemini'],
+];
+
+export function isVendor(value: string): value is Vendor {
+  return (VENDORS as readonly string[]).includes(value);
+}
+
+export function isOpenAiCompatible(vendor: Vendor): boolean {
+  return vendor === 'openai' || (OPENAI_COMPATIBLE_VENDORS as readonly string[]).includes(vendor);
+}
+
+/**
+ * Resolves an id or alias to `{ vendor, model, id }`. `vendor:model` is split at the first
+ * colon (so `ollama:llama3.1:8b` keeps its tag). Throws {@link UnknownProviderError} naming the
+ * valid vendors when the vendor is unknown or cannot be inferred from a bare name.
+ */
+export function resolveProviderId(idOrAlias: string): ResolvedProviderId {
+  const input = idOrAlias.trim();
+  const aliased = ALIASES[input] ?? input;
+  const colon = aliased.indexOf(':');
+  if (colon === -1) {
+    const match = BARE_NAME_VENDORS.find(([pattern]) => pattern.test(aliased));
+    if (!match) {
+      throw new UnknownProviderError(
+        `cannot tell which vendor serves "${idOrAlias}": write it as vendor:model, vendor one of ${VENDORS.join(', ')}`,
+      );
+    }
+    return { vendor: match[1], model: aliased, id: `${match[1]}:${aliased}` };
+  }
+  const vendor = aliased.slice(0, colon);
+  const model = aliased.slice(colon + 1);
+  if (!isVendor(vendor)) {
+    throw new UnknownProviderError(
+      `unknown provider vendor "${vendor}" in "${idOrAlias}": valid vendors are ${VENDORS.join(', ')}`,
+    );
+  }
+  if (!model) throw new UnknownProviderError(`"${idOrAlias}" names no model after "${vendor}:"`);
+  return { vendor, model, id: `${vendor}:${model}` };
+}
+
+/**
+ * The simulator standing in for a backend (`--simulate`): `openai:gpt-4o` → `sim:gpt-4o`, priced
+ * as the model it is named after; a model whose vendor the bare name does not tell keeps it
+ * (`vllm:mistral-7b` → `sim:vllm:mistral-7b`). A `sim:` backend stays as it is.
+ */
+export function simulatedId(idOrAlias: string): string {
+  const { vendor, model, id } = resolveProviderId(idOrAlias);
+  if (vendor === 'sim') return id;
+  const bare = BARE_NAME_VENDORS.find(([pattern]) => pattern.test(model))?.[1];
+  return bare === vendor ? `sim:${model}` : `sim:${id}`;
+}

@@ -1,0 +1,195 @@
+/**
+ * The report contract: the shape of report.json and of the figures in it, written for every
+ * run, local or AWS, whatever the task family. Types only (and the schema versions): the
+ * code that computes the figures is in the metrics library and in reports.
+ */
+import type { FailureKind, ScoreKind } from './model.js';
+import type { TokenUsage } from './provider.js';
+
+/** A closed interval `[lo, hi]`. */
+export type Interval = [lo: number, hi: number];
+
+export interface LatencySummary {
+  p50: number | null;
+  p95: number | null;
+  mean: number | null;
+  max: number | null;
+}
+
+/** One correlation: ρ (null when n < 3 or a side is constant) over n items. */
+export interface Correlation {
+  spearman: number | null;
+  n: number;
+}
+
+/** report.json `scores.<scorer>.bias.length`. */
+export interface LengthBias extends Correlation {
+  /** The same within each gold class (items without gold left out). */
+  byGold: Record<string, Correlation>;
+}
+
+/** One metric: its value (null when there is no data), the n it ran over, and a 95% CI when resampled. */
+export interface MetricValue {
+  value: number | null;
+  n: number;
+  ci?: Interval;
+}
+
+/** A scorer's part of report.json `scores`. */
+export interface ScorerSummary {
+  kind: ScoreKind;
+  /** Items with a value. */
+  n: number;
+  /** Items without one, by reason. */
+  unscored: Partial<Record<FailureKind, number>>;
+  metrics: Record<string, MetricValue>;
+  /** Label scorers: `perClass`, `confusion` (against gold) and `distribution` (of the values). */
+  tables?: Record<string, unknown>;
+  /**
+   * Whether the scores follow something other than quality: `length`, Spearman's ρ of the
+   * output's length against the score (families that expose an output length; see `outputLength`).
+   */
+  bias?: { length: LengthBias };
+}
+
+export interface StageCost {
+  usd: number;
+  calls: number;
+  tokens: TokenUsage;
+}
+
+export interface CostSummary {
+  totalUsd: number;
+  /** totalUsd / itemCount × 10,000; null when itemCount is 0. */
+  per10kUsd: number | null;
+  /** totalUsd / itemCount; null when itemCount is 0. */
+  perItemUsd: number | null;
+  tokens: TokenUsage;
+  byStage: Record<string, StageCost>;
+}
+
+export const REPORT_SCHEMA_VERSION = 2;
+
+/**
+ * The report contract: written for every run, local or AWS, whatever the task family. Plain
+ * numbers only; a metric with no data is null. `scores` has every scorer's figures by kind;
+ * `metrics` repeats the primary scorer's as plain values (for GEC: `accuracy`, `macroF1`,
+ * `binary.f1`, `kappa`, `perClass`, `confusion`), plus the family's own figures.
+ */
+export interface Report {
+  schemaVersion: typeof REPORT_SCHEMA_VERSION;
+  runId: string;
+  suite: string;
+  task: string;
+  /** The family's facts about the suite (GEC: judge, method). */
+  config: Record<string, string>;
+  backends: string[];
+  /** True when any answer came from the simulator: the scores say nothing about a real model. */
+  simulated: boolean;
+  notice?: string;
+  dataset: string;
+  /**
+   * `complete` when every item of the dataset has its result; `incomplete` when some have none
+   * (a run that was stopped, or whose ingest never ended): the figures cover the items present.
+   */
+  status: 'complete' | 'incomplete';
+  /** Items of the dataset without a result: 0 when complete; null when the total is unknown (ingest never ended). */
+  missingItems: number | null;
+  startedAt: string;
+  /** When the run finished; null for an incomplete run. */
+  finishedAt: string | null;
+  counts: {
+    /** Every dataset row of the run (after sampling): scored + failed. */
+    items: number;
+    /** Items with an output. */
+    scored: number;
+    /** Items without one, invalid rows included. */
+    failed: number;
+    invalidRows: number;
+    /** Failed after reaching the pipeline (parse, refusal, provider, dead letter, budget…). */
+    errors: number;
+    byFailure: Partial<Record<FailureKind, number>>;
+  };
+  /** The scorer whose figures `metrics` repeats. */
+  primaryScorer: string;
+  scores: Record<string, ScorerSummary>;
+  metrics: Record<string, unknown>;
+  /** `cachedCalls` were answered from the LLM cache; `savedUsd` is what they cost when first paid. */
+  cost: CostSummary & {
+    calls: number;
+    cachedCalls: number;
+    savedUsd: number;
+    /**
+     * Calls answered by vendor batches (the batch lane) and what the batch discount took off
+     * their synchronous price: `totalUsd + batch.savedUsd` is what the run would have cost synchronously.
+     */
+    batch?: { calls: number; savedUsd: number; discount: number };
+  };
+  latencyMs: LatencySummary;
+  prompts: Record<string, string>;
+  /** Against the suite's previous finished run (details in comparison.json / comparison.txt). */
+  comparison?: Record<string, unknown>;
+}
+
+export const LEADERBOARD_SCHEMA_VERSION = 1;
+
+export interface LeaderboardEntry {
+  schemaVersion: typeof LEADERBOARD_SCHEMA_VERSION;
+  runId: string;
+  suite: string;
+  task: string;
+  dataset: string;
+  /** The family's facts (GEC: judge, method). */
+  config: Record<string, string>;
+  backends: string[];
+  /** The prompt files' content hashes, shortened: the same version has the same string. */
+  promptVersion: string;
+  simulated: boolean;
+  primaryScorer: string;
+  /** The primary scorer's headline metrics, with their CIs. */
+  metrics: Record<string, MetricValue>;
+  items: number;
+  scored: number;
+  per10kUsd: number | null;
+  p50LatencyMs: number | null;
+  finishedAt: string;
+}
+
+/** The headline metrics of a kind, in the order summaries print them. */
+export const HEADLINE_METRICS: Record<ScoreKind, readonly string[]> = {
+  label: ['accuracy', 'macroF1', 'binaryF1', 'kappa'],
+  number: ['mean', 'mae', 'spearman', 'rocAuc', 'balancedAccuracy'],
+  pass: ['passRate', 'accuracy', 'balancedAccuracy'],
+};
+
+/** A run's entry, from its report. */
+export function leaderboardEntry(report: Report): LeaderboardEntry {
+  const primary = report.scores[report.primaryScorer];
+  const metrics: Record<string, MetricValue> = {};
+  for (const name of primary ? HEADLINE_METRICS[primary.kind] : []) {
+    const m = primary?.metrics[name];
+    if (m) metrics[name] = m;
+  }
+  const promptVersion = Object.entries(report.prompts)
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([path, hash]) => `${path.split('/').at(-1)}@${hash.slice(hash.indexOf(':') + 1).slice(0, 7)}`)
+    .join(' ');
+  return {
+    schemaVersion: LEADERBOARD_SCHEMA_VERSION,
+    runId: report.runId,
+    suite: report.suite,
+    task: report.task,
+    dataset: report.dataset,
+    config: report.config,
+    backends: report.backends,
+    promptVersion,
+    simulated: report.simulated,
+    primaryScorer: report.primaryScorer,
+    metrics,
+    items: report.counts.items,
+    scored: report.counts.scored,
+    per10kUsd: report.cost.per10kUsd,
+    p50LatencyMs: report.latencyMs.p50,
+    finishedAt: report.finishedAt ?? report.startedAt,
+  };
+}

@@ -1,0 +1,303 @@
+import { z } from 'zod';
+import { rateLimitSchema } from './limits.js';
+import { resolveProviderId } from './provider-ids.js';
+
+/**
+ * The keys every suite has, whatever its task family: dataset, backends, prompt overrides,
+ * generation parameters, run settings, simulator settings. A family adds its own block (and
+ * dataset column roles); `suite.ts` composes the families' suites into one schema. Families
+ * import this module, never `suite.ts`.
+ */
+
+/** Column roles every family understands. */
+const commonColumns = {
+  id: z.string().optional().describe('Column holding a stable item id (default: `id`, then `idx`).'),
+  gold: z.string().optional().describe('Gold (reference) column; each family has its defaults.'),
+  output: z
+    .string()
+    .optional()
+    .describe(
+      'Column holding a pre-generated output to score (another tool, an earlier run): no model is called to produce it, only the scorers run.',
+    ),
+  explanation: z
+    .string()
+    .optional()
+    .describe('With `output`: the column explaining it (default `reason`, then `judge_reason`).'),
+};
+
+function isTextEncoding(label: string): boolean {
+  try {
+    new TextDecoder(label);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
+  return z
+    .object({
+      path: z
+        .string()
+        .min(1)
+        .describe('Dataset file, relative to the suite file (locally) or the bucket key (AWS).'),
+      format: z.enum(['csv', 'jsonl']).optional().describe('Default: from the file extension.'),
+      header: z
+        .array(z.string().min(1))
+        .min(1)
+        .optional()
+        .describe(
+          "A CSV without a header row (MMLU's `question,A,B,C,D,answer`): its column names, in order; every line is a record.",
+        ),
+      columns: z
+        .object({ ...commonColumns, ...columns })
+        .strict()
+        // Every column role is optional, so an empty mapping is valid.
+        .default({} as never)
+        .describe('Dataset column for each role, where the file uses other names.'),
+      encoding: z
+        .string()
+        .min(1)
+        .refine(isTextEncoding, {
+          message: 'not an encoding TextDecoder knows (e.g. "utf-8", "windows-1252", "latin1", "utf-16le")',
+        })
+        .optional()
+        .describe(
+          'The file\'s text encoding, as TextDecoder names it ("windows-1252", "latin1", "utf-16le", …). Default UTF-8, checked: a row with bytes that are not UTF-8 is invalid (with the byte offset), never read with U+FFFD in their place.',
+        ),
+      lang: z.string().default('en').describe('Language passed to prompts when the row has none.'),
+      maxFieldChars: z
+        .number()
+        .int()
+        .positive()
+        .default(20_000)
+        .describe(
+          'A row with a longer field, in any column (inputs, gold, a given output), is invalid: it reaches no model.',
+        ),
+    })
+    .strict();
+}
+
+export const paramsSchema = z
+  .object({
+    temperature: z.number().min(0).max(2).default(0),
+    maxTokens: z.number().int().positive().default(400),
+    structuredOutput: z
+      .boolean()
+      .default(true)
+      .describe('Use native json_schema / tool / responseSchema modes.'),
+  })
+  .strict()
+  .default({ temperature: 0, maxTokens: 400, structuredOutput: true });
+
+export const runSettingsSchema = z
+  .object({
+    concurrency: z.number().int().min(1).max(256).default(8),
+    maxAttempts: z
+      .number()
+      .int()
+      .min(1)
+      .max(10)
+      .default(5)
+      .describe('Per provider call, retryable errors only.'),
+    sample: z
+      .object({ n: z.number().int().positive(), seed: z.number().int().default(1) })
+      .strict()
+      .optional()
+      .describe('Reproducible random sample of the dataset.'),
+    cache: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Answer identical calls (provider, model, parameters, rendered messages) from the LLM cache shared by all runs and suites. false: always call (an item resumed after a crash still reuses the answers it paid for itself).',
+      ),
+    timeoutMs: z
+      .number()
+      .int()
+      .positive()
+      .optional()
+      .describe(
+        'Per model request (ms): a request not answered by then is abandoned and retried like any transient failure. Default 60000. `assay run --timeout <ms>` overrides it.',
+      ),
+    budgetUsd: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        'No provider call starts once the run has spent this much; the items left fail as `budget`, and running again with a higher budget resumes them.',
+      ),
+    limits: z
+      .record(z.string(), rateLimitSchema)
+      .superRefine((limits, ctx) => {
+        for (const key of Object.keys(limits)) {
+          try {
+            resolveProviderId(key);
+          } catch (error) {
+            ctx.addIssue({ code: 'custom', path: [key], message: (error as Error).message });
+          }
+        }
+      })
+      .optional()
+      .describe(
+        'Declared rate limits per backend (id or alias → {"rpm": 3000, "tpm": 2000000}): calls to that model are held to them by a token bucket, shared by everything in the process (on AWS, by the whole fleet). ASSAY_LIMITS adds more; the stricter wins.',
+      ),
+    lane: z
+      .enum(['sync', 'batch'])
+      .default('sync')
+      .describe(
+        "sync: one call per request. batch: the calls go through the vendors' batch APIs (OpenAI, Anthropic, Gemini; half price, answers within 24 h); requests a batch cannot answer are made synchronously.",
+      ),
+    batchPollSeconds: z
+      .number()
+      .positive()
+      .default(30)
+      .describe('Batch lane: seconds between polls of the submitted batches.'),
+  })
+  .strict()
+  .default({ concurrency: 8, maxAttempts: 5, cache: true, lane: 'sync', batchPollSeconds: 30 });
+
+export const simSettingsSchema = z
+  .object({
+    noise: z.number().min(0).max(1).default(0.2).describe('Share of simulated answers that are wrong.'),
+    latencyMs: z.number().int().min(0).default(20),
+    seed: z.number().int().default(7),
+  })
+  .strict()
+  .default({ noise: 0.2, latencyMs: 20, seed: 7 })
+  .describe('Simulator settings, used only for `sim:` backends.');
+
+const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
+
+/** What a variant changes in its suite: backends, generation parameters, prompt files, family options. */
+const variantOverlay = {
+  backends: z.array(z.string().min(1)).min(1).optional().describe('Replaces the suite backends.'),
+  params: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Generation parameters merged over the suite params (e.g. {"temperature": 0.7}).'),
+  prompts: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Prompt overrides merged over the suite prompts: role → path under prompts/.'),
+  options: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe(
+      'Keys of the task family block this variant sets (e.g. {"method": "modular"}), replacing the suite\'s.',
+    ),
+};
+
+export const variantSchema = z
+  .object({
+    name: z
+      .string()
+      .regex(NAME, 'letters, digits, dot, dash, underscore')
+      .describe('Variant name: its runs are named <suite>.<variant>.'),
+    description: z.string().optional(),
+    ...variantOverlay,
+  })
+  .strict();
+
+/**
+ * Keys of a sweep: named variants (or a matrix that expands to them), each a full run of its
+ * own; a baseline variant the others are compared with on the same items; a gate a variant must
+ * pass to be promoted; the metric that ranks them.
+ */
+export const sweepShape = {
+  variants: z
+    .array(variantSchema)
+    .optional()
+    .describe('Named variants of this suite; each runs on the same items, as a run of its own.'),
+  matrix: z
+    .object({
+      backends: z
+        .array(z.array(z.string().min(1)).min(1))
+        .min(1)
+        .optional(),
+      params: z.record(z.string(), z.array(z.unknown()).min(1)).optional(),
+      prompts: z.record(z.string(), z.array(z.string()).min(1)).optional(),
+      options: z.record(z.string(), z.array(z.unknown()).min(1)).optional(),
+    })
+    .strict()
+    .optional()
+    .describe('Variants as the product of these choices (added after `variants`), named after them.'),
+  baseline: z.string().optional().describe('The variant every other is compared with (default: the first).'),
+  gate: z
+    .object({
+      conditions: z
+        .array(z.string().min(1))
+        .min(1)
+        .describe(
+          'Each a condition on a variant, e.g. "accuracy >= 0.8", "label.kappa >= baseline - 0.05", "p50 latency where words(transcript) >= 150 < baseline", "delta accuracy > 0 with p < 0.05", "cost per 10k <= 2".',
+        ),
+      required: z
+        .union([z.boolean(), z.array(z.string())])
+        .default(false)
+        .describe(
+          'true: every variant but the baseline must pass (assay run exits 1 otherwise); or the variants that must.',
+        ),
+    })
+    .strict()
+    .optional()
+    .describe('What a variant must meet to be promoted over the baseline.'),
+  rankBy: z
+    .string()
+    .optional()
+    .describe(
+      "The metric variants are ranked by, as gate conditions name it (default: the primary scorer's main metric).",
+    ),
+};
+
+/** The common keys of a suite of family `task` (with its extra dataset column roles). */
+export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Record<never, never>>(
+  task: T,
+  columns: C = {} as C,
+) {
+  return {
+    $schema: z.string().optional(),
+    version: z.literal(1),
+    name: z
+      .string()
+      .regex(NAME, 'letters, digits, dot, dash, underscore')
+      .describe('Suite name: report folder and run ids derive from it.'),
+    description: z.string().optional(),
+    dataset: datasetSchema(columns),
+    task: z.literal(task).describe('Task family.'),
+    backends: z
+      .array(z.string().min(1))
+      .default([])
+      .describe(
+        'Provider ids `vendor:model` or aliases; the first is the judge for single-backend methods. May be empty when the dataset gives the outputs and no scorer calls a model.',
+      ),
+    prompts: z
+      .record(z.string(), z.string())
+      .default({})
+      .describe('Overrides of the family prompt files: role → path under prompts/.'),
+    params: paramsSchema,
+    run: runSettingsSchema,
+    sim: simSettingsSchema,
+    ...sweepShape,
+  };
+}
+
+const baseSuiteSchema = z.object({ ...commonSuiteShape('task', {}), task: z.string() });
+
+/** What core code knows of any suite: the common keys. Families extend it with their block. */
+export type BaseSuite = z.infer<typeof baseSuiteSchema>;
+
+export class SuiteError extends Error {
+  override readonly name = 'SuiteError';
+}
+
+/**
+ * How a suite read back from storage is checked. The composition roots hand the stores the
+ * full validator (every family's block, from the registry); without one a store checks the
+ * common keys and keeps the family's block as stored.
+ */
+export type SuiteCheck = (raw: unknown, source: string) => BaseSuite;
+
+export const checkCommonKeys: SuiteCheck = (raw, source) => {
+  const parsed = baseSuiteSchema.passthrough().safeParse(raw);
+  if (!parsed.success) throw new SuiteError(`${source}: ${z.prettifyError(parsed.error)}`);
+  return parsed.data as BaseSuite;
+};

@@ -1,0 +1,199 @@
+/**
+ * The ports the core drives. Adapters live in `adapters/local` (a folder, an in-process pool,
+ * an append-only log) and `adapters/aws` (S3, SQS, DynamoDB). The core imports nothing else.
+ */
+
+import type { RateLimit, RateNeed } from '../model/limits.js';
+import type { ItemMessage, ItemResult, RunCounters, RunRecord, RunStatus } from '../model/model.js';
+import type { Completion, CompletionRequest } from '../model/provider.js';
+import type { LeaderboardEntry } from '../model/report.js';
+import type { SweepRecord, SweepStatus } from '../model/sweep-record.js';
+
+export interface BlobStore {
+  /** Undefined when the object does not exist. */
+  get(key: string): Promise<Uint8Array | undefined>;
+  put(key: string, body: Uint8Array | string, contentType?: string): Promise<void>;
+  /**
+   * Writes an object from chunks as they are produced (a report file of a million rows) without
+   * holding it whole; readers see the object only once it is complete.
+   */
+  putStream(key: string, body: AsyncIterable<Uint8Array | string>, contentType?: string): Promise<void>;
+  list(prefix: string): Promise<string[]>;
+}
+
+export interface WorkQueue {
+  /** At-least-once delivery of item messages. Large items may travel by reference. */
+  sendItems(messages: ItemMessage[]): Promise<void>;
+}
+
+/** What recording a result did to the run. */
+export interface RecordOutcome {
+  /** False when this item already had a result (a redelivery): nothing was counted. */
+  recorded: boolean;
+  counters: RunCounters;
+}
+
+export interface RunStore {
+  /** Creates the run record; a second create of the same runId is a no-op returning false. */
+  createRun(run: RunRecord): Promise<boolean>;
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** Sets the item total once ingest has read the whole dataset; returns the counters after. */
+  setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters>;
+  /** The run's counters (done, failed, total, money spent); undefined when the run does not exist. */
+  counters(runId: string): Promise<RunCounters | undefined>;
+  /**
+   * Writes the item's result only if it has none yet — or has a `budget` failure, which a
+   * resumed run replaces — and updates the done/failed counters and the money spent in the
+   * same atomic step, so a redelivered message never double-counts.
+   */
+  recordResult(result: ItemResult): Promise<RecordOutcome>;
+  /** Item ids whose result is final (resume skips them; `budget` failures are not final). */
+  resultIds(runId: string): Promise<Set<string>>;
+  results(runId: string): AsyncIterable<ItemResult>;
+  /** Moves the run to `aggregating` if nobody else has; true for exactly one caller. */
+  claimAggregation(runId: string): Promise<boolean>;
+  setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void>;
+}
+
+export interface LlmCache {
+  get(key: string): Promise<Completion | undefined>;
+  put(key: string, completion: Completion): Promise<void>;
+}
+
+/** Earlier runs of a suite: what a report compares with, and what a prompt change re-runs. */
+export interface RunHistory {
+  getRun(runId: string): Promise<RunRecord | undefined>;
+  /** The newest finished (`done`) run of the suite that started before `runId`. */
+  previousRun(suiteName: string, runId: string): Promise<RunRecord | undefined>;
+  /** The newest run of the suite, whatever its status. */
+  latestRun(suiteName: string): Promise<RunRecord | undefined>;
+  results(runId: string): AsyncIterable<ItemResult>;
+}
+
+/** Which suites read which prompt files, kept current as suites are ingested. */
+export interface PromptIndex {
+  /** Replaces the set of prompt paths (under prompts/) that `suiteName` reads. */
+  setSuitePrompts(suiteName: string, paths: readonly string[]): Promise<void>;
+  /** Names of the suites that read `path`. */
+  suitesUsing(path: string): Promise<string[]>;
+}
+
+/** Called by the worker use-case when done + failed reaches total. */
+export interface AggregateTrigger {
+  trigger(runId: string): Promise<void>;
+  /** Asks for a sweep's aggregation (ingest, when every variant run was already done). */
+  triggerSweep(sweepId: string): Promise<void>;
+}
+
+/** Sweeps: which runs make each, and who aggregates it (once). */
+export interface SweepStore {
+  /** Stores the record; a second create of the same sweepId is a no-op returning false. */
+  createSweep(sweep: SweepRecord): Promise<boolean>;
+  getSweep(sweepId: string): Promise<SweepRecord | undefined>;
+  /** The sweeps a run is a variant of (a run may serve several: the same variant in an edited sweep). */
+  sweepsOf(runId: string): Promise<string[]>;
+  /** Moves the sweep from `running` to `aggregating`; true for exactly one caller. */
+  claimSweep(sweepId: string): Promise<boolean>;
+  setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void>;
+}
+
+/** The finished runs, a line each, for `assay leaderboard`. */
+export interface Leaderboard {
+  /** Adds or replaces the run's entry. */
+  record(entry: LeaderboardEntry): Promise<void>;
+  /** Every entry, in no particular order. */
+  entries(): Promise<LeaderboardEntry[]>;
+}
+
+/**
+ * Token buckets of provider+model rate limits (`lib/providers/rate-limit.ts`): in memory for one
+ * process, in DynamoDB for a fleet of workers that must share one budget.
+ */
+export interface RateLimitStore {
+  /**
+   * Takes `need` from the bucket `key` (sized by `limit`) when it has enough now and returns 0;
+   * otherwise takes nothing and returns the milliseconds until it will have.
+   */
+  take(key: string, limit: RateLimit, need: RateNeed): Promise<number>;
+}
+
+/** A model call waiting for a vendor batch (the batch lane on AWS). */
+export interface WaitingCall {
+  /** The call's cache key: identical calls of a run wait once. */
+  key: string;
+  /** The backend as the suite names it. */
+  backend: string;
+  customId: string;
+  request: CompletionRequest;
+}
+
+/** Where a call of the batch lane stands. */
+export type BatchCallState =
+  | { state: 'waiting' }
+  | { state: 'submitted'; batchId: string }
+  | { state: 'answered'; completion: Completion }
+  /** The batch could not answer it: it is made synchronously. */
+  | { state: 'sync' };
+
+/** A batch submitted for a run, as the scheduled poller sees it. */
+export interface OpenBatch {
+  runId: string;
+  batchId: string;
+  backend: string;
+  submittedAt: string;
+}
+
+/**
+ * The batch lane across processes (AWS): workers record the calls items wait for, a scheduled
+ * poller submits them in batches, collects the answers and wakes the waiting items.
+ * Wake-ups are never lost: a worker records its wait before it reads the call's state, and
+ * the poller stores a call's outcome before it reads who waits.
+ */
+export interface BatchStore {
+  /**
+   * Records that the item whose queue message is `body` waits for `call` (the first wait also
+   * records the call as `waiting`), then returns the call's state as it is now.
+   */
+  wait(runId: string, itemId: string, call: WaitingCall, body: string): Promise<BatchCallState>;
+  /** The call's state (strongly consistent); undefined when no item ever waited for it. */
+  callState(runId: string, key: string): Promise<BatchCallState | undefined>;
+  /**
+   * Runs with calls recorded but not yet in a batch, each with the mark that says so (a new
+   * mark each time a call is recorded).
+   */
+  runsWithWaitingCalls(): Promise<{ runId: string; mark: string }[]>;
+  /**
+   * Clears the run's mark once its waiting calls were submitted, unless a call recorded since
+   * marked the run again (then the next pass sees it). A pass that stops before this leaves the
+   * mark, and the next pass submits what is still waiting.
+   */
+  clearMark(runId: string, mark: string): Promise<void>;
+  /** The run's calls recorded but not yet in a batch. */
+  waitingCalls(runId: string): Promise<WaitingCall[]>;
+  /** Records a submitted batch and moves its calls from `waiting` to `submitted`. */
+  addBatch(batch: OpenBatch, keys: readonly string[]): Promise<void>;
+  openBatches(): Promise<OpenBatch[]>;
+  /** The calls a batch holds. */
+  batchCalls(batch: OpenBatch): Promise<WaitingCall[]>;
+  /**
+   * Stores each call's outcome (its answer, or `sync`), closes the batch, and returns the
+   * queue messages of the items that waited for those calls, to send again.
+   */
+  closeBatch(batch: OpenBatch, outcomes: ReadonlyMap<string, Completion | 'sync'>): Promise<string[]>;
+}
+
+/** One submitted batch, as the run's ledger keeps it. */
+export interface LedgerBatch {
+  batchId: string;
+  /** The backend as the suite names it (what `providerFor` builds). */
+  backend: string;
+  round: number;
+  submittedAt: string;
+  entries: WaitingCall[];
+}
+
+/** Where a run keeps the batches it submitted (locally `batches.jsonl` in the run folder). */
+export interface BatchLedger {
+  list(): Promise<LedgerBatch[]>;
+  add(batch: LedgerBatch): Promise<void>;
+}

@@ -1,0 +1,108 @@
+/**
+ * A sweep's report files: `sweep.json` (the contract) and `sweep.txt` (for people): variants
+ * ranked with CIs, cost per 10K and latency side by side, the Pareto front marked, every
+ * variant against the baseline, and the gate's verdicts with their figures.
+ */
+
+import { interval, ms, pValue, signed, textTable, usd, withInterval } from '../lib/format.js';
+import { METRIC_NAMES } from '../lib/metrics/index.js';
+import type { BlobStore } from '../ports/ports.js';
+import type { SweepReport, SweepVariant } from './sweep.js';
+
+export const SWEEP_FILES = ['sweep.json', 'sweep.txt'] as const;
+
+function verdictCell(v: SweepVariant): string {
+  if (v.verdict === 'baseline') return 'baseline';
+  if (v.verdict === 'no gate') return '-';
+  return `${v.verdict === 'promoted' ? 'PROMOTED' : 'NOT PROMOTED'}${v.gate?.required ? ' (required)' : ''}`;
+}
+
+export function renderSweepText(report: SweepReport): string {
+  const lines: string[] = [];
+  if (report.notice) lines.push('*'.repeat(78), report.notice, '*'.repeat(78), '');
+  const rankName = METRIC_NAMES[report.rankBy.metric] ?? report.rankBy.metric;
+  lines.push(
+    `Assay sweep — ${report.suite} (${report.task}), ${report.variants.length} variants`,
+    `sweep ${report.sweepId}   ${report.createdAt} → ${report.finishedAt}`,
+    `dataset: ${report.dataset}`,
+    `baseline: ${report.baseline}   ranked by: ${rankName} (${report.rankBy.better} is better; 95% bootstrap CI)`,
+    '',
+  );
+  const rows = report.variants.map((v) => [
+    v.rank === null ? '-' : `${v.rank}${v.tied ? '=' : ''}`,
+    `${v.name}${v.simulated && report.simulated === 'mixed' ? ' (SIM)' : ''}`,
+    v.backends.join(' ') || '(given)',
+    withInterval(v.rankValue),
+    v.per10kUsd === null ? 'n/a' : `$${v.per10kUsd.toFixed(2)}`,
+    ms(v.latencyMs.p50),
+    ms(v.latencyMs.p95),
+    `${v.counts.scored}/${v.counts.items}`,
+    v.pareto ? '*' : '',
+    verdictCell(v),
+  ]);
+  lines.push(
+    ...textTable(
+      ['rank', 'variant', 'backends', rankName, 'cost/10K', 'p50', 'p95', 'scored', 'pareto', 'gate'],
+      rows,
+    ),
+    '',
+    '* on the Pareto front of quality against cost per 10K: no other variant is as good and cheaper, or better and as cheap.',
+    '',
+  );
+
+  lines.push(
+    `Against the baseline ${report.baseline} (paired on the same items; delta = variant − baseline)`,
+  );
+  for (const v of report.variants) {
+    if (!v.comparison) continue;
+    lines.push(
+      `  ${v.name}: ${v.comparison.paired} paired items, cost ${v.comparison.costDeltaUsd < 0 ? '-' : '+'}${usd(Math.abs(v.comparison.costDeltaUsd))}`,
+    );
+    for (const [scorer, s] of Object.entries(v.comparison.scores)) {
+      const deltas = Object.entries(s.deltas).map(
+        ([metric, d]) =>
+          `${METRIC_NAMES[metric] ?? metric} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}`,
+      );
+      const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
+      lines.push(
+        `    ${scorer}: ${deltas.length > 0 ? deltas.join('; ') : 'no paired figures'}${mcnemar}; flipped: ${s.flipped.fixed} fixed, ${s.flipped.broken} broken, ${s.flipped.changed} changed`,
+      );
+    }
+    for (const change of v.comparison.promptChanges) lines.push(`    prompt changed: ${change.path}`);
+  }
+
+  if (report.gate) {
+    lines.push(
+      '',
+      `Gate: ${report.gate.conditions.join('  AND  ')}`,
+      `required: ${report.gate.required.length > 0 ? report.gate.required.join(', ') : 'none'}`,
+    );
+    for (const v of report.variants) {
+      if (!v.gate) continue;
+      lines.push(`  ${v.name}: ${verdictCell(v)}`);
+      for (const c of v.gate.conditions)
+        lines.push(`    ${c.passed ? 'pass' : 'FAIL'}  ${c.condition}: ${c.reason}`);
+    }
+    lines.push(
+      '',
+      report.gate.failedRequired.length > 0
+        ? `REQUIRED GATE FAILED for ${report.gate.failedRequired.join(', ')}`
+        : 'Every required variant passed the gate.',
+    );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/** Writes sweep.json and sweep.txt under `prefix`; returns their keys. */
+export async function writeSweepFiles(
+  reports: BlobStore,
+  prefix: string,
+  report: SweepReport,
+): Promise<string[]> {
+  const files: [string, string, string][] = [
+    ['sweep.json', `${JSON.stringify(report, null, 2)}\n`, 'application/json'],
+    ['sweep.txt', renderSweepText(report), 'text/plain; charset=utf-8'],
+  ];
+  for (const [name, body, type] of files) await reports.put(`${prefix}${name}`, body, type);
+  return files.map(([name]) => `${prefix}${name}`);
+}

@@ -1,0 +1,119 @@
+import { StoredDataError } from '../model/codec.js';
+import type { ItemResult, RunRecord } from '../model/model.js';
+import type { Report } from '../model/report.js';
+import { collectResults, inReportOrder } from '../model/report-order.js';
+import type { BlobStore, RunHistory, RunStore } from '../ports/ports.js';
+import { taskFor } from '../registry/registry.js';
+import { compareRuns, comparisonSummary } from '../reports/compare-runs.js';
+import { writeComparisonFiles } from '../reports/comparison.js';
+import { FileLayout, writeReportFiles } from '../reports/files.js';
+import { buildReport, reportOrder } from '../reports/report.js';
+
+export interface AggregateDeps {
+  runStore: RunStore;
+  /** Where report files go (the bucket on AWS, the run folder locally). */
+  reports: BlobStore;
+  /** When given, the report is compared with the suite's previous finished run. */
+  history?: RunHistory;
+  now?: () => Date;
+}
+
+export type AggregateOutcome =
+  | { status: 'written'; report: Report; keys: string[] }
+  | { status: 'skipped'; reason: string };
+
+/**
+ * Claims the run (exactly one caller wins, however many triggers arrive), streams its
+ * results, computes metrics and cost, writes the report files and marks the run done.
+ */
+export async function aggregateRun(deps: AggregateDeps, runId: string): Promise<AggregateOutcome> {
+  const claimed = await deps.runStore.claimAggregation(runId);
+  if (!claimed) return { status: 'skipped', reason: 'already claimed, finished, or not complete' };
+  try {
+    const outcome = await writeRunReport(deps, runId);
+    await deps.runStore.setStatus(runId, 'done', outcome.report.finishedAt ?? undefined);
+    return outcome;
+  } catch (error) {
+    // Give the run back so a retried trigger can claim it again.
+    await deps.runStore.setStatus(runId, 'running');
+    throw error;
+  }
+}
+
+/**
+ * Builds and writes the report from the stored results, without claiming (`assay report`).
+ * The results stream: they are put in report order with bounded memory (see `inReportOrder`),
+ * read once for the figures and once for the item files; only a comparison with a previous
+ * run holds both runs' results.
+ */
+export async function writeRunReport(
+  deps: AggregateDeps,
+  runId: string,
+): Promise<{ status: 'written'; report: Report; keys: string[] }> {
+  const run = await deps.runStore.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found`);
+  const family = taskFor(run.suite);
+  const ordered = await inReportOrder(() => deps.runStore.results(runId));
+  try {
+    // A finished run keeps its finish time when its report is rebuilt.
+    const finishedAt =
+      run.status === 'done' && run.finishedAt
+        ? run.finishedAt
+        : (deps.now ?? (() => new Date()))().toISOString();
+    const layout = new FileLayout(family, run.suite);
+    const report = await buildReport(run, ordered.results, family, finishedAt, (r) => layout.add(r));
+    const keys: string[] = [];
+    // Compared only with an earlier run of the suite on the same dataset that scored something,
+    // and only when this run scored something: an empty comparison says nothing.
+    if (deps.history && report.counts.scored > 0) {
+      const found = await comparableRun(deps.history, run);
+      if (found && 'error' in found) report.comparison = { baseRunId: found.run.runId, error: found.error };
+      else if (found) {
+        const results = await collectResults(ordered.results());
+        const comparison = compareRuns(found, { run, results });
+        if ((comparison.scores[comparison.primaryScorer]?.n ?? 0) > 0) {
+          report.comparison = { ...comparisonSummary(comparison) };
+          keys.push(...(await writeComparisonFiles(deps.reports, run.reportPrefix, comparison)));
+        }
+      }
+    }
+    keys.unshift(
+      ...(await writeReportFiles(deps.reports, run.reportPrefix, report, ordered.results, run.suite, layout)),
+    );
+    return { status: 'written', report, keys };
+  } finally {
+    await ordered.close();
+  }
+}
+
+/** Earlier runs looked at, newest first, for one to compare with. */
+const COMPARABLE_LOOKBACK = 20;
+
+/**
+ * The newest earlier finished run of the suite on the same dataset with a scored item, with its
+ * results (in report order); or the run whose stored results cannot be read, and why.
+ */
+async function comparableRun(
+  history: RunHistory,
+  run: RunRecord,
+): Promise<{ run: RunRecord; results: ItemResult[] } | { run: RunRecord; error: string } | undefined> {
+  const seen = new Set([run.runId]);
+  let cursor = run.runId;
+  for (let i = 0; i < COMPARABLE_LOOKBACK; i += 1) {
+    const previous = await history.previousRun(run.suiteName, cursor);
+    if (!previous || seen.has(previous.runId)) return undefined;
+    seen.add(previous.runId);
+    cursor = previous.runId;
+    if (previous.datasetKey !== run.datasetKey) continue;
+    let results: ItemResult[];
+    try {
+      results = reportOrder(await collectResults(history.results(previous.runId)));
+    } catch (error) {
+      // The report is still written; it says why it could not compare.
+      if (!(error instanceof StoredDataError)) throw error;
+      return { run: previous, error: error.message };
+    }
+    if (results.some((r) => r.status === 'scored')) return { run: previous, results };
+  }
+  return undefined;
+}

@@ -1,0 +1,390 @@
+/**
+ * `assay estimate`: what a run will call, spend and take, before anything is spent. The dataset
+ * is read as a run reads it (same items, sample, invalid rows); each item goes through its
+ * family's own `solve` and scorers with a context that records every request instead of sending
+ * it, and answers with the family's simulator. So prompts are rendered exactly as the run will
+ * render them, and the calls per item follow from the method: twice per item, once with every
+ * answer agreeing with the gold and once with every answer disagreeing, which gives the fewest
+ * and the most calls where the method's path depends on the answers (escalation, routing).
+ */
+
+import type { AnyTaskFamily, TaskContext } from '../../family/types.js';
+import type { RawRow } from '../../lib/datasets/read.js';
+import { SimEmbedder, SimNli } from '../../lib/encoders/sim.js';
+import { textTable, usd } from '../../lib/format.js';
+import { costOf, type PriceTable } from '../../lib/providers/pricing.js';
+import { parseLimitSpec, stricter, suiteLimitsById } from '../../lib/providers/rate-limit.js';
+import { seededRandom } from '../../lib/providers/sim.js';
+import type { RateLimit } from '../../model/limits.js';
+import type { Item, ItemMessage, ItemResult, RunCounters, RunRecord } from '../../model/model.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../../model/provider.js';
+import type { RunStore } from '../../ports/ports.js';
+import { simulateAnswer, taskFor } from '../../registry/registry.js';
+import { promptRenderer } from '../score-item.js';
+import { startRun } from '../start-run.js';
+import { exactTokenizer, type TokenCounter } from './tokens.js';
+
+/** A figure that depends on the answers: its value on the cheapest and the dearest path. */
+export interface Range {
+  min: number;
+  max: number;
+}
+
+export interface BackendEstimate {
+  backend: string;
+  calls: Range;
+  inputTokens: Range;
+  /** min: answers of the size the family's answers take; max: `maxTokens` for every call. */
+  outputTokens: Range;
+  /** Null when the price table has no price for the backend (the cost is unknown, not 0). */
+  costUsd: Range | null;
+  /** True when o200k_base is the backend's own tokenizer; false: an approximation. */
+  exactTokens: boolean;
+  /** The declared limit (suite `run.limits` and ASSAY_LIMITS, the stricter), if any. */
+  limit?: RateLimit;
+  /** Seconds the declared limit alone needs for these calls; null without a limit. */
+  limitSeconds: Range | null;
+}
+
+export interface Estimate {
+  suite: string;
+  task: string;
+  config: Record<string, string>;
+  /** Items that will be scored (the sample, when the suite samples). */
+  items: number;
+  invalidRows: number;
+  concurrency: number;
+  /** The time one call is assumed to take. */
+  latencyMs: number;
+  backends: BackendEstimate[];
+  /** Sum over the backends; null when any backend is unpriced. */
+  costUsd: Range | null;
+  /** Projected wall time: the slower of the concurrency bound and each backend's limit. */
+  wallSeconds: Range;
+  /** What bounds the wall time on the dearest path: `concurrency` or a backend id. */
+  boundBy: string;
+  notes: string[];
+}
+
+export interface EstimateInput {
+  /** A run record as `prepareRun` makes it (backends resolved, prompts snapshotted). */
+  run: RunRecord;
+  rows: AsyncIterable<RawRow>;
+  prices: PriceTable;
+  tokens: TokenCounter;
+  /** ASSAY_LIMITS is read from here. */
+  env?: NodeJS.ProcessEnv;
+  /** Assumed time per call. Default 1,000 ms. */
+  latencyMs?: number;
+}
+
+interface Tally {
+  calls: number;
+  input: number;
+  /** Tokens of the simulated answers: the typical answer size. */
+  typicalOutput: number;
+  /** maxTokens of every call. */
+  maxOutput: number;
+}
+
+const emptyTally = (): Tally => ({ calls: 0, input: 0, typicalOutput: 0, maxOutput: 0 });
+
+/** A backend as the estimate's families see it: an id. It is never called. */
+function recordedBackend(id: string): LlmProvider {
+  return {
+    id,
+    simulated: id.startsWith('sim:'),
+    complete: () => Promise.reject(new Error(`assay estimate never calls ${id}`)),
+  };
+}
+
+/**
+ * One item through the family with every request recorded (tokens counted) and answered by the
+ * simulator at `noise` (0: every answer agrees with the gold; 1: none does).
+ */
+async function dryRun(
+  family: AnyTaskFamily,
+  run: RunRecord,
+  item: Item,
+  backends: LlmProvider[],
+  render: TaskContext['render'],
+  tokens: TokenCounter,
+  noise: number,
+): Promise<Map<string, Tally>> {
+  const tallies = new Map<string, Tally>();
+  const { suite } = run;
+  let n = 0;
+  const ctx: TaskContext = {
+    embed: async () => [],
+    contradiction: async () => [],
+    suite,
+    prompts: run.prompts,
+    paths: family.promptPaths(suite),
+    backends,
+    render,
+    async call(stage: string, provider: LlmProvider, request: CompletionRequest): Promise<Completion> {
+      const text = request.simulation
+        ? simulateAnswer(request.simulation, seededRandom(`estimate|${item.id}|${stage}|${n++}`), noise)
+        : '';
+      const tally = tallies.get(provider.id) ?? emptyTally();
+      tallies.set(provider.id, tally);
+      const input = tokens.request(request);
+      const output = tokens.count(text);
+      tally.calls += 1;
+      tally.input += input;
+      tally.typicalOutput += output;
+      tally.maxOutput += request.maxTokens ?? suite.params.maxTokens;
+      return {
+        text,
+        finishReason: 'stop',
+        usage: { input, output, cached: 0 },
+        costUsd: 0,
+        latencyMs: 0,
+        cached: false,
+        simulated: true,
+        providerId: provider.id,
+      };
+    },
+  };
+  /** An encoder call: its input tokens booked under the encoder's id, answered by the simulators. */
+  const encoded = (id: string, texts: readonly string[]) => {
+    const tally = tallies.get(id) ?? emptyTally();
+    tallies.set(id, tally);
+    tally.calls += 1;
+    tally.input += texts.reduce((sum, text) => sum + tokens.count(text), 0);
+  };
+  ctx.embed = async (_stage, id, texts) => {
+    encoded(id, texts);
+    return (await new SimEmbedder().embed(texts)).vectors;
+  };
+  ctx.contradiction = async (_stage, id, pairs) => {
+    encoded(
+      id,
+      pairs.flatMap((p) => [p.premise, p.hypothesis]),
+    );
+    return (await new SimNli().contradiction(pairs)).probabilities;
+  };
+  const solved = item.given ? family.readOutput(item.given, item, suite) : await family.solve(item, ctx);
+  if (solved.ok) {
+    for (const scorer of Object.values(family.scorers(suite))) await scorer.score(solved.output, item, ctx);
+  }
+  return tallies;
+}
+
+/**
+ * A run store that keeps only counts: `startRun` reads the dataset into it exactly as a run
+ * would (sample, invalid rows, duplicates), and nothing is written anywhere.
+ */
+class CountingRunStore implements RunStore {
+  invalidRows = 0;
+  private counted: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
+  async createRun(): Promise<boolean> {
+    return true;
+  }
+  async getRun(): Promise<RunRecord | undefined> {
+    return undefined;
+  }
+  async setTotal(_runId: string, total: number): Promise<RunCounters> {
+    this.counted = { ...this.counted, total };
+    return this.counted;
+  }
+  async counters(): Promise<RunCounters | undefined> {
+    return this.counted;
+  }
+  async recordResult(_result: ItemResult) {
+    this.invalidRows += 1;
+    return { recorded: true, counters: this.counted };
+  }
+  async resultIds(): Promise<Set<string>> {
+    return new Set();
+  }
+  async *results(): AsyncIterable<ItemResult> {}
+  async claimAggregation(): Promise<boolean> {
+    return false;
+  }
+  async setStatus(): Promise<void> {}
+}
+
+/** Reads the suite's dataset, dry-runs every item and adds up calls, tokens, cost and time. */
+export async function estimateRun(input: EstimateInput): Promise<Estimate> {
+  const { run, tokens, prices } = input;
+  const { suite } = run;
+  const latencyMs = input.latencyMs ?? 1_000;
+  const family = taskFor(suite);
+  const backends = suite.backends.map(recordedBackend);
+  const render = promptRenderer(family, run);
+  // Per backend, the fewer and the more of each figure over the two dry runs of each item.
+  const cheap = new Map<string, Tally>();
+  const dear = new Map<string, Tally>();
+  const add = (into: Map<string, Tally>, id: string, t: Tally) => {
+    const sum = into.get(id) ?? emptyTally();
+    into.set(id, sum);
+    sum.calls += t.calls;
+    sum.input += t.input;
+    sum.typicalOutput += t.typicalOutput;
+    sum.maxOutput += t.maxOutput;
+  };
+  const pick = (a: Tally, b: Tally, by: (x: number, y: number) => number): Tally => ({
+    calls: by(a.calls, b.calls),
+    input: by(a.input, b.input),
+    typicalOutput: by(a.typicalOutput, b.typicalOutput),
+    maxOutput: by(a.maxOutput, b.maxOutput),
+  });
+  let items = 0;
+
+  const store = new CountingRunStore();
+  const queue = {
+    async sendItems(messages: ItemMessage[]) {
+      for (const { item } of messages) {
+        items += 1;
+        const agree = await dryRun(family, run, item, backends, render, tokens, 0);
+        const disagree = await dryRun(family, run, item, backends, render, tokens, 1);
+        for (const id of new Set([...agree.keys(), ...disagree.keys()])) {
+          const a = agree.get(id) ?? emptyTally();
+          const d = disagree.get(id) ?? emptyTally();
+          add(cheap, id, pick(a, d, Math.min));
+          add(dear, id, pick(a, d, Math.max));
+        }
+      }
+    },
+  };
+  const trigger = { trigger: async () => {}, triggerSweep: async () => {} };
+  await startRun({ runStore: store, queue, trigger }, { run, rows: input.rows });
+
+  const declared = input.env?.ASSAY_LIMITS ? parseLimitSpec(input.env.ASSAY_LIMITS) : {};
+  const suiteLimits = suiteLimitsById(suite.run);
+  const ids = [...new Set([...suite.backends, ...cheap.keys(), ...dear.keys()])];
+  const perBackend = ids.map((backend): BackendEstimate => {
+    const lo = cheap.get(backend) ?? emptyTally();
+    const hi = dear.get(backend) ?? emptyTally();
+    const low = costOf(prices, backend, { input: lo.input, output: lo.typicalOutput, cached: 0 });
+    const high = costOf(prices, backend, { input: hi.input, output: hi.maxOutput, cached: 0 });
+    const limit = stricter(declared[backend], suiteLimits.get(backend));
+    const seconds = (t: Tally) => limitSeconds(limit!, t);
+    return {
+      backend,
+      calls: { min: lo.calls, max: hi.calls },
+      inputTokens: { min: lo.input, max: hi.input },
+      outputTokens: { min: lo.typicalOutput, max: hi.maxOutput },
+      costUsd: low.priced ? { min: low.usd, max: high.usd } : null,
+      exactTokens: exactTokenizer(backend),
+      ...(limit ? { limit } : {}),
+      limitSeconds: limit ? { min: seconds(lo), max: seconds(hi) } : null,
+    };
+  });
+
+  const concurrency = suite.run.concurrency;
+  const poolSeconds = (pick: (b: BackendEstimate) => number) =>
+    (perBackend.reduce((n, b) => n + pick(b), 0) * latencyMs) / 1000 / concurrency;
+  const wall = { min: poolSeconds((b) => b.calls.min), max: poolSeconds((b) => b.calls.max) };
+  let boundBy = 'concurrency';
+  for (const b of perBackend) {
+    if (!b.limitSeconds) continue;
+    wall.min = Math.max(wall.min, b.limitSeconds.min);
+    if (b.limitSeconds.max > wall.max) {
+      wall.max = b.limitSeconds.max;
+      boundBy = b.backend;
+    }
+  }
+  const priced = perBackend.every((b) => b.costUsd !== null);
+  const approximate = perBackend.filter((b) => !b.exactTokens).map((b) => b.backend);
+  return {
+    suite: suite.name,
+    task: suite.task,
+    config: family.config(suite),
+    items,
+    invalidRows: store.invalidRows,
+    concurrency,
+    latencyMs,
+    backends: perBackend,
+    costUsd: priced
+      ? {
+          min: perBackend.reduce((n, b) => n + b.costUsd!.min, 0),
+          max: perBackend.reduce((n, b) => n + b.costUsd!.max, 0),
+        }
+      : null,
+    wallSeconds: wall,
+    boundBy,
+    notes: [
+      'calls per item: the method run dry twice, with answers that all agree with the gold and that all disagree; each figure adds up the lower and the higher of the two per item; repair passes after an unparseable answer are not counted',
+      'input tokens: o200k_base (js-tiktoken) with chat framing; structured-output schemas are not counted',
+      ...(approximate.length > 0
+        ? [
+            `${approximate.join(', ')}: counted with o200k_base as an approximation (their own tokenizers are not available offline, and their counts differ)`,
+          ]
+        : []),
+      `output tokens: min is answers the size the family's answers take, max is maxTokens (${suite.params.maxTokens}) for every call`,
+      `time: ${latencyMs} ms per call assumed (--latency-ms), items in flight: ${concurrency}, each item's calls one after another; a declared rate limit bounds its backend`,
+    ],
+  };
+}
+
+/** Seconds the declared limit needs for these calls: requests at rpm, input + maxTokens at tpm. */
+function limitSeconds(limit: RateLimit, t: Tally): number {
+  const byRequests = limit.rpm === undefined ? 0 : (t.calls / limit.rpm) * 60;
+  const byTokens = limit.tpm === undefined ? 0 : ((t.input + t.maxOutput) / limit.tpm) * 60;
+  return Math.max(byRequests, byTokens);
+}
+
+const count = (n: number) => Math.round(n).toLocaleString('en-US');
+const range = (r: Range, show: (n: number) => string) =>
+  show(r.min) === show(r.max) ? show(r.min) : `${show(r.min)}..${show(r.max)}`;
+
+/** `42s`, `7m 05s`, `3h 12m`. */
+export function duration(seconds: number): string {
+  if (seconds < 60) return `${seconds < 10 ? seconds.toFixed(1) : Math.round(seconds)}s`;
+  const m = Math.round(seconds / 60);
+  if (seconds < 3600) {
+    const whole = Math.floor(seconds / 60);
+    return `${whole}m ${String(Math.round(seconds - whole * 60)).padStart(2, '0')}s`;
+  }
+  return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
+}
+
+const limitText = (limit: RateLimit | undefined) =>
+  limit
+    ? [
+        limit.rpm === undefined ? '' : `${count(limit.rpm)} rpm`,
+        limit.tpm === undefined ? '' : `${count(limit.tpm)} tpm`,
+      ]
+        .filter(Boolean)
+        .join(', ')
+    : 'none declared';
+
+/** The estimate for people: a table per backend, the totals, and what the figures assume. */
+export function renderEstimate(e: Estimate): string {
+  const config = Object.entries(e.config)
+    .map(([k, v]) => `${k} ${v}`)
+    .join(', ');
+  const rows = e.backends.map((b) => [
+    b.backend,
+    range(b.calls, count),
+    `${range(b.inputTokens, count)}${b.exactTokens ? '' : ' ~'}`,
+    range(b.outputTokens, count),
+    b.costUsd ? range(b.costUsd, usd) : 'n/a (no price)',
+    limitText(b.limit),
+    b.limitSeconds ? range(b.limitSeconds, duration) : '-',
+  ]);
+  const lines = [
+    `estimate ${e.suite} (${e.task}${config ? `: ${config}` : ''}): ${count(e.items)} items, ${count(e.invalidRows)} invalid rows`,
+    '',
+    ...textTable(
+      ['backend', 'calls', 'input tokens', 'output tokens', 'cost', 'rate limit', 'time at limit'],
+      rows,
+    ),
+    '',
+    `cost: ${
+      e.costUsd
+        ? range(e.costUsd, usd)
+        : `n/a (no price for ${e.backends
+            .filter((b) => !b.costUsd)
+            .map((b) => b.backend)
+            .join(', ')}; the priced backends' figures are above)`
+    }`,
+    `wall time: ${range(e.wallSeconds, duration)} (bound by ${e.boundBy === 'concurrency' ? `concurrency ${e.concurrency}` : `the rate limit of ${e.boundBy}`})`,
+    '',
+    ...e.notes.map((note) => `- ${note}`),
+  ];
+  if (e.backends.some((b) => !b.exactTokens)) lines.push('- ~: approximate token count');
+  return `${lines.join('\n')}\n`;
+}

@@ -1,0 +1,71 @@
+/**
+ * Input tokens of a request, counted locally with js-tiktoken before anything is sent. OpenAI
+ * models are counted with their own encoding (o200k_base: gpt-4o, gpt-4.1, gpt-5, o-series) and
+ * chat framing; every other vendor's tokenizer is not available offline, so the same count
+ * stands in for it as an approximation, and the estimate says so.
+ */
+import type { Tiktoken } from 'js-tiktoken/lite';
+import type { CompletionRequest } from '../../model/provider.js';
+import { resolveProviderId } from '../../model/provider-ids.js';
+
+/** Tokens OpenAI's chat format adds per message, and once to prime the reply. */
+export const CHAT_TOKENS_PER_MESSAGE = 3;
+export const CHAT_REPLY_PRIMING = 3;
+
+export interface TokenCounter {
+  /** Tokens of a text. */
+  count(text: string): number;
+  /** Input tokens of a request as the chat (or text-completion) endpoint sees it. */
+  request(request: CompletionRequest): number;
+}
+
+/**
+ * Loads o200k_base (about a second: the ranks are large, so only `assay estimate` loads them).
+ * Texts seen again (a system prompt, an agent's history) are counted once.
+ */
+export async function loadTokenCounter(): Promise<TokenCounter> {
+  const [{ Tiktoken: Encoder }, { default: o200k }] = await Promise.all([
+    import('js-tiktoken/lite'),
+    import('js-tiktoken/ranks/o200k_base'),
+  ]);
+  const encoder: Tiktoken = new Encoder(o200k);
+  const seen = new Map<string, number>();
+  const count = (text: string): number => {
+    if (text.length === 0) return 0;
+    let n = seen.get(text);
+    if (n === undefined) {
+      n = encoder.encode(text).length;
+      if (seen.size < 10_000) seen.set(text, n);
+    }
+    return n;
+  };
+  return {
+    count,
+    request(request) {
+      if (request.rawCompletion) return count(request.prompt);
+      const messages = [
+        ...(request.system ? [request.system] : []),
+        ...(request.history ?? []).map((turn) => turn.content),
+        request.prompt,
+      ];
+      let total = CHAT_REPLY_PRIMING;
+      for (const text of messages) total += count(text) + CHAT_TOKENS_PER_MESSAGE;
+      return total;
+    },
+  };
+}
+
+/**
+ * Whether o200k_base is the backend's own tokenizer: OpenAI's models (and a simulator named
+ * after one). Everything else is counted with it as an approximation.
+ */
+export function exactTokenizer(backend: string): boolean {
+  const { vendor, model } = resolveProviderId(backend);
+  if (vendor === 'openai') return true;
+  if (vendor !== 'sim') return false;
+  try {
+    return resolveProviderId(model).vendor === 'openai';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,357 @@
+import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/bucket-layout.js';
+import { type DatasetFormat, formatFromPath, readRows } from '../lib/datasets/read.js';
+import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
+import type { RunRecord } from '../model/model.js';
+import { isSweep } from '../model/variants.js';
+import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports/ports.js';
+import { parseSuite, type Suite, variantSuites } from '../registry/suite.js';
+import { prepareSweep } from '../sweeps/sweep.js';
+import { prepareRun } from './prepare-run.js';
+import { type StartRunDeps, type StartRunOutcome, startRun } from './start-run.js';
+
+export interface IngestObjectDeps extends StartRunDeps {
+  /** The bucket (suites/ and datasets/ keys). */
+  bucket: BlobStore;
+  /** Serves `prompts/<path>`: the bucket's prompts over the ones bundled with the code. */
+  prompts: BlobStore;
+  /**
+   * Opens an object for streaming; undefined when it does not exist. Called before the run
+   * record is written, so a missing dataset never leaves a run stuck in `ingesting`.
+   */
+  open(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
+  /**
+   * Builds the suite's providers, so an upload whose backend has no key is refused here, as
+   * the local CLI refuses to start, instead of failing every item in the workers.
+   */
+  checkBackends(suite: Suite): Promise<void>;
+  /** Kept current on every suite ingest; read when a prompt file changes. */
+  promptIndex: PromptIndex;
+  /** The suites' runs: a prompt change re-runs the latest on the same dataset. */
+  history: RunHistory;
+  /** A suite with variants starts a sweep: its record says which runs make it. */
+  sweeps: SweepStore;
+}
+
+export interface UploadedObject {
+  /** The decoded key. */
+  key: string;
+  /**
+   * Identifies this upload (S3: ETag + sequencer). A redelivered event carries the same
+   * version and maps to the same run; a new upload of the same key is a new run.
+   */
+  version: string;
+}
+
+export type IngestOutcome =
+  | {
+      status: StartRunOutcome['status'];
+      runId: string;
+      suiteName: string;
+      datasetKey: string;
+      start: StartRunOutcome;
+    }
+  /** A suite with variants: a run per variant, and the sweep that compares them. */
+  | { status: 'sweep'; sweepId: string; suiteName: string; datasetKey: string; runs: SweepRunOutcome[] }
+  /** A prompt file changed: one outcome per suite that reads it. */
+  | { status: 'prompt'; path: string; hash?: string; suites: PromptChangeOutcome[] }
+  /** Nothing to run: a suite whose dataset is not uploaded yet (`no-dataset`), or a key outside the layout (`unknown-key`). */
+  | { status: 'ignored'; why: 'no-dataset' | 'unknown-key'; reason: string }
+  /** The upload cannot start a run and retrying will not change that: the user must fix something. */
+  | { status: 'rejected'; reason: string; suiteName?: string };
+
+/** Errors that mean "this suite, its prompts or its dataset are wrong": no retry can fix them. */
+const PERMANENT_ERRORS = new Set([
+  'SuiteError',
+  'PromptError',
+  'TaskRegistryError',
+  'UnknownProviderError',
+  'MissingCredentialsError',
+]);
+
+/**
+ * An object landed in the bucket: starts the run it asks for. A suite upload runs the suite on
+ * its dataset; a dataset upload runs `suites/<name>.json` on that file. Problems with the
+ * upload itself come back as `rejected` (retrying cannot fix them); storage and queue errors
+ * throw, so the event is retried, and a retried event resumes the same run.
+ */
+/**
+ * How much of a dataset one call may ingest: a call that pauses (`paused`, with `next`) is
+ * continued by another with `skip: next`, on the same object (key and version), until the
+ * whole dataset is in. Sweeps and prompt re-runs ingest in one call.
+ */
+export interface IngestBudget {
+  skip?: number;
+  shouldPause?: (handed: number) => boolean;
+  /** The run a continuation continues: if the upload now maps to another, nothing is ingested. */
+  runId?: string;
+}
+
+export async function ingestObject(
+  deps: IngestObjectDeps,
+  object: UploadedObject,
+  budget: IngestBudget = {},
+): Promise<IngestOutcome> {
+  const route = routeKey(object.key);
+  switch (route.kind) {
+    case 'prompt':
+      return reevaluatePrompt(deps, route.path);
+    case 'other':
+      return {
+        status: 'ignored',
+        why: 'unknown-key',
+        reason: 'not a suite (suites/<name>.json) or dataset (datasets/<name>/<file>)',
+      };
+  }
+
+  const { suiteName } = route;
+  const loaded = await loadSuite(deps.bucket, suiteName);
+  if ('rejected' in loaded) return { status: 'rejected', reason: loaded.rejected, suiteName };
+  const { suite } = loaded;
+
+  let datasetKey: string;
+  let datasetVersion: string;
+  if (route.kind === 'dataset') {
+    datasetKey = object.key;
+    datasetVersion = object.version;
+  } else {
+    const key = datasetKeyOf(suite);
+    if (key === undefined) {
+      return {
+        status: 'rejected',
+        reason: `dataset.path ${JSON.stringify(suite.dataset.path)} names no file`,
+        suiteName,
+      };
+    }
+    datasetKey = key;
+    // The suite was uploaded: its upload identifies the run (a new suite upload is a new run).
+    datasetVersion = `suite:${object.version}`;
+  }
+
+  let format: DatasetFormat;
+  try {
+    format = suite.dataset.format ?? formatFromPath(datasetKey);
+  } catch (error) {
+    return { status: 'rejected', reason: (error as Error).message, suiteName };
+  }
+
+  if (isSweep(suite)) {
+    return ingestSweep(
+      deps,
+      suite,
+      { key: datasetKey, version: datasetVersion, format },
+      route.kind === 'suite',
+    );
+  }
+
+  const run = await prepareChecked(deps, suite, datasetKey, datasetVersion);
+  if ('rejected' in run) return { status: 'rejected', reason: run.rejected, suiteName };
+
+  // The suite reads exactly these prompts now: a later change to one of them re-runs it.
+  await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
+
+  const chunks = await deps.open(datasetKey);
+  if (!chunks) {
+    return route.kind === 'suite'
+      ? {
+          status: 'ignored',
+          why: 'no-dataset',
+          reason: `suite saved; no dataset at ${datasetKey} yet: uploading one there (or any file under datasets/${suiteName}/) starts a run`,
+        }
+      : { status: 'rejected', reason: `${datasetKey} is gone (deleted after the upload?)`, suiteName };
+  }
+
+  if (budget.runId !== undefined && budget.runId !== run.runId) {
+    return {
+      status: 'rejected',
+      reason: `the suite or its prompts changed while run ${budget.runId} was being ingested; it stays incomplete (upload the dataset again for a new run)`,
+      suiteName,
+    };
+  }
+  const { skip, shouldPause } = budget;
+  const start = await startRun(deps, {
+    run,
+    rows: readRows(chunks, format, suite.dataset),
+    skip,
+    shouldPause,
+  });
+  return { status: start.status, runId: run.runId, suiteName, datasetKey, start };
+}
+
+export interface SweepRunOutcome {
+  variant: string;
+  runId: string;
+  start: StartRunOutcome;
+}
+
+interface DatasetRef {
+  key: string;
+  version: string;
+  format: DatasetFormat;
+}
+
+/**
+ * A sweep: every variant's run is prepared (and its keys checked) before any starts, so one
+ * bad variant starts none; then each starts on the dataset as a run of its own, and the sweep
+ * record names them. When every run was already done (the same sweep uploaded again, an
+ * edited gate), nothing else would aggregate the sweep, so this asks for it.
+ */
+async function ingestSweep(
+  deps: IngestObjectDeps,
+  suite: Suite,
+  dataset: DatasetRef,
+  suiteUpload: boolean,
+): Promise<IngestOutcome> {
+  const suiteName = suite.name;
+  let variants: ReturnType<typeof variantSuites>;
+  try {
+    variants = variantSuites(suite);
+  } catch (error) {
+    return { status: 'rejected', reason: (error as Error).message, suiteName };
+  }
+  const runs: { variant: string; run: RunRecord }[] = [];
+  for (const { variant, suite: variantSuite } of variants) {
+    const run = await prepareChecked(deps, variantSuite, dataset.key, dataset.version);
+    if ('rejected' in run)
+      return { status: 'rejected', reason: `variant ${variant.name}: ${run.rejected}`, suiteName };
+    runs.push({ variant: variant.name, run });
+  }
+  await deps.promptIndex.setSuitePrompts(suiteName, [
+    ...new Set(runs.flatMap(({ run }) => Object.keys(run.prompts))),
+  ]);
+
+  const outcomes: SweepRunOutcome[] = [];
+  for (const { variant, run } of runs) {
+    const chunks = await deps.open(dataset.key);
+    if (!chunks) {
+      return suiteUpload && outcomes.length === 0
+        ? {
+            status: 'ignored',
+            why: 'no-dataset',
+            reason: `suite saved; no dataset at ${dataset.key} yet: uploading one there (or any file under datasets/${suiteName}/) starts the sweep`,
+          }
+        : { status: 'rejected', reason: `${dataset.key} is gone (deleted after the upload?)`, suiteName };
+    }
+    const start = await startRun(deps, { run, rows: readRows(chunks, dataset.format, suite.dataset) });
+    outcomes.push({ variant, runId: run.runId, start });
+  }
+
+  const sweep = prepareSweep(
+    suite,
+    outcomes.map(({ variant, runId }) => ({ variant, runId })),
+    { datasetKey: dataset.key, reportPrefix: sweepPrefixOf(suiteName), now: deps.now },
+  );
+  await deps.sweeps.createSweep(sweep);
+  const statuses = await Promise.all(outcomes.map(({ runId }) => deps.runStore.getRun(runId)));
+  if (statuses.every((run) => run?.status === 'done')) await deps.trigger.triggerSweep(sweep.sweepId);
+  return { status: 'sweep', sweepId: sweep.sweepId, suiteName, datasetKey: dataset.key, runs: outcomes };
+}
+
+export type PromptChangeOutcome =
+  | { suiteName: string; status: StartRunOutcome['status']; runId: string; previousRunId: string }
+  | { suiteName: string; status: 'sweep'; sweepId: string; previousRunId: string }
+  | { suiteName: string; status: 'unchanged' | 'never-run' | 'not-reading'; reason: string }
+  | { suiteName: string; status: 'rejected'; reason: string };
+
+/**
+ * A prompt file landed: every suite that reads it (the prompt index) and whose latest run used
+ * other content for it runs again on that run's dataset, with the prompts as they are now. The
+ * new run id derives from the new prompt hashes, so a redelivered event resumes the same run;
+ * a prompt re-uploaded with the same content starts nothing.
+ */
+async function reevaluatePrompt(deps: IngestObjectDeps, path: string): Promise<IngestOutcome> {
+  const body = await deps.bucket.get(`${PROMPT_PREFIX}${path}`);
+  if (!body) return { status: 'prompt', path, suites: [] };
+  const hash = contentHash(new TextDecoder().decode(body));
+  const suites: PromptChangeOutcome[] = [];
+  for (const suiteName of await deps.promptIndex.suitesUsing(path)) {
+    suites.push(await rerunSuite(deps, suiteName, path, hash));
+  }
+  return { status: 'prompt', path, hash, suites };
+}
+
+async function rerunSuite(
+  deps: IngestObjectDeps,
+  suiteName: string,
+  path: string,
+  hash: string,
+): Promise<PromptChangeOutcome> {
+  const loaded = await loadSuite(deps.bucket, suiteName);
+  if ('rejected' in loaded) return { suiteName, status: 'rejected', reason: loaded.rejected };
+  const { suite } = loaded;
+  // A sweep's runs are its variants' (`<suite>.<variant>`): the newest of them is its latest.
+  const sweep = isSweep(suite);
+  const names = sweep ? variantSuites(suite).map((v) => v.suite.name) : [suiteName];
+  const latestRuns = (await Promise.all(names.map((name) => deps.history.latestRun(name)))).filter(
+    (run): run is RunRecord => run !== undefined,
+  );
+  const latest = latestRuns.sort((a, b) => b.startedAt.localeCompare(a.startedAt))[0];
+  if (!latest) return { suiteName, status: 'never-run', reason: 'the suite has no run yet to re-evaluate' };
+  if (latestRuns.every((run) => run.prompts[path]?.hash === hash)) {
+    return { suiteName, status: 'unchanged', reason: `run ${latest.runId} already used this content` };
+  }
+  const format = suite.dataset.format ?? formatFromPath(latest.datasetKey);
+  const version = latest.datasetVersion ?? latest.runId;
+  if (sweep) {
+    const outcome = await ingestSweep(deps, suite, { key: latest.datasetKey, version, format }, false);
+    if (outcome.status === 'sweep')
+      return { suiteName, status: 'sweep', sweepId: outcome.sweepId, previousRunId: latest.runId };
+    return { suiteName, status: 'rejected', reason: 'reason' in outcome ? outcome.reason : outcome.status };
+  }
+  const run = await prepareChecked(deps, suite, latest.datasetKey, version);
+  if ('rejected' in run) return { suiteName, status: 'rejected', reason: run.rejected };
+  await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
+  if (run.prompts[path] === undefined) {
+    return { suiteName, status: 'not-reading', reason: `the suite no longer reads ${path}` };
+  }
+  const chunks = await deps.open(latest.datasetKey);
+  if (!chunks) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
+  const start = await startRun(deps, { run, rows: readRows(chunks, format, suite.dataset) });
+  return { suiteName, status: start.status, runId: run.runId, previousRunId: latest.runId };
+}
+
+/**
+ * The run a suite would start on a dataset version, with its backends' keys checked. A problem
+ * no retry can fix (suite, prompts, provider id, missing key) is `rejected`; anything else throws.
+ */
+async function prepareChecked(
+  deps: IngestObjectDeps,
+  suite: Suite,
+  datasetKey: string,
+  datasetVersion: string,
+): Promise<RunRecord | { rejected: string }> {
+  try {
+    await deps.checkBackends(suite);
+    return await prepareRun({
+      suite,
+      prompts: deps.prompts,
+      datasetKey,
+      datasetVersion,
+      reportPrefix: reportPrefixOf(suite.name),
+      now: deps.now,
+    });
+  } catch (error) {
+    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) return { rejected: error.message };
+    throw error;
+  }
+}
+
+async function loadSuite(
+  bucket: BlobStore,
+  suiteName: string,
+): Promise<{ suite: Suite } | { rejected: string }> {
+  const key = suiteKey(suiteName);
+  const body = await bucket.get(key);
+  if (!body) return { rejected: `no suite at ${key}: upload the suite before (or after) its datasets` };
+  let suite: Suite;
+  try {
+    suite = parseSuite(new TextDecoder().decode(body), key);
+  } catch (error) {
+    return { rejected: (error as Error).message };
+  }
+  if (suite.name !== suiteName) {
+    return {
+      rejected: `${key} declares the suite name ${JSON.stringify(suite.name)}: a suite lives at suites/<its name>.json`,
+    };
+  }
+  return { suite };
+}

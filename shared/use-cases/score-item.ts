@@ -1,0 +1,364 @@
+import { createHash } from 'node:crypto';
+import type { AnyTaskFamily, Solved, TaskContext } from '../family/types.js';
+import type { EncoderPool } from '../lib/encoders/registry.js';
+import type { EncoderSpend } from '../lib/encoders/types.js';
+import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
+import { callModel } from '../lib/providers/call.js';
+import { type RateLimiters, suiteLimitsById } from '../lib/providers/rate-limit.js';
+import {
+  type Failure,
+  type Item,
+  type ItemMessage,
+  type ItemResult,
+  RESULT_SCHEMA_VERSION,
+  type RunRecord,
+  type Score,
+  type StageSpend,
+} from '../model/model.js';
+import type { Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
+import { ProviderError } from '../model/provider-errors.js';
+import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports/ports.js';
+import { dataPlaceholders, taskFor } from '../registry/registry.js';
+import { isComplete } from './start-run.js';
+
+export interface ScoreItemDeps {
+  runStore: RunStore;
+  trigger: AggregateTrigger;
+  cache?: LlmCache;
+  /** Builds (or returns the already built) provider for a backend id of a run. */
+  providerFor(backend: string, run: RunRecord): LlmProvider;
+  /** Embedders and NLI models, for families that score with them (summarization). */
+  encoders?: EncoderPool;
+  /** Attempts per model call for retryable errors. Default: the suite's `run.maxAttempts`. */
+  maxAttempts?: number;
+  /**
+   * What a retryable provider error that outlived its attempts does: `throw` hands the item
+   * back to the queue (AWS: SQS redelivers it later), `fail` records a failed result (local).
+   */
+  onTransientError: 'throw' | 'fail';
+  /**
+   * The process's rate limiters (one per provider+model, see `rate-limit.ts`): every call to a
+   * real model goes through its limiter, under the suite's `run.limits` and ASSAY_LIMITS.
+   */
+  limiters?: RateLimiters;
+  /**
+   * Hears each model call as it starts (its promise): the batch lane waits for an item's
+   * parallel calls to settle before it decides what the item waits for.
+   */
+  onCallStarted?: (pending: Promise<Completion>) => void;
+  /** Called after each model call, e.g. to feed a live cost counter. */
+  onCall?: (completion: Completion) => void;
+  /**
+   * The run record to use instead of the stored one: the local shell resumes a run under this
+   * invocation's run settings (a higher budget, another concurrency).
+   */
+  run?: RunRecord;
+  now?: () => Date;
+}
+
+/** A call refused because the run's budget is spent: the item fails as `budget`, and a resume retries it. */
+export class BudgetExceededError extends Error {
+  override readonly name = 'BudgetExceededError';
+}
+
+/**
+ * Thrown by a model call whose answer will come from a vendor batch (the batch lane): the item
+ * stops here, records nothing, and is solved again once the batch has answered. `stage` is the
+ * family's stage name, filled in by the task context.
+ */
+export class DeferredCall extends Error {
+  override readonly name = 'DeferredCall';
+  stage = '';
+  constructor(
+    readonly key: string,
+    readonly request: CompletionRequest,
+    /** The backend as the suite names it. */
+    readonly backend: string,
+  ) {
+    super(`the answer to ${backend} call ${key.slice(0, 12)} comes from a batch`);
+  }
+}
+
+/** Runs are immutable once started: cache their records per process (per Lambda container). */
+const runCache = new WeakMap<RunStore, Map<string, RunRecord>>();
+
+/** The run record, read once per process. */
+export async function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
+  let byId = runCache.get(store);
+  if (!byId) {
+    byId = new Map();
+    runCache.set(store, byId);
+  }
+  const cached = byId.get(runId);
+  if (cached) return cached;
+  const run = await store.getRun(runId);
+  if (!run) throw new Error(`run ${runId} not found`);
+  byId.set(runId, run);
+  return run;
+}
+
+/**
+ * Money spent by items still in progress in this process, per run: a budget check adds it to
+ * what the recorded results spent, so concurrent items cannot all pass the check at once.
+ * (Across Lambda containers the overshoot is bounded by the calls in flight.)
+ */
+const inFlightSpend = new Map<string, number>();
+
+function addInFlight(runId: string, usd: number): void {
+  const total = (inFlightSpend.get(runId) ?? 0) + usd;
+  if (total <= 1e-12) inFlightSpend.delete(runId);
+  else inFlightSpend.set(runId, total);
+}
+
+/** Renders a family's prompt roles from a run's snapshot, data placeholders escaped. */
+export function promptRenderer(
+  family: AnyTaskFamily,
+  run: Pick<RunRecord, 'suite' | 'prompts'>,
+): (role: string, vars: Record<string, string>, format?: TemplateFormat) => string {
+  const paths = family.promptPaths(run.suite);
+  return (role, vars, format) => {
+    const path = paths[role];
+    const snapshot = path === undefined ? undefined : run.prompts[path];
+    if (!path || !snapshot) throw new Error(`prompt role ${role} has no file in this run`);
+    return renderPrompt(snapshot.text, vars, path, dataPlaceholders(family, role), format);
+  };
+}
+
+/** The context a family solves and scores one item in: its prompts, backends and a costed `call`. */
+function taskContext(
+  deps: ScoreItemDeps,
+  run: RunRecord,
+  item: Item,
+  family: AnyTaskFamily,
+  stages: Record<string, StageSpend>,
+  onCompletion: (completion: Completion) => void,
+): TaskContext {
+  const { suite } = run;
+  const maxAttempts = deps.maxAttempts ?? suite.run.maxAttempts;
+  // Without `run.cache` answers are not shared, but what an item paid for is still kept for it.
+  const reuse = suite.run.cache ? 'any' : 'own';
+  const budget = suite.run.budgetUsd;
+  let recordedSpend: number | undefined;
+  const paths = family.promptPaths(suite);
+  const limits = deps.limiters ? suiteLimitsById(suite.run) : undefined;
+  return {
+    suite,
+    prompts: run.prompts,
+    paths,
+    backends: suite.backends.map((backend) => deps.providerFor(backend, run)),
+    render: promptRenderer(family, run),
+    async call(stage: string, provider: LlmProvider, request: CompletionRequest) {
+      if (budget !== undefined) {
+        recordedSpend ??= (await deps.runStore.counters(run.runId))?.spentUsd ?? 0;
+        const spent = recordedSpend + (inFlightSpend.get(run.runId) ?? 0);
+        if (spent >= budget) {
+          throw new BudgetExceededError(
+            `the run's budget of $${budget} is spent ($${spent.toFixed(4)}); raise run.budgetUsd and run again to resume`,
+          );
+        }
+      }
+      let completion: Completion;
+      try {
+        const pending = callModel(provider, request, {
+          cache: deps.cache,
+          reuse,
+          maxAttempts,
+          payer: payerOf(run, item),
+          // The simulator never rate-limits: it skips the limiter.
+          limiter:
+            limits && !provider.simulated
+              ? deps.limiters!.for(provider.id, limits, suite.run.concurrency)
+              : undefined,
+        });
+        deps.onCallStarted?.(pending);
+        completion = await pending;
+      } catch (error) {
+        if (error instanceof DeferredCall) error.stage = stage;
+        throw error;
+      }
+      bookSpend(stages, stage, completion);
+      onCompletion(completion);
+      deps.onCall?.(completion);
+      return completion;
+    },
+    async embed(stage, id, texts) {
+      const embedder = encoders().embedder(id);
+      const { vectors, spend } = await embedder.embed(texts);
+      book(stage, id, embedder.simulated, spend);
+      return vectors;
+    },
+    async contradiction(stage, id, pairs) {
+      const model = encoders().nli(id);
+      const { probabilities, spend } = await model.contradiction(pairs);
+      book(stage, id, model.simulated, spend);
+      return probabilities;
+    },
+  };
+
+  function encoders(): EncoderPool {
+    if (!deps.encoders) throw new Error('this shell runs no embedders or NLI models');
+    return deps.encoders;
+  }
+
+  /** An encoder call booked like a model call: input tokens, cost and time under its stage. */
+  function book(stage: string, providerId: string, simulated: boolean, spend: EncoderSpend) {
+    const completion: Completion = {
+      text: '',
+      finishReason: 'stop',
+      usage: { input: spend.tokens, output: 0, cached: 0 },
+      costUsd: spend.costUsd,
+      latencyMs: spend.latencyMs,
+      cached: false,
+      simulated,
+      providerId,
+    };
+    bookSpend(stages, stage, completion);
+    onCompletion(completion);
+    deps.onCall?.(completion);
+  }
+}
+
+/** Why a thrown error ends the item: budget, provider, or a bug of ours. */
+function failureOf(error: unknown): Failure {
+  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  if (error instanceof BudgetExceededError) return { kind: 'budget', message: error.message };
+  return { kind: error instanceof ProviderError ? 'provider' : 'internal', message };
+}
+
+/** Who pays for an item's calls (see `CallOptions.payer`). */
+export const payerOf = (run: Pick<RunRecord, 'runId'>, item: Pick<Item, 'id'>) => `${run.runId}/${item.id}`;
+
+/** Errors that hand the item back instead of failing it: a transient one (AWS), or a call deferred to a batch. */
+function handsBack(error: unknown, deps: ScoreItemDeps): boolean {
+  if (error instanceof DeferredCall) return true;
+  return error instanceof ProviderError && error.retryable && deps.onTransientError === 'throw';
+}
+
+/**
+ * Solves one item (or reads the output the dataset gives), runs every scorer on the output,
+ * and records exactly one result. A redelivered message records nothing new (the store's
+ * conditional write) but still checks completion, so a crash between recording and
+ * triggering cannot strand a run.
+ */
+export async function scoreItem(
+  deps: ScoreItemDeps,
+  message: ItemMessage,
+): Promise<{ result: ItemResult; outcome: RecordOutcome }> {
+  const run = deps.run?.runId === message.runId ? deps.run : await loadRun(deps.runStore, message.runId);
+  const { item } = message;
+  const family = taskFor(run.suite);
+  const stages: Record<string, StageSpend> = {};
+  let simulated = false;
+  let spent = 0;
+  const ctx = taskContext(deps, run, item, family, stages, (completion) => {
+    simulated ||= completion.simulated;
+    if (!completion.cached || completion.savedUsd === undefined) {
+      spent += completion.costUsd;
+      addInFlight(run.runId, completion.costUsd);
+    }
+  });
+
+  try {
+    let solved: Solved<unknown>;
+    try {
+      solved = item.given ? family.readOutput(item.given, item, run.suite) : await family.solve(item, ctx);
+    } catch (error) {
+      if (handsBack(error, deps)) throw error;
+      solved = { ok: false, failure: failureOf(error) };
+    }
+
+    const scores: Record<string, Score> = {};
+    if (solved.ok) {
+      for (const [name, scorer] of Object.entries(family.scorers(run.suite))) {
+        try {
+          scores[name] = await scorer.score(solved.output, item, ctx);
+        } catch (error) {
+          if (handsBack(error, deps)) throw error;
+          scores[name] = { kind: scorer.kind, unscored: failureOf(error) };
+        }
+      }
+    }
+
+    const result: ItemResult = {
+      schemaVersion: RESULT_SCHEMA_VERSION,
+      runId: run.runId,
+      itemId: item.id,
+      row: item.row,
+      status: solved.ok ? 'scored' : 'failed',
+      ...(item.gold !== undefined ? { gold: item.gold } : {}),
+      input: storedInput(item.input),
+      ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
+      scores,
+      ...(solved.details ? { details: solved.details } : {}),
+      ...(!solved.ok && solved.raw !== undefined ? { raw: solved.raw } : {}),
+      stages,
+      prompts: promptHashes(run),
+      simulated: simulated || run.simulated,
+      finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
+    };
+    const recorded = await deps.runStore.recordResult(result);
+    if (isComplete(recorded.counters)) await deps.trigger.trigger(run.runId);
+    return { result, outcome: recorded };
+  } finally {
+    addInFlight(run.runId, -spent);
+  }
+}
+
+/** Each run's prompt hashes as results carry them: worked out once per run record, not per item. */
+const promptHashesByRun = new WeakMap<RunRecord['prompts'], Record<string, string>>();
+function promptHashes(run: Pick<RunRecord, 'prompts'>): Record<string, string> {
+  let hashes = promptHashesByRun.get(run.prompts);
+  if (!hashes) {
+    hashes = Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash]));
+    promptHashesByRun.set(run.prompts, hashes);
+  }
+  return hashes;
+}
+
+/** Input fields longer than this are stored cut in results (see {@link storedInput}). */
+export const STORED_FIELD_CHARS = 16_000;
+
+/**
+ * The item's input as its result keeps it: a field longer than {@link STORED_FIELD_CHARS} (a
+ * long document, which travelled by S3 reference) is kept as its opening, its length and its
+ * digest, so a result fits one DynamoDB item (400 KB). The dataset keeps the full text.
+ */
+export function storedInput(input: Record<string, string>): Record<string, string> {
+  if (Object.values(input).every((v) => v.length <= STORED_FIELD_CHARS)) return input;
+  return Object.fromEntries(
+    Object.entries(input).map(([key, value]) => {
+      if (value.length <= STORED_FIELD_CHARS) return [key, value];
+      const digest = createHash('sha256').update(value).digest('hex').slice(0, 16);
+      return [key, `${value.slice(0, 2_000)}… [cut: ${value.length} characters in all, sha256:${digest}]`];
+    }),
+  );
+}
+
+function bookSpend(stages: Record<string, StageSpend>, stage: string, completion: Completion) {
+  const spend = stages[stage] ?? {
+    calls: 0,
+    cachedCalls: 0,
+    costUsd: 0,
+    latencyMs: 0,
+    usage: { input: 0, output: 0, cached: 0 },
+  };
+  stages[stage] = spend;
+  spend.calls += 1;
+  spend.latencyMs += completion.latencyMs;
+  if (completion.cached) {
+    spend.cachedCalls += 1;
+    // A hit on someone else's answer cost nothing and sent no tokens: count it, bill nothing.
+    if (completion.savedUsd !== undefined) {
+      spend.savedUsd = (spend.savedUsd ?? 0) + completion.savedUsd;
+      return;
+    }
+  }
+  spend.costUsd += completion.costUsd;
+  if (completion.batchSavedUsd !== undefined) {
+    spend.batchCalls = (spend.batchCalls ?? 0) + 1;
+    spend.batchSavedUsd = (spend.batchSavedUsd ?? 0) + completion.batchSavedUsd;
+  }
+  spend.usage.input += completion.usage.input;
+  spend.usage.output += completion.usage.output;
+  spend.usage.cached += completion.usage.cached;
+}

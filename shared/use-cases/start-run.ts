@@ -1,0 +1,202 @@
+import { readColumn } from '../family/rows.js';
+import { EXPLANATION_COLUMNS } from '../lib/datasets/join.js';
+import type { RawRow } from '../lib/datasets/read.js';
+import { mulberry32 } from '../lib/metrics/index.js';
+import {
+  failedResult,
+  type Item,
+  type ItemMessage,
+  type RunCounters,
+  type RunRecord,
+} from '../model/model.js';
+import type { AggregateTrigger, RunStore, WorkQueue } from '../ports/ports.js';
+import { taskFor } from '../registry/registry.js';
+import type { Suite } from '../registry/suite.js';
+
+export interface StartRunDeps {
+  runStore: RunStore;
+  queue: WorkQueue;
+  trigger: AggregateTrigger;
+  now?: () => Date;
+}
+
+export interface StartRunInput {
+  /** The run record to create (status `ingesting`, no total yet). */
+  run: RunRecord;
+  rows: AsyncIterable<RawRow>;
+  /**
+   * Continue a run that already exists: items that have no result yet are sent again.
+   * Without it, a second start of an existing run (a redelivered upload event) does nothing
+   * unless the first ingest died before it finished.
+   */
+  resume?: boolean;
+  batchSize?: number;
+  /**
+   * Continue an ingest that paused: the first `skip` items and invalid rows (in the dataset's
+   * order; they were handed on by earlier invocations) are read again, for the totals and the
+   * duplicate check, but not sent or recorded again.
+   */
+  skip?: number;
+  /**
+   * Asked after each item or invalid row handed on by this call (`handed` of them so far):
+   * true pauses the ingest there, with everything handed on sent, and the outcome says where
+   * to continue (`paused`, `next`). An invocation with a time limit pauses before reaching it.
+   */
+  shouldPause?: (handed: number) => boolean;
+}
+
+export type StartRunOutcome =
+  | {
+      status: 'started' | 'resumed';
+      runId: string;
+      total: number;
+      invalidRows: number;
+      queued: number;
+      counters: RunCounters;
+    }
+  | { status: 'duplicate'; runId: string }
+  /** Stopped by `shouldPause`: start again with `skip: next` to continue (the total is not set yet). */
+  | { status: 'paused'; runId: string; next: number; queued: number };
+
+/**
+ * Reads the dataset once: bad rows become failed results (with row number and reason),
+ * good ones become item messages. The total is written last, and completion is checked
+ * here too, because workers may finish every item before ingest knows the total.
+ */
+export async function startRun(deps: StartRunDeps, input: StartRunInput): Promise<StartRunOutcome> {
+  const { run } = input;
+  const { runStore, queue } = deps;
+  const now = deps.now ?? (() => new Date());
+  const created = await runStore.createRun(run);
+  let finished = new Set<string>();
+  if (!created) {
+    const existing = await runStore.getRun(run.runId);
+    if (!input.resume && existing?.status !== 'ingesting') return { status: 'duplicate', runId: run.runId };
+    finished = await runStore.resultIds(run.runId);
+  }
+
+  const task = taskFor(run.suite);
+  const batchSize = input.batchSize ?? 100;
+  const firstRowOf = new Map<string, number>();
+  let pending: ItemMessage[] = [];
+  let total = 0;
+  let invalidRows = 0;
+  let queued = 0;
+  /** Items and invalid rows handed on so far, counting the ones skipped; `skip` of them were earlier invocations'. */
+  let handed = 0;
+  const skip = input.skip ?? 0;
+  /** True when this one was handed on by an earlier invocation. */
+  const skipped = () => {
+    handed += 1;
+    return handed <= skip;
+  };
+  const pause = async (): Promise<StartRunOutcome | undefined> => {
+    if (handed <= skip || !input.shouldPause?.(handed - skip)) return undefined;
+    if (pending.length > 0) await queue.sendItems(pending);
+    pending = [];
+    return { status: 'paused', runId: run.runId, next: handed, queued };
+  };
+
+  const send = async (item: Item) => {
+    if (skipped() || finished.has(item.id)) return;
+    pending.push({ runId: run.runId, item });
+    queued += 1;
+    if (pending.length >= batchSize) {
+      await queue.sendItems(pending);
+      pending = [];
+    }
+  };
+  const reject = async (row: number, reason: string, input: Record<string, string> = {}, id?: string) => {
+    invalidRows += 1;
+    const itemId = id ?? `row-${row}`;
+    if (skipped() || finished.has(itemId)) return;
+    await runStore.recordResult(
+      failedResult(
+        { runId: run.runId, itemId, row, input },
+        { kind: 'invalid_row', message: `row ${row}: ${reason}` },
+        now(),
+      ),
+    );
+  };
+
+  const sample = run.suite.run.sample;
+  const reservoir: Item[] = [];
+  const rng = mulberry32(sample?.seed ?? 0);
+  let valid = 0;
+
+  for await (const raw of input.rows) {
+    const paused = await pause();
+    if (paused) return paused;
+    if (raw.error !== undefined) {
+      total += 1;
+      await reject(raw.row, raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, {}, raw.id);
+      continue;
+    }
+    const parsed = task.parseRow(raw.record, raw.row, run.suite, run.prompts);
+    if ('error' in parsed) {
+      total += 1;
+      await reject(raw.row, parsed.error, raw.record);
+      continue;
+    }
+    const item = withGiven(parsed.item, raw.record, run.suite);
+    const firstRow = firstRowOf.get(item.id);
+    if (firstRow !== undefined) {
+      total += 1;
+      await reject(
+        raw.row,
+        `duplicate item id ${JSON.stringify(item.id)} (first seen at row ${firstRow})`,
+        raw.record,
+      );
+      continue;
+    }
+    firstRowOf.set(item.id, item.row);
+    if (!sample) {
+      total += 1;
+      await send(item);
+      continue;
+    }
+    // Reservoir sampling: a uniform, seeded sample in one pass over any dataset size.
+    valid += 1;
+    if (reservoir.length < sample.n) reservoir.push(item);
+    else {
+      const j = Math.floor(rng() * valid);
+      if (j < sample.n) reservoir[j] = item;
+    }
+  }
+  if (sample) {
+    total += reservoir.length;
+    for (const item of reservoir.sort((a, b) => a.row - b.row)) {
+      const paused = await pause();
+      if (paused) return paused;
+      await send(item);
+    }
+  }
+  if (pending.length > 0) await queue.sendItems(pending);
+
+  const counters = await runStore.setTotal(run.runId, total, invalidRows);
+  if (isComplete(counters)) await deps.trigger.trigger(run.runId);
+  return { status: created ? 'started' : 'resumed', runId: run.runId, total, invalidRows, queued, counters };
+}
+
+export function isComplete(counters: RunCounters): boolean {
+  return counters.total !== undefined && counters.done + counters.failed >= counters.total;
+}
+
+/**
+ * When the suite maps a dataset column to the output (`dataset.columns.output`), the item
+ * carries the row's value: the family reads it instead of solving (a row without one fails as
+ * `no_output`, it is not an invalid row).
+ */
+function withGiven(item: Item, record: Record<string, string>, suite: Suite): Item {
+  const { output, explanation } = suite.dataset.columns;
+  if (output === undefined) return item;
+  const value = record[output];
+  const why = readColumn(record, explanation, EXPLANATION_COLUMNS)?.value;
+  return {
+    ...item,
+    given: {
+      ...(value !== undefined && value !== '' ? { output: value } : {}),
+      ...(why ? { explanation: why } : {}),
+    },
+  };
+}
