@@ -57,7 +57,7 @@ export const judgeBlock = z
       .enum(INCONSISTENT_RULES)
       .optional()
       .describe(
-        'With `pairwise`: the verdict of an item whose two orders disagree. `tie` (default): a tie; `first`: the verdict with the dataset order (A shown first); `fail`: the item fails as `inconsistent`.',
+        'With `pairwise`: the verdict of an item whose two orders disagree. `tie` (default): a tie; `first`: the verdict with the dataset order (A shown first); `fail`: the item fails as `inconsistent` (left out of accuracy and kappa, as every failed item).',
       ),
   })
   .strict();
