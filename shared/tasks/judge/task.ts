@@ -285,13 +285,15 @@ function ordersText(orders: PairwiseAnswers): string {
  * two calls each with its own prompt (so its own cache entry); the swapped answer is mapped
  * back, and the two make the verdict (see `pairwiseVerdict`). Either order failing fails the item.
  */
+type JudgeAnswer = Omit<JudgeOutput, 'decidedBy'>;
+
 async function solvePairwise(item: Item, ctx: TaskContext<JudgeSuite>): Promise<Solved<JudgeOutput>> {
   const { judge } = ctx.suite;
   const block = pairwiseAnswerBlock(judge);
   const backend = ctx.backends[0]!;
   const contract = ctx.render('answer', answerVars(block));
   const schema = answerSchema(block);
-  const askIn = (order: Order): Promise<Asked<Omit<JudgeOutput, 'decidedBy'>>> => {
+  const askIn = (order: Order): Promise<Asked<JudgeAnswer>> => {
     const input = order === 'ab' ? item.input : swappedInput(item.input, judge.pairwise!);
     const gold =
       item.gold === undefined ? undefined : order === 'ab' ? item.gold : swapBack(item.gold as Preference);
@@ -316,7 +318,14 @@ async function solvePairwise(item: Item, ctx: TaskContext<JudgeSuite>): Promise<
       (problem) => ctx.render('repair', { problem, format: contract }),
     );
   };
-  const [ab, ba] = await Promise.all([askIn('ab'), askIn('ba')]);
+  // Both calls settle before the item ends, so a call still in flight when the other throws
+  // (a provider error, the budget) is booked to this item rather than after its result.
+  const settled = await Promise.allSettled([askIn('ab'), askIn('ba')]);
+  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
+  const [ab, ba] = settled.map((o) => (o as PromiseFulfilledResult<Asked<JudgeAnswer>>).value) as [
+    Asked<JudgeAnswer>,
+    Asked<JudgeAnswer>,
+  ];
   if (!ab.ok || !ba.ok) {
     const failed = !ab.ok ? ab : (ba as Extract<typeof ba, { ok: false }>);
     const order = failed === ab ? 'A,B' : 'B,A';

@@ -221,6 +221,32 @@ describe('a pairwise item', () => {
     expect(calls.map((c) => c.stage).sort()).toEqual(['judge', 'judge', 'judge.repair']);
   });
 
+  it('lets the other order finish before a call that throws ends the item', async () => {
+    const { ctx } = context(pairwiseSuite(), fair);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let finished = false;
+    ctx.call = async (_stage, _p, request) => {
+      if (request.prompt.startsWith('first=bad')) throw new Error('provider down');
+      await gate;
+      finished = true;
+      return { text: fair(request.prompt), finishReason: 'stop' } as Completion;
+    };
+    let ended = false;
+    const solving = judgeFamily.solve(ITEM, ctx as never).catch((error: Error) => {
+      ended = true;
+      return error;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    // The swapped order has thrown; the item waits for the dataset order's call.
+    expect(ended).toBe(false);
+    open();
+    expect(((await solving) as Error).message).toBe('provider down');
+    expect(finished).toBe(true);
+  });
+
   it('scores the verdict as a label against the gold, with A, B and tie in order', () => {
     const scorers = judgeFamily.scorers(pairwiseSuite() as never);
     expect(Object.keys(scorers)).toEqual(['label']);
