@@ -296,7 +296,7 @@ describe('pairwise figures', () => {
       // B, then a tie: inconsistent; equal lengths say nothing about length.
       result(4, 'B', 'tie', 7, 7),
       // A failed item without both answers counts nowhere.
-      { ...result(5, 'A', 'B', 1, 2), status: 'failed', details: undefined },
+      { ...result(5, 'A', 'B', 1, 2), status: 'failed' as const, details: undefined },
     ];
     const { metrics } = await pairwiseReport(pairwiseSuite(), results);
     const p = metrics!.pairwise as PairwiseFigures;
