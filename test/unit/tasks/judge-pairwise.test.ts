@@ -323,6 +323,21 @@ describe('pairwise figures', () => {
     expect(text).toContain('first-position win rate  0.600 [');
   });
 
+  it('count an item failed as inconsistent, from the two answers it keeps', async () => {
+    const failed = { ...result(1, 'A', 'A', 3, 4), status: 'failed' as const };
+    const { metrics } = await pairwiseReport(pairwiseSuite({ inconsistent: 'fail' }), [failed]);
+    expect(metrics!.pairwise).toMatchObject({
+      inconsistent: 'fail',
+      items: 1,
+      inconsistentItems: 1,
+      positionConsistency: { value: 0, n: 1 },
+      firstPositionWinRate: { value: 1, n: 2 },
+    });
+    expect(pairwiseReportText({ metrics } as unknown as Report).join('\n')).toContain(
+      '1 inconsistent, failed)',
+    );
+  });
+
   it('are null, not 0, without data', () => {
     const p = pairwiseFigures('tie', [], { firstShown: 0, secondShown: 0, tie: 0 });
     expect(p.positionConsistency).toEqual({ value: null, n: 0 });
