@@ -159,43 +159,43 @@ export function pairwiseFigures(
   items: readonly ItemCounts[],
   answers: PairwiseFigures['answers'],
 ): PairwiseFigures {
-  const total = (ix: readonly number[], key: keyof ItemCounts) => {
-    let sum = 0;
-    for (const i of ix) sum += items[i]![key];
-    return sum;
+  // One pass over a resample sums every count; the three shares follow from the sums.
+  const shares = (ix: readonly number[]) => {
+    const sum: ItemCounts = { consistent: 0, firstWins: 0, decided: 0, longerWins: 0, lengthDecided: 0 };
+    for (const i of ix) {
+      const c = items[i]!;
+      sum.consistent += c.consistent;
+      sum.firstWins += c.firstWins;
+      sum.decided += c.decided;
+      sum.longerWins += c.longerWins;
+      sum.lengthDecided += c.lengthDecided;
+    }
+    const ratio = (part: number, whole: number) => (whole === 0 ? null : part / whole);
+    return {
+      sum,
+      values: {
+        positionConsistency: ratio(sum.consistent, ix.length),
+        firstPositionWinRate: ratio(sum.firstWins, sum.decided),
+        longerAnswerWinRate: ratio(sum.longerWins, sum.lengthDecided),
+      },
+    };
   };
-  const share = (ix: readonly number[], part: keyof ItemCounts, whole: keyof ItemCounts | null) => {
-    const denominator = whole === null ? ix.length : total(ix, whole);
-    return denominator === 0 ? null : total(ix, part) / denominator;
-  };
-  const statistics = {
-    positionConsistency: (ix: readonly number[]) => share(ix, 'consistent', null),
-    firstPositionWinRate: (ix: readonly number[]) => share(ix, 'firstWins', 'decided'),
-    longerAnswerWinRate: (ix: readonly number[]) => share(ix, 'longerWins', 'lengthDecided'),
-  };
-  const all = items.map((_, i) => i);
-  const cis =
-    items.length > 0
-      ? bootstrapCis(items.length, (ix) => ({
-          positionConsistency: statistics.positionConsistency(ix),
-          firstPositionWinRate: statistics.firstPositionWinRate(ix),
-          longerAnswerWinRate: statistics.longerAnswerWinRate(ix),
-        }))
-      : {};
-  const metric = (name: keyof typeof statistics, n: number): MetricValue => {
-    const value = statistics[name](all);
+  const { sum, values } = shares(items.map((_, i) => i));
+  const cis = items.length > 0 ? bootstrapCis(items.length, (ix) => shares(ix).values) : {};
+  const metric = (name: keyof typeof values, n: number): MetricValue => {
+    const value = values[name];
     const ci = cis[name];
     return { value, n, ...(value !== null && ci ? { ci } : {}) };
   };
-  const consistentItems = total(all, 'consistent');
+  const consistentItems = sum.consistent;
   return {
     inconsistent: rule,
     items: items.length,
     consistentItems,
     inconsistentItems: items.length - consistentItems,
     positionConsistency: metric('positionConsistency', items.length),
-    firstPositionWinRate: metric('firstPositionWinRate', total(all, 'decided')),
-    longerAnswerWinRate: metric('longerAnswerWinRate', total(all, 'lengthDecided')),
+    firstPositionWinRate: metric('firstPositionWinRate', sum.decided),
+    longerAnswerWinRate: metric('longerAnswerWinRate', sum.lengthDecided),
     answers,
   };
 }
