@@ -224,6 +224,11 @@ export async function pairwiseReport(suite: JudgeSuite, results: ResultStream): 
 export function pairwiseReportText(report: Report): string[] {
   const p = report.metrics.pairwise as PairwiseFigures | undefined;
   if (!p) return [];
+  if (p.items === 0)
+    return [
+      '',
+      'Pairwise: no item was answered in both orders (verdicts given by the dataset, or every item failed): no position figures',
+    ];
   const rule =
     p.inconsistent === 'tie'
       ? 'counted as tie'

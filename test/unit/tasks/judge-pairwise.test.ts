@@ -342,6 +342,10 @@ describe('pairwise figures', () => {
     const p = pairwiseFigures('tie', [], { firstShown: 0, secondShown: 0, tie: 0 });
     expect(p.positionConsistency).toEqual({ value: null, n: 0 });
     expect(p.firstPositionWinRate).toEqual({ value: null, n: 0 });
+    expect(pairwiseReportText({ metrics: { pairwise: p } } as unknown as Report)).toEqual([
+      '',
+      'Pairwise: no item was answered in both orders (verdicts given by the dataset, or every item failed): no position figures',
+    ]);
     // Ties only: consistent, but no answer won by either position.
     const ties = pairwiseFigures('tie', [itemCounts({ ab: 'tie', ba: 'tie' }, 1, 2)], {
       firstShown: 0,
