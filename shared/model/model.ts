@@ -33,6 +33,7 @@ export const FAILURE_KINDS = [
   'refusal',
   'truncated',
   'step_limit', // the agent used its steps and the extra turn without a Final Answer
+  'inconsistent', // a pairwise judge's verdict changed when the answers were swapped (and the suite fails such items)
   'provider', // permanent provider error, or transient ones that exhausted retries
   'dead_letter', // the message exhausted its receives on the queue
   'budget', // the run's budget stopped it before this item was scored

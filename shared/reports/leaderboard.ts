@@ -5,7 +5,7 @@
  */
 
 import { ms, textTable, withInterval } from '../lib/format.js';
-import { type LeaderboardEntry } from '../model/report.js';
+import type { LeaderboardEntry } from '../model/report.js';
 
 export interface LeaderboardTable {
   dataset: string;

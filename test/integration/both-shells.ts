@@ -21,8 +21,6 @@ export async function runInBothShells(options: {
   datasetPath: string;
 }) {
   const { dir } = options;
-  process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
-  for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
   const gold = (await readFile(join(EXAMPLE_DATA, 'gold_tp_fp3_fp2_fp1_en.csv'), 'utf8'))
     .split('\n')
     .slice(0, options.rows + 1)
@@ -45,6 +43,13 @@ export async function runInBothShells(options: {
     }),
   );
 
+  return runSuiteInBothShells({ dir, suitePath });
+}
+
+/** Runs the suite at `suitePath` in both shells, their run folders and cache below `dir`. */
+export async function runSuiteInBothShells({ dir, suitePath }: { dir: string; suitePath: string }) {
+  process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
+  for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
   const local = await runLocal({
     suitePath,
     outDir: join(dir, 'local'),

@@ -11,6 +11,8 @@ export interface JudgeOutput {
   fields?: Record<string, unknown>;
   /** The backend that judged, or `given` for an output from the dataset. */
   decidedBy: string;
+  /** A pairwise judge's answers in each order, as shown (the label is the verdict from both). */
+  orders?: { ab: 'A' | 'B' | 'tie'; ba: 'A' | 'B' | 'tie' };
 }
 
 /** A label as the suite declares it, matched case-insensitively and without decoration; else undefined. */

@@ -1,7 +1,8 @@
 /**
  * What the simulator answers for a declared judge: the gold label (or the gold's place in the
  * range) with probability 1 − noise, else another label or value, in the answer's JSON form,
- * with the extra fields filled from their schema.
+ * with the extra fields filled from their schema. A simulated pairwise judge also leans to the
+ * answer shown first (see {@link SIM_POSITION_BIAS}).
  */
 import type { SimHint } from '../../model/provider.js';
 
@@ -14,7 +15,19 @@ export type JudgeHint = {
   gold?: string;
   /** Extra answer fields: name → JSON Schema. */
   fields: Record<string, unknown>;
+  /**
+   * A pairwise judge's question: the order the two answers are shown in (`gold` is then the
+   * preference as shown: in the swapped order, A means the dataset's B) and the share of
+   * answers on which the simulator picks the first-shown answer whatever the gold.
+   */
+  pairwise?: { order: 'ab' | 'ba'; positionBias: number };
 };
+
+/**
+ * The simulated pairwise judge's position bias: on this share of its answers it picks the
+ * answer shown first, as real judges lean to; otherwise it answers as any simulated judge.
+ */
+export const SIM_POSITION_BIAS = 0.3;
 
 const REASON = 'simulated answer (drawn from the gold with noise)';
 
@@ -61,9 +74,11 @@ function simScore([min, max]: [number, number], gold: string | undefined, rng: (
 
 export function simulateJudge(hint: SimHint, rng: () => number, noise: number): string {
   const h = hint as JudgeHint;
-  const head = h.labels
-    ? { label: simLabel(h.labels, h.gold, rng, noise) }
-    : { score: simScore(h.range!, h.gold, rng, noise) };
+  const head = h.pairwise
+    ? { label: rng() < h.pairwise.positionBias ? h.labels![0]! : simLabel(h.labels!, h.gold, rng, noise) }
+    : h.labels
+      ? { label: simLabel(h.labels, h.gold, rng, noise) }
+      : { score: simScore(h.range!, h.gold, rng, noise) };
   const fields = Object.fromEntries(Object.entries(h.fields).map(([k, v]) => [k, placeholderValue(v)]));
   return JSON.stringify({ ...head, reason: REASON, ...fields });
 }

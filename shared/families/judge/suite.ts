@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { commonSuiteShape } from '../../model/suite-base.js';
 
+/** What a pairwise judge's item becomes when its two orders disagree. */
+export const INCONSISTENT_RULES = ['tie', 'first', 'fail'] as const;
+export type InconsistentRule = (typeof INCONSISTENT_RULES)[number];
+
 /**
  * A judge declared without code: a prompt file whose placeholders are dataset columns, and
  * the answer it must give — one of some labels, or a number in a range (with an optional pass
@@ -43,6 +47,18 @@ export const judgeBlock = z
       .describe(
         'More answer fields: a JSON Schema `{"type": "object", "properties": {…}}` whose properties the judge must also give; they are kept with each result.',
       ),
+    pairwise: z
+      .tuple([z.string().min(1), z.string().min(1)])
+      .optional()
+      .describe(
+        'A pairwise judge: the two dataset columns holding the answers compared ([A, B]). The judge answers A, B or tie, and each item is asked twice, in both orders; gold is a preference (A, B or tie). Replaces `labels` and `range`.',
+      ),
+    inconsistent: z
+      .enum(INCONSISTENT_RULES)
+      .optional()
+      .describe(
+        'With `pairwise`: the verdict of an item whose two orders disagree. `tie` (default): a tie; `first`: the verdict with the dataset order (A shown first); `fail`: the item fails as `inconsistent` (left out of accuracy and kappa, as every failed item).',
+      ),
   })
   .strict();
 
@@ -58,10 +74,17 @@ export function checkJudgeSuite(
   suite: JudgeSuite,
   issue: (path: (string | number)[], message: string) => void,
 ): void {
-  const { labels, range, threshold, positive, schema } = suite.judge;
-  if ((labels === undefined) === (range === undefined)) {
-    issue(['judge'], 'declare the answer: either `labels` or `range`, not both');
+  const { labels, range, threshold, positive, schema, pairwise, inconsistent } = suite.judge;
+  if (pairwise) {
+    if (labels !== undefined || range !== undefined)
+      issue(['judge', 'pairwise'], 'a pairwise judge answers A, B or tie: give no `labels` or `range`');
+    if (pairwise[0] === pairwise[1])
+      issue(['judge', 'pairwise'], 'the two answers must come from two different columns');
+  } else if ((labels === undefined) === (range === undefined)) {
+    issue(['judge'], 'declare the answer: either `labels` or `range`, not both (or `pairwise`)');
   }
+  if (inconsistent !== undefined && !pairwise)
+    issue(['judge', 'inconsistent'], '`inconsistent` needs `pairwise`');
   if (labels && new Set(labels.map((l) => l.toLowerCase())).size !== labels.length) {
     issue(['judge', 'labels'], 'labels must differ (case-insensitively)');
   }

@@ -1,9 +1,9 @@
 import { parseAnswer } from '../../family/answer.js';
-import { ask, baseRequest } from '../../family/ask.js';
+import { type Asked, ask, baseRequest } from '../../family/ask.js';
 import { contentId, readColumn } from '../../family/rows.js';
-import { defineFamily, type Scorer, type Solved } from '../../family/types.js';
+import { defineFamily, type Scorer, type Solved, type TaskContext } from '../../family/types.js';
 import { placeholders } from '../../lib/prompts/prompts.js';
-import { storedFieldLength } from '../../model/model.js';
+import { type Item, storedFieldLength } from '../../model/model.js';
 import {
   answerJsonSchema,
   answerSchema,
@@ -12,7 +12,20 @@ import {
   goldNumber,
   type JudgeOutput,
 } from './answer.js';
-import { type JudgeHint, simulateJudge } from './simulate.js';
+import {
+  goldPreference,
+  type Order,
+  PAIRWISE_LABELS,
+  type PairwiseAnswers,
+  type Preference,
+  pairwiseAnswerBlock,
+  pairwiseReport,
+  pairwiseReportText,
+  pairwiseVerdict,
+  swapBack,
+  swappedInput,
+} from './pairwise.js';
+import { type JudgeHint, SIM_POSITION_BIAS, simulateJudge } from './simulate.js';
 import { checkJudgeSuite, type JudgeSuite, judgeShape } from './suite.js';
 
 const GOLD_COLUMNS = ['gold', 'label'] as const;
@@ -24,15 +37,41 @@ const promptPath = (suite: JudgeSuite) => suite.judge.prompt.replace(/^\.?\/?pro
 const SHIPPED = {
   labels: { answer: 'judge/answer-labels.md', repair: 'judge/repair.md' },
   range: { answer: 'judge/answer-range.md', repair: 'judge/repair.md' },
+  pairwise: { answer: 'judge/answer-pairwise.md', repair: 'judge/repair.md' },
 };
 
 function paths(suite: JudgeSuite): Record<string, string> {
-  return { judge: promptPath(suite), ...SHIPPED[suite.judge.labels ? 'labels' : 'range'] };
+  const kind = suite.judge.pairwise ? 'pairwise' : suite.judge.labels ? 'labels' : 'range';
+  return { judge: promptPath(suite), ...SHIPPED[kind] };
+}
+
+/** The labels a judge answers: its declared ones, or a pairwise judge's A, B and tie. */
+function labelsOf(suite: JudgeSuite): readonly string[] | undefined {
+  return suite.judge.pairwise ? PAIRWISE_LABELS : suite.judge.labels;
+}
+
+/** A preference (gold or given answer) of a pairwise judge, or what is wrong with it. */
+function readPreference(
+  suite: JudgeSuite,
+  what: string,
+  value: string,
+): { value: Preference } | { error: string } {
+  const columns = suite.judge.pairwise!;
+  const preference = goldPreference(value, columns);
+  return preference
+    ? { value: preference }
+    : {
+        error: `${what} ${JSON.stringify(value)} is not a preference (A, B or tie; also a, b, model_a, model_b, tie (bothbad), ${columns.join(', ')})`,
+      };
 }
 
 /** The gold as the judge's answer kind reads it: a declared label, or a number. */
 function parseGold(suite: JudgeSuite, value: string): { gold: string } | { error: string } {
   const { labels } = suite.judge;
+  if (suite.judge.pairwise) {
+    const read = readPreference(suite, 'gold', value);
+    return 'error' in read ? read : { gold: read.value };
+  }
   if (labels) {
     const label = declaredLabel(labels, value);
     return label
@@ -48,6 +87,12 @@ function readGiven(suite: JudgeSuite, value: string, explanation: string | undef
   const { labels, range } = suite.judge;
   const reason = explanation ?? '';
   const decidedBy = `given (${suite.dataset.columns.output})`;
+  if (suite.judge.pairwise) {
+    const read = readPreference(suite, 'given', value);
+    return 'error' in read
+      ? { ok: false, failure: { kind: 'parse', message: read.error } }
+      : { ok: true, output: { label: read.value, reason, decidedBy } };
+  }
   if (labels) {
     const label = declaredLabel(labels, value);
     if (label) return { ok: true, output: { label, reason, decidedBy } };
@@ -72,7 +117,8 @@ function readGiven(suite: JudgeSuite, value: string, explanation: string | undef
 }
 
 function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSuite>> {
-  const { labels, threshold } = suite.judge;
+  const { threshold } = suite.judge;
+  const labels = labelsOf(suite);
   const facts = (output: JudgeOutput) => ({ explanation: output.reason, decidedBy: output.decidedBy });
   if (labels) {
     return {
@@ -117,9 +163,11 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   suite: { shape: judgeShape, check: checkJudgeSuite, goldColumns: GOLD_COLUMNS },
 
   config: (suite) => ({
-    answer: suite.judge.labels
-      ? `labels ${suite.judge.labels.join('/')}`
-      : `range ${suite.judge.range!.join('..')}`,
+    answer: suite.judge.pairwise
+      ? `pairwise ${suite.judge.pairwise.join(' vs ')}, both orders, inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
+      : suite.judge.labels
+        ? `labels ${suite.judge.labels.join('/')}`
+        : `range ${suite.judge.range!.join('..')}`,
   }),
 
   roles: {
@@ -141,6 +189,12 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
     const missing = read.filter((column) => record[column] === undefined);
     if (missing.length > 0)
       return { id, error: `missing column ${missing.join(', ')} (the prompt reads it)` };
+    const unread = (suite.judge.pairwise ?? []).filter((column) => !read.includes(column));
+    if (unread.length > 0)
+      return {
+        id,
+        error: `the prompt ${promptPath(suite)} does not read ${unread.map((c) => `{${c}}`).join(', ')}, an answer the pairwise judge compares`,
+      };
     const input = Object.fromEntries(read.map((column) => [column, record[column]!]));
     if (Object.values(input).some((v) => v.length > suite.dataset.maxFieldChars))
       return { id, error: `field longer than ${suite.dataset.maxFieldChars} characters` };
@@ -156,6 +210,7 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   },
 
   async solve(item, ctx): Promise<Solved<JudgeOutput>> {
+    if (ctx.suite.judge.pairwise) return solvePairwise(item, ctx);
     const { judge } = ctx.suite;
     const backend = ctx.backends[0]!;
     const contract = ctx.render('answer', answerVars(judge));
@@ -191,17 +246,122 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
 
   scorers,
 
-  primaryScorer: (suite) => (suite.judge.labels ? 'label' : 'score'),
+  primaryScorer: (suite) => (labelsOf(suite) ? 'label' : 'score'),
 
-  // The label or score and the reason are the scores; only extra answer fields add anything.
-  outputText: (output) => (output.fields ? JSON.stringify(output.fields) : undefined),
+  // The label or score and the reason are the scores; only extra answer fields and a pairwise
+  // judge's answers in each order add anything.
+  outputText: (output) => {
+    const parts = [
+      ...(output.orders ? [ordersText(output.orders)] : []),
+      ...(output.fields ? [JSON.stringify(output.fields)] : []),
+    ];
+    return parts.length > 0 ? parts.join(' ') : undefined;
+  },
 
   // The judged text: the column the prompt reads last (the text under judgement, after the
-  // context it is judged against), at its full length.
-  outputLength: (_output, input) => {
+  // context it is judged against), at its full length. A pairwise judge reads two; its length
+  // figures are its own (see the report hook).
+  outputLength: (output, input) => {
+    if (output.orders) return undefined;
     const judged = Object.values(input).at(-1);
     return judged === undefined ? undefined : storedFieldLength(judged);
   },
 
   simulate: simulateJudge,
+
+  // Pairwise judges' figures: position consistency and the first-position and longer-answer win rates.
+  report: (suite, results) => (suite.judge.pairwise ? pairwiseReport(suite, results) : {}),
+
+  reportText: pairwiseReportText,
 });
+
+/** A pairwise judge's two answers, as labeled.csv shows them: `A,B: A; B,A: B (= A)`. */
+function ordersText(orders: PairwiseAnswers): string {
+  return `order A,B: ${orders.ab}; order B,A: ${orders.ba}${orders.ba === 'tie' ? '' : ` (= ${swapBack(orders.ba)})`}`;
+}
+
+/**
+ * A pairwise judge's item: asked in the dataset order (A shown first) and in the swapped one,
+ * two calls each with its own prompt (so its own cache entry); the swapped answer is mapped
+ * back, and the two make the verdict (see `pairwiseVerdict`). Either order failing fails the item.
+ */
+type JudgeAnswer = Omit<JudgeOutput, 'decidedBy'>;
+
+async function solvePairwise(item: Item, ctx: TaskContext<JudgeSuite>): Promise<Solved<JudgeOutput>> {
+  const { judge } = ctx.suite;
+  const block = pairwiseAnswerBlock(judge);
+  const backend = ctx.backends[0]!;
+  const contract = ctx.render('answer', answerVars(block));
+  const schema = answerSchema(block);
+  const askIn = (order: Order): Promise<Asked<JudgeAnswer>> => {
+    const input = order === 'ab' ? item.input : swappedInput(item.input, judge.pairwise!);
+    const gold =
+      item.gold === undefined ? undefined : order === 'ab' ? item.gold : swapBack(item.gold as Preference);
+    const hint: JudgeHint = {
+      family: 'judge',
+      item: item.id,
+      labels: [...PAIRWISE_LABELS],
+      ...(gold !== undefined ? { gold } : {}),
+      fields: (judge.schema?.properties as Record<string, unknown> | undefined) ?? {},
+      pairwise: { order, positionBias: SIM_POSITION_BIAS },
+    };
+    return ask(
+      ctx,
+      'judge',
+      backend,
+      {
+        ...baseRequest(ctx, backend, `${ctx.render('judge', input)}\n\n${contract}`),
+        jsonSchema: ctx.suite.params.structuredOutput ? answerJsonSchema(block) : undefined,
+        simulation: hint,
+      },
+      (text) => parseAnswer(text, schema),
+      (problem) => ctx.render('repair', { problem, format: contract }),
+    );
+  };
+  // Both calls settle before the item ends, so a call still in flight when the other throws
+  // (a provider error, the budget) is booked to this item rather than after its result.
+  const settled = await Promise.allSettled([askIn('ab'), askIn('ba')]);
+  for (const outcome of settled) if (outcome.status === 'rejected') throw outcome.reason;
+  const [ab, ba] = settled.map((o) => (o as PromiseFulfilledResult<Asked<JudgeAnswer>>).value) as [
+    Asked<JudgeAnswer>,
+    Asked<JudgeAnswer>,
+  ];
+  if (!ab.ok || !ba.ok) {
+    const failed = !ab.ok ? ab : (ba as Extract<typeof ba, { ok: false }>);
+    const order = failed === ab ? 'A,B' : 'B,A';
+    return {
+      ok: false,
+      failure: { ...failed.failure, message: `order ${order}: ${failed.failure.message}` },
+      ...(failed.raw !== undefined ? { raw: failed.raw } : {}),
+    };
+  }
+  const orders: PairwiseAnswers = { ab: ab.value.label as Preference, ba: ba.value.label as Preference };
+  const details = { pairwise: orders };
+  const { verdict } = pairwiseVerdict(orders, judge.inconsistent);
+  if (verdict === undefined) {
+    return {
+      ok: false,
+      failure: {
+        kind: 'inconsistent',
+        message: `the two orders disagree: ${ordersText(orders)}`,
+      },
+      raw: `order A,B: ${ab.value.reason}\n--- order B,A ---\n${ba.value.reason}`,
+      details,
+    };
+  }
+  const reason =
+    orders.ab === swapBack(orders.ba)
+      ? ab.value.reason
+      : `order A,B: ${ab.value.reason} | order B,A: ${ba.value.reason}`;
+  return {
+    ok: true,
+    output: {
+      label: verdict,
+      reason,
+      ...(ab.value.fields ? { fields: ab.value.fields } : {}),
+      orders,
+      decidedBy: backend.id,
+    },
+    details,
+  };
+}
