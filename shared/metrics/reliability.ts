@@ -7,6 +7,7 @@
  * A unit is one item: its values in repeat order, `null` where a repeat has no value (unscored).
  */
 import type { ScoreKind, ScoreValue } from '../core/model.js';
+import { HEADLINE_METRICS, LabelRows, type ScoreRow, type ScorerMetricOptions, scorerFigures } from './scores.js';
 import { type BootstrapOptions, bootstrapCis, type Interval } from './stats.js';
 
 /** One repeat's value of an item; null when that repeat has none. */
@@ -187,4 +188,92 @@ export function noiseFloor(perRepeat: readonly (number | null)[]): number | null
   if (values.length < 2) return null;
   const mean = values.reduce((a, b) => a + b, 0) / values.length;
   return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1));
+}
+
+/** A scorer's reliability across repeats: report.json `scores.<scorer>.reliability` (k > 1 only). */
+export interface ScorerReliability {
+  /** Times each item was scored. */
+  repeats: number;
+  /** Items with at least two repeat values (what the flip rate and alpha run over). */
+  n: number;
+  /** Share of those items whose repeats gave different values. */
+  flipRate: number | null;
+  /** Items whose most frequent values tied (labels, passes): the earliest repeat's value was taken. */
+  ties: number;
+  /** Krippendorff's alpha across repeats: nominal for labels and passes, interval for numbers. */
+  alpha: Alpha & { level: AlphaLevel };
+  /** Number scorers: the pooled SD of an item's values across its repeats. */
+  withinItemSd?: number | null;
+  /**
+   * Per headline metric: its SD across the single-repeat runs (the metric on repeat 1's values,
+   * on repeat 2's, …). A difference between two runs within it is within the scorer's own noise.
+   */
+  noiseFloor: Record<string, number | null>;
+  /** Per headline metric: its value on each single-repeat run, in repeat order. */
+  perRepeat: Record<string, (number | null)[]>;
+}
+
+/**
+ * A scorer's rows seen repeat by repeat, fed one result at a time: each item's repeat values
+ * (the units of alpha and the flip rate) and, per repeat, the rows its single-repeat run would
+ * have had (for the noise floor of each metric).
+ */
+export class RepeatRows {
+  private readonly units: RepeatValue[][] = [];
+  private readonly runs: (ScoreRow[] | LabelRows)[];
+  private ties = 0;
+
+  constructor(
+    private readonly kind: ScoreKind,
+    readonly repeats: number,
+  ) {
+    this.runs = Array.from({ length: repeats }, () => (kind === 'label' ? new LabelRows() : []));
+  }
+
+  /**
+   * One item: its row (the item's value, gold and unscored reason) and its score's repeat
+   * values. An item without them (a failed item: no repeat solved it) is the same row in every repeat.
+   */
+  add(row: ScoreRow, values?: readonly RepeatValue[], tie?: boolean): void {
+    if (tie) this.ties += 1;
+    if (values) this.units.push([...values]);
+    for (let r = 0; r < this.repeats; r++) {
+      let own = row;
+      if (values) {
+        const value = values[r] ?? null;
+        own =
+          value === null
+            ? { unscored: row.unscored ?? 'internal', ...(row.target !== undefined ? { target: row.target } : {}) }
+            : { value, ...(row.target !== undefined ? { target: row.target } : {}) };
+      }
+      const rows = this.runs[r]!;
+      if (rows instanceof LabelRows) rows.add(own);
+      else rows.push(own);
+    }
+  }
+
+  figures(options: ScorerMetricOptions = {}): ScorerReliability {
+    const level: AlphaLevel = this.kind === 'number' ? 'interval' : 'nominal';
+    const perRun = this.runs.map(
+      (rows) => scorerFigures(this.kind, rows, { ...options, bootstrap: false }).summary.metrics,
+    );
+    const noise: Record<string, number | null> = {};
+    const perRepeat: Record<string, (number | null)[]> = {};
+    for (const metric of HEADLINE_METRICS[this.kind]) {
+      if (!perRun.some((m) => m[metric] !== undefined)) continue;
+      perRepeat[metric] = perRun.map((m) => m[metric]?.value ?? null);
+      noise[metric] = noiseFloor(perRepeat[metric]);
+    }
+    const flips = flipRate(this.units);
+    return {
+      repeats: this.repeats,
+      n: flips.n,
+      flipRate: flips.value,
+      ties: this.ties,
+      alpha: { level, ...krippendorffAlpha(this.units, level, options.bootstrap ?? {}) },
+      ...(this.kind === 'number' ? { withinItemSd: withinItemSd(this.units) } : {}),
+      noiseFloor: noise,
+      perRepeat,
+    };
+  }
 }

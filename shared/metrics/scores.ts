@@ -16,6 +16,7 @@
 import type { FailureKind, ScoreKind, ScoreValue } from '../core/model.js';
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
 import type { LengthBias } from './bias.js';
+import type { ScorerReliability } from './reliability.js';
 import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
 import { type BootstrapOptions, bootstrapCis, type Interval, meanOrNull } from './stats.js';
@@ -36,7 +37,8 @@ export interface ScorerMetricOptions {
   ordinal?: boolean;
   /** Number scorers: a value at or above it passes (balanced accuracy against a binary gold). */
   threshold?: number;
-  bootstrap?: BootstrapOptions;
+  /** false: no intervals (the single-repeat runs a noise floor is computed over). */
+  bootstrap?: BootstrapOptions | false;
 }
 
 /** One item as a scorer's metrics see it. */
@@ -64,6 +66,8 @@ export interface ScorerSummary {
    * output's length against the score (families that expose an output length; see `outputLength`).
    */
   bias?: { length: LengthBias };
+  /** A run that scored each item k > 1 times (`run.repeats`): how stable the values are across repeats. */
+  reliability?: ScorerReliability;
 }
 
 export interface ScorerFigures {
@@ -164,7 +168,7 @@ function withCis(
   const all = Array.from({ length: n }, (_, i) => i);
   const out: Record<string, MetricValue> = {};
   for (const [name, stat] of Object.entries(statistics)) out[name] = { value: stat(all), n };
-  if (n === 0) return out;
+  if (n === 0 || options.bootstrap === false) return out;
   const cis = bootstrapCis(
     n,
     (indices) => Object.fromEntries(Object.entries(statistics).map(([name, stat]) => [name, stat(indices)])),
