@@ -1,7 +1,7 @@
 /** What the commands print on the terminal once a run, a sweep or a rebuilt report is done. */
 import { join } from 'node:path';
 import type { ComparisonSummary } from '../../shared/core/compare-runs.js';
-import { headline, incompleteNotice } from '../../shared/reports/files.js';
+import { headline, incompleteNotice, reliabilityLines } from '../../shared/reports/files.js';
 import { ms, usd } from '../../shared/reports/format.js';
 import type { Report } from '../../shared/reports/report.js';
 import { renderSweepText } from '../../shared/reports/sweep-files.js';
@@ -14,7 +14,10 @@ export function summary(report: Report, outDir: string): string {
     '',
     ...[incompleteNotice(report)].filter((line) => line !== undefined),
     `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
-    ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
+    ...Object.entries(report.scores).flatMap(([name, s]) => [
+      headline(name, s),
+      ...(s.reliability ? reliabilityLines(s.reliability, '  ') : []),
+    ]),
     `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
     `report: ${join(outDir, 'report.txt')} (and report.json, labeled.csv, errors.txt, correct.txt)`,
   ];

@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { EncoderPool } from '../encoders/registry.js';
 import type { EncoderSpend } from '../encoders/types.js';
+import { combineRepeats } from '../metrics/reliability.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports.js';
 import { renderPrompt, type TemplateFormat } from '../prompts/prompts.js';
-import { combineRepeats } from '../metrics/reliability.js';
 import { callModel } from '../providers/call.js';
 import { ProviderError } from '../providers/errors.js';
 import { type RateLimiters, suiteLimitsById } from '../providers/rate-limit.js';
@@ -15,8 +15,8 @@ import {
   type Item,
   type ItemMessage,
   type ItemResult,
-  RESULT_SCHEMA_VERSION,
   isScored,
+  RESULT_SCHEMA_VERSION,
   type RunRecord,
   type Score,
   type ScoredScore,
@@ -292,8 +292,7 @@ export async function scoreItem(
 
   try {
     const repeats = run.suite.run.repeats ?? 1;
-    const { solved, scores } =
-      repeats > 1 ? await repeated(family, run, repeats, attempt) : await attempt(1);
+    const { solved, scores } = repeats > 1 ? await repeated(family, run, repeats, attempt) : await attempt(1);
 
     const result: ItemResult = {
       schemaVersion: RESULT_SCHEMA_VERSION,

@@ -7,7 +7,13 @@
  * A unit is one item: its values in repeat order, `null` where a repeat has no value (unscored).
  */
 import type { ScoreKind, ScoreValue } from '../core/model.js';
-import { HEADLINE_METRICS, LabelRows, type ScoreRow, type ScorerMetricOptions, scorerFigures } from './scores.js';
+import {
+  HEADLINE_METRICS,
+  LabelRows,
+  type ScoreRow,
+  type ScorerMetricOptions,
+  scorerFigures,
+} from './scores.js';
 import { type BootstrapOptions, bootstrapCis, type Interval } from './stats.js';
 
 /** One repeat's value of an item; null when that repeat has none. */
@@ -243,7 +249,10 @@ export class RepeatRows {
         const value = values[r] ?? null;
         own =
           value === null
-            ? { unscored: row.unscored ?? 'internal', ...(row.target !== undefined ? { target: row.target } : {}) }
+            ? {
+                unscored: row.unscored ?? 'internal',
+                ...(row.target !== undefined ? { target: row.target } : {}),
+              }
             : { value, ...(row.target !== undefined ? { target: row.target } : {}) };
       }
       const rows = this.runs[r]!;

@@ -16,9 +16,9 @@
 import type { FailureKind, ScoreKind, ScoreValue } from '../core/model.js';
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
 import type { LengthBias } from './bias.js';
-import type { ScorerReliability } from './reliability.js';
 import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
+import type { ScorerReliability } from './reliability.js';
 import { type BootstrapOptions, bootstrapCis, type Interval, meanOrNull } from './stats.js';
 
 /** One metric: its value (null when there is no data), the n it ran over, and a 95% CI when resampled. */
