@@ -73,7 +73,10 @@ export function comparisonLine(report: Report): string {
   // No metric moved on a paired item: nothing to say.
   if (!primary || Object.keys(primary.deltas).length === 0) return '';
   const deltas = Object.entries(primary.deltas)
-    .map(([name, d]) => `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)})`)
+    .map(
+      ([name, d]) =>
+        `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)}${d.withinNoise === undefined ? '' : `, ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor!.toFixed(3)}`})`,
+    )
     .join('  ');
   const flipped = Object.entries(primary.flipped)
     .map(([kind, n]) => `${kind} ${n}`)

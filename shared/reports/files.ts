@@ -540,7 +540,10 @@ interface ComparisonView {
   scores: Record<
     string,
     {
-      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+      deltas: Record<
+        string,
+        { delta: number; ci: [number, number]; pValue: number; noiseFloor?: number; withinNoise?: boolean }
+      >;
       mcnemarPValue?: number;
       flipped?: Record<string, number>;
     }
@@ -558,7 +561,7 @@ function renderComparisonSummary(c: ComparisonView | undefined): string[] {
   for (const [scorer, s] of Object.entries(c.scores)) {
     for (const [name, d] of Object.entries(s.deltas)) {
       lines.push(
-        `  ${`${scorer} ${METRIC_NAMES[name] ?? words(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}`,
+        `  ${`${scorer} ${METRIC_NAMES[name] ?? words(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
       );
     }
     if (s.mcnemarPValue !== undefined)
