@@ -237,7 +237,7 @@ export const sweepShape = {
         .array(z.string().min(1))
         .min(1)
         .describe(
-          'Each a condition on a variant, e.g. "accuracy >= 0.8", "label.kappa >= baseline - 0.05", "p50 latency where words(transcript) >= 150 < baseline", "delta accuracy > 0 with p < 0.05", "cost per 10k <= 2".',
+          'Each a condition on a variant, e.g. "accuracy >= 0.8", "label.kappa >= baseline - 0.05", "p50 latency where words(transcript) >= 150 < baseline", "delta accuracy > 0 with p < 0.05", "cost per 10k <= 2"; "delta accuracy > noise" asks that the paired difference exceed the metric\'s noise floor (the larger of the two runs\', measured with run.repeats > 1), "delta accuracy > -noise" that it be no worse than the noise.',
         ),
       required: z
         .union([z.boolean(), z.array(z.string())])
