@@ -1,0 +1,136 @@
+/**
+ * Judge repeats as a user runs them: `assay run --simulate --repeats 3` on the tone judge scores
+ * every item three times and reports how stable the verdicts are (flip rate, Krippendorff's
+ * alpha with its CI, the noise floor of each headline metric), keeps each repeat's label in
+ * labeled.csv, and holds the comparison with the previous run against that noise floor. The
+ * first repeat is the run without repeats, call for call.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { noiseFloor } from '../../shared/metrics/reliability.js';
+import type { Report } from '../../shared/reports/report.js';
+import { assayCli, tempDir } from '../helpers.js';
+
+const readReport = async (dir: string) =>
+  JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as Report;
+
+/** labeled.csv as rows of cells by header. */
+async function labeled(dir: string): Promise<{ header: string[]; rows: Record<string, string>[] }> {
+  const text = (await readFile(join(dir, 'labeled.csv'), 'utf8')).replace(/^\uFEFF/, '');
+  const [head, ...lines] = text.split('\r\n').filter((l) => l !== '');
+  const header = head!.split(',');
+  const rows = lines.map((line) => {
+    // RFC 4180: free-text cells may be quoted, with commas and doubled quotes inside.
+    const cells: string[] = [];
+    let cell = '';
+    let quoted = false;
+    for (let i = 0; i < line.length; i++) {
+      const ch = line[i]!;
+      if (quoted) {
+        if (ch === '"' && line[i + 1] === '"') {
+          cell += '"';
+          i++;
+        } else if (ch === '"') quoted = false;
+        else cell += ch;
+      } else if (ch === '"') quoted = true;
+      else if (ch === ',') {
+        cells.push(cell);
+        cell = '';
+      } else cell += ch;
+    }
+    cells.push(cell);
+    return Object.fromEntries(header.map((h, i) => [h, cells[i] ?? '']));
+  });
+  return { header, rows };
+}
+
+describe('judge repeats, end to end', { timeout: 180_000 }, () => {
+  it('assay run --simulate --repeats 3 reports flip rate, alpha with CI and noise floors', async () => {
+    const dir = await tempDir('assay-repeats-');
+    const runs = join(dir, 'runs');
+    const suite = 'examples/reply-tone.suite.json';
+    await assayCli(
+      ['run', suite, '--simulate', '--runs', runs, '--out', join(runs, 'once'), '--no-progress'],
+      dir,
+    );
+    const { stdout } = await assayCli(
+      [
+        'run',
+        suite,
+        '--simulate',
+        '--repeats',
+        '3',
+        '--runs',
+        runs,
+        '--out',
+        join(runs, 'thrice'),
+        '--no-progress',
+      ],
+      dir,
+    );
+
+    // The terminal: the reliability lines under the label scorer's headline.
+    expect(stdout).toMatch(
+      /repeats 3 \(48 items with two or more values\): flip rate 0\.\d{3} {2}ties \d+ {2}Krippendorff's alpha -?\d\.\d{3} \[-?\d\.\d{3}, -?\d\.\d{3}\] \(nominal\)/,
+    );
+    expect(stdout).toMatch(
+      /noise floor \(SD across single-repeat runs\): accuracy ±\d\.\d{3} {2}macro F1 ±\d\.\d{3} {2}Cohen's kappa ±\d\.\d{3}/,
+    );
+    expect(stdout).toMatch(
+      /compared with reply-tone-\w+: accuracy [+-]\d\.\d{3} \(p \d\.\d{3}, (within|beyond) noise ±\d\.\d{3}\)/,
+    );
+
+    const once = await readReport(join(runs, 'once'));
+    const thrice = await readReport(join(runs, 'thrice'));
+    expect(once.scores.label!.reliability).toBeUndefined();
+    const r = thrice.scores.label!.reliability!;
+    expect(r).toMatchObject({ repeats: 3, n: 48, alpha: { level: 'nominal', n: 48 } });
+    expect(r.alpha.value).not.toBeNull();
+    expect(r.alpha.ci![0]).toBeLessThanOrEqual(r.alpha.value!);
+    expect(r.alpha.ci![1]).toBeGreaterThanOrEqual(r.alpha.value!);
+    expect(Object.keys(r.noiseFloor)).toEqual(['accuracy', 'macroF1', 'kappa']);
+    // The simulator's noise is drawn per repeat: some items flip, not all.
+    expect(r.flipRate).toBeGreaterThan(0);
+    expect(r.flipRate).toBeLessThan(1);
+    // Repeat 1 is the run without repeats; the floor is the SD of the three single-repeat runs.
+    expect(r.perRepeat.accuracy![0]).toBe(once.metrics.accuracy);
+    expect(r.perRepeat.kappa![0]).toBe(once.metrics.kappa);
+    expect(r.noiseFloor.accuracy).toBeCloseTo(noiseFloor(r.perRepeat.accuracy!)!, 12);
+    expect(r.noiseFloor.accuracy).toBeGreaterThan(0);
+    // Every repeat is a call, and is paid for.
+    expect(thrice.cost.calls).toBe(3 * once.cost.calls);
+    expect(thrice.cost.totalUsd).toBeGreaterThan(2.5 * once.cost.totalUsd);
+
+    // labeled.csv: each repeat's label; the item's label is their majority; repeat 1 is the plain run's.
+    const plain = await labeled(join(runs, 'once'));
+    const three = await labeled(join(runs, 'thrice'));
+    expect(three.header.slice(7, 12)).toEqual(['label', 'label.by', 'label.r1', 'label.r2', 'label.r3']);
+    expect(plain.header).not.toContain('label.r1');
+    let flips = 0;
+    let ties = 0;
+    three.rows.forEach((row, i) => {
+      const votes = [row['label.r1']!, row['label.r2']!, row['label.r3']!];
+      expect(row['label.r1']).toBe(plain.rows[i]!.label);
+      const counts = new Map<string, number>();
+      for (const v of votes) counts.set(v, (counts.get(v) ?? 0) + 1);
+      const top = Math.max(...counts.values());
+      if (top === 1) {
+        ties += 1;
+        expect(row.label).toBe(votes[0]);
+      } else expect(counts.get(row.label!)).toBe(top);
+      if (counts.size > 1) flips += 1;
+    });
+    expect(r.flipRate).toBeCloseTo(flips / 48, 12);
+    expect(r.ties).toBe(ties);
+
+    // The comparison with the previous run holds each delta against the noise floor.
+    const delta = (thrice.comparison as { scores: Record<string, { deltas: Record<string, unknown> }> })
+      .scores.label!.deltas.accuracy as { delta: number; noiseFloor: number; withinNoise: boolean };
+    expect(delta.noiseFloor).toBe(r.noiseFloor.accuracy);
+    expect(delta.withinNoise).toBe(Math.abs(delta.delta) <= delta.noiseFloor);
+    const text = await readFile(join(runs, 'thrice', 'report.txt'), 'utf8');
+    expect(text).toContain("Krippendorff's alpha");
+    expect(text).toMatch(/label accuracy +Δ [+-]\d\.\d{3} .* (within|beyond) noise ±\d\.\d{3}/);
+  });
+});
