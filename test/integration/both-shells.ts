@@ -19,6 +19,8 @@ export async function runInBothShells(options: {
   suiteFile: string;
   name: string;
   datasetPath: string;
+  /** The suite's `run` block (e.g. `{ repeats: 3 }`); default none. */
+  run?: Record<string, unknown>;
 }) {
   const { dir } = options;
   process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
@@ -42,6 +44,7 @@ export async function runInBothShells(options: {
       method: 'baseline',
       dataset: { path: options.datasetPath },
       backends: ['sim:gold'],
+      ...(options.run ? { run: options.run } : {}),
     }),
   );
 
