@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
-import type { Completion, ItemMessage } from '../../../shared/core/model.js';
+import type { ItemMessage } from '../../../shared/core/model.js';
 import { prepareRun } from '../../../shared/core/prepare-run.js';
 import { scoreItem } from '../../../shared/core/score-item.js';
 import { startRun } from '../../../shared/core/start-run.js';
@@ -14,7 +14,7 @@ import { readRows } from '../../../shared/datasets/read.js';
 import type { LlmCache } from '../../../shared/ports.js';
 import { cacheKey } from '../../../shared/providers/call.js';
 import { SimProvider } from '../../../shared/providers/sim.js';
-import type { CompletionRequest } from '../../../shared/providers/types.js';
+import type { Completion, CompletionRequest } from '../../../shared/providers/types.js';
 import { simulateAnswer } from '../../../shared/tasks/registry.js';
 import { ScriptedProvider } from '../../fakes/scripted-provider.js';
 import { chunksOf, REPO, suite, tempDir } from '../../helpers.js';
