@@ -5,12 +5,12 @@
  * labeled.csv, and holds the comparison with the previous run against that noise floor. The
  * first repeat is the run without repeats, call for call.
  */
-import { readFile } from 'node:fs/promises';
+import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { noiseFloor } from '../../shared/metrics/reliability.js';
 import type { Report } from '../../shared/reports/report.js';
-import { assayCli, tempDir } from '../helpers.js';
+import { assayCli, REPO, tempDir } from '../helpers.js';
 
 const readReport = async (dir: string) =>
   JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as Report;
@@ -132,5 +132,32 @@ describe('judge repeats, end to end', { timeout: 180_000 }, () => {
     const text = await readFile(join(runs, 'thrice', 'report.txt'), 'utf8');
     expect(text).toContain("Krippendorff's alpha");
     expect(text).toMatch(/label accuracy +Δ [+-]\d\.\d{3} .* (within|beyond) noise ±\d\.\d{3}/);
+  });
+
+  it('a sweep gate holds the paired delta against the noise floor', async () => {
+    const dir = await tempDir('assay-repeats-sweep-');
+    const base = JSON.parse(await readFile(join(REPO, 'examples', 'reply-tone-prompts.suite.json'), 'utf8'));
+    const suite = {
+      ...base,
+      $schema: undefined,
+      name: 'tone-noise',
+      dataset: { ...base.dataset, path: join(REPO, 'examples', base.dataset.path) },
+      run: { repeats: 3 },
+      gate: { conditions: ['delta accuracy > noise', 'delta kappa > -noise'] },
+    };
+    await cp(join(REPO, 'examples', 'prompts'), join(dir, 'prompts'), { recursive: true });
+    await writeFile(join(dir, 'tone-noise.suite.json'), JSON.stringify(suite));
+    const { stdout } = await assayCli(
+      ['run', join(dir, 'tone-noise.suite.json'), '--simulate', '--runs', join(dir, 'runs'), '--no-progress'],
+      dir,
+    );
+    // The simulator ignores the prompt's wording: the two versions tie, within the noise.
+    expect(stdout).toMatch(/accuracy ±0\.000 \[0\.000, 0\.000\] p=1\.000 within noise ±0\.\d{3}/);
+    expect(stdout).toMatch(
+      /FAIL {2}delta accuracy > noise: delta accuracy 0 vs noise floor 0\.\d+ fails > 0\.\d+/,
+    );
+    expect(stdout).toMatch(
+      /pass {2}delta kappa > -noise: delta kappa 0 vs noise floor −0\.\d+ meets > -0\.\d+/,
+    );
   });
 });
