@@ -160,4 +160,26 @@ describe('judge repeats, end to end', { timeout: 180_000 }, () => {
       /pass {2}delta kappa > -noise: delta kappa 0 vs noise floor −0\.\d+ meets > -0\.\d+/,
     );
   });
+
+  it('assay estimate counts every repeat', async () => {
+    const dir = await tempDir('assay-repeats-estimate-');
+    const base = JSON.parse(await readFile(join(REPO, 'examples', 'reply-tone.suite.json'), 'utf8'));
+    const suite = {
+      ...base,
+      $schema: undefined,
+      dataset: { ...base.dataset, path: join(REPO, 'examples', base.dataset.path) },
+    };
+    await cp(join(REPO, 'examples', 'prompts'), join(dir, 'prompts'), { recursive: true });
+    const estimate = async (run: Record<string, unknown>) => {
+      const path = join(dir, `${Object.keys(run).length}.suite.json`);
+      await writeFile(path, JSON.stringify({ ...suite, run }));
+      const { stdout } = await assayCli(['estimate', path, '--json'], dir);
+      return JSON.parse(stdout).backends[0] as { calls: { min: number }; inputTokens: { min: number } };
+    };
+    const once = await estimate({});
+    const thrice = await estimate({ repeats: 3 });
+    expect(once.calls.min).toBe(48);
+    expect(thrice.calls.min).toBe(3 * 48);
+    expect(thrice.inputTokens.min).toBe(3 * once.inputTokens.min);
+  });
 });
