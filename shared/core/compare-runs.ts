@@ -294,7 +294,7 @@ function compareScorer(
  * `reliability.noiseFloor`); undefined for a run that scored each item once.
  */
 function noiseFloors(side: RunSide, name: string, scorer: Scorer): Record<string, number | null> | undefined {
-  const k = side.run.suite.run.repeats ?? 1;
+  const k = side.run.suite.run?.repeats ?? 1;
   if (k <= 1) return undefined;
   const rows = new RepeatRows(scorer.kind, k);
   const target = targetReader(scorer);

@@ -275,7 +275,7 @@ export function resultView(
     };
   });
   const outputText = family.outputText ?? defaultOutputText;
-  const repeats = suite.run.repeats ?? 1;
+  const repeats = suite.run?.repeats ?? 1;
   return {
     scorers,
     primary,

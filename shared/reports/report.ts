@@ -156,7 +156,7 @@ export class ScoreTally {
     for (const [name, kind, scorer] of this.scorers) {
       this.rows.set(name, kind === 'label' ? new LabelRows() : []);
       if (family.outputLength && biasApplies(kind, scorer.metrics)) this.lengths.set(name, new LengthRows());
-      const k = suite.run.repeats ?? 1;
+      const k = suite.run?.repeats ?? 1;
       if (k > 1) this.repeats.set(name, new RepeatRows(kind, k));
     }
   }
