@@ -8,9 +8,14 @@
 import { cp, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { type RunEvent, runLocal } from '../../cli/local-run.js';
 import { noiseFloor } from '../../shared/metrics/reliability.js';
 import type { Report } from '../../shared/reports/report.js';
+import { useVendorFake } from '../fakes/use-vendor-fake.js';
+import type { FakeCall, FakeReply } from '../fakes/vendor-fake.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
+
+const fake = useVendorFake();
 
 const readReport = async (dir: string) =>
   JSON.parse(await readFile(join(dir, 'report.json'), 'utf8')) as Report;
@@ -182,4 +187,44 @@ describe('judge repeats, end to end', { timeout: 180_000 }, () => {
     expect(thrice.calls.min).toBe(3 * 48);
     expect(thrice.inputTokens.min).toBe(3 * once.inputTokens.min);
   });
+
+  it('the batch lane takes every repeat of an item in the same round and ends as the sync lane does', async () => {
+    // The vendor fake answers from the prompt alone: each repeat gets the same verdict.
+    const answer = (call: FakeCall): FakeReply => {
+      const label = ['TP', 'FP1', 'FP2', 'FP3'][call.promptText.length % 4]!;
+      return { text: JSON.stringify({ label, reason: `fake verdict ${label}` }) };
+    };
+    const lane = async (name: 'sync' | 'batch', onEvent?: (event: RunEvent) => void) => {
+      const root = await tempDir(`assay-repeats-${name}-`);
+      const outDir = join(root, 'runs', 'run');
+      await runLocal({
+        suitePath: join(REPO, 'examples', 'quickstart.suite.json'),
+        outDir,
+        runsDir: join(root, 'runs'),
+        cachePath: join(root, 'cache', 'llm-cache.jsonl'),
+        env: fake.env,
+        sample: { n: 8, seed: 5 },
+        backends: ['openai:gpt-4o-mini'],
+        repeats: 3,
+        lane: name,
+        batchPollMs: 1,
+        onEvent,
+      });
+      return readReport(outDir);
+    };
+    fake.setHandler(answer);
+    const sync = await lane('sync');
+    fake.reset();
+    fake.setHandler(answer);
+    const rounds: number[] = [];
+    const batch = await lane('batch', (e) => {
+      if (e.type === 'batch' && e.event.type === 'round') rounds.push(e.event.deferred);
+    });
+    // One round of batches holding the three samples of every item, then the round that finishes.
+    expect(rounds).toEqual([8, 0]);
+    expect(fake.batches.flatMap((b) => b.entries)).toHaveLength(3 * 8);
+    expect(batch.cost.calls).toBe(3 * 8);
+    expect(batch.scores).toEqual(sync.scores);
+    expect(batch.scores.label!.reliability).toMatchObject({ repeats: 3, n: 8, flipRate: 0 });
+  }, 120_000);
 });
