@@ -57,6 +57,8 @@ export interface RunSettings {
   pricesPath?: string;
   /** `sync` or `batch` (vendor batch APIs); default: the suite's `run.lane`. */
   lane?: 'sync' | 'batch';
+  /** Times each item is scored (independent samples), overriding the suite's `run.repeats`. */
+  repeats?: number;
   /** Batch lane: time between polls, overriding the suite's `run.batchPollSeconds` (tests poll fast). */
   batchPollMs?: number;
   onEvent?: (event: RunEvent) => void;
@@ -142,6 +144,11 @@ export function applySettings(suite: Suite, settings: RunSettings): Suite {
   if (settings.timeoutMs) out = { ...out, run: { ...out.run, timeoutMs: settings.timeoutMs } };
   if (settings.sample) out = { ...out, run: { ...out.run, sample: settings.sample } };
   if (settings.lane) out = { ...out, run: { ...out.run, lane: settings.lane } };
+  if (settings.repeats !== undefined) {
+    // One repeat is the suite without the key: the same run (and run id) as a suite that never set it.
+    const { repeats: _, ...rest } = out.run;
+    out = { ...out, run: settings.repeats > 1 ? { ...rest, repeats: settings.repeats } : rest };
+  }
   return out;
 }
 

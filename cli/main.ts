@@ -53,6 +53,11 @@ function runOptions(command: Command): Command {
       ).choices(['sync', 'batch']),
     )
     .option(
+      '--repeats <k>',
+      "score every item k times as independent samples and report the flip rate, Krippendorff's alpha and each metric's noise floor (default: the suite's run.repeats, else 1)",
+      positiveInt,
+    )
+    .option(
       '--runs <dir>',
       "folder of run folders; the report compares with the suite's previous run there",
       'runs',

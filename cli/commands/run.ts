@@ -27,6 +27,7 @@ export interface RunFlags {
   fresh?: boolean;
   prices?: string;
   lane?: 'sync' | 'batch';
+  repeats?: number;
   progress: boolean;
 }
 
@@ -60,6 +61,7 @@ async function run(
     fresh: flags.fresh,
     pricesPath: flags.prices,
     lane: flags.lane,
+    repeats: flags.repeats,
     onEvent: flags.progress ? progressReporter() : undefined,
   };
   const suite = await loadSuiteFile(suitePath);

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ms, usd } from '../../shared/lib/format.js';
 import type { Report } from '../../shared/model/report.js';
 import type { ComparisonSummary } from '../../shared/reports/compare-runs.js';
-import { headline, incompleteNotice } from '../../shared/reports/files.js';
+import { headline, incompleteNotice, reliabilityLines } from '../../shared/reports/files.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { renderSweepText } from '../../shared/sweeps/sweep-files.js';
 import type { LocalSweepResult } from '../sweep.js';
@@ -14,7 +14,10 @@ export function summary(report: Report, outDir: string): string {
     '',
     ...[incompleteNotice(report)].filter((line) => line !== undefined),
     `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
-    ...Object.entries(report.scores).map(([name, s]) => headline(name, s)),
+    ...Object.entries(report.scores).flatMap(([name, s]) => [
+      headline(name, s),
+      ...(s.reliability ? reliabilityLines(s.reliability, '  ') : []),
+    ]),
     `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
     `report: ${join(outDir, 'report.txt')} (and report.json, labeled.csv, errors.txt, correct.txt)`,
   ];
@@ -70,7 +73,10 @@ export function comparisonLine(report: Report): string {
   // No metric moved on a paired item: nothing to say.
   if (!primary || Object.keys(primary.deltas).length === 0) return '';
   const deltas = Object.entries(primary.deltas)
-    .map(([name, d]) => `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)})`)
+    .map(
+      ([name, d]) =>
+        `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)}${d.withinNoise === undefined ? '' : `, ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor!.toFixed(3)}`})`,
+    )
     .join('  ');
   const flipped = Object.entries(primary.flipped)
     .map(([kind, n]) => `${kind} ${n}`)

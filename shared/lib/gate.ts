@@ -6,7 +6,7 @@
  * condition := ["delta"] metric [slice] op rhs ["with p <" alpha]
  * metric    := "p50 latency" | "p95 latency" | "cost per 10k" | name | scorer.name
  * slice     := "where" ("words" | "chars") ["(" column ")"] op number     (latency only)
- * rhs       := number | "baseline" [("+" | "-") number]
+ * rhs       := number | "baseline" [("+" | "-") number] | ["-"] "noise"
  * op        := ">=" | ">" | "<=" | "<" | "=="
  * ```
  *
@@ -14,6 +14,10 @@
  * - `delta accuracy > 0 with p < 0.05`: the paired difference (variant − baseline on the same
  *   items) with the paired bootstrap's two-sided p-value; `with p` works on any condition on a
  *   scorer metric and asks that the paired difference be significant too.
+ * - `delta accuracy > noise`: the paired difference must exceed the metric's noise floor, the
+ *   larger of the variant's and the baseline's (report.json `scores.<scorer>.reliability
+ *   .noiseFloor`, from runs with `run.repeats` > 1); `delta accuracy > -noise`: no worse than
+ *   the noise. `noise` is compared with a delta of a scorer metric only.
  * - `p50 latency where words(transcript) >= 150 < baseline`: a latency percentile over the
  *   items whose input has at least 150 words (`words` alone counts every input column).
  * - A name is looked up as a run figure (`scored_rate`, `parse_valid_rate`, `error_rate`), then
@@ -48,7 +52,11 @@ export interface Condition {
   delta: boolean;
   metric: MetricRef;
   op: Op;
-  rhs: { kind: 'number'; value: number } | { kind: 'baseline'; offset: number };
+  rhs:
+    | { kind: 'number'; value: number }
+    | { kind: 'baseline'; offset: number }
+    /** The metric's noise floor (the larger of the two runs'), times `sign`. */
+    | { kind: 'noise'; sign: 1 | -1 };
   /** `with p < alpha`. */
   alpha?: number;
 }
@@ -65,7 +73,7 @@ const CONDITION = new RegExp(
     String.raw`(?<metric>p\d{1,2}(?:\.\d+)?\s+latency|cost\s+per\s+10k|[A-Za-z_][\w.]*)` +
     String.raw`(?:\s+where\s+(?<measure>words|chars)(?:\s*\(\s*(?<column>[^)]+?)\s*\))?\s*(?<sliceOp>${OP})\s*(?<sliceValue>${NUMBER}))?` +
     String.raw`\s*(?<op>${OP})\s*` +
-    String.raw`(?<rhs>baseline(?:\s*[+-]\s*${UNSIGNED})?|${NUMBER})` +
+    String.raw`(?<rhs>baseline(?:\s*[+-]\s*${UNSIGNED})?|-?\s*noise|${NUMBER})` +
     String.raw`(?:\s+with\s+p\s*<\s*(?<alpha>${NUMBER}))?\s*$`,
   'i',
 );
@@ -75,7 +83,7 @@ export function parseCondition(text: string): Condition {
   const m = CONDITION.exec(text.trim())?.groups;
   if (!m)
     throw new GateSyntaxError(
-      `gate condition ${JSON.stringify(text)} is not [delta] <metric> [where words(<column>) >= N] <op> <number | baseline ± x> [with p < a]`,
+      `gate condition ${JSON.stringify(text)} is not [delta] <metric> [where words(<column>) >= N] <op> <number | baseline ± x | noise> [with p < a]`,
     );
   const metric = parseMetric(m.metric!);
   if (m.measure && metric.kind === 'latency') {
@@ -92,8 +100,14 @@ export function parseCondition(text: string): Condition {
   const rhsText = m.rhs!.replace(/\s+/g, '').toLowerCase();
   const rhs: Condition['rhs'] = rhsText.startsWith('baseline')
     ? { kind: 'baseline', offset: rhsText === 'baseline' ? 0 : Number(rhsText.slice('baseline'.length)) }
-    : { kind: 'number', value: Number(rhsText) };
+    : rhsText.endsWith('noise')
+      ? { kind: 'noise', sign: rhsText.startsWith('-') ? -1 : 1 }
+      : { kind: 'number', value: Number(rhsText) };
   const delta = m.delta !== undefined;
+  if (rhs.kind === 'noise' && (!delta || metric.kind !== 'named'))
+    throw new GateSyntaxError(
+      `${text}: noise (a metric's noise floor across repeats) is compared with the delta of a scorer metric: write delta <metric> > noise`,
+    );
   if (delta && rhs.kind === 'baseline')
     throw new GateSyntaxError(
       `${text}: a delta is already relative to the baseline; compare it with a number`,
@@ -283,6 +297,8 @@ export function evaluateCondition(
   let theirs: number | null;
   let paired: PairedDelta | undefined;
   let pairable = false;
+  /** The scorer metric the condition names (noise floors are a scorer metric's). */
+  let located: { scorer: string; metric: string } | undefined;
   if (metric.kind === 'latency') {
     label = `p${metric.percentile} latency${metric.slice ? ` where ${sliceText(metric.slice)}` : ''}`;
     const a = latencyOf(variant, metric.percentile, metric.slice);
@@ -309,6 +325,7 @@ export function evaluateCondition(
     theirs = 'unknown' in b ? null : b.value;
     if (a.scorer && a.metric) {
       pairable = true;
+      located = { scorer: a.scorer, metric: a.metric };
       paired = pairing[a.scorer]?.deltas[a.metric];
     }
   }
@@ -325,8 +342,21 @@ export function evaluateCondition(
       if (theirs === null) return fail(`n/a: the baseline's ${label} has no data`, ours);
       value = ours - theirs;
     }
-    against = (condition.rhs as { value: number }).value;
-    words = `delta ${label} ${show(value)}`;
+    if (condition.rhs.kind === 'noise') {
+      const floor = located
+        ? noiseFloorOf(located.scorer, located.metric, variant.report, baseline.report)
+        : null;
+      if (floor === null)
+        return fail(
+          `n/a: no noise floor of ${label} (neither run scored its items more than once: set run.repeats > 1)`,
+          value,
+        );
+      against = condition.rhs.sign * floor;
+      words = `delta ${label} ${show(value)} vs noise floor ${condition.rhs.sign < 0 ? '−' : ''}${show(floor)}`;
+    } else {
+      against = (condition.rhs as { value: number }).value;
+      words = `delta ${label} ${show(value)}`;
+    }
   } else if (condition.rhs.kind === 'baseline') {
     if (theirs === null) return fail(`n/a: the baseline's ${label} has no data`, ours);
     value = ours;
@@ -335,7 +365,7 @@ export function evaluateCondition(
     words = `${label} ${show(value)} vs baseline ${show(theirs)}${offset === 0 ? '' : ` ${offset > 0 ? '+' : '−'} ${show(Math.abs(offset))} = ${show(against)}`}`;
   } else {
     value = ours;
-    against = condition.rhs.value;
+    against = (condition.rhs as { value: number }).value;
     words = `${label} ${show(value)}`;
   }
   const holds = compare(value, condition.op, against);
@@ -355,6 +385,22 @@ export function evaluateCondition(
     verdict.reason += `; p = ${show(paired.pValue)} ${significant ? '<' : '≥'} ${condition.alpha}${significant ? '' : ' (not significant)'}`;
   }
   return verdict;
+}
+
+/**
+ * A scorer metric's noise floor for a comparison of two runs: the larger of the two runs' floors
+ * (report.json `scores.<scorer>.reliability.noiseFloor`); null when neither run has one.
+ */
+export function noiseFloorOf(
+  scorer: string,
+  metric: string,
+  a: Pick<Report, 'scores'>,
+  b: Pick<Report, 'scores'>,
+): number | null {
+  const floors = [a, b]
+    .map((r) => r.scores[scorer]?.reliability?.noiseFloor[metric])
+    .filter((f): f is number => typeof f === 'number');
+  return floors.length === 0 ? null : Math.max(...floors);
 }
 
 /** Every condition on a variant: promoted when all pass. */

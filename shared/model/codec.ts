@@ -24,6 +24,8 @@ const facts = {
   explanation: z.string().optional(),
   decidedBy: z.string().optional(),
   details: z.record(z.string(), z.unknown()).optional(),
+  repeats: z.array(z.union([z.string(), z.number(), z.boolean(), z.null()])).optional(),
+  tie: z.boolean().optional(),
 };
 const scoreSchema = z.union([
   z.object({ kind: z.literal('label'), value: z.string(), ...facts }),

@@ -58,6 +58,13 @@ interface ScoreFacts {
   decidedBy?: string;
   /** What the scorer found beyond the value (a harsh judge's errors, omissions and hedging), as JSON. */
   details?: Record<string, unknown>;
+  /**
+   * A run with `run.repeats` k > 1: each repeat's value in repeat order (null: that repeat has
+   * none). The value is their majority (labels, passes) or mean (numbers).
+   */
+  repeats?: (ScoreValue | null)[];
+  /** The repeats' most frequent values tied: the value is the tied one the earliest repeat gave. */
+  tie?: boolean;
 }
 
 /**

@@ -42,6 +42,12 @@ export interface CompletionRequest {
    * part of the cache key, never sent to a vendor.
    */
   simulation?: SimHint;
+  /**
+   * Which independent sample of the same call this is when a run scores each item several times
+   * (`run.repeats`): 2, 3, … Absent for the first, so a run without repeats keeps its cache keys.
+   * Part of the cache key and of the simulator's seed; never sent to a vendor.
+   */
+  sample?: number;
 }
 
 /** A family's description of the answer it expects, for the simulator (`family` names the family). */

@@ -50,6 +50,8 @@ export interface ScorerSummary {
    * output's length against the score (families that expose an output length; see `outputLength`).
    */
   bias?: { length: LengthBias };
+  /** A run that scored each item k > 1 times (`run.repeats`): how stable the values are across repeats. */
+  reliability?: ScorerReliability;
 }
 
 export interface StageCost {
@@ -192,4 +194,38 @@ export function leaderboardEntry(report: Report): LeaderboardEntry {
     p50LatencyMs: report.latencyMs.p50,
     finishedAt: report.finishedAt ?? report.startedAt,
   };
+}
+
+export type AlphaLevel = 'nominal' | 'interval';
+
+export interface Alpha {
+  /** Null when it is undefined: fewer than two pairable values, or no variation among them. */
+  value: number | null;
+  /** Units (items) with at least two values: those alpha and its resamples run over. */
+  n: number;
+  /** 95 % percentile-bootstrap interval, resampling units; absent when there is no value. */
+  ci?: Interval;
+}
+
+/** A scorer's reliability across repeats: report.json `scores.<scorer>.reliability` (k > 1 only). */
+export interface ScorerReliability {
+  /** Times each item was scored. */
+  repeats: number;
+  /** Items with at least two repeat values (what the flip rate and alpha run over). */
+  n: number;
+  /** Share of those items whose repeats gave different values. */
+  flipRate: number | null;
+  /** Items whose most frequent values tied (labels, passes): the earliest repeat's value was taken. */
+  ties: number;
+  /** Krippendorff's alpha across repeats: nominal for labels and passes, interval for numbers. */
+  alpha: Alpha & { level: AlphaLevel };
+  /** Number scorers: the pooled SD of an item's values across its repeats. */
+  withinItemSd?: number | null;
+  /**
+   * Per headline metric: its SD across the single-repeat runs (the metric on repeat 1's values,
+   * on repeat 2's, …). A difference between two runs within it is within the scorer's own noise.
+   */
+  noiseFloor: Record<string, number | null>;
+  /** Per headline metric: its value on each single-repeat run, in repeat order. */
+  perRepeat: Record<string, (number | null)[]>;
 }

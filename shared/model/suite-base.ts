@@ -141,6 +141,15 @@ export const runSettingsSchema = z
       .describe(
         'Declared rate limits per backend (id or alias → {"rpm": 3000, "tpm": 2000000}): calls to that model are held to them by a token bucket, shared by everything in the process (on AWS, by the whole fleet). ASSAY_LIMITS adds more; the stricter wins.',
       ),
+    repeats: z
+      .number()
+      .int()
+      .min(1)
+      .max(50)
+      .optional()
+      .describe(
+        "Score every item this many times as independent samples (each model call of an item made k times, each with its own cache key and simulator noise; cost counts every one). The item's value is the majority label or pass (a tie goes to the value the earliest repeat gave) or the mean number; report.json scores.<scorer>.reliability gives the flip rate, Krippendorff's alpha across repeats and each headline metric's noise floor. Default 1. `assay run --repeats <k>` overrides it.",
+      ),
     lane: z
       .enum(['sync', 'batch'])
       .default('sync')
@@ -228,7 +237,7 @@ export const sweepShape = {
         .array(z.string().min(1))
         .min(1)
         .describe(
-          'Each a condition on a variant, e.g. "accuracy >= 0.8", "label.kappa >= baseline - 0.05", "p50 latency where words(transcript) >= 150 < baseline", "delta accuracy > 0 with p < 0.05", "cost per 10k <= 2".',
+          'Each a condition on a variant, e.g. "accuracy >= 0.8", "label.kappa >= baseline - 0.05", "p50 latency where words(transcript) >= 150 < baseline", "delta accuracy > 0 with p < 0.05", "cost per 10k <= 2"; "delta accuracy > noise" asks that the paired difference exceed the metric\'s noise floor (the larger of the two runs\', measured with run.repeats > 1), "delta accuracy > -noise" that it be no worse than the noise.',
         ),
       required: z
         .union([z.boolean(), z.array(z.string())])

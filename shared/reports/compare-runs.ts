@@ -9,6 +9,7 @@ import {
   meanOrNull,
   type PairedDelta,
   pairedBootstraps,
+  RepeatRows,
   rocAuc,
   spearman,
   sum,
@@ -24,7 +25,7 @@ import {
   scoreOf,
 } from '../model/model.js';
 import { taskFor } from '../registry/registry.js';
-import { targetReader } from './report.js';
+import { scoreRow, targetReader } from './report.js';
 
 /**
  * Run-vs-run comparison: the same items scored by two runs — typically before and after a
@@ -90,6 +91,22 @@ export interface ScorerComparison {
   mcnemar?: McNemarResult;
   /** Paired items whose value differs, in (row, itemId) order. */
   flipped: FlippedItem[];
+  /**
+   * Runs that scored each item several times (`run.repeats`): per metric with a delta, the
+   * noise floor it is held against (the larger of the two runs' floors; a run without repeats
+   * has none) and whether the delta's magnitude is within it.
+   */
+  noise?: Record<string, DeltaNoise>;
+}
+
+/** A delta against the scorer's own noise. */
+export interface DeltaNoise {
+  /** The larger of the two runs' noise floors. */
+  floor: number;
+  base: number | null;
+  candidate: number | null;
+  /** |delta| ≤ floor: the runs differ by no more than repeats of one run do. */
+  withinNoise: boolean;
 }
 
 export interface Comparison {
@@ -272,6 +289,40 @@ function compareScorer(
   return { n: both.length, deltas };
 }
 
+/**
+ * A run's noise floor per headline metric of one scorer (the same figures as its report's
+ * `reliability.noiseFloor`); undefined for a run that scored each item once.
+ */
+function noiseFloors(side: RunSide, name: string, scorer: Scorer): Record<string, number | null> | undefined {
+  const k = side.run.suite.run?.repeats ?? 1;
+  if (k <= 1) return undefined;
+  const rows = new RepeatRows(scorer.kind, k);
+  const target = targetReader(scorer);
+  for (const result of side.results) {
+    const score = result.scores[name];
+    rows.add(scoreRow(result, name, scorer, target), score?.repeats, score?.tie);
+  }
+  return rows.figures({ ...scorer.metrics, bootstrap: false }).noiseFloor;
+}
+
+/** Each delta against the larger of the two runs' noise floors; undefined when neither run has one. */
+function deltaNoise(
+  deltas: Record<string, PairedDelta>,
+  base: Record<string, number | null> | undefined,
+  candidate: Record<string, number | null> | undefined,
+): Record<string, DeltaNoise> | undefined {
+  if (!base && !candidate) return undefined;
+  const out: Record<string, DeltaNoise> = {};
+  for (const [metric, d] of Object.entries(deltas)) {
+    const b = base?.[metric] ?? null;
+    const c = candidate?.[metric] ?? null;
+    if (b === null && c === null) continue;
+    const floor = Math.max(b ?? 0, c ?? 0);
+    out[metric] = { floor, base: b, candidate: c, withinNoise: Math.abs(d.delta) <= floor };
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 export function compareRuns(base: RunSide, candidate: RunSide, options: CompareOptions = {}): Comparison {
   const baseHeader = header(base.run);
   const candidateHeader = header(candidate.run);
@@ -310,7 +361,13 @@ export function compareRuns(base: RunSide, candidate: RunSide, options: CompareO
         kind: flipKind(b, c),
       });
     }
-    scores[name] = { kind: scorer.kind, ...compareScorer(scorer.kind, sides, scorer, options), flipped };
+    const compared = compareScorer(scorer.kind, sides, scorer, options);
+    const noise = deltaNoise(
+      compared.deltas,
+      noiseFloors(base, name, baseScorer),
+      noiseFloors(candidate, name, scorer),
+    );
+    scores[name] = { kind: scorer.kind, ...compared, flipped, ...(noise ? { noise } : {}) };
   }
 
   const baseCost = sum(base.results.map(resultCost));
@@ -337,7 +394,10 @@ export interface ComparisonSummary {
   scores: Record<
     string,
     {
-      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+      deltas: Record<
+        string,
+        { delta: number; ci: [number, number]; pValue: number; noiseFloor?: number; withinNoise?: boolean }
+      >;
       mcnemarPValue?: number;
       flipped: Record<FlippedItem['kind'], number>;
     }
@@ -349,8 +409,15 @@ export function comparisonSummary(c: Comparison): ComparisonSummary {
   const scores: ComparisonSummary['scores'] = {};
   for (const [name, s] of Object.entries(c.scores)) {
     const deltas: ComparisonSummary['scores'][string]['deltas'] = {};
-    for (const [metric, d] of Object.entries(s.deltas))
-      deltas[metric] = { delta: d.delta, ci: d.ci, pValue: d.pValue };
+    for (const [metric, d] of Object.entries(s.deltas)) {
+      const noise = s.noise?.[metric];
+      deltas[metric] = {
+        delta: d.delta,
+        ci: d.ci,
+        pValue: d.pValue,
+        ...(noise ? { noiseFloor: noise.floor, withinNoise: noise.withinNoise } : {}),
+      };
+    }
     const flipped = { fixed: 0, broken: 0, changed: 0 };
     for (const f of s.flipped) flipped[f.kind] += 1;
     scores[name] = {

@@ -2,7 +2,7 @@ import { num, pValue, signed, usd } from '../lib/format.js';
 import { METRIC_NAMES, type PairedDelta } from '../lib/metrics/index.js';
 import type { ScoreKind } from '../model/model.js';
 import type { BlobStore } from '../ports/ports.js';
-import type { Comparison, FlippedItem, FlippedSide, ScorerComparison } from './compare-runs.js';
+import type { Comparison, DeltaNoise, FlippedItem, FlippedSide, ScorerComparison } from './compare-runs.js';
 import { putFiles } from './files.js';
 
 /** The files of a run-vs-run comparison, written beside each other under one prefix. */
@@ -22,9 +22,10 @@ export async function writeComparisonFiles(
 
 const usdSigned = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${usd(Math.abs(v))}`;
 
-function metricRow(name: string, d: PairedDelta): string {
+function metricRow(name: string, d: PairedDelta, noise?: DeltaNoise): string {
   const ci = `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`;
-  return `  ${(METRIC_NAMES[name] ?? name).padEnd(17)} ${num(d.base).padStart(7)} ${num(d.candidate).padStart(10)} ${signed(d.delta).padStart(8)}  ${ci.padEnd(18)} ${pValue(d.pValue).padStart(7)}`;
+  const floor = noise ? `  ±${num(noise.floor)} ${noise.withinNoise ? 'within noise' : 'beyond noise'}` : '';
+  return `  ${(METRIC_NAMES[name] ?? name).padEnd(17)} ${num(d.base).padStart(7)} ${num(d.candidate).padStart(10)} ${signed(d.delta).padStart(8)}  ${ci.padEnd(18)} ${pValue(d.pValue).padStart(7)}${floor}`;
 }
 
 /** One line saying what McNemar's test means for these two runs. */
@@ -78,9 +79,13 @@ function scorerSection(
         : 'items scored on both sides';
     lines.push(
       `  metrics (n = ${s.n} ${over}; paired bootstrap)`,
-      `  ${'metric'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}`,
+      `  ${'metric'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}${s.noise ? '  noise floor' : ''}`,
     );
-    for (const [metric, d] of rows) lines.push(metricRow(metric, d));
+    for (const [metric, d] of rows) lines.push(metricRow(metric, d, s.noise?.[metric]));
+    if (s.noise)
+      lines.push(
+        "  noise floor: the larger of the two runs' SD of the metric across their single-repeat runs (run.repeats); a Δ within it is within the scorer's own noise",
+      );
   } else {
     lines.push('  metrics: none (no paired item has what this scorer needs on both sides)');
   }

@@ -14,8 +14,14 @@ import {
   type ScoreKind,
   scoreOf,
 } from '../model/model.js';
-import type { LengthBias, MetricValue, Report, ScorerSummary } from '../model/report.js';
-import { HEADLINE_METRICS } from '../model/report.js';
+import {
+  HEADLINE_METRICS,
+  type LengthBias,
+  type MetricValue,
+  type Report,
+  type ScorerReliability,
+  type ScorerSummary,
+} from '../model/report.js';
 import { type ResultSource, sourceOf } from '../model/report-order.js';
 import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
@@ -239,6 +245,8 @@ export interface ResultView {
   scorers: { name: string; kind: ScoreKind; verdict(result: ItemResult): boolean | undefined }[];
   primary: string;
   outputText(output: unknown): string | undefined;
+  /** Times each item was scored (`run.repeats`): above 1, labeled.csv has a column per repeat. */
+  repeats?: number;
 }
 
 const defaultOutputText = (output: unknown): string | undefined =>
@@ -267,10 +275,12 @@ export function resultView(
     };
   });
   const outputText = family.outputText ?? defaultOutputText;
+  const repeats = suite.run?.repeats ?? 1;
   return {
     scorers,
     primary,
     outputText: (output) => (output === undefined ? undefined : outputText(output)),
+    ...(repeats > 1 ? { repeats } : {}),
   };
 }
 
@@ -297,6 +307,7 @@ function reasonOf(r: ItemResult, view: ResultView): string | undefined {
 /**
  * labeled.csv: one row per result: id, row, the input columns, gold, status and failure, then
  * per scorer `<scorer>` (its value, empty when unscored) and `<scorer>.by` (what decided it),
+ * and with `run.repeats` k > 1 each repeat's value (`<scorer>.r1` … `<scorer>.rk`), then
  * the reason, the output, cost, latency and the family's details.
  */
 export function renderLabeledCsv(results: ItemResult[], view: ResultView): string {
@@ -315,7 +326,11 @@ function csvHeader(inputs: readonly string[], view: ResultView): string {
     'gold',
     'status',
     'failure',
-    ...view.scorers.flatMap((s) => [s.name, `${s.name}.by`]),
+    ...view.scorers.flatMap((s) => [
+      s.name,
+      `${s.name}.by`,
+      ...repeatColumns(view).map((r) => `${s.name}.${r}`),
+    ]),
     'reason',
     'output',
     'cost_usd',
@@ -329,7 +344,10 @@ function csvHeader(inputs: readonly string[], view: ResultView): string {
 function csvRow(r: ItemResult, inputs: readonly string[], view: ResultView): string {
   const scores = view.scorers.flatMap((s) => {
     const score = scoreOf(r, s.name, s.kind);
-    return isScored(score) ? [score.value, score.decidedBy] : [undefined, score.unscored.kind];
+    const repeats = repeatColumns(view).map((_, i) => score.repeats?.[i] ?? undefined);
+    return isScored(score)
+      ? [score.value, score.decidedBy, ...repeats]
+      : [undefined, score.unscored.kind, ...repeats];
   });
   return [
     r.itemId,
@@ -347,6 +365,12 @@ function csvRow(r: ItemResult, inputs: readonly string[], view: ResultView): str
   ]
     .map(csvCell)
     .join(',');
+}
+
+/** `r1` … `rk` for a run with repeats; none otherwise. */
+function repeatColumns(view: ResultView): string[] {
+  const k = view.repeats ?? 1;
+  return k > 1 ? Array.from({ length: k }, (_, i) => `r${i + 1}`) : [];
 }
 
 function block(r: ItemResult, view: ResultView, extra: string[] = []): string {
@@ -390,6 +414,7 @@ export function renderScorer(name: string, s: ScorerSummary, primary: boolean): 
   ];
   for (const [metric, m] of Object.entries(s.metrics)) lines.push(metricLine(metric, m));
   if (s.bias) lines.push(lengthBiasLine(s.bias.length));
+  if (s.reliability) lines.push(...reliabilityLines(s.reliability, '    '));
   const tables = s.tables as
     | {
         perClass?: Record<string, { precision: number; recall: number; f1: number; support: number }>;
@@ -423,6 +448,21 @@ export function renderScorer(name: string, s: ScorerSummary, primary: boolean): 
     lines.push(`    values: ${values.length > 0 ? values.join(', ') : 'none'}`);
   }
   return lines;
+}
+
+/**
+ * How stable a scorer's values were across repeats: the flip rate, ties, Krippendorff's alpha
+ * with its CI (and the within-item SD of numbers), then each headline metric's noise floor.
+ */
+export function reliabilityLines(r: ScorerReliability, indent: string): string[] {
+  const sd = r.withinItemSd === undefined ? '' : `  within-item SD ${num(r.withinItemSd)}`;
+  const floors = Object.entries(r.noiseFloor).map(
+    ([metric, floor]) => `${METRIC_NAMES[metric] ?? words(metric)} ±${num(floor)}`,
+  );
+  return [
+    `${indent}repeats ${r.repeats} (${r.n} items with two or more values): flip rate ${num(r.flipRate)}  ties ${r.ties}  Krippendorff's alpha ${num(r.alpha.value)} ${interval(r.alpha.ci)} (${r.alpha.level})${sd}`,
+    `${indent}noise floor (SD across single-repeat runs): ${floors.length > 0 ? floors.join('  ') : 'none'}`,
+  ];
 }
 
 /** The headline figures of a scorer on one line (CLI summary, leaderboards). */
@@ -500,7 +540,10 @@ interface ComparisonView {
   scores: Record<
     string,
     {
-      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+      deltas: Record<
+        string,
+        { delta: number; ci: [number, number]; pValue: number; noiseFloor?: number; withinNoise?: boolean }
+      >;
       mcnemarPValue?: number;
       flipped?: Record<string, number>;
     }
@@ -518,7 +561,7 @@ function renderComparisonSummary(c: ComparisonView | undefined): string[] {
   for (const [scorer, s] of Object.entries(c.scores)) {
     for (const [name, d] of Object.entries(s.deltas)) {
       lines.push(
-        `  ${`${scorer} ${METRIC_NAMES[name] ?? words(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}`,
+        `  ${`${scorer} ${METRIC_NAMES[name] ?? words(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
       );
     }
     if (s.mcnemarPValue !== undefined)

@@ -5,6 +5,7 @@ import {
   CostTally,
   LabelRows,
   LengthRows,
+  RepeatRows,
   type ScoreRow,
   scorerFigures,
   summarizeLatency,
@@ -74,6 +75,8 @@ export class ScoreTally {
   private readonly rows = new Map<string, ScoreRow[] | LabelRows>();
   /** Scorers whose scores can be set against the output's length: each scored item's length, score and gold. */
   private readonly lengths = new Map<string, LengthRows>();
+  /** A run with `run.repeats` k > 1: each scorer's values repeat by repeat. */
+  private readonly repeats = new Map<string, RepeatRows>();
 
   constructor(
     private readonly family: AnyTaskFamily,
@@ -88,6 +91,8 @@ export class ScoreTally {
     for (const [name, kind, scorer] of this.scorers) {
       this.rows.set(name, kind === 'label' ? new LabelRows() : []);
       if (family.outputLength && biasApplies(kind, scorer.metrics)) this.lengths.set(name, new LengthRows());
+      const k = suite.run?.repeats ?? 1;
+      if (k > 1) this.repeats.set(name, new RepeatRows(kind, k));
     }
   }
 
@@ -101,6 +106,11 @@ export class ScoreTally {
       const rows = this.rows.get(name)!;
       if (rows instanceof LabelRows) rows.add(row);
       else rows.push(row);
+      const repeats = this.repeats.get(name);
+      if (repeats) {
+        const score = result.scores[name];
+        repeats.add(row, score?.repeats, score?.tie);
+      }
       const lengths = this.lengths.get(name);
       if (lengths && length !== undefined && row.value !== undefined) {
         const score = biasScore(kind, row.value, scorer.metrics);
@@ -118,6 +128,8 @@ export class ScoreTally {
       scores[name] = figures.summary;
       const lengths = this.lengths.get(name);
       if (lengths) scores[name].bias = { length: lengths.figures() };
+      const repeats = this.repeats.get(name);
+      if (repeats) scores[name].reliability = repeats.figures(scorer.metrics);
       if (name === primary) flat = figures.flat;
     }
     return { scores, primary, flat };

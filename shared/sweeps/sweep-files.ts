@@ -4,10 +4,10 @@
  * variant against the baseline, and the gate's verdicts with their figures.
  */
 
-import { interval, ms, pValue, signed, textTable, usd, withInterval } from '../lib/format.js';
+import { interval, ms, num, pValue, signed, textTable, usd, withInterval } from '../lib/format.js';
 import { METRIC_NAMES } from '../lib/metrics/index.js';
 import type { BlobStore } from '../ports/ports.js';
-import type { SweepReport, SweepVariant } from './sweep.js';
+import type { SweepReport, SweepVariant } from '../sweeps/sweep.js';
 
 export const SWEEP_FILES = ['sweep.json', 'sweep.txt'] as const;
 
@@ -61,7 +61,7 @@ export function renderSweepText(report: SweepReport): string {
     for (const [scorer, s] of Object.entries(v.comparison.scores)) {
       const deltas = Object.entries(s.deltas).map(
         ([metric, d]) =>
-          `${METRIC_NAMES[metric] ?? metric} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}`,
+          `${METRIC_NAMES[metric] ?? metric} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
       );
       const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
       lines.push(

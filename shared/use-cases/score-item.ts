@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnyTaskFamily, Solved, TaskContext } from '../family/types.js';
 import type { EncoderPool } from '../lib/encoders/registry.js';
 import type { EncoderSpend } from '../lib/encoders/types.js';
+import { combineRepeats } from '../lib/metrics/reliability.js';
 import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
 import { callModel } from '../lib/providers/call.js';
 import { type RateLimiters, suiteLimitsById } from '../lib/providers/rate-limit.js';
@@ -10,9 +11,11 @@ import {
   type Item,
   type ItemMessage,
   type ItemResult,
+  isScored,
   RESULT_SCHEMA_VERSION,
   type RunRecord,
   type Score,
+  type ScoredScore,
   type StageSpend,
 } from '../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
@@ -132,6 +135,8 @@ function taskContext(
   family: AnyTaskFamily,
   stages: Record<string, StageSpend>,
   onCompletion: (completion: Completion) => void,
+  /** Which repeat of the item this context scores (1 unless the suite sets `run.repeats`). */
+  sample = 1,
 ): TaskContext {
   const { suite } = run;
   const maxAttempts = deps.maxAttempts ?? suite.run.maxAttempts;
@@ -147,7 +152,9 @@ function taskContext(
     paths,
     backends: suite.backends.map((backend) => deps.providerFor(backend, run)),
     render: promptRenderer(family, run),
-    async call(stage: string, provider: LlmProvider, request: CompletionRequest) {
+    async call(stage: string, provider: LlmProvider, given: CompletionRequest) {
+      // Repeats after the first are other samples of the same call: their own cache key and noise.
+      const request = sample > 1 ? { ...given, sample } : given;
       if (budget !== undefined) {
         recordedSpend ??= (await deps.runStore.counters(run.runId))?.spentUsd ?? 0;
         const spent = recordedSpend + (inFlightSpend.get(run.runId) ?? 0);
@@ -250,15 +257,17 @@ export async function scoreItem(
   const stages: Record<string, StageSpend> = {};
   let simulated = false;
   let spent = 0;
-  const ctx = taskContext(deps, run, item, family, stages, (completion) => {
+  const onCompletion = (completion: Completion) => {
     simulated ||= completion.simulated;
     if (!completion.cached || completion.savedUsd === undefined) {
       spent += completion.costUsd;
       addInFlight(run.runId, completion.costUsd);
     }
-  });
+  };
 
-  try {
+  /** Solves the item and runs every scorer on the output, as sample `sample` of its calls. */
+  const attempt = async (sample: number): Promise<Attempt> => {
+    const ctx = taskContext(deps, run, item, family, stages, onCompletion, sample);
     let solved: Solved<unknown>;
     try {
       solved = item.given ? family.readOutput(item.given, item, run.suite) : await family.solve(item, ctx);
@@ -278,6 +287,12 @@ export async function scoreItem(
         }
       }
     }
+    return { solved, scores };
+  };
+
+  try {
+    const repeats = run.suite.run.repeats ?? 1;
+    const { solved, scores } = repeats > 1 ? await repeated(family, run, repeats, attempt) : await attempt(1);
 
     const result: ItemResult = {
       schemaVersion: RESULT_SCHEMA_VERSION,
@@ -302,6 +317,67 @@ export async function scoreItem(
   } finally {
     addInFlight(run.runId, -spent);
   }
+}
+
+/** One pass over an item: what solving gave, and each scorer's score of it. */
+interface Attempt {
+  solved: Solved<unknown>;
+  scores: Record<string, Score>;
+}
+
+/**
+ * The item scored `repeats` times (`run.repeats`), each repeat's model calls made as samples
+ * 1…k, all at once (so the batch lane defers every repeat's calls in the same round), and
+ * combined: each scorer's value is the majority label or pass (a tie goes to the value the
+ * earliest repeat gave) or the mean number, with every repeat's value kept in `repeats`.
+ * The output, details and a score's explanation are those of the first repeat that gave the
+ * item's value (of the primary scorer, for output and details). An item no repeat could solve
+ * fails as its first repeat did.
+ */
+async function repeated(
+  family: AnyTaskFamily,
+  run: RunRecord,
+  repeats: number,
+  attempt: (sample: number) => Promise<Attempt>,
+): Promise<Attempt> {
+  const settled = await Promise.allSettled(Array.from({ length: repeats }, (_, i) => attempt(i + 1)));
+  const rejected = settled.find((s) => s.status === 'rejected');
+  if (rejected) throw rejected.reason;
+  const attempts = settled.map((s) => (s as PromiseFulfilledResult<Attempt>).value);
+  const solvedOnes = attempts.filter((a) => a.solved.ok);
+  if (solvedOnes.length === 0) return attempts[0]!;
+
+  const scores: Record<string, Score> = {};
+  for (const [name, scorer] of Object.entries(family.scorers(run.suite))) {
+    const own = attempts.map((a) => a.scores[name]);
+    const values = own.map((score) => (isScored(score) ? score.value : null));
+    const combined = combineRepeats(scorer.kind, values);
+    if (!combined) {
+      // Every repeat unscored: a solved repeat scored every scorer, so its reason is there.
+      scores[name] = { ...own.find((score) => score !== undefined)!, repeats: values };
+      continue;
+    }
+    // The facts of the first repeat that gave this value (for a mean: the first scored repeat).
+    const source =
+      own.find((score) => isScored(score) && score.value === combined.value) ?? own.find(isScored);
+    const { repeats: _r, tie: _t, ...facts } = source as ScoredScore;
+    scores[name] = {
+      ...facts,
+      kind: scorer.kind,
+      value: combined.value,
+      repeats: values,
+      ...(combined.tie ? { tie: true } : {}),
+    } as Score;
+  }
+  const primary = scores[family.primaryScorer(run.suite)];
+  const chosen =
+    (isScored(primary) &&
+      solvedOnes.find((a) => {
+        const own = a.scores[family.primaryScorer(run.suite)];
+        return isScored(own) && own.value === primary.value;
+      })) ||
+    solvedOnes[0]!;
+  return { solved: chosen.solved, scores };
 }
 
 /** Each run's prompt hashes as results carry them: worked out once per run record, not per item. */

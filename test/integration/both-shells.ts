@@ -19,6 +19,8 @@ export async function runInBothShells(options: {
   suiteFile: string;
   name: string;
   datasetPath: string;
+  /** The suite's `run` block (e.g. `{ repeats: 3 }`); default none. */
+  run?: Record<string, unknown>;
 }) {
   const { dir } = options;
   const gold = (await readFile(join(EXAMPLE_DATA, 'gold_tp_fp3_fp2_fp1_en.csv'), 'utf8'))
@@ -40,6 +42,7 @@ export async function runInBothShells(options: {
       method: 'baseline',
       dataset: { path: options.datasetPath },
       backends: ['sim:gold'],
+      ...(options.run ? { run: options.run } : {}),
     }),
   );
 

@@ -4,5 +4,6 @@ export * from './bias.js';
 export * from './calibration.js';
 export * from './classification.js';
 export * from './cost.js';
+export * from './reliability.js';
 export * from './scores.js';
 export * from './stats.js';

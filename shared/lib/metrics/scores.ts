@@ -29,7 +29,8 @@ export interface ScorerMetricOptions {
   ordinal?: boolean;
   /** Number scorers: a value at or above it passes (balanced accuracy against a binary gold). */
   threshold?: number;
-  bootstrap?: BootstrapOptions;
+  /** false: no intervals (the single-repeat runs a noise floor is computed over). */
+  bootstrap?: BootstrapOptions | false;
 }
 
 /** One item as a scorer's metrics see it. */
@@ -140,7 +141,7 @@ function withCis(
   const all = Array.from({ length: n }, (_, i) => i);
   const out: Record<string, MetricValue> = {};
   for (const [name, stat] of Object.entries(statistics)) out[name] = { value: stat(all), n };
-  if (n === 0) return out;
+  if (n === 0 || options.bootstrap === false) return out;
   const cis = bootstrapCis(
     n,
     (indices) => Object.fromEntries(Object.entries(statistics).map(([name, stat]) => [name, stat(indices)])),

@@ -60,7 +60,8 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * The cache key of a call: SHA-256 (hex) of the canonical JSON of everything that shapes the
- * answer: provider id, model, system, history, prompt, temperature, maxTokens, jsonSchema.
+ * answer: provider id, model, system, history, prompt, temperature, maxTokens, jsonSchema, and
+ * the sample number of a repeated call (from 2 on: the first sample keeps the plain call's key).
  */
 export function cacheKey(provider: LlmProvider, request: CompletionRequest): string {
   const material = canonicalJson({
@@ -74,6 +75,7 @@ export function cacheKey(provider: LlmProvider, request: CompletionRequest): str
     maxTokens: request.maxTokens,
     jsonSchema: request.jsonSchema,
     rawCompletion: request.rawCompletion,
+    sample: request.sample !== undefined && request.sample > 1 ? request.sample : undefined,
   });
   return createHash('sha256').update(material).digest('hex');
 }

@@ -70,6 +70,8 @@ export class SimProvider implements LlmProvider {
       request.system ?? '',
       request.history ?? [],
       request.simulation ?? request.prompt,
+      // A repeated call (sample 2, 3, …) draws its own noise; the first keeps the plain call's.
+      ...(request.sample !== undefined && request.sample > 1 ? [request.sample] : []),
     ]);
     // Latency draws from its own stream so that changing latency never changes answers. The
     // drawn latency is what the answer reports, not the time the wait took: a simulated run's

@@ -130,10 +130,12 @@ async function dryRun(
       tallies.set(provider.id, tally);
       const input = tokens.request(request);
       const output = tokens.count(text);
-      tally.calls += 1;
-      tally.input += input;
-      tally.typicalOutput += output;
-      tally.maxOutput += request.maxTokens ?? suite.params.maxTokens;
+      // With run.repeats every model call of an item is made k times (encoders are not repeated).
+      const k = suite.run.repeats ?? 1;
+      tally.calls += k;
+      tally.input += k * input;
+      tally.typicalOutput += k * output;
+      tally.maxOutput += k * (request.maxTokens ?? suite.params.maxTokens);
       return {
         text,
         finishReason: 'stop',

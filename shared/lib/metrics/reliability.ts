@@ -1,0 +1,250 @@
+/**
+ * How stable a scorer's values are when the same item is scored several times (`run.repeats`):
+ * the item's value from its repeats, the share of items whose repeats disagree, Krippendorff's
+ * alpha across repeats, the pooled within-item SD of numbers, and the noise floor of a metric
+ * (its SD across the single-repeat runs). Pure functions over plain values.
+ *
+ * A unit is one item: its values in repeat order, `null` where a repeat has no value (unscored).
+ */
+import type { ScoreKind, ScoreValue } from '../../model/model.js';
+import type { Alpha, AlphaLevel, ScorerReliability } from '../../model/report.js';
+import { HEADLINE_METRICS } from '../../model/report.js';
+import { LabelRows, type ScoreRow, type ScorerMetricOptions, scorerFigures } from './scores.js';
+import { type BootstrapOptions, bootstrapCis } from './stats.js';
+
+/** One repeat's value of an item; null when that repeat has none. */
+export type RepeatValue = ScoreValue | null;
+
+/**
+ * The item's value from its repeats: the mean of numbers; for labels and passes the value most
+ * repeats gave. A tie between the most frequent values goes to the one that came first in
+ * repeat order (`tie: true`). Undefined when no repeat has a value.
+ */
+export function combineRepeats(
+  kind: ScoreKind,
+  values: readonly RepeatValue[],
+): { value: ScoreValue; tie: boolean } | undefined {
+  const present = values.filter((v): v is ScoreValue => v !== null);
+  if (present.length === 0) return undefined;
+  if (kind === 'number') {
+    const numbers = present as number[];
+    return { value: numbers.reduce((a, b) => a + b, 0) / numbers.length, tie: false };
+  }
+  const counts = new Map<ScoreValue, number>();
+  for (const v of present) counts.set(v, (counts.get(v) ?? 0) + 1);
+  const top = Math.max(...counts.values());
+  // Map keeps insertion order: the first value at the top count is the earliest repeat's.
+  const leaders = [...counts].filter(([, n]) => n === top);
+  return { value: leaders[0]![0], tie: leaders.length > 1 };
+}
+
+/** The values of a unit that can be paired (not null). */
+const present = (unit: readonly RepeatValue[]) => unit.filter((v): v is ScoreValue => v !== null);
+
+/**
+ * Share of items whose repeats disagree: among items with at least two values, those whose
+ * values are not all equal. Null when no item has two values.
+ */
+export function flipRate(units: readonly (readonly RepeatValue[])[]): { value: number | null; n: number } {
+  let n = 0;
+  let flips = 0;
+  for (const unit of units) {
+    const values = present(unit);
+    if (values.length < 2) continue;
+    n += 1;
+    if (values.some((v) => v !== values[0])) flips += 1;
+  }
+  return { value: n === 0 ? null : flips / n, n };
+}
+
+/**
+ * One unit as alpha needs it: its pairable values `m`, its share of the observed disagreement
+ * (Σ over ordered pairs of the unit's values of δ², divided by m − 1), and what the expected
+ * disagreement is built from (category counts for nominal; Σv and Σv² for interval).
+ */
+interface AlphaUnit {
+  m: number;
+  observed: number;
+  counts?: Map<string, number>;
+  sum?: number;
+  sumSq?: number;
+}
+
+function alphaUnit(values: readonly ScoreValue[], level: AlphaLevel): AlphaUnit {
+  const m = values.length;
+  if (level === 'interval') {
+    let sum = 0;
+    let sumSq = 0;
+    for (const v of values) {
+      const x = Number(v);
+      sum += x;
+      sumSq += x * x;
+    }
+    // Σ over ordered pairs i ≠ j of (v_i − v_j)² = 2mΣv² − 2(Σv)².
+    return { m, observed: Math.max(0, 2 * m * sumSq - 2 * sum * sum) / (m - 1), sum, sumSq };
+  }
+  const counts = new Map<string, number>();
+  for (const v of values) counts.set(String(v), (counts.get(String(v)) ?? 0) + 1);
+  let same = 0;
+  for (const c of counts.values()) same += c * c;
+  // Ordered pairs of different values: m² − Σ n_c².
+  return { m, observed: (m * m - same) / (m - 1), counts };
+}
+
+/** Alpha of the units at `indices` (each index one draw of a unit; repeats allowed). */
+function alphaOf(units: readonly AlphaUnit[], indices: Iterable<number>, level: AlphaLevel): number | null {
+  let n = 0;
+  let observed = 0;
+  let sum = 0;
+  let sumSq = 0;
+  const counts = new Map<string, number>();
+  for (const i of indices) {
+    const unit = units[i]!;
+    n += unit.m;
+    observed += unit.observed;
+    if (level === 'interval') {
+      sum += unit.sum!;
+      sumSq += unit.sumSq!;
+    } else {
+      for (const [c, k] of unit.counts!) counts.set(c, (counts.get(c) ?? 0) + k);
+    }
+  }
+  if (n < 2) return null;
+  let expected: number;
+  if (level === 'interval') expected = Math.max(0, 2 * n * sumSq - 2 * sum * sum);
+  else {
+    let same = 0;
+    for (const c of counts.values()) same += c * c;
+    expected = n * n - same;
+  }
+  // No variation at all among the values: agreement is undefined, not perfect.
+  if (expected <= 1e-12 * Math.max(1, n * n)) return null;
+  return 1 - ((n - 1) * observed) / expected;
+}
+
+/**
+ * Krippendorff's alpha of units scored by several "coders" (here: repeats), missing values
+ * allowed: α = 1 − D_o / D_e, with D_o from the coincidences within units (each unit's pairs
+ * weighted 1 / (m_u − 1)) and D_e from all pairable values; δ² = [c ≠ k] (nominal) or (c − k)²
+ * (interval). Units with fewer than two values are left out. The interval resamples units with
+ * the shared bootstrap (seeded, so reproducible).
+ */
+export function krippendorffAlpha(
+  units: readonly (readonly RepeatValue[])[],
+  level: AlphaLevel,
+  bootstrap: BootstrapOptions | false = {},
+): Alpha {
+  const pairable: AlphaUnit[] = [];
+  for (const unit of units) {
+    const values = present(unit);
+    if (values.length >= 2) pairable.push(alphaUnit(values, level));
+  }
+  const all = pairable.map((_, i) => i);
+  const value = alphaOf(pairable, all, level);
+  const out: Alpha = { value, n: pairable.length };
+  if (value === null || bootstrap === false) return out;
+  const ci = bootstrapCis(
+    pairable.length,
+    (ix) => ({ alpha: alphaOf(pairable, ix, level) }),
+    bootstrap,
+  ).alpha;
+  if (ci) out.ci = ci;
+  return out;
+}
+
+/**
+ * Pooled within-item SD of numbers: √(Σ (m_u − 1)·s_u² / Σ (m_u − 1)) over items with at least
+ * two values, s_u² each item's sample variance. Null when no item has two values.
+ */
+export function withinItemSd(units: readonly (readonly RepeatValue[])[]): number | null {
+  let squares = 0;
+  let df = 0;
+  for (const unit of units) {
+    const values = present(unit).map(Number);
+    if (values.length < 2) continue;
+    const mean = values.reduce((a, b) => a + b, 0) / values.length;
+    for (const v of values) squares += (v - mean) ** 2;
+    df += values.length - 1;
+  }
+  return df === 0 ? null : Math.sqrt(squares / df);
+}
+
+/**
+ * The noise floor of a metric: the sample SD (n − 1) of its values on the single-repeat runs
+ * (the metric on repeat 1's values, on repeat 2's, …). Null repeats are left out; null when
+ * fewer than two repeats have a value.
+ */
+export function noiseFloor(perRepeat: readonly (number | null)[]): number | null {
+  const values = perRepeat.filter((v): v is number => v !== null);
+  if (values.length < 2) return null;
+  const mean = values.reduce((a, b) => a + b, 0) / values.length;
+  return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1));
+}
+
+/**
+ * A scorer's rows seen repeat by repeat, fed one result at a time: each item's repeat values
+ * (the units of alpha and the flip rate) and, per repeat, the rows its single-repeat run would
+ * have had (for the noise floor of each metric).
+ */
+export class RepeatRows {
+  private readonly units: RepeatValue[][] = [];
+  private readonly runs: (ScoreRow[] | LabelRows)[];
+  private ties = 0;
+
+  constructor(
+    private readonly kind: ScoreKind,
+    readonly repeats: number,
+  ) {
+    this.runs = Array.from({ length: repeats }, () => (kind === 'label' ? new LabelRows() : []));
+  }
+
+  /**
+   * One item: its row (the item's value, gold and unscored reason) and its score's repeat
+   * values. An item without them (a failed item: no repeat solved it) is the same row in every repeat.
+   */
+  add(row: ScoreRow, values?: readonly RepeatValue[], tie?: boolean): void {
+    if (tie) this.ties += 1;
+    if (values) this.units.push([...values]);
+    for (let r = 0; r < this.repeats; r++) {
+      let own = row;
+      if (values) {
+        const value = values[r] ?? null;
+        own =
+          value === null
+            ? {
+                unscored: row.unscored ?? 'internal',
+                ...(row.target !== undefined ? { target: row.target } : {}),
+              }
+            : { value, ...(row.target !== undefined ? { target: row.target } : {}) };
+      }
+      const rows = this.runs[r]!;
+      if (rows instanceof LabelRows) rows.add(own);
+      else rows.push(own);
+    }
+  }
+
+  figures(options: ScorerMetricOptions = {}): ScorerReliability {
+    const level: AlphaLevel = this.kind === 'number' ? 'interval' : 'nominal';
+    const perRun = this.runs.map(
+      (rows) => scorerFigures(this.kind, rows, { ...options, bootstrap: false }).summary.metrics,
+    );
+    const noise: Record<string, number | null> = {};
+    const perRepeat: Record<string, (number | null)[]> = {};
+    for (const metric of HEADLINE_METRICS[this.kind]) {
+      if (!perRun.some((m) => m[metric] !== undefined)) continue;
+      perRepeat[metric] = perRun.map((m) => m[metric]?.value ?? null);
+      noise[metric] = noiseFloor(perRepeat[metric]);
+    }
+    const flips = flipRate(this.units);
+    return {
+      repeats: this.repeats,
+      n: flips.n,
+      flipRate: flips.value,
+      ties: this.ties,
+      alpha: { level, ...krippendorffAlpha(this.units, level, options.bootstrap ?? {}) },
+      ...(this.kind === 'number' ? { withinItemSd: withinItemSd(this.units) } : {}),
+      noiseFloor: noise,
+      perRepeat,
+    };
+  }
+}
