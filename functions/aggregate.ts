@@ -10,7 +10,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { aggregateTriggerBodySchema } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
-import { REPORTS_PREFIX } from '../shared/bucket/layout.js';
 import { aggregateRun } from '../shared/core/aggregate-run.js';
 import {
   type AggregateSweepOutcome,
@@ -18,6 +17,7 @@ import {
   finishSweepsOf,
 } from '../shared/core/aggregate-sweep.js';
 import { publishToLeaderboard } from '../shared/core/publish-leaderboard.js';
+import { REPORTS_PREFIX } from '../shared/layout/bucket.js';
 import type { Report } from '../shared/reports/report.js';
 import { aggregateRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';

@@ -2,7 +2,7 @@
  * ingest: S3 ObjectCreated notifications, delivered through the events queue, start runs.
  * `suites/<name>.json` runs the suite on its dataset, `datasets/<name>/<file>` runs
  * `suites/<name>.json` on that file, `prompts/<path>` re-runs the suites that read the prompt
- * when its content changed (see shared/bucket/layout.ts and ingest-object.ts). A problem with the upload
+ * when its content changed (see shared/layout/bucket.ts and ingest-object.ts). A problem with the upload
  * itself (no suite, invalid suite, missing prompt) is logged and counted, not retried; storage
  * and queue errors fail the record, so SQS delivers it again and the run resumes.
  */
@@ -11,7 +11,7 @@ import type { Context, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import type { IngestBudget } from '../shared/bucket/ingest-object.js';
 import { ingestObject } from '../shared/bucket/ingest-object.js';
-import { decodeEventKey } from '../shared/bucket/layout.js';
+import { decodeEventKey } from '../shared/layout/bucket.js';
 import { type IngestContinuation, ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 

@@ -3,11 +3,11 @@ import { prepareRun } from '../core/prepare-run.js';
 import { type StartRunDeps, type StartRunOutcome, startRun } from '../core/start-run.js';
 import { parseSuite, type Suite, variantSuites } from '../core/suite.js';
 import { type DatasetFormat, formatFromPath, readRows } from '../datasets/read.js';
+import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../layout/bucket.js';
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports.js';
 import { contentHash, PROMPT_PREFIX } from '../prompts/prompts.js';
 import { prepareSweep } from '../sweeps/sweep.js';
 import { isSweep } from '../sweeps/variants.js';
-import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from './layout.js';
 
 export interface IngestObjectDeps extends StartRunDeps {
   /** The bucket (suites/ and datasets/ keys). */

@@ -29,10 +29,9 @@ import {
   InvalidItemMessageError,
   QueueSendError,
   SqsWorkQueue,
-  spillKey,
 } from '../../shared/adapters/aws/sqs-work-queue.js';
-import { decodeEventKey } from '../../shared/bucket/layout.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../../shared/core/model.js';
+import { decodeEventKey, spillKey } from '../../shared/layout/bucket.js';
 import type { Completion } from '../../shared/providers/types.js';
 import { suite } from '../helpers.js';
 import {

@@ -14,8 +14,8 @@ import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { decodeItemMessage } from '../../shared/adapters/aws/sqs-work-queue.js';
-import { suiteKey } from '../../shared/bucket/layout.js';
 import { prepareRun } from '../../shared/core/prepare-run.js';
+import { suiteKey } from '../../shared/layout/bucket.js';
 import type { Report } from '../../shared/reports/report.js';
 import { REPO, snapshotEnv, suite } from '../helpers.js';
 import {

@@ -25,8 +25,8 @@ import { runLocal } from '../../cli/local-run.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { suiteKey } from '../../shared/bucket/layout.js';
 import type { ItemResult } from '../../shared/core/model.js';
+import { suiteKey } from '../../shared/layout/bucket.js';
 import { simulatedId } from '../../shared/providers/aliases.js';
 
 import { REPORT_FILES } from '../../shared/reports/files.js';

@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { LIMIT_SK, limitPk } from '../../layout/table.js';
 import type { RateLimitStore } from '../../ports.js';
 import {
   type BucketState,
@@ -22,9 +23,6 @@ export interface DynamoRateLimitStoreOptions {
   /** Random source of the wait after lost races (tests). */
   random?: () => number;
 }
-
-export const limitPk = (key: string) => `LIMIT#${key}`;
-const LIMIT_SK = 'LIMIT';
 
 /**
  * The token buckets of a fleet, in the run store's table: one item per provider+model

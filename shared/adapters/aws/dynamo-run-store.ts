@@ -32,6 +32,16 @@ import {
   type RunStatus,
   resultCost,
 } from '../../core/model.js';
+import {
+  META_SK as META,
+  RESULT_PREFIX,
+  resultSk,
+  runPk,
+  SUITE_RUN_PREFIX,
+  suitePk,
+  suiteRunSk,
+  type TableKey,
+} from '../../layout/table.js';
 import type { RecordOutcome, RunHistory, RunStore } from '../../ports.js';
 
 export interface DynamoRunStoreOptions {
@@ -51,36 +61,19 @@ export class RunNotFoundError extends Error {
   }
 }
 
-const META = 'META';
-const RESULT_PREFIX = 'RESULT#';
-
-export const runPk = (runId: string) => `RUN#${runId}`;
-export const resultSk = (itemId: string) => `${RESULT_PREFIX}${itemId}`;
-export const suitePk = (suiteName: string) => `SUITE#${suiteName}`;
-export const suiteRunSk = (startedAt: string, runId: string) => `RUN#${startedAt}#${runId}`;
-
-interface MetaItem {
-  pk: string;
-  sk: string;
-  type: 'run';
-  schemaVersion?: number;
-  runId: string;
-  suiteName: string;
-  suite: string;
-  prompts: string;
-  status: RunStatus;
-  total?: number;
-  invalidRows: number;
-  startedAt: string;
-  finishedAt?: string;
-  reportPrefix: string;
-  datasetKey: string;
-  datasetVersion?: string;
-  simulated: boolean;
-  done: number;
-  failed: number;
-  spentUsd?: number;
-}
+/**
+ * A run's item: the RunRecord's fields (`suite` and `prompts` as JSON, `schemaVersion` absent on
+ * runs written before it existed) plus the run's counters (`spentUsd` absent on older runs).
+ */
+type MetaItem = TableKey &
+  Omit<RunRecord, 'schemaVersion' | 'suite' | 'prompts'> &
+  Omit<RunCounters, 'total' | 'spentUsd'> & {
+    type: 'run';
+    schemaVersion?: number;
+    suite: string;
+    prompts: string;
+    spentUsd?: number;
+  };
 
 export class DynamoRunStore implements RunStore, RunHistory {
   private readonly client: DynamoDBDocumentClient;
@@ -418,7 +411,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :run)',
-        ExpressionAttributeValues: { ':pk': suitePk(suiteName), ':run': 'RUN#' },
+        ExpressionAttributeValues: { ':pk': suitePk(suiteName), ':run': SUITE_RUN_PREFIX },
         ScanIndexForward: false,
         Limit: 1,
       }),

@@ -6,9 +6,9 @@ import { LocalRunHistory } from '../../../shared/adapters/local/local-run-histor
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
 import { ingestObject } from '../../../shared/bucket/ingest-object.js';
-import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/bucket/layout.js';
 import type { ItemMessage } from '../../../shared/core/model.js';
 import type { Suite } from '../../../shared/core/suite.js';
+import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/layout/bucket.js';
 import { EMBEDDED_PRICES } from '../../../shared/providers/pricing.js';
 import { createProvider } from '../../../shared/providers/registry.js';
 import { MemoryPromptIndex } from '../../fakes/memory-prompt-index.js';
