@@ -175,12 +175,6 @@ const NAMES: ResourceNames = {
   queues: queueNames('assay-local'),
 };
 
-/**
- * How soon a message a handler failed is received again, seconds: the stack's visibility
- * timeouts (half an hour on the work queues) would keep it away past the stall timeout.
- */
-const LOCAL_VISIBILITY_TIMEOUTS = { events: 30, items: 60, itemsDlq: 30, aggregate: 30 } as const;
-
 let started = false;
 
 /** How long the local cloud waits without progress before it gives up: 10 minutes. */
@@ -241,7 +235,8 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   try {
     log(`moto_server on ${moto.endpoint}; creating the stack's bucket, queues and table`);
     const resources = await createCloudResources(clients, NAMES, {
-      visibilityTimeouts: LOCAL_VISIBILITY_TIMEOUTS,
+      // A failed item comes back after a minute (the other queues: after moto's local default).
+      visibilityTimeouts: { items: 60 },
     });
     started = true;
     Object.assign(process.env, functionEnv(moto.endpoint, resources));

@@ -12,7 +12,13 @@ import { CreateBucketCommand, PutBucketNotificationConfigurationCommand } from '
 import { CreateQueueCommand, GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/adapters/aws/clients.js';
 import { UPLOAD_PREFIXES } from '../../shared/layout/bucket.js';
-import { QUEUE_NAMES, QUEUES, type QueueName, queueNames } from '../../shared/layout/queues.js';
+import {
+  QUEUE_NAMES,
+  QUEUES,
+  type QueueName,
+  queueNames,
+  SQS_DEFAULT_VISIBILITY_SECONDS,
+} from '../../shared/layout/queues.js';
 import { TABLE } from '../../shared/layout/table.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 
@@ -185,15 +191,22 @@ export interface CloudResources {
 /** Prefixes whose ObjectCreated events go to the events queue (the layout's, as in the CDK stack). */
 export const NOTIFIED_PREFIXES = UPLOAD_PREFIXES;
 
+/**
+ * The visibility timeout of every queue here unless told otherwise, seconds: SQS's default. The
+ * stack's are six times function timeouts of minutes (half an hour on the work queues), after
+ * which a message a handler failed comes back: too long for a local run or a test.
+ */
+export const LOCAL_VISIBILITY_SECONDS = SQS_DEFAULT_VISIBILITY_SECONDS;
+
 export interface CloudResourceOptions {
   /** Receives before a message moves to its DLQ, on every queue. Default: the layout's (as the stack's). */
   maxReceiveCount?: number;
   /**
-   * Visibility timeouts, seconds, in place of the layout's (the stack's are minutes long: a
-   * message a handler failed would come back only that much later). Default: the layout's.
+   * Visibility timeouts, seconds, of the queues named ({@link LOCAL_VISIBILITY_SECONDS} for the
+   * others), or `'declared'`: the layout's, as the stack's.
    */
-  visibilityTimeouts?: Partial<Record<QueueKey, number>>;
-  /** Visibility timeout of the items queue, seconds (same as `visibilityTimeouts.items`); lower it to test redrive. */
+  visibilityTimeouts?: Partial<Record<QueueKey, number>> | 'declared';
+  /** Visibility timeout of the items queue, seconds (as `visibilityTimeouts.items`); lower it to test redrive. */
   itemsVisibilityTimeout?: number;
 }
 
@@ -201,7 +214,8 @@ export interface CloudResourceOptions {
  * Creates the stack's resources in moto, from the same layout declaration the CDK stack is
  * built from (shared/layout/): the bucket with ObjectCreated notifications for the upload
  * prefixes to the events queue; each queue of the layout with its DLQ (RedrivePolicy after
- * `maxReceiveCount` receives, the DLQ's retention) and visibility timeout; the table (its key
+ * `maxReceiveCount` receives, the DLQ's retention) and a visibility timeout (short unless
+ * `visibilityTimeouts: 'declared'`, see {@link LOCAL_VISIBILITY_SECONDS}); the table (its key
  * schema, billing mode and TTL attribute).
  */
 export async function createCloudResources(
@@ -210,10 +224,14 @@ export async function createCloudResources(
   options: CloudResourceOptions = {},
 ): Promise<CloudResources> {
   const { s3, sqs, dynamo } = clients;
-  const visibility: Partial<Record<QueueKey, number>> = {
+  const { visibilityTimeouts = {} } = options;
+  const declared = visibilityTimeouts === 'declared';
+  const overrides: Partial<Record<QueueKey, number>> = {
     ...(options.itemsVisibilityTimeout === undefined ? {} : { items: options.itemsVisibilityTimeout }),
-    ...options.visibilityTimeouts,
+    ...(visibilityTimeouts === 'declared' ? {} : visibilityTimeouts),
   };
+  const visibility = (key: QueueKey, declaredSeconds: number | undefined) =>
+    overrides[key] ?? (declared ? declaredSeconds : LOCAL_VISIBILITY_SECONDS);
 
   const createQueue = async (name: string, attributes: Record<string, string> = {}): Promise<QueueRef> => {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
@@ -230,17 +248,17 @@ export async function createCloudResources(
 
   const created = await Promise.all(
     QUEUE_NAMES.map(async (key) => {
-      const declared = QUEUES[key];
+      const layout = QUEUES[key];
       const name = names.queues[key];
       const deadLetter = await createQueue(name.deadLetter, {
-        ...common(declared.fifo, visibility[`${key}Dlq`] ?? declared.deadLetter.visibilityTimeoutSeconds),
-        MessageRetentionPeriod: String(declared.deadLetter.retentionDays * 86_400),
+        ...common(layout.fifo, visibility(`${key}Dlq`, layout.deadLetter.visibilityTimeoutSeconds)),
+        MessageRetentionPeriod: String(layout.deadLetter.retentionDays * 86_400),
       });
       const queue = await createQueue(name.queue, {
-        ...common(declared.fifo, visibility[key] ?? declared.visibilityTimeoutSeconds),
+        ...common(layout.fifo, visibility(key, layout.visibilityTimeoutSeconds)),
         RedrivePolicy: JSON.stringify({
           deadLetterTargetArn: deadLetter.arn,
-          maxReceiveCount: options.maxReceiveCount ?? declared.maxReceiveCount,
+          maxReceiveCount: options.maxReceiveCount ?? layout.maxReceiveCount,
         }),
         // S3 sends the upload notifications to the events queue.
         ...(key === 'events' ? { Policy: s3MaySend(name.queue, names.bucket) } : {}),

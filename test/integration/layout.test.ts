@@ -8,6 +8,7 @@ import { DescribeTableCommand, DescribeTimeToLiveCommand } from '@aws-sdk/client
 import { GetBucketNotificationConfigurationCommand } from '@aws-sdk/client-s3';
 import { GetQueueAttributesCommand, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LOCAL_VISIBILITY_SECONDS } from '../../cli/cloud/moto.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { UPLOAD_PREFIXES } from '../../shared/layout/bucket.js';
 import {
@@ -36,7 +37,7 @@ beforeAll(async () => {
   moto = await startMoto();
   clients = motoClients(moto.endpoint);
   names = uniqueNames('layout');
-  res = await createTestResources(clients, names);
+  res = await createTestResources(clients, names, { visibilityTimeouts: 'declared' });
 }, 120_000);
 
 afterAll(async () => {
@@ -126,10 +127,10 @@ describe('moto resources (createCloudResources) match the layout declaration', {
     ).toEqual(UPLOAD_PREFIXES.map((prefix) => ({ queue: res.queues.events.arn, prefixes: [prefix] })));
   });
 
-  it('takes the local visibility timeouts and redrive count it is given in place of the declared ones', async () => {
+  it('gives every queue the short local visibility unless told otherwise, and the redrive count it is given', async () => {
     const local = await createTestResources(clients, uniqueNames('layout-local'), {
       maxReceiveCount: 5,
-      visibilityTimeouts: { events: 30, itemsDlq: 20 },
+      visibilityTimeouts: { events: 45, itemsDlq: 20 },
       itemsVisibilityTimeout: 2,
     });
     const [events, items, itemsDlq, aggregate] = await Promise.all(
@@ -137,10 +138,10 @@ describe('moto resources (createCloudResources) match the layout declaration', {
         attributesOf(q.url),
       ),
     );
-    expect(Number(events!.VisibilityTimeout)).toBe(30);
+    expect(Number(events!.VisibilityTimeout)).toBe(45);
     expect(Number(items!.VisibilityTimeout)).toBe(2);
     expect(Number(itemsDlq!.VisibilityTimeout)).toBe(20);
-    expect(Number(aggregate!.VisibilityTimeout)).toBe(QUEUES.aggregate.visibilityTimeoutSeconds);
+    expect(Number(aggregate!.VisibilityTimeout)).toBe(LOCAL_VISIBILITY_SECONDS);
     for (const attributes of [events, items, aggregate]) {
       expect(JSON.parse(attributes!.RedrivePolicy!).maxReceiveCount).toBe(5);
     }
