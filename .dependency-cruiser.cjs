@@ -17,14 +17,15 @@ const LAYERS = [
 const SHELLS = '^(cli|functions|bench|infra)/';
 
 /**
- * Inside the pure libraries, folders depend one way too: metrics and datasets on nothing else
- * of lib, prompts on nothing else, providers on metrics, encoders on providers; lib's own files
+ * Inside the pure libraries, folders depend one way too: the AWS layout, metrics and datasets
+ * on nothing else of lib, prompts on the layout (where prompt files sit in the bucket), providers on metrics, encoders on providers; lib's own files
  * (gate grammar, formatting, bucket layout) sit on top of its folders.
  */
 const LIB_MAY_IMPORT = {
+  layout: [],
   datasets: [],
   metrics: [],
-  prompts: [],
+  prompts: ['layout'],
   providers: ['metrics'],
   encoders: ['providers', 'metrics'],
 };

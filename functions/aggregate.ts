@@ -10,7 +10,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { aggregateTriggerBodySchema } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
-import { REPORTS_PREFIX } from '../shared/lib/bucket-layout.js';
+import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
 import type { Report } from '../shared/model/report.js';
 import { aggregateRun } from '../shared/use-cases/aggregate-run.js';
 import {

@@ -2,14 +2,14 @@
  * ingest: S3 ObjectCreated notifications, delivered through the events queue, start runs.
  * `suites/<name>.json` runs the suite on its dataset, `datasets/<name>/<file>` runs
  * `suites/<name>.json` on that file, `prompts/<path>` re-runs the suites that read the prompt
- * when its content changed (see shared/lib/bucket-layout.ts and shared/use-cases/ingest-object.ts). A problem with the upload
+ * when its content changed (see shared/lib/layout/bucket.ts and shared/use-cases/ingest-object.ts). A problem with the upload
  * itself (no suite, invalid suite, missing prompt) is logged and counted, not retried; storage
  * and queue errors fail the record, so SQS delivers it again and the run resumes.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Context, SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
-import { decodeEventKey } from '../shared/lib/bucket-layout.js';
+import { decodeEventKey } from '../shared/lib/layout/bucket.js';
 import type { IngestBudget } from '../shared/use-cases/ingest-object.js';
 import { ingestObject } from '../shared/use-cases/ingest-object.js';
 import { type IngestContinuation, ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';

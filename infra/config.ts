@@ -1,5 +1,6 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
+import { DEFAULT_MAX_RECEIVE_COUNT } from '../shared/lib/layout/queues.js';
 import { parseLimitSpec } from '../shared/lib/providers/rate-limit.js';
 
 /**
@@ -38,7 +39,7 @@ export interface AssayConfig {
 
 export const DEFAULT_CONFIG: AssayConfig = {
   retainData: true,
-  maxReceiveCount: 3,
+  maxReceiveCount: DEFAULT_MAX_RECEIVE_COUNT,
   ingestMaxConcurrency: 2,
   workerMaxConcurrency: 50,
   deadLetterMaxConcurrency: 2,

@@ -5,25 +5,29 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3deploy from 'aws-cdk-lib/aws-s3-deployment';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type { Construct } from 'constructs';
+import {
+  PROMPT_PREFIX,
+  REPORTS_PREFIX,
+  SPILL_PREFIX,
+  SUITES_PREFIX,
+  UPLOAD_PREFIXES,
+} from '../shared/lib/layout/bucket.js';
+import { FUNCTION_TIMEOUT_SECONDS, type FunctionName } from '../shared/lib/layout/queues.js';
 import type { AssayConfig } from './config.js';
 import { AssayAlarms } from './constructs/alarms.js';
 import { AssayFunction, REPO_ROOT } from './constructs/functions.js';
 import { AssayQueues } from './constructs/queues.js';
-import { AssayStorage, REPORTS_PREFIX, SPILL_PREFIX, UPLOAD_PREFIXES } from './constructs/storage.js';
+import { AssayStorage } from './constructs/storage.js';
 import { acknowledge, iam5ResourceFinding } from './nag.js';
 
 export interface AssayStackProps extends StackProps {
   readonly config: AssayConfig;
 }
 
-/** Function timeouts; each consumed queue's visibility timeout is derived from these (×6). */
-const TIMEOUTS = {
-  ingest: Duration.minutes(5),
-  worker: Duration.minutes(5),
-  deadLetter: Duration.minutes(1),
-  aggregate: Duration.minutes(5),
-  batchPoller: Duration.minutes(5),
-} as const;
+/** Function timeouts (shared/layout/queues.ts); each consumed queue's visibility timeout is derived from these (×6). */
+const TIMEOUTS = Object.fromEntries(
+  Object.entries(FUNCTION_TIMEOUT_SECONDS).map(([name, seconds]) => [name, Duration.seconds(seconds)]),
+) as Record<FunctionName, Duration>;
 
 /**
  * Assay on AWS: uploads to the bucket → events queue → ingest → items queue → worker →
@@ -53,15 +57,7 @@ export class AssayStack extends Stack {
     Tags.of(this).add('app', 'assay');
 
     this.storage = new AssayStorage(this, 'Storage', { retainData: config.retainData });
-    this.queues = new AssayQueues(this, 'Queues', {
-      maxReceiveCount: config.maxReceiveCount,
-      consumerTimeouts: {
-        events: TIMEOUTS.ingest,
-        items: TIMEOUTS.worker,
-        itemsDeadLetter: TIMEOUTS.deadLetter,
-        aggregate: TIMEOUTS.aggregate,
-      },
-    });
+    this.queues = new AssayQueues(this, 'Queues', { maxReceiveCount: config.maxReceiveCount });
     this.storage.notifyUploads(this.queues.events.queue);
     this.providerSecret = this.providerKeys(config);
 
@@ -92,8 +88,11 @@ export class AssayStack extends Stack {
         .sendsTo(events.queue, 'EVENTS_QUEUE_URL')
         // To refuse an upload whose backends have no key, before any item is queued.
         .readsSecret(this.providerSecret)
-        // One upload per invocation: a dataset can take minutes to stream.
-        .consumes(events.queue, { batchSize: 1, maxConcurrency: config.ingestMaxConcurrency }),
+        // Batches as declared in the layout: one upload per invocation, a dataset can take minutes to stream.
+        .consumes(events.queue, {
+          ...events.declaration.consumer,
+          maxConcurrency: config.ingestMaxConcurrency,
+        }),
 
       worker: new AssayFunction(this, 'Worker', {
         ...shared,
@@ -109,7 +108,10 @@ export class AssayStack extends Stack {
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .readsSecret(this.providerSecret)
         // The most worker containers at once: with batchSize, the ceiling of calls in flight.
-        .consumes(items.queue, { batchSize: 10, maxConcurrency: config.workerMaxConcurrency }),
+        .consumes(items.queue, {
+          ...items.declaration.consumer,
+          maxConcurrency: config.workerMaxConcurrency,
+        }),
 
       deadLetter: new AssayFunction(this, 'DeadLetter', {
         ...shared,
@@ -121,7 +123,10 @@ export class AssayStack extends Stack {
         .useTable(table)
         .useBucket(bucket, { read: [SPILL_PREFIX] })
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
-        .consumes(items.deadLetterQueue, { batchSize: 10, maxConcurrency: config.deadLetterMaxConcurrency }),
+        .consumes(items.deadLetterQueue, {
+          ...items.declaration.deadLetter.consumer!,
+          maxConcurrency: config.deadLetterMaxConcurrency,
+        }),
 
       aggregate: new AssayFunction(this, 'Aggregate', {
         ...shared,
@@ -133,9 +138,12 @@ export class AssayStack extends Stack {
       })
         .useTable(table)
         // suites/ for the run's definition, reports/ for the previous run to compare with.
-        .useBucket(bucket, { read: ['suites/', REPORTS_PREFIX], write: [REPORTS_PREFIX] })
-        // One run per invocation: a large run takes a while to stream and score.
-        .consumes(aggregate.queue, { batchSize: 1, maxConcurrency: config.aggregateMaxConcurrency }),
+        .useBucket(bucket, { read: [SUITES_PREFIX, REPORTS_PREFIX], write: [REPORTS_PREFIX] })
+        // Batches as declared in the layout: one run per invocation, a large run takes a while to score.
+        .consumes(aggregate.queue, {
+          ...aggregate.declaration.consumer,
+          maxConcurrency: config.aggregateMaxConcurrency,
+        }),
 
       // The batch lane (suites with run.lane "batch"): workers record the calls items wait for;
       // this function, on a schedule, submits them to the vendors' batch APIs, polls, collects
@@ -178,7 +186,7 @@ export class AssayStack extends Stack {
     const sync = new s3deploy.BucketDeployment(this, 'PromptSync', {
       sources: [s3deploy.Source.asset(`${REPO_ROOT}prompts`)],
       destinationBucket: bucket,
-      destinationKeyPrefix: 'prompts/',
+      destinationKeyPrefix: PROMPT_PREFIX,
       prune: false,
       retainOnDelete: true,
       memoryLimit: 256,

@@ -13,11 +13,12 @@ import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.j
 import {
   datasetKeyOf,
   datasetUploadKey,
-  REPORTS_PREFIX,
+  PROMPT_PREFIX,
   routeKey,
   suiteKey,
-} from '../../shared/lib/bucket-layout.js';
-import { PROMPT_PREFIX } from '../../shared/lib/prompts/prompts.js';
+  suiteReportsPrefix,
+} from '../../shared/lib/layout/bucket.js';
+import { FUNCTION_TIMEOUT_SECONDS, QUEUES, queueNames } from '../../shared/lib/layout/queues.js';
 import { loadPriceTable } from '../../shared/lib/providers/pricing.js';
 import { ProviderPool } from '../../shared/lib/providers/registry.js';
 import type { Report } from '../../shared/model/report.js';
@@ -76,12 +77,12 @@ export async function loadFunctions(): Promise<CloudFunctions> {
   };
 }
 
-/** The stack's event source mappings (batch sizes as in infra/stack.ts), on moto's queues. */
+/** The stack's event source mappings (batch sizes from the layout, as the stack's), on moto's queues. */
 export function eventSources(
   resources: CloudResources,
   functions: CloudFunctions,
   {
-    workerBatchSize = 10,
+    workerBatchSize = QUEUES.items.consumer.batchSize,
     workerConcurrency = 4,
   }: { workerBatchSize?: number; workerConcurrency?: number } = {},
 ): EventSource[] {
@@ -92,9 +93,9 @@ export function eventSources(
       queueUrl: queues.events.url,
       queueArn: queues.events.arn,
       handler: functions.ingest,
-      batchSize: 1,
-      // The stack's ingest timeout (5 min): ingest pauses a minute before it (ASSAY_INGEST_RESERVE_MS).
-      timeoutMs: 300_000,
+      batchSize: QUEUES.events.consumer.batchSize,
+      // The stack's ingest timeout: ingest pauses a minute before it (ASSAY_INGEST_RESERVE_MS).
+      timeoutMs: FUNCTION_TIMEOUT_SECONDS.ingest * 1000,
     },
     {
       functionName: 'worker',
@@ -109,14 +110,14 @@ export function eventSources(
       queueUrl: queues.itemsDlq.url,
       queueArn: queues.itemsDlq.arn,
       handler: functions.deadLetter,
-      batchSize: 10,
+      batchSize: QUEUES.items.deadLetter.consumer!.batchSize,
     },
     {
       functionName: 'aggregate',
       queueUrl: queues.aggregate.url,
       queueArn: queues.aggregate.arn,
       handler: functions.aggregate,
-      batchSize: 1,
+      batchSize: QUEUES.aggregate.consumer.batchSize,
     },
   ];
 }
@@ -171,10 +172,7 @@ export interface LocalCloudResult {
 const NAMES: ResourceNames = {
   bucket: 'assay-local',
   table: 'assay-local',
-  eventsQueue: 'assay-local-events',
-  itemsQueue: 'assay-local-items',
-  itemsDlq: 'assay-local-items-dlq',
-  aggregateQueue: 'assay-local-aggregate',
+  queues: queueNames('assay-local'),
 };
 
 let started = false;
@@ -237,8 +235,8 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   try {
     log(`moto_server on ${moto.endpoint}; creating the stack's bucket, queues and table`);
     const resources = await createCloudResources(clients, NAMES, {
-      itemsVisibilityTimeout: 60,
-      maxReceiveCount: 3,
+      // A failed item comes back after a minute (the other queues: after moto's local default).
+      visibilityTimeouts: { items: 60 },
     });
     started = true;
     Object.assign(process.env, functionEnv(moto.endpoint, resources));
@@ -271,7 +269,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
       log(`uploaded ${suiteKey(suite.name)}: the S3 notification starts the run on ${datasetKey}`);
     }
-    const reportPrefix = `${REPORTS_PREFIX}${suite.name}/`;
+    const reportPrefix = suiteReportsPrefix(suite.name);
     // A sweep's report lands once every variant run is done.
     const sweep = isSweep(suite);
     const reportFile = sweep ? 'sweep.json' : 'report.json';

@@ -11,6 +11,15 @@ import { CreateTableCommand, UpdateTimeToLiveCommand, waitUntilTableExists } fro
 import { CreateBucketCommand, PutBucketNotificationConfigurationCommand } from '@aws-sdk/client-s3';
 import { CreateQueueCommand, GetQueueAttributesCommand, PurgeQueueCommand } from '@aws-sdk/client-sqs';
 import { type AwsClients, createAwsClients } from '../../shared/adapters/aws/clients.js';
+import { UPLOAD_PREFIXES } from '../../shared/lib/layout/bucket.js';
+import {
+  QUEUE_NAMES,
+  QUEUES,
+  type QueueName,
+  queueNames,
+  SQS_DEFAULT_VISIBILITY_SECONDS,
+} from '../../shared/lib/layout/queues.js';
+import { TABLE } from '../../shared/lib/layout/table.js';
 import { PACKAGE_ROOT } from '../package-root.js';
 
 export const MOTO_REGION = 'us-east-1';
@@ -152,26 +161,20 @@ export function motoClients(endpoint: string): AwsClients {
   );
 }
 
+/** A queue name of the layout, or its dead-letter queue's (`itemsDlq`). */
+export type QueueKey = QueueName | `${QueueName}Dlq`;
+
 export interface ResourceNames {
   bucket: string;
   table: string;
-  eventsQueue: string;
-  itemsQueue: string;
-  itemsDlq: string;
-  aggregateQueue: string;
+  /** Each queue's and dead-letter queue's name (see {@link queueNames}). */
+  queues: Record<QueueName, { queue: string; deadLetter: string }>;
 }
 
 /** Resource names with a random suffix, so several suites can share one moto_server. */
 export function uniqueNames(prefix = 'assay'): ResourceNames {
   const id = `${prefix}-${Math.random().toString(36).slice(2, 8)}`;
-  return {
-    bucket: `${id}-bucket`,
-    table: `${id}-table`,
-    eventsQueue: `${id}-events`,
-    itemsQueue: `${id}-items`,
-    itemsDlq: `${id}-items-dlq`,
-    aggregateQueue: `${id}-aggregate`,
-  };
+  return { bucket: `${id}-bucket`, table: `${id}-table`, queues: queueNames(id) };
 }
 
 export interface QueueRef {
@@ -182,30 +185,53 @@ export interface QueueRef {
 export interface CloudResources {
   bucket: string;
   table: string;
-  queues: { events: QueueRef; items: QueueRef; itemsDlq: QueueRef; aggregate: QueueRef };
+  queues: Record<QueueKey, QueueRef>;
 }
 
-/** Prefixes whose ObjectCreated events go to the events queue (as in the CDK stack). */
-export const NOTIFIED_PREFIXES = ['datasets/', 'suites/', 'prompts/'] as const;
+/** Prefixes whose ObjectCreated events go to the events queue (the layout's, as in the CDK stack). */
+export const NOTIFIED_PREFIXES = UPLOAD_PREFIXES;
+
+/**
+ * The visibility timeout of every queue here unless told otherwise, seconds: SQS's default. The
+ * stack's are six times function timeouts of minutes (half an hour on the work queues), after
+ * which a message a handler failed comes back: too long for a local run or a test.
+ */
+export const LOCAL_VISIBILITY_SECONDS = SQS_DEFAULT_VISIBILITY_SECONDS;
 
 export interface CloudResourceOptions {
-  /** Receives before an item message moves to the DLQ. Default 3. */
+  /** Receives before a message moves to its DLQ, on every queue. Default: the layout's (as the stack's). */
   maxReceiveCount?: number;
-  /** Visibility timeout of the items queue, seconds. Default 30; lower it to test redrive. */
+  /**
+   * Visibility timeouts, seconds, of the queues named ({@link LOCAL_VISIBILITY_SECONDS} for the
+   * others), or `'declared'`: the layout's, as the stack's.
+   */
+  visibilityTimeouts?: Partial<Record<QueueKey, number>> | 'declared';
+  /** Visibility timeout of the items queue, seconds (as `visibilityTimeouts.items`); lower it to test redrive. */
   itemsVisibilityTimeout?: number;
 }
 
 /**
- * Creates the stack's resources in moto: the bucket with ObjectCreated notifications for
- * datasets/, suites/ and prompts/ to the events queue; the items queue with its DLQ
- * (RedrivePolicy); the aggregate queue; the table (pk/sk, on demand, TTL on `ttl`).
+ * Creates the stack's resources in moto, from the same layout declaration the CDK stack is
+ * built from (shared/layout/): the bucket with ObjectCreated notifications for the upload
+ * prefixes to the events queue; each queue of the layout with its DLQ (RedrivePolicy after
+ * `maxReceiveCount` receives, the DLQ's retention) and a visibility timeout (short unless
+ * `visibilityTimeouts: 'declared'`, see {@link LOCAL_VISIBILITY_SECONDS}); the table (its key
+ * schema, billing mode and TTL attribute).
  */
 export async function createCloudResources(
   clients: Pick<AwsClients, 's3' | 'sqs' | 'dynamo'>,
   names: ResourceNames,
-  { maxReceiveCount = 3, itemsVisibilityTimeout = 30 }: CloudResourceOptions = {},
+  options: CloudResourceOptions = {},
 ): Promise<CloudResources> {
   const { s3, sqs, dynamo } = clients;
+  const { visibilityTimeouts = {} } = options;
+  const declared = visibilityTimeouts === 'declared';
+  const overrides: Partial<Record<QueueKey, number>> = {
+    ...(options.itemsVisibilityTimeout === undefined ? {} : { items: options.itemsVisibilityTimeout }),
+    ...(visibilityTimeouts === 'declared' ? {} : visibilityTimeouts),
+  };
+  const visibility = (key: QueueKey, declaredSeconds: number | undefined) =>
+    overrides[key] ?? (declared ? declaredSeconds : LOCAL_VISIBILITY_SECONDS);
 
   const createQueue = async (name: string, attributes: Record<string, string> = {}): Promise<QueueRef> => {
     const { QueueUrl } = await sqs.send(new CreateQueueCommand({ QueueName: name, Attributes: attributes }));
@@ -214,37 +240,44 @@ export async function createCloudResources(
     );
     return { url: QueueUrl!, arn: Attributes!.QueueArn! };
   };
-
-  const [events, itemsDlq, aggregate] = await Promise.all([
-    createQueue(names.eventsQueue, {
-      Policy: JSON.stringify({
-        Version: '2012-10-17',
-        Statement: [
-          {
-            Effect: 'Allow',
-            Principal: { Service: 's3.amazonaws.com' },
-            Action: 'sqs:SendMessage',
-            Resource: `arn:aws:sqs:${MOTO_REGION}:*:${names.eventsQueue}`,
-            Condition: { ArnLike: { 'aws:SourceArn': `arn:aws:s3:::${names.bucket}` } },
-          },
-        ],
-      }),
-    }),
-    createQueue(names.itemsDlq, { MessageRetentionPeriod: String(14 * 86_400) }),
-    createQueue(names.aggregateQueue),
-  ]);
-  const items = await createQueue(names.itemsQueue, {
-    VisibilityTimeout: String(itemsVisibilityTimeout),
-    RedrivePolicy: JSON.stringify({ deadLetterTargetArn: itemsDlq.arn, maxReceiveCount }),
+  /** The attributes every queue of the layout may set: FIFO and the visibility timeout. */
+  const common = (fifo: boolean, seconds: number | undefined): Record<string, string> => ({
+    ...(fifo ? { FifoQueue: 'true' } : {}),
+    ...(seconds === undefined ? {} : { VisibilityTimeout: String(seconds) }),
   });
+
+  const created = await Promise.all(
+    QUEUE_NAMES.map(async (key) => {
+      const layout = QUEUES[key];
+      const name = names.queues[key];
+      const deadLetter = await createQueue(name.deadLetter, {
+        ...common(layout.fifo, visibility(`${key}Dlq`, layout.deadLetter.visibilityTimeoutSeconds)),
+        MessageRetentionPeriod: String(layout.deadLetter.retentionDays * 86_400),
+      });
+      const queue = await createQueue(name.queue, {
+        ...common(layout.fifo, visibility(key, layout.visibilityTimeoutSeconds)),
+        RedrivePolicy: JSON.stringify({
+          deadLetterTargetArn: deadLetter.arn,
+          maxReceiveCount: options.maxReceiveCount ?? layout.maxReceiveCount,
+        }),
+        // S3 sends the upload notifications to the events queue.
+        ...(key === 'events' ? { Policy: s3MaySend(name.queue, names.bucket) } : {}),
+      });
+      return [
+        [key, queue],
+        [`${key}Dlq`, deadLetter],
+      ] as const;
+    }),
+  );
+  const queues = Object.fromEntries(created.flat()) as Record<QueueKey, QueueRef>;
 
   await s3.send(new CreateBucketCommand({ Bucket: names.bucket }));
   await s3.send(
     new PutBucketNotificationConfigurationCommand({
       Bucket: names.bucket,
       NotificationConfiguration: {
-        QueueConfigurations: NOTIFIED_PREFIXES.map((prefix) => ({
-          QueueArn: events.arn,
+        QueueConfigurations: UPLOAD_PREFIXES.map((prefix) => ({
+          QueueArn: queues.events.arn,
           Events: ['s3:ObjectCreated:*'],
           Filter: { Key: { FilterRules: [{ Name: 'prefix', Value: prefix }] } },
         })),
@@ -252,17 +285,15 @@ export async function createCloudResources(
     }),
   );
 
+  const keys = [TABLE.partitionKey, TABLE.sortKey];
   await dynamo.send(
     new CreateTableCommand({
       TableName: names.table,
-      BillingMode: 'PAY_PER_REQUEST',
-      AttributeDefinitions: [
-        { AttributeName: 'pk', AttributeType: 'S' },
-        { AttributeName: 'sk', AttributeType: 'S' },
-      ],
+      BillingMode: TABLE.billingMode,
+      AttributeDefinitions: keys.map((key) => ({ AttributeName: key.name, AttributeType: key.type })),
       KeySchema: [
-        { AttributeName: 'pk', KeyType: 'HASH' },
-        { AttributeName: 'sk', KeyType: 'RANGE' },
+        { AttributeName: TABLE.partitionKey.name, KeyType: 'HASH' },
+        { AttributeName: TABLE.sortKey.name, KeyType: 'RANGE' },
       ],
     }),
   );
@@ -270,11 +301,27 @@ export async function createCloudResources(
   await dynamo.send(
     new UpdateTimeToLiveCommand({
       TableName: names.table,
-      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+      TimeToLiveSpecification: { AttributeName: TABLE.timeToLiveAttribute, Enabled: true },
     }),
   );
 
-  return { bucket: names.bucket, table: names.table, queues: { events, items, itemsDlq, aggregate } };
+  return { bucket: names.bucket, table: names.table, queues };
+}
+
+/** The queue policy that lets the bucket's event notifications reach the queue. */
+function s3MaySend(queueName: string, bucket: string): string {
+  return JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [
+      {
+        Effect: 'Allow',
+        Principal: { Service: 's3.amazonaws.com' },
+        Action: 'sqs:SendMessage',
+        Resource: `arn:aws:sqs:${MOTO_REGION}:*:${queueName}`,
+        Condition: { ArnLike: { 'aws:SourceArn': `arn:aws:s3:::${bucket}` } },
+      },
+    ],
+  });
 }
 
 /**

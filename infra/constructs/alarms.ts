@@ -30,8 +30,8 @@ export class AssayAlarms extends Construct {
       this.topic = new sns.Topic(this, 'Topic', { displayName: 'Assay alarms', enforceSSL: true });
       this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail));
     }
-    this.alarms = props.queues.map(({ name, deadLetterQueue }) => {
-      const drainedByFunction = name === 'Items';
+    this.alarms = props.queues.map(({ name, declaration, deadLetterQueue }) => {
+      const drainedByFunction = declaration.deadLetter.consumer !== undefined;
       const alarm = new cloudwatch.Alarm(this, `${name}DlqNotEmpty`, {
         alarmDescription: drainedByFunction
           ? 'Messages were visible in the items dead-letter queue in three consecutive 5-minute periods: items keep failing, or the dead-letter function is failing or not keeping up.'

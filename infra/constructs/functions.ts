@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { type Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -10,15 +10,13 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { VISIBILITY_TO_TIMEOUT_RATIO } from '../../shared/lib/layout/queues.js';
 import { EXTERNAL_MODULES } from '../bundling.js';
 import { ConfigError } from '../config.js';
 import { acknowledge, iam5ResourceFinding } from '../nag.js';
 
 /** Repository root: the bundler resolves `functions/*.ts`, tsconfig.json and package-lock.json from here. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-/** AWS recommends a queue visibility timeout of at least six times the consuming function's timeout. */
-export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
 
 export interface AssayFunctionProps {
   /** Entry file under `functions/` without extension, e.g. `worker`; also names the service. */
@@ -49,6 +47,8 @@ export interface BucketAccess {
 export interface ConsumeOptions {
   readonly batchSize: number;
   readonly maxConcurrency: number;
+  /** Seconds Lambda gathers records before invoking; 0 or unset: as soon as any arrive. */
+  readonly maxBatchingWindowSeconds?: number;
 }
 
 /**
@@ -218,6 +218,9 @@ export class AssayFunction extends NodejsFunction {
       new SqsEventSource(queue, {
         batchSize: options.batchSize,
         maxConcurrency: options.maxConcurrency,
+        maxBatchingWindow: options.maxBatchingWindowSeconds
+          ? Duration.seconds(options.maxBatchingWindowSeconds)
+          : undefined,
         reportBatchItemFailures: true,
       }),
     );

@@ -4,20 +4,18 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import {
+  ACCESS_LOG_PREFIX,
+  SPILL_EXPIRATION_DAYS,
+  SPILL_PREFIX,
+  UPLOAD_PREFIXES,
+} from '../../shared/lib/layout/bucket.js';
+import { TABLE } from '../../shared/lib/layout/table.js';
 import { acknowledge } from '../nag.js';
 
-/** Prefixes whose uploads start work: a dataset, a suite or a prompt. */
-export const UPLOAD_PREFIXES = ['datasets/', 'suites/', 'prompts/'] as const;
-/** Item bodies too large for a queue message, written by ingest and read by worker/dead-letter. */
-export const SPILL_PREFIX = 'spill/';
-/** Report files, `reports/<suite>/<runId>/`, written by aggregate. */
-export const REPORTS_PREFIX = 'reports/';
-
-/**
- * How long spilled item bodies are kept. Longer than the 14-day retention of the items
- * dead-letter queue, whose consumer may still have to read a spilled body.
- */
-const SPILL_EXPIRATION = Duration.days(21);
+/** The table declaration's attribute types and billing mode, in CDK's terms. */
+const ATTRIBUTE_TYPES = { S: dynamodb.AttributeType.STRING } as const;
+const BILLING_MODES = { PAY_PER_REQUEST: dynamodb.BillingMode.PAY_PER_REQUEST } as const;
 
 export interface AssayStorageProps {
   /** RETAIN the bucket and table on stack deletion and turn on table deletion protection. */
@@ -56,9 +54,10 @@ export class AssayStorage extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: true,
       serverAccessLogsBucket: this.accessLogs,
-      serverAccessLogsPrefix: 'assay-bucket/',
+      serverAccessLogsPrefix: ACCESS_LOG_PREFIX,
       lifecycleRules: [
-        { id: 'expire-spill', prefix: SPILL_PREFIX, expiration: SPILL_EXPIRATION },
+        // Longer than the items dead-letter queue keeps a message whose body may be spilled.
+        { id: 'expire-spill', prefix: SPILL_PREFIX, expiration: Duration.days(SPILL_EXPIRATION_DAYS) },
         {
           id: 'expire-old-versions',
           noncurrentVersionExpiration: Duration.days(30),
@@ -70,10 +69,10 @@ export class AssayStorage extends Construct {
     });
 
     this.table = new dynamodb.Table(this, 'Table', {
-      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
-      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
-      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
-      timeToLiveAttribute: 'ttl',
+      partitionKey: { name: TABLE.partitionKey.name, type: ATTRIBUTE_TYPES[TABLE.partitionKey.type] },
+      sortKey: { name: TABLE.sortKey.name, type: ATTRIBUTE_TYPES[TABLE.sortKey.type] },
+      billingMode: BILLING_MODES[TABLE.billingMode],
+      timeToLiveAttribute: TABLE.timeToLiveAttribute,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: props.retainData,

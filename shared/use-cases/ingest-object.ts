@@ -1,5 +1,5 @@
-import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/bucket-layout.js';
 import { type DatasetFormat, formatFromPath, readRows } from '../lib/datasets/read.js';
+import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
 import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
 import type { RunRecord } from '../model/model.js';
 import { isSweep } from '../model/variants.js';

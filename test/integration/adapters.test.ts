@@ -29,9 +29,8 @@ import {
   InvalidItemMessageError,
   QueueSendError,
   SqsWorkQueue,
-  spillKey,
 } from '../../shared/adapters/aws/sqs-work-queue.js';
-import { decodeEventKey } from '../../shared/lib/bucket-layout.js';
+import { decodeEventKey, spillKey } from '../../shared/lib/layout/bucket.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../../shared/model/model.js';
 import type { Completion } from '../../shared/model/provider.js';
 import { suite } from '../helpers.js';

@@ -16,9 +16,9 @@ import {
 } from '../../cli/cloud/local-cloud.js';
 import { QueuePoller } from '../../cli/cloud/poller.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
-import { limitPk } from '../../shared/adapters/aws/dynamo-rate-limit-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { suiteKey } from '../../shared/lib/bucket-layout.js';
+import { suiteKey } from '../../shared/lib/layout/bucket.js';
+import { LIMIT_SK, limitPk } from '../../shared/lib/layout/table.js';
 import type { Report } from '../../shared/model/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, snapshotEnv, suiteInput } from '../helpers.js';
@@ -101,7 +101,7 @@ describe('a declared rate limit on AWS', { timeout: 90_000 }, () => {
     expect(fake.requests).toHaveLength(12);
     expect(fake.throttled).toBeLessThanOrEqual(2);
     const bucket = await clients.doc.send(
-      new GetCommand({ TableName: res.table, Key: { pk: limitPk('openai:gpt-4o-mini'), sk: 'LIMIT' } }),
+      new GetCommand({ TableName: res.table, Key: { pk: limitPk('openai:gpt-4o-mini'), sk: LIMIT_SK } }),
     );
     // One take per call that reached the vendor (and one per call it refused).
     expect(bucket.Item?.version).toBe(12 + fake.throttled);

@@ -14,7 +14,7 @@ import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { decodeItemMessage } from '../../shared/adapters/aws/sqs-work-queue.js';
-import { suiteKey } from '../../shared/lib/bucket-layout.js';
+import { suiteKey } from '../../shared/lib/layout/bucket.js';
 import type { Report } from '../../shared/model/report.js';
 import { prepareRun } from '../../shared/use-cases/prepare-run.js';
 import { REPO, snapshotEnv, suite } from '../helpers.js';

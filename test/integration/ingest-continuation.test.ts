@@ -13,7 +13,7 @@ import { runLocal } from '../../cli/local-run.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { suiteKey } from '../../shared/lib/bucket-layout.js';
+import { suiteKey } from '../../shared/lib/layout/bucket.js';
 import type { Report } from '../../shared/model/report.js';
 import { REPO, snapshotEnv, suiteInput, tempDir } from '../helpers.js';
 import {

@@ -26,12 +26,10 @@ export async function resetAllQueues(
   clients: Parameters<typeof purgeQueues>[0],
   { queues }: CloudResources,
 ): Promise<void> {
-  await purgeQueues(clients, [
-    queues.events.url,
-    queues.items.url,
-    queues.itemsDlq.url,
-    queues.aggregate.url,
-  ]);
+  await purgeQueues(
+    clients,
+    Object.values(queues).map((queue) => queue.url),
+  );
 }
 
 export {

@@ -18,7 +18,7 @@ import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { DynamoLeaderboard, DynamoSweepStore } from '../../shared/adapters/aws/dynamo-sweeps.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { datasetKeyOf, suiteKey } from '../../shared/lib/bucket-layout.js';
+import { datasetKeyOf, suiteKey } from '../../shared/lib/layout/bucket.js';
 import { simulatedId } from '../../shared/model/provider-ids.js';
 import { mapSuiteBackends } from '../../shared/model/variants.js';
 import { validateSuite } from '../../shared/registry/suite.js';

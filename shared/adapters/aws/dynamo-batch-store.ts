@@ -25,15 +25,21 @@ import {
   type QueryCommandInput,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  BATCH_CALL_PREFIX,
+  BATCH_OPEN_PREFIX,
+  BATCH_WAITING_PREFIX,
+  batchWaitingSk,
+  batchWaitSk,
+  batchCallSk as callSk,
+  BATCH_LANE_PK as LANE_PK,
+  batchOpenSk as openSk,
+  batchRunPk as runPk,
+  batchWaitPrefix as waitPrefix,
+} from '../../lib/layout/table.js';
 import type { Completion } from '../../model/provider.js';
 import type { BatchCallState, BatchStore, OpenBatch, WaitingCall } from '../../ports/ports.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
-
-const LANE_PK = 'BATCHLANE';
-const runPk = (runId: string) => `BATCHRUN#${runId}`;
-const callSk = (key: string) => `CALL#${key}`;
-const waitPrefix = (key: string) => `WAIT#${key}#`;
-const openSk = (b: Pick<OpenBatch, 'runId' | 'batchId'>) => `OPEN#${b.runId}#${b.batchId}`;
 
 export interface DynamoBatchStoreOptions {
   client: DynamoDBDocumentClient;
@@ -61,7 +67,7 @@ export class DynamoBatchStore implements BatchStore {
   }
 
   async wait(runId: string, itemId: string, call: WaitingCall, body: string): Promise<BatchCallState> {
-    await this.put({ pk: runPk(runId), sk: `${waitPrefix(call.key)}${itemId}`, type: 'batch-wait', body });
+    await this.put({ pk: runPk(runId), sk: batchWaitSk(call.key, itemId), type: 'batch-wait', body });
     try {
       await this.put(
         {
@@ -77,7 +83,7 @@ export class DynamoBatchStore implements BatchStore {
       );
       await this.put({
         pk: LANE_PK,
-        sk: `WAITING#${runId}`,
+        sk: batchWaitingSk(runId),
         type: 'batch-waiting',
         runId,
         mark: randomUUID(),
@@ -104,7 +110,7 @@ export class DynamoBatchStore implements BatchStore {
   }
 
   async runsWithWaitingCalls(): Promise<{ runId: string; mark: string }[]> {
-    const marks = await this.query({ pk: LANE_PK, prefix: 'WAITING#' });
+    const marks = await this.query({ pk: LANE_PK, prefix: BATCH_WAITING_PREFIX });
     return marks.map((m) => ({ runId: String(m.runId), mark: String(m.mark) }));
   }
 
@@ -113,7 +119,7 @@ export class DynamoBatchStore implements BatchStore {
       await this.client.send(
         new DeleteCommand({
           TableName: this.tableName,
-          Key: { pk: LANE_PK, sk: `WAITING#${runId}` },
+          Key: { pk: LANE_PK, sk: batchWaitingSk(runId) },
           ConditionExpression: 'mark = :mark',
           ExpressionAttributeValues: { ':mark': mark },
         }),
@@ -125,7 +131,11 @@ export class DynamoBatchStore implements BatchStore {
   }
 
   async waitingCalls(runId: string): Promise<WaitingCall[]> {
-    const items = await this.query({ pk: runPk(runId), prefix: 'CALL#', filter: { state: 'waiting' } });
+    const items = await this.query({
+      pk: runPk(runId),
+      prefix: BATCH_CALL_PREFIX,
+      filter: { state: 'waiting' },
+    });
     return items.map(callOf);
   }
 
@@ -156,7 +166,7 @@ export class DynamoBatchStore implements BatchStore {
   }
 
   async openBatches(): Promise<OpenBatch[]> {
-    const items = await this.query({ pk: LANE_PK, prefix: 'OPEN#' });
+    const items = await this.query({ pk: LANE_PK, prefix: BATCH_OPEN_PREFIX });
     return items.map((i) => ({
       runId: String(i.runId),
       batchId: String(i.batchId),
@@ -168,7 +178,7 @@ export class DynamoBatchStore implements BatchStore {
   async batchCalls(batch: OpenBatch): Promise<WaitingCall[]> {
     const items = await this.query({
       pk: runPk(batch.runId),
-      prefix: 'CALL#',
+      prefix: BATCH_CALL_PREFIX,
       filter: { batchId: batch.batchId },
     });
     return items.map(callOf);
@@ -253,7 +263,7 @@ export class DynamoBatchStore implements BatchStore {
 
 function callOf(item: Record<string, unknown>): WaitingCall {
   return {
-    key: String(item.sk).slice('CALL#'.length),
+    key: String(item.sk).slice(BATCH_CALL_PREFIX.length),
     backend: String(item.backend),
     customId: String(item.customId),
     request: JSON.parse(String(item.request)),

@@ -1,5 +1,6 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
+import { CACHE_SK, cachePk } from '../../lib/layout/table.js';
 import type { Completion } from '../../model/provider.js';
 import type { LlmCache } from '../../ports/ports.js';
 
@@ -31,9 +32,6 @@ const completionSchema = z.object({
   // Who paid: without it a resumed item would take its own answer for someone else's, free.
   paidBy: z.string().optional(),
 });
-
-export const cachePk = (key: string) => `CACHE#${key}`;
-const CACHE_SK = 'CACHE';
 
 /**
  * The LLM cache in the run store's table: pk `CACHE#<key>`, sk `CACHE`, `value` (the Completion

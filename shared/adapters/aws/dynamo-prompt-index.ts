@@ -17,12 +17,14 @@ import {
   PutCommand,
   paginateQuery,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  SUITE_PROMPTS_SK as PROMPTS,
+  promptPk,
+  suitePromptsPk,
+  promptReaderSk as suiteSk,
+} from '../../lib/layout/table.js';
 import type { PromptIndex } from '../../ports/ports.js';
 
-const promptPk = (path: string) => `PROMPT#${path}`;
-const suiteSk = (suiteName: string) => `SUITE#${suiteName}`;
-const suitePromptsPk = (suiteName: string) => `SUITEPROMPTS#${suiteName}`;
-const PROMPTS = 'PROMPTS';
 /** BatchWriteItem's limit. */
 const BATCH = 25;
 

@@ -1,4 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { LIMIT_SK, limitPk } from '../../lib/layout/table.js';
 import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../lib/providers/rate-limit.js';
 import type { RateLimit, RateNeed } from '../../model/limits.js';
 import type { RateLimitStore } from '../../ports/ports.js';
@@ -15,9 +16,6 @@ export interface DynamoRateLimitStoreOptions {
   /** Random source of the wait after lost races (tests). */
   random?: () => number;
 }
-
-export const limitPk = (key: string) => `LIMIT#${key}`;
-const LIMIT_SK = 'LIMIT';
 
 /**
  * The token buckets of a fleet, in the run store's table: one item per provider+model

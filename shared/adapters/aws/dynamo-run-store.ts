@@ -24,6 +24,16 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  META_SK as META,
+  RESULT_PREFIX,
+  resultSk,
+  runPk,
+  SUITE_RUN_PREFIX,
+  suitePk,
+  suiteRunSk,
+  type TableKey,
+} from '../../lib/layout/table.js';
 import { decodeResult, decodeRun } from '../../model/codec.js';
 import {
   type ItemResult,
@@ -54,36 +64,19 @@ export class RunNotFoundError extends Error {
   }
 }
 
-const META = 'META';
-const RESULT_PREFIX = 'RESULT#';
-
-export const runPk = (runId: string) => `RUN#${runId}`;
-export const resultSk = (itemId: string) => `${RESULT_PREFIX}${itemId}`;
-export const suitePk = (suiteName: string) => `SUITE#${suiteName}`;
-export const suiteRunSk = (startedAt: string, runId: string) => `RUN#${startedAt}#${runId}`;
-
-interface MetaItem {
-  pk: string;
-  sk: string;
-  type: 'run';
-  schemaVersion?: number;
-  runId: string;
-  suiteName: string;
-  suite: string;
-  prompts: string;
-  status: RunStatus;
-  total?: number;
-  invalidRows: number;
-  startedAt: string;
-  finishedAt?: string;
-  reportPrefix: string;
-  datasetKey: string;
-  datasetVersion?: string;
-  simulated: boolean;
-  done: number;
-  failed: number;
-  spentUsd?: number;
-}
+/**
+ * A run's item: the RunRecord's fields (`suite` and `prompts` as JSON, `schemaVersion` absent on
+ * runs written before it existed) plus the run's counters (`spentUsd` absent on older runs).
+ */
+type MetaItem = TableKey &
+  Omit<RunRecord, 'schemaVersion' | 'suite' | 'prompts'> &
+  Omit<RunCounters, 'total' | 'spentUsd'> & {
+    type: 'run';
+    schemaVersion?: number;
+    suite: string;
+    prompts: string;
+    spentUsd?: number;
+  };
 
 export class DynamoRunStore implements RunStore, RunHistory {
   private readonly client: DynamoDBDocumentClient;
@@ -424,7 +417,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
       new QueryCommand({
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :run)',
-        ExpressionAttributeValues: { ':pk': suitePk(suiteName), ':run': 'RUN#' },
+        ExpressionAttributeValues: { ':pk': suitePk(suiteName), ':run': SUITE_RUN_PREFIX },
         ScanIndexForward: false,
         Limit: 1,
       }),

@@ -18,14 +18,19 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import {
+  LEADERBOARD_PK,
+  leaderboardSk,
+  META_SK as META,
+  runPk,
+  SWEEP_PREFIX,
+  sweepMemberSk,
+  sweepPk,
+} from '../../lib/layout/table.js';
 import type { LeaderboardEntry } from '../../model/report.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
 import type { Leaderboard, SweepStore } from '../../ports/ports.js';
-import { cancelledByCondition, isConditionalCheckFailed, runPk } from './dynamo-run-store.js';
-
-const META = 'META';
-export const sweepPk = (sweepId: string) => `SWEEP#${sweepId}`;
-export const LEADERBOARD_PK = 'LEADERBOARD';
+import { cancelledByCondition, isConditionalCheckFailed } from './dynamo-run-store.js';
 
 interface TableOptions {
   client: DynamoDBDocumentClient;
@@ -64,7 +69,7 @@ export class DynamoSweepStore implements SweepStore {
                 TableName: this.tableName,
                 Item: {
                   pk: runPk(runId),
-                  sk: sweepPk(sweep.sweepId),
+                  sk: sweepMemberSk(sweep.sweepId),
                   type: 'sweep-member',
                   sweepId: sweep.sweepId,
                 },
@@ -105,7 +110,7 @@ export class DynamoSweepStore implements SweepStore {
       {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :sweep)',
-        ExpressionAttributeValues: { ':pk': runPk(runId), ':sweep': 'SWEEP#' },
+        ExpressionAttributeValues: { ':pk': runPk(runId), ':sweep': SWEEP_PREFIX },
         ConsistentRead: true,
       },
     );
@@ -162,7 +167,7 @@ export class DynamoLeaderboard implements Leaderboard {
         TableName: this.tableName,
         Item: {
           pk: LEADERBOARD_PK,
-          sk: `${entry.dataset}#${entry.runId}`,
+          sk: leaderboardSk(entry.dataset, entry.runId),
           type: 'leaderboard',
           entry: JSON.stringify(entry),
         },

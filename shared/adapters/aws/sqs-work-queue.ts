@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import {
   SendMessageBatchCommand,
@@ -6,6 +5,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
+import { spillKey } from '../../lib/layout/bucket.js';
 import type { ItemMessage } from '../../model/model.js';
 import type { BlobStore, WorkQueue } from '../../ports/ports.js';
 
@@ -58,11 +58,6 @@ export class QueueSendError extends Error {
   ) {
     super(message);
   }
-}
-
-/** The S3 key an oversize item is spilled to. Deterministic, so a re-sent item overwrites itself. */
-export function spillKey(runId: string, itemId: string): string {
-  return `spill/${runId}/${createHash('sha256').update(itemId).digest('hex')}.json`;
 }
 
 /**

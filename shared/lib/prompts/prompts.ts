@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { PromptSnapshot } from '../../model/model.js';
+import { PROMPT_PREFIX } from '../layout/bucket.js';
 import type { BlobStore } from '../../ports/ports.js';
 
 /**
@@ -7,7 +8,7 @@ import type { BlobStore } from '../../ports/ports.js';
  * are `prompts/<path>` serves them: the repo folder locally, the bucket on AWS.
  */
 
-export const PROMPT_PREFIX = 'prompts/';
+export { PROMPT_PREFIX };
 
 export class PromptError extends Error {
   override readonly name = 'PromptError';

@@ -5,7 +5,7 @@ import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/loca
 import { LocalRunHistory } from '../../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
-import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/lib/bucket-layout.js';
+import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/lib/layout/bucket.js';
 import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
 import { createProvider } from '../../../shared/lib/providers/registry.js';
 import type { ItemMessage } from '../../../shared/model/model.js';

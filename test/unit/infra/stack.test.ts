@@ -11,6 +11,15 @@ import { type AssayConfig, ConfigError, configFromContext, DEFAULT_CONFIG } from
 import { AssayFunction } from '../../../infra/constructs/functions.js';
 import { addNagChecks } from '../../../infra/nag.js';
 import { AssayStack } from '../../../infra/stack.js';
+import { SPILL_EXPIRATION_DAYS, SPILL_PREFIX, UPLOAD_PREFIXES } from '../../../shared/lib/layout/bucket.js';
+import {
+  DEFAULT_MAX_RECEIVE_COUNT,
+  FUNCTION_TIMEOUT_SECONDS,
+  type FunctionName,
+  QUEUE_NAMES,
+  QUEUES,
+} from '../../../shared/lib/layout/queues.js';
+import { TABLE } from '../../../shared/lib/layout/table.js';
 
 /** The feature flags of infra/cdk.json, so the test synthesizes what `cdk synth` does. */
 const CDK_CONTEXT: Record<string, unknown> = JSON.parse(
@@ -202,6 +211,98 @@ describe('AssayStack', () => {
         const timeout = resources[functionId]?.Properties.Timeout as number;
         expect(visibility, `${queueId} consumed by ${functionId}`).toBeGreaterThanOrEqual(6 * timeout);
       }
+    });
+  });
+
+  describe('layout declaration (shared/layout/)', () => {
+    const resourceOf = (construct: IConstruct) =>
+      (template.toJSON().Resources as Resources)[logicalId(stack, construct)]?.Properties ?? {};
+
+    it('builds each queue and dead-letter queue as declared: visibility, redrive, retention, FIFO', () => {
+      for (const name of QUEUE_NAMES) {
+        const declared = QUEUES[name];
+        const { queue, deadLetterQueue } = stack.queues[name];
+        const props = resourceOf(queue);
+        expect(props.VisibilityTimeout, name).toBe(declared.visibilityTimeoutSeconds);
+        expect(props.RedrivePolicy, name).toEqual({
+          deadLetterTargetArn: { 'Fn::GetAtt': [logicalId(stack, deadLetterQueue), 'Arn'] },
+          maxReceiveCount: declared.maxReceiveCount,
+        });
+        expect(props.FifoQueue ?? false, name).toBe(declared.fifo);
+        const dlq = resourceOf(deadLetterQueue);
+        expect(dlq.VisibilityTimeout, `${name} DLQ`).toBe(declared.deadLetter.visibilityTimeoutSeconds);
+        expect(dlq.MessageRetentionPeriod, `${name} DLQ`).toBe(declared.deadLetter.retentionDays * 86_400);
+        expect(dlq.FifoQueue ?? false, `${name} DLQ`).toBe(declared.fifo);
+      }
+      expect(QUEUES.items.visibilityTimeoutSeconds).toBe(1800);
+      expect(DEFAULT_CONFIG.maxReceiveCount).toBe(DEFAULT_MAX_RECEIVE_COUNT);
+    });
+
+    it('maps each declared consumer to its function with the declared batch size and window, and nothing else', () => {
+      const declared = QUEUE_NAMES.flatMap((name) => [
+        { queue: stack.queues[name].queue, consumer: QUEUES[name].consumer },
+        ...(QUEUES[name].deadLetter.consumer
+          ? [{ queue: stack.queues[name].deadLetterQueue, consumer: QUEUES[name].deadLetter.consumer }]
+          : []),
+      ]);
+      const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping') as Resources);
+      expect(mappings).toHaveLength(declared.length);
+      for (const { queue, consumer } of declared) {
+        const arn = { 'Fn::GetAtt': [logicalId(stack, queue), 'Arn'] };
+        const mapping = mappings.find(
+          (m) => JSON.stringify(m.Properties.EventSourceArn) === JSON.stringify(arn),
+        );
+        expect(mapping?.Properties, queue.node.path).toMatchObject({
+          FunctionName: { Ref: logicalId(stack, stack.functions[consumer.function]) },
+          BatchSize: consumer.batchSize,
+        });
+        expect(mapping?.Properties.MaximumBatchingWindowInSeconds ?? 0, queue.node.path).toBe(
+          consumer.maxBatchingWindowSeconds,
+        );
+      }
+    });
+
+    it('gives each function its declared timeout', () => {
+      for (const [name, seconds] of Object.entries(FUNCTION_TIMEOUT_SECONDS)) {
+        expect(resourceOf(stack.functions[name as FunctionName]).Timeout, name).toBe(seconds);
+      }
+    });
+
+    it('keys, bills and expires the table as declared, with the declared secondary indexes', () => {
+      const props = resourceOf(stack.storage.table);
+      expect(props.KeySchema).toEqual([
+        { AttributeName: TABLE.partitionKey.name, KeyType: 'HASH' },
+        { AttributeName: TABLE.sortKey.name, KeyType: 'RANGE' },
+      ]);
+      expect(props.AttributeDefinitions).toEqual(
+        [TABLE.partitionKey, TABLE.sortKey].map((k) => ({ AttributeName: k.name, AttributeType: k.type })),
+      );
+      expect(props.BillingMode).toBe(TABLE.billingMode);
+      expect(props.TimeToLiveSpecification).toEqual({
+        AttributeName: TABLE.timeToLiveAttribute,
+        Enabled: true,
+      });
+      expect(props.GlobalSecondaryIndexes ?? []).toEqual(TABLE.globalSecondaryIndexes);
+    });
+
+    it('notifies the declared upload prefixes and expires the spill prefix as declared', () => {
+      const notifications = Object.values(
+        template.findResources('Custom::S3BucketNotifications') as Resources,
+      ).flatMap(
+        (r) =>
+          (r.Properties.NotificationConfiguration as { QueueConfigurations: { Filter: unknown }[] })
+            .QueueConfigurations,
+      );
+      expect(notifications.map((n) => n.Filter)).toEqual(
+        UPLOAD_PREFIXES.map((prefix) => ({ Key: { FilterRules: [{ Name: 'prefix', Value: prefix }] } })),
+      );
+      const rules = (
+        resourceOf(stack.storage.bucket).LifecycleConfiguration as { Rules: Record<string, unknown>[] }
+      ).Rules;
+      expect(rules).toContainEqual(
+        expect.objectContaining({ Prefix: SPILL_PREFIX, ExpirationInDays: SPILL_EXPIRATION_DAYS }),
+      );
+      expect(SPILL_EXPIRATION_DAYS).toBeGreaterThan(QUEUES.items.deadLetter.retentionDays);
     });
   });
 

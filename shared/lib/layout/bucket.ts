@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { posix } from 'node:path';
-import type { BaseSuite as Suite } from '../model/suite-base.js';
-import { PROMPT_PREFIX } from './prompts/prompts.js';
 
 /**
- * The bucket layout of the AWS shell, in one place: what an uploaded key means and where a
- * run's files go. Shared by the ingest function and the local cloud, which uploads to it.
+ * The bucket layout of the AWS shell, in one place: what an uploaded key means, where a run's
+ * files go, and which prefixes each part of the pipeline reads or writes. The CDK stack (event
+ * notifications, IAM prefixes, lifecycle rules, prompt sync), the moto stand-in, the functions
+ * and the local cloud all take their prefixes from here.
  *
  * ```
  * suites/<name>.json            a suite; its upload runs it on its dataset
@@ -16,11 +17,31 @@ import { PROMPT_PREFIX } from './prompts/prompts.js';
  * reports/leaderboard.json      every finished run, kept current by the aggregator (and .txt)
  * spill/<runId>/…               item messages too big for the queue
  * ```
+ *
+ * Every prefix is one path segment ending in `/` (the stack's IAM statements are scoped by them).
  */
 
 export const SUITES_PREFIX = 'suites/';
 export const DATASETS_PREFIX = 'datasets/';
+/** Prompt files: `prompts/<path>`, in the bucket and in any BlobStore that serves prompts. */
+export const PROMPT_PREFIX = 'prompts/';
 export const REPORTS_PREFIX = 'reports/';
+/** Item bodies too large for a queue message, written by ingest and read by worker, dead-letter and batch poller. */
+export const SPILL_PREFIX = 'spill/';
+/** Where the leaderboard files (`leaderboard.json`, `leaderboard.txt`) go. */
+export const LEADERBOARD_PREFIX = REPORTS_PREFIX;
+
+/** Prefixes whose ObjectCreated events go to the events queue: an upload there starts work. */
+export const UPLOAD_PREFIXES = [DATASETS_PREFIX, SUITES_PREFIX, PROMPT_PREFIX] as const;
+
+/**
+ * How long spilled item bodies are kept, days. Longer than the retention of the items
+ * dead-letter queue (see queues.ts), whose consumer may still have to read a spilled body.
+ */
+export const SPILL_EXPIRATION_DAYS = 21;
+
+/** Key prefix of the bucket's server access logs, in the separate access-log bucket. */
+export const ACCESS_LOG_PREFIX = 'assay-bucket/';
 
 /** What an object key in the bucket stands for. */
 export type ObjectRoute =
@@ -33,14 +54,24 @@ export function suiteKey(suiteName: string): string {
   return `${SUITES_PREFIX}${suiteName}.json`;
 }
 
+/** Every report file of the suite, its runs' and its sweeps' (`reports/<name>/`). */
+export function suiteReportsPrefix(suiteName: string): string {
+  return `${REPORTS_PREFIX}${suiteName}/`;
+}
+
 /** Where `reports/<name>/{runId}/` report files of the suite's runs go (`{runId}` is filled by prepareRun). */
 export function reportPrefixOf(suiteName: string): string {
-  return `${REPORTS_PREFIX}${suiteName}/{runId}/`;
+  return `${suiteReportsPrefix(suiteName)}{runId}/`;
 }
 
 /** Where `reports/<name>/sweeps/{sweepId}/` sweep files of the suite go (`{sweepId}` is filled by prepareSweep). */
 export function sweepPrefixOf(suiteName: string): string {
-  return `${REPORTS_PREFIX}${suiteName}/sweeps/{sweepId}/`;
+  return `${suiteReportsPrefix(suiteName)}sweeps/{sweepId}/`;
+}
+
+/** The S3 key an oversize item is spilled to. Deterministic, so a re-sent item overwrites itself. */
+export function spillKey(runId: string, itemId: string): string {
+  return `${SPILL_PREFIX}${runId}/${createHash('sha256').update(itemId).digest('hex')}.json`;
 }
 
 /**
@@ -52,7 +83,7 @@ export function sweepPrefixOf(suiteName: string): string {
  * become `datasets/gold.csv`, a key no upload event maps to the suite. Undefined only for a
  * path that names no file (`..`).
  */
-export function datasetKeyOf(suite: Pick<Suite, 'name' | 'dataset'>): string | undefined {
+export function datasetKeyOf(suite: { name: string; dataset: { path: string } }): string | undefined {
   const path = suite.dataset.path.replace(/^\/+/, '');
   const folder = `${DATASETS_PREFIX}${suite.name}/`;
   const inside = !path.split('/').includes('..');
@@ -69,11 +100,12 @@ export function datasetUploadKey(suiteName: string, fileName: string): string {
 /** Reads a (decoded) key: see the layout above. */
 export function routeKey(key: string): ObjectRoute {
   if (key.startsWith(SUITES_PREFIX)) {
-    const match = /^suites\/([^/]+)\.json$/.exec(key);
+    const name = key.slice(SUITES_PREFIX.length);
+    const match = /^([^/]+)\.json$/.exec(name);
     return match?.[1] ? { kind: 'suite', suiteName: match[1] } : { kind: 'other' };
   }
   if (key.startsWith(DATASETS_PREFIX)) {
-    const match = /^datasets\/([^/]+)\/.*[^/]$/.exec(key);
+    const match = /^([^/]+)\/.*[^/]$/.exec(key.slice(DATASETS_PREFIX.length));
     return match?.[1] ? { kind: 'dataset', suiteName: match[1] } : { kind: 'other' };
   }
   if (key.startsWith(PROMPT_PREFIX) && key.length > PROMPT_PREFIX.length) {

@@ -1,0 +1,117 @@
+/**
+ * The queue topology of the AWS shell: the three work queues, their dead-letter queues, which
+ * function consumes each and in what batches. The CDK stack builds its queues and event source
+ * mappings from this, the moto stand-in creates the same queues, and the local cloud's poller
+ * uses the same batch sizes.
+ *
+ * ```
+ * S3 upload ─▶ events ─▶ ingest ─▶ items ─▶ worker ─▶ aggregate ─▶ aggregate
+ *                 │                  │                    │
+ *             events DLQ         items DLQ ─▶ dead-letter  aggregate DLQ
+ * ```
+ */
+
+/** The Lambda functions of the stack. */
+export type FunctionName = 'ingest' | 'worker' | 'deadLetter' | 'aggregate' | 'batchPoller';
+
+/** Each function's timeout, seconds; each consumed queue's visibility timeout is derived from it. */
+export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionName, number>> = {
+  ingest: 300,
+  worker: 300,
+  deadLetter: 60,
+  aggregate: 300,
+  batchPoller: 300,
+};
+
+/** AWS recommends a queue visibility timeout of at least six times the consuming function's timeout. */
+export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
+
+/** Receives before a message moves to its queue's dead-letter queue (a deploy setting; this is its default). */
+export const DEFAULT_MAX_RECEIVE_COUNT = 3;
+
+/** Retention of every dead-letter queue, days: the longest SQS allows, time to notice the alarm and redrive. */
+export const DEAD_LETTER_RETENTION_DAYS = 14;
+
+/** The visibility timeout SQS gives a queue that sets none, seconds. */
+export const SQS_DEFAULT_VISIBILITY_SECONDS = 30;
+
+/** A Lambda event source mapping on a queue. */
+export interface QueueConsumer {
+  readonly function: FunctionName;
+  /** Records per invocation. */
+  readonly batchSize: number;
+  /** How long Lambda gathers records before invoking, seconds; 0: as soon as any arrive. */
+  readonly maxBatchingWindowSeconds: number;
+}
+
+export interface DeadLetterQueueDeclaration {
+  /** Appended to the stack's (or the local cloud's) name prefix, e.g. `-items-dlq`. */
+  readonly nameSuffix: string;
+  readonly retentionDays: number;
+  /** Visibility timeout, seconds: six times its consumer's timeout, or undefined (the SQS default) without one. */
+  readonly visibilityTimeoutSeconds: number | undefined;
+  readonly consumer: QueueConsumer | undefined;
+}
+
+export interface QueueDeclaration {
+  /** Appended to the stack's (or the local cloud's) name prefix, e.g. `-items`. */
+  readonly nameSuffix: string;
+  readonly fifo: boolean;
+  /** Six times its consumer's timeout. */
+  readonly visibilityTimeoutSeconds: number;
+  readonly consumer: QueueConsumer;
+  /** Receives before a message moves to the dead-letter queue (the default of the deploy setting). */
+  readonly maxReceiveCount: number;
+  readonly deadLetter: DeadLetterQueueDeclaration;
+}
+
+export type QueueName = 'events' | 'items' | 'aggregate';
+
+function queue(
+  name: QueueName,
+  consumer: Omit<QueueConsumer, 'maxBatchingWindowSeconds'>,
+  deadLetterConsumer?: Omit<QueueConsumer, 'maxBatchingWindowSeconds'>,
+): QueueDeclaration {
+  const visibility = (c: { function: FunctionName }) =>
+    VISIBILITY_TO_TIMEOUT_RATIO * FUNCTION_TIMEOUT_SECONDS[c.function];
+  return {
+    nameSuffix: `-${name}`,
+    fifo: false,
+    visibilityTimeoutSeconds: visibility(consumer),
+    consumer: { ...consumer, maxBatchingWindowSeconds: 0 },
+    maxReceiveCount: DEFAULT_MAX_RECEIVE_COUNT,
+    deadLetter: {
+      nameSuffix: `-${name}-dlq`,
+      retentionDays: DEAD_LETTER_RETENTION_DAYS,
+      visibilityTimeoutSeconds: deadLetterConsumer ? visibility(deadLetterConsumer) : undefined,
+      consumer: deadLetterConsumer ? { ...deadLetterConsumer, maxBatchingWindowSeconds: 0 } : undefined,
+    },
+  };
+}
+
+/**
+ * The queues, each a standard (not FIFO) queue with its own dead-letter queue:
+ * - `events`: S3 upload notifications (and ingest's own continuations) → ingest, one upload per
+ *   invocation, since a dataset can take minutes to stream;
+ * - `items`: one message per dataset item → worker, ten at a time; its DLQ is drained by the
+ *   dead-letter function, which records the items as failed;
+ * - `aggregate`: one message per finished run or sweep → aggregate, one run per invocation, since a
+ *   large run takes a while to stream and score.
+ */
+export const QUEUES: Readonly<Record<QueueName, QueueDeclaration>> = {
+  events: queue('events', { function: 'ingest', batchSize: 1 }),
+  items: queue('items', { function: 'worker', batchSize: 10 }, { function: 'deadLetter', batchSize: 10 }),
+  aggregate: queue('aggregate', { function: 'aggregate', batchSize: 1 }),
+};
+
+export const QUEUE_NAMES = Object.keys(QUEUES) as QueueName[];
+
+/** Every queue's name from a name prefix: `<prefix>-events`, `<prefix>-events-dlq`, … */
+export function queueNames(prefix: string): Record<QueueName, { queue: string; deadLetter: string }> {
+  return Object.fromEntries(
+    QUEUE_NAMES.map((name) => [
+      name,
+      { queue: prefix + QUEUES[name].nameSuffix, deadLetter: prefix + QUEUES[name].deadLetter.nameSuffix },
+    ]),
+  ) as Record<QueueName, { queue: string; deadLetter: string }>;
+}

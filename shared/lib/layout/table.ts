@@ -1,0 +1,115 @@
+/**
+ * The ONE DynamoDB table of the AWS shell: its definition (what the CDK stack and the moto
+ * stand-in create) and the shape of every key the adapters write. Each entity lives under its
+ * own partition-key prefix, so entities never collide:
+ *
+ * | entity            | pk                     | sk                         | adapter                  |
+ * |-------------------|------------------------|----------------------------|--------------------------|
+ * | run               | `RUN#<runId>`          | `META`                     | dynamo-run-store.ts      |
+ * | result            | `RUN#<runId>`          | `RESULT#<itemId>`          | dynamo-run-store.ts      |
+ * | sweep membership  | `RUN#<runId>`          | `SWEEP#<sweepId>`          | dynamo-sweeps.ts         |
+ * | suite index       | `SUITE#<suiteName>`    | `RUN#<startedAt>#<runId>`  | dynamo-run-store.ts      |
+ * | sweep             | `SWEEP#<sweepId>`      | `META`                     | dynamo-sweeps.ts         |
+ * | leaderboard entry | `LEADERBOARD`          | `<dataset>#<runId>`        | dynamo-sweeps.ts         |
+ * | cache entry       | `CACHE#<key>`          | `CACHE`                    | dynamo-llm-cache.ts      |
+ * | prompt reader     | `PROMPT#<path>`        | `SUITE#<suiteName>`        | dynamo-prompt-index.ts   |
+ * | suite prompts     | `SUITEPROMPTS#<name>`  | `PROMPTS`                  | dynamo-prompt-index.ts   |
+ * | token bucket      | `LIMIT#<vendor:model>` | `LIMIT`                    | dynamo-rate-limit-store.ts |
+ * | batch call        | `BATCHRUN#<runId>`     | `CALL#<key>`               | dynamo-batch-store.ts    |
+ * | waiting item      | `BATCHRUN#<runId>`     | `WAIT#<key>#<itemId>`      | dynamo-batch-store.ts    |
+ * | run has waiters   | `BATCHLANE`            | `WAITING#<runId>`          | dynamo-batch-store.ts    |
+ * | open batch        | `BATCHLANE`            | `OPEN#<runId>#<batchId>`   | dynamo-batch-store.ts    |
+ *
+ * The attributes of each entity and its access patterns are described in its adapter.
+ */
+
+/** The table's definition: string keys `pk`/`sk`, billed on demand, items expire by `ttl` (epoch seconds), no secondary indexes. */
+export const TABLE = {
+  partitionKey: { name: 'pk', type: 'S' },
+  sortKey: { name: 'sk', type: 'S' },
+  billingMode: 'PAY_PER_REQUEST',
+  timeToLiveAttribute: 'ttl',
+  globalSecondaryIndexes: [],
+} as const;
+
+/** The key of any item of the table. */
+export type TableKey = Record<typeof TABLE.partitionKey.name | typeof TABLE.sortKey.name, string>;
+
+/** Every key prefix and fixed key of the table (one entry per meaning; two meanings may share a text). */
+export const KEY_PREFIXES = {
+  run: 'RUN#',
+  result: 'RESULT#',
+  suite: 'SUITE#',
+  suiteRun: 'RUN#',
+  sweep: 'SWEEP#',
+  cache: 'CACHE#',
+  promptReaders: 'PROMPT#',
+  promptReader: 'SUITE#',
+  suitePrompts: 'SUITEPROMPTS#',
+  limit: 'LIMIT#',
+  batchRun: 'BATCHRUN#',
+  batchCall: 'CALL#',
+  batchWait: 'WAIT#',
+  batchWaiting: 'WAITING#',
+  batchOpen: 'OPEN#',
+} as const;
+
+/** Sort keys (and a partition key) that are fixed words rather than prefixes. */
+export const FIXED_KEYS = {
+  /** Sort key of a run's record and of a sweep's record. */
+  meta: 'META',
+  cache: 'CACHE',
+  suitePrompts: 'PROMPTS',
+  limit: 'LIMIT',
+  /** Partition of the leaderboard entries. */
+  leaderboard: 'LEADERBOARD',
+  /** Partition of the batch lane's run marks and open batches. */
+  batchLane: 'BATCHLANE',
+} as const;
+
+const P = KEY_PREFIXES;
+
+// Runs and their results (dynamo-run-store.ts).
+export const META_SK = FIXED_KEYS.meta;
+export const RESULT_PREFIX = P.result;
+export const runPk = (runId: string) => `${P.run}${runId}`;
+export const resultSk = (itemId: string) => `${P.result}${itemId}`;
+/** The suite index: one item per run of the suite, sorted by start time. */
+export const suitePk = (suiteName: string) => `${P.suite}${suiteName}`;
+export const SUITE_RUN_PREFIX = P.suiteRun;
+export const suiteRunSk = (startedAt: string, runId: string) => `${P.suiteRun}${startedAt}#${runId}`;
+
+// Sweeps and the leaderboard (dynamo-sweeps.ts). A sweep's membership item sits under its run's pk.
+export const SWEEP_PREFIX = P.sweep;
+export const sweepPk = (sweepId: string) => `${P.sweep}${sweepId}`;
+export const sweepMemberSk = sweepPk;
+export const LEADERBOARD_PK = FIXED_KEYS.leaderboard;
+export const leaderboardSk = (dataset: string, runId: string) => `${dataset}#${runId}`;
+
+// The LLM cache (dynamo-llm-cache.ts).
+export const cachePk = (key: string) => `${P.cache}${key}`;
+export const CACHE_SK = FIXED_KEYS.cache;
+
+// The prompt index (dynamo-prompt-index.ts).
+export const promptPk = (path: string) => `${P.promptReaders}${path}`;
+export const promptReaderSk = (suiteName: string) => `${P.promptReader}${suiteName}`;
+export const suitePromptsPk = (suiteName: string) => `${P.suitePrompts}${suiteName}`;
+export const SUITE_PROMPTS_SK = FIXED_KEYS.suitePrompts;
+
+// The fleet's token buckets (dynamo-rate-limit-store.ts).
+export const limitPk = (key: string) => `${P.limit}${key}`;
+export const LIMIT_SK = FIXED_KEYS.limit;
+
+// The batch lane (dynamo-batch-store.ts).
+export const BATCH_LANE_PK = FIXED_KEYS.batchLane;
+export const batchRunPk = (runId: string) => `${P.batchRun}${runId}`;
+export const BATCH_CALL_PREFIX = P.batchCall;
+export const batchCallSk = (key: string) => `${P.batchCall}${key}`;
+/** The sort-key prefix of the items waiting for one call. */
+export const batchWaitPrefix = (key: string) => `${P.batchWait}${key}#`;
+export const batchWaitSk = (key: string, itemId: string) => `${batchWaitPrefix(key)}${itemId}`;
+export const BATCH_WAITING_PREFIX = P.batchWaiting;
+export const batchWaitingSk = (runId: string) => `${P.batchWaiting}${runId}`;
+export const BATCH_OPEN_PREFIX = P.batchOpen;
+export const batchOpenSk = (batch: { runId: string; batchId: string }) =>
+  `${P.batchOpen}${batch.runId}#${batch.batchId}`;
