@@ -14,7 +14,7 @@
  * (billing on delivery), and the wall time. Writes the figures to bench/results/chaos-<date>.json.
  *
  * `npm run chaos -- [--items 10000] [--cloud-items 2000] [--concurrency 64] [--seed 1]
- *   [--scenarios local,local-killed,cloud]`
+ *   [--timeout 10000] [--scenarios local,local-killed,cloud] [--out file.json] [--keep]`
  *
  * The server listens on 127.0.0.1 only, serves at most 6 requests per item and stops after
  * an hour whatever happens.
@@ -48,6 +48,10 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '64' },
     seed: { type: 'string', default: '1' },
     scenarios: { type: 'string', default: SCENARIOS.join(',') },
+    /** The client's per-request timeout, ms (the suite's `run.timeoutMs`). */
+    timeout: { type: 'string', default: '10000' },
+    /** Where the figures go; default bench/results/chaos-<date>.json. */
+    out: { type: 'string' },
     /** Keep the scenarios' folders (data, runs, caches) instead of deleting them. */
     keep: { type: 'boolean', default: false },
   },
@@ -57,8 +61,8 @@ const CLOUD_ITEMS = Number(values['cloud-items']);
 const CONCURRENCY = Number(values.concurrency);
 const SEED = Number(values.seed);
 const WANTED = values.scenarios.split(',').map((s) => s.trim());
-if (!(ITEMS > 0 && CLOUD_ITEMS > 0 && CONCURRENCY > 0)) {
-  throw new Error('--items, --cloud-items and --concurrency must be positive numbers');
+if (!(ITEMS > 0 && CLOUD_ITEMS > 0 && CONCURRENCY > 0 && Number(values.timeout) > 0)) {
+  throw new Error('--items, --cloud-items, --concurrency and --timeout must be positive numbers');
 }
 for (const s of WANTED) {
   if (!(SCENARIOS as readonly string[]).includes(s)) {
@@ -68,10 +72,10 @@ for (const s of WANTED) {
 
 /**
  * The client gives up on a request after this long (the suite's `run.timeoutMs`); a hang
- * outlasts it. Well above the answers' 150 ms at most: on a loaded machine an answer can take
+ * outlasts it. By default 10 s, well above the answers' 150 ms at most: on a loaded machine an answer can take
  * seconds to come through, and one that comes after the timeout is billed and asked again.
  */
-const CLIENT_TIMEOUT_MS = 10_000;
+const CLIENT_TIMEOUT_MS = Number(values.timeout);
 /** Answers take 50–150 ms (100 on average). */
 const MEAN_LATENCY_MS = 100;
 const KILL_AT = [0.3, 0.7];
@@ -391,7 +395,9 @@ try {
       process.stdout.write(`  paid again after receipt: ${token} ${JSON.stringify(answers)}\n`);
     }
   }
-  const out = join(REPO, 'bench', 'results', `chaos-${new Date().toISOString().slice(0, 10)}.json`);
+  const out = resolve(
+    values.out ?? join(REPO, 'bench', 'results', `chaos-${new Date().toISOString().slice(0, 10)}.json`),
+  );
   // The day's file keeps the latest row of each scenario: scenarios can be run one at a time.
   const settings = { seed: SEED, concurrency: CONCURRENCY, clientTimeoutMs: CLIENT_TIMEOUT_MS };
   const earlier = await readFile(out, 'utf8')
