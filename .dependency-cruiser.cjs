@@ -18,8 +18,9 @@ const SHELLS = '^(cli|functions|bench|infra)/';
 
 /**
  * Inside the pure libraries, folders depend one way too: the AWS layout, metrics and datasets
- * on nothing else of lib, prompts on the layout (where prompt files sit in the bucket), providers on metrics, encoders on providers; lib's own files
- * (gate grammar, formatting, bucket layout) sit on top of its folders.
+ * on nothing else of lib, prompts on the layout (where prompt files sit in the bucket),
+ * providers on metrics, encoders on providers; lib's own files (gate grammar, formatting) sit
+ * on top of its folders.
  */
 const LIB_MAY_IMPORT = {
   layout: [],

@@ -1,224 +1,94 @@
 /**
- * Fault injection: `assay run` (the CLI, the OpenAI SDK) against a loopback OpenAI-compatible
- * server that answers by a seeded fault schedule — 4% 429 with retry-after, 3% 500, 3% 503,
- * 2% connection reset mid-body, 0.5% hangs past the client timeout, 2% malformed JSON, 2%
- * answers outside the verdict format, 2% `finish_reason: length`, 1.5% refusals — over N GEC
- * items, once undisturbed and once killed (SIGKILL) at 30% and 70% of the items and resumed.
+ * Fault injection: the CLI (the OpenAI SDK) against a loopback OpenAI-compatible server that
+ * answers by a seeded fault schedule — 4% 429 with retry-after, 3% 500, 3% 503, 2% connection
+ * reset mid-body, 0.5% hangs past the client timeout, 2% malformed JSON, 2% answers outside the
+ * verdict format, 2% `finish_reason: length`, 1.5% refusals (see chaos/server.ts) — over GEC
+ * items, in three scenarios:
+ * - `local`: `assay run` on N items, undisturbed;
+ * - `local-killed`: `assay run` killed (SIGKILL) at 30% and 70% of the items and resumed;
+ * - `cloud`: `assay cloud` (the Lambda handlers on moto_server) on M items, undisturbed.
  *
- * Prints, per scenario: items lost, items duplicated, failures without a kind, calls billed
- * twice (the same request answered in full more than once), the report's cost against what the
- * server billed, and the wall time against the fault-free bound (items / concurrency × the
- * mean answer time). Writes the figures to bench/results/chaos-<date>.json.
+ * Prints, per scenario: items lost, items duplicated, failures without a kind, the requests
+ * billed twice split by cause (paid again after receipt, lost in flight at a kill, not read;
+ * see chaos/ledger.ts), what the server billed against the report's cost, what the client read
+ * (billing on delivery), and the wall time. Writes the figures to bench/results/chaos-<date>.json.
  *
- * `npm run chaos -- [--items 10000] [--concurrency 64] [--seed 1]`
+ * `npm run chaos -- [--items 10000] [--cloud-items 2000] [--concurrency 64] [--seed 1]
+ *   [--timeout 10000] [--scenarios local,local-killed,cloud] [--out file.json] [--keep]`
  *
  * The server listens on 127.0.0.1 only, serves at most 6 requests per item and stops after
  * an hour whatever happens.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { cp, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { readRows } from '../shared/lib/datasets/read.js';
-import { costOf, EMBEDDED_PRICES } from '../shared/lib/providers/pricing.js';
+import { type BillingSplit, splitBilling } from './chaos/ledger.js';
+import {
+  ANSWER_TOKEN,
+  answerToken,
+  type BilledAnswer,
+  FAULTS,
+  type FaultServer,
+  startFaultServer,
+} from './chaos/server.js';
 
 const REPO = resolve(import.meta.dirname, '..');
 const GOLD = join(REPO, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv');
+const SCENARIOS = ['local', 'local-killed', 'cloud'] as const;
+type Scenario = (typeof SCENARIOS)[number];
 
 const { values } = parseArgs({
   options: {
     items: { type: 'string', default: '10000' },
+    'cloud-items': { type: 'string', default: '2000' },
     concurrency: { type: 'string', default: '64' },
     seed: { type: 'string', default: '1' },
+    scenarios: { type: 'string', default: SCENARIOS.join(',') },
+    /** The client's per-request timeout, ms (the suite's `run.timeoutMs`). */
+    timeout: { type: 'string', default: '10000' },
+    /** Where the figures go; default bench/results/chaos-<date>.json. */
+    out: { type: 'string' },
+    /** Keep the scenarios' folders (data, runs, caches) instead of deleting them. */
+    keep: { type: 'boolean', default: false },
   },
 });
 const ITEMS = Number(values.items);
+const CLOUD_ITEMS = Number(values['cloud-items']);
 const CONCURRENCY = Number(values.concurrency);
 const SEED = Number(values.seed);
-if (!(ITEMS > 0 && CONCURRENCY > 0)) throw new Error('--items and --concurrency must be positive numbers');
+const WANTED = values.scenarios.split(',').map((s) => s.trim());
+if (!(ITEMS > 0 && CLOUD_ITEMS > 0 && CONCURRENCY > 0 && Number(values.timeout) > 0)) {
+  throw new Error('--items, --cloud-items, --concurrency and --timeout must be positive numbers');
+}
+for (const s of WANTED) {
+  if (!(SCENARIOS as readonly string[]).includes(s)) {
+    throw new Error(`--scenarios: unknown scenario ${s} (known: ${SCENARIOS.join(', ')})`);
+  }
+}
 
-/** The client gives up on a request after this long (`assay run --timeout`); a hang outlasts it. */
-const CLIENT_TIMEOUT_MS = 3_000;
+/**
+ * The client gives up on a request after this long (the suite's `run.timeoutMs`); a hang
+ * outlasts it. By default 10 s, well above the answers' 150 ms at most: on a loaded machine an answer can take
+ * seconds to come through, and one that comes after the timeout is billed and asked again.
+ */
+const CLIENT_TIMEOUT_MS = Number(values.timeout);
 /** Answers take 50–150 ms (100 on average). */
 const MEAN_LATENCY_MS = 100;
-const MAX_REQUESTS = ITEMS * 6;
-const MAX_LIFETIME_MS = 3_600_000;
+const KILL_AT = [0.3, 0.7];
 
-/** The schedule, as cumulative shares of requests. */
-const FAULTS = [
-  ['rate_limit', 0.04],
-  ['server_500', 0.03],
-  ['server_503', 0.03],
-  ['reset', 0.02],
-  ['hang', 0.005],
-  ['malformed', 0.02],
-  ['off_format', 0.02],
-  ['length', 0.02],
-  ['refusal', 0.015],
-] as const;
-type Fault = (typeof FAULTS)[number][0] | 'ok';
-
-/** A seeded uniform draw in [0, 1) for a request: the schedule is the same in every scenario. */
-function draw(...parts: (string | number)[]): number {
-  return (
-    createHash('sha256')
-      .update(`${SEED}/${parts.join('/')}`)
-      .digest()
-      .readUInt32BE(0) /
-    2 ** 32
-  );
-}
-
-function faultOf(body: string, attempt: number): Fault {
-  const u = draw('fault', body, attempt);
-  let edge = 0;
-  for (const [fault, share] of FAULTS) {
-    edge += share;
-    if (u < edge) return fault;
-  }
-  return 'ok';
-}
-
-interface Ledger {
-  requests: number;
-  /** Requests answered in full with usage (what a vendor bills), by request body digest. */
-  billed: Map<string, number>;
-  billedUsd: number;
-  faults: Record<string, number>;
-}
-
-function startFaultServer(): Promise<{
-  server: Server;
-  url: string;
-  ledger: Ledger;
-  close(): Promise<void>;
-}> {
-  const ledger: Ledger = { requests: 0, billed: new Map(), billedUsd: 0, faults: {} };
-  const attempts = new Map<string, number>();
-  const hung = new Set<ServerResponse>();
-  const server = createServer((req, res) => void handle(req, res));
-
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    if (!req.url?.endsWith('/chat/completions')) {
-      res.writeHead(404).end();
-      return;
-    }
-    ledger.requests += 1;
-    if (ledger.requests > MAX_REQUESTS) {
-      res.writeHead(400, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: 'chaos server: request budget spent' } }));
-      return;
-    }
-    const digest = createHash('sha256').update(raw).digest('hex');
-    const attempt = (attempts.get(digest) ?? 0) + 1;
-    attempts.set(digest, attempt);
-    const fault = faultOf(digest, attempt);
-    ledger.faults[fault] = (ledger.faults[fault] ?? 0) + 1;
-    const body = JSON.parse(raw) as { model: string; messages: { content: string }[] };
-    await new Promise((r) => setTimeout(r, 50 + Math.floor(100 * draw('latency', digest, attempt))));
-    const error = (status: number, headers: Record<string, string> = {}) => {
-      res.writeHead(status, { 'content-type': 'application/json', ...headers });
-      res.end(JSON.stringify({ error: { message: `chaos ${status}`, type: 'chaos' } }));
-    };
-    switch (fault) {
-      case 'rate_limit':
-        return error(429, { 'retry-after': '1' });
-      case 'server_500':
-        return error(500);
-      case 'server_503':
-        return error(503);
-      case 'reset':
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.write('{"id":"chatcmpl-chaos","choices":[{"index":0,');
-        setTimeout(() => res.destroy(), 5);
-        return;
-      case 'hang':
-        hung.add(res);
-        res.on('close', () => hung.delete(res));
-        return;
-      case 'malformed':
-        res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(
-          '{"id":"chatcmpl-chaos","choices":[{"index":0,"message":{"role":"assistant","content":"{\\"lab',
-        );
-        return;
-    }
-    const promptChars = body.messages.reduce((n, m) => n + String(m.content ?? '').length, 0);
-    const label = ['TP', 'FP1', 'FP2', 'FP3'][Math.floor(4 * draw('label', digest))]!;
-    const text =
-      fault === 'off_format'
-        ? 'The edit looks fine to me.'
-        : fault === 'length'
-          ? '{"label":"TP","reas'
-          : fault === 'refusal'
-            ? null
-            : JSON.stringify({ label, reason: 'chaos model' });
-    const usage = { prompt_tokens: Math.ceil(promptChars / 4), completion_tokens: 12 };
-    const answer = {
-      id: `chatcmpl-${digest.slice(0, 12)}`,
-      object: 'chat.completion',
-      created: 0,
-      model: body.model,
-      choices: [
-        {
-          index: 0,
-          message: {
-            role: 'assistant',
-            content: text,
-            ...(fault === 'refusal' ? { refusal: 'I cannot help with that.' } : {}),
-          },
-          finish_reason: fault === 'length' ? 'length' : 'stop',
-        },
-      ],
-      usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens },
-    };
-    res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify(answer), () => {
-      ledger.billed.set(digest, (ledger.billed.get(digest) ?? 0) + 1);
-      ledger.billedUsd += costOf(EMBEDDED_PRICES, 'openai:gpt-4o-mini', {
-        input: usage.prompt_tokens,
-        output: usage.completion_tokens,
-        cached: 0,
-      }).usd;
-    });
-  }
-
-  return new Promise((resolveServer) => {
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      const lifetime = setTimeout(() => server.close(), MAX_LIFETIME_MS);
-      lifetime.unref();
-      resolveServer({
-        server,
-        url: `http://127.0.0.1:${port}`,
-        ledger,
-        close: () =>
-          new Promise<void>((done) => {
-            clearTimeout(lifetime);
-            for (const res of hung) res.destroy();
-            server.closeAllConnections();
-            server.close(() => done());
-          }),
-      });
-    });
-  });
-}
-
-async function writeDataset(dir: string): Promise<void> {
+/** Writes `items` GEC items (each its own sentence pair) and the suite `chaos` over them into `dir`. */
+async function writeDataset(dir: string, items: number): Promise<void> {
+  await mkdir(dir, { recursive: true });
   const records: Record<string, string>[] = [];
   for await (const row of readRows(createReadStream(GOLD), 'csv')) if (row.record) records.push(row.record);
   const columns = Object.keys(records[0]!);
   const quote = (f: string) => `"${f.replaceAll('"', '""')}"`;
   const lines = [columns.join(',')];
-  for (let i = 0; i < ITEMS; i++) {
+  for (let i = 0; i < items; i++) {
     const record = records[i % records.length]!;
     // Each item its own sentence pair: no two items share a request (nor a cache entry).
     const cell = (c: string) =>
@@ -240,130 +110,311 @@ async function writeDataset(dir: string): Promise<void> {
       method: 'baseline',
       dataset: { path: 'data.csv' },
       backends: ['openai:gpt-4o-mini'],
-      run: { concurrency: CONCURRENCY, maxAttempts: 6 },
+      run: { concurrency: CONCURRENCY, maxAttempts: 6, timeoutMs: CLIENT_TIMEOUT_MS },
     }),
   );
 }
 
-function assay(dir: string, outDir: string, url: string): ChildProcess {
-  return spawn(
-    process.execPath,
-    [
-      join(REPO, 'bin', 'assay.mjs'),
-      'run',
-      join(dir, 'chaos.suite.json'),
-      '--out',
-      outDir,
-      '--no-progress',
-      '--timeout',
-      String(CLIENT_TIMEOUT_MS),
-    ],
-    {
-      cwd: dir,
-      env: {
-        ...process.env,
-        OPENAI_API_KEY: 'chaos',
-        OPENAI_BASE_URL: `${url}/v1`,
-        ASSAY_CACHE_DIR: join(outDir, '..', `${outDir.split('/').at(-1)}-cache`),
-      },
-      stdio: ['ignore', 'pipe', 'pipe'],
+function assay(dir: string, args: string[], url: string, cacheDir: string): ChildProcess {
+  return spawn(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
+    cwd: dir,
+    env: {
+      ...process.env,
+      OPENAI_API_KEY: 'chaos',
+      OPENAI_BASE_URL: `${url}/v1`,
+      ASSAY_CACHE_DIR: cacheDir,
+      POWERTOOLS_LOG_LEVEL: 'WARN',
     },
-  );
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 function exited(child: ChildProcess): Promise<{ code: number | null; output: string }> {
   let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
+  const keep = (d: Buffer) => {
     output = (output + d).slice(-20_000);
-  });
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
   return new Promise((done) => child.on('exit', (code) => done({ code, output })));
 }
 
-async function resultLines(
-  outDir: string,
-): Promise<{ itemId: string; status: string; failure?: { kind?: string } }[]> {
+interface ResultRow {
+  itemId: string;
+  status: string;
+  kind?: string;
+}
+
+async function localResults(outDir: string): Promise<ResultRow[]> {
   const text = await readFile(join(outDir, 'results.jsonl'), 'utf8').catch(() => '');
   return text
     .split('\n')
     .filter((l) => l.endsWith('}'))
-    .map((l) => JSON.parse(l));
+    .map((l) => JSON.parse(l) as { itemId: string; status: string; failure?: { kind?: string } })
+    .map((r) => ({ itemId: r.itemId, status: r.status, kind: r.failure?.kind }));
 }
 
-async function scenario(name: string, dir: string, killAt: number[]) {
-  const server = await startFaultServer();
+/** Results logged so far (lines), without parsing them: the poll stays cheap at 10,000 items. */
+async function resultCount(outDir: string): Promise<number> {
+  const text = await readFile(join(outDir, 'results.jsonl'), 'utf8').catch(() => '');
+  let n = 0;
+  for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n += 1;
+  return n;
+}
+
+/** The cloud's results, from the report's labeled.csv (one row per result). */
+async function cloudResults(outDir: string): Promise<ResultRow[]> {
+  const rows: ResultRow[] = [];
+  for await (const row of readRows(createReadStream(join(outDir, 'labeled.csv')), 'csv')) {
+    if (!row.record) throw new Error(`${outDir}/labeled.csv: a row that is not a record`);
+    const { idx, status, failure } = row.record;
+    rows.push({ itemId: idx!, status: status!, kind: failure || undefined });
+  }
+  return rows;
+}
+
+/** The answer tokens the client's files hold (its LLM cache, its results, its report). */
+async function storedTokens(paths: string[]): Promise<Set<string>> {
+  const tokens = new Set<string>();
+  for (const path of paths) {
+    const text = await readFile(path, 'utf8').catch(() => '');
+    for (const match of text.matchAll(ANSWER_TOKEN)) tokens.add(match[0]);
+  }
+  return tokens;
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true }).catch(() => []);
+  return entries.filter((e) => e.isFile()).map((e) => join(e.parentPath, e.name));
+}
+
+interface Row extends Omit<BillingSplit, 'billedNeverStored'> {
+  /** Null for the cloud: its LLM cache is in moto, gone once `assay cloud` ends. */
+  billedNeverStored: number | null;
+  scenario: Scenario;
+  items: number;
+  resultsAtKills: number[];
+  /** Wall time of each client process (killed ones, then the one that finished), s. */
+  phaseSeconds: number[];
+  lost: number;
+  duplicated: number;
+  failed: number;
+  failuresWithoutKind: number;
+  requests: number;
+  faults: Record<string, number>;
+  reportUsd: number;
+  /** The report's cost against billed − lost in flight − not received. */
+  reportMatchesBilled: boolean;
+  wallSeconds: number;
+  faultFreeBoundSeconds: number;
+  wallVsBound: number;
+  /** The first requests paid again after receipt, with the answers billed for them. */
+  paidAgain: { token: string; answers: Omit<BilledAnswer, 'digest'>[] }[];
+}
+
+/** After a client process ends: every connection closed, so every answer's delivery is known. */
+async function settle(server: FaultServer): Promise<void> {
+  if (!(await server.connectionsClosed(10_000)))
+    process.stderr.write('chaos: client connections still open\n');
+}
+
+async function runLocal(
+  name: Scenario,
+  dir: string,
+  server: FaultServer,
+  killAt: number[],
+): Promise<Outcome> {
   const outDir = join(dir, name);
-  const started = performance.now();
+  const cacheDir = join(dir, `${name}-cache`);
+  const args = ['run', join(dir, 'chaos.suite.json'), '--out', outDir, '--no-progress'];
+  const stored: Set<string>[] = [];
+  const snapshot = () => storedTokens([join(cacheDir, 'llm-cache.jsonl'), join(outDir, 'results.jsonl')]);
   const kills: number[] = [];
-  try {
-    for (const share of killAt) {
-      const child = assay(dir, outDir, server.url);
-      const done = exited(child);
-      for (;;) {
-        const n = (await resultLines(outDir)).length;
-        if (n >= share * ITEMS) break;
-        if (child.exitCode !== null) throw new Error(`${name}: the run ended before ${share * 100}%`);
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      child.kill('SIGKILL');
-      await done;
-      kills.push((await resultLines(outDir)).length);
+  const phaseSeconds: number[] = [];
+  let phaseStarted = performance.now();
+  const phaseEnded = () => {
+    phaseSeconds.push(Number(((performance.now() - phaseStarted) / 1000).toFixed(1)));
+    phaseStarted = performance.now();
+  };
+  for (const [phase, share] of killAt.entries()) {
+    server.setPhase(phase);
+    const child = assay(dir, args, server.url, cacheDir);
+    const done = exited(child);
+    for (;;) {
+      if ((await resultCount(outDir)) >= share * ITEMS) break;
+      if (child.exitCode !== null) throw new Error(`${name}: the run ended before ${share * 100}%`);
+      await new Promise((r) => setTimeout(r, 100));
     }
-    const last = await exited(assay(dir, outDir, server.url));
-    if (last.code !== 0) throw new Error(`${name}: assay run failed:\n${last.output}`);
+    child.kill('SIGKILL');
+    await done;
+    phaseEnded();
+    await settle(server);
+    kills.push((await localResults(outDir)).length);
+    stored.push(await snapshot());
+    if (values.keep) {
+      // What the killed process left, for looking into a request paid again.
+      const copy = join(dir, `${name}-after-${phase}`);
+      await mkdir(copy, { recursive: true });
+      await cp(join(cacheDir, 'llm-cache.jsonl'), join(copy, 'llm-cache.jsonl')).catch(() => undefined);
+      await cp(join(outDir, 'results.jsonl'), join(copy, 'results.jsonl')).catch(() => undefined);
+    }
+  }
+  server.setPhase(killAt.length);
+  const last = await exited(assay(dir, args, server.url, cacheDir));
+  if (last.code !== 0) throw new Error(`${name}: assay run failed:\n${last.output}`);
+  phaseEnded();
+  await settle(server);
+  stored.push(await snapshot());
+  const report = JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8'));
+  return {
+    results: await localResults(outDir),
+    stored,
+    kills,
+    reportUsd: report.cost.totalUsd as number,
+    phaseSeconds,
+  };
+}
+
+interface Outcome {
+  results: ResultRow[];
+  /** The answer tokens in the client's files after each process (see chaos/ledger.ts). */
+  stored: Set<string>[];
+  /** Results recorded at each kill. */
+  kills: number[];
+  reportUsd: number;
+  /** Wall time of each client process, s. */
+  phaseSeconds: number[];
+}
+
+async function runCloud(dir: string, server: FaultServer): Promise<Outcome> {
+  const started = performance.now();
+  const outDir = join(dir, 'cloud');
+  const last = await exited(
+    assay(
+      dir,
+      ['cloud', join(dir, 'chaos.suite.json'), '--out', outDir],
+      server.url,
+      join(dir, 'cloud-cache'),
+    ),
+  );
+  if (last.code !== 0) throw new Error(`cloud: assay cloud failed:\n${last.output}`);
+  await settle(server);
+  // The cloud's LLM cache lives in moto, gone with it: what it kept is in the report's files.
+  const stored = [await storedTokens(await filesUnder(outDir))];
+  const phaseSeconds = [Number(((performance.now() - started) / 1000).toFixed(1))];
+  const report = JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8'));
+  return {
+    results: await cloudResults(outDir),
+    stored,
+    kills: [],
+    reportUsd: report.cost.totalUsd as number,
+    phaseSeconds,
+  };
+}
+
+async function scenario(name: Scenario, root: string): Promise<Row> {
+  const items = name === 'cloud' ? CLOUD_ITEMS : ITEMS;
+  const dir = join(root, `${items}`);
+  if (!(await filesUnder(dir)).some((f) => f.endsWith('data.csv'))) await writeDataset(dir, items);
+  const server = await startFaultServer({ seed: SEED, maxRequests: items * 6, maxLifetimeMs: 3_600_000 });
+  const started = performance.now();
+  let outcome: Outcome;
+  try {
+    outcome =
+      name === 'cloud'
+        ? await runCloud(dir, server)
+        : await runLocal(name, dir, server, name === 'local-killed' ? KILL_AT : []);
   } finally {
     await server.close();
   }
   const wallMs = performance.now() - started;
-  const results = await resultLines(outDir);
+  const { results } = outcome;
   const ids = new Map<string, number>();
   for (const r of results) ids.set(r.itemId, (ids.get(r.itemId) ?? 0) + 1);
-  const report = JSON.parse(await readFile(join(outDir, 'report.json'), 'utf8'));
-  const boundMs = (ITEMS / CONCURRENCY) * MEAN_LATENCY_MS;
+  const split = splitBilling(server.ledger.answers, outcome.stored);
+  const boundMs = (items / CONCURRENCY) * MEAN_LATENCY_MS;
+  const round = (usd: number) => Number(usd.toFixed(6));
   return {
     scenario: name,
-    items: ITEMS,
-    resultsAtKills: kills,
-    lost: ITEMS - ids.size,
+    items,
+    resultsAtKills: outcome.kills,
+    phaseSeconds: outcome.phaseSeconds,
+    lost: items - ids.size,
     duplicated: [...ids.values()].filter((n) => n > 1).length,
     failed: results.filter((r) => r.status === 'failed').length,
-    failuresWithoutKind: results.filter((r) => r.status === 'failed' && !r.failure?.kind).length,
+    failuresWithoutKind: results.filter((r) => r.status === 'failed' && !r.kind).length,
     requests: server.ledger.requests,
     faults: server.ledger.faults,
-    billedCalls: [...server.ledger.billed.values()].reduce((a, b) => a + b, 0),
-    billedTwice: [...server.ledger.billed.values()].filter((n) => n > 1).length,
-    billedUsd: Number(server.ledger.billedUsd.toFixed(6)),
-    reportUsd: Number(report.cost.totalUsd.toFixed(6)),
+    ...split,
+    billedNeverStored: name === 'cloud' ? null : split.billedNeverStored,
+    billedUsd: round(split.billedUsd),
+    deliveredUsd: round(split.deliveredUsd),
+    lostInFlightUsd: round(split.lostInFlightUsd),
+    notReceivedUsd: round(split.notReceivedUsd),
+    expectedReportUsd: round(split.expectedReportUsd),
+    reportUsd: round(outcome.reportUsd),
+    reportMatchesBilled: Math.abs(outcome.reportUsd - split.expectedReportUsd) < 1e-9,
     wallSeconds: Number((wallMs / 1000).toFixed(1)),
     faultFreeBoundSeconds: Number((boundMs / 1000).toFixed(1)),
     wallVsBound: Number((wallMs / boundMs).toFixed(2)),
+    paidAgain: split.paidAgainDigests.slice(0, 10).map((digest) => ({
+      token: answerToken(digest),
+      answers: server.ledger.answers.filter((a) => a.digest === digest).map(({ digest: _, ...a }) => a),
+    })),
   };
 }
 
-const dir = join(tmpdir(), `assay-chaos-${process.pid}`);
-await mkdir(dir, { recursive: true });
+function describe(row: Row): string {
+  const kills = row.resultsAtKills.length;
+  return [
+    `${row.scenario}: ${row.items} items, lost ${row.lost}, duplicated ${row.duplicated}, ` +
+      `failed ${row.failed} (without a kind ${row.failuresWithoutKind}), requests ${row.requests}`,
+    `  billed ${row.billedCalls} answers $${row.billedUsd}; requests billed twice ${row.billedTwice}: ` +
+      `paid again after receipt ${row.paidAgainAfterReceipt}, ` +
+      `lost in flight at the kills ${row.lostInFlightAtKills} (bound ${kills} × ${CONCURRENCY} = ${kills * CONCURRENCY}; ` +
+      `${row.lostInFlightRead} of them read by the runtime, not yet stored), ` +
+      `not received ${row.notReceived} (the client's timeout fired first); ` +
+      `billed but never stored ${row.billedNeverStored ?? 'not measured (the cache is in moto)'}`,
+    `  report $${row.reportUsd} vs billed − lost in flight − not received $${row.expectedReportUsd} ` +
+      `(${row.reportMatchesBilled ? 'equal' : 'DIFFERENT'}); read by the client ${row.deliveredCalls} answers ` +
+      `$${row.deliveredUsd} (unknown ${row.deliveryUnknown}; seen read though not received ${row.notReceivedRead})`,
+    `  wall ${row.wallSeconds} s (client processes ${row.phaseSeconds.join(' + ')} s) vs fault-free bound ` +
+      `${row.faultFreeBoundSeconds} s (${row.wallVsBound}x)`,
+  ].join('\n');
+}
+
+const root = join(tmpdir(), `assay-chaos-${process.pid}`);
+await mkdir(root, { recursive: true });
 try {
-  await writeDataset(dir);
-  const rows = [await scenario('undisturbed', dir, []), await scenario('killed-30-70', dir, [0.3, 0.7])];
-  for (const row of rows) {
-    process.stdout.write(
-      `${row.scenario}: ${row.items} items, lost ${row.lost}, duplicated ${row.duplicated}, ` +
-        `failed ${row.failed} (without a kind ${row.failuresWithoutKind}), requests ${row.requests}, ` +
-        `billed ${row.billedCalls} (twice: ${row.billedTwice}), billed $${row.billedUsd} vs report $${row.reportUsd}, ` +
-        // An answer the server sent while the client was being killed is billed and never
-        // received: it is asked again on resume. At most `concurrency` per kill.
-        `${row.resultsAtKills.length > 0 ? `(answers in flight at the ${row.resultsAtKills.length} kills are billed and lost), ` : ''}` +
-        `wall ${row.wallSeconds} s vs fault-free bound ${row.faultFreeBoundSeconds} s (${row.wallVsBound}x)\n`,
-    );
+  const rows: Row[] = [];
+  for (const name of SCENARIOS.filter((s) => WANTED.includes(s))) {
+    const row = await scenario(name, root);
+    rows.push(row);
+    process.stdout.write(`${describe(row)}\n`);
+    for (const { token, answers } of row.paidAgain) {
+      process.stdout.write(`  paid again after receipt: ${token} ${JSON.stringify(answers)}\n`);
+    }
   }
-  const out = join(REPO, 'bench', 'results', `chaos-${new Date().toISOString().slice(0, 10)}.json`);
+  const out = resolve(
+    values.out ?? join(REPO, 'bench', 'results', `chaos-${new Date().toISOString().slice(0, 10)}.json`),
+  );
+  // The day's file keeps the latest row of each scenario: scenarios can be run one at a time.
+  const settings = { seed: SEED, concurrency: CONCURRENCY, clientTimeoutMs: CLIENT_TIMEOUT_MS };
+  const earlier = await readFile(out, 'utf8')
+    .then((text) => (JSON.parse(text) as { rows?: (Partial<Row> & typeof settings)[] }).rows ?? [])
+    .catch(() => []);
+  const merged = [
+    ...earlier.filter(
+      (r) => (SCENARIOS as readonly unknown[]).includes(r.scenario) && !WANTED.includes(r.scenario!),
+    ),
+    ...rows.map((row) => ({ ...settings, ...row })),
+  ].sort((a, b) => SCENARIOS.indexOf(a.scenario!) - SCENARIOS.indexOf(b.scenario!));
   await writeFile(
     out,
-    `${JSON.stringify({ seed: SEED, concurrency: CONCURRENCY, clientTimeoutMs: CLIENT_TIMEOUT_MS, faults: Object.fromEntries(FAULTS), rows }, null, 2)}\n`,
+    `${JSON.stringify({ killAt: KILL_AT, faults: Object.fromEntries(FAULTS), rows: merged }, null, 2)}\n`,
   );
   process.stdout.write(`written to ${out}\n`);
 } finally {
-  await rm(dir, { recursive: true, force: true });
+  if (values.keep) process.stdout.write(`kept ${root}\n`);
+  else await rm(root, { recursive: true, force: true });
 }
