@@ -20,6 +20,7 @@ import {
   type ScorerSummary,
   scorerFigures,
   summarizeLatency,
+  ValueRows,
 } from '../metrics/index.js';
 import { BATCH_DISCOUNT } from '../providers/batch.js';
 import type { AnyTaskFamily, Scorer } from '../tasks/types.js';
@@ -135,8 +136,8 @@ export function targetReader(scorer: Pick<Scorer, 'target'>): (result: ItemResul
  */
 export class ScoreTally {
   private readonly scorers: [name: string, kind: ScoreKind, Scorer, (r: ItemResult) => ScoreRow['target']][];
-  /** Label scorers' rows as codes and counts; other kinds' as small row objects. */
-  private readonly rows = new Map<string, ScoreRow[] | LabelRows>();
+  /** Label scorers' rows as codes and counts; number and pass scorers' as typed columns. */
+  private readonly rows = new Map<string, LabelRows | ValueRows>();
   /** Scorers whose scores can be set against the output's length: each scored item's length, score and gold. */
   private readonly lengths = new Map<string, LengthRows>();
 
@@ -151,7 +152,7 @@ export class ScoreTally {
       targetReader(scorer),
     ]);
     for (const [name, kind, scorer] of this.scorers) {
-      this.rows.set(name, kind === 'label' ? new LabelRows() : []);
+      this.rows.set(name, kind === 'label' ? new LabelRows() : new ValueRows(kind));
       if (family.outputLength && biasApplies(kind, scorer.metrics)) this.lengths.set(name, new LengthRows());
     }
   }
@@ -163,9 +164,7 @@ export class ScoreTally {
         : undefined;
     for (const [name, kind, scorer, target] of this.scorers) {
       const row = scoreRow(result, name, scorer, target);
-      const rows = this.rows.get(name)!;
-      if (rows instanceof LabelRows) rows.add(row);
-      else rows.push(row);
+      this.rows.get(name)!.add(row);
       const lengths = this.lengths.get(name);
       if (lengths && length !== undefined && row.value !== undefined) {
         const score = biasScore(kind, row.value, scorer.metrics);

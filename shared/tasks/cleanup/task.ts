@@ -1,5 +1,4 @@
 import type { Item, Score } from '../../core/model.js';
-import { collectResults } from '../../core/report-order.js';
 import { baseRequest } from '../ask.js';
 import { contentId, readColumn } from '../rows.js';
 import { defineFamily, type Scorer, type Solved } from '../types.js';
@@ -294,7 +293,7 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
 
   simulate: simulateCleanup,
 
-  report: async (suite, results) => cleanupReport(suite, await collectResults(results)),
+  report: cleanupReport,
 
   reportText: cleanupReportText,
 });

@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { Item, Score } from '../../core/model.js';
-import { collectResults } from '../../core/report-order.js';
 import type { JsonSchemaSpec } from '../../providers/types.js';
 import { parseAnswer } from '../answer.js';
 import { ask, baseRequest, refused } from '../ask.js';
@@ -295,7 +294,7 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
 
   simulate: simulateQa,
 
-  report: async (suite, results) => qaReport(suite, await collectResults(results)),
+  report: qaReport,
 
   reportText: qaReportText,
 });

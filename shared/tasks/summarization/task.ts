@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import type { Failure, Item, Score } from '../../core/model.js';
-import { collectResults } from '../../core/report-order.js';
 import { simulatedEncoderId } from '../../encoders/registry.js';
 import type { JsonSchemaSpec } from '../../providers/types.js';
 import { parseAnswer } from '../answer.js';
@@ -392,7 +391,7 @@ export const summarizationFamily = defineFamily<SummarizationSuite, SummaryOutpu
 
   simulate: simulateSummarization,
 
-  report: async (suite, results) => summarizationReport(suite, await collectResults(results)),
+  report: summarizationReport,
 
   reportText: summarizationReportText,
 });
