@@ -4,6 +4,7 @@ import { mulberry32 } from '../metrics/index.js';
 import type { AggregateTrigger, RunStore, WorkQueue } from '../ports.js';
 import { taskFor } from '../tasks/registry.js';
 import { readColumn } from '../tasks/rows.js';
+import { IdIndex } from './id-index.js';
 import { failedResult, type Item, type ItemMessage, type RunCounters, type RunRecord } from './model.js';
 import type { Suite } from './suite.js';
 
@@ -71,7 +72,8 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
 
   const task = taskFor(run.suite);
   const batchSize = input.batchSize ?? 100;
-  const firstRowOf = new Map<string, number>();
+  /** Each item id's first row, to reject a duplicate: compact, as a dataset may have a million rows. */
+  const firstRowOf = new IdIndex();
   let pending: ItemMessage[] = [];
   let total = 0;
   let invalidRows = 0;
