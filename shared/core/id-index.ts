@@ -1,16 +1,16 @@
 /**
- * A map from item ids to numbers for a run's million items: each id held as UTF-8 bytes in one
- * growing buffer, the hash table and the values as typed arrays. About 30 bytes plus the id's
- * length per id, where a `Map<string, number>` holds a string object and a table entry (70–100
- * bytes) per id. Exact: ids with the same hash are told apart by their bytes. No deletion.
+ * A map from item ids to whole numbers (0 to 2^32 − 1) for a run's million items: each id held
+ * as UTF-8 bytes in one growing buffer, the hash table and the values as typed arrays. About 16
+ * bytes plus the id's length per id (and as much again while an array doubles), where a
+ * `Map<string, number>` holds a string object and a table entry (70–100 bytes) per id. Exact:
+ * ids are compared by their bytes. No deletion.
  */
 export class IdIndex {
   private bytes = new Uint8Array(1 << 16);
   private used = 0;
   /** Entry i's id is `bytes[starts[i], starts[i + 1])` (the last one's ends at `used`). */
   private starts = new Uint32Array(1024);
-  private hashes = new Uint32Array(1024);
-  private vals = new Float64Array(1024);
+  private vals = new Uint32Array(1024);
   /** Open addressing (linear probing): entry index + 1 per slot, 0 for an empty slot. */
   private table = new Uint32Array(2048);
   private scratch = new Uint8Array(256);
@@ -28,6 +28,8 @@ export class IdIndex {
   }
 
   set(id: string, value: number): void {
+    if (!(Number.isInteger(value) && value >= 0 && value <= 0xffffffff))
+      throw new RangeError(`IdIndex holds whole numbers from 0 to 2^32 - 1, not ${value}`);
     const length = this.encode(id);
     const hash = this.hashOfScratch;
     const found = this.find(length, hash);
@@ -46,7 +48,6 @@ export class IdIndex {
     this.bytes.set(this.scratch.subarray(0, length), this.used);
     this.starts[entry] = this.used;
     this.used += length;
-    this.hashes[entry] = hash;
     this.vals[entry] = value;
     this.place(entry, hash);
   }
@@ -66,10 +67,7 @@ export class IdIndex {
     // UTF-8 takes at most 3 bytes per UTF-16 code unit.
     if (id.length * 3 > this.scratch.length) this.scratch = new Uint8Array(id.length * 3);
     const length = this.encoder.encodeInto(id, this.scratch).written;
-    // FNV-1a, 32-bit.
-    let hash = 0x811c9dc5;
-    for (let i = 0; i < length; i += 1) hash = Math.imul(hash ^ this.scratch[i]!, 0x01000193);
-    this.hashOfScratch = hash >>> 0;
+    this.hashOfScratch = fnv1a(this.scratch, 0, length);
     return length;
   }
 
@@ -80,7 +78,6 @@ export class IdIndex {
       const held = this.table[slot]!;
       if (held === 0) return -1;
       const entry = held - 1;
-      if (this.hashes[entry] !== hash) continue;
       const start = this.starts[entry]!;
       const end = entry + 1 < this.size ? this.starts[entry + 1]! : this.used;
       if (end - start !== length) continue;
@@ -104,7 +101,10 @@ export class IdIndex {
 
   private rehash(slots: number): void {
     this.table = new Uint32Array(slots);
-    for (let entry = 0; entry < this.size; entry += 1) this.place(entry, this.hashes[entry]!);
+    for (let entry = 0; entry < this.size; entry += 1) {
+      const end = entry + 1 < this.size ? this.starts[entry + 1]! : this.used;
+      this.place(entry, fnv1a(this.bytes, this.starts[entry]!, end));
+    }
   }
 
   private growEntries(): void {
@@ -112,11 +112,15 @@ export class IdIndex {
     const starts = new Uint32Array(capacity);
     starts.set(this.starts);
     this.starts = starts;
-    const hashes = new Uint32Array(capacity);
-    hashes.set(this.hashes);
-    this.hashes = hashes;
-    const vals = new Float64Array(capacity);
+    const vals = new Uint32Array(capacity);
     vals.set(this.vals);
     this.vals = vals;
   }
+}
+
+/** FNV-1a (32 bits) of `bytes[start, end)`. */
+function fnv1a(bytes: Uint8Array, start: number, end: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = start; i < end; i += 1) hash = Math.imul(hash ^ bytes[i]!, 0x01000193);
+  return hash >>> 0;
 }

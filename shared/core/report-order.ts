@@ -106,6 +106,9 @@ export async function inReportOrder(
   }
   const rank = new Uint32Array(count);
   for (let k = 0; k < count; k++) rank[order[k]!] = k;
+  // Only the ranks are needed from here on (the closures below would otherwise keep these).
+  rows = new Float64Array(0);
+  tied.clear();
 
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-order-'));
   const buckets = Math.ceil(count / bucketSize);

@@ -18,7 +18,7 @@ import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from '
 import type { LengthBias } from './bias.js';
 import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
-import { type BootstrapOptions, bootstrapCis, type Interval, meanOrNull } from './stats.js';
+import { type BootstrapOptions, bootstrapCis, DoubleColumn, type Interval, meanOrNull } from './stats.js';
 
 /** One metric: its value (null when there is no data), the n it ran over, and a 95% CI when resampled. */
 export interface MetricValue {
@@ -90,31 +90,6 @@ export function scorerFigures(
 }
 
 type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
-
-/** A growing column of doubles (8 bytes a value), not an array of boxed values. */
-export class DoubleColumn {
-  private data = new Float64Array(1024);
-  length = 0;
-
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = value;
-  }
-
-  /** The values so far (a view, valid until the next push). */
-  values(): Float64Array {
-    return this.data.subarray(0, this.length);
-  }
-
-  /** The values as a plain array of numbers (held unboxed by V8), for the metric functions. */
-  toArray(): number[] {
-    return Array.from(this.data.subarray(0, this.length));
-  }
-}
 
 /**
  * A number or pass scorer's rows as they come, without keeping a row object each: the

@@ -41,3 +41,13 @@ describe('IdIndex', () => {
     expect(new Map(index.entries())).toEqual(map);
   });
 });
+
+describe('IdIndex values', () => {
+  it('refuses a value it cannot hold, saying which', () => {
+    const index = new IdIndex();
+    expect(() => index.set('a', -1)).toThrow(/not -1/);
+    expect(() => index.set('a', 1.5)).toThrow(/not 1.5/);
+    expect(() => index.set('a', 2 ** 32)).toThrow(RangeError);
+    expect(index.size).toBe(0);
+  });
+});
