@@ -58,25 +58,57 @@ export async function inReportOrder(
   source: ResultSource,
   { bucketSize = SPILL_BUCKET_RESULTS }: { bucketSize?: number } = {},
 ): Promise<OrderedResults> {
-  const rows: number[] = [];
-  const ids: string[] = [];
+  // The first pass keeps each result's row as a number, not its id: ids matter only between
+  // results of the same row, read again below in the rare case there are any.
+  let rows = new Float64Array(1024);
+  let count = 0;
   let sorted = true;
+  let last: Pick<ItemResult, 'row' | 'itemId'> | undefined;
   for await (const result of source()) {
-    const last = rows.length - 1;
-    if (last >= 0 && compareReportOrder({ row: rows[last]!, itemId: ids[last]! }, result) > 0) sorted = false;
-    rows.push(result.row);
-    ids.push(result.itemId);
+    if (last && compareReportOrder(last, result) > 0) sorted = false;
+    last = { row: result.row, itemId: result.itemId };
+    if (count === rows.length) {
+      const grown = new Float64Array(rows.length * 2);
+      grown.set(rows);
+      rows = grown;
+    }
+    rows[count++] = result.row;
   }
-  const count = rows.length;
   if (sorted) return { results: source, count, close: async () => undefined };
 
   const order = new Uint32Array(count);
   for (let i = 0; i < count; i++) order[i] = i;
-  order.sort((a, b) => rows[a]! - rows[b]! || ids[a]!.localeCompare(ids[b]!));
+  order.sort((a, b) => rows[a]! - rows[b]! || a - b);
+  // Results sharing a row go by item id: their ids are read in a second pass.
+  const tied = new Map<number, string>();
+  for (let k = 1; k < count; k++) {
+    if (rows[order[k]!] !== rows[order[k - 1]!]) continue;
+    tied.set(order[k - 1]!, '');
+    tied.set(order[k]!, '');
+  }
+  if (tied.size > 0) {
+    let position = 0;
+    for await (const result of source()) {
+      if (tied.has(position)) tied.set(position, result.itemId);
+      position += 1;
+    }
+    for (let k = 0; k < count; ) {
+      let end = k + 1;
+      while (end < count && rows[order[end]!] === rows[order[k]!]) end++;
+      if (end - k > 1) {
+        const group = Array.from(order.subarray(k, end)).sort((a, b) =>
+          tied.get(a)!.localeCompare(tied.get(b)!),
+        );
+        order.set(group, k);
+      }
+      k = end;
+    }
+  }
   const rank = new Uint32Array(count);
   for (let k = 0; k < count; k++) rank[order[k]!] = k;
-  rows.length = 0;
-  ids.length = 0;
+  // Only the ranks are needed from here on (the closures below would otherwise keep these).
+  rows = new Float64Array(0);
+  tied.clear();
 
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-order-'));
   const buckets = Math.ceil(count / bucketSize);

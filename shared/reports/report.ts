@@ -9,6 +9,7 @@ import {
   type ScoreRow,
   scorerFigures,
   summarizeLatency,
+  ValueRows,
 } from '../lib/metrics/index.js';
 import { BATCH_DISCOUNT } from '../lib/providers/batch.js';
 import {
@@ -71,8 +72,8 @@ export function targetReader(scorer: Pick<Scorer, 'target'>): (result: ItemResul
  */
 export class ScoreTally {
   private readonly scorers: [name: string, kind: ScoreKind, Scorer, (r: ItemResult) => ScoreRow['target']][];
-  /** Label scorers' rows as codes and counts; other kinds' as small row objects. */
-  private readonly rows = new Map<string, ScoreRow[] | LabelRows>();
+  /** Label scorers' rows as codes and counts; number and pass scorers' as typed columns. */
+  private readonly rows = new Map<string, LabelRows | ValueRows>();
   /** Scorers whose scores can be set against the output's length: each scored item's length, score and gold. */
   private readonly lengths = new Map<string, LengthRows>();
   /** A run with `run.repeats` k > 1: each scorer's values repeat by repeat. */
@@ -89,7 +90,7 @@ export class ScoreTally {
       targetReader(scorer),
     ]);
     for (const [name, kind, scorer] of this.scorers) {
-      this.rows.set(name, kind === 'label' ? new LabelRows() : []);
+      this.rows.set(name, kind === 'label' ? new LabelRows() : new ValueRows(kind));
       if (family.outputLength && biasApplies(kind, scorer.metrics)) this.lengths.set(name, new LengthRows());
       const k = suite.run?.repeats ?? 1;
       if (k > 1) this.repeats.set(name, new RepeatRows(kind, k));
@@ -103,9 +104,7 @@ export class ScoreTally {
         : undefined;
     for (const [name, kind, scorer, target] of this.scorers) {
       const row = scoreRow(result, name, scorer, target);
-      const rows = this.rows.get(name)!;
-      if (rows instanceof LabelRows) rows.add(row);
-      else rows.push(row);
+      this.rows.get(name)!.add(row);
       const repeats = this.repeats.get(name);
       if (repeats) {
         const score = result.scores[name];

@@ -1,6 +1,7 @@
 import { readColumn } from '../family/rows.js';
 import { EXPLANATION_COLUMNS } from '../lib/datasets/join.js';
 import type { RawRow } from '../lib/datasets/read.js';
+import { IdIndex } from '../lib/id-index.js';
 import { mulberry32 } from '../lib/metrics/index.js';
 import {
   failedResult,
@@ -77,7 +78,8 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
 
   const task = taskFor(run.suite);
   const batchSize = input.batchSize ?? 100;
-  const firstRowOf = new Map<string, number>();
+  /** Each item id's first row, to reject a duplicate: compact, as a dataset may have a million rows. */
+  const firstRowOf = new IdIndex();
   let pending: ItemMessage[] = [];
   let total = 0;
   let invalidRows = 0;

@@ -1,5 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { IdIndex } from '../../lib/id-index.js';
 import { decodeResult, decodeRun } from '../../model/codec.js';
 import {
   type ItemResult,
@@ -41,7 +42,8 @@ const lineOf = (entry: number) => Math.floor(entry / 4);
 export class LocalRunStore implements RunStore {
   private run?: RunRecord;
   private counts: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
-  private readonly byItem = new Map<string, number>();
+  /** Item id → its entry (state and log line), held compactly: a run may have a million items. */
+  private readonly byItem = new IdIndex();
   /** The cost of each `budget` failure: taken off the counters when a resume replaces it. */
   private readonly budgetCost = new Map<string, number>();
   /** Lines in the log so far: the next result goes on line `lines + 1`. */
@@ -165,7 +167,7 @@ export class LocalRunStore implements RunStore {
     await this.load();
     this.need(runId);
     const ids = new Set<string>();
-    for (const [id, entry] of this.byItem) if (stateOf(entry) !== BUDGET) ids.add(id);
+    for (const [id, entry] of this.byItem.entries()) if (stateOf(entry) !== BUDGET) ids.add(id);
     return ids;
   }
 

@@ -142,6 +142,58 @@ export interface TaggedItem {
 }
 
 /**
+ * The tagged-item counts behind {@link iMeanRates} and {@link spellingAccuracy}, added one item
+ * at a time (a report keeps these counts, not the items).
+ */
+export class TaggedCounts {
+  literal = 0;
+  /** Literal `I mean`s whose bigram the cleanup removed. */
+  literalRemoved = 0;
+  correction = 0;
+  /** Corrective `I mean`s the cleanup kept. */
+  correctionKept = 0;
+  spelling = 0;
+  spellingRight = 0;
+
+  add(item: TaggedItem): void {
+    const isLiteral = item.tags.includes('i_mean:literal');
+    const isCorrection = item.tags.includes('i_mean:correction');
+    const isSpelling = item.tags.includes('spelling') && item.spellingExpected !== undefined;
+    if (!isLiteral && !isCorrection && !isSpelling) return;
+    const cleaned = words(item.cleaned);
+    if (isLiteral) {
+      this.literal += 1;
+      if (!hasBigram(cleaned, 'i', 'mean')) this.literalRemoved += 1;
+    }
+    if (isCorrection) {
+      this.correction += 1;
+      if (hasBigram(cleaned, 'i', 'mean')) this.correctionKept += 1;
+    }
+    if (isSpelling) {
+      this.spelling += 1;
+      if (containsRun(cleaned, words(item.spellingExpected!))) this.spellingRight += 1;
+    }
+  }
+
+  iMeanRates(): { literalFalsePositiveRate: number | null; correctionFalseNegativeRate: number | null } {
+    return {
+      literalFalsePositiveRate: ratio(this.literalRemoved, this.literal),
+      correctionFalseNegativeRate: ratio(this.correctionKept, this.correction),
+    };
+  }
+
+  spellingAccuracy(): number | null {
+    return ratio(this.spellingRight, this.spelling);
+  }
+}
+
+const countTagged = (items: readonly TaggedItem[]) => {
+  const counts = new TaggedCounts();
+  for (const item of items) counts.add(item);
+  return counts;
+};
+
+/**
  * `I mean` handling: of the items tagged `i_mean:literal`, the share whose cleaned words lack
  * the bigram "i mean" (a literal use removed: a false positive); of those tagged
  * `i_mean:correction`, the share that still have it (a correction not resolved: a false
@@ -151,27 +203,12 @@ export function iMeanRates(items: readonly TaggedItem[]): {
   literalFalsePositiveRate: number | null;
   correctionFalseNegativeRate: number | null;
 } {
-  const literal = items.filter((i) => i.tags.includes('i_mean:literal'));
-  const correction = items.filter((i) => i.tags.includes('i_mean:correction'));
-  return {
-    literalFalsePositiveRate: ratio(
-      literal.filter((i) => !hasBigram(words(i.cleaned), 'i', 'mean')).length,
-      literal.length,
-    ),
-    correctionFalseNegativeRate: ratio(
-      correction.filter((i) => hasBigram(words(i.cleaned), 'i', 'mean')).length,
-      correction.length,
-    ),
-  };
+  return countTagged(items).iMeanRates();
 }
 
 /** Of the items tagged `spelling`, the share whose cleaned words contain `spelling_expected` (normalised, punctuation removed). */
 export function spellingAccuracy(items: readonly TaggedItem[]): number | null {
-  const tagged = items.filter((i) => i.tags.includes('spelling') && i.spellingExpected !== undefined);
-  return ratio(
-    tagged.filter((i) => containsRun(words(i.cleaned), words(i.spellingExpected!))).length,
-    tagged.length,
-  );
+  return countTagged(items).spellingAccuracy();
 }
 
 /** Words a cleanup removes as fillers. */

@@ -7,10 +7,11 @@
 
 import type { ReportSection } from '../../family/types.js';
 import { ms, num } from '../../lib/format.js';
-import { meanOrNull, ratio, summarizeLatency } from '../../lib/metrics/index.js';
+import { CompensatedSum, DoubleColumn, ratio, summarizeLatency } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored, resultLatencyMs } from '../../model/model.js';
 import type { LatencySummary, Report } from '../../model/report.js';
-import { classifyEdits, heuristicFigures, iMeanRates, spellingAccuracy } from './metrics.js';
+import type { ResultStream } from '../../model/report-order.js';
+import { classifyEdits, heuristicFigures, TaggedCounts } from './metrics.js';
 import type { CleanupOutput } from './output.js';
 import { type CleanupSuite, type DecisionSpan, heuristicsFixtureSchema } from './suite.js';
 
@@ -40,81 +41,128 @@ export interface CleanupFigures {
   combinedRanking: number | null;
 }
 
-export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult[]): CleanupFigures {
-  const done = results.filter((r) => r.output !== undefined);
-  const cleanedOf = (r: ItemResult) => (r.output as CleanupOutput).cleaned ?? '';
-  const tagged = done.map((r) => ({
-    tags: JSON.parse(r.input.tags ?? '[]') as string[],
-    cleaned: cleanedOf(r),
-    ...(r.input.spelling_expected ? { spellingExpected: r.input.spelling_expected } : {}),
-  }));
+/**
+ * The cleanup figures as running figures, fed one result at a time in report order: counts,
+ * compensated sums (the same as a mean over every value, in the same order), and the
+ * latencies as typed columns (their percentiles need every value); never the results.
+ */
+export class CleanupTally {
+  private readonly tagged = new TaggedCounts();
+  private readonly latency = {
+    draft: new DoubleColumn(),
+    audit: new DoubleColumn(),
+    total: new DoubleColumn(),
+  };
+  private readonly edits = { fillerRemoved: 0, selfRepairResolved: 0, contentChanged: 0 };
+  private changedItems = 0;
+  private withText = 0;
+  private readonly heuristic = {
+    items: 0,
+    exactMatch: new CompensatedSum(),
+    tokenF1: new CompensatedSum(),
+    ruleMatch: new CompensatedSum(),
+    combined: new CompensatedSum(),
+    decisionsMatched: 0,
+    decisionsMade: 0,
+    decisionsExpected: 0,
+  };
+  private hybrids = 0;
+  private readonly hybridSum = new CompensatedSum();
 
-  const stageMs = (stage: string) =>
-    done.flatMap((r) => (r.stages[stage] ? [r.stages[stage]!.latencyMs] : []));
-  const totals = done.flatMap((r) => resultLatencyMs(r) ?? []);
+  constructor(private readonly suite: CleanupSuite) {}
 
-  const edits = { fillerRemoved: 0, selfRepairResolved: 0, contentChanged: 0 };
-  let changedItems = 0;
-  let withText = 0;
-  for (const r of done) {
-    const cleaned = (r.output as CleanupOutput).cleaned;
-    if (cleaned === undefined) continue;
-    withText += 1;
-    const e = classifyEdits(r.input.transcript ?? '', cleaned);
-    edits.fillerRemoved += e.fillerRemoved;
-    edits.selfRepairResolved += e.selfRepairResolved;
-    edits.contentChanged += e.contentChanged;
-    if (e.contentChanged > 0) changedItems += 1;
+  add(r: ItemResult): void {
+    const s = r.scores.hybrid;
+    if (isScored(s)) {
+      this.hybrids += 1;
+      this.hybridSum.add(Number(s.value));
+    }
+    if (r.output === undefined) return;
+    const output = r.output as CleanupOutput;
+    this.tagged.add({
+      tags: JSON.parse(r.input.tags ?? '[]') as string[],
+      cleaned: output.cleaned ?? '',
+      ...(r.input.spelling_expected ? { spellingExpected: r.input.spelling_expected } : {}),
+    });
+
+    for (const stage of ['draft', 'audit'] as const) {
+      const timed = r.stages[stage];
+      if (timed) this.latency[stage].push(timed.latencyMs);
+    }
+    const total = resultLatencyMs(r);
+    if (total !== undefined) this.latency.total.push(total);
+
+    if (output.cleaned !== undefined) {
+      this.withText += 1;
+      const e = classifyEdits(r.input.transcript ?? '', output.cleaned);
+      this.edits.fillerRemoved += e.fillerRemoved;
+      this.edits.selfRepairResolved += e.selfRepairResolved;
+      this.edits.contentChanged += e.contentChanged;
+      if (e.contentChanged > 0) this.changedItems += 1;
+    }
+
+    if (r.input.heuristics) {
+      const fixture = heuristicsFixtureSchema.parse(JSON.parse(r.input.heuristics));
+      const decisions: DecisionSpan[] = output.decisions ?? [];
+      const h = heuristicFigures({
+        fixture,
+        expected: r.gold ?? '',
+        cleaned: output.cleaned ?? '',
+        decisions,
+      });
+      const sums = this.heuristic;
+      sums.items += 1;
+      sums.exactMatch.add(h.exactMatch);
+      sums.tokenF1.add(h.tokenF1);
+      sums.ruleMatch.add(h.ruleMatch);
+      sums.combined.add(h.combined);
+      sums.decisionsMatched += h.decisionsMatched;
+      sums.decisionsMade += h.decisionsMade;
+      sums.decisionsExpected += h.decisionsExpected;
+    }
   }
 
-  const heuristics = done.flatMap((r) => {
-    if (!r.input.heuristics) return [];
-    const fixture = heuristicsFixtureSchema.parse(JSON.parse(r.input.heuristics));
-    const decisions: DecisionSpan[] = (r.output as CleanupOutput).decisions ?? [];
-    return [heuristicFigures({ fixture, expected: r.gold ?? '', cleaned: cleanedOf(r), decisions })];
-  });
-  const sum = (pick: (h: (typeof heuristics)[number]) => number) =>
-    heuristics.reduce((a, h) => a + pick(h), 0);
-  const heuristicCombined = meanOrNull(heuristics.map((h) => h.combined));
-
-  const hybrids = results.flatMap((r) => {
-    const s = r.scores.hybrid;
-    return isScored(s) ? [Number(s.value)] : [];
-  });
-  const hybrid = meanOrNull(hybrids);
-  const w = heuristics.length > 0 ? suite.cleanup.heuristicWeight : 0;
-
-  return {
-    iMean: iMeanRates(tagged),
-    spellingAccuracy: spellingAccuracy(tagged),
-    latencyMs: {
-      draft: summarizeLatency(stageMs('draft')),
-      audit: summarizeLatency(stageMs('audit')),
-      total: summarizeLatency(totals),
-    },
-    edits: { ...edits, contentChangeRate: ratio(changedItems, withText) },
-    heuristic: {
-      items: heuristics.length,
-      exactMatchRate: meanOrNull(heuristics.map((h) => h.exactMatch)),
-      tokenF1Avg: meanOrNull(heuristics.map((h) => h.tokenF1)),
-      ruleMatchAvg: meanOrNull(heuristics.map((h) => h.ruleMatch)),
-      decisionPrecision: ratio(
-        sum((h) => h.decisionsMatched),
-        sum((h) => h.decisionsMade),
-      ),
-      decisionRecall: ratio(
-        sum((h) => h.decisionsMatched),
-        sum((h) => h.decisionsExpected),
-      ),
-      combined: heuristicCombined,
-    },
-    heuristicWeight: w,
-    combinedRanking: hybrid === null ? null : (1 - w) * hybrid + w * (heuristicCombined ?? 0),
-  };
+  figures(): CleanupFigures {
+    const h = this.heuristic;
+    const mean = (total: CompensatedSum, n: number) => (n === 0 ? null : total.value() / n);
+    const heuristicCombined = mean(h.combined, h.items);
+    const hybrid = mean(this.hybridSum, this.hybrids);
+    const w = h.items > 0 ? this.suite.cleanup.heuristicWeight : 0;
+    return {
+      iMean: this.tagged.iMeanRates(),
+      spellingAccuracy: this.tagged.spellingAccuracy(),
+      latencyMs: {
+        draft: summarizeLatency(this.latency.draft.values()),
+        audit: summarizeLatency(this.latency.audit.values()),
+        total: summarizeLatency(this.latency.total.values()),
+      },
+      edits: { ...this.edits, contentChangeRate: ratio(this.changedItems, this.withText) },
+      heuristic: {
+        items: h.items,
+        exactMatchRate: mean(h.exactMatch, h.items),
+        tokenF1Avg: mean(h.tokenF1, h.items),
+        ruleMatchAvg: mean(h.ruleMatch, h.items),
+        decisionPrecision: ratio(h.decisionsMatched, h.decisionsMade),
+        decisionRecall: ratio(h.decisionsMatched, h.decisionsExpected),
+        combined: heuristicCombined,
+      },
+      heuristicWeight: w,
+      combinedRanking: hybrid === null ? null : (1 - w) * hybrid + w * (heuristicCombined ?? 0),
+    };
+  }
 }
 
-export function cleanupReport(suite: CleanupSuite, results: readonly ItemResult[]): ReportSection {
-  return { metrics: { cleanup: cleanupFigures(suite, results) } };
+export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult[]): CleanupFigures {
+  const tally = new CleanupTally(suite);
+  for (const result of results) tally.add(result);
+  return tally.figures();
+}
+
+/** The family's report hook: the figures of a stream of results, read once. */
+export async function cleanupReport(suite: CleanupSuite, results: ResultStream): Promise<ReportSection> {
+  const tally = new CleanupTally(suite);
+  for await (const result of results) tally.add(result);
+  return { metrics: { cleanup: tally.figures() } };
 }
 
 export function cleanupReportText(report: Report): string[] {

@@ -2,7 +2,6 @@ import { baseRequest } from '../../family/ask.js';
 import { contentId, readColumn } from '../../family/rows.js';
 import { defineFamily, type Scorer, type Solved } from '../../family/types.js';
 import type { Item, Score } from '../../model/model.js';
-import { collectResults } from '../../model/report-order.js';
 import { type ItemFigures, itemFigures } from './metrics.js';
 import type { CleanupOutput } from './output.js';
 import { cleanupReport, cleanupReportText } from './report.js';
@@ -282,7 +281,7 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
 
   simulate: simulateCleanup,
 
-  report: async (suite, results) => cleanupReport(suite, await collectResults(results)),
+  report: cleanupReport,
 
   reportText: cleanupReportText,
 });

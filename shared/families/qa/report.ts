@@ -6,9 +6,10 @@
 
 import type { ReportSection } from '../../family/types.js';
 import { num, usd, withInterval } from '../../lib/format.js';
-import { classificationMetrics, scorerFigures } from '../../lib/metrics/index.js';
+import { CodedLabelPairs, classificationMetrics, scorerFigures, ValueRows } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored } from '../../model/model.js';
 import type { MetricValue, Report } from '../../model/report.js';
+import type { ResultStream } from '../../model/report-order.js';
 import type { QaSuite } from './suite.js';
 
 export interface QaFigures {
@@ -29,86 +30,117 @@ export interface QaFigures {
 
 const isFast = (decidedBy: string | undefined) => decidedBy?.startsWith('fast:') ?? false;
 
-export function qaFigures(suite: QaSuite, results: readonly ItemResult[]): QaFigures {
-  const reached = results.filter((r) => r.failure?.kind !== 'invalid_row');
-  const byType: QaFigures['byType'] = {};
-  for (const type of [...new Set(reached.map((r) => r.input.type ?? '?'))].sort()) {
-    const ofType = reached.filter((r) => r.input.type === type);
-    const rows = ofType.map((r) => {
-      const score = r.scores.score;
-      return isScored(score)
-        ? { value: score.value }
-        : { unscored: score?.unscored.kind ?? r.failure?.kind ?? 'internal' };
-    });
-    const mean = scorerFigures('number', rows).summary.metrics.mean ?? { value: null, n: 0 };
-    byType[type] = { items: ofType.length, score: mean };
-  }
-
-  const decided = { fast: 0, llm: 0, unscored: 0, fastShare: null as number | null };
-  const fastBy: Record<string, number> = {};
-  for (const r of reached) {
-    const score = r.scores.score;
-    if (!isScored(score)) decided.unscored += 1;
-    else if (isFast(score.decidedBy)) {
-      decided.fast += 1;
-      const rule = score.decidedBy!.slice('fast:'.length);
-      fastBy[rule] = (fastBy[rule] ?? 0) + 1;
-    } else decided.llm += 1;
-  }
-  if (decided.fast + decided.llm > 0) decided.fastShare = decided.fast / (decided.fast + decided.llm);
-
-  let gradeCost = 0;
-  let gradeCalls = 0;
-  for (const r of results) {
-    const stage = r.stages.grade;
-    if (stage) {
-      gradeCost += stage.costUsd + (stage.savedUsd ?? 0);
-      gradeCalls += stage.calls;
-    }
-  }
-  const figures: QaFigures = {
-    byType,
-    decided,
-    fastBy: Object.fromEntries(Object.entries(fastBy).sort(([a], [b]) => a.localeCompare(b))),
-    savedUsd: gradeCalls > 0 ? (decided.fast * gradeCost) / gradeCalls : null,
+/**
+ * The QA figures as running figures, fed one result at a time in report order: counts, sums,
+ * each question type's scores as a typed column (for the mean's bootstrap CI), the audit's
+ * pairs as label codes; of the results themselves only the audit's disagreements are kept.
+ */
+export class QaTally {
+  /** Every question type met (`?` for none), as the figures list them. */
+  private readonly types = new Set<string>();
+  /** Per question type as written: items, and the scores (value or unscored reason). */
+  private readonly byType = new Map<string, { items: number; scores: ValueRows }>();
+  private readonly decided = { fast: 0, llm: 0, unscored: 0 };
+  private readonly fastBy: Record<string, number> = {};
+  private gradeCost = 0;
+  private gradeCalls = 0;
+  private readonly audit?: {
+    pairs: CodedLabelPairs;
+    disagreements: NonNullable<QaFigures['audit']>['disagreements'];
   };
 
-  if (suite.qa.audit) {
-    const pairs: { r: ItemResult; fast: number; llm: number }[] = [];
-    for (const r of reached) {
-      const fast = r.scores.score;
-      const llm = r.scores.llm;
-      if (isScored(fast) && isFast(fast.decidedBy) && isScored(llm)) {
-        pairs.push({ r, fast: Number(fast.value), llm: Number(llm.value) >= 0.5 ? 1 : 0 });
-      }
-    }
-    const m =
-      pairs.length > 0
-        ? classificationMetrics(
-            pairs.map((p) => ({ gold: String(p.fast), pred: String(p.llm) })),
-            { bootstrap: false, positive: false },
-          )
-        : undefined;
-    figures.audit = {
-      n: pairs.length,
-      agreement: m?.accuracy ?? null,
-      kappa: m?.kappa ?? null,
-      disagreements: pairs
-        .filter((p) => p.fast !== p.llm)
-        .map((p) => ({
-          itemId: p.r.itemId,
-          row: p.r.row,
-          fast: p.fast,
-          llm: p.llm,
-          answer: String((p.r.output as { answer?: string } | undefined)?.answer ?? ''),
-        })),
-    };
+  constructor(suite: QaSuite) {
+    if (suite.qa.audit) this.audit = { pairs: new CodedLabelPairs(), disagreements: [] };
   }
-  return figures;
+
+  add(r: ItemResult): void {
+    const stage = r.stages.grade;
+    if (stage) {
+      this.gradeCost += stage.costUsd + (stage.savedUsd ?? 0);
+      this.gradeCalls += stage.calls;
+    }
+    if (r.failure?.kind === 'invalid_row') return;
+
+    const score = r.scores.score;
+    this.types.add(r.input.type ?? '?');
+    if (r.input.type !== undefined) {
+      let ofType = this.byType.get(r.input.type);
+      if (!ofType) {
+        ofType = { items: 0, scores: new ValueRows('number') };
+        this.byType.set(r.input.type, ofType);
+      }
+      ofType.items += 1;
+      ofType.scores.add(
+        isScored(score)
+          ? { value: score.value }
+          : { unscored: score?.unscored.kind ?? r.failure?.kind ?? 'internal' },
+      );
+    }
+
+    if (!isScored(score)) this.decided.unscored += 1;
+    else if (isFast(score.decidedBy)) {
+      this.decided.fast += 1;
+      const rule = score.decidedBy!.slice('fast:'.length);
+      this.fastBy[rule] = (this.fastBy[rule] ?? 0) + 1;
+    } else this.decided.llm += 1;
+
+    const llm = r.scores.llm;
+    if (this.audit && isScored(score) && isFast(score.decidedBy) && isScored(llm)) {
+      const fast = Number(score.value);
+      const verdict = Number(llm.value) >= 0.5 ? 1 : 0;
+      this.audit.pairs.add(String(fast), String(verdict));
+      if (fast !== verdict)
+        this.audit.disagreements.push({
+          itemId: r.itemId,
+          row: r.row,
+          fast,
+          llm: verdict,
+          answer: String((r.output as { answer?: string } | undefined)?.answer ?? ''),
+        });
+    }
+  }
+
+  figures(): QaFigures {
+    const byType: QaFigures['byType'] = {};
+    for (const type of [...this.types].sort()) {
+      // Results without a type are listed as `?` but counted under no type.
+      const ofType = this.byType.get(type) ?? { items: 0, scores: new ValueRows('number') };
+      const mean = scorerFigures('number', ofType.scores).summary.metrics.mean ?? { value: null, n: 0 };
+      byType[type] = { items: ofType.items, score: mean };
+    }
+    const { fast, llm, unscored } = this.decided;
+    const figures: QaFigures = {
+      byType,
+      decided: { fast, llm, unscored, fastShare: fast + llm > 0 ? fast / (fast + llm) : null },
+      fastBy: Object.fromEntries(Object.entries(this.fastBy).sort(([a], [b]) => a.localeCompare(b))),
+      savedUsd: this.gradeCalls > 0 ? (fast * this.gradeCost) / this.gradeCalls : null,
+    };
+    if (this.audit) {
+      const { pairs, disagreements } = this.audit;
+      const m =
+        pairs.length > 0 ? classificationMetrics(pairs, { bootstrap: false, positive: false }) : undefined;
+      figures.audit = {
+        n: pairs.length,
+        agreement: m?.accuracy ?? null,
+        kappa: m?.kappa ?? null,
+        disagreements,
+      };
+    }
+    return figures;
+  }
 }
 
-export function qaReport(suite: QaSuite, results: readonly ItemResult[]): ReportSection {
-  return { metrics: { qa: qaFigures(suite, results) } };
+export function qaFigures(suite: QaSuite, results: readonly ItemResult[]): QaFigures {
+  const tally = new QaTally(suite);
+  for (const result of results) tally.add(result);
+  return tally.figures();
+}
+
+/** The family's report hook: the figures of a stream of results, read once. */
+export async function qaReport(suite: QaSuite, results: ResultStream): Promise<ReportSection> {
+  const tally = new QaTally(suite);
+  for await (const result of results) tally.add(result);
+  return { metrics: { qa: tally.figures() } };
 }
 
 export function qaReportText(report: Report): string[] {

@@ -5,7 +5,6 @@ import { contentId, readColumn } from '../../family/rows.js';
 import { defineFamily, type Scorer, type Solved, type TaskContext } from '../../family/types.js';
 import type { Item, Score } from '../../model/model.js';
 import type { JsonSchemaSpec } from '../../model/provider.js';
-import { collectResults } from '../../model/report-order.js';
 import { fastGrade, finalNumber, optionsInQuestion, type QuestionType } from './fast-path.js';
 import { qaReport, qaReportText } from './report.js';
 import { type QaHint, simulateQa } from './simulate.js';
@@ -295,7 +294,7 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
 
   simulate: simulateQa,
 
-  report: async (suite, results) => qaReport(suite, await collectResults(results)),
+  report: qaReport,
 
   reportText: qaReportText,
 });

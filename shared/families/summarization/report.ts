@@ -7,9 +7,10 @@
 
 import type { ReportSection } from '../../family/types.js';
 import { num } from '../../lib/format.js';
-import { meanOrNull, ratio } from '../../lib/metrics/index.js';
+import { CompensatedSum, ratio } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored } from '../../model/model.js';
 import type { Report } from '../../model/report.js';
+import type { ResultStream } from '../../model/report-order.js';
 import type { SummarizationSuite } from './suite.js';
 
 export interface SummarizationFigures {
@@ -37,34 +38,64 @@ interface JudgeDetails {
   keyOmissions: string[];
 }
 
-export function summarizationFigures(results: readonly ItemResult[]): SummarizationFigures {
-  const judged = results
-    .map((r) => r.scores.judge)
-    .filter(isScored)
-    .map((s) => s.details as unknown as JudgeDetails);
-  const nli = results.map((r) => r.scores.nli).filter(isScored);
-  const count = (test: (d: JudgeDetails) => boolean) => judged.filter(test).length;
-  return {
-    judged: judged.length,
-    factualErrorRate: ratio(
-      count((d) => d.factualErrors.length > 0),
-      judged.length,
-    ),
-    meanFactualErrors: meanOrNull(judged.map((d) => d.factualErrors.length)),
-    hedgingRate: ratio(
-      count((d) => d.hedgingDetected),
-      judged.length,
-    ),
-    meanKeyOmissions: meanOrNull(judged.map((d) => d.keyOmissions.length)),
-    contradictionRate: ratio(nli.filter((s) => (s.value as number) < 1).length, nli.length),
-  };
+/**
+ * The summarization figures as running figures, fed one result at a time: counts and
+ * compensated sums (the same as a mean over every value, in the same order), never the results.
+ */
+export class SummarizationTally {
+  private judged = 0;
+  private withFactualErrors = 0;
+  private readonly factualErrors = new CompensatedSum();
+  private hedged = 0;
+  private readonly keyOmissions = new CompensatedSum();
+  private nli = 0;
+  private contradicting = 0;
+
+  add(r: ItemResult): void {
+    const judge = r.scores.judge;
+    if (isScored(judge)) {
+      const d = judge.details as unknown as JudgeDetails;
+      this.judged += 1;
+      if (d.factualErrors.length > 0) this.withFactualErrors += 1;
+      this.factualErrors.add(d.factualErrors.length);
+      if (d.hedgingDetected) this.hedged += 1;
+      this.keyOmissions.add(d.keyOmissions.length);
+    }
+    const nli = r.scores.nli;
+    if (isScored(nli)) {
+      this.nli += 1;
+      if ((nli.value as number) < 1) this.contradicting += 1;
+    }
+  }
+
+  figures(): SummarizationFigures {
+    const judged = this.judged;
+    const mean = (total: CompensatedSum) => (judged === 0 ? null : total.value() / judged);
+    return {
+      judged,
+      factualErrorRate: ratio(this.withFactualErrors, judged),
+      meanFactualErrors: mean(this.factualErrors),
+      hedgingRate: ratio(this.hedged, judged),
+      meanKeyOmissions: mean(this.keyOmissions),
+      contradictionRate: ratio(this.contradicting, this.nli),
+    };
+  }
 }
 
-export function summarizationReport(
+export function summarizationFigures(results: readonly ItemResult[]): SummarizationFigures {
+  const tally = new SummarizationTally();
+  for (const result of results) tally.add(result);
+  return tally.figures();
+}
+
+/** The family's report hook: the figures of a stream of results, read once. */
+export async function summarizationReport(
   _suite: SummarizationSuite,
-  results: readonly ItemResult[],
-): ReportSection {
-  return { metrics: { summarization: summarizationFigures(results) } };
+  results: ResultStream,
+): Promise<ReportSection> {
+  const tally = new SummarizationTally();
+  for await (const result of results) tally.add(result);
+  return { metrics: { summarization: tally.figures() } };
 }
 
 export function summarizationReportText(report: Report): string[] {

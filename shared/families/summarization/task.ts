@@ -6,7 +6,6 @@ import { defineFamily, type Scorer, type Solved, type TaskContext } from '../../
 import { simulatedEncoderId } from '../../lib/encoders/registry.js';
 import type { Failure, Item, Score } from '../../model/model.js';
 import type { JsonSchemaSpec } from '../../model/provider.js';
-import { collectResults } from '../../model/report-order.js';
 import { summarizationReport, summarizationReportText } from './report.js';
 import { composite, coverageScore, judgeScore, nliScore } from './scores.js';
 import { splitSentences } from './sentences.js';
@@ -392,7 +391,7 @@ export const summarizationFamily = defineFamily<SummarizationSuite, SummaryOutpu
 
   simulate: simulateSummarization,
 
-  report: async (suite, results) => summarizationReport(suite, await collectResults(results)),
+  report: summarizationReport,
 
   reportText: summarizationReportText,
 });

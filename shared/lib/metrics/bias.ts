@@ -8,6 +8,7 @@ import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Correlation, LengthBias } from '../../model/report.js';
 import { spearman } from './agreement.js';
 import type { ScorerMetricOptions } from './scores.js';
+import { DoubleColumn } from './stats.js';
 
 /** Gold classes beyond this many (a numeric gold with many distinct values) get no `byGold`. */
 const MAX_GOLD_CLASSES = 20;
@@ -42,29 +43,48 @@ export function biasApplies(kind: ScoreKind, options: ScorerMetricOptions = {}):
 
 /** The lengths, scores and gold classes of a scorer's items, gathered one item at a time. */
 export class LengthRows {
-  private readonly lengths: number[] = [];
-  private readonly scores: number[] = [];
-  private readonly golds: (string | undefined)[] = [];
+  private readonly lengths = new DoubleColumn();
+  private readonly scores = new DoubleColumn();
+  /** Each item's gold class as an index into `classes`, −1 for none: a code per item, not a string. */
+  private readonly golds = new DoubleColumn();
+  private readonly classes: string[] = [];
+  private readonly codes = new Map<string, number>();
 
   add(length: number, score: number, gold: ScoreValue | undefined): void {
     this.lengths.push(length);
     this.scores.push(score);
-    this.golds.push(gold === undefined ? undefined : String(gold));
+    if (gold === undefined) {
+      this.golds.push(-1);
+      return;
+    }
+    const label = String(gold);
+    let code = this.codes.get(label);
+    if (code === undefined) {
+      code = this.classes.length;
+      this.classes.push(label);
+      this.codes.set(label, code);
+    }
+    this.golds.push(code);
   }
 
   figures(): LengthBias {
+    const lengths = this.lengths.toArray();
+    const scores = this.scores.toArray();
+    const golds = this.golds.values();
     const byGold: Record<string, Correlation> = {};
-    const classes = [...new Set(this.golds.filter((g): g is string => g !== undefined))].sort();
+    const classes = [...this.classes].sort();
     if (classes.length <= MAX_GOLD_CLASSES) {
       for (const gold of classes) {
-        const at = this.golds.flatMap((g, i) => (g === gold ? [i] : []));
+        const code = this.codes.get(gold)!;
+        const at: number[] = [];
+        for (let i = 0; i < golds.length; i += 1) if (golds[i] === code) at.push(i);
         byGold[gold] = correlation(
-          at.map((i) => this.lengths[i]!),
-          at.map((i) => this.scores[i]!),
+          at.map((i) => lengths[i]!),
+          at.map((i) => scores[i]!),
         );
       }
     }
-    return { ...correlation(this.lengths, this.scores), byGold };
+    return { ...correlation(lengths, scores), byGold };
   }
 }
 

@@ -18,7 +18,7 @@ import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
 import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
-import { type BootstrapOptions, bootstrapCis, meanOrNull } from './stats.js';
+import { type BootstrapOptions, bootstrapCis, DoubleColumn, meanOrNull } from './stats.js';
 
 export interface ScorerMetricOptions {
   /** Label scorers: labels mapped to the binary positive class; none: no binary view. */
@@ -56,23 +56,77 @@ export interface ScorerFigures {
 /** Figures of one scorer over the run's items (in report order, so resamples are reproducible). */
 export function scorerFigures(
   kind: ScoreKind,
-  rows: readonly ScoreRow[] | LabelRows,
+  rows: readonly ScoreRow[] | LabelRows | ValueRows,
   options: ScorerMetricOptions = {},
 ): ScorerFigures {
   if (rows instanceof LabelRows) return labelFigures(rows, options);
-  if (kind === 'label') {
-    const labelRows = new LabelRows();
-    for (const row of rows) labelRows.add(row);
-    return labelFigures(labelRows, options);
-  }
-  const unscored: Partial<Record<FailureKind, number>> = {};
-  for (const row of rows) if (row.unscored) unscored[row.unscored] = (unscored[row.unscored] ?? 0) + 1;
-  const scored = rows.filter((r) => r.value !== undefined);
-  const base = { kind, n: scored.length, unscored };
-  return kind === 'number' ? numberFigures(scored, base, options) : passFigures(scored, base, options);
+  if (rows instanceof ValueRows) return valueFigures(rows, options);
+  const held = kind === 'label' ? new LabelRows() : new ValueRows(kind);
+  for (const row of rows) held.add(row);
+  return held instanceof LabelRows ? labelFigures(held, options) : valueFigures(held, options);
 }
 
 type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
+
+/**
+ * A number or pass scorer's rows as they come, without keeping a row object each: the
+ * unscored counts, and each scored item's value and gold target in typed columns (a pass is
+ * 1 or 0; a target of the scorer's type, or NaN with its flag off when there is none).
+ */
+export class ValueRows {
+  readonly unscored: Partial<Record<FailureKind, number>> = {};
+  private readonly values = new DoubleColumn();
+  private readonly targets = new DoubleColumn();
+  /** 1 where the scored item has a target of the kind's type (a number; a pass/fail). */
+  private readonly hasTarget = new DoubleColumn();
+
+  constructor(readonly kind: 'number' | 'pass') {}
+
+  get n(): number {
+    return this.values.length;
+  }
+
+  add(row: ScoreRow): void {
+    if (row.unscored) this.unscored[row.unscored] = (this.unscored[row.unscored] ?? 0) + 1;
+    if (row.value === undefined) return;
+    const paired = typeof row.target === (this.kind === 'number' ? 'number' : 'boolean');
+    if (this.kind === 'number') {
+      this.values.push(row.value as number);
+      this.targets.push(paired ? (row.target as number) : Number.NaN);
+    } else {
+      this.values.push(row.value === true ? 1 : 0);
+      this.targets.push(paired ? (row.target === true ? 1 : 0) : Number.NaN);
+    }
+    this.hasTarget.push(paired ? 1 : 0);
+  }
+
+  /** Every scored value in order, and the values and targets of the items with a target. */
+  columns(): { values: number[]; paired: { values: number[]; targets: number[] } } {
+    const values = this.values.toArray();
+    const targets = this.targets.toArray();
+    const has = this.hasTarget.toArray();
+    const paired = { values: [] as number[], targets: [] as number[] };
+    for (let i = 0; i < values.length; i += 1) {
+      if (has[i] !== 1) continue;
+      paired.values.push(values[i]!);
+      paired.targets.push(targets[i]!);
+    }
+    return { values, paired };
+  }
+}
+
+function valueFigures(rows: ValueRows, options: ScorerMetricOptions): ScorerFigures {
+  const base: Base = { kind: rows.kind, n: rows.n, unscored: rows.unscored };
+  const { values, paired } = rows.columns();
+  return rows.kind === 'number'
+    ? numberFigures(values, paired, base, options)
+    : passFigures(
+        values.map((v) => v === 1),
+        { values: paired.values.map((v) => v === 1), targets: paired.targets.map((t) => t === 1) },
+        base,
+        options,
+      );
+}
 
 /**
  * A label scorer's rows as they come, without keeping a row object each: the unscored counts,
@@ -153,23 +207,25 @@ function withCis(
 
 const pick = <T>(values: readonly T[], indices: readonly number[]) => indices.map((i) => values[i]!);
 /** Number figures: the mean; against numeric gold MAE/Pearson/Spearman, against binary gold ROC-AUC. */
-function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
-  const values = scored.map((r) => r.value as number);
+function numberFigures(
+  values: readonly number[],
+  paired: { values: readonly number[]; targets: readonly number[] },
+  base: Base,
+  options: ScorerMetricOptions,
+): ScorerFigures {
   const metrics: Record<string, MetricValue> = withCis(
     values.length,
     { mean: (ix) => meanOrNull(pick(values, ix)) },
     options,
   );
-  const paired = scored.filter((r) => typeof r.target === 'number');
-  const v = paired.map((r) => r.value as number);
-  const t = paired.map((r) => r.target as number);
+  const { values: v, targets: t } = paired;
   if (binaryTargets(t)) {
     const positive = t.map((x) => x === 1);
     const threshold = options.threshold;
     Object.assign(
       metrics,
       withCis(
-        paired.length,
+        v.length,
         {
           rocAuc: (ix) => rocAuc(pick(v, ix), pick(positive, ix)),
           ...(threshold === undefined
@@ -186,13 +242,13 @@ function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerM
       ),
     );
     const calibrated = calibration(v, positive);
-    metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: paired.length };
-    metrics.calibratedThreshold = { value: calibrated.calibratedThreshold, n: paired.length };
-  } else if (paired.length > 0) {
+    metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: v.length };
+    metrics.calibratedThreshold = { value: calibrated.calibratedThreshold, n: v.length };
+  } else if (v.length > 0) {
     Object.assign(
       metrics,
       withCis(
-        paired.length,
+        v.length,
         {
           mae: (ix) => meanAbsoluteError(pick(v, ix), pick(t, ix)),
           pearson: (ix) => pearson(pick(v, ix), pick(t, ix)),
@@ -206,21 +262,23 @@ function numberFigures(scored: readonly ScoreRow[], base: Base, options: ScorerM
 }
 
 /** Pass figures: the pass rate; against a pass/fail gold, accuracy and balanced accuracy. */
-function passFigures(scored: readonly ScoreRow[], base: Base, options: ScorerMetricOptions): ScorerFigures {
-  const values = scored.map((r) => r.value === true);
+function passFigures(
+  values: readonly boolean[],
+  paired: { values: readonly boolean[]; targets: readonly boolean[] },
+  base: Base,
+  options: ScorerMetricOptions,
+): ScorerFigures {
   const metrics: Record<string, MetricValue> = withCis(
     values.length,
     { passRate: (ix) => meanOrNull(pick(values, ix).map(Number)) },
     options,
   );
-  const paired = scored.filter((r) => typeof r.target === 'boolean');
-  if (paired.length > 0) {
-    const v = paired.map((r) => r.value === true);
-    const t = paired.map((r) => r.target === true);
+  if (paired.values.length > 0) {
+    const { values: v, targets: t } = paired;
     Object.assign(
       metrics,
       withCis(
-        paired.length,
+        v.length,
         {
           accuracy: (ix) => meanOrNull(ix.map((i) => Number(v[i] === t[i]))),
           balancedAccuracy: (ix) => balancedAccuracy(pick(v, ix), pick(t, ix)),

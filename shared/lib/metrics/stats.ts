@@ -429,3 +429,28 @@ export function pairedBootstraps<T, K extends string>(
   }
   return result;
 }
+
+/** A growing column of doubles (8 bytes a value), not an array of boxed values. */
+export class DoubleColumn {
+  private data = new Float64Array(1024);
+  length = 0;
+
+  push(value: number): void {
+    if (this.length === this.data.length) {
+      const grown = new Float64Array(this.data.length * 2);
+      grown.set(this.data);
+      this.data = grown;
+    }
+    this.data[this.length++] = value;
+  }
+
+  /** The values so far (a view, valid until the next push). */
+  values(): Float64Array {
+    return this.data.subarray(0, this.length);
+  }
+
+  /** The values as a plain array of numbers (held unboxed by V8), for the metric functions. */
+  toArray(): number[] {
+    return Array.from(this.data.subarray(0, this.length));
+  }
+}
