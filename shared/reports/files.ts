@@ -24,16 +24,20 @@ import type { BlobStore } from '../ports.js';
 import { taskFor } from '../tasks/registry.js';
 import type { AnyTaskFamily } from '../tasks/types.js';
 import { interval, ms, num, usd, words } from './format.js';
+import { ItemColumns } from './html/columns.js';
+import { renderPage } from './html/render.js';
 import { type Report, targetReader } from './report.js';
 
 /**
  * The report files of a run (results in `reportOrder`) — the same in both shells and for every
- * task family: report.json (the contract), report.txt, labeled.csv, errors.txt (failed, unscored
- * and wrong items), correct.txt. All render from the score model.
+ * task family: report.json (the contract), report.txt, report.html (the figures, charts and every
+ * item in one self-contained page), labeled.csv, errors.txt (failed, unscored and wrong items),
+ * correct.txt. All render from the score model.
  */
 export const REPORT_FILES = [
   'report.json',
   'report.txt',
+  'report.html',
   'labeled.csv',
   'errors.txt',
   'correct.txt',
@@ -61,6 +65,19 @@ export async function writeReportFiles(
     'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
   });
+  const items = new ItemColumns(family, suite, view, report.counts.items, (name) => known.binary(name));
+  for await (const r of source()) items.add(r);
+  const html = `${prefix}report.html`;
+  await store.put(
+    html,
+    renderPage(`Assay report — ${report.suite} (${report.runId})`, {
+      kind: 'run',
+      report: report as unknown as Record<string, unknown>,
+      items: items.table(),
+    }),
+    'text/html; charset=utf-8',
+  );
+  keys.push(html);
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
   try {
     const sections = {
