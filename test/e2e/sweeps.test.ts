@@ -114,7 +114,7 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
       'sweep.txt',
     ]);
     for (const run of runFolders) expect(stdout).toContain(join(out, run));
-    expect(stdout).toContain(`sweep report: ${join(out, 'sweep.txt')} (and sweep.json)`);
+    expect(stdout).toContain(`sweep report: ${join(out, 'sweep.txt')} (and sweep.html, sweep.json)`);
     const report = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as SweepReport;
     expect(report.variants.map((v) => v.runId).sort()).toEqual(runFolders);
 

@@ -229,7 +229,7 @@ export function scatter(
         {
           width: WIDTH,
           height: 320,
-          legend: { show: true },
+          legend: { show: false },
           scales: {
             x: { time: false, range: (_u, lo, hi) => pad(lo, hi) },
             y: { range: (_u, lo, hi) => pad(lo, hi) },

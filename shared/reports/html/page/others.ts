@@ -165,8 +165,6 @@ export function sweepPage(s: Json): HTMLElement[] {
       Object.entries(sc.deltas).map(([metric, d]) => [
         v.name,
         `${scorer} ${metricName(metric)}`,
-        num(d.base),
-        num(d.candidate),
         signed(d.delta),
         `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`,
         deltaBar(d),
