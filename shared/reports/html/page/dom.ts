@@ -164,6 +164,18 @@ export function anyTable(value: unknown, depth = 0): Node {
         value.map((v) => (typeof v === 'number' ? num(v) : String(v))).join(', '),
       );
     }
+    const flat = (v: unknown) =>
+      v !== null &&
+      typeof v === 'object' &&
+      !Array.isArray(v) &&
+      Object.values(v).every((x) => x === null || typeof x !== 'object');
+    if (value.every(flat)) {
+      const keys = [...new Set(value.flatMap((v) => Object.keys(v as object)))];
+      return table(
+        keys.map(metricName),
+        value.map((v) => keys.map((key) => anyTable((v as Record<string, unknown>)[key], depth + 1))),
+      );
+    }
     return h(
       'div',
       null,
