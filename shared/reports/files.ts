@@ -37,10 +37,10 @@ import { type Report, targetReader } from './report.js';
 export const REPORT_FILES = [
   'report.json',
   'report.txt',
-  'report.html',
   'labeled.csv',
   'errors.txt',
   'correct.txt',
+  'report.html',
 ] as const;
 
 /**
@@ -65,19 +65,8 @@ export async function writeReportFiles(
     'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
   });
+  // report.html's item table is gathered on labeled.csv's pass and written last.
   const items = new ItemColumns(family, suite, view, report.counts.items, (name) => known.binary(name));
-  for await (const r of source()) items.add(r);
-  const html = `${prefix}report.html`;
-  await store.put(
-    html,
-    renderPage(`Assay report — ${report.suite} (${report.runId})`, {
-      kind: 'run',
-      report: report as unknown as Record<string, unknown>,
-      items: items.table(),
-    }),
-    'text/html; charset=utf-8',
-  );
-  keys.push(html);
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
   try {
     const sections = {
@@ -91,6 +80,7 @@ export async function writeReportFiles(
     async function* labeled(): AsyncGenerator<string> {
       let chunk = `\uFEFF${csvHeader(inputs, view)}\r\n`;
       for await (const r of source()) {
+        items.add(r);
         chunk += `${csvRow(r, inputs, view)}\r\n`;
         if (r.status === 'failed') {
           const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
@@ -138,7 +128,17 @@ export async function writeReportFiles(
       })(),
       'text/plain; charset=utf-8',
     );
-    return [...keys, csv, errors, correct];
+    const html = `${prefix}report.html`;
+    await store.put(
+      html,
+      renderPage(`Assay report — ${report.suite} (${report.runId})`, {
+        kind: 'run',
+        report: report as unknown as Record<string, unknown>,
+        items: items.table(),
+      }),
+      'text/html; charset=utf-8',
+    );
+    return [...keys, csv, errors, correct, html];
   } finally {
     await rm(dir, { recursive: true, force: true });
   }

@@ -75,6 +75,7 @@ export class ItemColumns {
     target: ReturnType<typeof targetReader>;
     verdict: ResultView['scorers'][number]['verdict'];
     options: ScorerMetricOptions;
+    columns: Record<'score' | 'by' | 'why' | 'unscored' | 'target', ColumnBuilder>;
   }[];
   private readonly textLimit: number;
 
@@ -92,6 +93,13 @@ export class ItemColumns {
       target: targetReader(scorers[s.name]!),
       verdict: s.verdict,
       options: (scorers[s.name]!.metrics ?? {}) as ScorerMetricOptions,
+      columns: {
+        score: this.col(`score:${s.name}`),
+        by: this.col(`by:${s.name}`),
+        why: this.col(`why:${s.name}`),
+        unscored: this.col(`unscored:${s.name}`),
+        target: this.col(`target:${s.name}`),
+      },
     }));
     this.textLimit = textLimitFor(items);
   }
@@ -140,11 +148,11 @@ export class ItemColumns {
     for (const s of this.scorers) {
       const score = scoreOf(r, s.name, s.kind as never);
       const target = s.target(r);
-      this.col(`score:${s.name}`).push(isScored(score) ? score.value : null);
-      this.col(`by:${s.name}`).push(score.decidedBy ?? null);
-      this.col(`why:${s.name}`).push(this.text(isScored(score) ? score.explanation : score.unscored.message));
-      this.col(`unscored:${s.name}`).push(isScored(score) ? null : score.unscored.kind);
-      this.col(`target:${s.name}`).push(target === undefined ? null : (target as Cell));
+      s.columns.score.push(isScored(score) ? score.value : null);
+      s.columns.by.push(score.decidedBy ?? null);
+      s.columns.why.push(this.text(isScored(score) ? score.explanation : score.unscored.message));
+      s.columns.unscored.push(isScored(score) ? null : score.unscored.kind);
+      s.columns.target.push(target === undefined ? null : (target as Cell));
     }
     for (const key of Object.keys(r.input)) this.inputs.add(key);
     for (const key of this.inputs) this.col(`input:${key}`).push(this.text(r.input[key]));
