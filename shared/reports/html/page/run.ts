@@ -99,22 +99,29 @@ function tile(label: string, value: string, testid?: string): HTMLElement {
   );
 }
 
+/** Metrics that range over [-1, 1] (agreement and correlation); their CI bars span it. */
+const SIGNED_UNIT = new Set(['kappa', 'pearson', 'spearman']);
+
+/** The range a metric's CI bar spans: [0, 1] or [-1, 1] for rates and correlations, else around its interval. */
+function barRange(metric: string, m: MetricValue): [number, number] {
+  if (SIGNED_UNIT.has(metric)) return [-1, 1];
+  const seen = [m.value, ...(m.ci ?? [])].filter((v): v is number => typeof v === 'number');
+  if (UNIT_METRICS.has(metric) || (seen.length > 0 && seen.every((v) => v >= 0 && v <= 1))) return [0, 1];
+  if (seen.length === 0) return [0, 1];
+  const lo = Math.min(...seen);
+  const hi = Math.max(...seen);
+  const pad = (hi - lo || Math.abs(hi) || 1) * 0.25;
+  return [lo - pad, hi + pad];
+}
+
 function metricsTable(name: string, s: ScorerSummary): HTMLElement {
   const rows = Object.entries(s.metrics).map(([metric, m]) => {
-    const unit =
-      UNIT_METRICS.has(metric) || metric === 'kappa' || metric === 'pearson' || metric === 'spearman';
-    const lo = unit
-      ? metric === 'kappa' || metric === 'pearson' || metric === 'spearman'
-        ? -1
-        : 0
-      : (m.ci?.[0] ?? m.value ?? 0);
-    const hi = unit ? 1 : (m.ci?.[1] ?? m.value ?? 1);
-    const span = unit ? [lo, hi] : [lo - (hi - lo) * 0.2, hi + (hi - lo) * 0.2];
+    const [lo, hi] = barRange(metric, m);
     return [
       metricName(metric),
       h('span', { class: 'figure-value', 'data-metric': `${name}.${metric}` }, num(m.value)),
       m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : 'n/a',
-      ciBar(m.value, m.ci, span[0]!, span[1]!),
+      ciBar(m.value, m.ci, lo, hi),
       String(m.n),
     ];
   });
