@@ -22,7 +22,10 @@ const SCREENSHOTS = process.env.ASSAY_SCREENSHOTS ? resolve(REPO, process.env.AS
 const fixed = (value: number) => value.toFixed(3);
 
 /** Opens `file` from disk; every request the page makes is recorded. */
-async function open(browser: Browser, file: string): Promise<{ page: Page; requests: string[]; errors: string[] }> {
+async function open(
+  browser: Browser,
+  file: string,
+): Promise<{ page: Page; requests: string[]; errors: string[] }> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   const requests: string[] = [];
   const errors: string[] = [];
@@ -65,7 +68,10 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
 
   it("a run's report.html: header, figures equal to report.json, charts, the errors filter, an item's details, no network", async () => {
     const out = join(dir, 'quickstart');
-    await assayCli(['run', 'examples/quickstart.suite.json', '--simulate', '--out', out, '--no-progress'], REPO);
+    await assayCli(
+      ['run', 'examples/quickstart.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
     const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
     const errorsTxt = await readFile(join(out, 'errors.txt'), 'utf8');
     const html = await readFile(join(out, 'report.html'), 'utf8');
@@ -78,7 +84,9 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     expect(errors).toEqual([]);
     expect(await page.textContent('[data-testid="run-id"]')).toBe(report.runId);
     expect(await page.textContent('body')).toContain('SIMULATED');
-    for (const [metric, m] of Object.entries(report.scores.label.metrics as Record<string, { value: number }>)) {
+    for (const [metric, m] of Object.entries(
+      report.scores.label.metrics as Record<string, { value: number }>,
+    )) {
       expect(await page.textContent(`[data-metric="label.${metric}"]`)).toBe(fixed(m.value));
     }
     expect(await page.textContent('[data-testid="items"] .tile-value')).toBe(String(report.counts.items));
@@ -92,13 +100,17 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     for (const c of drawn) expect(c.width * c.height).toBeGreaterThan(0);
 
     // Every item is in the table's data; only the visible rows are in the document.
-    expect(await page.getAttribute('[data-testid="shown-count"]', 'data-count')).toBe(String(report.counts.items));
+    expect(await page.getAttribute('[data-testid="shown-count"]', 'data-count')).toBe(
+      String(report.counts.items),
+    );
     expect(await page.$$eval('.vt-spacer .vt-row', (rows) => rows.length)).toBeLessThan(60);
     await page.selectOption('.show-filter', 'errors');
     const errorCount = sectionCounts(errorsTxt);
     expect(errorCount).toBeGreaterThan(0);
     expect(await page.getAttribute('[data-testid="shown-count"]', 'data-count')).toBe(String(errorCount));
-    const badges = await page.$$eval('.vt-spacer .vt-row .badge', (b) => [...new Set(b.map((x) => x.textContent))]);
+    const badges = await page.$$eval('.vt-spacer .vt-row .badge', (b) => [
+      ...new Set(b.map((x) => x.textContent)),
+    ]);
     expect(badges).toEqual(['wrong']);
     await screenshot(page, 'report-run.png');
 
@@ -133,7 +145,10 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
 
   it('a number scorer against a binary gold draws its ROC curve', async () => {
     const out = join(dir, 'summedits');
-    await assayCli(['run', 'examples/summedits.suite.json', '--simulate', '--out', out, '--no-progress'], REPO);
+    await assayCli(
+      ['run', 'examples/summedits.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
     const { page, requests, errors } = await open(browser, join(out, 'report.html'));
     expect(errors).toEqual([]);
     const captions = await page.$$eval('figcaption', (f) => f.map((x) => x.textContent));
@@ -144,7 +159,10 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
 
   it("a sweep's sweep.html and a comparison's comparison.html show their JSON's figures", async () => {
     const out = join(dir, 'sweep');
-    await assayCli(['run', 'examples/physics-qa.suite.json', '--simulate', '--out', out, '--no-progress'], REPO);
+    await assayCli(
+      ['run', 'examples/physics-qa.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
     const sweep = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8'));
     const { page, requests, errors } = await open(browser, join(out, 'sweep.html'));
     expect(errors).toEqual([]);
@@ -159,7 +177,9 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     await screenshot(page, 'report-sweep.png');
 
     const [base, candidate] = sweep.variants.map((v: { runId: string }) => join(out, v.runId));
-    expect(await readdir(out)).toEqual(expect.arrayContaining(sweep.variants.map((v: { runId: string }) => v.runId)));
+    expect(await readdir(out)).toEqual(
+      expect.arrayContaining(sweep.variants.map((v: { runId: string }) => v.runId)),
+    );
     const cmp = join(dir, 'cmp');
     await assayCli(['compare', base, candidate, '--out', cmp], REPO);
     const comparison = JSON.parse(await readFile(join(cmp, 'comparison.json'), 'utf8'));
