@@ -31,7 +31,12 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
     expect(stdout).toContain('SIMULATED');
     expect(stdout).toContain('Every required variant passed the gate.');
     const { dir: sweepDir, report } = await sweepIn(runs);
-    expect((await readdir(sweepDir)).sort()).toEqual(['sweep-record.json', 'sweep.html', 'sweep.json', 'sweep.txt']);
+    expect((await readdir(sweepDir)).sort()).toEqual([
+      'sweep-record.json',
+      'sweep.html',
+      'sweep.json',
+      'sweep.txt',
+    ]);
     expect(report).toMatchObject({
       baseline: 'gpt-4o-mini',
       rankBy: { metric: 'accuracy', better: 'higher' },
