@@ -115,6 +115,7 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
     ]);
     expect((await readdir(out)).filter((d) => !runFolders.includes(d))).toEqual([
       'sweep-record.json',
+      'sweep.html',
       'sweep.json',
       'sweep.txt',
     ]);
