@@ -211,10 +211,13 @@ program
   )
   .option('--dataset <key>', 'only the runs of this dataset (its path or key, or the end of it)')
   .option('--json', 'print the tables as JSON')
-  .action(async (flags: { runs: string; table?: string; dataset?: string; json?: boolean }) => {
-    const { leaderboardCommand } = await import('./commands/leaderboard.js');
-    await leaderboardCommand(flags);
-  });
+  .option('--html <file>', 'also write the tables as one self-contained HTML page (opens from disk)')
+  .action(
+    async (flags: { runs: string; table?: string; dataset?: string; json?: boolean; html?: string }) => {
+      const { leaderboardCommand } = await import('./commands/leaderboard.js');
+      await leaderboardCommand(flags);
+    },
+  );
 
 program
   .command('schema')

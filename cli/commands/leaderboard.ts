@@ -1,7 +1,9 @@
 /** `assay leaderboard`: the finished runs side by side, from the runs folder or the stack's table. */
+import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { LocalLeaderboard } from '../../shared/adapters/local/local-sweeps.js';
 import type { Leaderboard } from '../../shared/ports/ports.js';
+import { renderPage } from '../../shared/reports/html/render.js';
 import { leaderboardTables, renderLeaderboard } from '../../shared/reports/leaderboard.js';
 
 export async function leaderboardCommand(flags: {
@@ -9,6 +11,7 @@ export async function leaderboardCommand(flags: {
   table?: string;
   dataset?: string;
   json?: boolean;
+  html?: string;
 }): Promise<void> {
   let leaderboard: Leaderboard = new LocalLeaderboard(resolve(flags.runs));
   if (flags.table) {
@@ -21,4 +24,12 @@ export async function leaderboardCommand(flags: {
   const tables = leaderboardTables(await leaderboard.entries(), flags.dataset);
   if (leaderboard instanceof LocalLeaderboard) process.stderr.write(leaderboard.searched());
   process.stdout.write(flags.json ? `${JSON.stringify({ tables }, null, 2)}\n` : renderLeaderboard(tables));
+  if (flags.html) {
+    const page = renderPage('Assay leaderboard', {
+      kind: 'leaderboard',
+      tables: tables as unknown as Record<string, unknown>[],
+    });
+    await writeFile(flags.html, page);
+    process.stderr.write(`wrote ${resolve(flags.html)}\n`);
+  }
 }

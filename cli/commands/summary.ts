@@ -19,7 +19,7 @@ export function summary(report: Report, outDir: string): string {
       ...(s.reliability ? reliabilityLines(s.reliability, '  ') : []),
     ]),
     `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
-    `report: ${join(outDir, 'report.txt')} (and report.json, labeled.csv, errors.txt, correct.txt)`,
+    `report: ${join(outDir, 'report.txt')} (and report.html, report.json, labeled.csv, errors.txt, correct.txt)`,
   ];
   const budget = report.counts.byFailure.budget;
   if (budget)
@@ -43,7 +43,7 @@ export function sweepSummary({ sweep, outDir, runs }: LocalSweepResult): string 
     renderSweepText(sweep),
     "variant runs (each folder has the variant's report.txt, report.json, labeled.csv, errors.txt):",
     ...runs.map((r) => `  ${r.variant.padEnd(width)}  ${r.outDir}`),
-    `sweep report: ${join(outDir, 'sweep.txt')} (and sweep.json)`,
+    `sweep report: ${join(outDir, 'sweep.txt')} (and sweep.html, sweep.json)`,
   ];
   return `${lines.join('\n')}\n`;
 }

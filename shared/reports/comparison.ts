@@ -4,9 +4,10 @@ import type { ScoreKind } from '../model/model.js';
 import type { BlobStore } from '../ports/ports.js';
 import type { Comparison, DeltaNoise, FlippedItem, FlippedSide, ScorerComparison } from './compare-runs.js';
 import { putFiles } from './files.js';
+import { renderPage } from './html/render.js';
 
 /** The files of a run-vs-run comparison, written beside each other under one prefix. */
-export const COMPARISON_FILES = ['comparison.json', 'comparison.txt'] as const;
+export const COMPARISON_FILES = ['comparison.json', 'comparison.txt', 'comparison.html'] as const;
 
 export async function writeComparisonFiles(
   store: BlobStore,
@@ -16,6 +17,13 @@ export async function writeComparisonFiles(
   const files: Record<(typeof COMPARISON_FILES)[number], [string, string]> = {
     'comparison.json': [`${JSON.stringify(c, null, 2)}\n`, 'application/json'],
     'comparison.txt': [renderComparisonText(c), 'text/plain; charset=utf-8'],
+    'comparison.html': [
+      renderPage(`Assay comparison — ${c.base.runId} → ${c.candidate.runId}`, {
+        kind: 'comparison',
+        comparison: c as unknown as Record<string, unknown>,
+      }),
+      'text/html; charset=utf-8',
+    ],
   };
   return putFiles(store, prefix, files);
 }

@@ -6,14 +6,7 @@ import { join } from 'node:path';
 import type { AnyTaskFamily } from '../family/types.js';
 import { interval, ms, num, usd, words } from '../lib/format.js';
 import { METRIC_NAMES, verdictOf } from '../lib/metrics/index.js';
-import {
-  type ItemResult,
-  isScored,
-  resultCost,
-  resultLatencyMs,
-  type ScoreKind,
-  scoreOf,
-} from '../model/model.js';
+import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../model/model.js';
 import {
   HEADLINE_METRICS,
   type LengthBias,
@@ -25,12 +18,16 @@ import {
 import { type ResultSource, sourceOf } from '../model/report-order.js';
 import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
+import { ItemColumns } from './html/columns.js';
+import { renderPage } from './html/render.js';
 import { targetReader } from './report.js';
+import type { ResultView } from './result-view.js';
 
 /**
  * The report files of a run (results in `reportOrder`) — the same in both shells and for every
- * task family: report.json (the contract), report.txt, labeled.csv, errors.txt (failed, unscored
- * and wrong items), correct.txt. All render from the score model.
+ * task family: report.json (the contract), report.txt, report.html (the figures, charts and every
+ * item in one self-contained page), labeled.csv, errors.txt (failed, unscored and wrong items),
+ * correct.txt. All render from the score model.
  */
 export const REPORT_FILES = [
   'report.json',
@@ -38,6 +35,7 @@ export const REPORT_FILES = [
   'labeled.csv',
   'errors.txt',
   'correct.txt',
+  'report.html',
 ] as const;
 
 /**
@@ -62,6 +60,8 @@ export async function writeReportFiles(
     'report.json': [`${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
   });
+  // report.html's item table is gathered on labeled.csv's pass and written last.
+  const items = new ItemColumns(family, suite, view, report.counts.items, (name) => known.binary(name));
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
   try {
     const sections = {
@@ -75,6 +75,7 @@ export async function writeReportFiles(
     async function* labeled(): AsyncGenerator<string> {
       let chunk = `\uFEFF${csvHeader(inputs, view)}\r\n`;
       for await (const r of source()) {
+        items.add(r);
         chunk += `${csvRow(r, inputs, view)}\r\n`;
         if (r.status === 'failed') {
           const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
@@ -122,7 +123,17 @@ export async function writeReportFiles(
       })(),
       'text/plain; charset=utf-8',
     );
-    return [...keys, csv, errors, correct];
+    const html = `${prefix}report.html`;
+    await store.put(
+      html,
+      renderPage(`Assay report — ${report.suite} (${report.runId})`, {
+        kind: 'run',
+        report: report as unknown as Record<string, unknown>,
+        items: items.table(),
+      }),
+      'text/html; charset=utf-8',
+    );
+    return [...keys, csv, errors, correct, html];
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -238,15 +249,6 @@ export class FileLayout {
   binary(name: string): boolean {
     return this.numbers.some((s) => s.name === name && s.seen && s.binary);
   }
-}
-
-/** What the item files need to know of a run: its scorers (kinds, verdicts, the primary one) and how to show an output. */
-export interface ResultView {
-  scorers: { name: string; kind: ScoreKind; verdict(result: ItemResult): boolean | undefined }[];
-  primary: string;
-  outputText(output: unknown): string | undefined;
-  /** Times each item was scored (`run.repeats`): above 1, labeled.csv has a column per repeat. */
-  repeats?: number;
 }
 
 const defaultOutputText = (output: unknown): string | undefined =>

@@ -7,9 +7,10 @@
 import { interval, ms, num, pValue, signed, textTable, usd, withInterval } from '../lib/format.js';
 import { METRIC_NAMES } from '../lib/metrics/index.js';
 import type { BlobStore } from '../ports/ports.js';
-import type { SweepReport, SweepVariant } from '../sweeps/sweep.js';
+import { renderPage } from '../reports/html/render.js';
+import type { SweepReport, SweepVariant } from './sweep.js';
 
-export const SWEEP_FILES = ['sweep.json', 'sweep.txt'] as const;
+export const SWEEP_FILES = ['sweep.json', 'sweep.txt', 'sweep.html'] as const;
 
 function verdictCell(v: SweepVariant): string {
   if (v.verdict === 'baseline') return 'baseline';
@@ -93,7 +94,7 @@ export function renderSweepText(report: SweepReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-/** Writes sweep.json and sweep.txt under `prefix`; returns their keys. */
+/** Writes sweep.json, sweep.txt and sweep.html (the same figures as a page with charts) under `prefix`; returns their keys. */
 export async function writeSweepFiles(
   reports: BlobStore,
   prefix: string,
@@ -102,6 +103,14 @@ export async function writeSweepFiles(
   const files: [string, string, string][] = [
     ['sweep.json', `${JSON.stringify(report, null, 2)}\n`, 'application/json'],
     ['sweep.txt', renderSweepText(report), 'text/plain; charset=utf-8'],
+    [
+      'sweep.html',
+      renderPage(`Assay sweep — ${report.suite} (${report.sweepId})`, {
+        kind: 'sweep',
+        sweep: report as unknown as Record<string, unknown>,
+      }),
+      'text/html; charset=utf-8',
+    ],
   ];
   for (const [name, body, type] of files) await reports.put(`${prefix}${name}`, body, type);
   return files.map(([name]) => `${prefix}${name}`);

@@ -31,7 +31,12 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
     expect(stdout).toContain('SIMULATED');
     expect(stdout).toContain('Every required variant passed the gate.');
     const { dir: sweepDir, report } = await sweepIn(runs);
-    expect((await readdir(sweepDir)).sort()).toEqual(['sweep-record.json', 'sweep.json', 'sweep.txt']);
+    expect((await readdir(sweepDir)).sort()).toEqual([
+      'sweep-record.json',
+      'sweep.html',
+      'sweep.json',
+      'sweep.txt',
+    ]);
     expect(report).toMatchObject({
       baseline: 'gpt-4o-mini',
       rankBy: { metric: 'accuracy', better: 'higher' },
@@ -110,11 +115,12 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
     ]);
     expect((await readdir(out)).filter((d) => !runFolders.includes(d))).toEqual([
       'sweep-record.json',
+      'sweep.html',
       'sweep.json',
       'sweep.txt',
     ]);
     for (const run of runFolders) expect(stdout).toContain(join(out, run));
-    expect(stdout).toContain(`sweep report: ${join(out, 'sweep.txt')} (and sweep.json)`);
+    expect(stdout).toContain(`sweep report: ${join(out, 'sweep.txt')} (and sweep.html, sweep.json)`);
     const report = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as SweepReport;
     expect(report.variants.map((v) => v.runId).sort()).toEqual(runFolders);
 

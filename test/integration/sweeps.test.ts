@@ -158,6 +158,7 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
       );
     }
     expect(await blobs.list(`reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/`)).toEqual([
+      `reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.html`,
       `reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.json`,
       `reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.txt`,
     ]);

@@ -1,0 +1,177 @@
+import type { AnyTaskFamily } from '../../family/types.js';
+import type { ScorerMetricOptions } from '../../lib/metrics/index.js';
+import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../../model/model.js';
+import { targetReader } from '../report.js';
+import type { ResultView } from '../result-view.js';
+import type { Column, ItemCategory, ItemTable } from './types.js';
+
+type Cell = string | number | boolean | null;
+
+/** Distinct values a column keeps in its dictionary before it gives up and stores values plainly. */
+const MAX_DICTIONARY = 4096;
+
+/** A column being filled: values, and a dictionary of them while they repeat. */
+class ColumnBuilder {
+  private readonly values: Cell[] = [];
+  private codes: number[] | undefined = [];
+  private readonly dictionary = new Map<Cell, number>();
+
+  push(value: Cell): void {
+    this.values.push(value);
+    if (!this.codes) return;
+    let code = this.dictionary.get(value);
+    if (code === undefined) {
+      if (this.dictionary.size >= MAX_DICTIONARY) {
+        this.codes = undefined;
+        this.dictionary.clear();
+        return;
+      }
+      code = this.dictionary.size;
+      this.dictionary.set(value, code);
+    }
+    this.codes.push(code);
+  }
+
+  /** Dictionary-coded when that is smaller: few distinct values among many rows. */
+  build(): Column<Cell> {
+    if (this.codes && this.dictionary.size * 4 < this.values.length) {
+      return { d: [...this.dictionary.keys()], c: this.codes };
+    }
+    return this.values;
+  }
+}
+
+/** How many characters a text cell keeps, by run size: the page of a 100,000-item run stays tens of MB. */
+export function textLimitFor(items: number): number {
+  if (items > 20_000) return 500;
+  if (items > 2_000) return 4_000;
+  return 20_000;
+}
+
+function cut(text: string | undefined, limit: number): string | null {
+  if (text === undefined) return null;
+  if (text.length <= limit) return text;
+  return `${text.slice(0, limit)}… [cut in this page: ${text.length} characters in all]`;
+}
+
+const rounded = (value: number, digits: number) => {
+  const f = 10 ** digits;
+  return Math.round(value * f) / f;
+};
+
+/**
+ * The item table of a run page, one result at a time (in report order): each item's inputs,
+ * gold, output, every score with what decided it and why, its cost, latency, the family's
+ * details and the raw answer when the result kept one. An item's `category` is decided as
+ * errors.txt decides it, so the page's "errors" filter shows the same items.
+ */
+export class ItemColumns {
+  private readonly columns = new Map<string, ColumnBuilder>();
+  private readonly inputs = new Set<string>();
+  private n = 0;
+  private readonly scorers: {
+    name: string;
+    kind: string;
+    target: ReturnType<typeof targetReader>;
+    verdict: ResultView['scorers'][number]['verdict'];
+    options: ScorerMetricOptions;
+    columns: Record<'score' | 'by' | 'why' | 'unscored' | 'target', ColumnBuilder>;
+  }[];
+  private readonly textLimit: number;
+
+  constructor(
+    family: AnyTaskFamily,
+    suite: Parameters<AnyTaskFamily['scorers']>[0],
+    private readonly view: ResultView,
+    items: number,
+    private readonly binaryGold: (scorer: string) => boolean,
+  ) {
+    const scorers = family.scorers(suite);
+    this.scorers = view.scorers.map((s) => ({
+      name: s.name,
+      kind: s.kind,
+      target: targetReader(scorers[s.name]!),
+      verdict: s.verdict,
+      options: (scorers[s.name]!.metrics ?? {}) as ScorerMetricOptions,
+      columns: {
+        score: this.col(`score:${s.name}`),
+        by: this.col(`by:${s.name}`),
+        why: this.col(`why:${s.name}`),
+        unscored: this.col(`unscored:${s.name}`),
+        target: this.col(`target:${s.name}`),
+      },
+    }));
+    this.textLimit = textLimitFor(items);
+  }
+
+  private col(name: string): ColumnBuilder {
+    let column = this.columns.get(name);
+    if (!column) {
+      column = new ColumnBuilder();
+      for (let i = 0; i < this.n; i += 1) column.push(null);
+      this.columns.set(name, column);
+    }
+    return column;
+  }
+
+  private text(value: string | undefined): string | null {
+    return cut(value, this.textLimit);
+  }
+
+  add(r: ItemResult): void {
+    const primary = this.scorers.find((s) => s.name === this.view.primary)!;
+    let category: ItemCategory;
+    if (r.status === 'failed') category = 'failed';
+    else if (this.scorers.some((s) => !isScored(scoreOf(r, s.name, s.kind as never)))) category = 'unscored';
+    else {
+      const verdict = primary.verdict(r);
+      category = verdict === false ? 'wrong' : verdict === true ? 'right' : 'undecided';
+    }
+    this.col('id').push(r.itemId);
+    this.col('row').push(r.row);
+    this.col('status').push(r.status);
+    this.col('category').push(category);
+    this.col('failure').push(r.failure?.kind ?? null);
+    this.col('failureMessage').push(this.text(r.failure?.message));
+    this.col('gold').push(this.text(r.gold));
+    // The family's text of the output, else the output as stored (a judge's score and reason).
+    const output =
+      this.view.outputText(r.output) ?? (r.output === undefined ? undefined : JSON.stringify(r.output));
+    this.col('output').push(this.text(output));
+    this.col('cost').push(rounded(resultCost(r), 10));
+    const latency = resultLatencyMs(r);
+    this.col('latency').push(latency === undefined ? null : rounded(latency, 1));
+    this.col('simulated').push(r.simulated);
+    this.col('details').push(r.details ? this.text(JSON.stringify(r.details)) : null);
+    this.col('raw').push(this.text(r.raw));
+    this.col('stages').push(Object.keys(r.stages).length > 0 ? JSON.stringify(r.stages) : null);
+    for (const s of this.scorers) {
+      const score = scoreOf(r, s.name, s.kind as never);
+      const target = s.target(r);
+      s.columns.score.push(isScored(score) ? score.value : null);
+      s.columns.by.push(score.decidedBy ?? null);
+      s.columns.why.push(this.text(isScored(score) ? score.explanation : score.unscored.message));
+      s.columns.unscored.push(isScored(score) ? null : score.unscored.kind);
+      s.columns.target.push(target === undefined ? null : (target as Cell));
+    }
+    for (const key of Object.keys(r.input)) this.inputs.add(key);
+    for (const key of this.inputs) this.col(`input:${key}`).push(this.text(r.input[key]));
+    this.n += 1;
+  }
+
+  table(): ItemTable {
+    return {
+      n: this.n,
+      textLimit: this.textLimit,
+      inputs: [...this.inputs],
+      scorers: this.scorers.map((s) => ({
+        name: s.name,
+        kind: s.kind,
+        binaryGold: this.binaryGold(s.name),
+        threshold: typeof s.options.threshold === 'number' ? s.options.threshold : null,
+      })),
+      primary: this.view.primary,
+      columns: Object.fromEntries([...this.columns].map(([name, column]) => [name, column.build()])),
+    };
+  }
+}

@@ -1,0 +1,497 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/** The page of one run: header facts, banners, every scorer's figures and charts, cost, latency, the family's figures, the items. */
+import type { ItemTable } from '../types.js';
+import { histogram, roc } from './charts.js';
+import {
+  anyTable,
+  banner,
+  ciBar,
+  h,
+  metricName,
+  ms,
+  num,
+  reader,
+  section,
+  signed,
+  table,
+  usd,
+} from './dom.js';
+import { itemsSection } from './items.js';
+
+interface MetricValue {
+  value: number | null;
+  n: number;
+  ci: [number, number] | null;
+}
+interface ScorerSummary {
+  kind: string;
+  n: number;
+  unscored: Record<string, number>;
+  metrics: Record<string, MetricValue>;
+  tables?: Record<string, unknown>;
+  bias?: {
+    length: {
+      spearman: number | null;
+      n: number;
+      byGold: Record<string, { spearman: number | null; n: number }>;
+    };
+  };
+}
+interface Report {
+  runId: string;
+  suite: string;
+  task: string;
+  config: Record<string, string>;
+  backends: string[];
+  simulated: boolean;
+  notice?: string;
+  dataset: string;
+  status: 'complete' | 'incomplete';
+  missingItems: number | null;
+  startedAt: string;
+  finishedAt: string | null;
+  counts: {
+    items: number;
+    scored: number;
+    failed: number;
+    invalidRows: number;
+    errors: number;
+    byFailure: Record<string, number>;
+  };
+  primaryScorer: string;
+  scores: Record<string, ScorerSummary>;
+  metrics: Record<string, unknown>;
+  cost: {
+    totalUsd: number;
+    perItemUsd: number | null;
+    per10kUsd: number | null;
+    calls: number;
+    cachedCalls: number;
+    savedUsd: number;
+    tokens: { input: number; output: number; cached: number };
+    byStage: Record<string, { usd: number; calls: number }>;
+    batch?: { calls: number; savedUsd: number; discount: number };
+  };
+  latencyMs: Record<string, number | null>;
+  prompts: Record<string, string>;
+  comparison?: Record<string, unknown>;
+}
+
+/** Metrics whose range is [0, 1] (their CI bars span it); others span their own interval. */
+const UNIT_METRICS = new Set([
+  'accuracy',
+  'macroF1',
+  'passRate',
+  'balancedAccuracy',
+  'rocAuc',
+  'f1',
+  'precision',
+  'recall',
+]);
+
+function tile(label: string, value: string, testid?: string): HTMLElement {
+  return h(
+    'div',
+    { class: 'tile', 'data-testid': testid },
+    h('div', { class: 'tile-value' }, value),
+    h('div', { class: 'tile-label' }, label),
+  );
+}
+
+/** Metrics that range over [-1, 1] (agreement and correlation); their CI bars span it. */
+const SIGNED_UNIT = new Set(['kappa', 'pearson', 'spearman']);
+
+/** The range a metric's CI bar spans: [0, 1] or [-1, 1] for rates and correlations, else around its interval. */
+function barRange(metric: string, m: MetricValue): [number, number] {
+  if (SIGNED_UNIT.has(metric)) return [-1, 1];
+  const seen = [m.value, ...(m.ci ?? [])].filter((v): v is number => typeof v === 'number');
+  if (UNIT_METRICS.has(metric) || (seen.length > 0 && seen.every((v) => v >= 0 && v <= 1))) return [0, 1];
+  if (seen.length === 0) return [0, 1];
+  const lo = Math.min(...seen);
+  const hi = Math.max(...seen);
+  const pad = (hi - lo || Math.abs(hi) || 1) * 0.25;
+  return [lo - pad, hi + pad];
+}
+
+function metricsTable(name: string, s: ScorerSummary): HTMLElement {
+  const rows = Object.entries(s.metrics).map(([metric, m]) => {
+    const [lo, hi] = barRange(metric, m);
+    return [
+      metricName(metric),
+      h('span', { class: 'figure-value', 'data-metric': `${name}.${metric}` }, num(m.value)),
+      m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : 'n/a',
+      ciBar(m.value, m.ci, lo, hi),
+      String(m.n),
+    ];
+  });
+  return table(['metric', 'value', '95% CI', '', 'n'], rows, 'grid metrics');
+}
+
+function confusionHeatmap(confusion: Record<string, Record<string, number>>): HTMLElement {
+  const golds = Object.keys(confusion);
+  const predicted = [...new Set(golds.flatMap((g) => Object.keys(confusion[g]!)))];
+  const max = Math.max(1, ...golds.flatMap((g) => predicted.map((p) => confusion[g]![p] ?? 0)));
+  return h(
+    'figure',
+    { class: 'figure' },
+    h('figcaption', null, 'Confusion matrix (rows gold, columns predicted)'),
+    h(
+      'table',
+      { class: 'heatmap' },
+      h(
+        'thead',
+        null,
+        h(
+          'tr',
+          null,
+          h('th', null, 'gold \\ predicted'),
+          predicted.map((p) => h('th', null, p)),
+        ),
+      ),
+      h(
+        'tbody',
+        null,
+        golds.map((g) =>
+          h(
+            'tr',
+            null,
+            h('th', null, g),
+            predicted.map((p) => {
+              const n = confusion[g]![p] ?? 0;
+              const strength = n / max;
+              return h(
+                'td',
+                {
+                  class: g === p ? 'diag' : null,
+                  style: {
+                    background: `rgba(${g === p ? '22,163,74' : '220,38,38'},${(0.08 + strength * 0.72).toFixed(3)})`,
+                    color: strength > 0.6 ? '#fff' : '',
+                  },
+                  title: `gold ${g}, predicted ${p}: ${n}`,
+                },
+                String(n),
+              );
+            }),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+function scorerSection(report: Report, items: ItemTable, name: string, s: ScorerSummary): HTMLElement {
+  const primary = name === report.primaryScorer;
+  const unscored = Object.entries(s.unscored).map(([kind, n]) => `${kind} ${n}`);
+  const parts: (HTMLElement | null)[] = [
+    h(
+      'p',
+      { class: 'muted' },
+      `${s.kind} scorer${primary ? ', primary' : ''}: ${s.n} scored${unscored.length ? `; unscored: ${unscored.join(', ')}` : ''}. 95% bootstrap intervals.`,
+    ),
+    metricsTable(name, s),
+  ];
+  const tables = (s.tables ?? {}) as {
+    perClass?: Record<string, { precision: number; recall: number; f1: number; support: number }>;
+    confusion?: Record<string, Record<string, number>>;
+  };
+  const charts: (HTMLElement | null)[] = [];
+  if (tables.confusion && Object.keys(tables.confusion).length > 0)
+    charts.push(confusionHeatmap(tables.confusion));
+  if (tables.perClass && Object.keys(tables.perClass).length > 0) {
+    charts.push(
+      h(
+        'figure',
+        { class: 'figure' },
+        h('figcaption', null, 'Per class'),
+        table(
+          ['label', 'precision', 'recall', 'F1', 'support'],
+          Object.entries(tables.perClass).map(([label, c]) => [
+            label,
+            num(c.precision),
+            num(c.recall),
+            num(c.f1),
+            String(c.support),
+          ]),
+        ),
+      ),
+    );
+  }
+  const meta = items.scorers.find((x) => x.name === name);
+  if (s.kind === 'number' && meta) {
+    const value = reader(items.columns[`score:${name}`]);
+    const target = reader(items.columns[`target:${name}`]);
+    const values: number[] = [];
+    const golds: number[] = [];
+    const scoredWithGold: number[] = [];
+    for (let i = 0; i < items.n; i += 1) {
+      const v = value(i);
+      if (typeof v !== 'number') continue;
+      values.push(v);
+      const g = target(i);
+      if (typeof g === 'number') {
+        scoredWithGold.push(v);
+        golds.push(g);
+      }
+    }
+    charts.push(histogram(`Distribution of ${name}`, values, name, meta.threshold));
+    if (meta.binaryGold) {
+      const auc = (s.metrics.rocAuc?.value ?? null) as number | null;
+      charts.push(roc(scoredWithGold, golds, meta.threshold, auc));
+    }
+  }
+  const rest = Object.entries(s.tables ?? {}).filter(
+    ([key]) => key !== 'perClass' && key !== 'confusion' && !(key === 'distribution' && s.kind === 'number'),
+  );
+  for (const [key, value] of rest) {
+    charts.push(h('figure', { class: 'figure' }, h('figcaption', null, metricName(key)), anyTable(value)));
+  }
+  if (s.bias) {
+    const b = s.bias.length;
+    charts.push(
+      h(
+        'figure',
+        { class: 'figure' },
+        h('figcaption', null, 'Length bias: Spearman ρ of output length against score'),
+        table(
+          ['', 'ρ', 'n'],
+          [
+            ['all', num(b.spearman), String(b.n)],
+            ...Object.entries(b.byGold).map(([g, c]) => [`gold ${g}`, num(c.spearman), String(c.n)]),
+          ],
+        ),
+      ),
+    );
+  }
+  parts.push(h('div', { class: 'charts' }, charts));
+  return h(
+    'section',
+    { class: 'scorer', 'data-scorer': name },
+    h('h3', null, `${name}${primary ? ' (primary)' : ''}`),
+    parts,
+  );
+}
+
+/** Keys of report.metrics that repeat the primary scorer's figures (shown above); the rest are the family's. */
+const PRIMARY_REPEATS = new Set(['n', 'ci', 'perClass', 'confusion', 'distribution']);
+
+export function runPage(report: Report, items: ItemTable): HTMLElement[] {
+  const c = report.counts;
+  const simulatedItems = reader(items.columns.simulated);
+  let simulated = 0;
+  for (let i = 0; i < items.n; i += 1) if (simulatedItems(i) === true) simulated += 1;
+  const out: HTMLElement[] = [];
+  if (report.status === 'incomplete') {
+    const missing =
+      report.missingItems === null
+        ? 'the dataset was not read to its end'
+        : `${report.missingItems} of ${c.items + report.missingItems} items have no result`;
+    out.push(
+      banner(
+        'bad',
+        `INCOMPLETE: ${missing}; the figures cover the ${c.items} items present. Run it again to resume it.`,
+      ),
+    );
+  }
+  if (report.simulated) {
+    const mixed = simulated > 0 && simulated < items.n;
+    out.push(
+      banner(
+        'sim',
+        mixed
+          ? `MIXED: ${simulated} of ${items.n} items were answered by the simulator; the rest by real models. ${report.notice ?? ''}`
+          : (report.notice ?? 'SIMULATED'),
+      ),
+    );
+  }
+  const config = Object.entries(report.config).map(([k, v]) => `${k}: ${v}`);
+  out.push(
+    h(
+      'header',
+      { class: 'page-head' },
+      h('h1', null, `Assay report — ${report.suite}`),
+      h(
+        'dl',
+        { class: 'facts' },
+        h('dt', null, 'run'),
+        h('dd', { 'data-testid': 'run-id' }, report.runId),
+        h('dt', null, 'task'),
+        h('dd', null, [report.task, ...config].join(' · ')),
+        h('dt', null, 'backends'),
+        h(
+          'dd',
+          null,
+          report.backends.length > 0 ? report.backends.join(', ') : '(none: the dataset gives the outputs)',
+        ),
+        h('dt', null, 'dataset'),
+        h('dd', null, report.dataset),
+        h('dt', null, 'time'),
+        h('dd', null, `${report.startedAt} → ${report.finishedAt ?? '(not finished)'}`),
+        h('dt', null, 'prompts'),
+        h(
+          'dd',
+          { class: 'prompts' },
+          Object.keys(report.prompts).length === 0
+            ? 'none'
+            : Object.entries(report.prompts).map(([path, hash]) =>
+                h('div', null, path, ' ', h('code', null, hash)),
+              ),
+        ),
+      ),
+    ),
+  );
+  const byFailure = Object.entries(c.byFailure).map(([k, n]) => `${k} ${n}`);
+  const primary = report.scores[report.primaryScorer];
+  const headlineMetric = primary && Object.entries(primary.metrics)[0];
+  out.push(
+    h(
+      'div',
+      { class: 'tiles' },
+      tile('items', String(c.items), 'items'),
+      tile('scored', String(c.scored), 'scored'),
+      tile(`failed${byFailure.length ? ` (${byFailure.join(', ')})` : ''}`, String(c.failed), 'failed'),
+      headlineMetric
+        ? tile(
+            `${report.primaryScorer} ${metricName(headlineMetric[0])}`,
+            num(headlineMetric[1].value),
+            'headline',
+          )
+        : null,
+      tile('cost', usd(report.cost.totalUsd), 'cost'),
+      tile('per 10K items', usd(report.cost.per10kUsd)),
+      tile('latency p50 / p95', `${ms(report.latencyMs.p50)} / ${ms(report.latencyMs.p95)}`),
+    ),
+  );
+  out.push(
+    section(
+      'Scores',
+      h(
+        'p',
+        { class: 'muted' },
+        'Unscored items are skipped and counted, never scored as wrong. A metric with no data is n/a.',
+      ),
+      Object.entries(report.scores).map(([name, s]) => scorerSection(report, items, name, s)),
+    ),
+  );
+
+  const cost = report.cost;
+  const stages = Object.entries(cost.byStage);
+  const latency = reader(items.columns.latency);
+  const latencies: number[] = [];
+  for (let i = 0; i < items.n; i += 1) {
+    const v = latency(i);
+    if (typeof v === 'number') latencies.push(v);
+  }
+  out.push(
+    section(
+      'Cost and latency',
+      h(
+        'p',
+        null,
+        `Total ${usd(cost.totalUsd)} · per item ${usd(cost.perItemUsd)} · per 10K ${usd(cost.per10kUsd)} · calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd)}) · tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}), out ${cost.tokens.output}`,
+        cost.batch
+          ? ` · batch lane: ${cost.batch.calls} calls at ${Math.round(cost.batch.discount * 100)}% off, saving ${usd(cost.batch.savedUsd)}`
+          : '',
+      ),
+      h(
+        'div',
+        { class: 'charts' },
+        h(
+          'figure',
+          { class: 'figure' },
+          h('figcaption', null, 'Cost by stage'),
+          table(
+            ['stage', 'cost', 'share', 'calls'],
+            stages.map(([stage, s]) => [
+              stage,
+              usd(s.usd),
+              h(
+                'span',
+                { class: 'share' },
+                h('span', { style: { width: `${cost.totalUsd > 0 ? (s.usd / cost.totalUsd) * 100 : 0}%` } }),
+              ),
+              String(s.calls),
+            ]),
+          ),
+        ),
+        latencies.length > 0
+          ? histogram(
+              'Latency per item',
+              latencies,
+              'ms',
+              null,
+              `p50 ${ms(report.latencyMs.p50)}, p95 ${ms(report.latencyMs.p95)}, ${latencies.length} items with model time`,
+            )
+          : h('p', { class: 'muted' }, 'No item called a model: no latency.'),
+      ),
+    ),
+  );
+
+  const family = Object.entries(report.metrics).filter(
+    ([key, value]) =>
+      !PRIMARY_REPEATS.has(key) &&
+      value !== null &&
+      typeof value === 'object' &&
+      !(key in (primary?.metrics ?? {})),
+  );
+  if (family.length > 0) {
+    out.push(
+      section(
+        `The ${report.task} family's figures`,
+        family.map(([key, value]) =>
+          h('figure', { class: 'figure wide' }, h('figcaption', null, metricName(key)), anyTable(value)),
+        ),
+      ),
+    );
+  }
+  if (report.comparison) out.push(comparisonSummary(report.comparison));
+  out.push(itemsSection(items));
+  return out;
+}
+
+function comparisonSummary(c: Record<string, unknown>): HTMLElement {
+  if (typeof c.error === 'string') {
+    return section(
+      'Compared with the previous run',
+      h('p', null, `Not compared with ${String(c.baseRunId)}: ${c.error}`),
+    );
+  }
+  const scores = (c.scores ?? {}) as Record<
+    string,
+    {
+      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+      mcnemarPValue?: number;
+      flipped?: Record<string, number>;
+    }
+  >;
+  const rows = Object.entries(scores).flatMap(([scorer, s]) =>
+    Object.entries(s.deltas).map(([metric, d]) => [
+      `${scorer} ${metricName(metric)}`,
+      signed(d.delta),
+      `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`,
+      ciBar(
+        d.delta,
+        d.ci,
+        -Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
+        Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
+      ),
+      d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3),
+      s.flipped
+        ? Object.entries(s.flipped)
+            .map(([k, n]) => `${k} ${n}`)
+            .join(', ')
+        : '',
+    ]),
+  );
+  return section(
+    'Compared with the previous run',
+    h(
+      'p',
+      null,
+      `Against ${String(c.baseRunId)} on ${String(c.paired)} items in both. `,
+      h('a', { href: 'comparison.html' }, 'comparison.html'),
+      ' has every flipped item.',
+    ),
+    table(['figure', 'Δ', '95% CI', '', 'p', 'flipped'], rows),
+  );
+}

@@ -1,0 +1,46 @@
+/**
+ * The HTML report pages: one self-contained file each (run, sweep, comparison, leaderboard).
+ * The data is embedded as JSON, the page script (with its chart library) and styles inline as
+ * a classic script and a style element; a Content-Security-Policy forbids every network
+ * request, so the page opens from disk (file://) with nothing installed.
+ */
+import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.generated.js';
+import type { PageData } from './types.js';
+
+/** The policy of every page: inline script and styles only; no request of any kind leaves the page. */
+const POLICY =
+  "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data: blob:; base-uri 'none'; form-action 'none'";
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** JSON safe inside a script element: no `<` (so no `</script>`), no line separators. */
+function scriptJson(data: unknown): string {
+  return JSON.stringify(data)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+}
+
+/** The whole page for `data`, titled `title`. */
+export function renderPage(title: string, data: PageData): string {
+  return [
+    '<!doctype html>',
+    '<html lang="en"><head><meta charset="utf-8">',
+    `<meta http-equiv="Content-Security-Policy" content="${POLICY}">`,
+    '<meta name="viewport" content="width=device-width, initial-scale=1">',
+    `<title>${escapeHtml(title)}</title>`,
+    `<style>${PAGE_STYLE}</style>`,
+    '</head><body>',
+    '<div id="app"><p class="loading">Loading the report…</p></div>',
+    '<noscript>This report draws itself with JavaScript; report.txt has the same figures as text.</noscript>',
+    `<script type="application/json" id="assay-data">${scriptJson(data)}</script>`,
+    `<script>${PAGE_SCRIPT.replace(/<\/script/gi, '<\\/script')}</script>`,
+    '</body></html>',
+    '',
+  ].join('\n');
+}
+
+/** The inlined script and styles, in bytes (the page weight before any data). */
+export function assetBytes(): number {
+  return Buffer.byteLength(PAGE_SCRIPT) + Buffer.byteLength(PAGE_STYLE);
+}

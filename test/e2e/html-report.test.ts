@@ -1,0 +1,213 @@
+/**
+ * The HTML reports as a person sees them, in a real browser (headless Chromium driven by
+ * playwright-core): a run's report.html, a sweep's sweep.html, a comparison's comparison.html
+ * and the leaderboard page, each written by the CLI binary and opened from disk. Each page
+ * shows the run's own figures (equal to the JSON files), draws its charts, narrows its item
+ * table to the errors.txt count, opens an item's details, and makes no request but its own file.
+ *
+ * With ASSAY_SCREENSHOTS=<dir> set, it also saves a screenshot of each page there (docs/images).
+ */
+import { existsSync } from 'node:fs';
+import { readdir, readFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { assayCli, REPO, tempDir } from '../helpers.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const SCREENSHOTS = process.env.ASSAY_SCREENSHOTS ? resolve(REPO, process.env.ASSAY_SCREENSHOTS) : undefined;
+
+/** How report.txt and the page write a figure: three decimals. */
+const fixed = (value: number) => value.toFixed(3);
+
+/** Opens `file` from disk; every request the page makes is recorded. */
+async function open(
+  browser: Browser,
+  file: string,
+): Promise<{ page: Page; requests: string[]; errors: string[] }> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  const requests: string[] = [];
+  const errors: string[] = [];
+  page.on('request', (request) => requests.push(request.url()));
+  page.on('pageerror', (error) => errors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') errors.push(message.text());
+  });
+  await page.goto(pathToFileURL(file).href);
+  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+  return { page, requests, errors };
+}
+
+/** Canvases the charts drew, with their sizes. */
+async function canvases(page: Page): Promise<{ width: number; height: number }[]> {
+  return page.$$eval('canvas', (all) =>
+    all.map((c) => ({ width: c.getBoundingClientRect().width, height: c.getBoundingClientRect().height })),
+  );
+}
+
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (SCREENSHOTS) await page.screenshot({ path: join(SCREENSHOTS, name), fullPage: false });
+}
+
+/** The count a heading of errors.txt states, e.g. `# Wrong by label (57)`. */
+function sectionCounts(text: string): number {
+  return [...text.matchAll(/^# .*\((\d+)\)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+}
+
+describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 240_000 }, () => {
+  let browser: Browser;
+  let dir: string;
+  beforeAll(async () => {
+    browser = await chromium.launch({ executablePath: CHROMIUM });
+    dir = await tempDir('assay-html-');
+  });
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it("a run's report.html: header, figures equal to report.json, charts, the errors filter, an item's details, no network", async () => {
+    const out = join(dir, 'quickstart');
+    await assayCli(
+      ['run', 'examples/quickstart.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    const errorsTxt = await readFile(join(out, 'errors.txt'), 'utf8');
+    const html = await readFile(join(out, 'report.html'), 'utf8');
+    // One self-contained file: inline classic scripts only, nothing fetched.
+    expect(html).not.toMatch(/<script[^>]+src=/);
+    expect(html).not.toMatch(/type="module"/);
+    expect(html).not.toMatch(/<link[^>]+href=/);
+
+    const { page, requests, errors } = await open(browser, join(out, 'report.html'));
+    expect(errors).toEqual([]);
+    expect(await page.textContent('[data-testid="run-id"]')).toBe(report.runId);
+    expect(await page.textContent('body')).toContain('SIMULATED');
+    for (const [metric, m] of Object.entries(
+      report.scores.label.metrics as Record<string, { value: number }>,
+    )) {
+      expect(await page.textContent(`[data-metric="label.${metric}"]`)).toBe(fixed(m.value));
+    }
+    expect(await page.textContent('[data-testid="items"] .tile-value')).toBe(String(report.counts.items));
+    // The label scorer's confusion matrix, cell by cell as report.json has it.
+    const confusion = report.scores.label.tables.confusion as Record<string, Record<string, number>>;
+    const cells = await page.$$eval('.heatmap tbody td', (tds) => tds.map((td) => Number(td.textContent)));
+    expect(cells).toEqual(Object.values(confusion).flatMap((row) => Object.values(row)));
+    // The latency histogram is drawn.
+    const drawn = await canvases(page);
+    expect(drawn.length).toBeGreaterThan(0);
+    for (const c of drawn) expect(c.width * c.height).toBeGreaterThan(0);
+
+    // Every item is in the table's data; only the visible rows are in the document.
+    expect(await page.getAttribute('[data-testid="shown-count"]', 'data-count')).toBe(
+      String(report.counts.items),
+    );
+    expect(await page.$$eval('.vt-spacer .vt-row', (rows) => rows.length)).toBeLessThan(60);
+    await page.selectOption('.show-filter', 'errors');
+    const errorCount = sectionCounts(errorsTxt);
+    expect(errorCount).toBeGreaterThan(0);
+    expect(await page.getAttribute('[data-testid="shown-count"]', 'data-count')).toBe(String(errorCount));
+    const badges = await page.$$eval('.vt-spacer .vt-row .badge', (b) => [
+      ...new Set(b.map((x) => x.textContent)),
+    ]);
+    expect(badges).toEqual(['wrong']);
+    await screenshot(page, 'report-run.png');
+
+    // A row opens the item's details: its inputs, gold, output and scores.
+    const firstId = await page.textContent('.vt-spacer .vt-row .vt-cell:nth-child(2)');
+    await page.click('.vt-spacer .vt-row');
+    await page.waitForSelector('aside.detail:not([hidden])');
+    expect(await page.getAttribute('aside.detail', 'data-item')).toBe(firstId);
+    const detail = await page.textContent('aside.detail');
+    const results = (await readFile(join(out, 'results.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line));
+    const item = results.find((r) => r.itemId === firstId)!;
+    expect(detail).toContain(`gold${item.gold}`);
+    expect(detail).toContain(String(item.scores.label.value));
+    expect(detail).toContain(item.scores.label.decidedBy);
+    for (const value of Object.values(item.input as Record<string, string>)) expect(detail).toContain(value);
+    await screenshot(page, 'report-item.png');
+
+    // Search narrows to the item searched for; a slice by gold to that gold's items.
+    await page.keyboard.press('Escape');
+    await page.selectOption('.show-filter', 'all');
+    await page.fill('.search', item.itemId);
+    await page.waitForFunction(
+      (n) => document.querySelector('[data-testid="shown-count"]')?.getAttribute('data-count') !== n,
+      String(report.counts.items),
+    );
+    expect(await page.textContent('.vt-spacer .vt-row .vt-cell:nth-child(2)')).toBe(item.itemId);
+    expect(requests).toEqual([pathToFileURL(join(out, 'report.html')).href]);
+  });
+
+  it('a number scorer against a binary gold draws its ROC curve', async () => {
+    const out = join(dir, 'summedits');
+    await assayCli(
+      ['run', 'examples/summedits.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
+    const { page, requests, errors } = await open(browser, join(out, 'report.html'));
+    expect(errors).toEqual([]);
+    const captions = await page.$$eval('figcaption', (f) => f.map((x) => x.textContent));
+    expect(captions).toContain('ROC curve against the binary gold');
+    for (const c of await canvases(page)) expect(c.width * c.height).toBeGreaterThan(0);
+    expect(requests).toHaveLength(1);
+  });
+
+  it("a sweep's sweep.html and a comparison's comparison.html show their JSON's figures", async () => {
+    const out = join(dir, 'sweep');
+    await assayCli(
+      ['run', 'examples/physics-qa.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
+    const sweep = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8'));
+    const { page, requests, errors } = await open(browser, join(out, 'sweep.html'));
+    expect(errors).toEqual([]);
+    expect(await page.textContent('[data-testid="sweep-id"]')).toBe(sweep.sweepId);
+    for (const v of sweep.variants) {
+      expect(await page.textContent(`[data-variant="${v.name}"]`)).toBe(fixed(v.rankValue.value));
+    }
+    const drawn = await canvases(page);
+    expect(drawn).toHaveLength(1);
+    expect(drawn[0]!.width * drawn[0]!.height).toBeGreaterThan(0);
+    expect(requests).toEqual([pathToFileURL(join(out, 'sweep.html')).href]);
+    await screenshot(page, 'report-sweep.png');
+
+    const [base, candidate] = sweep.variants.map((v: { runId: string }) => join(out, v.runId));
+    expect(await readdir(out)).toEqual(
+      expect.arrayContaining(sweep.variants.map((v: { runId: string }) => v.runId)),
+    );
+    const cmp = join(dir, 'cmp');
+    await assayCli(['compare', base, candidate, '--out', cmp], REPO);
+    const comparison = JSON.parse(await readFile(join(cmp, 'comparison.json'), 'utf8'));
+    const opened = await open(browser, join(cmp, 'comparison.html'));
+    expect(opened.errors).toEqual([]);
+    const body = await opened.page.textContent('body');
+    expect(body).toContain(comparison.base.runId);
+    expect(body).toContain(comparison.candidate.runId);
+    for (const [name, s] of Object.entries(
+      comparison.scores as Record<string, { deltas: Record<string, { delta: number }>; flipped: unknown[] }>,
+    )) {
+      for (const [metric, d] of Object.entries(s.deltas)) {
+        const text = await opened.page.textContent(`[data-metric="${name}.${metric}"]`);
+        expect(Number(text)).toBeCloseTo(d.delta, 3);
+      }
+      expect(await opened.page.textContent(`[data-testid="flipped-${name}"]`)).toContain(
+        `Flipped items (${s.flipped.length})`,
+      );
+    }
+    expect(opened.requests).toEqual([pathToFileURL(join(cmp, 'comparison.html')).href]);
+    await screenshot(opened.page, 'report-comparison.png');
+
+    const board = join(dir, 'leaderboard.html');
+    await assayCli(['leaderboard', '--runs', out, '--html', board], REPO);
+    const lb = await open(browser, board);
+    expect(lb.errors).toEqual([]);
+    const text = await lb.page.textContent('body');
+    for (const v of sweep.variants) expect(text).toContain(v.runId);
+    expect(lb.requests).toHaveLength(1);
+  });
+});
