@@ -19,6 +19,7 @@ import {
   tokens,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
+import { anthropicLearnedLimits } from './rate-limit.js';
 import type { Completion, CompletionRequest, FinishReason, LlmProvider } from './types.js';
 
 export interface AnthropicProviderOptions {
@@ -65,12 +66,19 @@ export class AnthropicProvider implements LlmProvider {
     const params = this.params({ ...request, model });
     const started = performance.now();
     let message: Message;
+    let headers: Headers;
     try {
-      message = await this.client.messages.create(params, { signal });
+      // The raw response comes with the parsed body (no second request): its rate-limit headers.
+      ({ data: message, response: { headers } } = await this.client.messages
+        .create(params, { signal })
+        .withResponse());
     } catch (error) {
       throw stainlessProviderError(Anthropic, providerId, error, signal);
     }
-    return this.completionOf(message, request, providerId, performance.now() - started);
+    const completion = this.completionOf(message, request, providerId, performance.now() - started);
+    const learned = anthropicLearnedLimits((name) => headers.get(name));
+    if (learned) completion.learnedLimits = learned;
+    return completion;
   }
 
   /** The normalised completion of a Message (a synchronous answer or a batch result's). */

@@ -25,6 +25,7 @@ import {
   transportProviderError,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
+import { learnedLimitsFromHeaders } from './rate-limit.js';
 import type { Completion, CompletionRequest, FinishReason, LlmProvider } from './types.js';
 
 export interface GeminiProviderOptions {
@@ -90,7 +91,12 @@ export class GeminiProvider implements LlmProvider {
     } catch (error) {
       throw toError(providerId, error, signal, responseHeaders);
     }
-    return this.completionOf(response, providerId, performance.now() - started);
+    const completion = this.completionOf(response, providerId, performance.now() - started);
+    // Google rarely sends rate-limit headers; a metering proxy in front of it may.
+    const headers = responseHeaders;
+    const learned = headers && learnedLimitsFromHeaders((name) => headers.get(name));
+    if (learned) completion.learnedLimits = learned;
+    return completion;
   }
 
   /** The normalised completion of a GenerateContentResponse (a synchronous answer or a batch's). */
