@@ -172,16 +172,14 @@ export class OpenAiProvider implements LlmProvider {
     let headers: Headers;
     try {
       // The raw response comes with the parsed body (no second request): its rate-limit headers.
-      ({ data: response, response: { headers } } = await this.client.chat.completions
-        .create(params, { signal })
-        .withResponse());
+      ({
+        data: response,
+        response: { headers },
+      } = await this.client.chat.completions.create(params, { signal }).withResponse());
     } catch (error) {
       throw stainlessProviderError(OpenAI, providerId, error, signal);
     }
-    return withLearned(
-      this.chatCompletionOf(response, providerId, performance.now() - started),
-      headers,
-    );
+    return withLearned(this.chatCompletionOf(response, providerId, performance.now() - started), headers);
   }
 
   /** The normalised completion of a chat.completion body (a synchronous answer or a batch line's). */
@@ -224,9 +222,10 @@ export class OpenAiProvider implements LlmProvider {
     let response: TextCompletion;
     let headers: Headers;
     try {
-      ({ data: response, response: { headers } } = await this.client.completions
-        .create(params, { signal })
-        .withResponse());
+      ({
+        data: response,
+        response: { headers },
+      } = await this.client.completions.create(params, { signal }).withResponse());
     } catch (error) {
       throw stainlessProviderError(OpenAI, providerId, error, signal);
     }

@@ -149,7 +149,15 @@ export function stricter(a: RateLimit | undefined, b: RateLimit | undefined): Ra
 /** Reads one response header by its (lower-case) name. */
 export type HeaderReader = (name: string) => string | null | undefined;
 
-const DURATION_UNITS_MS: Record<string, number> = { h: 3_600_000, m: 60_000, s: 1_000, ms: 1, us: 1e-3, µs: 1e-3, ns: 1e-6 };
+const DURATION_UNITS_MS: Record<string, number> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1_000,
+  ms: 1,
+  us: 1e-3,
+  µs: 1e-3,
+  ns: 1e-6,
+};
 
 /**
  * A duration as OpenAI writes its resets (`6m0s`, `1m30.5s`, `1s`, `250ms`, `1h2m`) in

@@ -52,4 +52,3 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return this.learnedBy.get(key);
   }
 }
-
