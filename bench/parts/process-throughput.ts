@@ -34,7 +34,12 @@ export interface ProcessFigures {
   items: number;
   latencyMs: number;
   rounds: number;
-  byConcurrency: Record<string, { boundCOverL: number; assay: ProcessSide; sdk: ProcessSide }>;
+  /** Another checkout measured beside this one (`before`: its own bin/assay.mjs), when given. */
+  before?: string;
+  byConcurrency: Record<
+    string,
+    { boundCOverL: number; assay: ProcessSide; sdk: ProcessSide; before?: ProcessSide }
+  >;
 }
 
 interface Timed {
@@ -123,13 +128,27 @@ export async function processThroughput(
     concurrencies,
     latencyMs,
     rounds,
-  }: { items: number; concurrencies: number[]; latencyMs: number; rounds: number },
+    before,
+  }: {
+    items: number;
+    concurrencies: number[];
+    latencyMs: number;
+    rounds: number;
+    /** A checkout of an earlier version (built, with node_modules) measured in the same rounds. */
+    before?: string;
+  },
 ): Promise<{ figures: ProcessFigures; checks: Check[] }> {
   // dist/ as the sources are now: no measured run pays for a build.
   await timeProcess([join(ROOT, 'scripts', 'build.mjs')], process.env, 300_000);
   const data = await goldCsv(dir, items);
   const fake: Fake = await startFake(['--latency-ms', String(latencyMs)]);
-  const figures: ProcessFigures = { items, latencyMs, rounds, byConcurrency: {} };
+  const figures: ProcessFigures = {
+    items,
+    latencyMs,
+    rounds,
+    ...(before ? { before } : {}),
+    byConcurrency: {},
+  };
   const checks: Check[] = [];
   const template = join(dir, 'request-template.json');
   let haveTemplate = false;
@@ -141,6 +160,7 @@ export async function processThroughput(
       });
       const assay = emptySide();
       const sdk = emptySide();
+      const earlier = emptySide();
       const env = { ...process.env, VLLM_BASE_URL: fake.url, NO_COLOR: '1' };
       for (let round = 0; round < rounds; round += 1) {
         await fake.stats(true);
@@ -179,11 +199,28 @@ export async function processThroughput(
           300_000,
         );
         record(sdk, theirs, await fake.stats(true), items, `sdk round ${round + 1}`);
+        if (before) {
+          const old = await timeProcess(
+            [
+              join(before, 'bin', 'assay.mjs'),
+              'run',
+              suite,
+              '--out',
+              join(dir, `before-${c}-${round}`),
+              '--fresh',
+              '--no-progress',
+            ],
+            env,
+            300_000,
+          );
+          record(earlier, old, await fake.stats(true), items, `before round ${round + 1}`);
+        }
       }
       const bound = c / (latencyMs / 1000);
       const a = finish(assay, items);
       const s = finish(sdk, items);
-      figures.byConcurrency[`c${c}`] = { boundCOverL: bound, assay: a, sdk: s };
+      const b = before ? finish(earlier, items) : undefined;
+      figures.byConcurrency[`c${c}`] = { boundCOverL: bound, assay: a, sdk: s, ...(b ? { before: b } : {}) };
       const ofBound = a.wholePerSecond / bound;
       const ofSdk = s.wholePerSecond > 0 ? a.wholePerSecond / s.wholePerSecond : 0;
       const failures = [...a.failedRounds, ...s.failedRounds];
@@ -202,6 +239,12 @@ export async function processThroughput(
         measured: `whole: ${ofBound.toFixed(2)} of C/L, ${ofSdk.toFixed(2)} of the SDK; steady: ${(a.steadyPerSecond / bound).toFixed(2)} of C/L, ${s.steadyPerSecond > 0 ? (a.steadyPerSecond / s.steadyPerSecond).toFixed(2) : '?'} of the SDK`,
         bound: `SDK whole ${(s.wholePerSecond / bound).toFixed(2)}, steady ${(s.steadyPerSecond / bound).toFixed(2)} of C/L`,
       });
+      if (b)
+        checks.push({
+          figure: `  before this change, C = ${c}`,
+          measured: `${b.wholePerSecond} items/s whole (${(median(b.wallMs) / 1000).toFixed(1)} s; ${Math.round(median(b.toFirstRequestMs))} ms to the first request), ${b.steadyPerSecond}/s steady`,
+          bound: `now / before: whole ${b.wholePerSecond > 0 ? (a.wholePerSecond / b.wholePerSecond).toFixed(2) : '?'}, to the first request ${(median(a.toFirstRequestMs) / Math.max(1, median(b.toFirstRequestMs))).toFixed(2)}`,
+        });
     }
   } finally {
     await fake.close();
