@@ -82,14 +82,13 @@ describe('rate limits from response headers', () => {
     expect(fake.requests).toHaveLength(1);
   });
 
-  it.each([
-    'openai:gpt-4o-mini',
-    'anthropic:claude-3-5-haiku-latest',
-    'gemini:gemini-2.0-flash-lite',
-  ])('%s without rate-limit headers: none learned', async (id) => {
-    const completion = await provider(id).complete({ model: id.slice(id.indexOf(':') + 1), prompt: 'hi' });
-    expect(completion.learnedLimits).toBeUndefined();
-  });
+  it.each(['openai:gpt-4o-mini', 'anthropic:claude-3-5-haiku-latest', 'gemini:gemini-2.0-flash-lite'])(
+    '%s without rate-limit headers: none learned',
+    async (id) => {
+      const completion = await provider(id).complete({ model: id.slice(id.indexOf(':') + 1), prompt: 'hi' });
+      expect(completion.learnedLimits).toBeUndefined();
+    },
+  );
 
   it('the cache keeps the answer without what the vendor said of its limits', async () => {
     fake.setHandler(() => ({

@@ -166,9 +166,9 @@ describe('Anthropic rate-limit headers', () => {
   });
 
   it('is read by the vendor-neutral reader too, and absent headers give nothing', () => {
-    expect(
-      learnedLimitsFromHeaders(headers({ 'anthropic-ratelimit-requests-limit': '50' }), now),
-    ).toEqual({ requests: { limit: 50 } });
+    expect(learnedLimitsFromHeaders(headers({ 'anthropic-ratelimit-requests-limit': '50' }), now)).toEqual({
+      requests: { limit: 50 },
+    });
     expect(anthropicLearnedLimits(headers({}), now)).toBeUndefined();
   });
 });
