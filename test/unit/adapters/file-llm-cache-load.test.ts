@@ -28,7 +28,7 @@ describe('FileLlmCache', () => {
     const completion = { text: 'ok', finishReason: 'stop', usage: { input: 1, output: 1, cached: 0 } };
     await writeFile(
       path,
-      Array.from({ length: 500 }, (_, i) => JSON.stringify({ key: `k${i}`, completion })).join('\n') + '\n',
+      `${Array.from({ length: 500 }, (_, i) => JSON.stringify({ key: `k${i}`, completion })).join('\n')}\n`,
     );
     const cache = new FileLlmCache(path);
     const hits = await Promise.all(Array.from({ length: 256 }, (_, i) => cache.get(`k${i}`)));
