@@ -77,9 +77,20 @@ async function peakRssKb(child: ChildProcess): Promise<number> {
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
 }
 
+export interface FakeStats {
+  requests: number;
+  answered: number;
+  tooMany: number;
+  firstAt: number;
+  lastAt: number;
+}
+
 export interface Fake {
   url: string;
-  stats(): Promise<{ requests: number; answered: number; tooMany: number; firstAt: number; lastAt: number }>;
+  /** What the fake counted; with `reset`, it then starts counting again. */
+  stats(reset?: boolean): Promise<FakeStats>;
+  /** The body of the first chat completion the fake was sent. */
+  firstRequest(): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -98,7 +109,9 @@ export async function startFake(args: string[]): Promise<Fake> {
   const base = `http://127.0.0.1:${port}`;
   return {
     url: `${base}/v1`,
-    stats: async () => (await fetch(`${base}/stats`)).json() as ReturnType<Fake['stats']>,
+    stats: async (reset = false) =>
+      (await fetch(`${base}/stats${reset ? '?reset' : ''}`)).json() as Promise<FakeStats>,
+    firstRequest: async () => (await fetch(`${base}/first-request`)).text(),
     close: async () => {
       const exited = new Promise((done) => child.once('exit', done));
       child.kill();

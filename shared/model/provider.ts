@@ -79,6 +79,29 @@ export interface Completion {
   simulated: boolean;
   /** `vendor:model` that produced it. */
   providerId: string;
+  /**
+   * The rate limits the vendor reported on this answer's response headers, when it sent any
+   * (OpenAI and Anthropic do on every answer; Gemini rarely). Never stored in the cache.
+   */
+  learnedLimits?: LearnedLimits;
+}
+
+/**
+ * Rate limits as a vendor reports them on a response, one axis each for requests and tokens
+ * (a minute's limit). `remaining` is what the vendor's bucket still holds and `resetMs` how long
+ * until it is full again (both as of the response); either may be absent.
+ */
+export interface LearnedLimits {
+  requests?: LearnedAxis;
+  tokens?: LearnedAxis;
+}
+
+export interface LearnedAxis {
+  /** The limit per minute. */
+  limit: number;
+  remaining?: number;
+  /** Milliseconds until the vendor's bucket is full again. */
+  resetMs?: number;
 }
 
 export interface LlmProvider {

@@ -115,6 +115,15 @@ export interface RateLimitStore {
    * otherwise takes nothing and returns the milliseconds until it will have.
    */
   take(key: string, limit: RateLimit, need: RateNeed): Promise<number>;
+  /**
+   * Records the limit the vendor reported for `key` (its response headers): from then on every
+   * take of that bucket is held to the stricter of the limit it is given and this one, whoever
+   * takes. With `debt`, the bucket is lowered to hold no more than its burst less `debt` (calls
+   * already sent that the vendor counts), sized by `limit`.
+   */
+  learn?(key: string, learned: RateLimit, limit: RateLimit, debt?: RateNeed): Promise<void>;
+  /** The limit recorded by {@link learn} for `key`, if any (a fresh worker starts from it). */
+  learned?(key: string): Promise<RateLimit | undefined>;
 }
 
 /** A model call waiting for a vendor batch (the batch lane on AWS). */

@@ -125,4 +125,33 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
     now += 421;
     expect(await store.take('anthropic:x', limit, { requests: 1, tokens: 20 })).toBe(0);
   });
+
+  it('a limit one worker learned holds every worker, and its first report starts the bucket in debt', async () => {
+    let now = 7_000_000;
+    const clock = () => now;
+    const a = new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: clock });
+    const b = new DynamoRateLimitStore({
+      client: createDocumentClient(second),
+      tableName: res.table,
+      now: clock,
+    });
+    const one = { requests: 1, tokens: 0 };
+    // Nothing learned yet: a worker with no limit of its own finds none.
+    expect(await b.learned('openai:learned')).toBeUndefined();
+    // Worker a heard 600 RPM (burst 1) with 3 calls still counted: 1 − 3 = −2.
+    await a.learn('openai:learned', { rpm: 600 }, { rpm: 600 }, { requests: 3, tokens: 0 });
+    expect(await b.learned('openai:learned')).toEqual({ rpm: 600 });
+    // Worker b declared a looser 6,000 RPM: the learned 600 holds it. 3 requests to refill at
+    // 9.8 a second: 306.2 ms.
+    expect(await b.take('openai:learned', { rpm: 6_000 }, one)).toBe(307);
+    now += 307;
+    expect(await b.take('openai:learned', { rpm: 6_000 }, one)).toBe(0);
+    // The take kept the learned limit on the item.
+    expect(await a.learned('openai:learned')).toEqual({ rpm: 600 });
+    // A stricter declared limit still wins over the learned one: 60 RPM refills 0.98 a second
+    // (a full bucket after 1.1 s is its burst plus a millisecond's refill: 1.00098).
+    now += 1_100;
+    expect(await b.take('openai:learned', { rpm: 60 }, one)).toBe(0);
+    expect(await b.take('openai:learned', { rpm: 60 }, one)).toBe(1_020);
+  });
 });

@@ -1,6 +1,14 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { LIMIT_SK, limitPk } from '../../lib/layout/table.js';
-import { type BucketState, fullBucket, refill, shortfallMs, taken } from '../../lib/providers/rate-limit.js';
+import {
+  type BucketState,
+  fullBucket,
+  inDebt,
+  refill,
+  shortfallMs,
+  stricter,
+  taken,
+} from '../../lib/providers/rate-limit.js';
 import type { RateLimit, RateNeed } from '../../model/limits.js';
 import type { RateLimitStore } from '../../ports/ports.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
@@ -25,6 +33,11 @@ export interface DynamoRateLimitStoreOptions {
  * racing for the same tokens exactly one wins, the others read again (after a few lost races
  * in a row, the take says to wait a few jittered milliseconds). Nothing is written when the
  * bucket cannot give what is asked.
+ *
+ * A limit a vendor reported (its response headers) is recorded on the same item
+ * (`learnedRpm`, `learnedTpm`): every take is then held to the stricter of the limit it is
+ * given and the recorded one, so a worker that has not heard from the vendor yet (a fresh
+ * container) paces by what another one learned.
  */
 export class DynamoRateLimitStore implements RateLimitStore {
   private readonly client: DynamoDBDocumentClient;
@@ -32,6 +45,8 @@ export class DynamoRateLimitStore implements RateLimitStore {
   private readonly now: () => number;
   private readonly maxConflicts: number;
   private readonly random: () => number;
+  /** What this store last recorded or read as learned, by key: an unchanged limit is not written again. */
+  private readonly recorded = new Map<string, RateLimit>();
 
   constructor({
     client,
@@ -47,7 +62,7 @@ export class DynamoRateLimitStore implements RateLimitStore {
     this.random = random;
   }
 
-  async take(key: string, limit: RateLimit, need: RateNeed): Promise<number> {
+  async take(key: string, given: RateLimit, need: RateNeed): Promise<number> {
     const Key = { pk: limitPk(key), sk: LIMIT_SK };
     for (let conflicts = 0; conflicts < this.maxConflicts; conflicts++) {
       const now = this.now();
@@ -55,6 +70,7 @@ export class DynamoRateLimitStore implements RateLimitStore {
         new GetCommand({ TableName: this.tableName, Key, ConsistentRead: true }),
       );
       const item = out.Item;
+      const limit = stricter(given, learnedOf(item)) ?? given;
       const stored: BucketState | undefined = item
         ? { requests: Number(item.requests), tokens: Number(item.tokens), at: Number(item.at) }
         : undefined;
@@ -68,6 +84,7 @@ export class DynamoRateLimitStore implements RateLimitStore {
           new PutCommand({
             TableName: this.tableName,
             Item: {
+              ...item,
               ...Key,
               type: 'limit',
               requests: next.requests,
@@ -91,4 +108,89 @@ export class DynamoRateLimitStore implements RateLimitStore {
     // A crowd of workers on one bucket: step back a few milliseconds (jittered) and try again.
     return 1 + Math.floor(this.random() * 20);
   }
+
+  /**
+   * Records a learned limit on the bucket item (only when it differs from what this store last
+   * recorded or read), and with `debt` lowers the bucket (see `inDebt`). A conditional write on
+   * the version, retried a few times; a bucket others keep winning is left as it is (the next
+   * answer reports the limit again).
+   */
+  async learn(key: string, learned: RateLimit, given: RateLimit, debt?: RateNeed): Promise<void> {
+    const known = this.recorded.get(key);
+    if (!debt && known?.rpm === learned.rpm && known?.tpm === learned.tpm) return;
+    const Key = { pk: limitPk(key), sk: LIMIT_SK };
+    for (let conflicts = 0; conflicts < this.maxConflicts; conflicts++) {
+      const now = this.now();
+      const out = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key, ConsistentRead: true }),
+      );
+      const item = out.Item;
+      const limit = stricter(given, learned)!;
+      let state: BucketState = item
+        ? refill(
+            { requests: Number(item.requests), tokens: Number(item.tokens), at: Number(item.at) },
+            limit,
+            now,
+          )
+        : fullBucket(limit, now);
+      if (debt) state = inDebt(state, limit, debt);
+      const version = item ? Number(item.version) : 0;
+      const { learnedRpm: _r, learnedTpm: _t, ...rest } = item ?? {};
+      try {
+        await this.client.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: {
+              ...rest,
+              ...Key,
+              type: 'limit',
+              requests: state.requests,
+              tokens: state.tokens,
+              at: state.at,
+              version: version + 1,
+              ...(learned.rpm === undefined ? {} : { learnedRpm: learned.rpm }),
+              ...(learned.tpm === undefined ? {} : { learnedTpm: learned.tpm }),
+            },
+            ...(item
+              ? {
+                  ConditionExpression: 'version = :version',
+                  ExpressionAttributeValues: { ':version': version },
+                }
+              : { ConditionExpression: 'attribute_not_exists(pk)' }),
+          }),
+        );
+        this.recorded.set(key, learned);
+        return;
+      } catch (error) {
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
+    }
+  }
+
+  /** The learned limit recorded on the bucket item, if any. */
+  async learned(key: string): Promise<RateLimit | undefined> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: limitPk(key), sk: LIMIT_SK },
+        ConsistentRead: true,
+      }),
+    );
+    const learned = learnedOf(out.Item);
+    if (learned) this.recorded.set(key, learned);
+    return learned;
+  }
+}
+
+/** The learned limit on a bucket item, if it holds one. */
+function learnedOf(item: Record<string, unknown> | undefined): RateLimit | undefined {
+  if (!item) return undefined;
+  const axis = (value: unknown) => {
+    const n = Number(value);
+    return value !== undefined && Number.isFinite(n) && n > 0 ? n : undefined;
+  };
+  const rpm = axis(item.learnedRpm);
+  const tpm = axis(item.learnedTpm);
+  if (rpm === undefined && tpm === undefined) return undefined;
+  return { ...(rpm === undefined ? {} : { rpm }), ...(tpm === undefined ? {} : { tpm }) };
 }

@@ -10,18 +10,22 @@ import { JsonLinesWriter, readJsonLines } from './jsonl.js';
  * between pays nothing for that call when it resumes.
  */
 export class FileLlmCache implements LlmCache {
-  private entries?: Map<string, Completion>;
+  /** The file's entries, read once: every call made while it is being read waits for that read. */
+  private entries?: Promise<Map<string, Completion>>;
   private readonly writer: JsonLinesWriter;
 
   constructor(readonly path: string) {
     this.writer = new JsonLinesWriter(path, () => mkdir(dirname(path), { recursive: true }));
   }
 
-  private async load(): Promise<Map<string, Completion>> {
-    if (!this.entries) {
-      const lines = await readJsonLines<{ key: string; completion: Completion }>(this.path);
-      this.entries = new Map(lines.map(({ key, completion }) => [key, completion]));
-    }
+  private load(): Promise<Map<string, Completion>> {
+    this.entries ??= readJsonLines<{ key: string; completion: Completion }>(this.path).then(
+      (lines) => new Map(lines.map(({ key, completion }) => [key, completion])),
+    );
+    // A failed read is not kept: the next call reads again.
+    this.entries.catch(() => {
+      this.entries = undefined;
+    });
     return this.entries;
   }
 

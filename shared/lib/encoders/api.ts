@@ -3,9 +3,9 @@
  * (`models.embedContent`). Priced from the price table by input tokens; failures become
  * `ProviderError`s like LLM calls, so the same retries apply.
  */
-import { GoogleGenAI } from '@google/genai';
+import type { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { toError as geminiError } from '../providers/gemini.js';
+import { toError as geminiError, geminiSdk } from '../providers/gemini.js';
 import {
   DEFAULT_TIMEOUT_MS,
   malformedResponseError,
@@ -85,18 +85,26 @@ export class OpenAiEmbedder implements Embedder {
 export class GeminiEmbedder implements Embedder {
   readonly simulated = false;
   readonly id: string;
-  private readonly client: GoogleGenAI;
+  private client?: Promise<GoogleGenAI>;
 
   constructor(private readonly options: ApiEmbedderOptions) {
     this.id = options.id;
-    this.client = new GoogleGenAI({
-      apiKey: options.apiKey,
-      vertexai: false,
-      httpOptions: {
-        ...(options.baseURL ? { baseUrl: options.baseURL } : {}),
-        timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      },
-    });
+  }
+
+  /** The SDK client, built on first use (the SDK is loaded only when Gemini is called). */
+  private sdk(): Promise<GoogleGenAI> {
+    this.client ??= geminiSdk().then(
+      ({ GoogleGenAI }) =>
+        new GoogleGenAI({
+          apiKey: this.options.apiKey,
+          vertexai: false,
+          httpOptions: {
+            ...(this.options.baseURL ? { baseUrl: this.options.baseURL } : {}),
+            timeout: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+          },
+        }),
+    );
+    return this.client;
   }
 
   embed(texts: readonly string[]) {
@@ -111,7 +119,7 @@ export class GeminiEmbedder implements Embedder {
       };
       let response: Awaited<ReturnType<GoogleGenAI['models']['embedContent']>>;
       try {
-        response = await this.client.models.embedContent({
+        response = await (await this.sdk()).models.embedContent({
           model: modelOf(this.id),
           contents,
           config: { httpOptions: { fetch: capturing } },

@@ -3,7 +3,7 @@
  * input schema is the requested JSON Schema; the tool input comes back as JSON text.
  * No Anthropic type leaves this file.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { MessageBatch } from '@anthropic-ai/sdk/resources/messages/batches';
 import type {
   Message,
@@ -27,6 +27,7 @@ import {
   tokens,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
+import { anthropicLearnedLimits } from './rate-limit.js';
 
 export interface AnthropicProviderOptions {
   /** `anthropic:model` */
@@ -44,40 +45,71 @@ export interface AnthropicProviderOptions {
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
 
+type AnthropicSdk = typeof import('@anthropic-ai/sdk');
+let loadingSdk: Promise<AnthropicSdk> | undefined;
+/**
+ * The SDK, loaded on the first call: loading it takes a good part of a second, which a run
+ * that never calls Anthropic (and every command start) should not pay.
+ */
+const anthropicSdk = (): Promise<AnthropicSdk> => (loadingSdk ??= import('@anthropic-ai/sdk'));
+
+/** The client and the SDK's error classes (to map its failures). */
+interface Loaded {
+  Anthropic: AnthropicSdk['default'];
+  client: Anthropic;
+}
+
 export class AnthropicProvider implements LlmProvider {
   readonly id: string;
   readonly simulated = false;
   private readonly model: string;
-  private readonly client: Anthropic;
+  private loaded?: Promise<Loaded>;
   readonly batch: BatchApi;
 
   constructor(private readonly options: AnthropicProviderOptions) {
     this.id = options.id;
     this.model = options.id.slice(options.id.indexOf(':') + 1);
-    this.client = new Anthropic({
-      apiKey: options.apiKey,
-      // Explicit, so the SDK never falls back to ANTHROPIC_BASE_URL from another environment.
-      baseURL: options.baseURL ?? DEFAULT_BASE_URL,
-      // Retries happen in one place: retry.ts.
-      maxRetries: 0,
-      timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-      fetch: options.fetch,
-    });
     this.batch = this.batchApi();
+  }
+
+  /** The SDK client, built on first use. */
+  private sdk(): Promise<Loaded> {
+    this.loaded ??= anthropicSdk().then(({ default: Anthropic }) => ({
+      Anthropic,
+      client: new Anthropic({
+        apiKey: this.options.apiKey,
+        // Explicit, so the SDK never falls back to ANTHROPIC_BASE_URL from another environment.
+        baseURL: this.options.baseURL ?? DEFAULT_BASE_URL,
+        // Retries happen in one place: retry.ts.
+        maxRetries: 0,
+        timeout: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        fetch: this.options.fetch,
+      }),
+    }));
+    return this.loaded;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     const model = request.model || this.model;
     const providerId = `anthropic:${model}`;
     const params = this.params({ ...request, model });
+    const { Anthropic, client } = await this.sdk();
     const started = performance.now();
     let message: Message;
+    let headers: Headers;
     try {
-      message = await this.client.messages.create(params, { signal });
+      // The raw response comes with the parsed body (no second request): its rate-limit headers.
+      ({
+        data: message,
+        response: { headers },
+      } = await client.messages.create(params, { signal }).withResponse());
     } catch (error) {
       throw stainlessProviderError(Anthropic, providerId, error, signal);
     }
-    return this.completionOf(message, request, providerId, performance.now() - started);
+    const completion = this.completionOf(message, request, providerId, performance.now() - started);
+    const learned = anthropicLearnedLimits((name) => headers.get(name));
+    if (learned) completion.learnedLimits = learned;
+    return completion;
   }
 
   /** The normalised completion of a Message (a synchronous answer or a batch result's). */
@@ -125,13 +157,19 @@ export class AnthropicProvider implements LlmProvider {
    * `retrieve` to poll, `results` (the JSONL at the batch's results URL) to collect.
    */
   private batchApi(): BatchApi {
-    const batches = this.client.messages.batches;
-    const vendorError = (error: unknown) => stainlessProviderError(Anthropic, this.id, error, undefined);
+    const sdk = async () => {
+      const { Anthropic, client } = await this.sdk();
+      return {
+        batches: client.messages.batches,
+        vendorError: (error: unknown) => stainlessProviderError(Anthropic, this.id, error, undefined),
+      };
+    };
     const modelOf = (request: CompletionRequest) => request.model || this.model;
     return {
       maxRequests: 100_000,
       accepts: () => true,
       submit: async (entries) => {
+        const { batches, vendorError } = await sdk();
         try {
           const batch = await batches.create({
             requests: entries.map((entry) => ({
@@ -145,6 +183,7 @@ export class AnthropicProvider implements LlmProvider {
         }
       },
       status: async (batchId) => {
+        const { batches, vendorError } = await sdk();
         let batch: MessageBatch;
         try {
           batch = await batches.retrieve(batchId);
@@ -161,6 +200,7 @@ export class AnthropicProvider implements LlmProvider {
         };
       },
       results: async (batchId, entries) => {
+        const { batches, vendorError } = await sdk();
         const byId = new Map(entries.map((entry) => [entry.customId, entry.request]));
         const outcomes: BatchOutcome[] = [];
         try {

@@ -183,9 +183,11 @@ async function callAndStore(
   const { payer } = options;
   const shared = completion.finishReason === 'stop' && options.reuse !== 'own';
   if (cache && key && (shared || payer !== undefined)) {
+    // What the vendor said of its limits then is no part of the answer.
+    const stored = completion.learnedLimits ? { ...completion, learnedLimits: undefined } : completion;
     try {
-      if (payer === undefined) await cache.put(key, completion);
-      else await cache.put(shared ? key : ownKey(key, payer), { ...completion, paidBy: payer });
+      if (payer === undefined) await cache.put(key, stored);
+      else await cache.put(shared ? key : ownKey(key, payer), { ...stored, paidBy: payer });
     } catch (error) {
       onCacheError(error, 'put');
     }

@@ -3,14 +3,13 @@
  * output via `responseMimeType: application/json` + `responseJsonSchema` (standard JSON Schema).
  * No `@google/genai` type leaves this file.
  */
-import {
-  ApiError,
-  type BatchJob,
-  type Content,
-  type GenerateContentConfig,
-  type GenerateContentResponse,
+import type {
+  BatchJob,
+  Content,
+  GenerateContentConfig,
+  GenerateContentResponse,
   GoogleGenAI,
-  type InlinedRequest,
+  InlinedRequest,
 } from '@google/genai';
 import type {
   BatchApi,
@@ -33,6 +32,7 @@ import {
   transportProviderError,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
+import { learnedLimitsFromHeaders } from './rate-limit.js';
 
 export interface GeminiProviderOptions {
   /** `gemini:model` */
@@ -46,11 +46,28 @@ export interface GeminiProviderOptions {
   fetch?: typeof fetch;
 }
 
+type GenAiSdk = typeof import('@google/genai');
+/** The SDK once loaded (its error class maps failures, which only a loaded SDK can throw). */
+let genAi: GenAiSdk | undefined;
+let loadingGenAi: Promise<GenAiSdk> | undefined;
+
+/**
+ * `@google/genai`, loaded on first use: loading it takes a second or more, which a run that
+ * never calls Gemini (and every command start) should not pay.
+ */
+export function geminiSdk(): Promise<GenAiSdk> {
+  loadingGenAi ??= import('@google/genai').then((sdk) => {
+    genAi = sdk;
+    return sdk;
+  });
+  return loadingGenAi;
+}
+
 export class GeminiProvider implements LlmProvider {
   readonly id: string;
   readonly simulated = false;
   private readonly model: string;
-  private readonly client: GoogleGenAI;
+  private client?: Promise<GoogleGenAI>;
   private readonly fetchFn: typeof fetch;
   readonly batch: BatchApi;
 
@@ -58,17 +75,25 @@ export class GeminiProvider implements LlmProvider {
     this.id = options.id;
     this.model = options.id.slice(options.id.indexOf(':') + 1);
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-    this.client = new GoogleGenAI({
-      apiKey: options.apiKey,
-      // Explicit, so GOOGLE_GENAI_USE_VERTEXAI in the environment cannot switch backends.
-      vertexai: false,
-      httpOptions: {
-        ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
-        timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-        // No retryOptions: the SDK then makes exactly one attempt; retries happen in retry.ts.
-      },
-    });
     this.batch = this.batchApi();
+  }
+
+  /** The SDK client, built on first use. */
+  private sdk(): Promise<GoogleGenAI> {
+    this.client ??= geminiSdk().then(
+      ({ GoogleGenAI }) =>
+        new GoogleGenAI({
+          apiKey: this.options.apiKey,
+          // Explicit, so GOOGLE_GENAI_USE_VERTEXAI in the environment cannot switch backends.
+          vertexai: false,
+          httpOptions: {
+            ...(this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {}),
+            timeout: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+            // No retryOptions: the SDK then makes exactly one attempt; retries happen in retry.ts.
+          },
+        }),
+    );
+    return this.client;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -93,11 +118,20 @@ export class GeminiProvider implements LlmProvider {
     const started = performance.now();
     let response: GenerateContentResponse;
     try {
-      response = await this.client.models.generateContent({ model, contents: contentsOf(request), config });
+      response = await (await this.sdk()).models.generateContent({
+        model,
+        contents: contentsOf(request),
+        config,
+      });
     } catch (error) {
       throw toError(providerId, error, signal, responseHeaders);
     }
-    return this.completionOf(response, providerId, performance.now() - started);
+    const completion = this.completionOf(response, providerId, performance.now() - started);
+    // Google rarely sends rate-limit headers; a metering proxy in front of it may.
+    const headers = responseHeaders;
+    const learned = headers && learnedLimitsFromHeaders((name) => headers.get(name));
+    if (learned) completion.learnedLimits = learned;
+    return completion;
   }
 
   /** The normalised completion of a GenerateContentResponse (a synchronous answer or a batch's). */
@@ -138,12 +172,12 @@ export class GeminiProvider implements LlmProvider {
    * `metadata.key`), `batches.get` to poll; the answers come inlined in the finished job.
    */
   private batchApi(): BatchApi {
-    const batches = this.client.batches;
+    const batchesOf = async () => (await this.sdk()).batches;
     const vendorError = (error: unknown) => toError(this.id, error, undefined, undefined);
     const modelOf = (request: CompletionRequest) => request.model || this.model;
     const getJob = async (name: string): Promise<BatchJob> => {
       try {
-        return await batches.get({ name, config: { httpOptions: { fetch: this.fetchFn } } });
+        return await (await batchesOf()).get({ name, config: { httpOptions: { fetch: this.fetchFn } } });
       } catch (error) {
         throw vendorError(error);
       }
@@ -161,7 +195,7 @@ export class GeminiProvider implements LlmProvider {
         }));
         let job: BatchJob;
         try {
-          job = await batches.create({
+          job = await (await batchesOf()).create({
             model,
             src,
             config: { displayName: label.slice(0, 128), httpOptions: { fetch: this.fetchFn } },
@@ -240,7 +274,7 @@ export function toError(
 ): unknown {
   const aborted = callerAbortReason(signal);
   if (aborted !== undefined) return aborted;
-  if (error instanceof ApiError) {
+  if (genAi && error instanceof genAi.ApiError) {
     return httpProviderError(
       providerId,
       error.status,

@@ -30,6 +30,7 @@ import {
   tokens,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
+import { openAiLearnedLimits } from './rate-limit.js';
 
 /**
  * How `request.jsonSchema` is sent: `json_schema` (strict native structured output, OpenAI and
@@ -175,12 +176,17 @@ export class OpenAiProvider implements LlmProvider {
     const params = this.params({ ...request, model });
     const started = performance.now();
     let response: ChatCompletion;
+    let headers: Headers;
     try {
-      response = await this.client.chat.completions.create(params, { signal });
+      // The raw response comes with the parsed body (no second request): its rate-limit headers.
+      ({
+        data: response,
+        response: { headers },
+      } = await this.client.chat.completions.create(params, { signal }).withResponse());
     } catch (error) {
       throw stainlessProviderError(OpenAI, providerId, error, signal);
     }
-    return this.chatCompletionOf(response, providerId, performance.now() - started);
+    return withLearned(this.chatCompletionOf(response, providerId, performance.now() - started), headers);
   }
 
   /** The normalised completion of a chat.completion body (a synchronous answer or a batch line's). */
@@ -221,8 +227,12 @@ export class OpenAiProvider implements LlmProvider {
     if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
     const started = performance.now();
     let response: TextCompletion;
+    let headers: Headers;
     try {
-      response = await this.client.completions.create(params, { signal });
+      ({
+        data: response,
+        response: { headers },
+      } = await this.client.completions.create(params, { signal }).withResponse());
     } catch (error) {
       throw stainlessProviderError(OpenAI, providerId, error, signal);
     }
@@ -234,18 +244,21 @@ export class OpenAiProvider implements LlmProvider {
         `expected a text_completion with choices, got ${preview(response)}`,
       );
     }
-    return buildCompletion({
-      providerId,
-      text: choice.text,
-      finishReason: mapFinishReason(choice.finish_reason),
-      usage: {
-        input: tokens(response.usage?.prompt_tokens),
-        output: tokens(response.usage?.completion_tokens),
-        cached: 0,
-      },
-      latencyMs,
-      prices: this.options.prices,
-    });
+    return withLearned(
+      buildCompletion({
+        providerId,
+        text: choice.text,
+        finishReason: mapFinishReason(choice.finish_reason),
+        usage: {
+          input: tokens(response.usage?.prompt_tokens),
+          output: tokens(response.usage?.completion_tokens),
+          cached: 0,
+        },
+        latencyMs,
+        prices: this.options.prices,
+      }),
+      headers,
+    );
   }
 
   private params(request: CompletionRequest): ChatCompletionCreateParamsNonStreaming {
@@ -300,6 +313,13 @@ export function openAiClient(options: {
     organization: null,
     project: null,
   });
+}
+
+/** The completion with the rate limits its response's headers reported, when they reported any. */
+function withLearned(completion: Completion, headers: Headers): Completion {
+  const learned = openAiLearnedLimits((name) => headers.get(name));
+  if (learned) completion.learnedLimits = learned;
+  return completion;
 }
 
 function isChatCompletion(value: unknown): value is ChatCompletion {

@@ -9,7 +9,7 @@
  * so the whole fleet of workers shares one budget.
  */
 import type { RateLimit, RateNeed } from '../../model/limits.js';
-import type { CompletionRequest } from '../../model/provider.js';
+import type { CompletionRequest, LearnedAxis, LearnedLimits } from '../../model/provider.js';
 import { ProviderError } from '../../model/provider-errors.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
 import type { RateLimitStore } from '../../ports/ports.js';
@@ -91,6 +91,17 @@ export function taken(state: BucketState, limit: RateLimit, need: RateNeed): Buc
   };
 }
 
+/** `state` holding no more than its burst less `debt`, per axis (a bucket in debt refills first). */
+export function inDebt(state: BucketState, limit: RateLimit, debt: RateNeed): BucketState {
+  const lower = (level: number, perMinute: number | undefined, owed: number) =>
+    perMinute === undefined ? level : Math.min(level, burstOf(perMinute) - owed);
+  return {
+    requests: lower(state.requests, limit.rpm, debt.requests),
+    tokens: lower(state.tokens, limit.tpm, debt.tokens),
+    at: state.at,
+  };
+}
+
 /**
  * Tokens a call may count against a TPM limit, estimated without a tokenizer (the hot path):
  * a quarter of the characters sent, plus `maxTokens` (what OpenAI's limiter reserves).
@@ -108,6 +119,149 @@ export function stricter(a: RateLimit | undefined, b: RateLimit | undefined): Ra
   const min = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
   return { rpm: min(a.rpm, b.rpm), tpm: min(a.tpm, b.tpm) };
 }
+
+/** Reads one response header by its (lower-case) name. */
+export type HeaderReader = (name: string) => string | null | undefined;
+
+const DURATION_UNITS_MS: Record<string, number> = {
+  h: 3_600_000,
+  m: 60_000,
+  s: 1_000,
+  ms: 1,
+  us: 1e-3,
+  µs: 1e-3,
+  ns: 1e-6,
+};
+
+/**
+ * A duration as OpenAI writes its resets (`6m0s`, `1m30.5s`, `1s`, `250ms`, `1h2m`) in
+ * milliseconds; undefined for anything else (a bare number is read as seconds).
+ */
+export function parseResetDuration(text: string | null | undefined): number | undefined {
+  const value = text?.trim();
+  if (!value) return undefined;
+  if (/^\d+(?:\.\d+)?$/.test(value)) return Number(value) * 1000;
+  if (!/^(?:\d+(?:\.\d+)?(?:h|ms|m|s|us|µs|ns))+$/.test(value)) return undefined;
+  let ms = 0;
+  for (const [, amount, unit] of value.matchAll(/(\d+(?:\.\d+)?)(h|ms|m|s|us|µs|ns)/g))
+    ms += Number(amount) * DURATION_UNITS_MS[unit!]!;
+  return Number.isFinite(ms) ? ms : undefined;
+}
+
+/** A non-negative finite number from a header, else undefined. */
+function headerNumber(text: string | null | undefined): number | undefined {
+  const value = text?.trim();
+  if (!value || !/^\d+(?:\.\d+)?$/.test(value)) return undefined;
+  const n = Number(value);
+  return Number.isFinite(n) ? n : undefined;
+}
+
+/** One axis from its three headers; undefined without a positive limit. Garbage parts are dropped. */
+function learnedAxis(
+  limit: string | null | undefined,
+  remaining: string | null | undefined,
+  resetMs: number | undefined,
+): LearnedAxis | undefined {
+  const max = headerNumber(limit);
+  if (max === undefined || max <= 0) return undefined;
+  const axis: LearnedAxis = { limit: max };
+  const left = headerNumber(remaining);
+  if (left !== undefined) axis.remaining = Math.min(left, max);
+  if (resetMs !== undefined && Number.isFinite(resetMs)) axis.resetMs = Math.max(0, resetMs);
+  return axis;
+}
+
+const withAxes = (requests?: LearnedAxis, tokens?: LearnedAxis): LearnedLimits | undefined =>
+  requests || tokens ? { ...(requests ? { requests } : {}), ...(tokens ? { tokens } : {}) } : undefined;
+
+/**
+ * OpenAI's `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` (resets as durations), as
+ * OpenAI-compatible servers that meter (OpenRouter, Together, some vLLM proxies) also send them.
+ */
+export function openAiLearnedLimits(header: HeaderReader): LearnedLimits | undefined {
+  const axis = (name: 'requests' | 'tokens') =>
+    learnedAxis(
+      header(`x-ratelimit-limit-${name}`),
+      header(`x-ratelimit-remaining-${name}`),
+      parseResetDuration(header(`x-ratelimit-reset-${name}`)),
+    );
+  return withAxes(axis('requests'), axis('tokens'));
+}
+
+/**
+ * Anthropic's `anthropic-ratelimit-requests-{limit,remaining,reset}` and the token axes (resets
+ * as RFC 3339 times, read against `now`). Tokens: `anthropic-ratelimit-tokens-*` (the most
+ * restrictive token limit in force), else the input-token limit, which is what a call mostly
+ * spends.
+ */
+export function anthropicLearnedLimits(header: HeaderReader, now = Date.now()): LearnedLimits | undefined {
+  const reset = (name: string) => {
+    const text = header(`anthropic-ratelimit-${name}-reset`)?.trim();
+    const at = text ? Date.parse(text) : Number.NaN;
+    return Number.isNaN(at) ? undefined : at - now;
+  };
+  const axis = (name: string) =>
+    learnedAxis(
+      header(`anthropic-ratelimit-${name}-limit`),
+      header(`anthropic-ratelimit-${name}-remaining`),
+      reset(name),
+    );
+  return withAxes(axis('requests'), axis('tokens') ?? axis('input-tokens'));
+}
+
+/** Whichever vendor's rate-limit headers a response carries (OpenAI's first); undefined for none. */
+export function learnedLimitsFromHeaders(header: HeaderReader, now = Date.now()): LearnedLimits | undefined {
+  return openAiLearnedLimits(header) ?? anthropicLearnedLimits(header, now);
+}
+
+/** A window this much longer than a minute (from remaining and reset) means a longer-term limit. */
+const LONG_WINDOW_MS = 120_000;
+
+/**
+ * The per-minute limit an axis stands for. Vendors name per-minute limits in these headers, but
+ * an axis whose reset says its bucket refills slower than a minute's worth per minute (a daily
+ * limit: 10,000 left of 10,000,000 and hours to reset) is a longer window: its per-minute rate
+ * is what the reset implies.
+ */
+export function perMinuteOf(axis: LearnedAxis): number {
+  if (axis.remaining === undefined || axis.resetMs === undefined) return axis.limit;
+  const used = axis.limit - axis.remaining;
+  if (used <= 0 || axis.resetMs <= 0) return axis.limit;
+  const windowMs = (axis.resetMs * axis.limit) / used;
+  return windowMs > LONG_WINDOW_MS ? (axis.limit * 60_000) / windowMs : axis.limit;
+}
+
+/** The limits learned from a response as a {@link RateLimit}; undefined when it carried none. */
+export function learnedRateLimit(learned: LearnedLimits | undefined): RateLimit | undefined {
+  if (!learned) return undefined;
+  const limit: RateLimit = {};
+  if (learned.requests) limit.rpm = perMinuteOf(learned.requests);
+  if (learned.tokens) limit.tpm = perMinuteOf(learned.tokens);
+  return limit.rpm === undefined && limit.tpm === undefined ? undefined : limit;
+}
+
+/** What the vendor's bucket had given out and not yet refilled, as of the response (0 when unsaid). */
+export function vendorUsed(learned: LearnedLimits): RateNeed {
+  const used = (axis?: LearnedAxis) =>
+    axis?.remaining === undefined ? 0 : Math.max(0, axis.limit - axis.remaining);
+  return { requests: used(learned.requests), tokens: used(learned.tokens) };
+}
+
+/**
+ * How long (ms) to hold every call when the vendor says an axis has less than one unit left:
+ * the time its bucket takes to refill one (its reset spread over what it has to refill).
+ */
+export function exhaustedWaitMs(learned: LearnedLimits): number {
+  const wait = (axis?: LearnedAxis) => {
+    if (!axis || axis.remaining === undefined || axis.remaining >= 1 || !axis.resetMs) return 0;
+    const used = axis.limit - axis.remaining;
+    return Math.ceil(used > 0 ? axis.resetMs / used : axis.resetMs);
+  };
+  return Math.max(wait(learned.requests), wait(learned.tokens));
+}
+
+const sameLimit = (a: RateLimit | undefined, b: RateLimit | undefined) =>
+  a?.rpm === b?.rpm && a?.tpm === b?.tpm;
 
 export class RateLimitSyntaxError extends Error {
   override readonly name = 'RateLimitSyntaxError';
@@ -272,7 +426,13 @@ export const FIRST_STALL_MS = 20_000;
  * and an admitted call costs two counter updates.
  */
 export class ModelLimiter {
+  /** The declared limit (the suite's and ASSAY_LIMITS, the stricter per axis). */
   limit: RateLimit | undefined;
+  /**
+   * The limit the vendor reported on its latest answer that carried one (or that the store
+   * recorded for the fleet). The bucket holds calls to the stricter of this and `limit`.
+   */
+  learned: RateLimit | undefined;
   /** The suite's own limit `limit` was merged from (RateLimiters compares it, not the merge). */
   suiteLimit: RateLimit | undefined;
   readonly aimd: Aimd;
@@ -296,6 +456,11 @@ export class ModelLimiter {
   /** The usual latency of an answered call (ms, a moving average); undefined before the first. */
   private typicalMs: number | undefined;
   private watch: unknown;
+  /** Whether the store was asked for a limit learned elsewhere (another worker, an earlier run). */
+  private askedStore = false;
+  private asking: Promise<void> | undefined;
+  /** When the latest calls went out while no limit was known (a ring, the last second's). */
+  private readonly unmetered: number[] = [];
   private readonly timers: Timers;
   private readonly now: () => number;
   private readonly sleep: Sleep;
@@ -310,6 +475,11 @@ export class ModelLimiter {
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
     this.timers = options.timers ?? globalTimers;
+  }
+
+  /** What the bucket holds calls to: the stricter of the declared and the learned limit. */
+  get effectiveLimit(): RateLimit | undefined {
+    return this.learned === undefined ? this.limit : stricter(this.limit, this.learned);
   }
 
   /** Calls counted against the window now. */
@@ -353,12 +523,22 @@ export class ModelLimiter {
     const token = {};
     let sentAt: number | undefined;
     try {
-      // Without a declared limit or a pause, nothing to wait for: no further promise.
-      if (this.limit !== undefined || this.pausedUntil > 0) await this.admit(request, signal);
+      // Without a limit (declared, learned or in the store) or a pause, nothing to wait for: no
+      // further promise.
+      if (
+        this.limit !== undefined ||
+        this.learned !== undefined ||
+        this.pausedUntil > 0 ||
+        (!this.askedStore && this.options.store.learned !== undefined)
+      )
+        await this.admit(request, signal);
       sentAt = this.now();
       this.sent.set(token, sentAt);
+      if (this.learned === undefined && this.limit === undefined) this.noteUnmetered(sentAt);
       if (this.waiting.length > 0) this.armWatch();
       const value = await attempt();
+      const learned = (value as { learnedLimits?: LearnedLimits } | undefined)?.learnedLimits;
+      if (learned !== undefined) this.learn(learned);
       this.answered(this.now() - sentAt);
       this.heard(0);
       this.aimd.succeeded();
@@ -373,6 +553,61 @@ export class ModelLimiter {
         this.sent.delete(token);
         this.release();
       }
+    }
+  }
+
+  /**
+   * What a vendor said about its limits on an answer. A limit it reports (new, or changed) holds
+   * the bucket from now on; the first one also starts the bucket in debt by the calls the
+   * vendor still counts (sent before any limit was known, which the vendor meters by the second
+   * as it does every call): without it, a bucket born full would add its refill to the calls
+   * of that first second. An axis with nothing left holds every call until one unit refills.
+   */
+  learn(learned: LearnedLimits): void {
+    const exhausted = exhaustedWaitMs(learned);
+    if (exhausted > 0) this.pausedUntil = Math.max(this.pausedUntil, this.now() + exhausted);
+    const limit = learnedRateLimit(learned);
+    if (limit === undefined || sameLimit(limit, this.learned)) return;
+    const first = this.effectiveLimit === undefined;
+    this.learned = limit;
+    const store = this.options.store;
+    if (!store.learn) return;
+    let debt: RateNeed | undefined;
+    if (first) {
+      debt = vendorUsed(learned);
+      debt.requests = Math.max(debt.requests, this.unmeteredInLastSecond());
+    }
+    store
+      .learn(this.key, limit, this.effectiveLimit!, debt)
+      .catch((error: unknown) => (this.options.onStoreError ?? warnStoreError)(error, this.key));
+  }
+
+  /** Keeps the times of calls sent without a limit, over the last second. */
+  private noteUnmetered(at: number): void {
+    this.unmetered.push(at);
+    if (this.unmetered.length > 64 && this.unmetered[0]! <= at - 1_000) {
+      const keep = this.unmetered.findIndex((t) => t > at - 1_000);
+      this.unmetered.splice(0, keep === -1 ? this.unmetered.length : keep);
+    }
+  }
+
+  private unmeteredInLastSecond(): number {
+    const since = this.now() - 1_000;
+    let n = 0;
+    for (let i = this.unmetered.length - 1; i >= 0 && this.unmetered[i]! > since; i--) n += 1;
+    this.unmetered.length = 0;
+    return n;
+  }
+
+  /** Once per limiter: adopts a limit the store learned before (another worker, an earlier run). */
+  private async askStore(): Promise<void> {
+    try {
+      const learned = await this.options.store.learned?.(this.key);
+      if (learned !== undefined && this.learned === undefined) this.learned = learned;
+    } catch (error) {
+      (this.options.onStoreError ?? warnStoreError)(error, this.key);
+    } finally {
+      this.askedStore = true;
     }
   }
 
@@ -461,6 +696,10 @@ export class ModelLimiter {
 
   /** Waits out a pause, then takes this call's requests and tokens from the bucket. */
   private async admit(request: CompletionRequest, signal?: AbortSignal): Promise<void> {
+    if (!this.askedStore && this.options.store.learned !== undefined) {
+      this.asking ??= this.askStore();
+      await this.asking;
+    }
     for (;;) {
       const pause = this.pausedUntil - this.now();
       if (pause > 0) {
@@ -468,7 +707,7 @@ export class ModelLimiter {
         continue;
       }
       this.pausedUntil = 0;
-      const limit = this.limit;
+      const limit = this.effectiveLimit;
       if (!limit) return;
       const need = { requests: 1, tokens: limit.tpm === undefined ? 0 : estimateCallTokens(request) };
       let wait: number;
