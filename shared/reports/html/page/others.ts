@@ -1,24 +1,14 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /** The sweep, comparison and leaderboard pages. */
+
+import type { PairedDelta } from '../../../lib/metrics/index.js';
+import type { MetricValue } from '../../../model/report.js';
 import { scatter } from './charts.js';
 import { banner, ciBar, h, metricName, ms, num, pValue, section, signed, table, usd } from './dom.js';
 import { VirtualTable } from './virtual.js';
 
 type Json = Record<string, unknown>;
-interface MetricValue {
-  value: number | null;
-  n: number;
-  ci: [number, number] | null;
-}
-interface PairedDelta {
-  base: number | null;
-  candidate: number | null;
-  delta: number;
-  ci: [number, number];
-  pValue: number;
-}
-
 function head(title: string, facts: [string, string, string?][]): HTMLElement {
   return h(
     'header',

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /** The page of one run: header facts, banners, every scorer's figures and charts, cost, latency, the family's figures, the items. */
+import type { MetricValue, Report, ScorerSummary } from '../../../model/report.js';
 import type { ItemTable } from '../types.js';
 import { histogram, roc } from './charts.js';
 import {
@@ -18,65 +19,6 @@ import {
   usd,
 } from './dom.js';
 import { itemsSection } from './items.js';
-
-interface MetricValue {
-  value: number | null;
-  n: number;
-  ci: [number, number] | null;
-}
-interface ScorerSummary {
-  kind: string;
-  n: number;
-  unscored: Record<string, number>;
-  metrics: Record<string, MetricValue>;
-  tables?: Record<string, unknown>;
-  bias?: {
-    length: {
-      spearman: number | null;
-      n: number;
-      byGold: Record<string, { spearman: number | null; n: number }>;
-    };
-  };
-}
-interface Report {
-  runId: string;
-  suite: string;
-  task: string;
-  config: Record<string, string>;
-  backends: string[];
-  simulated: boolean;
-  notice?: string;
-  dataset: string;
-  status: 'complete' | 'incomplete';
-  missingItems: number | null;
-  startedAt: string;
-  finishedAt: string | null;
-  counts: {
-    items: number;
-    scored: number;
-    failed: number;
-    invalidRows: number;
-    errors: number;
-    byFailure: Record<string, number>;
-  };
-  primaryScorer: string;
-  scores: Record<string, ScorerSummary>;
-  metrics: Record<string, unknown>;
-  cost: {
-    totalUsd: number;
-    perItemUsd: number | null;
-    per10kUsd: number | null;
-    calls: number;
-    cachedCalls: number;
-    savedUsd: number;
-    tokens: { input: number; output: number; cached: number };
-    byStage: Record<string, { usd: number; calls: number }>;
-    batch?: { calls: number; savedUsd: number; discount: number };
-  };
-  latencyMs: Record<string, number | null>;
-  prompts: Record<string, string>;
-  comparison?: Record<string, unknown>;
-}
 
 /** Metrics whose range is [0, 1] (their CI bars span it); others span their own interval. */
 const UNIT_METRICS = new Set([
