@@ -20,6 +20,7 @@ import { columnList, fileColumns } from '../shared/datasets/columns.js';
 import { formatFromPath, type RawRow, readRows } from '../shared/datasets/read.js';
 import { requireOnnxRuntime } from '../shared/encoders/onnx.js';
 import { EncoderPool } from '../shared/encoders/registry.js';
+import { InputError } from '../shared/errors.js';
 import { ProviderError } from '../shared/providers/errors.js';
 import { loadPriceTable } from '../shared/providers/pricing.js';
 import { RateLimiters } from '../shared/providers/rate-limit.js';
@@ -90,7 +91,7 @@ export function promptStoreFor(suiteDir: string): LayeredBlobStore {
 }
 
 /** A file the user named (a suite, a dataset) that is missing, a folder or unreadable. */
-export class InputFileError extends Error {
+export class InputFileError extends InputError {
   override readonly name = 'InputFileError';
 }
 

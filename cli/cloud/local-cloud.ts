@@ -19,6 +19,7 @@ import {
 } from '../../shared/bucket/layout.js';
 import { writeRunReport } from '../../shared/core/aggregate-run.js';
 import { parseSuite, type Suite } from '../../shared/core/suite.js';
+import { ServiceError } from '../../shared/errors.js';
 import type { BlobStore } from '../../shared/ports.js';
 import { PROMPT_PREFIX } from '../../shared/prompts/prompts.js';
 import { loadPriceTable } from '../../shared/providers/pricing.js';
@@ -186,7 +187,7 @@ export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
  * The local cloud gave up: nothing progressed for the stall timeout. What the run had was
  * written to `outDir` (a partial report of the items with results), when there was a run.
  */
-export class CloudStalledError extends Error {
+export class CloudStalledError extends ServiceError {
   override readonly name = 'CloudStalledError';
   constructor(
     message: string,

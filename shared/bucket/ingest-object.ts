@@ -3,6 +3,7 @@ import { prepareRun } from '../core/prepare-run.js';
 import { type StartRunDeps, type StartRunOutcome, startRun } from '../core/start-run.js';
 import { parseSuite, type Suite, variantSuites } from '../core/suite.js';
 import { type DatasetFormat, formatFromPath, readRows } from '../datasets/read.js';
+import { AssayError } from '../errors.js';
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports.js';
 import { contentHash, PROMPT_PREFIX } from '../prompts/prompts.js';
 import { prepareSweep } from '../sweeps/sweep.js';
@@ -58,15 +59,6 @@ export type IngestOutcome =
   | { status: 'ignored'; why: 'no-dataset' | 'unknown-key'; reason: string }
   /** The upload cannot start a run and retrying will not change that: the user must fix something. */
   | { status: 'rejected'; reason: string; suiteName?: string };
-
-/** Errors that mean "this suite, its prompts or its dataset are wrong": no retry can fix them. */
-const PERMANENT_ERRORS = new Set([
-  'SuiteError',
-  'PromptError',
-  'TaskRegistryError',
-  'UnknownProviderError',
-  'MissingCredentialsError',
-]);
 
 /**
  * An object landed in the bucket: starts the run it asks for. A suite upload runs the suite on
@@ -330,7 +322,8 @@ async function prepareChecked(
       now: deps.now,
     });
   } catch (error) {
-    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) return { rejected: error.message };
+    // A wrong suite, prompt or backend, a missing key: no retry can fix it (see errors.ts).
+    if (error instanceof AssayError && error.permanent) return { rejected: error.message };
     throw error;
   }
 }

@@ -1,3 +1,4 @@
+import { RunNotFoundError } from '../errors.js';
 import type { BlobStore, RunHistory, RunStore } from '../ports.js';
 import { writeComparisonFiles } from '../reports/comparison.js';
 import { FileLayout, writeReportFiles } from '../reports/files.js';
@@ -50,7 +51,7 @@ export async function writeRunReport(
   runId: string,
 ): Promise<{ status: 'written'; report: Report; keys: string[] }> {
   const run = await deps.runStore.getRun(runId);
-  if (!run) throw new Error(`run ${runId} not found`);
+  if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
   const family = taskFor(run.suite);
   const ordered = await inReportOrder(() => deps.runStore.results(runId));
   try {

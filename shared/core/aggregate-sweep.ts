@@ -1,3 +1,4 @@
+import { RunNotFoundError, SweepNotFoundError } from '../errors.js';
 import type { BlobStore, RunHistory, SweepStore } from '../ports.js';
 import { reportOrder } from '../reports/report.js';
 import { writeSweepFiles } from '../reports/sweep-files.js';
@@ -52,10 +53,14 @@ export async function writeSweepReport(
   sweepId: string,
 ): Promise<{ status: 'written'; report: SweepReport; keys: string[] }> {
   const sweep = await deps.sweeps.getSweep(sweepId);
-  if (!sweep) throw new Error(`sweep ${sweepId} not found`);
+  if (!sweep) throw new SweepNotFoundError(sweepId);
   const runs = await variantRuns(deps, sweep);
   const missing = sweep.variants.find((_, i) => runs[i] === undefined);
-  if (missing) throw new Error(`sweep ${sweepId}: variant ${missing.name}'s run ${missing.runId} not found`);
+  if (missing)
+    throw new RunNotFoundError(
+      missing.runId,
+      `sweep ${sweepId}: variant ${missing.name}'s run ${missing.runId} not found`,
+    );
   return writeReport(deps, sweep, runs as RunRecord[]);
 }
 

@@ -26,6 +26,7 @@
  * before the first round, so nothing is submitted twice.
  */
 
+import { RunNotFoundError } from '../errors.js';
 import type { BatchStore, RunStore, WaitingCall } from '../ports.js';
 import type { BatchApi, BatchStatus } from '../providers/batch.js';
 import { cacheKey } from '../providers/call.js';
@@ -442,7 +443,7 @@ export async function advanceBatches(
     let run = runs.get(runId);
     if (!run) {
       run = await deps.runStore.getRun(runId);
-      if (!run) throw new Error(`batch lane: run ${runId} not found`);
+      if (!run) throw new RunNotFoundError(runId, `batch lane: run ${runId} not found`);
       runs.set(runId, run);
     }
     return run;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { EncoderPool } from '../encoders/registry.js';
 import type { EncoderSpend } from '../encoders/types.js';
+import { RunNotFoundError, StoppedError } from '../errors.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports.js';
 import { renderPrompt, type TemplateFormat } from '../prompts/prompts.js';
 import { callModel } from '../providers/call.js';
@@ -57,7 +58,7 @@ export interface ScoreItemDeps {
 }
 
 /** A call refused because the run's budget is spent: the item fails as `budget`, and a resume retries it. */
-export class BudgetExceededError extends Error {
+export class BudgetExceededError extends StoppedError {
   override readonly name = 'BudgetExceededError';
 }
 
@@ -92,7 +93,7 @@ export async function loadRun(store: RunStore, runId: string): Promise<RunRecord
   const cached = byId.get(runId);
   if (cached) return cached;
   const run = await store.getRun(runId);
-  if (!run) throw new Error(`run ${runId} not found`);
+  if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
   byId.set(runId, run);
   return run;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputError } from '../errors.js';
 import { resolveProviderId } from '../providers/aliases.js';
 import { rateLimitSchema } from '../providers/rate-limit.js';
 
@@ -285,6 +286,6 @@ const baseSuiteSchema = z.object({ ...commonSuiteShape('task', {}), task: z.stri
 /** What core code knows of any suite: the common keys. Families extend it with their block. */
 export type BaseSuite = z.infer<typeof baseSuiteSchema>;
 
-export class SuiteError extends Error {
+export class SuiteError extends InputError {
   override readonly name = 'SuiteError';
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { PromptSnapshot } from '../core/model.js';
 import type { BlobStore } from '../ports.js';
+import { InputError } from '../errors.js';
 
 /**
  * Prompts are files, identified at run time by path + content hash. A BlobStore whose keys
@@ -9,7 +10,7 @@ import type { BlobStore } from '../ports.js';
 
 export const PROMPT_PREFIX = 'prompts/';
 
-export class PromptError extends Error {
+export class PromptError extends InputError {
   override readonly name = 'PromptError';
 }
 

@@ -9,6 +9,7 @@
  * so the whole fleet of workers shares one budget.
  */
 import { z } from 'zod';
+import { ConfigError } from '../errors.js';
 import type { RateLimitStore } from '../ports.js';
 import { resolveProviderId } from './aliases.js';
 import { ProviderError } from './errors.js';
@@ -135,7 +136,7 @@ export function stricter(a: RateLimit | undefined, b: RateLimit | undefined): Ra
   return { rpm: min(a.rpm, b.rpm), tpm: min(a.tpm, b.tpm) };
 }
 
-export class RateLimitSyntaxError extends Error {
+export class RateLimitSyntaxError extends ConfigError {
   override readonly name = 'RateLimitSyntaxError';
 }
 

@@ -22,6 +22,8 @@
  * A condition with no data on either side (a metric that is n/a, a slice with no items) fails
  * and says so: a gate never promotes on figures it does not have.
  */
+
+import { InputError } from '../errors.js';
 import type { MetricValue, PairedDelta } from '../metrics/index.js';
 import { percentile } from '../metrics/stats.js';
 import type { Report } from '../reports/report.js';
@@ -52,7 +54,7 @@ export interface Condition {
   alpha?: number;
 }
 
-export class GateSyntaxError extends Error {
+export class GateSyntaxError extends InputError {
   override readonly name = 'GateSyntaxError';
 }
 

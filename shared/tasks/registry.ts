@@ -1,4 +1,5 @@
 import { SCORE_KINDS } from '../core/model.js';
+import { ConfigError } from '../errors.js';
 import { dataSections, PromptError, placeholders } from '../prompts/prompts.js';
 import { simulatedId } from '../providers/aliases.js';
 import { SIM_NO_ANSWER } from '../providers/sim.js';
@@ -24,7 +25,7 @@ export const FAMILIES: readonly AnyTaskFamily[] = [
   summarizationFamily,
 ];
 
-export class TaskRegistryError extends Error {
+export class TaskRegistryError extends ConfigError {
   override readonly name = 'TaskRegistryError';
 }
 

@@ -14,7 +14,7 @@
  * the run record and each result are checked by the codec (core/codec.ts) when read back.
  * `startedAt` is ISO-8601 UTC, so the suite index sorts by time as a string.
  */
-import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -32,6 +32,7 @@ import {
   type RunStatus,
   resultCost,
 } from '../../core/model.js';
+import { RunNotFoundError } from '../../errors.js';
 import type { RecordOutcome, RunHistory, RunStore } from '../../ports.js';
 
 export interface DynamoRunStoreOptions {
@@ -42,14 +43,7 @@ export interface DynamoRunStoreOptions {
   pageSize?: number;
 }
 
-/** An operation on a run that has no record. */
-export class RunNotFoundError extends Error {
-  override readonly name = 'RunNotFoundError';
-
-  constructor(readonly runId: string) {
-    super(`run ${runId} does not exist`);
-  }
-}
+export { RunNotFoundError } from '../../errors.js';
 
 const META = 'META';
 const RESULT_PREFIX = 'RESULT#';
@@ -491,15 +485,19 @@ function toCounters(item: Record<string, unknown>): RunCounters {
   return counters;
 }
 
-/** True when a TransactWriteItems was cancelled because the condition of entry `index` failed. */
+/**
+ * True when a TransactWriteItems was cancelled because the condition of entry `index` failed.
+ * By the SDK's typed exception: the SDK packages resolve to one copy (CommonJS `main`, no
+ * `exports` map), in Node and in the bundles alike.
+ */
 export function cancelledByCondition(err: unknown, index: number): boolean {
-  // By name, not instanceof: a bundle may carry two copies of the SDK's error classes.
-  if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return false;
   return (
-    (err as TransactionCanceledException).CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed'
+    err instanceof TransactionCanceledException &&
+    err.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed'
   );
 }
 
-export function isConditionalCheckFailed(err: unknown): boolean {
-  return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+/** True when a single write's condition failed (a lost conditional create or claim). */
+export function isConditionalCheckFailed(err: unknown): err is ConditionalCheckFailedException {
+  return err instanceof ConditionalCheckFailedException;
 }

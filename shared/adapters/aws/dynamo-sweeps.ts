@@ -18,6 +18,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { SweepNotFoundError } from '../../errors.js';
 import type { Leaderboard, SweepStore } from '../../ports.js';
 import type { LeaderboardEntry } from '../../reports/leaderboard.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../sweeps/sweep.js';
@@ -133,16 +134,21 @@ export class DynamoSweepStore implements SweepStore {
   }
 
   async setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: sweepPk(sweepId), sk: META },
-        UpdateExpression: finishedAt ? 'SET #s = :s, finishedAt = :f' : 'SET #s = :s',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':s': status, ...(finishedAt ? { ':f': finishedAt } : {}) },
-      }),
-    );
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sweepPk(sweepId), sk: META },
+          UpdateExpression: finishedAt ? 'SET #s = :s, finishedAt = :f' : 'SET #s = :s',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':s': status, ...(finishedAt ? { ':f': finishedAt } : {}) },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new SweepNotFoundError(sweepId);
+      throw err;
+    }
   }
 }
 

@@ -8,6 +8,7 @@ import {
   type RunStatus,
   resultCost,
 } from '../../core/model.js';
+import { ConflictError, RunNotFoundError } from '../../errors.js';
 import type { RecordOutcome, RunStore } from '../../ports.js';
 import { JsonLinesWriter, jsonLines } from './jsonl.js';
 
@@ -109,7 +110,7 @@ export class LocalRunStore implements RunStore {
     await this.load();
     if (this.run) {
       if (this.run.runId !== run.runId)
-        throw new Error(`${this.dir} holds run ${this.run.runId}, not ${run.runId}`);
+        throw new ConflictError(`${this.dir} holds run ${this.run.runId}, not ${run.runId}`);
       return false;
     }
     await mkdir(this.dir, { recursive: true });
@@ -126,7 +127,8 @@ export class LocalRunStore implements RunStore {
   }
 
   private need(runId: string) {
-    if (!this.run || this.run.runId !== runId) throw new Error(`run ${runId} not found in ${this.dir}`);
+    if (!this.run || this.run.runId !== runId)
+      throw new RunNotFoundError(runId, `run ${runId} not found in ${this.dir}`);
     return this.run;
   }
 

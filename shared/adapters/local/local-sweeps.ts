@@ -2,6 +2,7 @@ import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeRun } from '../../core/codec.js';
 import type { RunRecord } from '../../core/model.js';
+import { SweepNotFoundError } from '../../errors.js';
 import type { Leaderboard, SweepStore } from '../../ports.js';
 import { type LeaderboardEntry, leaderboardEntry } from '../../reports/leaderboard.js';
 import type { Report } from '../../reports/report.js';
@@ -74,7 +75,7 @@ export class LocalSweepStore implements SweepStore {
 
   async setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void> {
     const sweep = await this.getSweep(sweepId);
-    if (!sweep) throw new Error(`sweep ${sweepId} not found`);
+    if (!sweep) throw new SweepNotFoundError(sweepId);
     await this.save({ ...sweep, status, ...(finishedAt ? { finishedAt } : {}) });
   }
 
