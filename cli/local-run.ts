@@ -7,10 +7,12 @@ import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/fold
 import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
+import { LocalLeaderboard, LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
 import { LocalWorkQueue } from '../shared/adapters/local/local-work-queue.js';
 import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/core/aggregate-run.js';
 import { type BatchEvent, runBatchLane } from '../shared/core/batch-lane.js';
+import { type FinishRunDeps, finishRun } from '../shared/core/finish-run.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/core/model.js';
 import { prepareRun } from '../shared/core/prepare-run.js';
 import { scoreItem } from '../shared/core/score-item.js';
@@ -300,10 +302,25 @@ export async function runSuite(
   // A run that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateRun(reportDeps, run.runId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
+  // A run in a runs folder joins its leaderboard and finishes the sweeps it completes there;
+  // a run given its own folder (`--out`) stays out of any runs folder's leaderboard.
+  if (options.outDir === undefined) await finishRun(finishDeps(dirname(outDir), outDir), run.runId, outcome);
   emit({ type: 'finished', outcome });
   const unscorable =
     outcome.report.counts.scored === 0 ? await whyNothingScored(outDir, run, dataset) : undefined;
   return { outDir, run, outcome, ...(unscorable ? { unscorable } : {}) };
+}
+
+/** What follows a finished run in the local shell: the runs folder's leaderboard and sweeps. */
+function finishDeps(runsDir: string, outDir: string): FinishRunDeps {
+  const sweeps = new LocalSweepStore(runsDir);
+  return {
+    runs: new LocalRunHistory(runsDir),
+    reports: new FolderBlobStore(outDir),
+    leaderboard: new LocalLeaderboard(runsDir),
+    sweeps,
+    sweepFiles: (sweepId) => new FolderBlobStore(sweeps.dirOf(sweepId)),
+  };
 }
 
 export interface LocalRunOutcome {

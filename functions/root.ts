@@ -31,11 +31,12 @@ import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigge
 import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import type { IngestObjectDeps } from '../shared/bucket/ingest-object.js';
+import { REPORTS_PREFIX } from '../shared/bucket/layout.js';
 import type { AggregateDeps } from '../shared/core/aggregate-run.js';
 import type { AggregateSweepDeps } from '../shared/core/aggregate-sweep.js';
 import type { AdvanceBatchesDeps } from '../shared/core/batch-lane.js';
+import type { FinishRunDeps } from '../shared/core/finish-run.js';
 import type { RunRecord } from '../shared/core/model.js';
-import type { PublishLeaderboardDeps } from '../shared/core/publish-leaderboard.js';
 import type { ScoreItemDeps } from '../shared/core/score-item.js';
 import { EncoderPool } from '../shared/encoders/registry.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports.js';
@@ -264,20 +265,24 @@ export function deadLetterRoot(): { blobs: S3BlobStore; runStore: RunStore; trig
 
 /**
  * The aggregator: reads results, writes report files to the bucket, compares with the suite's
- * previous run; keeps the leaderboard; aggregates sweeps once their variant runs are done.
+ * previous run (`run`); aggregates a sweep it is asked for (`sweep`); once a run is done, keeps
+ * the leaderboard and aggregates the sweeps it completes (`finish`).
  */
-export function aggregateRoot(): AggregateDeps &
-  AggregateSweepDeps &
-  PublishLeaderboardDeps & { runStore: DynamoRunStore } {
+export function aggregateRoot(): { run: AggregateDeps; sweep: AggregateSweepDeps; finish: FinishRunDeps } {
   const b = base([]);
   const table = { client: b.clients.doc, tableName: b.env.TABLE_NAME };
+  const sweeps = new DynamoSweepStore(table);
   return {
-    runStore: b.runStore,
-    reports: b.blobs,
-    history: b.runStore,
-    runs: b.runStore,
-    sweeps: new DynamoSweepStore(table),
-    leaderboard: new DynamoLeaderboard(table),
+    run: { runStore: b.runStore, reports: b.blobs, history: b.runStore },
+    sweep: { sweeps, runs: b.runStore, reports: b.blobs },
+    finish: {
+      runs: b.runStore,
+      reports: b.blobs,
+      leaderboard: new DynamoLeaderboard(table),
+      leaderboardFiles: { blobs: b.blobs, prefix: REPORTS_PREFIX },
+      sweeps,
+      sweepFiles: () => b.blobs,
+    },
   };
 }
 

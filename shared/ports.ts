@@ -180,3 +180,23 @@ export interface BatchStore {
    */
   closeBatch(batch: OpenBatch, outcomes: ReadonlyMap<string, Completion | 'sync'>): Promise<string[]>;
 }
+
+/** One submitted batch, as the run's ledger keeps it. */
+export interface LedgerBatch {
+  batchId: string;
+  /** The backend as the suite names it (what `providerFor` builds). */
+  backend: string;
+  round: number;
+  submittedAt: string;
+  entries: WaitingCall[];
+}
+
+/**
+ * Where a run of the in-process batch lane (the local shell) keeps the batches it submitted,
+ * written before the run waits on them, so a killed run polls the same batches when it resumes.
+ */
+export interface BatchLedger {
+  /** Every batch added, in the order they were added. */
+  list(): Promise<LedgerBatch[]>;
+  add(batch: LedgerBatch): Promise<void>;
+}

@@ -86,15 +86,3 @@ async function writeReport(
   const report = await buildSweepReport(sweep, variants, finishedAt);
   return { status: 'written', report, keys: await writeSweepFiles(deps.reports, sweep.reportPrefix, report) };
 }
-
-/** After a run is done: aggregates every sweep it completes. */
-export async function finishSweepsOf(
-  deps: AggregateSweepDeps,
-  runId: string,
-): Promise<{ sweepId: string; outcome: AggregateSweepOutcome }[]> {
-  const outcomes: { sweepId: string; outcome: AggregateSweepOutcome }[] = [];
-  for (const sweepId of await deps.sweeps.sweepsOf(runId)) {
-    outcomes.push({ sweepId, outcome: await aggregateSweep(deps, sweepId) });
-  }
-  return outcomes;
-}

@@ -27,7 +27,7 @@
  */
 
 import { RunNotFoundError } from '../errors.js';
-import type { BatchStore, RunStore, WaitingCall } from '../ports.js';
+import type { BatchLedger, BatchStore, LedgerBatch, RunStore, WaitingCall } from '../ports.js';
 import type { BatchApi, BatchStatus } from '../providers/batch.js';
 import { cacheKey } from '../providers/call.js';
 import { type Sleep, withRetry } from '../providers/retry.js';
@@ -35,21 +35,7 @@ import type { Completion, CompletionRequest, LlmProvider } from '../providers/ty
 import type { ItemMessage, ItemResult, RunRecord } from './model.js';
 import { DeferredCall, type ScoreItemDeps, scoreItem } from './score-item.js';
 
-/** One submitted batch, as the run's ledger keeps it. */
-export interface LedgerBatch {
-  batchId: string;
-  /** The backend as the suite names it (what `providerFor` builds). */
-  backend: string;
-  round: number;
-  submittedAt: string;
-  entries: WaitingCall[];
-}
-
-/** Where a run keeps the batches it submitted (locally `batches.jsonl` in the run folder). */
-export interface BatchLedger {
-  list(): Promise<LedgerBatch[]>;
-  add(batch: LedgerBatch): Promise<void>;
-}
+export type { BatchLedger, LedgerBatch } from '../ports.js';
 
 export type BatchEvent =
   | { type: 'submitted'; batchId: string; backend: string; requests: number; round: number }

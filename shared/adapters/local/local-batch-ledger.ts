@@ -1,6 +1,6 @@
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BatchLedger, LedgerBatch } from '../../core/batch-lane.js';
+import type { BatchLedger, LedgerBatch } from '../../ports.js';
 import { JsonLinesWriter, readJsonLines } from './jsonl.js';
 
 /**

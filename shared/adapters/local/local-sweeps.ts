@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeRun } from '../../core/codec.js';
 import type { RunRecord } from '../../core/model.js';
@@ -8,6 +8,7 @@ import { type LeaderboardEntry, leaderboardEntry } from '../../reports/leaderboa
 import type { Report } from '../../reports/report.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../sweeps/sweep.js';
 import { FolderBlobStore } from './folder-blob-store.js';
+import { JsonLinesWriter, readJsonLines } from './jsonl.js';
 import { findRunFolders } from './local-run-history.js';
 
 const RECORD = 'sweep-record.json';
@@ -88,25 +89,40 @@ export class LocalSweepStore implements SweepStore {
   }
 }
 
+/** The file under the runs folder where the local leaderboard keeps its entries. */
+export const LEADERBOARD_FILE = 'leaderboard.jsonl';
+
 /**
- * The local leaderboard: every finished run folder at or below the root (see `findRunFolders`)
- * with its report.json. Entries are read from the reports, so `record` has nothing to keep.
+ * The local leaderboard: `leaderboard.jsonl` in the runs folder, a line per recorded entry
+ * (a later line for the same run replaces an earlier one), kept by every run that finishes
+ * there. Finished run folders at or below the root (see `findRunFolders`) that were never
+ * recorded — runs from before the file was kept, folders copied in — are read from their
+ * report.json, so the board shows every finished run it can find.
  */
 export class LocalLeaderboard implements Leaderboard {
   /** What the last `entries()` found: run folders, and those finished with a report. */
   private found?: { folders: number; finished: number };
+  readonly path: string;
+  private readonly writer: JsonLinesWriter;
 
   constructor(
     readonly root: string,
     private readonly onSkip: (dir: string, reason: string) => void = (dir, reason) =>
       console.warn(`assay: skipping run folder ${dir}: ${reason}`),
-  ) {}
+  ) {
+    this.path = join(root, LEADERBOARD_FILE);
+    this.writer = new JsonLinesWriter(this.path, () => mkdir(root, { recursive: true }));
+  }
 
-  async record(): Promise<void> {}
+  async record(entry: LeaderboardEntry): Promise<void> {
+    await this.writer.append(entry);
+  }
 
   async entries(): Promise<LeaderboardEntry[]> {
-    const entries: LeaderboardEntry[] = [];
+    const byRun = new Map<string, LeaderboardEntry>();
+    for (const entry of await readJsonLines<LeaderboardEntry>(this.path)) byRun.set(entry.runId, entry);
     const folders = await findRunFolders(this.root);
+    let finished = 0;
     for (const dir of folders) {
       const path = join(dir, 'run.json');
       let run: RunRecord;
@@ -117,14 +133,19 @@ export class LocalLeaderboard implements Leaderboard {
         continue;
       }
       if (run.status !== 'done') continue;
+      if (byRun.has(run.runId)) {
+        finished += 1;
+        continue;
+      }
       const text = await readFile(join(dir, 'report.json'), 'utf8').catch(() => undefined);
       if (!text) continue;
       const report = JSON.parse(text) as Report;
       if (report.status === 'incomplete') continue;
-      entries.push(leaderboardEntry(report));
+      byRun.set(run.runId, leaderboardEntry(report));
+      finished += 1;
     }
-    this.found = { folders: folders.length, finished: entries.length };
-    return entries;
+    this.found = { folders: folders.length, finished };
+    return [...byRun.values()];
   }
 
   /** Where the last `entries()` looked and what it found, for the screen. */
