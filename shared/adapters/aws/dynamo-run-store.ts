@@ -307,6 +307,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   async resultIds(runId: string): Promise<Set<string>> {
+    await this.requireRun(runId);
     const ids = new Set<string>();
     for await (const item of this.queryResults(runId, {
       ProjectionExpression: 'sk, failureKind',
@@ -318,6 +319,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
 
   /** Streams the run's results page by page (never all pages in memory). */
   async *results(runId: string): AsyncIterable<ItemResult> {
+    await this.requireRun(runId);
     for await (const item of this.queryResults(runId, {
       ProjectionExpression: 'sk, #result',
       ExpressionAttributeNames: { '#result': 'result' },
@@ -419,6 +421,19 @@ export class DynamoRunStore implements RunStore, RunHistory {
     );
     const entry = out.Items?.[0];
     return entry ? this.getRun(String(entry.runId)) : undefined;
+  }
+
+  /** Throws {@link RunNotFoundError} when the run has no record (its results are not an empty set). */
+  private async requireRun(runId: string): Promise<void> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: META },
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      }),
+    );
+    if (!out.Item) throw new RunNotFoundError(runId);
   }
 
   private async getMeta(runId: string): Promise<MetaItem | undefined> {

@@ -115,7 +115,12 @@ export class LocalRunStore implements RunStore {
     }
     await mkdir(this.dir, { recursive: true });
     this.run = { ...run };
-    this.counts = { done: 0, failed: 0, spentUsd: 0 };
+    this.counts = {
+      done: 0,
+      failed: 0,
+      spentUsd: 0,
+      ...(run.total === undefined ? {} : { total: run.total }),
+    };
     await this.saveRun();
     return true;
   }
@@ -188,9 +193,13 @@ export class LocalRunStore implements RunStore {
 
   async claimAggregation(runId: string): Promise<boolean> {
     await this.load();
-    const run = this.need(runId);
+    // No run, no claim: the same answer as any other store's (a claim is a conditional write).
+    if (!this.run || this.run.runId !== runId) return false;
+    const run = this.run;
     const { done, failed, total } = this.counts;
-    if (run.status !== 'running' || total === undefined || done + failed < total) return false;
+    // A complete run may still be marked `ingesting` when its last result raced the total.
+    if (run.status !== 'running' && run.status !== 'ingesting') return false;
+    if (total === undefined || done + failed < total) return false;
     run.status = 'aggregating';
     await this.saveRun();
     return true;
