@@ -13,6 +13,9 @@ import { findRunFolders } from './local-run-history.js';
 
 const RECORD = 'sweep-record.json';
 
+/** The last record write under each root in this process: the next one waits for it. */
+const writesUnder = new Map<string, Promise<void>>();
+
 /**
  * The sweeps of the local shell: a folder per sweep beside the run folders (`runs/<sweepId>/`),
  * holding its record and its report files. With `oneSweep`, the root is one sweep's own folder
@@ -37,9 +40,11 @@ export class LocalSweepStore implements SweepStore {
   }
 
   async createSweep(sweep: SweepRecord): Promise<boolean> {
-    if (await this.getSweep(sweep.sweepId)) return false;
-    await this.save(sweep);
-    return true;
+    return this.exclusive(async () => {
+      if (await this.getSweep(sweep.sweepId)) return false;
+      await this.save(sweep);
+      return true;
+    });
   }
 
   async getSweep(sweepId: string): Promise<SweepRecord | undefined> {
@@ -68,16 +73,38 @@ export class LocalSweepStore implements SweepStore {
   }
 
   async claimSweep(sweepId: string): Promise<boolean> {
-    const sweep = await this.getSweep(sweepId);
-    if (sweep?.status !== 'running') return false;
-    await this.save({ ...sweep, status: 'aggregating' });
-    return true;
+    return this.exclusive(async () => {
+      const sweep = await this.getSweep(sweepId);
+      if (sweep?.status !== 'running') return false;
+      await this.save({ ...sweep, status: 'aggregating' });
+      return true;
+    });
   }
 
   async setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void> {
-    const sweep = await this.getSweep(sweepId);
-    if (!sweep) throw new SweepNotFoundError(sweepId);
-    await this.save({ ...sweep, status, ...(finishedAt ? { finishedAt } : {}) });
+    return this.exclusive(async () => {
+      const sweep = await this.getSweep(sweepId);
+      if (!sweep) throw new SweepNotFoundError(sweepId);
+      await this.save({ ...sweep, status, ...(finishedAt ? { finishedAt } : {}) });
+    });
+  }
+
+  /**
+   * Runs a read-then-write of a record alone among the stores of this root in this process,
+   * so a create or a claim happens for exactly one caller, as a conditional write does.
+   */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const before = writesUnder.get(this.root) ?? Promise.resolve();
+    const mine = before.then(work, work);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    writesUnder.set(this.root, settled);
+    void settled.then(() => {
+      if (writesUnder.get(this.root) === settled) writesUnder.delete(this.root);
+    });
+    return mine;
   }
 
   private recordKey(sweepId: string): string {

@@ -134,7 +134,8 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     expect(await s.claimAggregation(id)).toBe(false); // 1 of 2
     await s.recordResult(result(id, 'b', { status: 'failed' }));
 
-    expect(await s.claimAggregation(id)).toBe(true);
+    const claims = await Promise.all([s.claimAggregation(id), s.claimAggregation(id)]);
+    expect(claims.filter(Boolean)).toHaveLength(1);
     expect(await s.claimAggregation(id)).toBe(false);
     expect((await s.getRun(id))?.status).toBe('aggregating');
     // Given back (the aggregation failed), it can be claimed again.
