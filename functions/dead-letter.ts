@@ -5,10 +5,10 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
-import { RunNotFoundError } from '../shared/adapters/aws/dynamo-run-store.js';
 import { decodeItemMessage, InvalidItemMessageError } from '../shared/adapters/aws/sqs-work-queue.js';
 import { recordDeadLetter } from '../shared/core/dead-letter.js';
 import type { ItemMessage } from '../shared/core/model.js';
+import { RunNotFoundError } from '../shared/errors.js';
 import { deadLetterRoot, logger, metrics, sqsBatchHandler } from './root.js';
 
 const { blobs, ...deps } = deadLetterRoot();
