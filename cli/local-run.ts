@@ -7,6 +7,7 @@ import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/fold
 import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
+import { LocalLeaderboard, LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
 import { LocalWorkQueue } from '../shared/adapters/local/local-work-queue.js';
 import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
 import { columnList, fileColumns } from '../shared/lib/datasets/columns.js';
@@ -16,6 +17,7 @@ import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
 import { RateLimiters } from '../shared/lib/providers/rate-limit.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
+import { InputError } from '../shared/model/errors.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/model/model.js';
 import type { Completion, LlmProvider } from '../shared/model/provider.js';
 import { ProviderError } from '../shared/model/provider-errors.js';
@@ -23,6 +25,7 @@ import { encodersOf, simulateAnswer, simulateSuite } from '../shared/registry/re
 import { parseSuite, type Suite, validateSuite } from '../shared/registry/suite.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/use-cases/aggregate-run.js';
 import { type BatchEvent, runBatchLane } from '../shared/use-cases/batch-lane.js';
+import { type FinishRunDeps, finishRun } from '../shared/use-cases/finish-run.js';
 import { prepareRun } from '../shared/use-cases/prepare-run.js';
 import { scoreItem } from '../shared/use-cases/score-item.js';
 import { startRun } from '../shared/use-cases/start-run.js';
@@ -92,7 +95,7 @@ export function promptStoreFor(suiteDir: string): LayeredBlobStore {
 }
 
 /** A file the user named (a suite, a dataset) that is missing, a folder or unreadable. */
-export class InputFileError extends Error {
+export class InputFileError extends InputError {
   override readonly name = 'InputFileError';
 }
 
@@ -306,10 +309,25 @@ export async function runSuite(
   // A run that was already aggregated (run again after it finished) just gets its report rebuilt.
   const aggregated = await aggregateRun(reportDeps, run.runId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
+  // A run in a runs folder joins its leaderboard and finishes the sweeps it completes there;
+  // a run given its own folder (`--out`) stays out of any runs folder's leaderboard.
+  if (options.outDir === undefined) await finishRun(finishDeps(dirname(outDir), outDir), run.runId, outcome);
   emit({ type: 'finished', outcome });
   const unscorable =
     outcome.report.counts.scored === 0 ? await whyNothingScored(outDir, run, dataset) : undefined;
   return { outDir, run, outcome, ...(unscorable ? { unscorable } : {}) };
+}
+
+/** What follows a finished run in the local shell: the runs folder's leaderboard and sweeps. */
+function finishDeps(runsDir: string, outDir: string): FinishRunDeps {
+  const sweeps = new LocalSweepStore(runsDir);
+  return {
+    runs: new LocalRunHistory(runsDir),
+    reports: new FolderBlobStore(outDir),
+    leaderboard: new LocalLeaderboard(runsDir),
+    sweeps,
+    sweepFiles: (sweepId) => new FolderBlobStore(sweeps.dirOf(sweepId)),
+  };
 }
 
 export interface LocalRunOutcome {

@@ -10,15 +10,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { aggregateTriggerBodySchema } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
-import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
-import type { Report } from '../shared/model/report.js';
 import { aggregateRun } from '../shared/use-cases/aggregate-run.js';
-import {
-  type AggregateSweepOutcome,
-  aggregateSweep,
-  finishSweepsOf,
-} from '../shared/use-cases/aggregate-sweep.js';
-import { publishToLeaderboard } from '../shared/use-cases/publish-leaderboard.js';
+import { type AggregateSweepOutcome, aggregateSweep } from '../shared/use-cases/aggregate-sweep.js';
+import { finishRun } from '../shared/use-cases/finish-run.js';
 import { aggregateRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 
@@ -35,27 +29,19 @@ async function aggregateRecord(record: SQSRecord): Promise<void> {
     return;
   }
   if ('sweepId' in body.data) {
-    logSweep(body.data.sweepId, await aggregateSweep(deps, body.data.sweepId));
+    logSweep(body.data.sweepId, await aggregateSweep(deps.sweep, body.data.sweepId));
     return;
   }
   const { runId } = body.data;
-  const outcome = await aggregateRun(deps, runId);
+  const outcome = await aggregateRun(deps.run, runId);
   if (outcome.status === 'skipped') logger.info('aggregation skipped', { runId, reason: outcome.reason });
   else {
     logger.info('report written', { runId, keys: outcome.keys, counts: outcome.report.counts });
     metrics.addMetric('RunsAggregated', MetricUnit.Count, 1);
   }
-
-  const run = await deps.runStore.getRun(runId);
-  if (run?.status !== 'done') return;
-  const report =
-    outcome.status === 'written'
-      ? outcome.report
-      : await deps.reports
-          .get(`${run.reportPrefix}report.json`)
-          .then((b) => (b ? (JSON.parse(new TextDecoder().decode(b)) as Report) : undefined));
-  if (report) await publishToLeaderboard(deps, report, REPORTS_PREFIX);
-  for (const { sweepId, outcome: swept } of await finishSweepsOf(deps, runId)) logSweep(sweepId, swept);
+  const finished = await finishRun(deps.finish, runId, outcome);
+  if (finished.status === 'finished')
+    for (const { sweepId, outcome: swept } of finished.sweeps) logSweep(sweepId, swept);
 }
 
 function logSweep(sweepId: string, outcome: AggregateSweepOutcome): void {

@@ -5,8 +5,8 @@
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
-import { RunNotFoundError } from '../shared/adapters/aws/dynamo-run-store.js';
 import { decodeItemMessage, InvalidItemMessageError } from '../shared/adapters/aws/sqs-work-queue.js';
+import { RunNotFoundError } from '../shared/model/errors.js';
 import type { ItemMessage } from '../shared/model/model.js';
 import { recordDeadLetter } from '../shared/use-cases/dead-letter.js';
 import { deadLetterRoot, logger, metrics, sqsBatchHandler } from './root.js';

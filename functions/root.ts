@@ -31,6 +31,7 @@ import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigge
 import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
+import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
 import { RateLimiters } from '../shared/lib/providers/rate-limit.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
@@ -41,8 +42,8 @@ import { validateSuite } from '../shared/registry/suite.js';
 import type { AggregateDeps } from '../shared/use-cases/aggregate-run.js';
 import type { AggregateSweepDeps } from '../shared/use-cases/aggregate-sweep.js';
 import type { AdvanceBatchesDeps } from '../shared/use-cases/batch-lane.js';
+import type { FinishRunDeps } from '../shared/use-cases/finish-run.js';
 import type { IngestObjectDeps } from '../shared/use-cases/ingest-object.js';
-import type { PublishLeaderboardDeps } from '../shared/use-cases/publish-leaderboard.js';
 import type { ScoreItemDeps } from '../shared/use-cases/score-item.js';
 import { parseSqsEvent } from './sqs-event.js';
 
@@ -269,20 +270,24 @@ export function deadLetterRoot(): { blobs: S3BlobStore; runStore: RunStore; trig
 
 /**
  * The aggregator: reads results, writes report files to the bucket, compares with the suite's
- * previous run; keeps the leaderboard; aggregates sweeps once their variant runs are done.
+ * previous run (`run`); aggregates a sweep it is asked for (`sweep`); once a run is done, keeps
+ * the leaderboard and aggregates the sweeps it completes (`finish`).
  */
-export function aggregateRoot(): AggregateDeps &
-  AggregateSweepDeps &
-  PublishLeaderboardDeps & { runStore: DynamoRunStore } {
+export function aggregateRoot(): { run: AggregateDeps; sweep: AggregateSweepDeps; finish: FinishRunDeps } {
   const b = base([]);
   const table = { client: b.clients.doc, tableName: b.env.TABLE_NAME };
+  const sweeps = new DynamoSweepStore(table);
   return {
-    runStore: b.runStore,
-    reports: b.blobs,
-    history: b.runStore,
-    runs: b.runStore,
-    sweeps: new DynamoSweepStore(table),
-    leaderboard: new DynamoLeaderboard(table),
+    run: { runStore: b.runStore, reports: b.blobs, history: b.runStore },
+    sweep: { sweeps, runs: b.runStore, reports: b.blobs },
+    finish: {
+      runs: b.runStore,
+      reports: b.blobs,
+      leaderboard: new DynamoLeaderboard(table),
+      leaderboardFiles: { blobs: b.blobs, prefix: REPORTS_PREFIX },
+      sweeps,
+      sweepFiles: () => b.blobs,
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import type { SQSEvent } from 'aws-lambda';
 import { z } from 'zod';
+import { ConfigError } from '../shared/model/errors.js';
 
 /**
  * The SQS event a Lambda event source mapping delivers. Only the fields the functions read are
@@ -18,7 +19,7 @@ const sqsRecordSchema = z.looseObject({
 export const sqsEventSchema = z.object({ Records: z.array(sqsRecordSchema) });
 
 /** The event is not an SQS batch: the function is wired to the wrong source. */
-export class UnexpectedEventError extends Error {
+export class UnexpectedEventError extends ConfigError {
   override readonly name = 'UnexpectedEventError';
 }
 

@@ -21,6 +21,7 @@ import {
 import { FUNCTION_TIMEOUT_SECONDS, QUEUES, queueNames } from '../../shared/lib/layout/queues.js';
 import { loadPriceTable } from '../../shared/lib/providers/pricing.js';
 import { ProviderPool } from '../../shared/lib/providers/registry.js';
+import { ServiceError } from '../../shared/model/errors.js';
 import type { Report } from '../../shared/model/report.js';
 import { isSweep } from '../../shared/model/variants.js';
 import type { BlobStore } from '../../shared/ports/ports.js';
@@ -184,7 +185,7 @@ export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
  * The local cloud gave up: nothing progressed for the stall timeout. What the run had was
  * written to `outDir` (a partial report of the items with results), when there was a run.
  */
-export class CloudStalledError extends Error {
+export class CloudStalledError extends ServiceError {
   override readonly name = 'CloudStalledError';
   constructor(
     message: string,

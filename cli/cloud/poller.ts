@@ -16,6 +16,7 @@ import {
   type SQSClient,
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
+import { ServiceError } from '../../shared/model/errors.js';
 
 /** A Lambda handler for SQS events (an undefined result means every record succeeded). */
 export type SqsFunctionHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
@@ -79,7 +80,7 @@ export interface RunOptions {
 }
 
 /** The stop condition was not met in time. The message lists what is left on each queue. */
-export class PollTimeoutError extends Error {
+export class PollTimeoutError extends ServiceError {
   override readonly name: string = 'PollTimeoutError';
 }
 

@@ -27,6 +27,7 @@
  * and says so: a gate never promotes on figures it does not have.
  */
 
+import { InputError } from '../model/errors.js';
 import type { MetricValue, Report } from '../model/report.js';
 import type { PairedDelta } from './metrics/index.js';
 import { percentile } from './metrics/stats.js';
@@ -61,7 +62,7 @@ export interface Condition {
   alpha?: number;
 }
 
-export class GateSyntaxError extends Error {
+export class GateSyntaxError extends InputError {
   override readonly name = 'GateSyntaxError';
 }
 

@@ -5,6 +5,7 @@
  * with a message that says why. Inside, code trusts the types.
  */
 import { z } from 'zod';
+import { InputError } from './errors.js';
 import {
   FAILURE_KINDS,
   type ItemResult,
@@ -15,7 +16,7 @@ import {
 import { checkCommonKeys, type SuiteCheck } from './suite-base.js';
 
 /** Stored data that cannot be read: where it is, and what is wrong with it. */
-export class StoredDataError extends Error {
+export class StoredDataError extends InputError {
   override readonly name = 'StoredDataError';
 }
 

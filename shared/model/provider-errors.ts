@@ -2,35 +2,9 @@
  * Provider errors. Whether an error is worth retrying is decided here, once, from the status
  * code or the failure kind; callers only read `retryable`.
  */
+import { ConfigError, InputError, ProviderError, type ProviderErrorKind } from './errors.js';
 
-export type ProviderErrorKind =
-  | 'rate_limit' // 429
-  | 'server' // 5xx, overloaded
-  | 'timeout' // request timed out
-  | 'network' // connection refused/reset
-  | 'auth' // 401/403, missing key
-  | 'bad_request' // 400/404/422: the request itself is wrong
-  | 'unknown';
-
-const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limit', 'server', 'timeout', 'network']);
-
-export class ProviderError extends Error {
-  override readonly name = 'ProviderError';
-  readonly retryable: boolean;
-
-  constructor(
-    message: string,
-    readonly kind: ProviderErrorKind,
-    readonly providerId: string,
-    readonly status?: number,
-    /** Server-advised wait before the next attempt (retry-after / retry-after-ms), if any. */
-    readonly retryAfterMs?: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.retryable = RETRYABLE.has(kind);
-  }
-}
+export { ProviderError, type ProviderErrorKind } from './errors.js';
 
 /** Maps an HTTP status to an error kind. One table for every vendor. */
 export function kindFromStatus(status: number | undefined): ProviderErrorKind {
@@ -44,7 +18,7 @@ export function kindFromStatus(status: number | undefined): ProviderErrorKind {
 }
 
 /** A provider id or alias that names no known vendor or model. Raised at suite load. */
-export class UnknownProviderError extends Error {
+export class UnknownProviderError extends InputError {
   override readonly name = 'UnknownProviderError';
 }
 
@@ -52,7 +26,7 @@ export class UnknownProviderError extends Error {
  * A provider needs a credential or endpoint variable that is not set. Raised when the provider
  * is created (suite load), never at call time. `variables` names what to set (any one of them).
  */
-export class MissingCredentialsError extends Error {
+export class MissingCredentialsError extends ConfigError {
   override readonly name = 'MissingCredentialsError';
 
   constructor(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { InputError } from './errors.js';
 import { rateLimitSchema } from './limits.js';
 import { resolveProviderId } from './provider-ids.js';
 
@@ -294,7 +295,7 @@ const baseSuiteSchema = z.object({ ...commonSuiteShape('task', {}), task: z.stri
 /** What core code knows of any suite: the common keys. Families extend it with their block. */
 export type BaseSuite = z.infer<typeof baseSuiteSchema>;
 
-export class SuiteError extends Error {
+export class SuiteError extends InputError {
   override readonly name = 'SuiteError';
 }
 

@@ -201,8 +201,12 @@ export interface LedgerBatch {
   entries: WaitingCall[];
 }
 
-/** Where a run keeps the batches it submitted (locally `batches.jsonl` in the run folder). */
+/**
+ * Where a run of the in-process batch lane (the local shell) keeps the batches it submitted,
+ * written before the run waits on them, so a killed run polls the same batches when it resumes.
+ */
 export interface BatchLedger {
+  /** Every batch added, in the order they were added. */
   list(): Promise<LedgerBatch[]>;
   add(batch: LedgerBatch): Promise<void>;
 }

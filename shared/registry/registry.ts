@@ -6,6 +6,7 @@ import { summarizationFamily } from '../families/summarization/task.js';
 import type { AnyTaskFamily } from '../family/types.js';
 import { dataSections, PromptError, placeholders } from '../lib/prompts/prompts.js';
 import { SIM_NO_ANSWER } from '../lib/providers/sim.js';
+import { ConfigError } from '../model/errors.js';
 import { SCORE_KINDS } from '../model/model.js';
 import type { SimHint } from '../model/provider.js';
 import { simulatedId } from '../model/provider-ids.js';
@@ -24,7 +25,7 @@ export const FAMILIES: readonly AnyTaskFamily[] = [
   summarizationFamily,
 ];
 
-export class TaskRegistryError extends Error {
+export class TaskRegistryError extends ConfigError {
   override readonly name = 'TaskRegistryError';
 }
 

@@ -1,4 +1,5 @@
 import { StoredDataError } from '../model/codec.js';
+import { RunNotFoundError } from '../model/errors.js';
 import type { ItemResult, RunRecord } from '../model/model.js';
 import type { Report } from '../model/report.js';
 import { collectResults, inReportOrder } from '../model/report-order.js';
@@ -51,7 +52,7 @@ export async function writeRunReport(
   runId: string,
 ): Promise<{ status: 'written'; report: Report; keys: string[] }> {
   const run = await deps.runStore.getRun(runId);
-  if (!run) throw new Error(`run ${runId} not found`);
+  if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
   const family = taskFor(run.suite);
   const ordered = await inReportOrder(() => deps.runStore.results(runId));
   try {

@@ -1,3 +1,4 @@
+import { RunNotFoundError, SweepNotFoundError } from '../model/errors.js';
 import type { ItemResult, RunRecord } from '../model/model.js';
 import type { SweepRecord } from '../model/sweep-record.js';
 import type { BlobStore, RunHistory, SweepStore } from '../ports/ports.js';
@@ -53,10 +54,14 @@ export async function writeSweepReport(
   sweepId: string,
 ): Promise<{ status: 'written'; report: SweepReport; keys: string[] }> {
   const sweep = await deps.sweeps.getSweep(sweepId);
-  if (!sweep) throw new Error(`sweep ${sweepId} not found`);
+  if (!sweep) throw new SweepNotFoundError(sweepId);
   const runs = await variantRuns(deps, sweep);
   const missing = sweep.variants.find((_, i) => runs[i] === undefined);
-  if (missing) throw new Error(`sweep ${sweepId}: variant ${missing.name}'s run ${missing.runId} not found`);
+  if (missing)
+    throw new RunNotFoundError(
+      missing.runId,
+      `sweep ${sweepId}: variant ${missing.name}'s run ${missing.runId} not found`,
+    );
   return writeReport(deps, sweep, runs as RunRecord[]);
 }
 
@@ -81,16 +86,4 @@ async function writeReport(
   const finishedAt = (deps.now ?? (() => new Date()))().toISOString();
   const report = await buildSweepReport(sweep, variants, finishedAt);
   return { status: 'written', report, keys: await writeSweepFiles(deps.reports, sweep.reportPrefix, report) };
-}
-
-/** After a run is done: aggregates every sweep it completes. */
-export async function finishSweepsOf(
-  deps: AggregateSweepDeps,
-  runId: string,
-): Promise<{ sweepId: string; outcome: AggregateSweepOutcome }[]> {
-  const outcomes: { sweepId: string; outcome: AggregateSweepOutcome }[] = [];
-  for (const sweepId of await deps.sweeps.sweepsOf(runId)) {
-    outcomes.push({ sweepId, outcome: await aggregateSweep(deps, sweepId) });
-  }
-  return outcomes;
 }

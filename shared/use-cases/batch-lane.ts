@@ -28,11 +28,11 @@
 
 import { cacheKey } from '../lib/providers/call.js';
 import { type Sleep, withRetry } from '../lib/providers/retry.js';
+import { RunNotFoundError } from '../model/errors.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../model/model.js';
 import type { BatchApi, BatchStatus, Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
 import type { BatchLedger, BatchStore, LedgerBatch, RunStore, WaitingCall } from '../ports/ports.js';
 import { DeferredCall, type ScoreItemDeps, scoreItem } from './score-item.js';
-
 export type BatchEvent =
   | { type: 'submitted'; batchId: string; backend: string; requests: number; round: number }
   | { type: 'submit_failed'; backend: string; requests: number; error: string }
@@ -425,7 +425,7 @@ export async function advanceBatches(
     let run = runs.get(runId);
     if (!run) {
       run = await deps.runStore.getRun(runId);
-      if (!run) throw new Error(`batch lane: run ${runId} not found`);
+      if (!run) throw new RunNotFoundError(runId, `batch lane: run ${runId} not found`);
       runs.set(runId, run);
     }
     return run;

@@ -1,6 +1,7 @@
 import { type DatasetFormat, formatFromPath, readRows } from '../lib/datasets/read.js';
 import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
 import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
+import { AssayError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import { isSweep } from '../model/variants.js';
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports/ports.js';
@@ -58,15 +59,6 @@ export type IngestOutcome =
   | { status: 'ignored'; why: 'no-dataset' | 'unknown-key'; reason: string }
   /** The upload cannot start a run and retrying will not change that: the user must fix something. */
   | { status: 'rejected'; reason: string; suiteName?: string };
-
-/** Errors that mean "this suite, its prompts or its dataset are wrong": no retry can fix them. */
-const PERMANENT_ERRORS = new Set([
-  'SuiteError',
-  'PromptError',
-  'TaskRegistryError',
-  'UnknownProviderError',
-  'MissingCredentialsError',
-]);
 
 /**
  * An object landed in the bucket: starts the run it asks for. A suite upload runs the suite on
@@ -330,7 +322,8 @@ async function prepareChecked(
       now: deps.now,
     });
   } catch (error) {
-    if (error instanceof Error && PERMANENT_ERRORS.has(error.name)) return { rejected: error.message };
+    // A wrong suite, prompt or backend, a missing key: no retry can fix it (see errors.ts).
+    if (error instanceof AssayError && error.permanent) return { rejected: error.message };
     throw error;
   }
 }

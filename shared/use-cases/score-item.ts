@@ -6,6 +6,7 @@ import { combineRepeats } from '../lib/metrics/reliability.js';
 import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
 import { callModel } from '../lib/providers/call.js';
 import { type RateLimiters, suiteLimitsById } from '../lib/providers/rate-limit.js';
+import { RunNotFoundError, StoppedError } from '../model/errors.js';
 import {
   type Failure,
   type Item,
@@ -60,7 +61,7 @@ export interface ScoreItemDeps {
 }
 
 /** A call refused because the run's budget is spent: the item fails as `budget`, and a resume retries it. */
-export class BudgetExceededError extends Error {
+export class BudgetExceededError extends StoppedError {
   override readonly name = 'BudgetExceededError';
 }
 
@@ -95,7 +96,7 @@ export async function loadRun(store: RunStore, runId: string): Promise<RunRecord
   const cached = byId.get(runId);
   if (cached) return cached;
   const run = await store.getRun(runId);
-  if (!run) throw new Error(`run ${runId} not found`);
+  if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
   byId.set(runId, run);
   return run;
 }

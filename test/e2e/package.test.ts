@@ -60,7 +60,8 @@ describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout
     expect(simulated.stderr).not.toContain('assay:');
     expect(simulated.code).toBe(0);
     expect(simulated.stdout).toMatch(/my-eval: 16 scored, 0 failed/);
-    const [runId] = await readdir(join(userDir, 'runs'));
+    // The runs folder holds the run's folder and the leaderboard the run joined.
+    const [runId] = (await readdir(join(userDir, 'runs'))).filter((name) => name !== 'leaderboard.jsonl');
     const runDir = join(userDir, 'runs', runId!);
     for (const file of ['report.json', 'report.txt', 'labeled.csv', 'errors.txt', 'correct.txt']) {
       expect(existsSync(join(runDir, file))).toBe(true);

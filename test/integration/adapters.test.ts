@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws/clients.js';
 import { DynamoLlmCache } from '../../shared/adapters/aws/dynamo-llm-cache.js';
 import { DynamoPromptIndex } from '../../shared/adapters/aws/dynamo-prompt-index.js';
-import { DynamoRunStore, RunNotFoundError } from '../../shared/adapters/aws/dynamo-run-store.js';
+import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { BlobNotFoundError, S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import {
   aggregateTriggerBodySchema,
@@ -128,34 +128,6 @@ describe('S3 → SQS notification (createTestResources)', { timeout: 60_000 }, (
 });
 
 describe('S3BlobStore', { timeout: 60_000 }, () => {
-  it('round-trips text and bytes under keys with spaces and non-ASCII characters', async () => {
-    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
-    const bytes = new Uint8Array([0, 1, 2, 254, 255]);
-
-    await blobs.put('misc/my suite/café ☕.txt', 'héllo wörld');
-    await blobs.put('misc/my suite/bin+ary.bin', bytes, 'application/octet-stream');
-
-    expect(new TextDecoder().decode(await blobs.get('misc/my suite/café ☕.txt'))).toBe('héllo wörld');
-    expect(await blobs.get('misc/my suite/bin+ary.bin')).toEqual(bytes);
-    expect((await blobs.list('misc/my suite/')).sort()).toEqual([
-      'misc/my suite/bin+ary.bin',
-      'misc/my suite/café ☕.txt',
-    ]);
-  });
-
-  it('returns undefined for a missing key', async () => {
-    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
-    expect(await blobs.get('misc/does-not-exist.json')).toBeUndefined();
-  });
-
-  it('lists every key across pages', async () => {
-    const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket, listPageSize: 2 });
-    const keys = Array.from({ length: 7 }, (_, i) => `paged/k${i}.txt`);
-    await Promise.all(keys.map((key) => blobs.put(key, key)));
-
-    expect((await blobs.list('paged/')).sort()).toEqual(keys);
-  });
-
   it('puts a streamed body: one PutObject when small, a multipart upload past a part, nothing left when it fails', async () => {
     const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
     async function* lines(count: number, fail = false) {
@@ -381,59 +353,6 @@ function result(runId: string, itemId: string, overrides: Partial<ItemResult> = 
 describe('DynamoRunStore', { timeout: 120_000 }, () => {
   const store = () => new DynamoRunStore({ client: clients.doc, tableName: res.table });
 
-  it('creates a run once; the second create returns false and getRun returns the record', async () => {
-    const run = runRecord('run-create');
-
-    expect(await store().createRun(run)).toBe(true);
-    expect(await store().createRun({ ...run, status: 'running' })).toBe(false);
-    expect(await store().getRun('run-create')).toEqual(run);
-    expect(await store().getRun('run-nope')).toBeUndefined();
-  });
-
-  it('counts a redelivered result once, and failed results as failed', async () => {
-    await store().createRun(runRecord('run-idem'));
-
-    const first = await store().recordResult(result('run-idem', 'a'));
-    const again = await store().recordResult(
-      result('run-idem', 'a', { scores: { label: { kind: 'label', value: 'FP1' } } }),
-    );
-    const failed = await store().recordResult(
-      result('run-idem', 'b', { status: 'failed', failure: { kind: 'parse', message: 'no label' } }),
-    );
-
-    expect(first).toEqual({ recorded: true, counters: { done: 1, failed: 0, spentUsd: 0.0001 } });
-    expect(again).toEqual({ recorded: false, counters: { done: 1, failed: 0, spentUsd: 0.0001 } });
-    expect(failed).toEqual({ recorded: true, counters: { done: 1, failed: 1, spentUsd: 0.0002 } });
-    const stored = [];
-    for await (const r of store().results('run-idem')) stored.push(r);
-    expect(stored.find((r) => r.itemId === 'a')?.scores.label).toEqual({
-      kind: 'label',
-      value: 'TP',
-      decidedBy: 'sim:gold',
-    });
-  });
-
-  it('replaces a budget failure once (a resumed run), moving its counter and spend', async () => {
-    const s = store();
-    await s.createRun(runRecord('run-budget'));
-    const stopped = result('run-budget', 'a', {
-      status: 'failed',
-      scores: {},
-      output: undefined,
-      failure: { kind: 'budget', message: 'budget spent' },
-      stages: {},
-    });
-    expect((await s.recordResult(stopped)).counters).toEqual({ done: 0, failed: 1, spentUsd: 0 });
-    expect(await s.resultIds('run-budget')).toEqual(new Set());
-    const [resumed, raced] = await Promise.all([
-      s.recordResult(result('run-budget', 'a')),
-      s.recordResult(result('run-budget', 'a')),
-    ]);
-    expect([resumed.recorded, raced.recorded].sort()).toEqual([false, true]);
-    expect(await s.counters('run-budget')).toEqual({ done: 1, failed: 0, spentUsd: 0.0001 });
-    expect(await s.resultIds('run-budget')).toEqual(new Set(['a']));
-  });
-
   it('reads a run and results written before results had a schema version (upgraded), and refuses a broken one', async () => {
     const s = store();
     const v1 = runRecord('run-v1');
@@ -507,40 +426,6 @@ describe('DynamoRunStore', { timeout: 120_000 }, () => {
     );
   });
 
-  it('refuses a result for a run that does not exist', async () => {
-    await expect(store().recordResult(result('run-ghost', 'a'))).rejects.toBeInstanceOf(RunNotFoundError);
-    expect(await store().getRun('run-ghost')).toBeUndefined();
-  });
-
-  it('setTotal returns the counters and moves the run to running', async () => {
-    const s = store();
-    await s.createRun(runRecord('run-total'));
-    await s.recordResult(result('run-total', 'a'));
-
-    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3, spentUsd: 0.0001 });
-    expect(await s.getRun('run-total')).toMatchObject({ status: 'running', total: 3, invalidRows: 1 });
-    // A redelivered ingest sets the same numbers again and leaves the status be.
-    await s.setStatus('run-total', 'aggregating');
-    expect(await s.setTotal('run-total', 3, 1)).toEqual({ done: 1, failed: 0, total: 3, spentUsd: 0.0001 });
-    expect((await s.getRun('run-total'))?.status).toBe('aggregating');
-    await expect(s.setTotal('run-ghost', 1, 0)).rejects.toBeInstanceOf(RunNotFoundError);
-  });
-
-  it('lets exactly one of two concurrent callers claim a complete run', async () => {
-    const s = store();
-    await s.createRun(runRecord('run-claim'));
-    await s.setTotal('run-claim', 2, 0);
-    await s.recordResult(result('run-claim', 'a'));
-
-    expect(await s.claimAggregation('run-claim')).toBe(false); // 1 of 2: not complete
-    await s.recordResult(result('run-claim', 'b', { status: 'failed' }));
-    const claims = await Promise.all([s.claimAggregation('run-claim'), s.claimAggregation('run-claim')]);
-
-    expect(claims.filter(Boolean)).toHaveLength(1);
-    expect(await s.claimAggregation('run-claim')).toBe(false);
-    expect((await s.getRun('run-claim'))?.status).toBe('aggregating');
-  });
-
   it('streams results page by page and lists result ids', async () => {
     // A separate client that counts Query calls, to see that pages are fetched lazily.
     const dynamo = new DynamoDBClient({
@@ -582,34 +467,6 @@ describe('DynamoRunStore', { timeout: 120_000 }, () => {
     expect(await s.resultIds('run-pages')).toEqual(new Set(ids));
     dynamo.destroy();
   });
-
-  it('finds the previous finished run of a suite', async () => {
-    const s = store();
-    const at = (minute: number) => `2025-02-01T00:${String(minute).padStart(2, '0')}:00.000Z`;
-    await s.createRun(runRecord('prev-a', { suiteName: 'prev', startedAt: at(1) }));
-    await s.createRun(runRecord('prev-b', { suiteName: 'prev', startedAt: at(2) }));
-    await s.createRun(runRecord('prev-c', { suiteName: 'prev', startedAt: at(3) }));
-    await s.createRun(runRecord('other-x', { suiteName: 'prev-other', startedAt: at(2) }));
-    await s.setStatus('prev-a', 'done', at(5));
-    await s.setStatus('other-x', 'done', at(5));
-
-    expect((await s.previousRun('prev', 'prev-c'))?.runId).toBe('prev-a'); // b is not done
-    await s.setStatus('prev-b', 'done', at(6));
-    expect(await s.previousRun('prev', 'prev-c')).toMatchObject({
-      runId: 'prev-b',
-      status: 'done',
-      finishedAt: at(6),
-    });
-    expect(await s.previousRun('prev', 'prev-a')).toBeUndefined();
-    // The newest run whatever its status, and the dataset version it read.
-    await s.createRun(runRecord('prev-d', { suiteName: 'prev', startedAt: at(4), datasetVersion: 'etag:7' }));
-    expect(await s.latestRun('prev')).toMatchObject({
-      runId: 'prev-d',
-      status: 'ingesting',
-      datasetVersion: 'etag:7',
-    });
-    expect(await s.latestRun('nobody')).toBeUndefined();
-  });
 });
 
 describe('DynamoPromptIndex', { timeout: 60_000 }, () => {
@@ -642,22 +499,6 @@ describe('DynamoLlmCache', { timeout: 60_000 }, () => {
     simulated: false,
     providerId: 'openai:gpt-4o-mini',
   };
-
-  it('returns undefined on a miss and the stored completion after a put', async () => {
-    const cache = new DynamoLlmCache({ client: clients.doc, tableName: res.table });
-
-    expect(await cache.get('sha256:miss')).toBeUndefined();
-    await cache.put('sha256:hit', completion);
-    expect(await cache.get('sha256:hit')).toEqual(completion);
-  });
-
-  it('keeps who paid for an answer, and a cut-short one', async () => {
-    const cache = new DynamoLlmCache({ client: clients.doc, tableName: res.table });
-    const paid: Completion = { ...completion, finishReason: 'length', paidBy: 'run-1/item-3' };
-
-    await cache.put('sha256:paid', paid);
-    expect(await cache.get('sha256:paid')).toEqual(paid);
-  });
 
   it('treats an entry past its ttl as a miss (DynamoDB deletes expired items late)', async () => {
     let now = Date.parse('2025-01-01T00:00:00Z');

@@ -14,7 +14,7 @@
  * the run record and each result are checked by the codec (model/codec.ts) when read back.
  * `startedAt` is ISO-8601 UTC, so the suite index sorts by time as a string.
  */
-import type { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   type DynamoDBDocumentClient,
   GetCommand,
@@ -35,6 +35,7 @@ import {
   type TableKey,
 } from '../../lib/layout/table.js';
 import { decodeResult, decodeRun } from '../../model/codec.js';
+import { RunNotFoundError } from '../../model/errors.js';
 import {
   type ItemResult,
   type RunCounters,
@@ -55,14 +56,7 @@ export interface DynamoRunStoreOptions {
   checkSuite?: SuiteCheck;
 }
 
-/** An operation on a run that has no record. */
-export class RunNotFoundError extends Error {
-  override readonly name = 'RunNotFoundError';
-
-  constructor(readonly runId: string) {
-    super(`run ${runId} does not exist`);
-  }
-}
+export { RunNotFoundError } from '../../model/errors.js';
 
 /**
  * A run's item: the RunRecord's fields (`suite` and `prompts` as JSON, `schemaVersion` absent on
@@ -312,6 +306,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   async resultIds(runId: string): Promise<Set<string>> {
+    await this.requireRun(runId);
     const ids = new Set<string>();
     for await (const item of this.queryResults(runId, {
       ProjectionExpression: 'sk, failureKind',
@@ -323,6 +318,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
 
   /** Streams the run's results page by page (never all pages in memory). */
   async *results(runId: string): AsyncIterable<ItemResult> {
+    await this.requireRun(runId);
     for await (const item of this.queryResults(runId, {
       ProjectionExpression: 'sk, #result',
       ExpressionAttributeNames: { '#result': 'result' },
@@ -426,6 +422,19 @@ export class DynamoRunStore implements RunStore, RunHistory {
     return entry ? this.getRun(String(entry.runId)) : undefined;
   }
 
+  /** Throws {@link RunNotFoundError} when the run has no record (its results are not an empty set). */
+  private async requireRun(runId: string): Promise<void> {
+    const out = await this.client.send(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: META },
+        ConsistentRead: true,
+        ProjectionExpression: 'pk',
+      }),
+    );
+    if (!out.Item) throw new RunNotFoundError(runId);
+  }
+
   private async getMeta(runId: string): Promise<MetaItem | undefined> {
     const out = await this.client.send(
       new GetCommand({
@@ -491,15 +500,19 @@ function toCounters(item: Record<string, unknown>): RunCounters {
   return counters;
 }
 
-/** True when a TransactWriteItems was cancelled because the condition of entry `index` failed. */
+/**
+ * True when a TransactWriteItems was cancelled because the condition of entry `index` failed.
+ * By the SDK's typed exception: the SDK packages resolve to one copy (CommonJS `main`, no
+ * `exports` map), in Node and in the bundles alike.
+ */
 export function cancelledByCondition(err: unknown, index: number): boolean {
-  // By name, not instanceof: a bundle may carry two copies of the SDK's error classes.
-  if (!(err instanceof Error) || err.name !== 'TransactionCanceledException') return false;
   return (
-    (err as TransactionCanceledException).CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed'
+    err instanceof TransactionCanceledException &&
+    err.CancellationReasons?.[index]?.Code === 'ConditionalCheckFailed'
   );
 }
 
-export function isConditionalCheckFailed(err: unknown): boolean {
-  return err instanceof Error && err.name === 'ConditionalCheckFailedException';
+/** True when a single write's condition failed (a lost conditional create or claim). */
+export function isConditionalCheckFailed(err: unknown): err is ConditionalCheckFailedException {
+  return err instanceof ConditionalCheckFailedException;
 }

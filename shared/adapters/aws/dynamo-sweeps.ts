@@ -27,6 +27,7 @@ import {
   sweepMemberSk,
   sweepPk,
 } from '../../lib/layout/table.js';
+import { SweepNotFoundError } from '../../model/errors.js';
 import type { LeaderboardEntry } from '../../model/report.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
 import type { Leaderboard, SweepStore } from '../../ports/ports.js';
@@ -138,16 +139,21 @@ export class DynamoSweepStore implements SweepStore {
   }
 
   async setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void> {
-    await this.client.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: sweepPk(sweepId), sk: META },
-        UpdateExpression: finishedAt ? 'SET #s = :s, finishedAt = :f' : 'SET #s = :s',
-        ConditionExpression: 'attribute_exists(pk)',
-        ExpressionAttributeNames: { '#s': 'status' },
-        ExpressionAttributeValues: { ':s': status, ...(finishedAt ? { ':f': finishedAt } : {}) },
-      }),
-    );
+    try {
+      await this.client.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: sweepPk(sweepId), sk: META },
+          UpdateExpression: finishedAt ? 'SET #s = :s, finishedAt = :f' : 'SET #s = :s',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#s': 'status' },
+          ExpressionAttributeValues: { ':s': status, ...(finishedAt ? { ':f': finishedAt } : {}) },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new SweepNotFoundError(sweepId);
+      throw err;
+    }
   }
 }
 

@@ -1,10 +1,9 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
+import { ConfigError } from '../../model/errors.js';
 
-/** The Lambda environment is wrong or incomplete, or the provider secret is unusable. */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+/** The Lambda environment is wrong or incomplete, or the provider secret is unusable: a {@link ConfigError}. */
+export { ConfigError };
 
 /** Empty strings count as unset: CloudFormation and shells both produce them for "nothing". */
 const optionalString = z.string().min(1).optional();

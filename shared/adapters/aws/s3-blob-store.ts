@@ -3,12 +3,16 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
+  NoSuchBucket,
+  NoSuchKey,
+  NotFound,
   PutObjectCommand,
   paginateListObjectsV2,
   type S3Client,
-  type S3ServiceException,
+  S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
+import { NotFoundError } from '../../model/errors.js';
 import type { BlobStore } from '../../ports/ports.js';
 
 export interface S3BlobStoreOptions {
@@ -22,7 +26,7 @@ export interface S3BlobStoreOptions {
 export const STREAM_PART_BYTES = 8 * 1024 * 1024;
 
 /** `openObjectStream` of a key that does not exist. */
-export class BlobNotFoundError extends Error {
+export class BlobNotFoundError extends NotFoundError {
   override readonly name = 'BlobNotFoundError';
 
   constructor(
@@ -173,9 +177,7 @@ export class S3BlobStore implements BlobStore {
  * bucket is a misconfiguration, not a missing object, and still throws.
  */
 function isMissingKey(err: unknown): boolean {
-  // By shape, not instanceof: a bundle may carry two copies of the SDK's error classes.
-  if (!(err instanceof Error)) return false;
-  if (err.name === 'NoSuchKey' || err.name === 'NotFound') return true;
-  const status = (err as Partial<S3ServiceException>).$metadata?.httpStatusCode;
-  return status === 404 && err.name !== 'NoSuchBucket';
+  if (err instanceof NoSuchKey || err instanceof NotFound) return true;
+  if (!(err instanceof S3ServiceException) || err instanceof NoSuchBucket) return false;
+  return err.$metadata?.httpStatusCode === 404;
 }

@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { spillKey } from '../../lib/layout/bucket.js';
+import { InputError, ServiceError } from '../../model/errors.js';
 import type { ItemMessage } from '../../model/model.js';
 import type { BlobStore, WorkQueue } from '../../ports/ports.js';
 
@@ -37,13 +38,12 @@ export const itemQueueBodySchema = z.union([spilledItemBodySchema, inlineItemBod
 export type ItemQueueBody = z.infer<typeof itemQueueBodySchema>;
 
 /** A message body on the items queue that is not an item (or whose reference is gone). Never retryable. */
-export class InvalidItemMessageError extends Error {
+export class InvalidItemMessageError extends InputError {
   override readonly name = 'InvalidItemMessageError';
-  readonly retryable = false;
 }
 
 /** SendMessageBatch entries that still failed after the retries. */
-export class QueueSendError extends Error {
+export class QueueSendError extends ServiceError {
   override readonly name = 'QueueSendError';
 
   constructor(

@@ -1,7 +1,8 @@
 import { appendFile, type FileHandle, open, truncate } from 'node:fs/promises';
+import { InputError } from '../../model/errors.js';
 
 /** A line of a JSON-lines file that is not JSON, and is not the torn last line of a killed write. */
-export class CorruptLineError extends Error {
+export class CorruptLineError extends InputError {
   override readonly name = 'CorruptLineError';
 
   constructor(

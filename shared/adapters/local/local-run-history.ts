@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeRun } from '../../model/codec.js';
+import { RunNotFoundError } from '../../model/errors.js';
 import type { ItemResult, RunRecord } from '../../model/model.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
 import type { RunHistory } from '../../ports/ports.js';
@@ -47,12 +48,14 @@ export class LocalRunHistory implements RunHistory {
   async previousRun(suiteName: string, runId: string): Promise<RunRecord | undefined> {
     const runs = await this.runs();
     const current = runs.find((r) => r.run.runId === runId)?.run;
+    // "Before" a run it does not know means nothing: the same refusal as any other history's.
+    if (!current) throw new RunNotFoundError(runId, `run ${runId} not found in ${this.root}`);
     return runs.find(
       ({ run }) =>
         run.suiteName === suiteName &&
         run.runId !== runId &&
         run.status === 'done' &&
-        (current === undefined || run.startedAt <= current.startedAt),
+        run.startedAt <= current.startedAt,
     )?.run;
   }
 
@@ -62,7 +65,7 @@ export class LocalRunHistory implements RunHistory {
 
   async *results(runId: string): AsyncIterable<ItemResult> {
     const found = (await this.runs()).find(({ run }) => run.runId === runId);
-    if (!found) return;
+    if (!found) throw new RunNotFoundError(runId, `run ${runId} not found in ${this.root}`);
     yield* new LocalRunStore(found.dir, this.options).results(runId);
   }
 }

@@ -2,6 +2,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IdIndex } from '../../lib/id-index.js';
 import { decodeResult, decodeRun } from '../../model/codec.js';
+import { ConflictError, RunNotFoundError } from '../../model/errors.js';
 import {
   type ItemResult,
   type RunCounters,
@@ -115,12 +116,17 @@ export class LocalRunStore implements RunStore {
     await this.load();
     if (this.run) {
       if (this.run.runId !== run.runId)
-        throw new Error(`${this.dir} holds run ${this.run.runId}, not ${run.runId}`);
+        throw new ConflictError(`${this.dir} holds run ${this.run.runId}, not ${run.runId}`);
       return false;
     }
     await mkdir(this.dir, { recursive: true });
     this.run = { ...run };
-    this.counts = { done: 0, failed: 0, spentUsd: 0 };
+    this.counts = {
+      done: 0,
+      failed: 0,
+      spentUsd: 0,
+      ...(run.total === undefined ? {} : { total: run.total }),
+    };
     await this.saveRun();
     return true;
   }
@@ -132,7 +138,8 @@ export class LocalRunStore implements RunStore {
   }
 
   private need(runId: string) {
-    if (!this.run || this.run.runId !== runId) throw new Error(`run ${runId} not found in ${this.dir}`);
+    if (!this.run || this.run.runId !== runId)
+      throw new RunNotFoundError(runId, `run ${runId} not found in ${this.dir}`);
     return this.run;
   }
 
@@ -192,9 +199,13 @@ export class LocalRunStore implements RunStore {
 
   async claimAggregation(runId: string): Promise<boolean> {
     await this.load();
-    const run = this.need(runId);
+    // No run, no claim: the same answer as any other store's (a claim is a conditional write).
+    if (!this.run || this.run.runId !== runId) return false;
+    const run = this.run;
     const { done, failed, total } = this.counts;
-    if (run.status !== 'running' || total === undefined || done + failed < total) return false;
+    // A complete run may still be marked `ingesting` when its last result raced the total.
+    if (run.status !== 'running' && run.status !== 'ingesting') return false;
+    if (total === undefined || done + failed < total) return false;
     run.status = 'aggregating';
     await this.saveRun();
     return true;

@@ -1,15 +1,20 @@
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeRun } from '../../model/codec.js';
+import { SweepNotFoundError } from '../../model/errors.js';
 import type { RunRecord } from '../../model/model.js';
 import type { LeaderboardEntry, Report } from '../../model/report.js';
 import { leaderboardEntry } from '../../model/report.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
 import type { Leaderboard, SweepStore } from '../../ports/ports.js';
 import { FolderBlobStore } from './folder-blob-store.js';
+import { JsonLinesWriter, readJsonLines } from './jsonl.js';
 import { findRunFolders } from './local-run-history.js';
 
 const RECORD = 'sweep-record.json';
+
+/** The last record write under each root in this process: the next one waits for it. */
+const writesUnder = new Map<string, Promise<void>>();
 
 /**
  * The sweeps of the local shell: a folder per sweep beside the run folders (`runs/<sweepId>/`),
@@ -35,9 +40,11 @@ export class LocalSweepStore implements SweepStore {
   }
 
   async createSweep(sweep: SweepRecord): Promise<boolean> {
-    if (await this.getSweep(sweep.sweepId)) return false;
-    await this.save(sweep);
-    return true;
+    return this.exclusive(async () => {
+      if (await this.getSweep(sweep.sweepId)) return false;
+      await this.save(sweep);
+      return true;
+    });
   }
 
   async getSweep(sweepId: string): Promise<SweepRecord | undefined> {
@@ -66,16 +73,38 @@ export class LocalSweepStore implements SweepStore {
   }
 
   async claimSweep(sweepId: string): Promise<boolean> {
-    const sweep = await this.getSweep(sweepId);
-    if (sweep?.status !== 'running') return false;
-    await this.save({ ...sweep, status: 'aggregating' });
-    return true;
+    return this.exclusive(async () => {
+      const sweep = await this.getSweep(sweepId);
+      if (sweep?.status !== 'running') return false;
+      await this.save({ ...sweep, status: 'aggregating' });
+      return true;
+    });
   }
 
   async setSweepStatus(sweepId: string, status: SweepStatus, finishedAt?: string): Promise<void> {
-    const sweep = await this.getSweep(sweepId);
-    if (!sweep) throw new Error(`sweep ${sweepId} not found`);
-    await this.save({ ...sweep, status, ...(finishedAt ? { finishedAt } : {}) });
+    return this.exclusive(async () => {
+      const sweep = await this.getSweep(sweepId);
+      if (!sweep) throw new SweepNotFoundError(sweepId);
+      await this.save({ ...sweep, status, ...(finishedAt ? { finishedAt } : {}) });
+    });
+  }
+
+  /**
+   * Runs a read-then-write of a record alone among the stores of this root in this process,
+   * so a create or a claim happens for exactly one caller, as a conditional write does.
+   */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const before = writesUnder.get(this.root) ?? Promise.resolve();
+    const mine = before.then(work, work);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    writesUnder.set(this.root, settled);
+    void settled.then(() => {
+      if (writesUnder.get(this.root) === settled) writesUnder.delete(this.root);
+    });
+    return mine;
   }
 
   private recordKey(sweepId: string): string {
@@ -87,25 +116,40 @@ export class LocalSweepStore implements SweepStore {
   }
 }
 
+/** The file under the runs folder where the local leaderboard keeps its entries. */
+export const LEADERBOARD_FILE = 'leaderboard.jsonl';
+
 /**
- * The local leaderboard: every finished run folder at or below the root (see `findRunFolders`)
- * with its report.json. Entries are read from the reports, so `record` has nothing to keep.
+ * The local leaderboard: `leaderboard.jsonl` in the runs folder, a line per recorded entry
+ * (a later line for the same run replaces an earlier one), kept by every run that finishes
+ * there. Finished run folders at or below the root (see `findRunFolders`) that were never
+ * recorded — runs from before the file was kept, folders copied in — are read from their
+ * report.json, so the board shows every finished run it can find.
  */
 export class LocalLeaderboard implements Leaderboard {
   /** What the last `entries()` found: run folders, and those finished with a report. */
   private found?: { folders: number; finished: number };
+  readonly path: string;
+  private readonly writer: JsonLinesWriter;
 
   constructor(
     readonly root: string,
     private readonly onSkip: (dir: string, reason: string) => void = (dir, reason) =>
       console.warn(`assay: skipping run folder ${dir}: ${reason}`),
-  ) {}
+  ) {
+    this.path = join(root, LEADERBOARD_FILE);
+    this.writer = new JsonLinesWriter(this.path, () => mkdir(root, { recursive: true }));
+  }
 
-  async record(): Promise<void> {}
+  async record(entry: LeaderboardEntry): Promise<void> {
+    await this.writer.append(entry);
+  }
 
   async entries(): Promise<LeaderboardEntry[]> {
-    const entries: LeaderboardEntry[] = [];
+    const byRun = new Map<string, LeaderboardEntry>();
+    for (const entry of await readJsonLines<LeaderboardEntry>(this.path)) byRun.set(entry.runId, entry);
     const folders = await findRunFolders(this.root);
+    let finished = 0;
     for (const dir of folders) {
       const path = join(dir, 'run.json');
       let run: RunRecord;
@@ -116,14 +160,19 @@ export class LocalLeaderboard implements Leaderboard {
         continue;
       }
       if (run.status !== 'done') continue;
+      if (byRun.has(run.runId)) {
+        finished += 1;
+        continue;
+      }
       const text = await readFile(join(dir, 'report.json'), 'utf8').catch(() => undefined);
       if (!text) continue;
       const report = JSON.parse(text) as Report;
       if (report.status === 'incomplete') continue;
-      entries.push(leaderboardEntry(report));
+      byRun.set(run.runId, leaderboardEntry(report));
+      finished += 1;
     }
-    this.found = { folders: folders.length, finished: entries.length };
-    return entries;
+    this.found = { folders: folders.length, finished };
+    return [...byRun.values()];
   }
 
   /** Where the last `entries()` looked and what it found, for the screen. */

@@ -3,6 +3,7 @@
  * per language (`prompts/gec/grammar/<lang>.md`, one rule per `## Title` section) searched with
  * Okapi BM25. Pure functions only; reading the file and memoising indexes is the caller's job.
  */
+import { InputError } from '../../model/errors.js';
 
 export interface GrammarRule {
   /** Slug of the title, unique within the corpus (`-2`, `-3` on duplicates). */
@@ -12,7 +13,7 @@ export interface GrammarRule {
   text: string;
 }
 
-export class GrammarCorpusError extends Error {
+export class GrammarCorpusError extends InputError {
   override name = 'GrammarCorpusError';
 }
 

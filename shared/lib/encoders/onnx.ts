@@ -19,12 +19,13 @@ import { dirname, join, resolve } from 'node:path';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { Tokenizer } from '@huggingface/tokenizers';
 import type { InferenceSession, Tensor } from 'onnxruntime-node';
+import { ConfigError } from '../../model/errors.js';
 import type { Embedder, EncoderSpend, NliModel, NliPair } from './types.js';
 
 /** The S3 client models are read with, built (or imported) only when a model lives on S3. */
 export type S3Factory = () => S3Client | Promise<S3Client>;
 
-export class ModelLoadError extends Error {
+export class ModelLoadError extends ConfigError {
   override readonly name = 'ModelLoadError';
 }
 

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { PromptSnapshot } from '../../model/model.js';
 import { PROMPT_PREFIX } from '../layout/bucket.js';
 import type { BlobStore } from '../../ports/ports.js';
+import { InputError } from '../../model/errors.js';
 
 /**
  * Prompts are files, identified at run time by path + content hash. A BlobStore whose keys
@@ -10,7 +11,7 @@ import type { BlobStore } from '../../ports/ports.js';
 
 export { PROMPT_PREFIX };
 
-export class PromptError extends Error {
+export class PromptError extends InputError {
   override readonly name = 'PromptError';
 }
 

@@ -4,6 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
+import { ConfigError } from '../../model/errors.js';
 import type { TokenUsage } from '../../model/provider.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
 import embedded from './prices.json' with { type: 'json' };
@@ -38,7 +39,7 @@ export type ModelPrice = z.infer<typeof ModelPriceSchema>;
 export type PriceTable = z.infer<typeof PriceTableSchema>;
 export type PriceOverride = z.infer<typeof PriceOverrideSchema>;
 
-export class PriceTableError extends Error {
+export class PriceTableError extends ConfigError {
   override readonly name = 'PriceTableError';
 }
 

@@ -8,6 +8,8 @@
  * itself lives behind the {@link RateLimitStore} port, in memory locally and in DynamoDB on AWS,
  * so the whole fleet of workers shares one budget.
  */
+
+import { ConfigError } from '../../model/errors.js';
 import type { RateLimit, RateNeed } from '../../model/limits.js';
 import type { CompletionRequest, LearnedAxis, LearnedLimits } from '../../model/provider.js';
 import { ProviderError } from '../../model/provider-errors.js';
@@ -263,7 +265,7 @@ export function exhaustedWaitMs(learned: LearnedLimits): number {
 const sameLimit = (a: RateLimit | undefined, b: RateLimit | undefined) =>
   a?.rpm === b?.rpm && a?.tpm === b?.tpm;
 
-export class RateLimitSyntaxError extends Error {
+export class RateLimitSyntaxError extends ConfigError {
   override readonly name = 'RateLimitSyntaxError';
 }
 

@@ -19,6 +19,8 @@ vi.mock('../../../shared/adapters/local/jsonl.js', async (importOriginal) => {
   };
 });
 
+// The fast project shares modules between files: load the cache anew so it sees the mock.
+vi.resetModules();
 const { FileLlmCache } = await import('../../../shared/adapters/local/file-llm-cache.js');
 
 describe('FileLlmCache', () => {

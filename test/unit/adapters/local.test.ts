@@ -131,16 +131,6 @@ describe('local run store (append-only log)', () => {
     expect(await reopened.counters('r1')).toEqual({ done: 2, failed: 0, total: 2, spentUsd: 0.75 });
     expect(await reopened.resultIds('r1')).toEqual(new Set(['a', 'b']));
   });
-
-  it('claims aggregation once, and only when complete', async () => {
-    const store = new LocalRunStore(await tempDir());
-    await store.createRun(run('r1'));
-    await store.setTotal('r1', 1, 0);
-    expect(await store.claimAggregation('r1')).toBe(false);
-    await store.recordResult(result('a'));
-    expect(await store.claimAggregation('r1')).toBe(true);
-    expect(await store.claimAggregation('r1')).toBe(false);
-  });
 });
 
 describe('folder blob store', () => {

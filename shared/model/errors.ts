@@ -1,0 +1,114 @@
+/**
+ * Assay's errors. Every error Assay raises is an {@link AssayError} under one root per concern,
+ * and says by itself what a caller may do with it:
+ *
+ * - `permanent`: no retry can fix it; the suite, dataset, prompt, file or configuration must
+ *   change (ingest rejects the upload instead of retrying it).
+ * - `retryable`: the same call may succeed later (a throttled model, a queue that failed to take
+ *   a message).
+ *
+ * Adapters translate their vendor's errors (DynamoDB condition failures, S3 missing keys, a
+ * missing file) into these, so the core never looks at a vendor's error. Callers tell the
+ * concerns apart by class (`instanceof NotFoundError`). Pure: imports nothing.
+ */
+
+export abstract class AssayError extends Error {
+  override readonly name: string = 'AssayError';
+  /** The same call may succeed if tried again later. */
+  readonly retryable: boolean = false;
+  /** No retry can fix it: something the user gave must change. */
+  readonly permanent: boolean = false;
+}
+
+/** Something the user gave is wrong: a dataset, suite, prompt or file, or data stored from one. */
+export class InputError extends AssayError {
+  override readonly name: string = 'InputError';
+  override readonly permanent: boolean = true;
+}
+
+/** The environment or a setting is wrong: a variable, a price table, a limit, a missing key. */
+export class ConfigError extends AssayError {
+  override readonly name: string = 'ConfigError';
+  override readonly permanent: boolean = true;
+}
+
+/** A run, sweep or object that does not exist. */
+export class NotFoundError extends AssayError {
+  override readonly name: string = 'NotFoundError';
+}
+
+/** A conditional write lost: the record exists already, or another caller claimed it first. */
+export class ConflictError extends AssayError {
+  override readonly name: string = 'ConflictError';
+}
+
+/** A storage, queue or local-cloud service failed; trying again may work. */
+export class ServiceError extends AssayError {
+  override readonly name: string = 'ServiceError';
+  override readonly retryable: boolean = true;
+}
+
+export type ProviderErrorKind =
+  | 'rate_limit' // 429
+  | 'server' // 5xx, overloaded
+  | 'timeout' // request timed out
+  | 'network' // connection refused/reset
+  | 'auth' // 401/403, missing key
+  | 'bad_request' // 400/404/422: the request itself is wrong
+  | 'unknown';
+
+const RETRYABLE: ReadonlySet<ProviderErrorKind> = new Set(['rate_limit', 'server', 'timeout', 'network']);
+const PERMANENT: ReadonlySet<ProviderErrorKind> = new Set(['auth', 'bad_request']);
+
+/**
+ * A model call failed. Whether it is worth retrying is decided here, once, from the failure
+ * kind (see `kindFromStatus` in providers/errors.ts); callers only read `retryable`.
+ */
+export class ProviderError extends AssayError {
+  override readonly name: string = 'ProviderError';
+  override readonly retryable: boolean;
+  override readonly permanent: boolean;
+
+  constructor(
+    message: string,
+    readonly kind: ProviderErrorKind,
+    readonly providerId: string,
+    readonly status?: number,
+    /** Server-advised wait before the next attempt (retry-after / retry-after-ms), if any. */
+    readonly retryAfterMs?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.retryable = RETRYABLE.has(kind);
+    this.permanent = PERMANENT.has(kind);
+  }
+}
+
+/** Work stopped on purpose (a spent budget): not a fault, and not retried in the same run. */
+export class StoppedError extends AssayError {
+  override readonly name: string = 'StoppedError';
+}
+
+/** An operation on a run that has no record. */
+export class RunNotFoundError extends NotFoundError {
+  override readonly name: string = 'RunNotFoundError';
+
+  constructor(
+    readonly runId: string,
+    message = `run ${runId} does not exist`,
+  ) {
+    super(message);
+  }
+}
+
+/** An operation on a sweep that has no record. */
+export class SweepNotFoundError extends NotFoundError {
+  override readonly name: string = 'SweepNotFoundError';
+
+  constructor(
+    readonly sweepId: string,
+    message = `sweep ${sweepId} not found`,
+  ) {
+    super(message);
+  }
+}

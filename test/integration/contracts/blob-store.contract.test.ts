@@ -1,0 +1,73 @@
+/**
+ * The BlobStore contract: what ingest, the reports and the spilled messages rely on, held by a
+ * folder and an S3 bucket alike.
+ */
+import { describe, expect, it } from 'vitest';
+import { S3BlobStore } from '../../../shared/adapters/aws/s3-blob-store.js';
+import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
+import type { BlobStore } from '../../../shared/ports/ports.js';
+import { chunksOf, tempDir } from '../../helpers.js';
+import { awsStack, fresh } from './fixtures.js';
+
+const aws = awsStack('contract-blobs');
+
+const adapters: [string, () => Promise<BlobStore>][] = [
+  ['local', async () => new FolderBlobStore(await tempDir('assay-contract-blobs-'))],
+  [
+    's3',
+    async () => new S3BlobStore({ client: aws().clients.s3, bucket: aws().res.bucket, listPageSize: 2 }),
+  ],
+];
+
+const text = (bytes: Uint8Array | undefined) =>
+  bytes === undefined ? undefined : new TextDecoder().decode(bytes);
+
+describe.each(adapters)('BlobStore contract: %s', { timeout: 60_000 }, (_name, make) => {
+  it('reads a key that was never written as undefined', async () => {
+    const blobs = await make();
+    expect(await blobs.get(`${fresh('nope')}/missing.json`)).toBeUndefined();
+  });
+
+  it('round-trips text and bytes under keys with spaces and non-ASCII characters; a put replaces', async () => {
+    const blobs = await make();
+    const base = fresh('round');
+    const bytes = new Uint8Array([0, 1, 2, 254, 255]);
+    await blobs.put(`${base}/a b/ünï.txt`, 'héllo wörld', 'text/plain; charset=utf-8');
+    await blobs.put(`${base}/raw.bin`, bytes);
+    expect(text(await blobs.get(`${base}/a b/ünï.txt`))).toBe('héllo wörld');
+    expect(Array.from((await blobs.get(`${base}/raw.bin`)) ?? [])).toEqual(Array.from(bytes));
+
+    await blobs.put(`${base}/a b/ünï.txt`, 'second');
+    expect(text(await blobs.get(`${base}/a b/ünï.txt`))).toBe('second');
+    await blobs.put(`${base}/empty.txt`, '');
+    expect((await blobs.get(`${base}/empty.txt`))?.byteLength).toBe(0);
+  });
+
+  it('lists every key under a prefix, across pages, sorted; an unknown prefix lists nothing', async () => {
+    const blobs = await make();
+    const base = fresh('list');
+    const keys = ['c.txt', 'a.txt', 'sub/deeper/z.json', 'b.txt', 'sub/x.json'].map((k) => `${base}/${k}`);
+    for (const key of keys) await blobs.put(key, key);
+    await blobs.put(`${base}-sibling/a.txt`, 'not under the prefix');
+
+    expect(await blobs.list(`${base}/`)).toEqual([...keys].sort());
+    expect(await blobs.list(`${base}/sub/`)).toEqual([`${base}/sub/deeper/z.json`, `${base}/sub/x.json`]);
+    expect(await blobs.list(`${fresh('none')}/`)).toEqual([]);
+  });
+
+  it('writes a streamed body whole, and a failed stream leaves no object', async () => {
+    const blobs = await make();
+    const base = fresh('stream');
+    const body = 'line\n'.repeat(5_000);
+    await blobs.putStream(`${base}/report.csv`, chunksOf(body, 4_096), 'text/csv');
+    expect(text(await blobs.get(`${base}/report.csv`))).toBe(body);
+
+    async function* broken(): AsyncGenerator<string> {
+      yield 'half a file';
+      throw new Error('the producer failed');
+    }
+    await expect(blobs.putStream(`${base}/broken.csv`, broken())).rejects.toThrow('the producer failed');
+    expect(await blobs.get(`${base}/broken.csv`)).toBeUndefined();
+    expect(await blobs.list(`${base}/`)).toEqual([`${base}/report.csv`]);
+  });
+});
