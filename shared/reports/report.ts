@@ -3,6 +3,7 @@ import {
   biasApplies,
   biasScore,
   CostTally,
+  DoubleColumn,
   LabelRows,
   LengthRows,
   RepeatRows,
@@ -171,7 +172,7 @@ export async function buildReport(
   let batchSavedUsd = 0;
   let anySimulated = false;
   const spend = new CostTally();
-  const latencies = new Float64Column();
+  const latencies = new DoubleColumn();
   const tally = new ScoreTally(family, run.suite);
   // The family's figures read the same pass, through a relay.
   const relay = family.report ? new ResultRelay() : undefined;
@@ -233,23 +234,4 @@ export async function buildReport(
     latencyMs: summarizeLatency(latencies.values()),
     prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
   };
-}
-
-/** A growing column of numbers held as doubles (8 bytes each), not as an array of boxed values. */
-export class Float64Column {
-  private data = new Float64Array(1024);
-  length = 0;
-
-  push(value: number): void {
-    if (this.length === this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
-    this.data[this.length++] = value;
-  }
-
-  values(): Float64Array {
-    return this.data.subarray(0, this.length);
-  }
 }

@@ -5,12 +5,8 @@
  */
 import type { GoogleGenAI } from '@google/genai';
 import OpenAI from 'openai';
-import { toError as geminiError, geminiSdk } from '../providers/gemini.js';
-import {
-  DEFAULT_TIMEOUT_MS,
-  malformedResponseError,
-  stainlessProviderError,
-} from '../providers/normalise.js';
+import { geminiClient, toError as geminiError } from '../providers/gemini.js';
+import { malformedResponseError, stainlessProviderError } from '../providers/normalise.js';
 import { openAiClient } from '../providers/openai.js';
 import { costOf, type PriceTable } from '../providers/pricing.js';
 import { withRetry } from '../providers/retry.js';
@@ -93,17 +89,11 @@ export class GeminiEmbedder implements Embedder {
 
   /** The SDK client, built on first use (the SDK is loaded only when Gemini is called). */
   private sdk(): Promise<GoogleGenAI> {
-    this.client ??= geminiSdk().then(
-      ({ GoogleGenAI }) =>
-        new GoogleGenAI({
-          apiKey: this.options.apiKey,
-          vertexai: false,
-          httpOptions: {
-            ...(this.options.baseURL ? { baseUrl: this.options.baseURL } : {}),
-            timeout: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-          },
-        }),
-    );
+    this.client ??= geminiClient({
+      apiKey: this.options.apiKey,
+      ...(this.options.baseURL ? { baseUrl: this.options.baseURL } : {}),
+      ...(this.options.timeoutMs !== undefined ? { timeoutMs: this.options.timeoutMs } : {}),
+    });
     return this.client;
   }
 

@@ -63,6 +63,29 @@ export function geminiSdk(): Promise<GenAiSdk> {
   return loadingGenAi;
 }
 
+/**
+ * A Gemini client (the SDK loaded on first use) for the provider and the embedder alike. Explicit
+ * `vertexai: false`, so GOOGLE_GENAI_USE_VERTEXAI in the environment cannot switch backends; no
+ * retryOptions, so the SDK makes exactly one attempt (retries happen in retry.ts).
+ */
+export function geminiClient(options: {
+  apiKey?: string;
+  baseUrl?: string;
+  timeoutMs?: number;
+}): Promise<GoogleGenAI> {
+  return geminiSdk().then(
+    ({ GoogleGenAI }) =>
+      new GoogleGenAI({
+        apiKey: options.apiKey,
+        vertexai: false,
+        httpOptions: {
+          ...(options.baseUrl ? { baseUrl: options.baseUrl } : {}),
+          timeout: options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+        },
+      }),
+  );
+}
+
 export class GeminiProvider implements LlmProvider {
   readonly id: string;
   readonly simulated = false;
@@ -80,19 +103,7 @@ export class GeminiProvider implements LlmProvider {
 
   /** The SDK client, built on first use. */
   private sdk(): Promise<GoogleGenAI> {
-    this.client ??= geminiSdk().then(
-      ({ GoogleGenAI }) =>
-        new GoogleGenAI({
-          apiKey: this.options.apiKey,
-          // Explicit, so GOOGLE_GENAI_USE_VERTEXAI in the environment cannot switch backends.
-          vertexai: false,
-          httpOptions: {
-            ...(this.options.baseUrl ? { baseUrl: this.options.baseUrl } : {}),
-            timeout: this.options.timeoutMs ?? DEFAULT_TIMEOUT_MS,
-            // No retryOptions: the SDK then makes exactly one attempt; retries happen in retry.ts.
-          },
-        }),
-    );
+    this.client ??= geminiClient(this.options);
     return this.client;
   }
 
