@@ -81,7 +81,10 @@ describe('assay run --changed', { timeout: 120_000 }, () => {
     expect(fake.requests).toHaveLength(12);
     expect(fake.requests.every((r) => r.promptText.includes('STRICT MODE'))).toBe(true);
 
-    const runs = await readdir(join(dir, 'runs'));
+    // Run folders (the runs folder also holds the leaderboard's leaderboard.jsonl).
+    const runs = (await readdir(join(dir, 'runs'), { withFileTypes: true }))
+      .filter((e) => e.isDirectory())
+      .map((e) => e.name);
     expect(runs.filter((r) => r.startsWith('local-modular-'))).toHaveLength(2);
     const reports = await Promise.all(
       runs.map(

@@ -114,6 +114,7 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
       'reply-tone-prompts.v2',
     ]);
     expect((await readdir(out)).filter((d) => !runFolders.includes(d))).toEqual([
+      'leaderboard.jsonl',
       'sweep-record.json',
       'sweep.html',
       'sweep.json',

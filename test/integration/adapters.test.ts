@@ -31,9 +31,9 @@ import {
   SqsWorkQueue,
 } from '../../shared/adapters/aws/sqs-work-queue.js';
 import { decodeEventKey, spillKey } from '../../shared/lib/layout/bucket.js';
-import type { ItemMessage, ItemResult, RunRecord } from '../../shared/model/model.js';
+import type { ItemMessage, ItemResult } from '../../shared/model/model.js';
 import type { Completion } from '../../shared/model/provider.js';
-import { suite } from '../helpers.js';
+import { result, runRecord } from './contracts/fixtures.js';
 import {
   createTestResources,
   type Moto,
@@ -304,51 +304,6 @@ describe('SqsAggregateTrigger', { timeout: 60_000 }, () => {
     expect(aggregateTriggerBodySchema.parse(JSON.parse(message!.Body!))).toEqual({ runId: 'run-agg' });
   });
 });
-
-const demoSuite = suite({ name: 'demo', dataset: { path: 'datasets/demo/data.csv' } });
-
-function runRecord(runId: string, overrides: Partial<RunRecord> = {}): RunRecord {
-  return {
-    schemaVersion: 2,
-    runId,
-    suiteName: 'demo',
-    suite: demoSuite,
-    prompts: { 'gec/baseline.md': { hash: 'abc123', text: 'Judge {{src}} → {{tgt}}' } },
-    status: 'ingesting',
-    invalidRows: 0,
-    startedAt: '2025-01-01T00:00:00.000Z',
-    reportPrefix: `reports/demo/${runId}/`,
-    datasetKey: 'datasets/demo/data.csv',
-    simulated: true,
-    ...overrides,
-  };
-}
-
-function result(runId: string, itemId: string, overrides: Partial<ItemResult> = {}): ItemResult {
-  return {
-    schemaVersion: 2,
-    runId,
-    itemId,
-    row: 1,
-    status: 'scored',
-    gold: 'TP',
-    output: { label: 'TP', reason: 'fixes it', decidedBy: 'sim:gold' },
-    scores: { label: { kind: 'label', value: 'TP', decidedBy: 'sim:gold' } },
-    input: { src: 'a', tgt: 'b' },
-    stages: {
-      classify: {
-        calls: 1,
-        cachedCalls: 0,
-        costUsd: 0.0001,
-        latencyMs: 12,
-        usage: { input: 10, output: 2, cached: 0 },
-      },
-    },
-    simulated: true,
-    finishedAt: '2025-01-01T00:01:00.000Z',
-    ...overrides,
-  };
-}
 
 describe('DynamoRunStore', { timeout: 120_000 }, () => {
   const store = () => new DynamoRunStore({ client: clients.doc, tableName: res.table });

@@ -3,7 +3,7 @@
 /** The sweep, comparison and leaderboard pages. */
 
 import type { PairedDelta } from '../../../lib/metrics/index.js';
-import type { MetricValue } from '../../../model/report.js';
+import type { LeaderboardEntry, MetricValue } from '../../../model/report.js';
 import { scatter } from './charts.js';
 import { banner, ciBar, h, metricName, ms, num, pValue, section, signed, table, usd } from './dom.js';
 import { VirtualTable } from './virtual.js';
@@ -385,21 +385,7 @@ export function leaderboardPage(tables: Json[]): HTMLElement[] {
   ];
   if (tables.length === 0) out.push(h('p', null, 'No finished runs.'));
   for (const t of tables) {
-    const entries = t.entries as {
-      runId: string;
-      suite: string;
-      backends: string[];
-      config: Record<string, string>;
-      promptVersion: string;
-      simulated: boolean;
-      primaryScorer: string;
-      metrics: Record<string, MetricValue>;
-      items: number;
-      scored: number;
-      per10kUsd: number | null;
-      p50LatencyMs: number | null;
-      finishedAt: string;
-    }[];
+    const entries = t.entries as LeaderboardEntry[];
     const metrics = [...new Set(entries.flatMap((e) => Object.keys(e.metrics)))];
     const ranked = t.rankedBy as string | null;
     const [lo, hi] = extent(entries.map((e) => (ranked ? (e.metrics[ranked] ?? null) : null)));
