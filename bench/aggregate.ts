@@ -5,12 +5,11 @@
  *
  *   npx tsx bench/aggregate.ts [--rows 100000,1000000] [--timeout-s 300]
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { runPart } from './parts/spawn.js';
+import { replicatedRun, runPart } from './parts/spawn.js';
 
 const { values } = parseArgs({
   options: {
@@ -22,27 +21,8 @@ const { values } = parseArgs({
 const timeoutMs = Number(values['timeout-s']) * 1000;
 // `--dir` of an earlier invocation reuses its seed run and replicated folders (same data, same reports).
 const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'assay-aggregate-')));
-const seed = join(dir, 'scale-10000');
-if (!existsSync(join(seed, 'run.json'))) {
-  const ran = await runPart(
-    'local-scale',
-    ['--mode', 'run', '--rows', '10000', '--dir', dir, '--out', seed],
-    {
-      timeoutMs: 240_000,
-    },
-  );
-  if (!ran.value) throw new Error(`the 10K-row seed run failed: ${ran.error}`);
-}
 for (const rows of values.rows.split(',').map(Number)) {
-  const out = join(dir, `aggregate-${rows}`);
-  if (!existsSync(join(out, 'run.json'))) {
-    const copied = await runPart(
-      'local-scale',
-      ['--mode', 'replicate', '--rows', String(rows), '--dir', dir, '--out', out, '--from', seed],
-      { timeoutMs: 300_000 },
-    );
-    if (!copied.value) throw new Error(`replicating ${rows} results failed: ${copied.error}`);
-  }
+  const out = await replicatedRun(dir, rows, 'aggregate', { seedTimeoutMs: 240_000 });
   const aggregated = await runPart<{ ms: number }>(
     'local-scale',
     ['--mode', 'report', '--rows', String(rows), '--dir', dir, '--out', out],

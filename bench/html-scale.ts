@@ -9,7 +9,6 @@
  *
  * Writes bench/results/html-scale.json.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -18,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 import { assetBytes } from '../shared/reports/html/render.js';
 import { ROOT } from './parts/data.js';
-import { runPart } from './parts/spawn.js';
+import { replicatedRun, runPart } from './parts/spawn.js';
 
 const { values } = parseArgs({
   options: {
@@ -29,26 +28,7 @@ const { values } = parseArgs({
 });
 const rows = Number(values.rows);
 const dir = values.dir ?? (await mkdtemp(join(tmpdir(), 'assay-html-scale-')));
-const seed = join(dir, 'scale-10000');
-if (!existsSync(join(seed, 'run.json'))) {
-  const ran = await runPart(
-    'local-scale',
-    ['--mode', 'run', '--rows', '10000', '--dir', dir, '--out', seed],
-    {
-      timeoutMs: 300_000,
-    },
-  );
-  if (!ran.value) throw new Error(`the 10K-row seed run failed: ${ran.error}`);
-}
-const out = join(dir, `html-${rows}`);
-if (!existsSync(join(out, 'run.json'))) {
-  const copied = await runPart(
-    'local-scale',
-    ['--mode', 'replicate', '--rows', String(rows), '--dir', dir, '--out', out, '--from', seed],
-    { timeoutMs: 300_000 },
-  );
-  if (!copied.value) throw new Error(`replicating ${rows} results failed: ${copied.error}`);
-}
+const out = await replicatedRun(dir, rows, 'html');
 // Rebuilds every report file of the run (into reports-again/ beside it), report.html included.
 const aggregated = await runPart<{ ms: number }>(
   'local-scale',

@@ -1,5 +1,6 @@
 /** Runs the bench parts in child processes: each measurement gets a process (CPU, memory) of its own. */
 import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -75,6 +76,40 @@ export async function runPart<T>(
 async function peakRssKb(child: ChildProcess): Promise<number> {
   const status = await readFile(`/proc/${child.pid}/status`, 'utf8').catch(() => '');
   return Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+}
+
+/**
+ * A run folder of `rows` results in `dir/<name>-<rows>`: a 10K-row local run (simulator, zero
+ * latency) in `dir/scale-10000`, replicated. Both stay in `dir`, so a later call with the same
+ * `dir` reuses them (same data, same reports).
+ */
+export async function replicatedRun(
+  dir: string,
+  rows: number,
+  name: string,
+  { seedTimeoutMs = 300_000 }: { seedTimeoutMs?: number } = {},
+): Promise<string> {
+  const seed = join(dir, 'scale-10000');
+  if (!existsSync(join(seed, 'run.json'))) {
+    const ran = await runPart(
+      'local-scale',
+      ['--mode', 'run', '--rows', '10000', '--dir', dir, '--out', seed],
+      {
+        timeoutMs: seedTimeoutMs,
+      },
+    );
+    if (!ran.value) throw new Error(`the 10K-row seed run failed: ${ran.error}`);
+  }
+  const out = join(dir, `${name}-${rows}`);
+  if (!existsSync(join(out, 'run.json'))) {
+    const copied = await runPart(
+      'local-scale',
+      ['--mode', 'replicate', '--rows', String(rows), '--dir', dir, '--out', out, '--from', seed],
+      { timeoutMs: 300_000 },
+    );
+    if (!copied.value) throw new Error(`replicating ${rows} results failed: ${copied.error}`);
+  }
+  return out;
 }
 
 export interface FakeStats {
