@@ -7,12 +7,7 @@
 
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
-import {
-  DeleteMessageBatchCommand,
-  type Message,
-  ReceiveMessageCommand,
-  SQSClient,
-} from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws/clients.js';
@@ -38,6 +33,7 @@ import {
   createTestResources,
   type Moto,
   motoClients,
+  receive,
   resetQueues,
   startMoto,
   TEST_CREDENTIALS,
@@ -60,33 +56,6 @@ afterAll(async () => {
   for (const client of Object.values(clients ?? {})) client.destroy();
   await moto?.stop();
 });
-
-/** Receives until `count` messages arrived or `timeoutMs` passed; deletes what it received. */
-async function receive(
-  sqs: SQSClient,
-  queueUrl: string,
-  count: number,
-  timeoutMs = 15_000,
-): Promise<Message[]> {
-  const messages: Message[] = [];
-  const deadline = Date.now() + timeoutMs;
-  while (messages.length < count && Date.now() < deadline) {
-    const out = await sqs.send(
-      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
-    );
-    const batch = out.Messages ?? [];
-    messages.push(...batch);
-    if (batch.length > 0) {
-      await sqs.send(
-        new DeleteMessageBatchCommand({
-          QueueUrl: queueUrl,
-          Entries: batch.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
-        }),
-      );
-    }
-  }
-  return messages;
-}
 
 /** How an S3 event key is decoded: `+` is a space, then percent-decoding. */
 

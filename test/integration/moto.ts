@@ -2,6 +2,12 @@
  * moto_server for integration tests: the harness lives in cli/cloud/moto.ts (the local cloud
  * uses it too); these are the names the tests use.
  */
+import {
+  DeleteMessageBatchCommand,
+  type Message,
+  ReceiveMessageCommand,
+  type SQSClient,
+} from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
 import {
   type CloudResources,
@@ -47,3 +53,30 @@ export {
   type ResourceNames as TestResourceNames,
   uniqueNames,
 } from '../../cli/cloud/moto.js';
+
+/** Receives until `count` messages arrived or `timeoutMs` passed; deletes what it received. */
+export async function receive(
+  sqs: SQSClient,
+  queueUrl: string,
+  count: number,
+  timeoutMs = 15_000,
+): Promise<Message[]> {
+  const messages: Message[] = [];
+  const deadline = Date.now() + timeoutMs;
+  while (messages.length < count && Date.now() < deadline) {
+    const out = await sqs.send(
+      new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
+    );
+    const batch = out.Messages ?? [];
+    messages.push(...batch);
+    if (batch.length > 0) {
+      await sqs.send(
+        new DeleteMessageBatchCommand({
+          QueueUrl: queueUrl,
+          Entries: batch.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
+        }),
+      );
+    }
+  }
+  return messages;
+}

@@ -4,14 +4,13 @@
  * text; an empty send delivers nothing. By the local bounded queue and by SQS (read back as the
  * worker reads it) alike. Delivery is at least once, so only what arrives is compared, as a set.
  */
-import { ReceiveMessageCommand } from '@aws-sdk/client-sqs';
 import { describe, expect, it } from 'vitest';
 import { S3BlobStore } from '../../../shared/adapters/aws/s3-blob-store.js';
 import { decodeItemMessage, SqsWorkQueue } from '../../../shared/adapters/aws/sqs-work-queue.js';
 import { LocalWorkQueue } from '../../../shared/adapters/local/local-work-queue.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
 import type { WorkQueue } from '../../../shared/ports/ports.js';
-import { resetQueues } from '../moto.js';
+import { receive, resetQueues } from '../moto.js';
 import { awsStack, fresh } from './fixtures.js';
 
 const aws = awsStack('contract-queue');
@@ -54,20 +53,8 @@ const adapters: [string, () => Promise<Harness>][] = [
       return {
         queue,
         async drain(count) {
-          const got: ItemMessage[] = [];
-          for (let empty = 0; got.length < count && empty < 3; ) {
-            const out = await clients.sqs.send(
-              new ReceiveMessageCommand({
-                QueueUrl: res.queues.items.url,
-                MaxNumberOfMessages: 10,
-                WaitTimeSeconds: 1,
-              }),
-            );
-            const batch = out.Messages ?? [];
-            empty = batch.length === 0 ? empty + 1 : 0;
-            got.push(...(await Promise.all(batch.map((m) => decodeItemMessage(m.Body!, blobs)))));
-          }
-          return got;
+          const received = await receive(clients.sqs, res.queues.items.url, count, 3_000);
+          return Promise.all(received.map((m) => decodeItemMessage(m.Body!, blobs)));
         },
       };
     },
