@@ -41,16 +41,18 @@ afterAll(async () => {
   await moto?.stop();
 });
 
+/** Two workers' stores (each with its own DynamoDB client) on one table and one clock. */
+function twoWorkers(clock: () => number): [DynamoRateLimitStore, DynamoRateLimitStore] {
+  return [
+    new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: clock }),
+    new DynamoRateLimitStore({ client: createDocumentClient(second), tableName: res.table, now: clock }),
+  ];
+}
+
 describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
   it('two workers sharing one bucket never exceed the budget of a window, and use all of it', async () => {
     let now = 1_000_000;
-    const clock = () => now;
-    const a = new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: clock });
-    const b = new DynamoRateLimitStore({
-      client: createDocumentClient(second),
-      tableName: res.table,
-      now: clock,
-    });
+    const [a, b] = twoWorkers(() => now);
     // 200 a second: a burst of 4 (2% of a second's worth), refilled at 196 a second.
     const limit = { rpm: 12_000 };
     const one = { requests: 1, tokens: 0 };
@@ -128,13 +130,7 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
 
   it('a limit one worker learned holds every worker, and its first report starts the bucket in debt', async () => {
     let now = 7_000_000;
-    const clock = () => now;
-    const a = new DynamoRateLimitStore({ client: clients.doc, tableName: res.table, now: clock });
-    const b = new DynamoRateLimitStore({
-      client: createDocumentClient(second),
-      tableName: res.table,
-      now: clock,
-    });
+    const [a, b] = twoWorkers(() => now);
     const one = { requests: 1, tokens: 0 };
     // Nothing learned yet: a worker with no limit of its own finds none.
     expect(await b.learned('openai:learned')).toBeUndefined();
