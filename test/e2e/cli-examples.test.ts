@@ -206,6 +206,24 @@ async function scoringSuite(dir: string, file: string): Promise<string> {
   return path;
 }
 
+/** `assay score` of `dir/<predictions>` against an example's gold file with the example's suite: the run's report. */
+async function scoreExample(
+  dir: string,
+  suiteFile: string,
+  goldFile: string,
+  predictions: string,
+): Promise<Report> {
+  const { out } = await score(dir, [
+    '--suite',
+    await scoringSuite(dir, suiteFile),
+    '--gold',
+    join(EXAMPLE_DATA, goldFile),
+    '--predictions',
+    join(dir, predictions),
+  ]);
+  return expectRunFolder(out);
+}
+
 async function score(dir: string, args: string[], mode: Mode = 'piped'): Promise<{ ran: Ran; out: string }> {
   const out = join(dir, 'out');
   const ran = await assay(['score', ...args, '--out', out], dir, mode);
@@ -343,15 +361,7 @@ describe.concurrent('assay score on the example data, in each layout', { timeout
     const labels = ['polite', 'neutral', 'rude'];
     const rows = gold.map((r, i) => [r.id, i % 4 === 0 ? otherLabel(labels, r.human!) : r.human]);
     await writeFile(join(dir, 'pred.csv'), csv(['id', 'pred'], rows));
-    const { out } = await score(dir, [
-      '--suite',
-      await scoringSuite(dir, 'reply-tone.suite.json'),
-      '--gold',
-      join(EXAMPLE_DATA, 'replies.csv'),
-      '--predictions',
-      join(dir, 'pred.csv'),
-    ]);
-    const report = await expectRunFolder(out);
+    const report = await scoreExample(dir, 'reply-tone.suite.json', 'replies.csv', 'pred.csv');
     expect(report.counts).toMatchObject({ items: gold.length, scored: gold.length });
     const right = rows.filter(([, p], i) => p === gold[i]!.human).length;
     expect(report.scores.label!.metrics.accuracy!.value).toBeCloseTo(right / gold.length, 10);
@@ -363,15 +373,7 @@ describe.concurrent('assay score on the example data, in each layout', { timeout
     // Every prediction one point off (within 1-5): the mean absolute error is 1.
     const rows = gold.map((a) => ({ id: a.id, prediction: a.rating === 5 ? 4 : a.rating + 1 }));
     await writeFile(join(dir, 'pred.jsonl'), jsonl(rows));
-    const { out } = await score(dir, [
-      '--suite',
-      await scoringSuite(dir, 'answer-helpfulness.suite.json'),
-      '--gold',
-      join(EXAMPLE_DATA, 'answers.jsonl'),
-      '--predictions',
-      join(dir, 'pred.jsonl'),
-    ]);
-    const report = await expectRunFolder(out);
+    const report = await scoreExample(dir, 'answer-helpfulness.suite.json', 'answers.jsonl', 'pred.jsonl');
     expect(report.counts).toMatchObject({ items: gold.length, scored: gold.length });
     expect(report.scores.score!.metrics.mae!.value).toBeCloseTo(1, 10);
   });
@@ -382,15 +384,7 @@ describe.concurrent('assay score on the example data, in each layout', { timeout
       join(EXAMPLE_DATA, 'dictation.jsonl'),
     );
     await writeFile(join(dir, 'pred.jsonl'), jsonl(gold.map((d) => ({ id: d.id, output: d.expected }))));
-    const { out } = await score(dir, [
-      '--suite',
-      await scoringSuite(dir, 'dictation-cleanup.suite.json'),
-      '--gold',
-      join(EXAMPLE_DATA, 'dictation.jsonl'),
-      '--predictions',
-      join(dir, 'pred.jsonl'),
-    ]);
-    const report = await expectRunFolder(out);
+    const report = await scoreExample(dir, 'dictation-cleanup.suite.json', 'dictation.jsonl', 'pred.jsonl');
     expect(report.counts).toMatchObject({ items: gold.length, scored: gold.length });
     // The expected text as the output: a word error rate of 0 on every transcript.
     expect(report.scores.wer!.metrics.mean).toMatchObject({ value: 0, n: gold.length });
@@ -406,15 +400,12 @@ describe.concurrent('assay score on the example data, in each layout', { timeout
       summary: i % 2 === 0 ? d.reference : `${d.document.split('. ').slice(0, 2).join('. ')}.`,
     }));
     await writeFile(join(dir, 'pred.jsonl'), jsonl(rows));
-    const { out } = await score(dir, [
-      '--suite',
-      await scoringSuite(dir, 'legal-summaries.suite.json'),
-      '--gold',
-      join(EXAMPLE_DATA, 'court-opinions.jsonl'),
-      '--predictions',
-      join(dir, 'pred.jsonl'),
-    ]);
-    const report = await expectRunFolder(out);
+    const report = await scoreExample(
+      dir,
+      'legal-summaries.suite.json',
+      'court-opinions.jsonl',
+      'pred.jsonl',
+    );
     expect(report.counts).toMatchObject({ items: gold.length, scored: gold.length });
   });
 });
