@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -101,4 +101,25 @@ export async function runAsUser(
     const e = error as { code: number; stdout: string; stderr: string };
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
+}
+
+/** The `assay` binary started in the repository with `env` added, for a test that kills it midway. */
+export function spawnAssay(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
+  return spawn(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
+    cwd: REPO,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+}
+
+/** How a started process ended: its exit code (null when killed) and its stdout and stderr together. */
+export function exited(child: ChildProcess): Promise<{ code: number | null; output: string }> {
+  let output = '';
+  child.stdout?.on('data', (d) => {
+    output += d;
+  });
+  child.stderr?.on('data', (d) => {
+    output += d;
+  });
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
 }

@@ -1,9 +1,8 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeCall, type FakeReply, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
-import { REPO, tempDir } from '../helpers.js';
+import { exited, REPO, spawnAssay, tempDir } from '../helpers.js';
 
 /**
  * A run killed (SIGKILL) while an item's repair call is out, after the model's first answer to
@@ -14,25 +13,6 @@ import { REPO, tempDir } from '../helpers.js';
 const ITEMS = 6;
 /** The item whose first answer is cut short (the fourth row: concurrency 1 takes rows in order). */
 const TARGET_ROW = 3;
-
-function assay(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
-    cwd: REPO,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-function finished(child: ChildProcess): Promise<{ code: number | null; output: string }> {
-  let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
-}
 
 describe('a run killed during a repair call', () => {
   let fake: VendorFake;
@@ -86,8 +66,8 @@ describe('a run killed during a repair call', () => {
     const firstAsks = () => fake.requests.filter((r) => r.promptText.includes(target) && !isRepair(r));
 
     // 1. Kill the run once the target's repair call has reached the model.
-    const first = assay(args, env);
-    const firstExit = finished(first);
+    const first = spawnAssay(args, env);
+    const firstExit = exited(first);
     for (let i = 0; i < 2_400; i += 1) {
       if (fake.requests.some((r) => r.promptText.includes(target) && isRepair(r))) break;
       await new Promise((r) => setTimeout(r, 25));
@@ -99,7 +79,7 @@ describe('a run killed during a repair call', () => {
 
     // 2. Resume: the repair is answered this time.
     hangRepair = false;
-    const second = await finished(assay(args, env));
+    const second = await exited(spawnAssay(args, env));
     expect(second.code, second.output).toBe(0);
     expect(second.output).toContain(`${ITEMS} scored, 0 failed`);
     // The cut-short answer was paid once, before the kill.
@@ -109,8 +89,8 @@ describe('a run killed during a repair call', () => {
     // 3. An uninterrupted run of the same answers (fresh cache) pays and reports the same.
     const before = fake.requests.length;
     const cleanDir = join(dir, 'clean');
-    const clean = await finished(
-      assay(['run', suitePath, '--out', cleanDir, '--no-progress'], {
+    const clean = await exited(
+      spawnAssay(['run', suitePath, '--out', cleanDir, '--no-progress'], {
         ...fake.env,
         ASSAY_CACHE_DIR: join(dir, 'cache2'),
       }),

@@ -1,4 +1,3 @@
-import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
@@ -7,7 +6,7 @@ import { setTimeout } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRows } from '../../shared/lib/datasets/read.js';
 import { type FakeCall, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
-import { REPO, tempDir } from '../helpers.js';
+import { exited, REPO, spawnAssay, tempDir } from '../helpers.js';
 
 /**
  * Kills a real `assay run` (the CLI, the OpenAI SDK, a local HTTP fake of the OpenAI API)
@@ -28,25 +27,6 @@ async function goldRows(): Promise<{ header: string; lines: string[] }> {
   // The first rows of this file have no multi-line fields, so line slicing is safe here.
   const [header, ...lines] = text.split('\n');
   return { header: header!, lines: lines.slice(0, ITEMS) };
-}
-
-function assay(args: string[], env: NodeJS.ProcessEnv): ChildProcess {
-  return spawn(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
-    cwd: REPO,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-}
-
-function finished(child: ChildProcess): Promise<{ code: number | null; output: string }> {
-  let output = '';
-  child.stdout?.on('data', (d) => {
-    output += d;
-  });
-  child.stderr?.on('data', (d) => {
-    output += d;
-  });
-  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, output })));
 }
 
 async function resultIds(runDir: string): Promise<string[]> {
@@ -118,8 +98,8 @@ describe('a killed run resumes', () => {
 
     // 1. Start, and kill -9 once a quarter of the items have results (the fake holds the
     // requests past its first answers, so the run is still going when it is killed).
-    const first = assay(args, env);
-    const firstExit = finished(first);
+    const first = spawnAssay(args, env);
+    const firstExit = exited(first);
     let doneAtKill: string[] = [];
     while (doneAtKill.length < ITEMS / 4) {
       await setTimeout(25);
@@ -137,7 +117,7 @@ describe('a killed run resumes', () => {
     holding = false;
 
     // 2. The same command again finishes the run.
-    const second = await finished(assay(args, env));
+    const second = await exited(spawnAssay(args, env));
     expect(second.code, second.output).toBe(0);
     expect(second.output).toContain(`${ITEMS} scored, 0 failed`);
 
@@ -158,8 +138,8 @@ describe('a killed run resumes', () => {
 
     // 3. The same report as an uninterrupted run (fresh cache, fresh folder).
     const cleanDir = join(dir, 'clean');
-    const clean = await finished(
-      assay(['run', suitePath, '--out', cleanDir, '--no-progress'], {
+    const clean = await exited(
+      spawnAssay(['run', suitePath, '--out', cleanDir, '--no-progress'], {
         ...fake.env,
         ASSAY_CACHE_DIR: join(dir, 'cache2'),
       }),
