@@ -306,8 +306,11 @@ export class SuiteError extends InputError {
  */
 export type SuiteCheck = (raw: unknown, source: string) => BaseSuite;
 
+/** The common keys checked, the family's block kept as it is. */
+const storedSuiteSchema = baseSuiteSchema.passthrough();
+
 export const checkCommonKeys: SuiteCheck = (raw, source) => {
-  const parsed = baseSuiteSchema.passthrough().safeParse(raw);
+  const parsed = storedSuiteSchema.safeParse(raw);
   if (!parsed.success) throw new SuiteError(`${source}: ${z.prettifyError(parsed.error)}`);
   return parsed.data as BaseSuite;
 };
