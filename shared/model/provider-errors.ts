@@ -4,8 +4,6 @@
  */
 import { ConfigError, InputError, ProviderError, type ProviderErrorKind } from './errors.js';
 
-export { ProviderError, type ProviderErrorKind } from './errors.js';
-
 /** Maps an HTTP status to an error kind. One table for every vendor. */
 export function kindFromStatus(status: number | undefined): ProviderErrorKind {
   if (status === undefined) return 'network';

@@ -6,7 +6,7 @@ import { combineRepeats } from '../lib/metrics/reliability.js';
 import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
 import { callModel } from '../lib/providers/call.js';
 import { type RateLimiters, suiteLimitsById } from '../lib/providers/rate-limit.js';
-import { RunNotFoundError, StoppedError } from '../model/errors.js';
+import { ProviderError, RunNotFoundError, StoppedError } from '../model/errors.js';
 import {
   type Failure,
   type Item,
@@ -20,7 +20,6 @@ import {
   type StageSpend,
 } from '../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
-import { ProviderError } from '../model/provider-errors.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports/ports.js';
 import { dataPlaceholders, taskFor } from '../registry/registry.js';
 import { isComplete } from './start-run.js';

@@ -56,8 +56,6 @@ export interface DynamoRunStoreOptions {
   checkSuite?: SuiteCheck;
 }
 
-export { RunNotFoundError } from '../../model/errors.js';
-
 /**
  * A run's item: the RunRecord's fields (`suite` and `prompts` as JSON, `schemaVersion` absent on
  * runs written before it existed) plus the run's counters (`spentUsd` absent on older runs).

@@ -3,8 +3,9 @@
  * the normalised `Completion`. Vendor-specific error classes are recognised in each adapter.
  */
 
+import { ProviderError, type ProviderErrorKind } from '../../model/errors.js';
 import type { Completion, FinishReason, TokenUsage } from '../../model/provider.js';
-import { kindFromStatus, ProviderError, type ProviderErrorKind } from '../../model/provider-errors.js';
+import { kindFromStatus } from '../../model/provider-errors.js';
 import { costOf, type PriceTable } from './pricing.js';
 import { headerGetter, parseRetryAfterMs } from './retry.js';
 

@@ -9,10 +9,9 @@
  * so the whole fleet of workers shares one budget.
  */
 
-import { ConfigError } from '../../model/errors.js';
+import { ConfigError, ProviderError } from '../../model/errors.js';
 import type { RateLimit, RateNeed } from '../../model/limits.js';
 import type { CompletionRequest, LearnedAxis, LearnedLimits } from '../../model/provider.js';
-import { ProviderError } from '../../model/provider-errors.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
 import type { RateLimitStore } from '../../ports/ports.js';
 import { defaultSleep, type Sleep } from './retry.js';

@@ -2,7 +2,9 @@
  * The one place provider calls are retried. Vendor SDKs are built with `maxRetries: 0` so that
  * attempts, waits and the give-up point are decided here and nowhere else.
  */
-import { ProviderError, RetriesExhaustedError } from '../../model/provider-errors.js';
+
+import { ProviderError } from '../../model/errors.js';
+import { RetriesExhaustedError } from '../../model/provider-errors.js';
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 

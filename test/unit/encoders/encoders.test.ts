@@ -12,11 +12,8 @@ import {
 import { EncoderPool, encoderIdProblem, simulatedEncoderId } from '../../../shared/lib/encoders/registry.js';
 import { SimEmbedder, simContradiction } from '../../../shared/lib/encoders/sim.js';
 import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
-import {
-  MissingCredentialsError,
-  ProviderError,
-  UnknownProviderError,
-} from '../../../shared/model/provider-errors.js';
+import { ProviderError } from '../../../shared/model/errors.js';
+import { MissingCredentialsError, UnknownProviderError } from '../../../shared/model/provider-errors.js';
 import { TINY_VOCAB, tinyEmbeddingTable, writeTinyEmbedder, writeTinyNli } from '../../fakes/tiny-onnx.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 import { fakeEmbedding, sequence } from '../../fakes/vendor-fake.js';

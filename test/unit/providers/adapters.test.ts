@@ -1,8 +1,8 @@
 import { describe, expect, it, vi } from 'vitest';
 import { costOf, EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
 import { createProvider } from '../../../shared/lib/providers/registry.js';
+import { ProviderError } from '../../../shared/model/errors.js';
 import type { CompletionRequest, JsonSchemaSpec, LlmProvider } from '../../../shared/model/provider.js';
-import { ProviderError } from '../../../shared/model/provider-errors.js';
 import { fakeClock, requestsSeen } from '../../fakes/fake-clock.js';
 import { useVendorFake } from '../../fakes/use-vendor-fake.js';
 import { DEFAULT_FAKE_TEXT, sequence, startVendorFake } from '../../fakes/vendor-fake.js';

@@ -9,8 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from '../../../shared/adapters/local/memory-rate-limit-store.js';
 import { callModel } from '../../../shared/lib/providers/call.js';
 import { ModelLimiter, RateLimiters } from '../../../shared/lib/providers/rate-limit.js';
+import { ProviderError } from '../../../shared/model/errors.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/model/provider.js';
-import { ProviderError } from '../../../shared/model/provider-errors.js';
 import { SimClock } from '../../fakes/sim-clock.js';
 
 interface Schedule {

@@ -16,13 +16,13 @@ import {
   parseResetDuration,
   RateLimiters,
 } from '../../../shared/lib/providers/rate-limit.js';
+import { ProviderError } from '../../../shared/model/errors.js';
 import type {
   Completion,
   CompletionRequest,
   LearnedLimits,
   LlmProvider,
 } from '../../../shared/model/provider.js';
-import { ProviderError } from '../../../shared/model/provider-errors.js';
 import { SimClock } from '../../fakes/sim-clock.js';
 
 const headers =

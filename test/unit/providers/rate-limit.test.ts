@@ -9,8 +9,8 @@ import {
   RateLimitSyntaxError,
   suiteLimitsById,
 } from '../../../shared/lib/providers/rate-limit.js';
+import { ProviderError } from '../../../shared/model/errors.js';
 import type { CompletionRequest } from '../../../shared/model/provider.js';
-import { ProviderError } from '../../../shared/model/provider-errors.js';
 
 const request: CompletionRequest = { model: 'gpt-4o-mini', prompt: 'x'.repeat(40), maxTokens: 100 };
 
