@@ -1,4 +1,4 @@
-import { appendFile, type FileHandle, open, truncate } from 'node:fs/promises';
+import { appendFile, type FileHandle, open, readFile, truncate } from 'node:fs/promises';
 import { InputError } from '../../model/errors.js';
 
 /** A line of a JSON-lines file that is not JSON, and is not the torn last line of a killed write. */
@@ -32,22 +32,12 @@ export async function* jsonLines<T>(
   tally: { lines: number } = { lines: 0 },
 ): AsyncGenerator<{ value: T; line: number }> {
   tally.lines = 0;
-  const file = await open(path, 'r').catch((error: NodeJS.ErrnoException) => {
-    if (error.code === 'ENOENT') return undefined;
-    throw error;
-  });
+  const file = await open(path, 'r').catch(missingIsEmpty);
   if (!file) return;
   let line = 0;
   /** Bytes of the file up to and including the last newline seen. */
   let terminatedBytes = 0;
   let carry = Buffer.alloc(0);
-  const parse = (text: string, lineNo: number): unknown => {
-    try {
-      return JSON.parse(text);
-    } catch (error) {
-      throw new CorruptLineError(path, lineNo, (error as Error).message);
-    }
-  };
   try {
     const chunk = Buffer.allocUnsafe(CHUNK_BYTES);
     for (;;) {
@@ -61,7 +51,7 @@ export async function* jsonLines<T>(
         const text = bytes.toString('utf8', start, nl);
         start = nl + 1;
         if (text.trim() === '') continue;
-        yield { value: decode(parse(text, line), line), line };
+        yield { value: decode(parseJsonLine(path, text, line), line), line };
       }
       terminatedBytes += start;
       carry = Buffer.from(bytes.subarray(start));
@@ -70,19 +60,59 @@ export async function* jsonLines<T>(
     await file.close();
   }
   tally.lines = line;
-  const unterminated = carry.toString('utf8');
-  if (unterminated.trim() === '') return;
-  let value: unknown;
+  const last = await settleLastLine(path, carry, terminatedBytes);
+  if (last === undefined) return;
+  tally.lines = line + 1;
+  yield { value: decode(JSON.parse(last), line + 1), line: line + 1 };
+}
+
+/** A line's JSON value, or a {@link CorruptLineError} naming the file and line. */
+export function parseJsonLine(path: string, text: string, line: number): unknown {
   try {
-    value = JSON.parse(unterminated);
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CorruptLineError(path, line, (error as Error).message);
+  }
+}
+
+/**
+ * A JSON-lines file's bytes, read whole, every line ending in a newline: the last line
+ * settled as {@link jsonLines} does (a torn one cut off the file, a whole one given its
+ * newline). Lines are not parsed: for a reader that indexes lines and parses few of them.
+ * A missing file is an empty one.
+ */
+export async function readJsonLinesBytes(path: string): Promise<Buffer> {
+  const bytes = await readFile(path).catch(missingIsEmpty);
+  if (!bytes) return Buffer.alloc(0);
+  const terminated = bytes.lastIndexOf(0x0a) + 1;
+  const last = await settleLastLine(path, bytes.subarray(terminated), terminated);
+  return last === undefined ? bytes.subarray(0, terminated) : Buffer.concat([bytes, Buffer.from('\n')]);
+}
+
+/**
+ * The text after a file's last newline: blank → nothing; not JSON → the torn line of a killed
+ * process, cut off the file; JSON → given its newline and returned.
+ */
+async function settleLastLine(
+  path: string,
+  rest: Buffer,
+  terminatedBytes: number,
+): Promise<string | undefined> {
+  const text = rest.toString('utf8');
+  if (text.trim() === '') return undefined;
+  try {
+    JSON.parse(text);
   } catch {
-    // The torn line of a killed process: cut it off.
     await truncate(path, terminatedBytes);
-    return;
+    return undefined;
   }
   await appendFile(path, '\n');
-  tally.lines = line + 1;
-  yield { value: decode(value, line + 1), line: line + 1 };
+  return text;
+}
+
+function missingIsEmpty(error: NodeJS.ErrnoException): undefined {
+  if (error.code === 'ENOENT') return undefined;
+  throw error;
 }
 
 /** Every value of a JSON-lines file (see {@link jsonLines}), for files small enough to hold. */
