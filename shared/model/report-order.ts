@@ -49,7 +49,8 @@ export const SPILL_BUCKET_RESULTS = 20_000;
 
 /**
  * A run's results in report order with bounded memory. Stores stream results in completion
- * order; one pass reads only their sort keys. When the store's order already is report order,
+ * order; one pass reads them. Up to `bucketSize` results are sorted in memory; beyond that the
+ * pass keeps only their sort keys. When the store's order already is report order,
  * it is re-read as is. Otherwise a second pass spills each result into the file of its slice of
  * report order (`bucketSize` results per file, in a temporary folder), and each later read sorts
  * one file at a time: an external bucket sort, so a million results never sit in memory.
@@ -64,15 +65,25 @@ export async function inReportOrder(
   let count = 0;
   let sorted = true;
   let last: Pick<ItemResult, 'row' | 'itemId'> | undefined;
+  // Up to one spill file's worth, the results themselves are held: a run that small is sorted
+  // in memory and never read again from the store.
+  let held: ItemResult[] | undefined = [];
   for await (const result of source()) {
     if (last && compareReportOrder(last, result) > 0) sorted = false;
     last = { row: result.row, itemId: result.itemId };
+    if (held?.length === bucketSize) held = undefined;
+    held?.push(result);
     if (count === rows.length) {
       const grown = new Float64Array(rows.length * 2);
       grown.set(rows);
       rows = grown;
     }
     rows[count++] = result.row;
+  }
+  if (held) {
+    // A stable sort: results equal in report order keep the order the store gave them.
+    if (!sorted) held.sort(compareReportOrder);
+    return { results: sourceOf(held), count, close: async () => undefined };
   }
   if (sorted) return { results: source, count, close: async () => undefined };
 

@@ -109,12 +109,33 @@ describe('inReportOrder', () => {
     const source = sourceOf(reportOrder(RESULTS));
     const ordered = await inReportOrder(source, { bucketSize: 7 });
     expect(ordered.results).toBe(source);
+    expect((await inReportOrder(source)).results).not.toBe(source);
   });
 
   it('says so when the results change between its passes', async () => {
     let reads = 0;
     const source = () => sourceOf(shuffled(RESULTS).slice(0, reads++ === 0 ? 300 : 299))();
-    await expect(inReportOrder(source)).rejects.toThrow(/the results changed/);
+    await expect(inReportOrder(source, { bucketSize: 7 })).rejects.toThrow(/the results changed/);
+  });
+
+  it('sorts a run of at most one spill file in memory, reading the store once', async () => {
+    let reads = 0;
+    const results = shuffled(RESULTS);
+    const source = () => {
+      reads += 1;
+      return sourceOf(results)();
+    };
+    const ordered = await inReportOrder(source, { bucketSize: RESULTS.length });
+    const spilled = await inReportOrder(sourceOf(results), { bucketSize: 7 });
+    try {
+      const once = (await collectResults(ordered.results())).map((r) => r.itemId);
+      expect(once).toEqual((await collectResults(spilled.results())).map((r) => r.itemId));
+      expect(once).toEqual(reportOrder(RESULTS).map((r) => r.itemId));
+      expect((await collectResults(ordered.results())).map((r) => r.itemId)).toEqual(once);
+      expect(reads).toBe(1);
+    } finally {
+      await spilled.close();
+    }
   });
 });
 
