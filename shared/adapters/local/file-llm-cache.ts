@@ -94,16 +94,22 @@ export class FileLlmCache implements LlmCache {
 
 /** The key of a line written the cache's way, read without parsing the line; else undefined. */
 function keyOf(bytes: Buffer, start: number, end: number): string | undefined {
-  if (bytes.compare(LINE_START, 0, LINE_START.length, start, start + LINE_START.length) !== 0)
-    return undefined;
+  // Byte by byte: the key is short, and each Buffer method call costs more than the scan.
+  if (!startsWith(bytes, start, end, LINE_START)) return undefined;
   const keyStart = start + LINE_START.length;
-  const keyEnd = bytes.indexOf(QUOTE, keyStart);
-  if (keyEnd === -1 || keyEnd > end) return undefined;
-  const afterKey = keyEnd + KEY_END.length;
-  if (afterKey > end || bytes.compare(KEY_END, 0, KEY_END.length, keyEnd, afterKey) !== 0) return undefined;
-  // An escaped character: the key is not the bytes as they stand.
-  if (bytes.subarray(keyStart, keyEnd).includes(BACKSLASH)) return undefined;
+  let keyEnd = keyStart;
+  for (; keyEnd < end && bytes[keyEnd] !== QUOTE; keyEnd += 1) {
+    // An escaped character: the key is not the bytes as they stand.
+    if (bytes[keyEnd] === BACKSLASH) return undefined;
+  }
+  if (!startsWith(bytes, keyEnd, end, KEY_END)) return undefined;
   return bytes.toString('utf8', keyStart, keyEnd);
+}
+
+function startsWith(bytes: Buffer, at: number, end: number, prefix: Buffer): boolean {
+  if (at + prefix.length > end) return false;
+  for (let i = 0; i < prefix.length; i += 1) if (bytes[at + i] !== prefix[i]) return false;
+  return true;
 }
 
 /** Newlines before `offset` (a corrupt line is reported by its number, counted only then). */
