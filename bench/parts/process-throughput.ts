@@ -161,7 +161,15 @@ export async function processThroughput(
       const assay = emptySide();
       const sdk = emptySide();
       const earlier = emptySide();
-      const env = { ...process.env, VLLM_BASE_URL: fake.url, NO_COLOR: '1' };
+      // Each side starts as a fresh clone would: no LLM cache grown by earlier runs (a suite
+      // with `cache: false` still records every answer with its payer, so the file grows
+      // with each bench run in the working folder).
+      const env = {
+        ...process.env,
+        VLLM_BASE_URL: fake.url,
+        NO_COLOR: '1',
+        ASSAY_CACHE_DIR: join(dir, `cache-${c}`),
+      };
       for (let round = 0; round < rounds; round += 1) {
         await fake.stats(true);
         const ours = await timeProcess(
