@@ -5,13 +5,13 @@ import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/loca
 import { LocalRunHistory } from '../../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
+import { MemoryPromptIndex } from '../../../shared/adapters/local/memory-prompt-index.js';
 import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/lib/layout/bucket.js';
 import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
 import { createProvider } from '../../../shared/lib/providers/registry.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
 import type { Suite } from '../../../shared/registry/suite.js';
 import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
-import { MemoryPromptIndex } from '../../fakes/memory-prompt-index.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
 const GOLD = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
