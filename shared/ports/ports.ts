@@ -34,8 +34,11 @@ export interface RecordOutcome {
 }
 
 export interface RunStore {
-  /** Creates the run record; a second create of the same runId is a no-op returning false. */
-  createRun(run: RunRecord): Promise<boolean>;
+  /**
+   * Creates the run record. A second create of the same runId changes nothing and throws
+   * `RunExistsError` (a `ConflictError`): the first record stays.
+   */
+  createRun(run: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** Sets the item total once ingest has read the whole dataset; returns the counters after. */
   setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters>;
@@ -87,8 +90,11 @@ export interface AggregateTrigger {
 
 /** Sweeps: which runs make each, and who aggregates it (once). */
 export interface SweepStore {
-  /** Stores the record; a second create of the same sweepId is a no-op returning false. */
-  createSweep(sweep: SweepRecord): Promise<boolean>;
+  /**
+   * Stores the record. A second create of the same sweepId changes nothing and throws
+   * `SweepExistsError` (a `ConflictError`): the first record stays.
+   */
+  createSweep(sweep: SweepRecord): Promise<void>;
   getSweep(sweepId: string): Promise<SweepRecord | undefined>;
   /** The sweeps a run is a variant of (a run may serve several: the same variant in an edited sweep). */
   sweepsOf(runId: string): Promise<string[]>;

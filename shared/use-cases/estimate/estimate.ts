@@ -180,9 +180,7 @@ async function dryRun(
 class CountingRunStore implements RunStore {
   invalidRows = 0;
   private counted: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
-  async createRun(): Promise<boolean> {
-    return true;
-  }
+  async createRun(): Promise<void> {}
   async getRun(): Promise<RunRecord | undefined> {
     return undefined;
   }
