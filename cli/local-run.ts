@@ -16,7 +16,7 @@ import { formatFromPath, type RawRow, readRows } from '../shared/lib/datasets/re
 import { requireOnnxRuntime } from '../shared/lib/encoders/onnx.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
-import { RateLimiters } from '../shared/lib/providers/rate-limit.js';
+import { RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
 import { InputError, ProviderError } from '../shared/model/errors.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/model/model.js';

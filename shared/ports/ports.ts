@@ -112,7 +112,7 @@ export interface Leaderboard {
 }
 
 /**
- * Token buckets of provider+model rate limits (`lib/providers/rate-limit.ts`): in memory for one
+ * Token buckets of provider+model rate limits (`lib/providers/rate-limit/bucket.ts`): in memory for one
  * process, in DynamoDB for a fleet of workers that must share one budget.
  */
 export interface RateLimitStore {

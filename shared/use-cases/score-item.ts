@@ -5,7 +5,8 @@ import type { EncoderSpend } from '../lib/encoders/types.js';
 import { combineRepeats } from '../lib/metrics/reliability.js';
 import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
 import { callModel } from '../lib/providers/call.js';
-import { type RateLimiters, suiteLimitsById } from '../lib/providers/rate-limit.js';
+import type { RateLimiters } from '../lib/providers/rate-limit/limiters.js';
+import { suiteLimitsById } from '../lib/providers/rate-limit/spec.js';
 import { DeferredError, ProviderError, RunNotFoundError, StoppedError } from '../model/errors.js';
 import {
   type Failure,
@@ -40,7 +41,7 @@ export interface ScoreItemDeps {
    */
   onTransientError: 'throw' | 'fail';
   /**
-   * The process's rate limiters (one per provider+model, see `rate-limit.ts`): every call to a
+   * The process's rate limiters (one per provider+model, see `rate-limit/limiters.ts`): every call to a
    * real model goes through its limiter, under the suite's `run.limits` and ASSAY_LIMITS.
    */
   limiters?: RateLimiters;

@@ -9,7 +9,7 @@ import { CorruptLineError } from '../../shared/adapters/local/jsonl.js';
 import { GateSyntaxError } from '../../shared/lib/gate.js';
 import { PromptError } from '../../shared/lib/prompts/prompts.js';
 import { PriceTableError } from '../../shared/lib/providers/pricing.js';
-import { RateLimitSyntaxError } from '../../shared/lib/providers/rate-limit.js';
+import { RateLimitSyntaxError } from '../../shared/lib/providers/rate-limit/spec.js';
 import { StoredDataError } from '../../shared/model/codec.js';
 import {
   AssayError,
