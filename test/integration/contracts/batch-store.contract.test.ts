@@ -130,6 +130,13 @@ describe.each(adapters)('BatchStore contract: %s', { timeout: 60_000 }, (_name, 
     expect(await store.callState(runId, 'k3')).toEqual({ state: 'waiting' });
     expect((await store.openBatches()).filter((b) => b.runId === runId)).toEqual([]);
 
+    // An outcome for a call never recorded (nobody waits for it) records nothing.
+    const stray = open(runId, fresh('batch'));
+    await store.addBatch(stray, []);
+    expect(await store.closeBatch(stray, new Map([['never-recorded', answer('FP1')]]))).toEqual([]);
+    expect(await store.callState(runId, 'never-recorded')).toBeUndefined();
+    expect(await store.waitingCalls(runId)).toEqual([call('k3')]);
+
     // An item that waits after the answer came learns it at once (and is scored now).
     expect(await store.wait(runId, 'item-4', call('k1'), 'body-4')).toEqual({
       state: 'answered',
