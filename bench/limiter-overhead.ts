@@ -14,7 +14,7 @@ import { join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { runLocal } from '../cli/local-run.js';
 import { readRows } from '../shared/lib/datasets/read.js';
-import { RateLimiters } from '../shared/lib/providers/rate-limit.js';
+import { RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { startVendorFake } from '../test/fakes/vendor-fake.js';
 
 const GOLD = resolve(import.meta.dirname, '..', 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv');

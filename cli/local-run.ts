@@ -4,6 +4,7 @@ import { readFile, stat } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { LocalAggregateTrigger } from '../shared/adapters/local/local-aggregate-trigger.js';
 import { LocalBatchLedger } from '../shared/adapters/local/local-batch-ledger.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
@@ -15,7 +16,7 @@ import { formatFromPath, type RawRow, readRows } from '../shared/lib/datasets/re
 import { requireOnnxRuntime } from '../shared/lib/encoders/onnx.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
-import { RateLimiters } from '../shared/lib/providers/rate-limit.js';
+import { RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
 import { InputError, ProviderError } from '../shared/model/errors.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/model/model.js';
@@ -237,7 +238,8 @@ export async function runSuite(
   const cache = new FileLlmCache(
     options.cachePath ?? join(env.ASSAY_CACHE_DIR ?? '.assay-cache', 'llm-cache.jsonl'),
   );
-  const trigger = { trigger: async () => {}, triggerSweep: async () => {} };
+  // The use-cases ask for the run's aggregation here; the runner takes the request once its queue drains.
+  const trigger = new LocalAggregateTrigger();
   const deps = {
     runStore,
     trigger,
@@ -305,9 +307,11 @@ export async function runSuite(
     reports: new FolderBlobStore(outDir),
     history: new LocalRunHistory(dirname(outDir), undefined, { checkSuite: validateSuite }),
   };
-  // A run that was already aggregated (run again after it finished) just gets its report rebuilt.
-  const aggregated = await aggregateRun(reportDeps, run.runId);
-  const outcome = aggregated.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
+  // The run is aggregated when it asked to be (its last result, or ingest finding it complete);
+  // a run that was already aggregated (run again after it finished) just gets its report rebuilt.
+  const asked = trigger.take().some((request) => 'runId' in request && request.runId === run.runId);
+  const aggregated = asked ? await aggregateRun(reportDeps, run.runId) : undefined;
+  const outcome = aggregated?.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
   // A run in a runs folder joins its leaderboard and finishes the sweeps it completes there;
   // a run given its own folder (`--out`) stays out of any runs folder's leaderboard.
   if (options.outDir === undefined) await finishRun(finishDeps(dirname(outDir), outDir), run.runId, outcome);

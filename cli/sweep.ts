@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
 import { LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
+import { SweepExistsError } from '../shared/model/errors.js';
 import type { RunRecord } from '../shared/model/model.js';
 import type { Report } from '../shared/model/report.js';
 import { type Suite, validateSuite, variantSuites } from '../shared/registry/suite.js';
@@ -72,7 +73,10 @@ export async function runSweep(
     runs.map(({ variant, run }) => ({ variant, runId: run.runId })),
     { datasetKey: datasetOf(runs[0]!.variant).key, reportPrefix: '' },
   );
-  await sweeps.createSweep(record);
+  await sweeps.createSweep(record).catch((error: unknown) => {
+    // The same sweep run again: its record stays, and its report is rebuilt below.
+    if (!(error instanceof SweepExistsError)) throw error;
+  });
   const outDir = sweeps.dirOf(record.sweepId);
   const deps = {
     sweeps,

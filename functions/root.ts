@@ -33,7 +33,7 @@ import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/fold
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
-import { RateLimiters } from '../shared/lib/providers/rate-limit.js';
+import { RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
 import type { RunRecord } from '../shared/model/model.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports/ports.js';

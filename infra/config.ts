@@ -1,7 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { DEFAULT_MAX_RECEIVE_COUNT } from '../shared/lib/layout/queues.js';
-import { parseLimitSpec } from '../shared/lib/providers/rate-limit.js';
+import { parseLimitSpec } from '../shared/lib/providers/rate-limit/spec.js';
 
 /**
  * Deploy-time settings of the Assay stack. Every key can be set with `-c key=value` on the

@@ -42,6 +42,15 @@ export class ConflictError extends AssayError {
   override readonly name: string = 'ConflictError';
 }
 
+/**
+ * The work is not done yet, on purpose: it waits for something that will come (a model call
+ * whose answer a vendor batch gives later) and is tried again then. Not a failure: nothing is
+ * recorded for it, no retry loop retries it, and ingest never rejects an upload for it.
+ */
+export class DeferredError extends AssayError {
+  override readonly name: string = 'DeferredError';
+}
+
 /** A storage, queue or local-cloud service failed; trying again may work. */
 export class ServiceError extends AssayError {
   override readonly name: string = 'ServiceError';
@@ -108,6 +117,30 @@ export class SweepNotFoundError extends NotFoundError {
   constructor(
     readonly sweepId: string,
     message = `sweep ${sweepId} not found`,
+  ) {
+    super(message);
+  }
+}
+
+/** A second create of a run that exists already (`RunStore.createRun`). */
+export class RunExistsError extends ConflictError {
+  override readonly name: string = 'RunExistsError';
+
+  constructor(
+    readonly runId: string,
+    message = `run ${runId} exists already`,
+  ) {
+    super(message);
+  }
+}
+
+/** A second create of a sweep that exists already (`SweepStore.createSweep`). */
+export class SweepExistsError extends ConflictError {
+  override readonly name: string = 'SweepExistsError';
+
+  constructor(
+    readonly sweepId: string,
+    message = `sweep ${sweepId} exists already`,
   ) {
     super(message);
   }

@@ -1,6 +1,8 @@
 /**
  * The ports the core drives. Adapters live in `adapters/local` (a folder, an in-process pool,
- * an append-only log) and `adapters/aws` (S3, SQS, DynamoDB). The core imports nothing else.
+ * an append-only log, memory) and `adapters/aws` (S3, SQS, DynamoDB). The core imports nothing
+ * else. What the use-cases rely on from each port is a contract suite run over every adapter
+ * of the port (`test/integration/contracts/<port>.contract.test.ts`).
  */
 
 import type { RateLimit, RateNeed } from '../model/limits.js';
@@ -34,8 +36,11 @@ export interface RecordOutcome {
 }
 
 export interface RunStore {
-  /** Creates the run record; a second create of the same runId is a no-op returning false. */
-  createRun(run: RunRecord): Promise<boolean>;
+  /**
+   * Creates the run record. A second create of the same runId changes nothing and throws
+   * `RunExistsError` (a `ConflictError`): the first record stays.
+   */
+  createRun(run: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | undefined>;
   /** Sets the item total once ingest has read the whole dataset; returns the counters after. */
   setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters>;
@@ -70,7 +75,12 @@ export interface RunHistory {
   results(runId: string): AsyncIterable<ItemResult>;
 }
 
-/** Which suites read which prompt files, kept current as suites are ingested. */
+/**
+ * Which suites read which prompt files, kept current as suites are ingested (AWS: a prompt
+ * upload re-runs the suites that read it). The local shell keeps none: `assay run --changed`
+ * compares each suite's prompt files with its latest run folder's snapshot; the memory index
+ * serves the ingest use-case without a table.
+ */
 export interface PromptIndex {
   /** Replaces the set of prompt paths (under prompts/) that `suiteName` reads. */
   setSuitePrompts(suiteName: string, paths: readonly string[]): Promise<void>;
@@ -78,7 +88,12 @@ export interface PromptIndex {
   suitesUsing(path: string): Promise<string[]>;
 }
 
-/** Called by the worker use-case when done + failed reaches total. */
+/**
+ * Called by the worker use-case when done + failed reaches total (and by ingest when the run
+ * was complete first). A request may arrive more than once: aggregation is claimed
+ * (`RunStore.claimAggregation`, `SweepStore.claimSweep`), so a second does nothing. AWS: a
+ * message on the aggregate queue; locally: a request the runner takes when its queue drains.
+ */
 export interface AggregateTrigger {
   trigger(runId: string): Promise<void>;
   /** Asks for a sweep's aggregation (ingest, when every variant run was already done). */
@@ -87,8 +102,11 @@ export interface AggregateTrigger {
 
 /** Sweeps: which runs make each, and who aggregates it (once). */
 export interface SweepStore {
-  /** Stores the record; a second create of the same sweepId is a no-op returning false. */
-  createSweep(sweep: SweepRecord): Promise<boolean>;
+  /**
+   * Stores the record. A second create of the same sweepId changes nothing and throws
+   * `SweepExistsError` (a `ConflictError`): the first record stays.
+   */
+  createSweep(sweep: SweepRecord): Promise<void>;
   getSweep(sweepId: string): Promise<SweepRecord | undefined>;
   /** The sweeps a run is a variant of (a run may serve several: the same variant in an edited sweep). */
   sweepsOf(runId: string): Promise<string[]>;
@@ -106,7 +124,7 @@ export interface Leaderboard {
 }
 
 /**
- * Token buckets of provider+model rate limits (`lib/providers/rate-limit.ts`): in memory for one
+ * Token buckets of provider+model rate limits (`lib/providers/rate-limit/bucket.ts`): in memory for one
  * process, in DynamoDB for a fleet of workers that must share one budget.
  */
 export interface RateLimitStore {
@@ -154,7 +172,9 @@ export interface OpenBatch {
 
 /**
  * The batch lane across processes (AWS): workers record the calls items wait for, a scheduled
- * poller submits them in batches, collects the answers and wakes the waiting items.
+ * poller submits them in batches, collects the answers and wakes the waiting items. The local
+ * shell runs the lane in rounds inside one process and needs only a {@link BatchLedger}; the
+ * memory store serves a worker and a poller in one process under the same contract.
  * Wake-ups are never lost: a worker records its wait before it reads the call's state, and
  * the poller stores a call's outcome before it reads who waits.
  */
@@ -204,6 +224,9 @@ export interface LedgerBatch {
 /**
  * Where a run of the in-process batch lane (the local shell) keeps the batches it submitted,
  * written before the run waits on them, so a killed run polls the same batches when it resumes.
+ * Local only: on AWS the lane spans a fleet of workers and a scheduled poller, whose shared
+ * state (calls, waiting items, open batches) is the {@link BatchStore}; a run there has no
+ * process that would read a ledger back.
  */
 export interface BatchLedger {
   /** Every batch added, in the order they were added. */

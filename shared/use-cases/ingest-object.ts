@@ -1,7 +1,7 @@
 import { type DatasetFormat, formatFromPath, readRows } from '../lib/datasets/read.js';
 import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
 import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
-import { AssayError } from '../model/errors.js';
+import { AssayError, SweepExistsError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import { isSweep } from '../model/variants.js';
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports/ports.js';
@@ -232,7 +232,10 @@ async function ingestSweep(
     outcomes.map(({ variant, runId }) => ({ variant, runId })),
     { datasetKey: dataset.key, reportPrefix: sweepPrefixOf(suiteName), now: deps.now },
   );
-  await deps.sweeps.createSweep(sweep);
+  await deps.sweeps.createSweep(sweep).catch((error: unknown) => {
+    // A redelivered upload: the sweep exists already, with these runs.
+    if (!(error instanceof SweepExistsError)) throw error;
+  });
   const statuses = await Promise.all(outcomes.map(({ runId }) => deps.runStore.getRun(runId)));
   if (statuses.every((run) => run?.status === 'done')) await deps.trigger.triggerSweep(sweep.sweepId);
   return { status: 'sweep', sweepId: sweep.sweepId, suiteName, datasetKey: dataset.key, runs: outcomes };

@@ -5,8 +5,9 @@ import type { EncoderSpend } from '../lib/encoders/types.js';
 import { combineRepeats } from '../lib/metrics/reliability.js';
 import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
 import { callModel } from '../lib/providers/call.js';
-import { type RateLimiters, suiteLimitsById } from '../lib/providers/rate-limit.js';
-import { ProviderError, RunNotFoundError, StoppedError } from '../model/errors.js';
+import type { RateLimiters } from '../lib/providers/rate-limit/limiters.js';
+import { suiteLimitsById } from '../lib/providers/rate-limit/spec.js';
+import { DeferredError, ProviderError, RunNotFoundError, StoppedError } from '../model/errors.js';
 import {
   type Failure,
   type Item,
@@ -40,7 +41,7 @@ export interface ScoreItemDeps {
    */
   onTransientError: 'throw' | 'fail';
   /**
-   * The process's rate limiters (one per provider+model, see `rate-limit.ts`): every call to a
+   * The process's rate limiters (one per provider+model, see `rate-limit/limiters.ts`): every call to a
    * real model goes through its limiter, under the suite's `run.limits` and ASSAY_LIMITS.
    */
   limiters?: RateLimiters;
@@ -66,10 +67,12 @@ export class BudgetExceededError extends StoppedError {
 
 /**
  * Thrown by a model call whose answer will come from a vendor batch (the batch lane): the item
- * stops here, records nothing, and is solved again once the batch has answered. `stage` is the
- * family's stage name, filled in by the task context.
+ * stops here, records nothing, and is solved again once the batch has answered. Not a failure
+ * (a {@link DeferredError}: neither permanent nor retryable): retries pass it up at once, the
+ * item is handed back rather than failed, ingest never rejects for it. `stage` is the family's
+ * stage name, filled in by the task context.
  */
-export class DeferredCall extends Error {
+export class DeferredCall extends DeferredError {
   override readonly name = 'DeferredCall';
   stage = '';
   constructor(
@@ -235,9 +238,9 @@ function failureOf(error: unknown): Failure {
 /** Who pays for an item's calls (see `CallOptions.payer`). */
 export const payerOf = (run: Pick<RunRecord, 'runId'>, item: Pick<Item, 'id'>) => `${run.runId}/${item.id}`;
 
-/** Errors that hand the item back instead of failing it: a transient one (AWS), or a call deferred to a batch. */
+/** Errors that hand the item back instead of failing it: a transient one (AWS), or work deferred (a call a batch will answer). */
 function handsBack(error: unknown, deps: ScoreItemDeps): boolean {
-  if (error instanceof DeferredCall) return true;
+  if (error instanceof DeferredError) return true;
   return error instanceof ProviderError && error.retryable && deps.onTransientError === 'throw';
 }
 

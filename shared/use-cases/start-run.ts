@@ -3,6 +3,7 @@ import { EXPLANATION_COLUMNS } from '../lib/datasets/join.js';
 import type { RawRow } from '../lib/datasets/read.js';
 import { IdIndex } from '../lib/id-index.js';
 import { mulberry32 } from '../lib/metrics/index.js';
+import { RunExistsError } from '../model/errors.js';
 import {
   failedResult,
   type Item,
@@ -68,7 +69,14 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   const { run } = input;
   const { runStore, queue } = deps;
   const now = deps.now ?? (() => new Date());
-  const created = await runStore.createRun(run);
+  const created = await runStore.createRun(run).then(
+    () => true,
+    (error: unknown) => {
+      // The run exists (a redelivered upload, a resume): what happens next depends on its state.
+      if (error instanceof RunExistsError) return false;
+      throw error;
+    },
+  );
   let finished = new Set<string>();
   if (!created) {
     const existing = await runStore.getRun(run.runId);

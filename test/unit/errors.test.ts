@@ -9,17 +9,21 @@ import { CorruptLineError } from '../../shared/adapters/local/jsonl.js';
 import { GateSyntaxError } from '../../shared/lib/gate.js';
 import { PromptError } from '../../shared/lib/prompts/prompts.js';
 import { PriceTableError } from '../../shared/lib/providers/pricing.js';
-import { RateLimitSyntaxError } from '../../shared/lib/providers/rate-limit.js';
+import { RateLimitSyntaxError } from '../../shared/lib/providers/rate-limit/spec.js';
 import { StoredDataError } from '../../shared/model/codec.js';
 import {
   AssayError,
   ConfigError,
+  ConflictError,
+  DeferredError,
   InputError,
   NotFoundError,
   ProviderError,
+  RunExistsError,
   RunNotFoundError,
   ServiceError,
   StoppedError,
+  SweepExistsError,
   SweepNotFoundError,
 } from '../../shared/model/errors.js';
 import {
@@ -29,7 +33,7 @@ import {
 } from '../../shared/model/provider-errors.js';
 import { SuiteError } from '../../shared/model/suite-base.js';
 import { TaskRegistryError } from '../../shared/registry/registry.js';
-import { BudgetExceededError } from '../../shared/use-cases/score-item.js';
+import { BudgetExceededError, DeferredCall } from '../../shared/use-cases/score-item.js';
 
 describe('error hierarchy', () => {
   it('puts each error under its root, keeps its name and message, and says whether it is permanent', () => {
@@ -55,6 +59,14 @@ describe('error hierarchy', () => {
       [new BlobNotFoundError('bucket', 'key'), NotFoundError, 'BlobNotFoundError', false],
       [new QueueSendError('failed', []), ServiceError, 'QueueSendError', false],
       [new BudgetExceededError('spent'), StoppedError, 'BudgetExceededError', false],
+      [new RunExistsError('r1'), ConflictError, 'RunExistsError', false],
+      [new SweepExistsError('s1'), ConflictError, 'SweepExistsError', false],
+      [
+        new DeferredCall('key', { model: 'm', prompt: 'p' }, 'openai:m'),
+        DeferredError,
+        'DeferredCall',
+        false,
+      ],
     ];
     for (const [error, root, name, permanent] of cases) {
       expect(error, name).toBeInstanceOf(root);
@@ -64,6 +76,8 @@ describe('error hierarchy', () => {
     }
     expect(new RunNotFoundError('r1').message).toBe('run r1 does not exist');
     expect(new QueueSendError('failed', []).retryable).toBe(true);
+    // Deferred work waits; it is not a fault a retry could fix.
+    expect(new DeferredCall('key', { model: 'm', prompt: 'p' }, 'openai:m').retryable).toBe(false);
   });
 
   it('a provider error is retryable for throttling and outages, permanent for a refused key or request', () => {

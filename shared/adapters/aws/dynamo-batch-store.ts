@@ -186,19 +186,26 @@ export class DynamoBatchStore implements BatchStore {
 
   async closeBatch(batch: OpenBatch, outcomes: ReadonlyMap<string, Completion | 'sync'>): Promise<string[]> {
     for (const [key, outcome] of outcomes) {
-      await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: runPk(batch.runId), sk: callSk(key) },
-          UpdateExpression:
-            outcome === 'sync' ? 'SET #state = :state' : 'SET #state = :state, completion = :completion',
-          ExpressionAttributeNames: { '#state': 'state' },
-          ExpressionAttributeValues:
-            outcome === 'sync'
-              ? { ':state': 'sync' }
-              : { ':state': 'answered', ':completion': JSON.stringify(outcome) },
-        }),
-      );
+      try {
+        await this.client.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: runPk(batch.runId), sk: callSk(key) },
+            UpdateExpression:
+              outcome === 'sync' ? 'SET #state = :state' : 'SET #state = :state, completion = :completion',
+            // Only a recorded call: an update alone would create a call item with no request.
+            ConditionExpression: 'attribute_exists(pk)',
+            ExpressionAttributeNames: { '#state': 'state' },
+            ExpressionAttributeValues:
+              outcome === 'sync'
+                ? { ':state': 'sync' }
+                : { ':state': 'answered', ':completion': JSON.stringify(outcome) },
+          }),
+        );
+      } catch (error) {
+        // A call never recorded (or expired): nobody waits for it, there is nothing to store.
+        if (!isConditionalCheckFailed(error)) throw error;
+      }
     }
     const bodies = new Set<string>();
     for (const key of outcomes.keys()) {

@@ -8,7 +8,7 @@ import {
   shortfallMs,
   stricter,
   taken,
-} from '../../lib/providers/rate-limit.js';
+} from '../../lib/providers/rate-limit/bucket.js';
 import type { RateLimit, RateNeed } from '../../model/limits.js';
 import type { RateLimitStore } from '../../ports/ports.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';

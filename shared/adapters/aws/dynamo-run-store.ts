@@ -35,7 +35,7 @@ import {
   type TableKey,
 } from '../../lib/layout/table.js';
 import { decodeResult, decodeRun } from '../../model/codec.js';
-import { RunNotFoundError } from '../../model/errors.js';
+import { RunExistsError, RunNotFoundError } from '../../model/errors.js';
 import {
   type ItemResult,
   type RunCounters,
@@ -84,7 +84,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     this.pageSize = pageSize;
   }
 
-  async createRun(run: RunRecord): Promise<boolean> {
+  async createRun(run: RunRecord): Promise<void> {
     const meta: MetaItem = {
       pk: runPk(run.runId),
       sk: META,
@@ -129,9 +129,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
           ],
         }),
       );
-      return true;
     } catch (err) {
-      if (cancelledByCondition(err, 0)) return false;
+      if (cancelledByCondition(err, 0)) throw new RunExistsError(run.runId);
       throw err;
     }
   }

@@ -27,7 +27,7 @@ import {
   sweepMemberSk,
   sweepPk,
 } from '../../lib/layout/table.js';
-import { SweepNotFoundError } from '../../model/errors.js';
+import { SweepExistsError, SweepNotFoundError } from '../../model/errors.js';
 import type { LeaderboardEntry } from '../../model/report.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
 import type { Leaderboard, SweepStore } from '../../ports/ports.js';
@@ -47,7 +47,7 @@ export class DynamoSweepStore implements SweepStore {
     this.tableName = tableName;
   }
 
-  async createSweep(sweep: SweepRecord): Promise<boolean> {
+  async createSweep(sweep: SweepRecord): Promise<void> {
     try {
       await this.client.send(
         new TransactWriteCommand({
@@ -79,9 +79,8 @@ export class DynamoSweepStore implements SweepStore {
           ],
         }),
       );
-      return true;
     } catch (err) {
-      if (cancelledByCondition(err, 0)) return false;
+      if (cancelledByCondition(err, 0)) throw new SweepExistsError(sweep.sweepId);
       throw err;
     }
   }

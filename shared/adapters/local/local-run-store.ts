@@ -2,7 +2,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { IdIndex } from '../../lib/id-index.js';
 import { decodeResult, decodeRun } from '../../model/codec.js';
-import { ConflictError, RunNotFoundError } from '../../model/errors.js';
+import { ConflictError, RunExistsError, RunNotFoundError } from '../../model/errors.js';
 import {
   type ItemResult,
   type RunCounters,
@@ -112,12 +112,12 @@ export class LocalRunStore implements RunStore {
     await rename(temp, this.runPath);
   }
 
-  async createRun(run: RunRecord): Promise<boolean> {
+  async createRun(run: RunRecord): Promise<void> {
     await this.load();
     if (this.run) {
       if (this.run.runId !== run.runId)
         throw new ConflictError(`${this.dir} holds run ${this.run.runId}, not ${run.runId}`);
-      return false;
+      throw new RunExistsError(run.runId, `run ${run.runId} exists already in ${this.dir}`);
     }
     await mkdir(this.dir, { recursive: true });
     this.run = { ...run };
@@ -128,7 +128,6 @@ export class LocalRunStore implements RunStore {
       ...(run.total === undefined ? {} : { total: run.total }),
     };
     await this.saveRun();
-    return true;
   }
 
   async getRun(runId: string): Promise<RunRecord | undefined> {

@@ -1,7 +1,7 @@
 import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeRun } from '../../model/codec.js';
-import { SweepNotFoundError } from '../../model/errors.js';
+import { SweepExistsError, SweepNotFoundError } from '../../model/errors.js';
 import type { RunRecord } from '../../model/model.js';
 import type { LeaderboardEntry, Report } from '../../model/report.js';
 import { leaderboardEntry } from '../../model/report.js';
@@ -39,11 +39,10 @@ export class LocalSweepStore implements SweepStore {
     return this.oneSweep ? this.root : join(this.root, sweepId);
   }
 
-  async createSweep(sweep: SweepRecord): Promise<boolean> {
+  async createSweep(sweep: SweepRecord): Promise<void> {
     return this.exclusive(async () => {
-      if (await this.getSweep(sweep.sweepId)) return false;
+      if (await this.getSweep(sweep.sweepId)) throw new SweepExistsError(sweep.sweepId);
       await this.save(sweep);
-      return true;
     });
   }
 

@@ -27,7 +27,7 @@ import {
   tokens,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
-import { anthropicLearnedLimits } from './rate-limit.js';
+import { anthropicLearnedLimits } from './rate-limit/learned-limits.js';
 
 export interface AnthropicProviderOptions {
   /** `anthropic:model` */

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Completion, CompletionRequest, LlmProvider } from '../../model/provider.js';
 import type { LlmCache } from '../../ports/ports.js';
-import type { ModelLimiter } from './rate-limit.js';
+import type { ModelLimiter } from './rate-limit/limiter.js';
 import { type RetryInfo, type Sleep, withRetry } from './retry.js';
 
 export interface CallOptions {
@@ -33,7 +33,7 @@ export interface CallOptions {
   maxDelayMs?: number;
   /**
    * The provider+model's rate limiter: each attempt waits there for a slot, its requests and
-   * tokens, and any retry-after (see `rate-limit.ts`). Cache hits never reach it.
+   * tokens, and any retry-after (see `rate-limit/limiter.ts`). Cache hits never reach it.
    */
   limiter?: ModelLimiter;
   /** Before each retry wait (e.g. to make a worker pool back off on 429s). */

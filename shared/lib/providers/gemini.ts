@@ -32,7 +32,7 @@ import {
   transportProviderError,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
-import { learnedLimitsFromHeaders } from './rate-limit.js';
+import { learnedLimitsFromHeaders } from './rate-limit/learned-limits.js';
 
 export interface GeminiProviderOptions {
   /** `gemini:model` */

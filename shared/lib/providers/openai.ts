@@ -30,7 +30,7 @@ import {
   tokens,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
-import { openAiLearnedLimits } from './rate-limit.js';
+import { openAiLearnedLimits } from './rate-limit/learned-limits.js';
 
 /**
  * How `request.jsonSchema` is sent: `json_schema` (strict native structured output, OpenAI and

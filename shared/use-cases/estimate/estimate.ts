@@ -13,7 +13,8 @@ import type { RawRow } from '../../lib/datasets/read.js';
 import { SimEmbedder, SimNli } from '../../lib/encoders/sim.js';
 import { textTable, usd } from '../../lib/format.js';
 import { costOf, type PriceTable } from '../../lib/providers/pricing.js';
-import { parseLimitSpec, stricter, suiteLimitsById } from '../../lib/providers/rate-limit.js';
+import { stricter } from '../../lib/providers/rate-limit/bucket.js';
+import { parseLimitSpec, suiteLimitsById } from '../../lib/providers/rate-limit/spec.js';
 import { seededRandom } from '../../lib/providers/sim.js';
 import type { RateLimit } from '../../model/limits.js';
 import type { Item, ItemMessage, ItemResult, RunCounters, RunRecord } from '../../model/model.js';
@@ -180,9 +181,7 @@ async function dryRun(
 class CountingRunStore implements RunStore {
   invalidRows = 0;
   private counted: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
-  async createRun(): Promise<boolean> {
-    return true;
-  }
+  async createRun(): Promise<void> {}
   async getRun(): Promise<RunRecord | undefined> {
     return undefined;
   }

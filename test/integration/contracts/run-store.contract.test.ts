@@ -6,7 +6,12 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DynamoRunStore } from '../../../shared/adapters/aws/dynamo-run-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
-import { NotFoundError, RunNotFoundError } from '../../../shared/model/errors.js';
+import {
+  ConflictError,
+  NotFoundError,
+  RunExistsError,
+  RunNotFoundError,
+} from '../../../shared/model/errors.js';
 import type { RunStore } from '../../../shared/ports/ports.js';
 import { tempDir } from '../../helpers.js';
 import { awsStack, budgetFailure, collect, fresh, result, runRecord } from './fixtures.js';
@@ -33,12 +38,18 @@ const adapters: [string, () => StoreFor][] = [
 describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, make) => {
   const storeFor = make();
 
-  it('creates a run once: the second create loses (false) and the first record stays', async () => {
+  it('creates a run once: the second create throws RunExistsError (a ConflictError) and the first record stays', async () => {
     const id = fresh('create');
     const s = await storeFor(id);
     const run = runRecord(id);
-    expect(await s.createRun(run)).toBe(true);
-    expect(await s.createRun({ ...run, status: 'running' })).toBe(false);
+    await s.createRun(run);
+    const error = await s.createRun({ ...run, status: 'running' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(RunExistsError);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error).toMatchObject({ runId: id, permanent: false, retryable: false });
     expect(await s.getRun(id)).toEqual(run);
     expect(await s.counters(id)).toEqual({ done: 0, failed: 0, spentUsd: 0 });
   });

@@ -5,7 +5,12 @@
 import { describe, expect, it } from 'vitest';
 import { DynamoSweepStore } from '../../../shared/adapters/aws/dynamo-sweeps.js';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
-import { NotFoundError, SweepNotFoundError } from '../../../shared/model/errors.js';
+import {
+  ConflictError,
+  NotFoundError,
+  SweepExistsError,
+  SweepNotFoundError,
+} from '../../../shared/model/errors.js';
 import type { SweepRecord } from '../../../shared/model/sweep-record.js';
 import type { SweepStore } from '../../../shared/ports/ports.js';
 import { validateSuite } from '../../../shared/registry/suite.js';
@@ -33,11 +38,17 @@ function record(runIds: string[]): SweepRecord {
 }
 
 describe.each(adapters)('SweepStore contract: %s', { timeout: 60_000 }, (_name, make) => {
-  it('creates a sweep once: the second create loses (false) and the first record stays', async () => {
+  it('creates a sweep once: the second create throws SweepExistsError (a ConflictError) and the first record stays', async () => {
     const sweeps = await make();
     const sweep = record([fresh('r'), fresh('r')]);
-    expect(await sweeps.createSweep(sweep)).toBe(true);
-    expect(await sweeps.createSweep({ ...sweep, status: 'done' })).toBe(false);
+    await sweeps.createSweep(sweep);
+    const error = await sweeps.createSweep({ ...sweep, status: 'done' }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(error).toBeInstanceOf(SweepExistsError);
+    expect(error).toBeInstanceOf(ConflictError);
+    expect(error).toMatchObject({ sweepId: sweep.sweepId, permanent: false, retryable: false });
     expect(await sweeps.getSweep(sweep.sweepId)).toEqual(sweep);
     expect(await sweeps.getSweep(fresh('ghost'))).toBeUndefined();
   });

@@ -6,6 +6,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
+import { SweepExistsError } from '../../../shared/model/errors.js';
 import type { SweepRecord } from '../../../shared/model/sweep-record.js';
 import { validateSuite } from '../../../shared/registry/suite.js';
 import { prepareSweep } from '../../../shared/sweeps/sweep.js';
@@ -28,8 +29,8 @@ describe('local sweep store', () => {
     const root = await tempDir('assay-sweeps-');
     const store = new LocalSweepStore(root);
     const a = record('a', ['a.v0-1', 'a.v1-2']);
-    expect(await store.createSweep(a)).toBe(true);
-    expect(await store.createSweep(a)).toBe(false);
+    await store.createSweep(a);
+    await expect(store.createSweep(a)).rejects.toBeInstanceOf(SweepExistsError);
     expect(store.dirOf(a.sweepId)).toBe(join(root, a.sweepId));
     expect(await readdir(join(root, a.sweepId))).toEqual(['sweep-record.json']);
     expect(await store.sweepsOf('a.v1-2')).toEqual([a.sweepId]);
@@ -41,8 +42,8 @@ describe('local sweep store', () => {
     const store = new LocalSweepStore(root, { oneSweep: true });
     const a = record('a', ['a.v0-1', 'a.v1-2']);
     expect(await store.sweepsOf('a.v0-1')).toEqual([]);
-    expect(await store.createSweep(a)).toBe(true);
-    expect(await store.createSweep(a)).toBe(false);
+    await store.createSweep(a);
+    await expect(store.createSweep(a)).rejects.toBeInstanceOf(SweepExistsError);
     expect(store.dirOf(a.sweepId)).toBe(root);
     expect(await readdir(root)).toEqual(['sweep-record.json']);
     expect(await store.getSweep(a.sweepId)).toEqual(a);
@@ -54,7 +55,7 @@ describe('local sweep store', () => {
     // The folder used again for another sweep: the old record is not taken for the new one.
     const b = record('b', ['b.v0-3', 'b.v1-4']);
     expect(await store.getSweep(b.sweepId)).toBeUndefined();
-    expect(await store.createSweep(b)).toBe(true);
+    await store.createSweep(b);
     expect(await store.getSweep(b.sweepId)).toMatchObject({ sweepId: b.sweepId, status: 'running' });
     expect(await store.getSweep(a.sweepId)).toBeUndefined();
     expect(await store.sweepsOf('a.v0-1')).toEqual([]);

@@ -6,6 +6,7 @@ import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/loca
 import { CorruptLineError } from '../../../shared/adapters/local/jsonl.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { StoredDataError } from '../../../shared/model/codec.js';
+import { RunExistsError } from '../../../shared/model/errors.js';
 import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
 import type { Completion } from '../../../shared/model/provider.js';
 import { suite, tempDir } from '../../helpers.js';
@@ -52,7 +53,7 @@ describe('local run store (append-only log)', () => {
 
     const reopened = new LocalRunStore(dir);
     expect(await reopened.resultIds('r1')).toEqual(new Set(['a', 'b']));
-    expect(await reopened.createRun(run('r1'))).toBe(false);
+    await expect(reopened.createRun(run('r1'))).rejects.toBeInstanceOf(RunExistsError);
     const outcome = await reopened.recordResult(result('a'));
     expect(outcome).toEqual({ recorded: false, counters: { done: 1, failed: 1, total: 3, spentUsd: 0 } });
     await expect(reopened.createRun(run('other'))).rejects.toThrow(/holds run r1/);

@@ -5,13 +5,14 @@ import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/loca
 import { LocalRunHistory } from '../../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
+import { MemoryPromptIndex } from '../../../shared/adapters/local/memory-prompt-index.js';
 import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/lib/layout/bucket.js';
 import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
 import { createProvider } from '../../../shared/lib/providers/registry.js';
+import { DeferredError } from '../../../shared/model/errors.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
 import type { Suite } from '../../../shared/registry/suite.js';
 import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
-import { MemoryPromptIndex } from '../../fakes/memory-prompt-index.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
 const GOLD = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
@@ -109,6 +110,25 @@ describe('ingestObject', () => {
     await bucket.put('datasets/demo/data.csv', await readFile(GOLD));
     const outcome = await ingestObject(deps, { key: 'datasets/demo/data.csv', version: 'etag:1' });
     expect(outcome).toMatchObject({ status: 'rejected', reason: expect.stringContaining('OPENAI_API_KEY') });
+    expect(sent).toEqual([]);
+    expect(await runStore.getRun('anything')).toBeUndefined();
+  });
+
+  it('does not reject an upload for deferred work (not permanent): it is thrown back for the event to come again', async () => {
+    const { bucket, deps, sent, putSuite, runStore } = await setUp();
+    await putSuite();
+    await bucket.put('datasets/demo/data.csv', await readFile(GOLD));
+    const later = new (class extends DeferredError {})('the backends answer later');
+    const outcome = ingestObject(
+      {
+        ...deps,
+        checkBackends: async () => {
+          throw later;
+        },
+      },
+      { key: 'datasets/demo/data.csv', version: 'etag:1' },
+    );
+    await expect(outcome).rejects.toBe(later);
     expect(sent).toEqual([]);
     expect(await runStore.getRun('anything')).toBeUndefined();
   });

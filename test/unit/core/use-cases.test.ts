@@ -4,13 +4,13 @@ import { describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { readRows } from '../../../shared/lib/datasets/read.js';
-import { ProviderError } from '../../../shared/model/errors.js';
+import { DeferredError, ProviderError } from '../../../shared/model/errors.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
 import type { CompletionRequest } from '../../../shared/model/provider.js';
 import { aggregateRun } from '../../../shared/use-cases/aggregate-run.js';
 import { recordDeadLetter } from '../../../shared/use-cases/dead-letter.js';
 import { prepareRun } from '../../../shared/use-cases/prepare-run.js';
-import { scoreItem } from '../../../shared/use-cases/score-item.js';
+import { DeferredCall, scoreItem } from '../../../shared/use-cases/score-item.js';
 import { startRun } from '../../../shared/use-cases/start-run.js';
 import { ScriptedProvider } from '../../fakes/scripted-provider.js';
 import { chunksOf, REPO, suite, tempDir } from '../../helpers.js';
@@ -210,6 +210,24 @@ describe('score-item', () => {
     );
     await expect(transient.score()).rejects.toThrow('slow down');
     expect(await transient.runStore.resultIds(transient.run.runId)).not.toContain('1');
+  });
+
+  it('hands back an item whose call is deferred, in either shell: not retried, not failed, nothing recorded', async () => {
+    // Another kind of deferred work, to show every DeferredError is handed back, not only batch calls.
+    class WaitsForSomething extends DeferredError {}
+    for (const deferred of [
+      new DeferredCall('k'.repeat(64), { model: 'gpt-4o-mini', prompt: 'p' }, 'openai:gpt-4o-mini'),
+      new WaitsForSomething('not yet'),
+    ]) {
+      for (const transient of ['fail', 'throw'] as const) {
+        const { deps, message, provider, runStore, run } = await scoreOne(() => deferred, transient);
+        const before = await runStore.counters(run.runId);
+        await expect(scoreItem({ ...deps, maxAttempts: 3 }, message)).rejects.toBe(deferred);
+        expect(provider.requests).toHaveLength(1);
+        expect(await runStore.counters(run.runId)).toEqual(before);
+        expect(await runStore.resultIds(run.runId)).not.toContain(message.item.id);
+      }
+    }
   });
 
   it('counts a redelivered message once', async () => {

@@ -11,11 +11,11 @@ import {
   exhaustedWaitMs,
   learnedLimitsFromHeaders,
   learnedRateLimit,
-  ModelLimiter,
   openAiLearnedLimits,
   parseResetDuration,
-  RateLimiters,
-} from '../../../shared/lib/providers/rate-limit.js';
+} from '../../../shared/lib/providers/rate-limit/learned-limits.js';
+import { ModelLimiter } from '../../../shared/lib/providers/rate-limit/limiter.js';
+import { RateLimiters } from '../../../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderError } from '../../../shared/model/errors.js';
 import type {
   Completion,

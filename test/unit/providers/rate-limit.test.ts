@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from '../../../shared/adapters/local/memory-rate-limit-store.js';
+import { Aimd } from '../../../shared/lib/providers/rate-limit/aimd.js';
+import { estimateCallTokens } from '../../../shared/lib/providers/rate-limit/bucket.js';
+import { ModelLimiter } from '../../../shared/lib/providers/rate-limit/limiter.js';
+import { RateLimiters } from '../../../shared/lib/providers/rate-limit/limiters.js';
 import {
-  Aimd,
-  estimateCallTokens,
-  ModelLimiter,
   parseLimitSpec,
-  RateLimiters,
   RateLimitSyntaxError,
   suiteLimitsById,
-} from '../../../shared/lib/providers/rate-limit.js';
+} from '../../../shared/lib/providers/rate-limit/spec.js';
 import { ProviderError } from '../../../shared/model/errors.js';
 import type { CompletionRequest } from '../../../shared/model/provider.js';
 

@@ -1,0 +1,58 @@
+/**
+ * Rate limits as part of a backend: the declared requests and tokens per minute of a
+ * provider+model, a token bucket that holds calls to them, and an adaptive ceiling on the calls
+ * in flight (AIMD: halved on a 429, raised by one per window of successes) that also honours
+ * the server's retry-after for every caller of that model, not only the one that got it.
+ *
+ * One {@link ModelLimiter} per provider+model per process (here); the bucket itself lives
+ * behind the `RateLimitStore` port, in memory locally and in DynamoDB on AWS, so the whole
+ * fleet of workers shares one budget. The concerns have a module each in this folder: `bucket`
+ * (the token bucket), `learned-limits` (vendors' headers), `spec` (ASSAY_LIMITS and
+ * `run.limits`), `aimd` (the adaptive ceiling), `limiter` (one model's limiter).
+ */
+import type { RateLimit } from '../../../model/limits.js';
+import { Aimd } from './aimd.js';
+import { stricter } from './bucket.js';
+import { ModelLimiter, type ModelLimiterOptions } from './limiter.js';
+import { parseLimitSpec } from './spec.js';
+
+/**
+ * The limiters of a process, one per provider+model, shared by every run and item that calls
+ * the model. `env` limits (`ASSAY_LIMITS`) and a suite's `run.limits` both apply: per axis the
+ * stricter one wins.
+ */
+export class RateLimiters {
+  private readonly byId = new Map<string, ModelLimiter>();
+  readonly declared: Record<string, RateLimit>;
+
+  constructor(private readonly options: ModelLimiterOptions & { env?: NodeJS.ProcessEnv }) {
+    const spec = options.env?.ASSAY_LIMITS;
+    this.declared = spec ? parseLimitSpec(spec) : {};
+  }
+
+  /**
+   * The limiter for `providerId` (resolved `vendor:model`) under the suite's own limits. With
+   * `concurrency` (the calls the caller runs at once), the window never drops below an eighth
+   * of it ({@link Aimd.floorFor}).
+   */
+  for(providerId: string, suiteLimits?: Map<string, RateLimit>, concurrency?: number): ModelLimiter {
+    const fromSuite = suiteLimits?.get(providerId);
+    let limiter = this.byId.get(providerId);
+    if (!limiter) {
+      limiter = new ModelLimiter(providerId, stricter(this.declared[providerId], fromSuite), this.options);
+      limiter.suiteLimit = fromSuite;
+      this.byId.set(providerId, limiter);
+    } else if (limiter.suiteLimit !== fromSuite) {
+      // Another suite (or none) now calls this model: its limits apply from here on.
+      limiter.suiteLimit = fromSuite;
+      limiter.limit = stricter(this.declared[providerId], fromSuite);
+    }
+    if (concurrency !== undefined) limiter.aimd.min = Math.min(limiter.aimd.max, Aimd.floorFor(concurrency));
+    return limiter;
+  }
+
+  /** Every limiter built so far. */
+  all(): ModelLimiter[] {
+    return [...this.byId.values()];
+  }
+}

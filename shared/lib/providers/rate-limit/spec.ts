@@ -1,0 +1,64 @@
+/**
+ * Declared limits: the `ASSAY_LIMITS` variable (`id=3000rpm,2000000tpm;other=50rpm`) and a
+ * suite's `run.limits`, each keyed by resolved `vendor:model`.
+ */
+import { ConfigError } from '../../../model/errors.js';
+import type { RateLimit } from '../../../model/limits.js';
+import { resolveProviderId } from '../../../model/provider-ids.js';
+import { stricter } from './bucket.js';
+
+export class RateLimitSyntaxError extends ConfigError {
+  override readonly name = 'RateLimitSyntaxError';
+}
+
+/**
+ * Reads limits written as `id=3000rpm,2000000tpm;other-id=50rpm` (the `ASSAY_LIMITS` variable):
+ * backends separated by `;`, each an id or alias, `=`, then comma-separated `<n>rpm` / `<n>tpm`.
+ * Keys are resolved to `vendor:model`. Throws {@link RateLimitSyntaxError} naming the bad part.
+ */
+export function parseLimitSpec(text: string, source = 'ASSAY_LIMITS'): Record<string, RateLimit> {
+  const out: Record<string, RateLimit> = {};
+  for (const entry of text.split(';')) {
+    if (!entry.trim()) continue;
+    const eq = entry.lastIndexOf('=');
+    const fail = (why: string): never => {
+      throw new RateLimitSyntaxError(
+        `${source}: "${entry.trim()}" ${why} (expected e.g. openai:gpt-4o-mini=3000rpm,2000000tpm; backends separated by ";")`,
+      );
+    };
+    if (eq <= 0) fail('has no "=" between the backend and its limits');
+    let id: string;
+    try {
+      id = resolveProviderId(entry.slice(0, eq)).id;
+    } catch (error) {
+      return fail(`names no known backend: ${(error as Error).message}`);
+    }
+    const limit: RateLimit = {};
+    for (const part of entry.slice(eq + 1).split(',')) {
+      const match = /^\s*(\d+(?:\.\d+)?)\s*(rpm|tpm)\s*$/i.exec(part);
+      if (!match || Number(match[1]) <= 0)
+        fail(`has "${part.trim()}", which is not a positive <n>rpm or <n>tpm`);
+      limit[match![2]!.toLowerCase() as 'rpm' | 'tpm'] = Number(match![1]);
+    }
+    out[id] = stricter(out[id], limit)!;
+  }
+  return out;
+}
+
+/**
+ * Limits declared in a suite (`run.limits`, keyed by id or alias) as a map by resolved id.
+ * Computed once per suite object: the hot path looks a backend up in a Map.
+ */
+const resolvedSuiteLimits = new WeakMap<object, Map<string, RateLimit>>();
+export function suiteLimitsById(suiteRun: { limits?: Record<string, RateLimit> }): Map<string, RateLimit> {
+  let byId = resolvedSuiteLimits.get(suiteRun);
+  if (!byId) {
+    byId = new Map();
+    for (const [key, limit] of Object.entries(suiteRun.limits ?? {})) {
+      const id = resolveProviderId(key).id;
+      byId.set(id, stricter(byId.get(id), limit)!);
+    }
+    resolvedSuiteLimits.set(suiteRun, byId);
+  }
+  return byId;
+}
