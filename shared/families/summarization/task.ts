@@ -4,6 +4,7 @@ import { ask, baseRequest, refused } from '../../family/ask.js';
 import { contentId, readColumn } from '../../family/rows.js';
 import { defineFamily, type Scorer, type Solved, type TaskContext } from '../../family/types.js';
 import { simulatedEncoderId } from '../../lib/encoders/registry.js';
+import { DeferredError } from '../../model/errors.js';
 import type { Failure, Item, Score } from '../../model/model.js';
 import type { JsonSchemaSpec } from '../../model/provider.js';
 import { summarizationReport, summarizationReportText } from './report.js';
@@ -226,6 +227,8 @@ async function settled(score: Promise<Score>): Promise<number | Failure> {
     const s = await score;
     return 'unscored' in s ? s.unscored : (s.value as number);
   } catch (error) {
+    // Work that waits (a call gone to a batch) is no failure: the item is handed back whole.
+    if (error instanceof DeferredError) throw error;
     return { kind: 'internal', message: error instanceof Error ? error.message : String(error) };
   }
 }

@@ -5,6 +5,7 @@ import { type SummaryOutput, summarizationFamily } from '../../../shared/familie
 import type { TaskContext } from '../../../shared/family/types.js';
 import type { NliPair } from '../../../shared/lib/encoders/types.js';
 import { scorerFigures } from '../../../shared/lib/metrics/scores.js';
+import { DeferredError } from '../../../shared/model/errors.js';
 import type { Item, Score } from '../../../shared/model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/model/provider.js';
 import { simulateSuite } from '../../../shared/registry/registry.js';
@@ -208,6 +209,17 @@ describe('summarization scorers', () => {
     // (0.35·1 + 0.40·0.5) / 0.75
     expect((scores.composite as { value: number }).value).toBeCloseTo(0.55 / 0.75, 12);
     expect(scores.nli).toMatchObject({ value: 1 });
+  });
+
+  it('composite: a part whose call waits (deferred to a batch) hands the item back, not an internal failure', async () => {
+    const suite = suiteOf({ summarization: { nli: 'sim:nli', embedder: 'sim:embed' } });
+    const { ctx } = context(suite, [], { nli: (p) => p.map(() => 0), embed: (t) => t.map(() => [1, 0]) });
+    ctx.call = async () => {
+      throw new DeferredError('the judge call waits for its batch');
+    };
+    const scores = await scoreAll(suite, 'Marbury sued.', ctx);
+    expect(scores.judge).toBeInstanceOf(DeferredError);
+    expect(scores.composite).toBeInstanceOf(DeferredError);
   });
 
   it('agreement with labels: each score thresholded where the suite says, by hand', () => {
