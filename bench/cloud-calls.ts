@@ -7,8 +7,10 @@
  * `npx tsx bench/cloud-calls.ts [--items 200] [--faults] [--seed 1] [--json file]`
  *
  * Calls are seen through Node's `http.client.*` diagnostics channels, so every SDK client
- * (the poller's, the functions') is counted without touching them. moto handles one request
- * at a time, so a call's time includes its wait for the server's lock.
+ * (the poller's, the functions') is counted without touching them; request bodies are kept
+ * (`ClientRequest.end` is wrapped) only to tell which kind of item a single-item DynamoDB call
+ * reads or writes (`GetItem CACHE#`, `GetItem RUN#`…). moto handles one request at a time, so
+ * a call's time includes its wait for the server's lock.
  */
 import diagnostics from 'node:diagnostics_channel';
 import { createReadStream } from 'node:fs';
