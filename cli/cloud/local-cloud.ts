@@ -245,11 +245,16 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     process.env.POWERTOOLS_METRICS_DISABLED ??= options.verbose ? 'false' : 'true';
     const functions = await loadFunctions();
     const blobs = new S3BlobStore({ client: clients.s3, bucket: resources.bucket });
+    let reportDue = false;
     const poller = new QueuePoller({
       sqs: clients.sqs,
       region: MOTO_REGION,
       sources: eventSources(resources, functions),
-      onInvocation: (invocation) => log(describeInvocation(invocation)),
+      onInvocation: (invocation) => {
+        // Only the aggregate function writes reports: the bucket is listed after it ran.
+        if (invocation.functionName === 'aggregate') reportDue = true;
+        log(describeInvocation(invocation));
+      },
     });
 
     const prompts = await uploadFolder(blobs, join(PACKAGE_ROOT, 'prompts'), PROMPT_PREFIX);
@@ -296,9 +301,14 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     };
     const stallTimeoutMs = options.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS;
     try {
-      await poller.runUntil(async () => (await findReport()) !== undefined || (await settled()), {
-        stallTimeoutMs,
-      });
+      const done = async () => {
+        if (reportDue) {
+          reportDue = false;
+          if ((await findReport()) !== undefined) return true;
+        }
+        return settled();
+      };
+      await poller.runUntil(done, { stallTimeoutMs });
     } catch (error) {
       if (!(error instanceof PollStalledError)) throw error;
       throw await gaveUp(error, {

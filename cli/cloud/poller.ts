@@ -53,8 +53,19 @@ export interface PollerOptions {
   /** The region put in each record's `awsRegion`. */
   region: string;
   sources: EventSource[];
-  /** Pause after a receive that returned nothing, ms. Default 100. */
+  /**
+   * Pause after a receive that returned nothing, ms; it doubles with each empty receive in a
+   * row on the same lane, up to {@link maxIdleDelayMs}, and is back to this after a receive
+   * that returned messages. Default 100.
+   */
   idleDelayMs?: number;
+  /**
+   * The longest pause of a lane whose queue keeps coming back empty, ms. Default 1000. Lambda
+   * long-polls (an empty queue costs it a call every 20 s); moto answers one request at a time
+   * and cannot long-poll without holding every other request, so an idle lane backs off
+   * instead of asking ten times a second while the other queues do the work.
+   */
+  maxIdleDelayMs?: number;
   onInvocation?: (invocation: Invocation) => void;
   /** The clock the waits and the give-up points are measured on (tests simulate it). Default the real one. */
   now?: () => number;
@@ -101,6 +112,7 @@ export class QueuePoller {
   private readonly region: string;
   private readonly sources: EventSource[];
   private readonly idleDelayMs: number;
+  private readonly maxIdleDelayMs: number;
   private readonly onInvocation: ((invocation: Invocation) => void) | undefined;
   /** Receives and invocations in progress. */
   private busy = 0;
@@ -118,6 +130,7 @@ export class QueuePoller {
     region,
     sources,
     idleDelayMs = 100,
+    maxIdleDelayMs = 1000,
     onInvocation,
     now = Date.now,
     sleep = (ms) => wallSleep(ms),
@@ -134,6 +147,7 @@ export class QueuePoller {
     this.region = region;
     this.sources = sources;
     this.idleDelayMs = idleDelayMs;
+    this.maxIdleDelayMs = Math.max(idleDelayMs, maxIdleDelayMs);
     this.onInvocation = onInvocation;
     this.now = now;
     this.sleep = sleep;
@@ -174,9 +188,18 @@ export class QueuePoller {
     let stalled = false;
     let laneError: { error: unknown } | undefined;
     const lane = async (source: EventSource) => {
+      let pause = this.idleDelayMs;
       while (!stopped && !laneError) {
-        const invocation = this.paused > 0 ? undefined : await this.poll(source);
-        if (!invocation) await this.sleep(this.idleDelayMs);
+        if (this.paused > 0) {
+          await this.sleep(this.idleDelayMs);
+          continue;
+        }
+        if (await this.poll(source)) {
+          pause = this.idleDelayMs;
+          continue;
+        }
+        await this.sleep(pause);
+        pause = Math.min(pause * 2, this.maxIdleDelayMs);
       }
     };
     const lanes = sources.flatMap((source) =>

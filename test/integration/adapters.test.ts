@@ -440,6 +440,53 @@ describe('DynamoLlmCache', { timeout: 60_000 }, () => {
     expect(await cache.get('sha256:expiring')).toBeUndefined();
   });
 
+  it('reads the lookups made together in one BatchGetItem, each answered with its own entry', async () => {
+    const writer = new DynamoLlmCache({ client: clients.doc, tableName: res.table });
+    const stored = (i: number): Completion => ({ ...completion, text: `answer ${i}` });
+    for (const i of [0, 2, 4, 6, 8]) await writer.put(`sha256:together-${i}`, stored(i));
+
+    const sent: string[] = [];
+    const doc = createDocumentClient(clients.dynamo);
+    const send = doc.send.bind(doc);
+    doc.send = ((command: { constructor: { name: string } }, ...rest: unknown[]) => {
+      sent.push(command.constructor.name);
+      return (send as (...args: unknown[]) => unknown)(command, ...rest);
+    }) as typeof doc.send;
+    const cache = new DynamoLlmCache({
+      client: doc,
+      tableName: res.table,
+      onError: (error) => {
+        throw error;
+      },
+    });
+    // Ten items of a worker's batch, one key asked twice.
+    const keys = [...Array.from({ length: 10 }, (_, i) => `sha256:together-${i}`), 'sha256:together-4'];
+    const found = await Promise.all(keys.map((key) => cache.get(key)));
+
+    expect(found).toEqual(
+      keys.map((key) => {
+        const i = Number(key.split('-').at(-1));
+        return i % 2 === 0 ? stored(i) : undefined;
+      }),
+    );
+    expect(sent).toEqual(['BatchGetCommand']);
+    // A lookup after the batch went out starts the next one.
+    expect(await cache.get('sha256:together-2')).toEqual(stored(2));
+    expect(sent).toEqual(['BatchGetCommand', 'BatchGetCommand']);
+  });
+
+  it('reports a failed read as a miss to every lookup of the batch', async () => {
+    const errors: string[] = [];
+    const cache = new DynamoLlmCache({
+      client: clients.doc,
+      tableName: 'no-such-table',
+      onError: (err, op, key) => errors.push(`${op}:${key}:${(err as Error).name}`),
+    });
+
+    expect(await Promise.all([cache.get('a'), cache.get('b')])).toEqual([undefined, undefined]);
+    expect(errors).toEqual(['get:a:ResourceNotFoundException', 'get:b:ResourceNotFoundException']);
+  });
+
   it('reports a failed write and does not throw', async () => {
     const errors: string[] = [];
     const cache = new DynamoLlmCache({

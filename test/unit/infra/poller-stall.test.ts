@@ -24,6 +24,8 @@ import { SimClock } from '../../fakes/sim-clock.js';
 class MemorySqs {
   private readonly messages: { id: string; body: string; visibleAt: number; receipt?: string }[] = [];
   private receipts = 0;
+  /** ReceiveMessage calls, empty or not. */
+  receives = 0;
 
   constructor(
     private readonly clock: SimClock,
@@ -43,6 +45,7 @@ class MemorySqs {
     send: async (command: unknown): Promise<unknown> => {
       const now = this.clock.now();
       if (command instanceof ReceiveMessageCommand) {
+        this.receives += 1;
         const max = command.input.MaxNumberOfMessages ?? 1;
         const out: Message[] = [];
         for (const m of this.messages) {
@@ -178,5 +181,39 @@ describe('QueuePoller stall timeout (simulated clock)', () => {
     expect(error).toBeInstanceOf(PollTimeoutError);
     expect(error).not.toBeInstanceOf(PollStalledError);
     expect((error as Error).message).toMatch(/^queues not done after 5000 ms/);
+  });
+
+  it('backs off on a queue that stays empty, and picks up a message within a second of its arrival', async () => {
+    const { clock, sqs, poller, handled } = setUp(() => async () => undefined, 0);
+    let arrivedAt: number | undefined;
+    const until = () => {
+      // Nothing for a minute; then one message.
+      if (arrivedAt === undefined && clock.now() >= 60_000) {
+        sqs.add(1);
+        arrivedAt = clock.now();
+      }
+      return handled.length === 1;
+    };
+    await clock.runUntil(poller.runUntil(until, { stallTimeoutMs: 600_000 }));
+
+    // 100 ms, 200, 400, 800, then every second: about 64 receives in the idle minute (600 without backing off).
+    expect(sqs.receives).toBeLessThan(70);
+    expect(clock.now() - arrivedAt!).toBeLessThanOrEqual(1_000 + 200);
+  });
+
+  it('goes back to short pauses once a queue delivers', async () => {
+    const { clock, sqs, poller, handled } = setUp(() => async () => undefined, 0);
+    // A message every 3 s for a minute: each is picked up within a second.
+    const arrivals: number[] = [];
+    const until = () => {
+      if (clock.now() >= (arrivals.length + 1) * 3_000 && arrivals.length < 20) {
+        sqs.add(1);
+        arrivals.push(clock.now());
+      }
+      return handled.length === 20;
+    };
+    await clock.runUntil(poller.runUntil(until, { stallTimeoutMs: 600_000 }));
+    expect(handled).toHaveLength(20);
+    expect(clock.now() - arrivals.at(-1)!).toBeLessThanOrEqual(1_000 + 200);
   });
 });
