@@ -20,6 +20,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { isBuiltin } from 'node:module';
 import { basename, dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -82,7 +83,8 @@ export async function buildPage(esbuild) {
     target: 'es2020',
     minify: true,
     write: false,
-    legalComments: 'none',
+    // The bundled packages' license notices stay with their code.
+    legalComments: 'eof',
     logLevel: 'warning',
   });
   const script = result.outputFiles[0].text.trim();
@@ -101,6 +103,22 @@ export async function buildPage(esbuild) {
     old = readFileSync(PAGE_MODULE, 'utf8');
   } catch {}
   if (old !== text) writeFileSync(PAGE_MODULE, text);
+}
+
+/** Packages bundled into dist/ (see `build`); every other package stays an import. */
+const BUNDLED = new Set(['zod', 'openai', 'commander', 'csv-parse']);
+
+/** An esbuild plugin: packages outside `bundled` are left as imports. */
+function bundleOnly(bundled) {
+  return {
+    name: 'bundle-only',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        if (isBuiltin(args.path) || bundled.has(packageOf(args.path))) return undefined;
+        return { path: args.path, external: true };
+      });
+    },
+  };
 }
 
 /**
@@ -127,13 +145,21 @@ export async function build({ quiet = false } = {}) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    packages: 'external',
+    // The packages every command loads are bundled in: one module instead of the hundreds of
+    // files Node would otherwise resolve, load and link one by one at every start. The rest
+    // (the AWS SDK, other vendors' SDKs, native modules) load from node_modules when used.
+    plugins: [bundleOnly(BUNDLED)],
+    // A bundled CommonJS package may require Node's own modules: give the chunks a `require`.
+    banner: {
+      js: "import { createRequire as __assayRequire } from 'node:module'; const require = __assayRequire(import.meta.url);",
+    },
     // Chunks sit beside the entry: code that finds the package root from its own file
     // (one folder up, as from cli/ or functions/) finds it from any of them.
     chunkNames: '[name]-[hash]',
     metafile: true,
     write: false,
-    legalComments: 'none',
+    // The bundled packages' license notices stay with their code.
+    legalComments: 'eof',
     logLevel: 'warning',
   });
   // Every package the bundle imports must be one the installed package brings (or names).
@@ -145,7 +171,7 @@ export async function build({ quiet = false } = {}) {
   const missing = new Set();
   for (const output of Object.values(result.metafile.outputs)) {
     for (const imported of output.imports) {
-      if (!imported.external || imported.path.startsWith('node:')) continue;
+      if (!imported.external || isBuiltin(imported.path)) continue;
       if (!provided.has(packageOf(imported.path))) missing.add(imported.path);
     }
   }
