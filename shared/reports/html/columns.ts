@@ -10,18 +10,31 @@ type Cell = string | number | boolean | null;
 /** Distinct values a column keeps in its dictionary before it gives up and stores values plainly. */
 const MAX_DICTIONARY = 4096;
 
-/** A column being filled: values, and a dictionary of them while they repeat. */
-class ColumnBuilder {
-  private readonly values: Cell[] = [];
-  private codes: number[] | undefined = [];
+/**
+ * A column being filled. While its values repeat, it keeps a dictionary of them and one 2-byte
+ * code per item (a run of a million items repeats status, labels, scorers and often inputs);
+ * once the dictionary is full it turns the codes back into values and keeps values from then on.
+ */
+export class ColumnBuilder {
+  /** The values, once the dictionary is given up. */
+  private values: Cell[] | undefined;
+  /** Each item's code into the dictionary, while there is one (MAX_DICTIONARY fits 16 bits). */
+  private codes: Uint16Array | undefined = new Uint16Array(256);
+  private length = 0;
   private readonly dictionary = new Map<Cell, number>();
 
   push(value: Cell): void {
-    this.values.push(value);
-    if (!this.codes) return;
+    if (this.values || !this.codes) {
+      this.values!.push(value);
+      this.length += 1;
+      return;
+    }
     let code = this.dictionary.get(value);
     if (code === undefined) {
       if (this.dictionary.size >= MAX_DICTIONARY) {
+        this.values = this.decoded();
+        this.values.push(value);
+        this.length += 1;
         this.codes = undefined;
         this.dictionary.clear();
         return;
@@ -29,15 +42,28 @@ class ColumnBuilder {
       code = this.dictionary.size;
       this.dictionary.set(value, code);
     }
-    this.codes.push(code);
+    if (this.length === this.codes.length) {
+      const grown = new Uint16Array(this.codes.length * 2);
+      grown.set(this.codes);
+      this.codes = grown;
+    }
+    this.codes[this.length] = code;
+    this.length += 1;
+  }
+
+  /** Every value so far, from the codes. */
+  private decoded(): Cell[] {
+    const keys = [...this.dictionary.keys()];
+    return Array.from(this.codes!.subarray(0, this.length), (code) => keys[code]!);
   }
 
   /** Dictionary-coded when that is smaller: few distinct values among many rows. */
   build(): Column<Cell> {
-    if (this.codes && this.dictionary.size * 4 < this.values.length) {
-      return { d: [...this.dictionary.keys()], c: this.codes };
+    if (this.values) return this.values;
+    if (this.dictionary.size * 4 < this.length) {
+      return { d: [...this.dictionary.keys()], c: Array.from(this.codes!.subarray(0, this.length)) };
     }
-    return this.values;
+    return this.decoded();
   }
 }
 

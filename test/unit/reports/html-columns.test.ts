@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { ItemResult } from '../../../shared/model/model.js';
 import { taskFor } from '../../../shared/registry/registry.js';
 import { FileLayout, resultView } from '../../../shared/reports/files.js';
-import { ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
+import { ColumnBuilder, ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
 import { renderPage } from '../../../shared/reports/html/render.js';
 import type { Column } from '../../../shared/reports/html/types.js';
 import { suite } from '../../helpers.js';
@@ -108,5 +108,53 @@ describe('the item table of report.html', () => {
     expect(JSON.parse(data).items.columns['input:src']).toContain(`${'x'.repeat(30)}</script><b>`);
     expect(page).toContain('<title>t &#60;i&#62;</title>');
     expect(page).toContain("default-src 'none'");
+  });
+});
+
+describe('a column of the item table', () => {
+  type Cell = string | number | boolean | null;
+  /** The column as it was built when every value was kept: what the compact one must give. */
+  function plainColumn(values: Cell[]): Column<Cell> {
+    const dictionary = new Map<Cell, number>();
+    let codes: number[] | undefined = [];
+    for (const value of values) {
+      if (!codes) continue;
+      let code = dictionary.get(value);
+      if (code === undefined) {
+        if (dictionary.size >= 4096) {
+          codes = undefined;
+          continue;
+        }
+        code = dictionary.size;
+        dictionary.set(value, code);
+      }
+      codes.push(code);
+    }
+    return codes && dictionary.size * 4 < values.length ? { d: [...dictionary.keys()], c: codes } : values;
+  }
+
+  const built = (values: Cell[]) => {
+    const column = new ColumnBuilder();
+    for (const value of values) column.push(value);
+    return column.build();
+  };
+
+  it('keeps codes while values repeat and gives the same column as keeping every value', () => {
+    const cases: Cell[][] = [
+      [],
+      ['TP', 'TP', 'FP1', null, true, false, 0, -0, 1.5, 'TP', null, 'TP', 'FP1', 'TP'],
+      Array.from({ length: 50_000 }, (_, i) => ['a', 'b', null, 3][i % 4]!),
+      // Few repeats: plain values.
+      Array.from({ length: 30 }, (_, i) => `id-${i % 20}`),
+      // The dictionary fills part way: values from then on.
+      Array.from({ length: 20_000 }, (_, i) => (i < 9000 ? `v${i % 10}` : `w${i}`)),
+      // Exactly as many distinct values as the dictionary holds, each repeated.
+      Array.from({ length: 40_000 }, (_, i) => i % 4096),
+    ];
+    for (const values of cases)
+      expect(JSON.stringify(built(values))).toBe(JSON.stringify(plainColumn(values)));
+    expect(built(Array.from({ length: 50_000 }, (_, i) => ['a', 'b', null, 3][i % 4]!))).toMatchObject({
+      d: ['a', 'b', null, 3],
+    });
   });
 });
