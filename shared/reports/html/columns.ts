@@ -185,6 +185,17 @@ export class ItemColumns {
     this.n += 1;
   }
 
+  /**
+   * The columns by name, each built when read (and again on each read): the page writes them one
+   * at a time, so a million items' columns are never all built at once.
+   */
+  private builtColumns(): ItemTable['columns'] {
+    const columns: ItemTable['columns'] = {};
+    for (const [name, column] of this.columns)
+      Object.defineProperty(columns, name, { enumerable: true, get: () => column.build() });
+    return columns;
+  }
+
   table(): ItemTable {
     return {
       n: this.n,
@@ -197,7 +208,7 @@ export class ItemColumns {
         threshold: typeof s.options.threshold === 'number' ? s.options.threshold : null,
       })),
       primary: this.view.primary,
-      columns: Object.fromEntries([...this.columns].map(([name, column]) => [name, column.build()])),
+      columns: this.builtColumns(),
     };
   }
 }

@@ -8,7 +8,7 @@ import type { ItemResult } from '../../../shared/model/model.js';
 import { taskFor } from '../../../shared/registry/registry.js';
 import { FileLayout, resultView } from '../../../shared/reports/files.js';
 import { ColumnBuilder, ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
-import { renderPage } from '../../../shared/reports/html/render.js';
+import { renderPage, renderPageChunks } from '../../../shared/reports/html/render.js';
 import type { Column } from '../../../shared/reports/html/types.js';
 import { suite } from '../../helpers.js';
 
@@ -108,6 +108,29 @@ describe('the item table of report.html', () => {
     expect(JSON.parse(data).items.columns['input:src']).toContain(`${'x'.repeat(30)}</script><b>`);
     expect(page).toContain('<title>t &#60;i&#62;</title>');
     expect(page).toContain("default-src 'none'");
+  });
+
+  it('writes the page in pieces that make exactly the page of the data as one JSON text', () => {
+    const layout = new FileLayout(family, s);
+    for (const r of results) layout.add(r);
+    const items = new ItemColumns(family, s, resultView(family, s, layout), results.length, () => false);
+    for (let i = 0; i < 40; i += 1) for (const r of results) items.add({ ...r, itemId: `${r.itemId}-${i}` });
+    items.add(result(9, { input: { src: 'line\u2028separator', tgt: 't' } }));
+    const data = {
+      kind: 'run' as const,
+      report: { suite: 's', skipped: undefined, nested: { a: [1, null], b: '</script>' } },
+      items: items.table(),
+    };
+    const chunks = [...renderPageChunks('t', data)];
+    expect(chunks.length).toBeGreaterThan(10);
+    const page = chunks.join('');
+    expect(page).toBe(renderPage('t', data));
+    const json = JSON.stringify(data)
+      .replace(/</g, '\\u003c')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029');
+    expect(page).toContain(`<script type="application/json" id="assay-data">${json}</script>\n<script>`);
+    expect(JSON.parse(json).items.columns.id).toHaveLength(201);
   });
 });
 
