@@ -3,7 +3,7 @@ import type { ScorerMetricOptions } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../../model/model.js';
 import { targetReader } from '../report.js';
 import type { ResultView } from '../result-view.js';
-import type { Column, ItemCategory, ItemTable } from './types.js';
+import { COLUMN_JSON, type Column, type ItemCategory, type ItemTable } from './types.js';
 
 type Cell = string | number | boolean | null;
 
@@ -55,6 +55,27 @@ export class ColumnBuilder {
   private decoded(): Cell[] {
     const keys = [...this.dictionary.keys()];
     return Array.from(this.codes!.subarray(0, this.length), (code) => keys[code]!);
+  }
+
+  /**
+   * `JSON.stringify(this.build())` in pieces of at most `slice` values, without building the
+   * column's array (a million items' codes as a JavaScript array take 8 MB a column).
+   */
+  *json(slice = 65_536): Generator<string> {
+    const codes = this.codes?.subarray(0, this.length);
+    const dictionary = !this.values && this.dictionary.size * 4 < this.length;
+    const keys = this.values ? [] : [...this.dictionary.keys()];
+    yield dictionary ? `{"d":${JSON.stringify(keys)},"c":[` : '[';
+    for (let start = 0; start < this.length; start += slice) {
+      const end = Math.min(start + slice, this.length);
+      const part = this.values
+        ? this.values.slice(start, end)
+        : dictionary
+          ? Array.from(codes!.subarray(start, end))
+          : Array.from(codes!.subarray(start, end), (code) => keys[code]!);
+      yield `${start > 0 ? ',' : ''}${JSON.stringify(part).slice(1, -1)}`;
+    }
+    yield dictionary ? ']}' : ']';
   }
 
   /** Dictionary-coded when that is smaller: few distinct values among many rows. */
@@ -193,6 +214,10 @@ export class ItemColumns {
     const columns: ItemTable['columns'] = {};
     for (const [name, column] of this.columns)
       Object.defineProperty(columns, name, { enumerable: true, get: () => column.build() });
+    Object.defineProperty(columns, COLUMN_JSON, {
+      enumerable: false,
+      value: (name: string) => this.columns.get(name)!.json(),
+    });
     return columns;
   }
 

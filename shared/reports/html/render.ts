@@ -5,7 +5,7 @@
  * request, so the page opens from disk (file://) with nothing installed.
  */
 import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.generated.js';
-import type { PageData } from './types.js';
+import { COLUMN_JSON, type ItemTable, type PageData } from './types.js';
 
 /** The policy of every page: inline script and styles only; no request of any kind leaves the page. */
 const POLICY =
@@ -47,7 +47,15 @@ function* dataJson(data: PageData): Generator<string> {
     if (!(data.kind === 'run' && key === 'items')) return yield JSON.stringify(v);
     yield* objectJson(Object.entries(v as object), function* (tableKey, tableValue) {
       if (tableKey !== 'columns') return yield JSON.stringify(tableValue);
-      yield* objectJson(Object.entries(tableValue as object), (_, column) => [JSON.stringify(column)]);
+      // Each column read (and built) only when it is written; by its pieces when the table has them.
+      const columns = tableValue as ItemTable['columns'] & {
+        [COLUMN_JSON]?: (name: string) => Iterable<string>;
+      };
+      const pieces = columns[COLUMN_JSON];
+      yield* objectJson(
+        Object.keys(columns).map((name) => [name, name]),
+        (name) => pieces?.(name) ?? [JSON.stringify(columns[name])],
+      );
     });
   });
 }

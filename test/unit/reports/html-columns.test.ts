@@ -174,8 +174,15 @@ describe('a column of the item table', () => {
       // Exactly as many distinct values as the dictionary holds, each repeated.
       Array.from({ length: 40_000 }, (_, i) => i % 4096),
     ];
-    for (const values of cases)
-      expect(JSON.stringify(built(values))).toBe(JSON.stringify(plainColumn(values)));
+    for (const values of cases) {
+      const expected = JSON.stringify(plainColumn(values));
+      expect(JSON.stringify(built(values))).toBe(expected);
+      // Its JSON in pieces, without the array: the same text.
+      const column = new ColumnBuilder();
+      for (const value of values) column.push(value);
+      expect([...column.json(7)].join('')).toBe(expected);
+      expect([...column.json()].join('')).toBe(expected);
+    }
     expect(built(Array.from({ length: 50_000 }, (_, i) => ['a', 'b', null, 3][i % 4]!))).toMatchObject({
       d: ['a', 'b', null, 3],
     });
