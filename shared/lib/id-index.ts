@@ -118,6 +118,38 @@ export class IdIndex {
   }
 }
 
+/**
+ * A set of item ids held as an {@link IdIndex} (about 16 bytes plus the id's length per id,
+ * where a `Set<string>` holds a string object and a table entry per id).
+ */
+export class IdSet implements Iterable<string> {
+  private readonly index = new IdIndex();
+
+  static of(ids: Iterable<string>): IdSet {
+    const set = new IdSet();
+    for (const id of ids) set.add(id);
+    return set;
+  }
+
+  add(id: string): this {
+    if (!this.index.has(id)) this.index.set(id, 0);
+    return this;
+  }
+
+  has(id: string): boolean {
+    return this.index.has(id);
+  }
+
+  get size(): number {
+    return this.index.size;
+  }
+
+  /** The ids in the order they were first added. */
+  *[Symbol.iterator](): IterableIterator<string> {
+    for (const [id] of this.index.entries()) yield id;
+  }
+}
+
 /** FNV-1a (32 bits) of `bytes[start, end)`. */
 function fnv1a(bytes: Uint8Array, start: number, end: number): number {
   let hash = 0x811c9dc5;

@@ -35,6 +35,12 @@ export interface RecordOutcome {
   counters: RunCounters;
 }
 
+/** A read-only set of item ids: what a run store answers for the ids with a final result. */
+export interface ItemIdSet extends Iterable<string> {
+  has(id: string): boolean;
+  readonly size: number;
+}
+
 export interface RunStore {
   /**
    * Creates the run record. A second create of the same runId changes nothing and throws
@@ -52,8 +58,11 @@ export interface RunStore {
    * same atomic step, so a redelivered message never double-counts.
    */
   recordResult(result: ItemResult): Promise<RecordOutcome>;
-  /** Item ids whose result is final (resume skips them; `budget` failures are not final). */
-  resultIds(runId: string): Promise<Set<string>>;
+  /**
+   * Item ids whose result is final (resume skips them; `budget` failures are not final): a
+   * compact set, as a run may have a million items (a `Set` will do for a small store).
+   */
+  resultIds(runId: string): Promise<ItemIdSet>;
   results(runId: string): AsyncIterable<ItemResult>;
   /** Moves the run to `aggregating` if nobody else has; true for exactly one caller. */
   claimAggregation(runId: string): Promise<boolean>;

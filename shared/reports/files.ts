@@ -19,7 +19,7 @@ import { type ResultSource, sourceOf } from '../model/report-order.js';
 import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import { ItemColumns } from './html/columns.js';
-import { renderPage } from './html/render.js';
+import { renderPageChunks } from './html/render.js';
 import { targetReader } from './report.js';
 import type { ResultView } from './result-view.js';
 
@@ -124,13 +124,17 @@ export async function writeReportFiles(
       'text/plain; charset=utf-8',
     );
     const html = `${prefix}report.html`;
-    await store.put(
+    // Written in pieces: the item table of a million items is never one string.
+    const page = renderPageChunks(`Assay report — ${report.suite} (${report.runId})`, {
+      kind: 'run',
+      report: report as unknown as Record<string, unknown>,
+      items: items.table(),
+    });
+    await store.putStream(
       html,
-      renderPage(`Assay report — ${report.suite} (${report.runId})`, {
-        kind: 'run',
-        report: report as unknown as Record<string, unknown>,
-        items: items.table(),
-      }),
+      (async function* () {
+        yield* page;
+      })(),
       'text/html; charset=utf-8',
     );
     return [...keys, csv, errors, correct, html];

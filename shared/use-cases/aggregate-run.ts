@@ -1,14 +1,14 @@
 import { StoredDataError } from '../model/codec.js';
 import { RunNotFoundError } from '../model/errors.js';
-import type { ItemResult, RunRecord } from '../model/model.js';
+import { type ItemResult, type RunRecord, resultCost } from '../model/model.js';
 import type { Report } from '../model/report.js';
-import { collectResults, inReportOrder } from '../model/report-order.js';
+import { compareReportOrder, inReportOrder } from '../model/report-order.js';
 import type { BlobStore, RunHistory, RunStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import { compareRuns, comparisonSummary } from '../reports/compare-runs.js';
 import { writeComparisonFiles } from '../reports/comparison.js';
 import { FileLayout, writeReportFiles } from '../reports/files.js';
-import { buildReport, reportOrder } from '../reports/report.js';
+import { buildReport } from '../reports/report.js';
 
 export interface AggregateDeps {
   runStore: RunStore;
@@ -45,7 +45,7 @@ export async function aggregateRun(deps: AggregateDeps, runId: string): Promise<
  * Builds and writes the report from the stored results, without claiming (`assay report`).
  * The results stream: they are put in report order with bounded memory (see `inReportOrder`),
  * read once for the figures and once for the item files; only a comparison with a previous
- * run holds both runs' results.
+ * run holds both runs' results (the parts of them it reads: see `comparedPart`).
  */
 export async function writeRunReport(
   deps: AggregateDeps,
@@ -70,7 +70,8 @@ export async function writeRunReport(
       const found = await comparableRun(deps.history, run);
       if (found && 'error' in found) report.comparison = { baseRunId: found.run.runId, error: found.error };
       else if (found) {
-        const results = await collectResults(ordered.results());
+        const results: ItemResult[] = [];
+        for await (const result of ordered.results()) results.push(comparedPart(result));
         const comparison = compareRuns(found, { run, results });
         if ((comparison.scores[comparison.primaryScorer]?.n ?? 0) > 0) {
           report.comparison = { ...comparisonSummary(comparison) };
@@ -86,6 +87,33 @@ export async function writeRunReport(
     await ordered.close();
   }
 }
+
+/**
+ * What a comparison reads of a result, and no more: its id, row, status and failure, gold,
+ * input and scores, with its stages folded into one that costs what they cost together
+ * (`resultCost` gives the same total, to the last bit). The output, details, raw text and
+ * per-stage spend are left out: a comparison holds both runs' results, and those are most of
+ * a result's size.
+ */
+function comparedPart(result: ItemResult): ItemResult {
+  const part: ItemResult = {
+    schemaVersion: result.schemaVersion,
+    runId: result.runId,
+    itemId: result.itemId,
+    row: result.row,
+    status: result.status,
+    input: result.input,
+    scores: result.scores,
+    stages: { all: { calls: 0, cachedCalls: 0, costUsd: resultCost(result), latencyMs: 0, usage: NO_USAGE } },
+    simulated: result.simulated,
+    finishedAt: '',
+  };
+  if (result.gold !== undefined) part.gold = result.gold;
+  if (result.failure !== undefined) part.failure = result.failure;
+  return part;
+}
+
+const NO_USAGE = Object.freeze({ input: 0, output: 0, cached: 0 });
 
 /** Earlier runs looked at, newest first, for one to compare with. */
 const COMPARABLE_LOOKBACK = 20;
@@ -106,9 +134,10 @@ async function comparableRun(
     seen.add(previous.runId);
     cursor = previous.runId;
     if (previous.datasetKey !== run.datasetKey) continue;
-    let results: ItemResult[];
+    const results: ItemResult[] = [];
     try {
-      results = reportOrder(await collectResults(history.results(previous.runId)));
+      for await (const result of history.results(previous.runId)) results.push(comparedPart(result));
+      results.sort(compareReportOrder);
     } catch (error) {
       // The report is still written; it says why it could not compare.
       if (!(error instanceof StoredDataError)) throw error;

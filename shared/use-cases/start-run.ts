@@ -11,7 +11,7 @@ import {
   type RunCounters,
   type RunRecord,
 } from '../model/model.js';
-import type { AggregateTrigger, RunStore, WorkQueue } from '../ports/ports.js';
+import type { AggregateTrigger, ItemIdSet, RunStore, WorkQueue } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import type { Suite } from '../registry/suite.js';
 
@@ -77,7 +77,8 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
       throw error;
     },
   );
-  let finished = new Set<string>();
+  /** The ids a resumed run has final results for: compact, as a run may have a million items. */
+  let finished: ItemIdSet = new Set<string>();
   if (!created) {
     const existing = await runStore.getRun(run.runId);
     if (!input.resume && existing?.status !== 'ingesting') return { status: 'duplicate', runId: run.runId };

@@ -388,7 +388,7 @@ describe('DynamoRunStore', { timeout: 120_000 }, () => {
     expect(rest).toHaveLength(119);
     expect(queries).toBeGreaterThanOrEqual(5);
     expect(rest[0]).toEqual(result('run-pages', 'item-001', { raw: 'r'.repeat(2000) }));
-    expect(await s.resultIds('run-pages')).toEqual(new Set(ids));
+    expect(new Set(await s.resultIds('run-pages'))).toEqual(new Set(ids));
     dynamo.destroy();
   });
 });

@@ -24,6 +24,7 @@ import {
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
+import { IdSet } from '../../lib/id-index.js';
 import {
   META_SK as META,
   RESULT_PREFIX,
@@ -302,9 +303,9 @@ export class DynamoRunStore implements RunStore, RunHistory {
     }
   }
 
-  async resultIds(runId: string): Promise<Set<string>> {
+  async resultIds(runId: string): Promise<IdSet> {
     await this.requireRun(runId);
-    const ids = new Set<string>();
+    const ids = new IdSet();
     for await (const item of this.queryResults(runId, {
       ProjectionExpression: 'sk, failureKind',
     })) {

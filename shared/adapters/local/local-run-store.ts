@@ -1,6 +1,6 @@
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { IdIndex } from '../../lib/id-index.js';
+import { IdIndex, IdSet } from '../../lib/id-index.js';
 import { decodeResult, decodeRun } from '../../model/codec.js';
 import { ConflictError, RunExistsError, RunNotFoundError } from '../../model/errors.js';
 import {
@@ -169,10 +169,10 @@ export class LocalRunStore implements RunStore {
     return { recorded: true, counters };
   }
 
-  async resultIds(runId: string): Promise<Set<string>> {
+  async resultIds(runId: string): Promise<IdSet> {
     await this.load();
     this.need(runId);
-    const ids = new Set<string>();
+    const ids = new IdSet();
     for (const [id, entry] of this.byItem.entries()) if (stateOf(entry) !== BUDGET) ids.add(id);
     return ids;
   }

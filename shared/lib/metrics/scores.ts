@@ -18,7 +18,7 @@ import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
 import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
-import { type BootstrapOptions, bootstrapCis, DoubleColumn, meanOrNull } from './stats.js';
+import { type BootstrapOptions, bootstrapCis, DoubleColumn, meanAt } from './stats.js';
 
 export interface ScorerMetricOptions {
   /** Label scorers: labels mapped to the binary positive class; none: no binary view. */
@@ -215,7 +215,7 @@ function numberFigures(
 ): ScorerFigures {
   const metrics: Record<string, MetricValue> = withCis(
     values.length,
-    { mean: (ix) => meanOrNull(pick(values, ix)) },
+    { mean: (ix) => meanAt(values, ix) },
     options,
   );
   const { values: v, targets: t } = paired;
@@ -268,19 +268,21 @@ function passFigures(
   base: Base,
   options: ScorerMetricOptions,
 ): ScorerFigures {
+  const passes = values.map(Number);
   const metrics: Record<string, MetricValue> = withCis(
     values.length,
-    { passRate: (ix) => meanOrNull(pick(values, ix).map(Number)) },
+    { passRate: (ix) => meanAt(passes, ix) },
     options,
   );
   if (paired.values.length > 0) {
     const { values: v, targets: t } = paired;
+    const right = v.map((x, i) => Number(x === t[i]));
     Object.assign(
       metrics,
       withCis(
         v.length,
         {
-          accuracy: (ix) => meanOrNull(ix.map((i) => Number(v[i] === t[i]))),
+          accuracy: (ix) => meanAt(right, ix),
           balancedAccuracy: (ix) => balancedAccuracy(pick(v, ix), pick(t, ix)),
         },
         options,

@@ -41,6 +41,24 @@ export function meanOrNull(values: readonly number[]): number | null {
   return values.length === 0 ? null : sum(values) / values.length;
 }
 
+/**
+ * {@link meanOrNull} of `values[indices[0]], values[indices[1]], …` without building that array:
+ * the same sum in the same order, to the last bit (a bootstrap resample of a million values
+ * would otherwise allocate a million-element array per iteration).
+ */
+export function meanAt(values: readonly number[], indices: readonly number[]): number | null {
+  if (indices.length === 0) return null;
+  let total = 0;
+  let compensation = 0;
+  for (let i = 0; i < indices.length; i++) {
+    const v = values[indices[i]!]!;
+    const t = total + v;
+    compensation += Math.abs(total) >= Math.abs(v) ? total - t + v : v - t + total;
+    total = t;
+  }
+  return (total + compensation) / indices.length;
+}
+
 /** `part / whole` for a rate in a report: null (n/a) when the whole is 0. */
 export function ratio(part: number, whole: number): number | null {
   return whole === 0 ? null : part / whole;

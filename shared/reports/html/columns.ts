@@ -3,25 +3,38 @@ import type { ScorerMetricOptions } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../../model/model.js';
 import { targetReader } from '../report.js';
 import type { ResultView } from '../result-view.js';
-import type { Column, ItemCategory, ItemTable } from './types.js';
+import { COLUMN_JSON, type Column, type ItemCategory, type ItemTable } from './types.js';
 
 type Cell = string | number | boolean | null;
 
 /** Distinct values a column keeps in its dictionary before it gives up and stores values plainly. */
 const MAX_DICTIONARY = 4096;
 
-/** A column being filled: values, and a dictionary of them while they repeat. */
-class ColumnBuilder {
-  private readonly values: Cell[] = [];
-  private codes: number[] | undefined = [];
+/**
+ * A column being filled. While its values repeat, it keeps a dictionary of them and one 2-byte
+ * code per item (a run of a million items repeats status, labels, scorers and often inputs);
+ * once the dictionary is full it turns the codes back into values and keeps values from then on.
+ */
+export class ColumnBuilder {
+  /** The values, once the dictionary is given up. */
+  private values: Cell[] | undefined;
+  /** Each item's code into the dictionary, while there is one (MAX_DICTIONARY fits 16 bits). */
+  private codes: Uint16Array | undefined = new Uint16Array(256);
+  private length = 0;
   private readonly dictionary = new Map<Cell, number>();
 
   push(value: Cell): void {
-    this.values.push(value);
-    if (!this.codes) return;
+    if (this.values || !this.codes) {
+      this.values!.push(value);
+      this.length += 1;
+      return;
+    }
     let code = this.dictionary.get(value);
     if (code === undefined) {
       if (this.dictionary.size >= MAX_DICTIONARY) {
+        this.values = this.decoded();
+        this.values.push(value);
+        this.length += 1;
         this.codes = undefined;
         this.dictionary.clear();
         return;
@@ -29,15 +42,49 @@ class ColumnBuilder {
       code = this.dictionary.size;
       this.dictionary.set(value, code);
     }
-    this.codes.push(code);
+    if (this.length === this.codes.length) {
+      const grown = new Uint16Array(this.codes.length * 2);
+      grown.set(this.codes);
+      this.codes = grown;
+    }
+    this.codes[this.length] = code;
+    this.length += 1;
+  }
+
+  /** Every value so far, from the codes. */
+  private decoded(): Cell[] {
+    const keys = [...this.dictionary.keys()];
+    return Array.from(this.codes!.subarray(0, this.length), (code) => keys[code]!);
+  }
+
+  /**
+   * `JSON.stringify(this.build())` in pieces of at most `slice` values, without building the
+   * column's array (a million items' codes as a JavaScript array take 8 MB a column).
+   */
+  *json(slice = 65_536): Generator<string> {
+    const codes = this.codes?.subarray(0, this.length);
+    const dictionary = !this.values && this.dictionary.size * 4 < this.length;
+    const keys = this.values ? [] : [...this.dictionary.keys()];
+    yield dictionary ? `{"d":${JSON.stringify(keys)},"c":[` : '[';
+    for (let start = 0; start < this.length; start += slice) {
+      const end = Math.min(start + slice, this.length);
+      const part = this.values
+        ? this.values.slice(start, end)
+        : dictionary
+          ? Array.from(codes!.subarray(start, end))
+          : Array.from(codes!.subarray(start, end), (code) => keys[code]!);
+      yield `${start > 0 ? ',' : ''}${JSON.stringify(part).slice(1, -1)}`;
+    }
+    yield dictionary ? ']}' : ']';
   }
 
   /** Dictionary-coded when that is smaller: few distinct values among many rows. */
   build(): Column<Cell> {
-    if (this.codes && this.dictionary.size * 4 < this.values.length) {
-      return { d: [...this.dictionary.keys()], c: this.codes };
+    if (this.values) return this.values;
+    if (this.dictionary.size * 4 < this.length) {
+      return { d: [...this.dictionary.keys()], c: Array.from(this.codes!.subarray(0, this.length)) };
     }
-    return this.values;
+    return this.decoded();
   }
 }
 
@@ -159,6 +206,21 @@ export class ItemColumns {
     this.n += 1;
   }
 
+  /**
+   * The columns by name, each built when read (and again on each read): the page writes them one
+   * at a time, so a million items' columns are never all built at once.
+   */
+  private builtColumns(): ItemTable['columns'] {
+    const columns: ItemTable['columns'] = {};
+    for (const [name, column] of this.columns)
+      Object.defineProperty(columns, name, { enumerable: true, get: () => column.build() });
+    Object.defineProperty(columns, COLUMN_JSON, {
+      enumerable: false,
+      value: (name: string) => this.columns.get(name)!.json(),
+    });
+    return columns;
+  }
+
   table(): ItemTable {
     return {
       n: this.n,
@@ -171,7 +233,7 @@ export class ItemColumns {
         threshold: typeof s.options.threshold === 'number' ? s.options.threshold : null,
       })),
       primary: this.view.primary,
-      columns: Object.fromEntries([...this.columns].map(([name, column]) => [name, column.build()])),
+      columns: this.builtColumns(),
     };
   }
 }

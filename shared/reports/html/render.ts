@@ -5,7 +5,7 @@
  * request, so the page opens from disk (file://) with nothing installed.
  */
 import { PAGE_SCRIPT, PAGE_STYLE } from './page-assets.generated.js';
-import type { PageData } from './types.js';
+import { COLUMN_JSON, type ItemTable, type PageData } from './types.js';
 
 /** The policy of every page: inline script and styles only; no request of any kind leaves the page. */
 const POLICY =
@@ -13,17 +13,56 @@ const POLICY =
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
-/** JSON safe inside a script element: no `<` (so no `</script>`), no line separators. */
-function scriptJson(data: unknown): string {
-  return JSON.stringify(data)
+/** Text made safe inside a script element: no `<` (so no `</script>`), no line separators. */
+function scriptSafe(json: string): string {
+  return json
     .replace(/</g, '\\u003c')
     .replace(/\u2028/g, '\\u2028')
     .replace(/\u2029/g, '\\u2029');
 }
 
-/** The whole page for `data`, titled `title`. */
-export function renderPage(title: string, data: PageData): string {
-  return [
+/** `{"key":value,…}` of an object's entries, as JSON.stringify writes it, each value by `value`. */
+function* objectJson(
+  entries: [string, unknown][],
+  value: (key: string, v: unknown) => Iterable<string>,
+): Generator<string> {
+  let first = true;
+  yield '{';
+  for (const [key, v] of entries) {
+    if (v === undefined || typeof v === 'function' || typeof v === 'symbol') continue;
+    yield `${first ? '' : ','}${JSON.stringify(key)}:`;
+    yield* value(key, v);
+    first = false;
+  }
+  yield '}';
+}
+
+/**
+ * The page data's JSON, as `JSON.stringify(data)` writes it, in pieces: a run page's item table
+ * one column at a time, so that a run of a million items never has its whole table's JSON (or
+ * every column built) at once.
+ */
+function* dataJson(data: PageData): Generator<string> {
+  yield* objectJson(Object.entries(data), function* (key, v) {
+    if (!(data.kind === 'run' && key === 'items')) return yield JSON.stringify(v);
+    yield* objectJson(Object.entries(v as object), function* (tableKey, tableValue) {
+      if (tableKey !== 'columns') return yield JSON.stringify(tableValue);
+      // Each column read (and built) only when it is written; by its pieces when the table has them.
+      const columns = tableValue as ItemTable['columns'] & {
+        [COLUMN_JSON]?: (name: string) => Iterable<string>;
+      };
+      const pieces = columns[COLUMN_JSON];
+      yield* objectJson(
+        Object.keys(columns).map((name) => [name, name]),
+        (name) => pieces?.(name) ?? [JSON.stringify(columns[name])],
+      );
+    });
+  });
+}
+
+/** The whole page for `data`, titled `title`, in pieces (see {@link renderPage}). */
+export function* renderPageChunks(title: string, data: PageData): Generator<string> {
+  yield [
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8">',
     `<meta http-equiv="Content-Security-Policy" content="${POLICY}">`,
@@ -33,11 +72,20 @@ export function renderPage(title: string, data: PageData): string {
     '</head><body>',
     '<div id="app"><p class="loading">Loading the report…</p></div>',
     '<noscript>This report draws itself with JavaScript; report.txt has the same figures as text.</noscript>',
-    `<script type="application/json" id="assay-data">${scriptJson(data)}</script>`,
+    '<script type="application/json" id="assay-data">',
+  ].join('\n');
+  for (const piece of dataJson(data)) yield scriptSafe(piece);
+  yield [
+    '</script>',
     `<script>${PAGE_SCRIPT.replace(/<\/script/gi, '<\\/script')}</script>`,
     '</body></html>',
     '',
   ].join('\n');
+}
+
+/** The whole page for `data`, titled `title`. */
+export function renderPage(title: string, data: PageData): string {
+  return [...renderPageChunks(title, data)].join('');
 }
 
 /** The inlined script and styles, in bytes (the page weight before any data). */

@@ -8,6 +8,12 @@
 export type Column<T> = T[] | { d: T[]; c: number[] };
 
 /**
+ * On an item table's `columns` (not enumerable, so JSON never sees it): a column's JSON in
+ * pieces, the same text as `JSON.stringify(columns[name])` without building the column's array.
+ */
+export const COLUMN_JSON: unique symbol = Symbol('column JSON');
+
+/**
  * How an item appears in errors.txt / correct.txt: `failed` (no output), `unscored` (a scorer
  * could not score it), `wrong` or `right` by the primary scorer, `undecided` (no gold to decide).
  */

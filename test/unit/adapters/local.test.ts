@@ -52,14 +52,14 @@ describe('local run store (append-only log)', () => {
     await appendFile(join(dir, 'results.jsonl'), '{"runId":"r1","itemId":"c","ro'); // killed mid-write
 
     const reopened = new LocalRunStore(dir);
-    expect(await reopened.resultIds('r1')).toEqual(new Set(['a', 'b']));
+    expect(new Set(await reopened.resultIds('r1'))).toEqual(new Set(['a', 'b']));
     await expect(reopened.createRun(run('r1'))).rejects.toBeInstanceOf(RunExistsError);
     const outcome = await reopened.recordResult(result('a'));
     expect(outcome).toEqual({ recorded: false, counters: { done: 1, failed: 1, total: 3, spentUsd: 0 } });
     await expect(reopened.createRun(run('other'))).rejects.toThrow(/holds run r1/);
     // A result written after the torn line gets a line of its own and survives the next reopen.
     await reopened.recordResult(result('c'));
-    expect(await new LocalRunStore(dir).resultIds('r1')).toEqual(new Set(['a', 'b', 'c']));
+    expect(new Set(await new LocalRunStore(dir).resultIds('r1'))).toEqual(new Set(['a', 'b', 'c']));
   });
 
   it("streams back each item's current result: a resumed item replaces its budget failure, counters follow", async () => {
@@ -73,7 +73,7 @@ describe('local run store (append-only log)', () => {
     };
     await store.recordResult(stopped);
     await store.recordResult(result('b', 'failed', 0.25));
-    expect(await store.resultIds('r1')).toEqual(new Set(['b']));
+    expect(new Set(await store.resultIds('r1'))).toEqual(new Set(['b']));
     const resumed = await store.recordResult(result('a', 'scored', 1));
     expect(resumed).toEqual({ recorded: true, counters: { done: 1, failed: 1, total: 2, spentUsd: 1.25 } });
     expect((await store.recordResult(result('a', 'failed'))).recorded).toBe(false);
@@ -123,14 +123,14 @@ describe('local run store (append-only log)', () => {
       failure: { kind: 'budget' as const, message: 'budget spent' },
     };
     await store.recordResult(stopped);
-    expect(await store.resultIds('r1')).toEqual(new Set(['a']));
+    expect(new Set(await store.resultIds('r1'))).toEqual(new Set(['a']));
     const resumed = await store.recordResult(result('b', 'scored', 0.5));
     expect(resumed).toEqual({ recorded: true, counters: { done: 2, failed: 0, total: 2, spentUsd: 0.75 } });
     expect((await store.recordResult(result('b', 'scored', 9))).recorded).toBe(false);
     // The log keeps both lines; reopening keeps the replacement.
     const reopened = new LocalRunStore(dir);
     expect(await reopened.counters('r1')).toEqual({ done: 2, failed: 0, total: 2, spentUsd: 0.75 });
-    expect(await reopened.resultIds('r1')).toEqual(new Set(['a', 'b']));
+    expect(new Set(await reopened.resultIds('r1'))).toEqual(new Set(['a', 'b']));
   });
 });
 

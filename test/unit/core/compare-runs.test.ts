@@ -20,6 +20,8 @@ import {
   SCREEN_FLIPPED_LIMIT,
   writeComparisonFiles,
 } from '../../../shared/reports/comparison.js';
+import { reportOrder } from '../../../shared/reports/report.js';
+import { writeRunReport } from '../../../shared/use-cases/aggregate-run.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
 const exec = promisify(execFile);
@@ -412,4 +414,51 @@ describe('assay compare', () => {
       stderr: expect.stringMatching(/run\.json: the run's suite does not validate with this Assay/),
     });
   }, 180_000);
+});
+
+describe('the comparison a report writes with the previous run', () => {
+  it('is the comparison of the two runs’ whole results, byte for byte', async () => {
+    const { base, candidate } = sides();
+    // What a comparison does not read: outputs, details, raw text, spend over several stages.
+    for (const r of [...base.results, ...candidate.results]) {
+      r.details = { path: ['small', 'expert'], note: `details of ${r.itemId}` };
+      r.raw = `raw text of ${r.itemId}`;
+      r.stages.repair = {
+        calls: 1,
+        cachedCalls: 1,
+        costUsd: 0.0003,
+        savedUsd: 0.0001,
+        latencyMs: 7,
+        usage: { input: 3, output: 1, cached: 3 },
+      };
+    }
+    const dir = await tempDir();
+    const store = new LocalRunStore(dir);
+    await store.createRun({ ...candidate.run, status: 'running' });
+    // Stores give results in completion order, not report order.
+    for (const r of [...candidate.results].reverse()) await store.recordResult(r);
+    const history = {
+      getRun: async () => base.run,
+      previousRun: async () => base.run,
+      latestRun: async () => base.run,
+      results: async function* () {
+        yield* [...base.results].reverse();
+      },
+    };
+    const { report } = await writeRunReport(
+      { runStore: store, reports: new FolderBlobStore(dir), history },
+      candidate.run.runId,
+    );
+    const expected = compareRuns(
+      { run: base.run, results: reportOrder(base.results) },
+      { run: candidate.run, results: reportOrder(candidate.results) },
+    );
+    expect(expected.items.paired).toBe(10);
+    expect(expected.cost.candidate).toBeGreaterThan(0);
+    expect(await readFile(join(dir, 'comparison.json'), 'utf8')).toBe(
+      `${JSON.stringify(expected, null, 2)}\n`,
+    );
+    expect(await readFile(join(dir, 'comparison.txt'), 'utf8')).toBe(renderComparisonText(expected));
+    expect(report.comparison).toEqual(comparisonSummary(expected));
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IdIndex } from '../../../shared/lib/id-index.js';
+import { IdIndex, IdSet } from '../../../shared/lib/id-index.js';
 import { mulberry32 } from '../../../shared/lib/metrics/index.js';
 
 describe('IdIndex', () => {
@@ -49,5 +49,19 @@ describe('IdIndex values', () => {
     expect(() => index.set('a', 1.5)).toThrow(/not 1.5/);
     expect(() => index.set('a', 2 ** 32)).toThrow(RangeError);
     expect(index.size).toBe(0);
+  });
+});
+
+describe('IdSet', () => {
+  it('holds each id once and answers like a Set, in the order ids were first added', () => {
+    const random = mulberry32(3);
+    const ids = Array.from({ length: 5000 }, () => `item-${Math.floor(random() * 3000)}`);
+    const set = IdSet.of(ids);
+    const expected = new Set(ids);
+    expect(set.size).toBe(expected.size);
+    expect([...set]).toEqual([...expected]);
+    for (let i = 0; i < 3000; i += 1) expect(set.has(`item-${i}`)).toBe(expected.has(`item-${i}`));
+    expect(set.add('é').add('é').size).toBe(expected.size + 1);
+    expect(set.has('é')).toBe(true);
   });
 });

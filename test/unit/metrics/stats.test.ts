@@ -4,6 +4,8 @@ import {
   mcnemar,
   mcnemarPaired,
   mean,
+  meanAt,
+  meanOrNull,
   meanWithCi,
   mulberry32,
   pairedBootstrap,
@@ -62,6 +64,23 @@ describe('mean, sum and summarizeLatency', () => {
     expect(s.mean).toBe(550);
     expect(s.max).toBe(1000);
     expect(summarizeLatency([])).toEqual({ p50: null, p95: null, mean: null, max: null });
+  });
+});
+
+describe('meanAt', () => {
+  it('is the compensated mean of the values the indices pick, to the last bit', () => {
+    // Values of very different sizes: a plain running sum would lose the small ones.
+    const values = [1e16, 1, -1e16, 0.1, 0.2, 0.3];
+    expect(meanAt(values, [0, 1, 2])).toBe(1 / 3);
+    expect(meanAt(values, [3, 4, 5, 5])).toBe(meanOrNull([0.1, 0.2, 0.3, 0.3]));
+    const random = mulberry32(7);
+    const many = Array.from({ length: 500 }, () => random() * 1000 - 300);
+    const indices = Array.from({ length: 2000 }, () => Math.floor(random() * many.length));
+    expect(meanAt(many, indices)).toBe(meanOrNull(indices.map((i) => many[i]!)));
+  });
+
+  it('is null for no indices', () => {
+    expect(meanAt([1, 2], [])).toBeNull();
   });
 });
 

@@ -7,8 +7,8 @@ import { describe, expect, it } from 'vitest';
 import type { ItemResult } from '../../../shared/model/model.js';
 import { taskFor } from '../../../shared/registry/registry.js';
 import { FileLayout, resultView } from '../../../shared/reports/files.js';
-import { ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
-import { renderPage } from '../../../shared/reports/html/render.js';
+import { ColumnBuilder, ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
+import { renderPage, renderPageChunks } from '../../../shared/reports/html/render.js';
 import type { Column } from '../../../shared/reports/html/types.js';
 import { suite } from '../../helpers.js';
 
@@ -108,5 +108,83 @@ describe('the item table of report.html', () => {
     expect(JSON.parse(data).items.columns['input:src']).toContain(`${'x'.repeat(30)}</script><b>`);
     expect(page).toContain('<title>t &#60;i&#62;</title>');
     expect(page).toContain("default-src 'none'");
+  });
+
+  it('writes the page in pieces that make exactly the page of the data as one JSON text', () => {
+    const layout = new FileLayout(family, s);
+    for (const r of results) layout.add(r);
+    const items = new ItemColumns(family, s, resultView(family, s, layout), results.length, () => false);
+    for (let i = 0; i < 40; i += 1) for (const r of results) items.add({ ...r, itemId: `${r.itemId}-${i}` });
+    items.add(result(9, { input: { src: 'line\u2028separator', tgt: 't' } }));
+    const data = {
+      kind: 'run' as const,
+      report: { suite: 's', skipped: undefined, nested: { a: [1, null], b: '</script>' } },
+      items: items.table(),
+    };
+    const chunks = [...renderPageChunks('t', data)];
+    expect(chunks.length).toBeGreaterThan(10);
+    const page = chunks.join('');
+    expect(page).toBe(renderPage('t', data));
+    const json = JSON.stringify(data)
+      .replace(/</g, '\\u003c')
+      .replace(/\u2028/g, '\\u2028')
+      .replace(/\u2029/g, '\\u2029');
+    expect(page).toContain(`<script type="application/json" id="assay-data">${json}</script>\n<script>`);
+    expect(JSON.parse(json).items.columns.id).toHaveLength(201);
+  });
+});
+
+describe('a column of the item table', () => {
+  type Cell = string | number | boolean | null;
+  /** The column as it was built when every value was kept: what the compact one must give. */
+  function plainColumn(values: Cell[]): Column<Cell> {
+    const dictionary = new Map<Cell, number>();
+    let codes: number[] | undefined = [];
+    for (const value of values) {
+      if (!codes) continue;
+      let code = dictionary.get(value);
+      if (code === undefined) {
+        if (dictionary.size >= 4096) {
+          codes = undefined;
+          continue;
+        }
+        code = dictionary.size;
+        dictionary.set(value, code);
+      }
+      codes.push(code);
+    }
+    return codes && dictionary.size * 4 < values.length ? { d: [...dictionary.keys()], c: codes } : values;
+  }
+
+  const built = (values: Cell[]) => {
+    const column = new ColumnBuilder();
+    for (const value of values) column.push(value);
+    return column.build();
+  };
+
+  it('keeps codes while values repeat and gives the same column as keeping every value', () => {
+    const cases: Cell[][] = [
+      [],
+      ['TP', 'TP', 'FP1', null, true, false, 0, -0, 1.5, 'TP', null, 'TP', 'FP1', 'TP'],
+      Array.from({ length: 50_000 }, (_, i) => ['a', 'b', null, 3][i % 4]!),
+      // Few repeats: plain values.
+      Array.from({ length: 30 }, (_, i) => `id-${i % 20}`),
+      // The dictionary fills part way: values from then on.
+      Array.from({ length: 20_000 }, (_, i) => (i < 9000 ? `v${i % 10}` : `w${i}`)),
+      // Exactly as many distinct values as the dictionary holds, each repeated.
+      Array.from({ length: 40_000 }, (_, i) => i % 4096),
+    ];
+    for (const values of cases) {
+      const expected = JSON.stringify(plainColumn(values));
+      expect(JSON.stringify(built(values))).toBe(expected);
+      // Its JSON in pieces, without the array: the same text.
+      const column = new ColumnBuilder();
+      for (const value of values) column.push(value);
+      expect([...column.json(7)].join('')).toBe(expected);
+      expect([...column.json()].join('')).toBe(expected);
+    }
+    expect(built(Array.from({ length: 50_000 }, (_, i) => ['a', 'b', null, 3][i % 4]!))).toMatchObject({
+      d: ['a', 'b', null, 3],
+    });
   });
 });

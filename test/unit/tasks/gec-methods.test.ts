@@ -552,4 +552,83 @@ describe('method metrics in the report', () => {
     expect(method.fusions.cascade!.accuracy).toBe(1);
     expect(method.fusions.tp_fp3!.accuracy).toBe(1);
   });
+  it('ensemble: each member alone (labels and vote costs) and the unanimous share', async () => {
+    const votes = (a: string, b: string) => [
+      { backend: 'sim:a', label: a, weight: 1 },
+      { backend: 'sim:b', label: b, weight: 1 },
+    ];
+    const results = [
+      result(
+        'TP',
+        'TP',
+        { votes: votes('TP', 'TP'), unanimous: true },
+        { 'vote:sim:a': 0.001, 'vote:sim:b': 0.002 },
+      ),
+      result(
+        'FP1',
+        'FP1',
+        { votes: votes('FP2', 'FP1'), unanimous: false },
+        { 'vote:sim:a': 0.001, 'vote:sim:b': 0.002 },
+      ),
+      result(
+        'TN',
+        'TN',
+        { votes: votes('TN', 'FP3'), unanimous: false },
+        { 'vote:sim:a': 0.001, 'vote:sim:b': 0.002 },
+      ),
+      // Without gold it counts for nothing.
+      {
+        ...result('TP', 'TP', { votes: votes('TP', 'TP'), unanimous: true }, { 'vote:sim:a': 1 }),
+        gold: undefined,
+      },
+    ];
+    const method = (
+      await gecFamily.report!(suite({ method: 'ensemble', backends: ['sim:a', 'sim:b'] }), results)
+    ).metrics!.method as { items: number; unanimousRate: number; accuracyVsCost: Record<string, unknown>[] };
+    expect(method.items).toBe(3);
+    expect(method.unanimousRate).toBe(1 / 3);
+    expect(method.accuracyVsCost.map((p) => [p.policy, p.n, p.accuracy])).toEqual([
+      ['sim:a', 3, 2 / 3],
+      ['sim:b', 3, 2 / 3],
+      ['ensemble', 3, 1],
+    ]);
+    expect(method.accuracyVsCost.map((p) => p.costUsd)).toEqual([
+      0.001 + 0.001 + 0.001,
+      0.002 + 0.002 + 0.002,
+      0.003 + 0.003 + 0.003,
+    ]);
+  });
+
+  it('agent: steps, tool calls by tool, bad turns and step-limit failures', async () => {
+    const agent = (steps: number, tools: string[], problems?: number) => ({
+      steps,
+      tools,
+      ...(problems === undefined ? {} : { problems }),
+    });
+    const stopped: ItemResult = {
+      ...result('TP', 'TP', agent(8, ['lookup(x)']), { agent: 0.01 }),
+      status: 'failed',
+      scores: {},
+      failure: { kind: 'step_limit', message: 'no final answer in 8 steps' },
+    };
+    const results = [
+      result('TP', 'TP', agent(3, ['grammar_rag(en)', 'lookup(go)'], 1), { agent: 0.002 }),
+      result('FP1', 'FP2', agent(2, ['grammar_rag(en)']), { agent: 0.001 }),
+      stopped,
+    ];
+    const method = (await gecFamily.report!(suite({ method: 'agent' }), results)).metrics!.method as Record<
+      string,
+      unknown
+    >;
+    expect(method).toMatchObject({
+      items: 3,
+      meanSteps: 13 / 3,
+      toolCalls: { grammar_rag: 2, lookup: 2 },
+      badTurns: 1,
+      stepLimit: 1,
+    });
+    const [whole] = method.accuracyVsCost as { n: number; accuracy: number }[];
+    // The failed item predicts Error: left out of accuracy (the AQUA convention).
+    expect(whole).toMatchObject({ policy: 'agent', n: 2, accuracy: 0.5 });
+  });
 });
