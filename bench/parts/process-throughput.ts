@@ -178,7 +178,8 @@ export async function processThroughput(
             'run',
             suite,
             '--out',
-            join(dir, `process-${c}-${round}`),
+            // Each round in a runs folder of its own: a first run, not compared with the round before.
+            join(dir, `process-${c}-${round}`, 'run'),
             '--fresh',
             '--no-progress',
           ],
@@ -214,7 +215,7 @@ export async function processThroughput(
               'run',
               suite,
               '--out',
-              join(dir, `before-${c}-${round}`),
+              join(dir, `before-${c}-${round}`, 'run'),
               '--fresh',
               '--no-progress',
             ],
