@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import { appendFile, type FileHandle, open, truncate } from 'node:fs/promises';
 import { InputError } from '../../model/errors.js';
 
@@ -152,18 +153,18 @@ export async function readJsonLines<T>(
 const IDLE_CLOSE_MS = 1_000;
 
 /**
- * Appends one JSON line per call, in call order, never interleaved. Lines appended while a
- * write is under way go out together in the next write (one file append for many results,
- * not one each); each call resolves once its own line is written (handed to the operating
- * system: a killed process loses nothing that was acknowledged). The file stays open while
- * lines keep coming, so a busy run pays one write per group, not an open, a write and a close;
- * it is closed after a second without lines.
+ * Appends one JSON line per call, in call order, never interleaved; each call resolves once
+ * its own line is written (handed to the operating system: a killed process loses nothing that
+ * was acknowledged). Once the file is open a line is written at once, synchronously: a small
+ * append to the page cache takes microseconds, where a write through the thread pool kept the
+ * caller (a worker slot, waiting to take its next item) for milliseconds. Lines appended while
+ * the file is being opened go out together when it is. The file stays open while lines keep
+ * coming and is closed after a second without lines.
  */
 export class JsonLinesWriter {
-  private tail: Promise<unknown> = Promise.resolve();
-  private pending: string[] = [];
-  private next?: Promise<void>;
   private file?: FileHandle;
+  private opening?: Promise<void>;
+  private pending: string[] = [];
   private idle?: NodeJS.Timeout;
 
   constructor(
@@ -172,36 +173,54 @@ export class JsonLinesWriter {
   ) {}
 
   append(value: unknown): Promise<void> {
-    this.pending.push(`${JSON.stringify(value)}\n`);
-    if (!this.next) {
-      const write = this.tail.then(async () => {
-        this.next = undefined;
-        const lines = this.pending;
-        this.pending = [];
-        clearTimeout(this.idle);
-        try {
-          if (!this.file) {
-            await this.before?.();
-            this.file = await open(this.path, 'a');
-          }
-          await this.file.appendFile(lines.join(''));
-        } catch (error) {
-          await this.close();
-          throw error;
-        }
-        this.idle = setTimeout(() => {
-          this.tail = this.tail.then(() => (this.next ? undefined : this.close()));
-        }, IDLE_CLOSE_MS).unref();
-      });
-      this.next = write;
-      this.tail = write.catch(() => undefined);
+    const line = `${JSON.stringify(value)}\n`;
+    if (this.file) {
+      try {
+        this.write(line);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      return Promise.resolve();
     }
-    return this.next;
+    this.pending.push(line);
+    this.opening ??= this.open();
+    return this.opening;
   }
 
-  private async close(): Promise<void> {
+  private async open(): Promise<void> {
+    try {
+      await this.before?.();
+      this.file = await open(this.path, 'a');
+      const lines = this.pending;
+      this.pending = [];
+      this.write(lines.join(''));
+    } catch (error) {
+      this.pending = [];
+      throw error;
+    } finally {
+      this.opening = undefined;
+    }
+  }
+
+  /** Writes all of `text`, or closes the file and throws (the next append opens it again). */
+  private write(text: string): void {
+    const file = this.file!;
+    const bytes = Buffer.from(text);
+    try {
+      for (let at = 0; at < bytes.length; ) at += writeSync(file.fd, bytes, at, bytes.length - at);
+    } catch (error) {
+      this.close();
+      throw error;
+    }
+    if (this.idle) this.idle.refresh();
+    else this.idle = setTimeout(() => this.close(), IDLE_CLOSE_MS).unref();
+  }
+
+  private close(): void {
     const file = this.file;
     this.file = undefined;
-    await file?.close().catch(() => undefined);
+    clearTimeout(this.idle);
+    this.idle = undefined;
+    file?.close().catch(() => undefined);
   }
 }
