@@ -35,9 +35,9 @@ import {
   type FaultServer,
   startFaultServer,
 } from './chaos/server.js';
+import { distinctGecCsv } from './parts/data.js';
 
 const REPO = resolve(import.meta.dirname, '..');
-const GOLD = join(REPO, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv');
 const SCENARIOS = ['local', 'local-killed', 'cloud'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -83,23 +83,7 @@ const KILL_AT = [0.3, 0.7];
 /** Writes `items` GEC items (each its own sentence pair) and the suite `chaos` over them into `dir`. */
 async function writeDataset(dir: string, items: number): Promise<void> {
   await mkdir(dir, { recursive: true });
-  const records: Record<string, string>[] = [];
-  for await (const row of readRows(createReadStream(GOLD), 'csv')) if (row.record) records.push(row.record);
-  const columns = Object.keys(records[0]!);
-  const quote = (f: string) => `"${f.replaceAll('"', '""')}"`;
-  const lines = [columns.join(',')];
-  for (let i = 0; i < items; i++) {
-    const record = records[i % records.length]!;
-    // Each item its own sentence pair: no two items share a request (nor a cache entry).
-    const cell = (c: string) =>
-      c === 'idx'
-        ? String(i)
-        : c === 'src' || c === 'tgt'
-          ? quote(`${record[c]} [${i}]`)
-          : quote(record[c] ?? '');
-    lines.push(columns.map(cell).join(','));
-  }
-  await writeFile(join(dir, 'data.csv'), `${lines.join('\n')}\n`);
+  await distinctGecCsv(join(dir, 'data.csv'), items);
   await writeFile(
     join(dir, 'chaos.suite.json'),
     JSON.stringify({

@@ -13,18 +13,15 @@
  * a call's time includes its wait for the server's lock.
  */
 import diagnostics from 'node:diagnostics_channel';
-import { createReadStream } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import http, { type ClientRequest, type IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { runLocalCloud } from '../cli/cloud/local-cloud.js';
-import { readRows } from '../shared/lib/datasets/read.js';
 import { startFaultServer } from './chaos/server.js';
+import { distinctGecCsv } from './parts/data.js';
 
-const REPO = resolve(import.meta.dirname, '..');
-const GOLD = join(REPO, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv');
 
 const { values } = parseArgs({
   options: {
@@ -88,22 +85,7 @@ diagnostics.channel('http.client.response.finish').subscribe((message) => {
 
 async function writeDataset(dir: string): Promise<string> {
   await mkdir(dir, { recursive: true });
-  const records: Record<string, string>[] = [];
-  for await (const row of readRows(createReadStream(GOLD), 'csv')) if (row.record) records.push(row.record);
-  const columns = Object.keys(records[0]!);
-  const quote = (f: string) => `"${f.replaceAll('"', '""')}"`;
-  const lines = [columns.join(',')];
-  for (let i = 0; i < ITEMS; i++) {
-    const record = records[i % records.length]!;
-    const cell = (c: string) =>
-      c === 'idx'
-        ? String(i)
-        : c === 'src' || c === 'tgt'
-          ? quote(`${record[c]} [${i}]`)
-          : quote(record[c] ?? '');
-    lines.push(columns.map(cell).join(','));
-  }
-  await writeFile(join(dir, 'data.csv'), `${lines.join('\n')}\n`);
+  await distinctGecCsv(join(dir, 'data.csv'), ITEMS);
   const suitePath = join(dir, 'calls.suite.json');
   await writeFile(
     suitePath,

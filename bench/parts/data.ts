@@ -9,6 +9,29 @@ import { readRows } from '../../shared/lib/datasets/read.js';
 export const ROOT = resolve(import.meta.dirname, '..', '..');
 export const GOLD = join(ROOT, 'examples', 'data', 'gold_tp_fp3_fp2_fp1_en.csv');
 
+/**
+ * `items` GEC rows from the English gold set, each its own sentence pair (the row number added to
+ * its source and target), so that no two items share a request or a cache entry: CSV at `path`.
+ */
+export async function distinctGecCsv(path: string, items: number): Promise<void> {
+  const records: Record<string, string>[] = [];
+  for await (const row of readRows(createReadStream(GOLD), 'csv')) if (row.record) records.push(row.record);
+  const columns = Object.keys(records[0]!);
+  const quote = (f: string) => `"${f.replaceAll('"', '""')}"`;
+  const lines = [columns.join(',')];
+  for (let i = 0; i < items; i++) {
+    const record = records[i % records.length]!;
+    const cell = (c: string) =>
+      c === 'idx'
+        ? String(i)
+        : c === 'src' || c === 'tgt'
+          ? quote(`${record[c]} [${i}]`)
+          : quote(record[c] ?? '');
+    lines.push(columns.map(cell).join(','));
+  }
+  await writeFile(path, `${lines.join('\n')}\n`);
+}
+
 /** The English GEC gold set, repeated until `rows` rows, each with its own `idx`; streamed to disk. */
 export async function goldCsv(dir: string, rows: number): Promise<string> {
   const records: Record<string, string>[] = [];
