@@ -22,7 +22,6 @@ import { runLocalCloud } from '../cli/cloud/local-cloud.js';
 import { startFaultServer } from './chaos/server.js';
 import { distinctGecCsv } from './parts/data.js';
 
-
 const { values } = parseArgs({
   options: {
     items: { type: 'string', default: '200' },
