@@ -63,35 +63,69 @@ export class DynamoRateLimitStore implements RateLimitStore {
   }
 
   async take(key: string, given: RateLimit, need: RateNeed): Promise<number> {
-    const Key = { pk: limitPk(key), sk: LIMIT_SK };
-    for (let conflicts = 0; conflicts < this.maxConflicts; conflicts++) {
-      const now = this.now();
-      const out = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key, ConsistentRead: true }),
-      );
-      const item = out.Item;
+    const outcome = await this.update(key, (item, now) => {
       const limit = stricter(given, learnedOf(item)) ?? given;
-      const stored: BucketState | undefined = item
-        ? { requests: Number(item.requests), tokens: Number(item.tokens), at: Number(item.at) }
-        : undefined;
-      const state = refill(stored ?? fullBucket(limit, now), limit, now);
+      const state = refill(levelsOf(item) ?? fullBucket(limit, now), limit, now);
       const wait = shortfallMs(state, limit, need);
       if (wait > 0) return wait;
       const next = taken(state, limit, need);
+      return { ...item, requests: next.requests, tokens: next.tokens, at: next.at };
+    });
+    // A crowd of workers on one bucket: step back a few milliseconds (jittered) and try again.
+    return outcome ?? 1 + Math.floor(this.random() * 20);
+  }
+
+  /**
+   * Records a learned limit on the bucket item (only when it differs from what this store last
+   * recorded or read), and with `debt` lowers the bucket (see `inDebt`). A conditional write on
+   * the version, retried a few times; a bucket others keep winning is left as it is (the next
+   * answer reports the limit again).
+   */
+  async learn(key: string, learned: RateLimit, given: RateLimit, debt?: RateNeed): Promise<void> {
+    const known = this.recorded.get(key);
+    if (!debt && known?.rpm === learned.rpm && known?.tpm === learned.tpm) return;
+    const written = await this.update(key, (item, now) => {
+      const limit = stricter(given, learned)!;
+      let state = refill(levelsOf(item) ?? fullBucket(limit, now), limit, now);
+      if (debt) state = inDebt(state, limit, debt);
+      const { learnedRpm: _r, learnedTpm: _t, ...rest } = item ?? {};
+      return {
+        ...rest,
+        requests: state.requests,
+        tokens: state.tokens,
+        at: state.at,
+        ...(learned.rpm === undefined ? {} : { learnedRpm: learned.rpm }),
+        ...(learned.tpm === undefined ? {} : { learnedTpm: learned.tpm }),
+      };
+    });
+    if (written === 0) this.recorded.set(key, learned);
+  }
+
+  /**
+   * Reads the bucket item and writes what `change` makes of it, on the condition that its
+   * version is still the one read; a write lost to another worker reads again, up to
+   * `maxConflicts` times. `change` gives the attributes to write, or a number: nothing is
+   * written and that number is the answer. Answers 0 once written, undefined when every write
+   * was lost.
+   */
+  private async update(
+    key: string,
+    change: (item: Record<string, unknown> | undefined, now: number) => Record<string, unknown> | number,
+  ): Promise<number | undefined> {
+    const Key = { pk: limitPk(key), sk: LIMIT_SK };
+    for (let conflicts = 0; conflicts < this.maxConflicts; conflicts++) {
+      const now = this.now();
+      const { Item: item } = await this.client.send(
+        new GetCommand({ TableName: this.tableName, Key, ConsistentRead: true }),
+      );
+      const next = change(item, now);
+      if (typeof next === 'number') return next;
       const version = item ? Number(item.version) : 0;
       try {
         await this.client.send(
           new PutCommand({
             TableName: this.tableName,
-            Item: {
-              ...item,
-              ...Key,
-              type: 'limit',
-              requests: next.requests,
-              tokens: next.tokens,
-              at: next.at,
-              version: version + 1,
-            },
+            Item: { ...next, ...Key, type: 'limit', version: version + 1 },
             ...(item
               ? {
                   ConditionExpression: 'version = :version',
@@ -105,66 +139,7 @@ export class DynamoRateLimitStore implements RateLimitStore {
         if (!isConditionalCheckFailed(error)) throw error;
       }
     }
-    // A crowd of workers on one bucket: step back a few milliseconds (jittered) and try again.
-    return 1 + Math.floor(this.random() * 20);
-  }
-
-  /**
-   * Records a learned limit on the bucket item (only when it differs from what this store last
-   * recorded or read), and with `debt` lowers the bucket (see `inDebt`). A conditional write on
-   * the version, retried a few times; a bucket others keep winning is left as it is (the next
-   * answer reports the limit again).
-   */
-  async learn(key: string, learned: RateLimit, given: RateLimit, debt?: RateNeed): Promise<void> {
-    const known = this.recorded.get(key);
-    if (!debt && known?.rpm === learned.rpm && known?.tpm === learned.tpm) return;
-    const Key = { pk: limitPk(key), sk: LIMIT_SK };
-    for (let conflicts = 0; conflicts < this.maxConflicts; conflicts++) {
-      const now = this.now();
-      const out = await this.client.send(
-        new GetCommand({ TableName: this.tableName, Key, ConsistentRead: true }),
-      );
-      const item = out.Item;
-      const limit = stricter(given, learned)!;
-      let state: BucketState = item
-        ? refill(
-            { requests: Number(item.requests), tokens: Number(item.tokens), at: Number(item.at) },
-            limit,
-            now,
-          )
-        : fullBucket(limit, now);
-      if (debt) state = inDebt(state, limit, debt);
-      const version = item ? Number(item.version) : 0;
-      const { learnedRpm: _r, learnedTpm: _t, ...rest } = item ?? {};
-      try {
-        await this.client.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: {
-              ...rest,
-              ...Key,
-              type: 'limit',
-              requests: state.requests,
-              tokens: state.tokens,
-              at: state.at,
-              version: version + 1,
-              ...(learned.rpm === undefined ? {} : { learnedRpm: learned.rpm }),
-              ...(learned.tpm === undefined ? {} : { learnedTpm: learned.tpm }),
-            },
-            ...(item
-              ? {
-                  ConditionExpression: 'version = :version',
-                  ExpressionAttributeValues: { ':version': version },
-                }
-              : { ConditionExpression: 'attribute_not_exists(pk)' }),
-          }),
-        );
-        this.recorded.set(key, learned);
-        return;
-      } catch (error) {
-        if (!isConditionalCheckFailed(error)) throw error;
-      }
-    }
+    return undefined;
   }
 
   /** The learned limit recorded on the bucket item, if any. */
@@ -180,6 +155,13 @@ export class DynamoRateLimitStore implements RateLimitStore {
     if (learned) this.recorded.set(key, learned);
     return learned;
   }
+}
+
+/** The request and token levels a bucket item holds, if there is one. */
+function levelsOf(item: Record<string, unknown> | undefined): BucketState | undefined {
+  return item
+    ? { requests: Number(item.requests), tokens: Number(item.tokens), at: Number(item.at) }
+    : undefined;
 }
 
 /** The learned limit on a bucket item, if it holds one. */
