@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gecSuite, goldCsv, ROOT } from './data.js';
-import { type Fake, type FakeStats, startFake } from './spawn.js';
+import { collected, type Fake, type FakeStats, startFake } from './spawn.js';
 import type { Check } from './table.js';
 
 export interface ProcessSide {
@@ -51,24 +51,11 @@ interface Timed {
 }
 
 /** Runs a command to its exit, output piped (as a user's terminal or CI would read it). */
-function timeProcess(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Timed> {
-  return new Promise((done) => {
-    const startedAt = Date.now();
-    const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => {
-      stdout += chunk;
-    });
-    child.stderr.on('data', (chunk) => {
-      stderr = (stderr + chunk).slice(-4000);
-    });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.on('exit', (code) => {
-      clearTimeout(timer);
-      done({ startedAt, endedAt: Date.now(), code, stdout, stderr });
-    });
-  });
+async function timeProcess(args: string[], env: NodeJS.ProcessEnv, timeoutMs: number): Promise<Timed> {
+  const startedAt = Date.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { code, stdout, stderr } = await collected(child, timeoutMs);
+  return { startedAt, endedAt: Date.now(), code, stdout, stderr };
 }
 
 const median = (xs: number[]) => {

@@ -34,26 +34,12 @@ export async function runPart<T>(
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => {
-    stdout += chunk;
-  });
-  child.stderr.on('data', (chunk) => {
-    stderr = (stderr + chunk).slice(-4000);
-  });
   let peakKb = 0;
   const sampler = setInterval(async () => {
     peakKb = Math.max(peakKb, await peakRssKb(child));
   }, 500);
-  let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    child.kill('SIGKILL');
-  }, timeoutMs);
-  const code = await new Promise<number | null>((done) => child.on('exit', done));
+  const { code, stdout, stderr, timedOut } = await collected(child, timeoutMs);
   clearInterval(sampler);
-  clearTimeout(timer);
   const ms = performance.now() - started;
   const line = stdout.trim().split('\n').pop() ?? '';
   if (timedOut)
@@ -70,6 +56,38 @@ export async function runPart<T>(
     };
   const value = JSON.parse(line) as T;
   return { value, peakRssMb: Math.round(peakKb / 1024), ms };
+}
+
+/** What a child with piped output printed (stderr's last 4,000 characters) and how it ended. */
+export interface Collected {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Killed with SIGKILL after `timeoutMs`. */
+  timedOut: boolean;
+}
+
+/** Collects a child's output until it exits; kills it after `timeoutMs`. */
+export function collected(child: ChildProcess, timeoutMs: number): Promise<Collected> {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (chunk) => {
+    stdout += chunk;
+  });
+  child.stderr?.on('data', (chunk) => {
+    stderr = (stderr + chunk).slice(-4000);
+  });
+  let timedOut = false;
+  const timer = setTimeout(() => {
+    timedOut = true;
+    child.kill('SIGKILL');
+  }, timeoutMs);
+  return new Promise((done) =>
+    child.on('exit', (code) => {
+      clearTimeout(timer);
+      done({ code, stdout, stderr, timedOut });
+    }),
+  );
 }
 
 /** VmHWM (the peak resident set so far) of a running child, 0 once it is gone. */
