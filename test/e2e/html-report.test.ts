@@ -129,6 +129,11 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     expect(detail).toContain(String(item.scores.label.value));
     expect(detail).toContain(item.scores.label.decidedBy);
     for (const value of Object.values(item.input as Record<string, string>)) expect(detail).toContain(value);
+    // One score row per scorer, its reason in the column styled as one; the model calls by stage.
+    expect(await page.$$eval('aside.detail td.why', (cells) => cells.length)).toBe(
+      Object.keys(item.scores).length,
+    );
+    expect(detail).toContain('stages (model calls)');
     await screenshot(page, 'report-item.png');
 
     // Search narrows to the item searched for; a slice by gold to that gold's items.

@@ -124,8 +124,13 @@ export function ciBar(
   return bar;
 }
 
-/** A table of rows (cells are text or nodes). */
-export function table(headers: string[], rows: Child[][], className = 'grid'): HTMLTableElement {
+/** A table of rows (cells are text or nodes); `cellClass` gives the cells of a column a class. */
+export function table(
+  headers: string[],
+  rows: Child[][],
+  className = 'grid',
+  cellClass: readonly (string | undefined)[] = [],
+): HTMLTableElement {
   return h(
     'table',
     { class: className },
@@ -145,7 +150,7 @@ export function table(headers: string[], rows: Child[][], className = 'grid'): H
         h(
           'tr',
           null,
-          row.map((cell) => h('td', null, cell)),
+          row.map((cell, k) => h('td', cellClass[k] ? { class: cellClass[k] } : null, cell)),
         ),
       ),
     ),

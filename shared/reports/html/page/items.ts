@@ -7,7 +7,7 @@
  * the family's details and the raw answer when the run kept one.
  */
 import type { ItemTable } from '../types.js';
-import { distinct, h, ms, num, reader, usd } from './dom.js';
+import { distinct, h, ms, num, reader, table, usd } from './dom.js';
 import { type VirtualColumn, VirtualTable } from './virtual.js';
 
 type Read = (i: number) => string | number | boolean | null;
@@ -284,36 +284,18 @@ export function itemsSection(t: ItemTable): HTMLElement {
       'div',
       { class: 'field' },
       h('h4', null, 'stages (model calls)'),
-      h(
-        'table',
-        { class: 'grid' },
-        h(
-          'thead',
-          null,
-          h(
-            'tr',
-            null,
-            ['stage', 'calls', 'cached', 'cost', 'latency', 'tokens in', 'out'].map((x) => h('th', null, x)),
-          ),
-        ),
-        h(
-          'tbody',
-          null,
-          Object.entries(stages).map(([name, s]) =>
-            h(
-              'tr',
-              null,
-              [
-                name,
-                s.calls,
-                s.cachedCalls,
-                usd(s.costUsd),
-                ms(s.latencyMs),
-                s.usage?.input ?? '',
-                s.usage?.output ?? '',
-              ].map((x) => h('td', null, String(x))),
-            ),
-          ),
+      table(
+        ['stage', 'calls', 'cached', 'cost', 'latency', 'tokens in', 'out'],
+        Object.entries(stages).map(([name, s]) =>
+          [
+            name,
+            s.calls,
+            s.cachedCalls,
+            usd(s.costUsd),
+            ms(s.latencyMs),
+            s.usage?.input ?? '',
+            s.usage?.output ?? '',
+          ].map(String),
         ),
       ),
     );
@@ -350,37 +332,17 @@ export function itemsSection(t: ItemTable): HTMLElement {
         'div',
         { class: 'field' },
         h('h4', null, 'scores'),
-        h(
-          'table',
-          { class: 'grid' },
-          h(
-            'thead',
-            null,
-            h(
-              'tr',
-              null,
-              ['scorer', 'value', 'gold target', 'decided by', 'why'].map((x) => h('th', null, x)),
-            ),
-          ),
-          h(
-            'tbody',
-            null,
-            scorers.map((s) =>
-              h(
-                'tr',
-                null,
-                h('td', null, s.name + (s.name === t.primary ? ' ★' : '')),
-                h(
-                  'td',
-                  null,
-                  s.value(i) === null ? `unscored (${cellText(s.unscored(i))})` : cellText(s.value(i)),
-                ),
-                h('td', null, cellText(s.target(i))),
-                h('td', null, cellText(s.by(i))),
-                h('td', { class: 'why' }, cellText(s.why(i))),
-              ),
-            ),
-          ),
+        table(
+          ['scorer', 'value', 'gold target', 'decided by', 'why'],
+          scorers.map((s) => [
+            s.name + (s.name === t.primary ? ' ★' : ''),
+            s.value(i) === null ? `unscored (${cellText(s.unscored(i))})` : cellText(s.value(i)),
+            cellText(s.target(i)),
+            cellText(s.by(i)),
+            cellText(s.why(i)),
+          ]),
+          'grid',
+          [undefined, undefined, undefined, undefined, 'why'],
         ),
       ),
       stagesTable(col('stages')(i)),
