@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { Completion } from '../../model/provider.js';
 import type { LlmCache } from '../../ports/ports.js';
-import { JsonLinesWriter, parseJsonLine, readJsonLinesBytes } from './jsonl.js';
+import { CorruptLineError, JsonLinesWriter, parseJsonLine, readJsonLinesBytes } from './jsonl.js';
 
 /** The cache file's bytes, and where the line of each key not yet asked for starts in them. */
 interface Indexed {
@@ -75,10 +75,13 @@ export class FileLlmCache implements LlmCache {
     const start = lines.get(key);
     if (start === undefined) return undefined;
     const end = bytes.indexOf(NEWLINE, start);
-    const line = countLines(bytes, start) + 1;
-    const { completion } = parseJsonLine(this.path, bytes.toString('utf8', start, end), line) as {
-      completion: Completion;
-    };
+    let completion: Completion;
+    try {
+      ({ completion } = JSON.parse(bytes.toString('utf8', start, end)) as { completion: Completion });
+    } catch (error) {
+      // The line's number is counted only for the error: a hit must not scan the file.
+      throw new CorruptLineError(this.path, countLines(bytes, start) + 1, (error as Error).message);
+    }
     lines.delete(key);
     this.parsed.set(key, completion);
     return completion;
