@@ -18,7 +18,7 @@ import {
 import { type ResultSource, sourceOf } from '../model/report-order.js';
 import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
-import { ItemColumns } from './html/columns.js';
+import { ChunkFile, ItemColumns } from './html/columns.js';
 import { renderPageChunks } from './html/render.js';
 import { targetReader } from './report.js';
 import type { ResultView } from './result-view.js';
@@ -61,8 +61,16 @@ export async function writeReportFiles(
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
   });
   // report.html's item table is gathered on labeled.csv's pass and written last.
-  const items = new ItemColumns(family, suite, view, report.counts.items, (name) => known.binary(name));
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
+  const table = new ChunkFile(join(dir, 'items.bin'));
+  const items = new ItemColumns(
+    family,
+    suite,
+    view,
+    report.counts.items,
+    (name) => known.binary(name),
+    table,
+  );
   try {
     const sections = {
       failed: new Spill(join(dir, 'failed.txt')),
@@ -139,6 +147,7 @@ export async function writeReportFiles(
     );
     return [...keys, csv, errors, correct, html];
   } finally {
+    table.close();
     await rm(dir, { recursive: true, force: true });
   }
 }

@@ -1,3 +1,4 @@
+import { closeSync, openSync, readSync, writeSync } from 'node:fs';
 import type { AnyTaskFamily } from '../../family/types.js';
 import type { ScorerMetricOptions } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../../model/model.js';
@@ -9,82 +10,155 @@ type Cell = string | number | boolean | null;
 
 /** Distinct values a column keeps in its dictionary before it gives up and stores values plainly. */
 const MAX_DICTIONARY = 4096;
+/** Codes a column gathers in memory before they go to the table's file as one piece. */
+const CHUNK_CODES = 32_768;
+/** Characters of plain values (their JSON) a column gathers before they go to the file. */
+const CHUNK_CHARS = 1 << 16;
+
+/** A part of a column: in memory, or where it was written in the table's file. */
+type Piece = Uint8Array | { at: number; bytes: number };
+
+/**
+ * Where the full pieces of an item table's columns go: one temporary file, appended to and read
+ * back by position. A million items' columns are written here as they fill, so what a table holds
+ * in memory is its dictionaries and one piece per column, whatever the run's size.
+ */
+export class ChunkFile {
+  private readonly fd: number;
+  private size = 0;
+
+  constructor(path: string) {
+    this.fd = openSync(path, 'w+');
+  }
+
+  put(bytes: Uint8Array): Piece {
+    const at = this.size;
+    for (let done = 0; done < bytes.length; )
+      done += writeSync(this.fd, bytes, done, bytes.length - done, at + done);
+    this.size += bytes.length;
+    return { at, bytes: bytes.length };
+  }
+
+  /** A piece's bytes, read into `into` (a fresh buffer when not given). */
+  get(piece: { at: number; bytes: number }, into = new Uint8Array(piece.bytes)): Uint8Array {
+    for (let done = 0; done < piece.bytes; ) {
+      const read = readSync(this.fd, into, done, piece.bytes - done, piece.at + done);
+      if (read === 0) throw new Error('the item table file ended early');
+      done += read;
+    }
+    return into;
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+const utf8 = new TextEncoder();
+const fromUtf8 = new TextDecoder();
 
 /**
  * A column being filled. While its values repeat, it keeps a dictionary of them and one 2-byte
  * code per item (a run of a million items repeats status, labels, scorers and often inputs);
- * once the dictionary is full it turns the codes back into values and keeps values from then on.
+ * once the dictionary is full it keeps each later value's JSON. Either way, full pieces go to
+ * the table's file when there is one (else they stay in memory): the column's JSON is the
+ * dictionary's values for the codes, then the plain values, read back a piece at a time.
  */
 export class ColumnBuilder {
-  /** The values, once the dictionary is given up. */
-  private values: Cell[] | undefined;
-  /** Each item's code into the dictionary, while there is one (MAX_DICTIONARY fits 16 bits). */
-  private codes: Uint16Array | undefined = new Uint16Array(256);
-  private length = 0;
   private readonly dictionary = new Map<Cell, number>();
+  /** The codes of the values before the dictionary was given up: full pieces, then `codes[0, filled)`. */
+  private readonly codePieces: Piece[] = [];
+  private codes = new Uint16Array(256);
+  private filled = 0;
+  /** Set once the dictionary is given up: every later value's JSON, each after a comma. */
+  private plain = false;
+  private readonly textPieces: Piece[] = [];
+  private text = '';
+  private length = 0;
+
+  constructor(private readonly file?: ChunkFile) {}
 
   push(value: Cell): void {
-    if (this.values || !this.codes) {
-      this.values!.push(value);
-      this.length += 1;
-      return;
-    }
-    let code = this.dictionary.get(value);
-    if (code === undefined) {
-      if (this.dictionary.size >= MAX_DICTIONARY) {
-        this.values = this.decoded();
-        this.values.push(value);
-        this.length += 1;
-        this.codes = undefined;
-        this.dictionary.clear();
+    this.length += 1;
+    if (!this.plain) {
+      let code = this.dictionary.get(value);
+      if (code === undefined && this.dictionary.size < MAX_DICTIONARY) {
+        code = this.dictionary.size;
+        this.dictionary.set(value, code);
+      }
+      if (code !== undefined) {
+        this.pushCode(code);
         return;
       }
-      code = this.dictionary.size;
-      this.dictionary.set(value, code);
+      this.plain = true;
     }
-    if (this.length === this.codes.length) {
-      const grown = new Uint16Array(this.codes.length * 2);
-      grown.set(this.codes);
-      this.codes = grown;
-    }
-    this.codes[this.length] = code;
-    this.length += 1;
+    this.text += `,${JSON.stringify(value)}`;
+    if (this.text.length >= CHUNK_CHARS) this.flushText();
   }
 
-  /** Every value so far, from the codes. */
-  private decoded(): Cell[] {
-    const keys = [...this.dictionary.keys()];
-    return Array.from(this.codes!.subarray(0, this.length), (code) => keys[code]!);
+  private pushCode(code: number): void {
+    if (this.filled === this.codes.length) {
+      if (this.codes.length < CHUNK_CODES) {
+        const grown = new Uint16Array(this.codes.length * 2);
+        grown.set(this.codes);
+        this.codes = grown;
+      } else {
+        const bytes = new Uint8Array(this.codes.buffer);
+        this.codePieces.push(this.file ? this.file.put(bytes) : bytes);
+        if (!this.file) this.codes = new Uint16Array(CHUNK_CODES);
+        this.filled = 0;
+      }
+    }
+    this.codes[this.filled++] = code;
+  }
+
+  private flushText(): void {
+    const bytes = utf8.encode(this.text);
+    this.textPieces.push(this.file ? this.file.put(bytes) : bytes);
+    this.text = '';
+  }
+
+  /** The codes, `slice` at most at a time: the stored pieces, then the piece being filled. */
+  private *codeSlices(slice: number): Generator<Uint16Array> {
+    const buffer = new Uint16Array(CHUNK_CODES);
+    const pieces = [...this.codePieces, new Uint8Array(this.codes.buffer, 0, this.filled * 2)];
+    for (const piece of pieces) {
+      const bytes =
+        piece instanceof Uint8Array
+          ? piece
+          : this.file!.get(piece, new Uint8Array(buffer.buffer, 0, piece.bytes));
+      const codes = new Uint16Array(bytes.buffer, bytes.byteOffset, bytes.length / 2);
+      for (let start = 0; start < codes.length; start += slice) yield codes.subarray(start, start + slice);
+    }
   }
 
   /**
-   * `JSON.stringify(this.build())` in pieces of at most `slice` values, without building the
-   * column's array (a million items' codes as a JavaScript array take 8 MB a column).
+   * The column's JSON (`JSON.stringify(this.build())`) in pieces of at most `slice` coded values,
+   * without building its array (a million items' values as a JavaScript array take 8 MB or more).
    */
   *json(slice = 65_536): Generator<string> {
-    const codes = this.codes?.subarray(0, this.length);
-    const dictionary = !this.values && this.dictionary.size * 4 < this.length;
-    const keys = this.values ? [] : [...this.dictionary.keys()];
+    const keys = [...this.dictionary.keys()];
+    const dictionary = !this.plain && this.dictionary.size * 4 < this.length;
     yield dictionary ? `{"d":${JSON.stringify(keys)},"c":[` : '[';
-    for (let start = 0; start < this.length; start += slice) {
-      const end = Math.min(start + slice, this.length);
-      const part = this.values
-        ? this.values.slice(start, end)
-        : dictionary
-          ? Array.from(codes!.subarray(start, end))
-          : Array.from(codes!.subarray(start, end), (code) => keys[code]!);
-      yield `${start > 0 ? ',' : ''}${JSON.stringify(part).slice(1, -1)}`;
+    let first = true;
+    for (const codes of this.codeSlices(slice)) {
+      if (codes.length === 0) continue;
+      const part = dictionary ? Array.from(codes) : Array.from(codes, (code) => keys[code]!);
+      yield `${first ? '' : ','}${JSON.stringify(part).slice(1, -1)}`;
+      first = false;
+    }
+    if (this.text) this.flushText();
+    for (const piece of this.textPieces) {
+      const text = fromUtf8.decode(piece instanceof Uint8Array ? piece : this.file!.get(piece));
+      yield first ? text.slice(1) : text;
+      first = false;
     }
     yield dictionary ? ']}' : ']';
   }
 
-  /** Dictionary-coded when that is smaller: few distinct values among many rows. */
+  /** Dictionary-coded when that is smaller (few distinct values among many rows), else the values. */
   build(): Column<Cell> {
-    if (this.values) return this.values;
-    if (this.dictionary.size * 4 < this.length) {
-      return { d: [...this.dictionary.keys()], c: Array.from(this.codes!.subarray(0, this.length)) };
-    }
-    return this.decoded();
+    return JSON.parse([...this.json()].join('')) as Column<Cell>;
   }
 }
 
@@ -132,6 +206,8 @@ export class ItemColumns {
     private readonly view: ResultView,
     items: number,
     private readonly binaryGold: (scorer: string) => boolean,
+    /** Where full pieces of the columns go (a run's report passes one); else they stay in memory. */
+    private readonly file?: ChunkFile,
   ) {
     const scorers = family.scorers(suite);
     this.scorers = view.scorers.map((s) => ({
@@ -154,7 +230,7 @@ export class ItemColumns {
   private col(name: string): ColumnBuilder {
     let column = this.columns.get(name);
     if (!column) {
-      column = new ColumnBuilder();
+      column = new ColumnBuilder(this.file);
       for (let i = 0; i < this.n; i += 1) column.push(null);
       this.columns.set(name, column);
     }

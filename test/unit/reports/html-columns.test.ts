@@ -3,11 +3,14 @@
  * unscored, wrong; right in correct.txt), columns repeat long strings once, long texts are cut
  * with their length said, and the page embeds its data so that no `</script>` in a text can end it.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ItemResult } from '../../../shared/model/model.js';
 import { taskFor } from '../../../shared/registry/registry.js';
 import { FileLayout, resultView } from '../../../shared/reports/files.js';
-import { ColumnBuilder, ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
+import { ChunkFile, ColumnBuilder, ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
 import { renderPage, renderPageChunks } from '../../../shared/reports/html/render.js';
 import type { Column } from '../../../shared/reports/html/types.js';
 import { suite } from '../../helpers.js';
@@ -173,15 +176,27 @@ describe('a column of the item table', () => {
       Array.from({ length: 20_000 }, (_, i) => (i < 9000 ? `v${i % 10}` : `w${i}`)),
       // Exactly as many distinct values as the dictionary holds, each repeated.
       Array.from({ length: 40_000 }, (_, i) => i % 4096),
+      // Codes over several pieces, then plain texts (some not ASCII) over several pieces.
+      Array.from({ length: 120_000 }, (_, i) => (i < 70_000 ? i % 9 : `ü-${i}`)),
     ];
-    for (const values of cases) {
-      const expected = JSON.stringify(plainColumn(values));
-      expect(JSON.stringify(built(values))).toBe(expected);
-      // Its JSON in pieces, without the array: the same text.
-      const column = new ColumnBuilder();
-      for (const value of values) column.push(value);
-      expect([...column.json(7)].join('')).toBe(expected);
-      expect([...column.json()].join('')).toBe(expected);
+    const dir = mkdtempSync(join(tmpdir(), 'assay-columns-'));
+    const file = new ChunkFile(join(dir, 'items.bin'));
+    try {
+      for (const values of cases) {
+        const expected = JSON.stringify(plainColumn(values));
+        expect(JSON.stringify(built(values))).toBe(expected);
+        // Its JSON in pieces, without the array: the same text, with its full pieces in memory
+        // or written to the table's file (the last two cases fill several of each kind).
+        for (const where of [undefined, file]) {
+          const column = new ColumnBuilder(where);
+          for (const value of values) column.push(value);
+          expect([...column.json(7)].join('')).toBe(expected);
+          expect([...column.json()].join('')).toBe(expected);
+        }
+      }
+    } finally {
+      file.close();
+      rmSync(dir, { recursive: true, force: true });
     }
     expect(built(Array.from({ length: 50_000 }, (_, i) => ['a', 'b', null, 3][i % 4]!))).toMatchObject({
       d: ['a', 'b', null, 3],
