@@ -38,13 +38,23 @@ const lineOf = (entry: number) => Math.floor(entry / 4);
  *
  * Memory stays small whatever the run's size: per item, only its state and the line of its
  * result (and the cost of a `budget` failure a resume may replace); `results()` streams the
- * log back from the file.
+ * log back from the file, skipping the lines that are no item's current result (kept as line
+ * numbers: a replaced `budget` failure, a duplicate in the log). Once the run is claimed for
+ * aggregation no result comes until it is given back, so the item index is let go while the
+ * report is written (a million items' ids are tens of MB) and rebuilt from the log if needed again.
  */
 export class LocalRunStore implements RunStore {
   private run?: RunRecord;
   private counts: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
-  /** Item id → its entry (state and log line), held compactly: a run may have a million items. */
-  private readonly byItem = new IdIndex();
+  /**
+   * Item id → its entry (state and log line), held compactly: a run may have a million items.
+   * Undefined while the run is claimed for aggregation (see `index`).
+   */
+  private byItem: IdIndex | undefined;
+  /** Log lines that are no item's current result: `results()` skips them. */
+  private readonly stale = new Set<number>();
+  /** Items with a result: the lines `results()` yields. */
+  private items = 0;
   /** The cost of each `budget` failure: taken off the counters when a resume replaces it. */
   private readonly budgetCost = new Map<string, number>();
   /** Lines in the log so far: the next result goes on line `lines + 1`. */
@@ -73,28 +83,47 @@ export class LocalRunStore implements RunStore {
     const runText = await readFile(this.runPath, 'utf8').catch(() => undefined);
     if (!runText) return;
     this.run = decodeRun(JSON.parse(runText), this.runPath, this.options.checkSuite);
-    this.counts = { done: 0, failed: 0, spentUsd: 0, total: this.run.total };
+    await this.replay(this.run);
+  }
+
+  /** Reads the log from the start: the counters, the item index, the stale lines. */
+  private async replay(run: RunRecord): Promise<IdIndex> {
+    this.counts = { done: 0, failed: 0, spentUsd: 0, total: run.total };
+    const index = new IdIndex();
+    this.byItem = index;
+    this.stale.clear();
+    this.budgetCost.clear();
+    this.items = 0;
     const tally = { lines: 0 };
     const log = jsonLines(
       this.logPath,
       (value, line) => decodeResult(value, `${this.logPath} line ${line}`),
       tally,
     );
-    for await (const { value: result, line } of log) this.remember(result, line);
+    for await (const { value: result, line } of log)
+      if (!this.remember(index, result, line)) this.stale.add(line);
     this.lines = tally.lines;
+    return index;
+  }
+
+  /** The item index, read again from the log when it was let go for an aggregation. */
+  private async index(run: RunRecord): Promise<IdIndex> {
+    return this.byItem ?? (await this.replay(run));
   }
 
   /** Counts a result read from (or written to) log line `line`, unless the item already has a final one. */
-  private remember(result: ItemResult, line: number): boolean {
-    const earlier = this.byItem.get(result.itemId);
+  private remember(index: IdIndex, result: ItemResult, line: number): boolean {
+    const earlier = index.get(result.itemId);
     if (earlier !== undefined && stateOf(earlier) !== BUDGET) return false;
-    if (earlier !== undefined) {
+    if (earlier === undefined) this.items += 1;
+    else {
       this.counts.failed -= 1;
       this.counts.spentUsd -= this.budgetCost.get(result.itemId) ?? 0;
       this.budgetCost.delete(result.itemId);
+      this.stale.add(lineOf(earlier));
     }
     const entry = entryOf(result, line);
-    this.byItem.set(result.itemId, entry);
+    index.set(result.itemId, entry);
     if (stateOf(entry) === BUDGET) this.budgetCost.set(result.itemId, resultCost(result));
     this.count(this.counts, result, 1);
     return true;
@@ -121,6 +150,7 @@ export class LocalRunStore implements RunStore {
     }
     await mkdir(this.dir, { recursive: true });
     this.run = { ...run };
+    this.byItem = new IdIndex();
     this.counts = {
       done: 0,
       failed: 0,
@@ -161,8 +191,9 @@ export class LocalRunStore implements RunStore {
 
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     await this.load();
-    this.need(result.runId);
-    if (!this.remember(result, this.lines + 1)) return { recorded: false, counters: { ...this.counts } };
+    const index = await this.index(this.need(result.runId));
+    if (!this.remember(index, result, this.lines + 1))
+      return { recorded: false, counters: { ...this.counts } };
     this.lines += 1;
     const counters = { ...this.counts };
     await this.log.append(result);
@@ -171,9 +202,9 @@ export class LocalRunStore implements RunStore {
 
   async resultIds(runId: string): Promise<IdSet> {
     await this.load();
-    this.need(runId);
+    const index = await this.index(this.need(runId));
     const ids = new IdSet();
-    for (const [id, entry] of this.byItem.entries()) if (stateOf(entry) !== BUDGET) ids.add(id);
+    for (const [id, entry] of index.entries()) if (stateOf(entry) !== BUDGET) ids.add(id);
     return ids;
   }
 
@@ -185,14 +216,13 @@ export class LocalRunStore implements RunStore {
     for await (const { value, line } of jsonLines(this.logPath, (v, n) =>
       decodeResult(v, `${this.logPath} line ${n}`),
     )) {
-      const entry = this.byItem.get(value.itemId);
-      if (entry === undefined || lineOf(entry) !== line) continue;
+      if (this.stale.has(line)) continue;
       yielded += 1;
       yield value;
     }
-    if (yielded !== this.byItem.size)
+    if (yielded !== this.items)
       throw new Error(
-        `${this.logPath}: the log holds ${yielded} of the run's ${this.byItem.size} results; was it edited while the run was open?`,
+        `${this.logPath}: the log holds ${yielded} of the run's ${this.items} results; was it edited while the run was open?`,
       );
   }
 
@@ -207,6 +237,8 @@ export class LocalRunStore implements RunStore {
     if (total === undefined || done + failed < total) return false;
     run.status = 'aggregating';
     await this.saveRun();
+    // No result comes while the run is aggregated: the index is read again if one does.
+    this.byItem = undefined;
     return true;
   }
 

@@ -132,7 +132,45 @@ describe('local run store (append-only log)', () => {
     expect(await reopened.counters('r1')).toEqual({ done: 2, failed: 0, total: 2, spentUsd: 0.75 });
     expect(new Set(await reopened.resultIds('r1'))).toEqual(new Set(['a', 'b']));
   });
+
+  it('lets its item index go while the run is aggregated: results still skip the stale lines, a late result is still refused', async () => {
+    const dir = await tempDir();
+    const store = new LocalRunStore(dir);
+    await store.createRun(run('r1'));
+    await store.setTotal('r1', 3, 0);
+    await store.recordResult({
+      ...result('a', 'failed', 0.5),
+      failure: { kind: 'budget', message: 'spent' },
+    });
+    await store.recordResult(result('b', 'failed', 0.25));
+    await store.recordResult(result('a', 'scored', 1));
+    // A duplicate line in the log (as a redelivery written by hand): not the item's result.
+    await appendFile(join(dir, 'results.jsonl'), `${JSON.stringify(result('b', 'scored', 7))}\n`);
+    const reopened = new LocalRunStore(dir);
+    await reopened.recordResult(result('c', 'scored', 2));
+    for (const reader of [reopened, new LocalRunStore(dir)]) {
+      const current = async () => {
+        const back: ItemResult[] = [];
+        for await (const r of reader.results('r1')) back.push(r);
+        return back.map((r) => [r.itemId, r.status, resultCostOf(r)]);
+      };
+      const expected = [
+        ['b', 'failed', 0.25],
+        ['a', 'scored', 1],
+        ['c', 'scored', 2],
+      ];
+      expect(await current()).toEqual(expected);
+      expect(await reader.claimAggregation('r1')).toBe(true);
+      expect(await current()).toEqual(expected);
+      expect((await reader.recordResult(result('c', 'failed'))).recorded).toBe(false);
+      expect(new Set(await reader.resultIds('r1'))).toEqual(new Set(['a', 'b', 'c']));
+      expect(await reader.counters('r1')).toEqual({ done: 2, failed: 1, total: 3, spentUsd: 3.25 });
+      await reader.setStatus('r1', 'running');
+    }
+  });
 });
+
+const resultCostOf = (r: ItemResult) => Object.values(r.stages).reduce((sum, s) => sum + s.costUsd, 0);
 
 describe('folder blob store', () => {
   it('refuses keys that escape its root, and layers read first hit first', async () => {
