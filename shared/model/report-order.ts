@@ -44,7 +44,10 @@ export interface OrderedResults {
   close(): Promise<void>;
 }
 
-/** Results per spill file: the most held in memory at once while re-reading in report order. */
+const TAB = 0x09;
+const NEWLINE = 0x0a;
+
+/** Results per spill file: the most held in memory at once (as bytes) while re-reading in report order. */
 export const SPILL_BUCKET_RESULTS = 20_000;
 
 /**
@@ -148,16 +151,23 @@ export async function inReportOrder(
   return {
     count,
     results: async function* () {
+      // A slice's file is held as bytes, each line found by its rank and parsed only when its
+      // turn comes: one result object at a time, not a slice's worth of them.
+      const starts = new Uint32Array(Math.min(bucketSize, count));
+      const ends = new Uint32Array(starts.length);
       for (let b = 0; b < buckets; b++) {
-        const text = await readFile(path(b), 'utf8');
-        const slice = new Array<ItemResult>(Math.min(bucketSize, count - b * bucketSize));
-        for (let start = 0; start < text.length; ) {
-          const tab = text.indexOf('\t', start);
-          const end = text.indexOf('\n', tab);
-          slice[Number(text.slice(start, tab)) - b * bucketSize] = JSON.parse(text.slice(tab + 1, end));
+        const bytes = await readFile(path(b));
+        const size = Math.min(bucketSize, count - b * bucketSize);
+        for (let start = 0; start < bytes.length; ) {
+          const tab = bytes.indexOf(TAB, start);
+          const end = bytes.indexOf(NEWLINE, tab);
+          const k = Number(bytes.toString('latin1', start, tab)) - b * bucketSize;
+          starts[k] = tab + 1;
+          ends[k] = end;
           start = end + 1;
         }
-        yield* slice;
+        for (let k = 0; k < size; k++)
+          yield JSON.parse(bytes.toString('utf8', starts[k], ends[k])) as ItemResult;
       }
     },
     close: () => rm(dir, { recursive: true, force: true }),
