@@ -29,6 +29,7 @@ import { type FinishRunDeps, finishRun } from '../shared/use-cases/finish-run.js
 import { prepareRun } from '../shared/use-cases/prepare-run.js';
 import { scoreItem } from '../shared/use-cases/score-item.js';
 import { startRun } from '../shared/use-cases/start-run.js';
+import { withReportHeap } from './heap.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
 /** The package root: prompts that ship with Assay live under `<root>/prompts`. */
@@ -310,8 +311,10 @@ export async function runSuite(
   // The run is aggregated when it asked to be (its last result, or ingest finding it complete);
   // a run that was already aggregated (run again after it finished) just gets its report rebuilt.
   const asked = trigger.take().some((request) => 'runId' in request && request.runId === run.runId);
-  const aggregated = asked ? await aggregateRun(reportDeps, run.runId) : undefined;
-  const outcome = aggregated?.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
+  const outcome = await withReportHeap(async () => {
+    const aggregated = asked ? await aggregateRun(reportDeps, run.runId) : undefined;
+    return aggregated?.status === 'written' ? aggregated : await writeRunReport(reportDeps, run.runId);
+  });
   // A run in a runs folder joins its leaderboard and finishes the sweeps it completes there;
   // a run given its own folder (`--out`) stays out of any runs folder's leaderboard.
   if (options.outDir === undefined) await finishRun(finishDeps(dirname(outDir), outDir), run.runId, outcome);

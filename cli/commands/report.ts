@@ -6,17 +6,20 @@ import { LocalRunHistory } from '../../shared/adapters/local/local-run-history.j
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
 import { validateSuite } from '../../shared/registry/suite.js';
 import { writeRunReport } from '../../shared/use-cases/aggregate-run.js';
+import { withReportHeap } from '../heap.js';
 import { summary } from './summary.js';
 
 export async function reportCommand(runDir: string): Promise<void> {
   const { runId } = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8')) as { runId: string };
-  const { report } = await writeRunReport(
-    {
-      runStore: new LocalRunStore(runDir, { checkSuite: validateSuite }),
-      reports: new FolderBlobStore(runDir),
-      history: new LocalRunHistory(dirname(resolve(runDir)), undefined, { checkSuite: validateSuite }),
-    },
-    runId,
+  const { report } = await withReportHeap(() =>
+    writeRunReport(
+      {
+        runStore: new LocalRunStore(runDir, { checkSuite: validateSuite }),
+        reports: new FolderBlobStore(runDir),
+        history: new LocalRunHistory(dirname(resolve(runDir)), undefined, { checkSuite: validateSuite }),
+      },
+      runId,
+    ),
   );
   process.stdout.write(summary(report, runDir));
 }
