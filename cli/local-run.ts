@@ -257,7 +257,7 @@ export async function runSuite(
   const concurrency = run.suite.run.concurrency;
   const queue = new LocalWorkQueue(Math.max(2 * concurrency, QUEUE_MIN_CAPACITY));
   const ingest = (async () => {
-    const started = await startRun({ runStore, queue, trigger }, { run, rows: dataset.rows(), resume: true });
+    const started = await startRun({ runStore, queue, trigger }, { run, rows: dataset.rows, resume: true });
     if (started.status === 'duplicate' || started.status === 'paused')
       throw new Error(`unreachable: a local run resumes and never pauses (got ${started.status})`);
     queue.close();

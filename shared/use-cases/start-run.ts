@@ -25,7 +25,13 @@ export interface StartRunDeps {
 export interface StartRunInput {
   /** The run record to create (status `ingesting`, no total yet). */
   run: RunRecord;
-  rows: AsyncIterable<RawRow>;
+  /**
+   * The dataset's rows: read once, or, given as a function that reads them again from the start
+   * (a local file), read twice: a first pass finds the duplicate item ids before any item is
+   * sent, so the index of every id (tens of MB for a million rows) is let go before scoring
+   * starts instead of being held beside the run store's while items are scored.
+   */
+  rows: AsyncIterable<RawRow> | (() => AsyncIterable<RawRow>);
   /**
    * Continue a run that already exists: items that have no result yet are sent again.
    * Without it, a second start of an existing run (a redelivered upload event) does nothing
@@ -61,9 +67,10 @@ export type StartRunOutcome =
   | { status: 'paused'; runId: string; next: number; queued: number };
 
 /**
- * Reads the dataset once: bad rows become failed results (with row number and reason),
- * good ones become item messages. The total is written last, and completion is checked
- * here too, because workers may finish every item before ingest knows the total.
+ * Reads the dataset (after a pass of its own for the duplicate ids, when it can be read twice):
+ * bad rows become failed results (with row number and reason), good ones become item messages.
+ * The total is written last, and completion is checked here too, because workers may finish
+ * every item before ingest knows the total.
  */
 export async function startRun(deps: StartRunDeps, input: StartRunInput): Promise<StartRunOutcome> {
   const { run } = input;
@@ -87,8 +94,22 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
 
   const task = taskFor(run.suite);
   const batchSize = input.batchSize ?? 100;
-  /** Each item id's first row, to reject a duplicate: compact, as a dataset may have a million rows. */
-  const firstRowOf = new IdIndex();
+  /** A row as the ingest takes it: an item, or why it is not one (and what the row holds). */
+  const parse = (
+    raw: RawRow,
+  ): { item: Item } | { error: string; input?: Record<string, string>; id?: string } => {
+    if (raw.error !== undefined)
+      return { error: raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, id: raw.id };
+    const parsed = task.parseRow(raw.record, raw.row, run.suite, run.prompts);
+    if ('error' in parsed) return { error: parsed.error, input: raw.record };
+    return { item: withGiven(parsed.item, raw.record, run.suite) };
+  };
+  const rows = typeof input.rows === 'function' ? input.rows : undefined;
+  /**
+   * The first row of an item id met before (a duplicate): from a pass of its own when the rows
+   * can be read twice, else from each id's first row, kept compactly as the rows go by.
+   */
+  const firstRowBefore = rows ? await duplicateRows(rows(), parse) : seenBefore();
   let pending: ItemMessage[] = [];
   let total = 0;
   let invalidRows = 0;
@@ -135,22 +156,17 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   const rng = mulberry32(sample?.seed ?? 0);
   let valid = 0;
 
-  for await (const raw of input.rows) {
+  for await (const raw of rows ? rows() : (input.rows as AsyncIterable<RawRow>)) {
     const paused = await pause();
     if (paused) return paused;
-    if (raw.error !== undefined) {
-      total += 1;
-      await reject(raw.row, raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, {}, raw.id);
-      continue;
-    }
-    const parsed = task.parseRow(raw.record, raw.row, run.suite, run.prompts);
+    const parsed = parse(raw);
     if ('error' in parsed) {
       total += 1;
-      await reject(raw.row, parsed.error, raw.record);
+      await reject(raw.row, parsed.error, parsed.input, parsed.id);
       continue;
     }
-    const item = withGiven(parsed.item, raw.record, run.suite);
-    const firstRow = firstRowOf.get(item.id);
+    const { item } = parsed;
+    const firstRow = firstRowBefore(raw.row, item);
     if (firstRow !== undefined) {
       total += 1;
       await reject(
@@ -160,7 +176,6 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
       );
       continue;
     }
-    firstRowOf.set(item.id, item.row);
     if (!sample) {
       total += 1;
       await send(item);
@@ -187,6 +202,36 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   const counters = await runStore.setTotal(run.runId, total, invalidRows);
   if (isComplete(counters)) await deps.trigger.trigger(run.runId);
   return { status: created ? 'started' : 'resumed', runId: run.runId, total, invalidRows, queued, counters };
+}
+
+/** Looks an item up by its id as the rows go by: the first row it was met at, else notes it. */
+function seenBefore(): (row: number, item: Item) => number | undefined {
+  /** Each item id's first row: compact, as a dataset may have a million rows. */
+  const firstRowOf = new IdIndex();
+  return (_row, item) => {
+    const first = firstRowOf.get(item.id);
+    if (first === undefined) firstRowOf.set(item.id, item.row);
+    return first;
+  };
+}
+
+/**
+ * One pass over the rows for their duplicate item ids: the rows (by row number) whose id an
+ * earlier row had, with that earlier row. Only the duplicates are kept past the pass.
+ */
+async function duplicateRows(
+  rows: AsyncIterable<RawRow>,
+  parse: (raw: RawRow) => { item: Item } | { error: string },
+): Promise<(row: number, item: Item) => number | undefined> {
+  const seen = seenBefore();
+  const duplicates = new Map<number, number>();
+  for await (const raw of rows) {
+    const parsed = parse(raw);
+    if (!('item' in parsed)) continue;
+    const first = seen(raw.row, parsed.item);
+    if (first !== undefined) duplicates.set(raw.row, first);
+  }
+  return (row) => duplicates.get(row);
 }
 
 export function isComplete(counters: RunCounters): boolean {

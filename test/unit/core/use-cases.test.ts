@@ -47,20 +47,26 @@ async function setUp(overrides: Record<string, unknown> = {}) {
 
 describe('start-run', () => {
   it('records bad rows as failed results with row and reason, and queues the good ones', async () => {
-    const { runStore, run, sent, queue, trigger } = await setUp();
-    const outcome = await startRun(
-      { runStore, queue, trigger },
-      { run, rows: readRows(chunksOf(CSV), 'csv') },
-    );
-    expect(outcome).toMatchObject({ status: 'started', total: 6, invalidRows: 3, queued: 3 });
-    expect(sent.map((m) => m.item.id)).toEqual(['1', '2', '3']);
-    const failed = [];
-    for await (const r of runStore.results(run.runId)) failed.push(r.failure?.message);
-    expect(failed).toEqual([
-      expect.stringMatching(/^row 4: unknown gold label "WRONG"/),
-      'row 5: duplicate item id "1" (first seen at row 1)',
-      expect.stringMatching(/^row 6: missing column tgt/),
-    ]);
+    // Rows read once as they go by, or read twice (duplicates found in a pass of their own): the same outcome.
+    for (const twice of [false, true]) {
+      const { runStore, run, sent, queue, trigger } = await setUp();
+      let reads = 0;
+      const rows = () => {
+        reads += 1;
+        return readRows(chunksOf(CSV), 'csv');
+      };
+      const outcome = await startRun({ runStore, queue, trigger }, { run, rows: twice ? rows : rows() });
+      expect(reads).toBe(twice ? 2 : 1);
+      expect(outcome).toMatchObject({ status: 'started', total: 6, invalidRows: 3, queued: 3 });
+      expect(sent.map((m) => m.item.id)).toEqual(['1', '2', '3']);
+      const failed = [];
+      for await (const r of runStore.results(run.runId)) failed.push(r.failure?.message);
+      expect(failed).toEqual([
+        expect.stringMatching(/^row 4: unknown gold label "WRONG"/),
+        'row 5: duplicate item id "1" (first seen at row 1)',
+        expect.stringMatching(/^row 6: missing column tgt/),
+      ]);
+    }
   });
 
   it('a second start of the same run does nothing unless asked to resume', async () => {
