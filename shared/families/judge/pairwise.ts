@@ -11,7 +11,7 @@
 
 import type { ReportSection } from '../../family/types.js';
 import { withInterval } from '../../lib/format.js';
-import { bootstrapCis } from '../../lib/metrics/index.js';
+import { bootstrapCis, type Indices } from '../../lib/metrics/index.js';
 import { storedFieldLength } from '../../model/model.js';
 import type { MetricValue, Report } from '../../model/report.js';
 import type { ResultStream } from '../../model/report-order.js';
@@ -160,7 +160,7 @@ export function pairwiseFigures(
   answers: PairwiseFigures['answers'],
 ): PairwiseFigures {
   // One pass over a resample sums every count; the three shares follow from the sums.
-  const shares = (ix: readonly number[]) => {
+  const shares = (ix: Indices) => {
     const sum: ItemCounts = { consistent: 0, firstWins: 0, decided: 0, longerWins: 0, lengthDecided: 0 };
     for (const i of ix) {
       const c = items[i]!;

@@ -8,7 +8,7 @@ import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Correlation, LengthBias } from '../../model/report.js';
 import { spearman } from './agreement.js';
 import type { ScorerMetricOptions } from './scores.js';
-import { DoubleColumn } from './stats.js';
+import { DoubleColumn, TypedColumn } from './stats.js';
 
 /** Gold classes beyond this many (a numeric gold with many distinct values) get no `byGold`. */
 const MAX_GOLD_CLASSES = 20;
@@ -46,7 +46,7 @@ export class LengthRows {
   private readonly lengths = new DoubleColumn();
   private readonly scores = new DoubleColumn();
   /** Each item's gold class as an index into `classes`, −1 for none: a code per item, not a string. */
-  private readonly golds = new DoubleColumn();
+  private readonly golds = new TypedColumn((size) => new Int32Array(size));
   private readonly classes: string[] = [];
   private readonly codes = new Map<string, number>();
 
@@ -68,20 +68,25 @@ export class LengthRows {
   }
 
   figures(): LengthBias {
-    const lengths = this.lengths.toArray();
-    const scores = this.scores.toArray();
+    const lengths = this.lengths.values();
+    const scores = this.scores.values();
     const golds = this.golds.values();
     const byGold: Record<string, Correlation> = {};
     const classes = [...this.classes].sort();
     if (classes.length <= MAX_GOLD_CLASSES) {
       for (const gold of classes) {
         const code = this.codes.get(gold)!;
-        const at: number[] = [];
-        for (let i = 0; i < golds.length; i += 1) if (golds[i] === code) at.push(i);
-        byGold[gold] = correlation(
-          at.map((i) => lengths[i]!),
-          at.map((i) => scores[i]!),
-        );
+        let n = 0;
+        for (let i = 0; i < golds.length; i += 1) if (golds[i] === code) n += 1;
+        const xs = new Float64Array(n);
+        const ys = new Float64Array(n);
+        for (let i = 0, k = 0; i < golds.length; i += 1) {
+          if (golds[i] !== code) continue;
+          xs[k] = lengths[i]!;
+          ys[k] = scores[i]!;
+          k += 1;
+        }
+        byGold[gold] = correlation(xs, ys);
       }
     }
     return { ...correlation(lengths, scores), byGold };
@@ -89,6 +94,6 @@ export class LengthRows {
 }
 
 /** Spearman's ρ with average ranks for ties; null when n < 3 or a side is constant. */
-export function correlation(xs: readonly number[], ys: readonly number[]): Correlation {
+export function correlation(xs: ArrayLike<number>, ys: ArrayLike<number>): Correlation {
   return { spearman: xs.length < 3 ? null : spearman(xs, ys), n: xs.length };
 }

@@ -18,7 +18,14 @@ import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
 import { calibration } from './calibration.js';
 import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
-import { type BootstrapOptions, bootstrapCis, DoubleColumn, meanAt } from './stats.js';
+import {
+  type BootstrapOptions,
+  bootstrapCis,
+  DoubleColumn,
+  type Indices,
+  meanAt,
+  TypedColumn,
+} from './stats.js';
 
 export interface ScorerMetricOptions {
   /** Label scorers: labels mapped to the binary positive class; none: no binary view. */
@@ -70,15 +77,15 @@ type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
 
 /**
  * A number or pass scorer's rows as they come, without keeping a row object each: the
- * unscored counts, and each scored item's value and gold target in typed columns (a pass is
- * 1 or 0; a target of the scorer's type, or NaN with its flag off when there is none).
+ * unscored counts, and each scored item's value in a typed column (a pass is 1 or 0) and, from
+ * the first item with a gold target of the kind's type on, each item's target (NaN for none)
+ * and whether it has one. A scorer without gold keeps 8 bytes an item.
  */
 export class ValueRows {
   readonly unscored: Partial<Record<FailureKind, number>> = {};
   private readonly values = new DoubleColumn();
-  private readonly targets = new DoubleColumn();
-  /** 1 where the scored item has a target of the kind's type (a number; a pass/fail). */
-  private readonly hasTarget = new DoubleColumn();
+  /** From the first paired item on: every item's target, and 1 where the item has one. */
+  private paired: { targets: DoubleColumn; has: TypedColumn<Uint8Array> } | undefined;
 
   constructor(readonly kind: 'number' | 'pass') {}
 
@@ -89,27 +96,38 @@ export class ValueRows {
   add(row: ScoreRow): void {
     if (row.unscored) this.unscored[row.unscored] = (this.unscored[row.unscored] ?? 0) + 1;
     if (row.value === undefined) return;
-    const paired = typeof row.target === (this.kind === 'number' ? 'number' : 'boolean');
-    if (this.kind === 'number') {
-      this.values.push(row.value as number);
-      this.targets.push(paired ? (row.target as number) : Number.NaN);
-    } else {
-      this.values.push(row.value === true ? 1 : 0);
-      this.targets.push(paired ? (row.target === true ? 1 : 0) : Number.NaN);
+    const number = this.kind === 'number';
+    this.values.push(number ? (row.value as number) : row.value === true ? 1 : 0);
+    const paired = typeof row.target === (number ? 'number' : 'boolean');
+    if (paired && !this.paired) {
+      this.paired = { targets: new DoubleColumn(), has: new TypedColumn((size) => new Uint8Array(size)) };
+      for (let i = 1; i < this.values.length; i += 1) {
+        this.paired.targets.push(Number.NaN);
+        this.paired.has.push(0);
+      }
     }
-    this.hasTarget.push(paired ? 1 : 0);
+    if (!this.paired) return;
+    this.paired.targets.push(
+      !paired ? Number.NaN : number ? (row.target as number) : row.target === true ? 1 : 0,
+    );
+    this.paired.has.push(paired ? 1 : 0);
   }
 
-  /** Every scored value in order, and the values and targets of the items with a target. */
-  columns(): { values: number[]; paired: { values: number[]; targets: number[] } } {
-    const values = this.values.toArray();
-    const targets = this.targets.toArray();
-    const has = this.hasTarget.toArray();
-    const paired = { values: [] as number[], targets: [] as number[] };
-    for (let i = 0; i < values.length; i += 1) {
+  /** Every scored value in order (a view), and the values and targets of the items with a target. */
+  columns(): { values: Float64Array; paired: { values: Float64Array; targets: Float64Array } } {
+    const values = this.values.values();
+    if (!this.paired)
+      return { values, paired: { values: new Float64Array(0), targets: new Float64Array(0) } };
+    const targets = this.paired.targets.values();
+    const has = this.paired.has.values();
+    let n = 0;
+    for (let i = 0; i < has.length; i += 1) n += has[i]!;
+    const paired = { values: new Float64Array(n), targets: new Float64Array(n) };
+    for (let i = 0, k = 0; i < values.length; i += 1) {
       if (has[i] !== 1) continue;
-      paired.values.push(values[i]!);
-      paired.targets.push(targets[i]!);
+      paired.values[k] = values[i]!;
+      paired.targets[k] = targets[i]!;
+      k += 1;
     }
     return { values, paired };
   }
@@ -120,12 +138,7 @@ function valueFigures(rows: ValueRows, options: ScorerMetricOptions): ScorerFigu
   const { values, paired } = rows.columns();
   return rows.kind === 'number'
     ? numberFigures(values, paired, base, options)
-    : passFigures(
-        values.map((v) => v === 1),
-        { values: paired.values.map((v) => v === 1), targets: paired.targets.map((t) => t === 1) },
-        base,
-        options,
-      );
+    : passFigures(values, paired, base, options);
 }
 
 /**
@@ -189,10 +202,11 @@ function labelFigures(rows: LabelRows, options: ScorerMetricOptions): ScorerFigu
 /** Resamples `n` items once and computes every statistic on the same resamples. */
 function withCis(
   n: number,
-  statistics: Record<string, (indices: readonly number[]) => number | null>,
+  statistics: Record<string, (indices: Indices) => number | null>,
   options: ScorerMetricOptions,
 ): Record<string, MetricValue> {
-  const all = Array.from({ length: n }, (_, i) => i);
+  const all = new Uint32Array(n);
+  for (let i = 0; i < n; i += 1) all[i] = i;
   const out: Record<string, MetricValue> = {};
   for (const [name, stat] of Object.entries(statistics)) out[name] = { value: stat(all), n };
   if (n === 0 || options.bootstrap === false) return out;
@@ -205,11 +219,11 @@ function withCis(
   return out;
 }
 
-const pick = <T>(values: readonly T[], indices: readonly number[]) => indices.map((i) => values[i]!);
+const pick = <T>(values: ArrayLike<T>, indices: Indices): T[] => Array.from(indices, (i) => values[i]!);
 /** Number figures: the mean; against numeric gold MAE/Pearson/Spearman, against binary gold ROC-AUC. */
 function numberFigures(
-  values: readonly number[],
-  paired: { values: readonly number[]; targets: readonly number[] },
+  values: Float64Array,
+  paired: { values: Float64Array; targets: Float64Array },
   base: Base,
   options: ScorerMetricOptions,
 ): ScorerFigures {
@@ -220,7 +234,7 @@ function numberFigures(
   );
   const { values: v, targets: t } = paired;
   if (binaryTargets(t)) {
-    const positive = t.map((x) => x === 1);
+    const positive = Array.from(t, (x) => x === 1);
     const threshold = options.threshold;
     Object.assign(
       metrics,
@@ -231,7 +245,7 @@ function numberFigures(
           ...(threshold === undefined
             ? {}
             : {
-                balancedAccuracy: (ix: readonly number[]) =>
+                balancedAccuracy: (ix: Indices) =>
                   balancedAccuracy(
                     pick(v, ix).map((x) => x >= threshold),
                     pick(positive, ix),
@@ -241,7 +255,7 @@ function numberFigures(
         options,
       ),
     );
-    const calibrated = calibration(v, positive);
+    const calibrated = calibration(Array.from(v), positive);
     metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: v.length };
     metrics.calibratedThreshold = { value: calibrated.calibratedThreshold, n: v.length };
   } else if (v.length > 0) {
@@ -263,19 +277,19 @@ function numberFigures(
 
 /** Pass figures: the pass rate; against a pass/fail gold, accuracy and balanced accuracy. */
 function passFigures(
-  values: readonly boolean[],
-  paired: { values: readonly boolean[]; targets: readonly boolean[] },
+  passes: Float64Array,
+  paired: { values: Float64Array; targets: Float64Array },
   base: Base,
   options: ScorerMetricOptions,
 ): ScorerFigures {
-  const passes = values.map(Number);
   const metrics: Record<string, MetricValue> = withCis(
-    values.length,
+    passes.length,
     { passRate: (ix) => meanAt(passes, ix) },
     options,
   );
   if (paired.values.length > 0) {
-    const { values: v, targets: t } = paired;
+    const v = Array.from(paired.values, (x) => x === 1);
+    const t = Array.from(paired.targets, (x) => x === 1);
     const right = v.map((x, i) => Number(x === t[i]));
     Object.assign(
       metrics,
@@ -325,9 +339,15 @@ export const METRIC_NAMES: Record<string, string> = {
  * Whether a number scorer's gold values are a binary human label: every numeric target is 0
  * or 1 (decided over the whole run, never item by item: a rating of 1 is not a "no").
  */
-export function binaryTargets(targets: readonly (ScoreValue | undefined)[]): boolean {
-  const numeric = targets.filter((t): t is number => typeof t === 'number');
-  return numeric.length > 0 && numeric.every((t) => t === 0 || t === 1);
+export function binaryTargets(targets: ArrayLike<ScoreValue | undefined>): boolean {
+  let numeric = 0;
+  for (let i = 0; i < targets.length; i += 1) {
+    const t = targets[i];
+    if (typeof t !== 'number') continue;
+    if (t !== 0 && t !== 1) return false;
+    numeric += 1;
+  }
+  return numeric > 0;
 }
 
 /**

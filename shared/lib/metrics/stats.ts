@@ -46,7 +46,7 @@ export function meanOrNull(values: readonly number[]): number | null {
  * the same sum in the same order, to the last bit (a bootstrap resample of a million values
  * would otherwise allocate a million-element array per iteration).
  */
-export function meanAt(values: readonly number[], indices: readonly number[]): number | null {
+export function meanAt(values: ArrayLike<number>, indices: ArrayLike<number>): number | null {
   if (indices.length === 0) return null;
   let total = 0;
   let compensation = 0;
@@ -130,6 +130,9 @@ export const DEFAULT_BOOTSTRAP: Readonly<Required<BootstrapOptions>> = Object.fr
   alpha: 0.05,
 });
 
+/** Row indices a statistic is computed over: a resample's (a typed array), or all of them. */
+export type Indices = ArrayLike<number> & Iterable<number>;
+
 /**
  * Percentile-bootstrap intervals for several statistics computed on the SAME resamples (cheaper
  * than one bootstrap per statistic, and the intervals are mutually consistent).
@@ -147,7 +150,7 @@ export const DEFAULT_BOOTSTRAP: Readonly<Required<BootstrapOptions>> = Object.fr
  */
 export function bootstrapCis<K extends string>(
   n: number,
-  statFn: (indices: number[]) => Record<K, number | null>,
+  statFn: (indices: Indices) => Record<K, number | null>,
   options: BootstrapOptions = {},
 ): Partial<Record<K, Interval>> {
   const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
@@ -160,8 +163,9 @@ export function bootstrapCis<K extends string>(
 
   const random = mulberry32(seed);
   const samples = new Map<K, number[]>();
-  // One index array for every resample: a million rows would otherwise make 8 MB of garbage per iteration.
-  const indices = new Array<number>(n);
+  // One index array for every resample (4 bytes a row, outside the JavaScript heap): a million
+  // rows would otherwise make megabytes of garbage per iteration.
+  const indices = new Uint32Array(n);
   for (let it = 0; it < iterations; it++) {
     for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
     const stats = statFn(indices);
@@ -195,7 +199,7 @@ export function bootstrapCis<K extends string>(
 /** Percentile-bootstrap interval of one statistic; see {@link bootstrapCis}. */
 export function bootstrapCi(
   n: number,
-  statFn: (indices: number[]) => number,
+  statFn: (indices: Indices) => number,
   options: BootstrapOptions = {},
 ): Interval {
   return bootstrapCis(n, (indices) => ({ stat: statFn(indices) }), options).stat!;
@@ -448,14 +452,21 @@ export function pairedBootstraps<T, K extends string>(
   return result;
 }
 
-/** A growing column of doubles (8 bytes a value), not an array of boxed values. */
-export class DoubleColumn {
-  private data = new Float64Array(1024);
+/**
+ * A growing column of numbers in a typed array (a fixed width a value, outside the JavaScript
+ * heap), not an array of boxed values: what a scorer's rows are kept in for a million items.
+ */
+export class TypedColumn<A extends Float64Array | Int32Array | Uint8Array> {
+  private data: A;
   length = 0;
+
+  constructor(private readonly make: (size: number) => A) {
+    this.data = make(1024);
+  }
 
   push(value: number): void {
     if (this.length === this.data.length) {
-      const grown = new Float64Array(this.data.length * 2);
+      const grown = this.make(this.data.length * 2);
       grown.set(this.data);
       this.data = grown;
     }
@@ -463,12 +474,14 @@ export class DoubleColumn {
   }
 
   /** The values so far (a view, valid until the next push). */
-  values(): Float64Array {
-    return this.data.subarray(0, this.length);
+  values(): A {
+    return this.data.subarray(0, this.length) as A;
   }
+}
 
-  /** The values as a plain array of numbers (held unboxed by V8), for the metric functions. */
-  toArray(): number[] {
-    return Array.from(this.data.subarray(0, this.length));
+/** A growing column of doubles (8 bytes a value). */
+export class DoubleColumn extends TypedColumn<Float64Array> {
+  constructor() {
+    super((size) => new Float64Array(size));
   }
 }

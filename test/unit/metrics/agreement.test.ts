@@ -10,10 +10,10 @@ import {
 
 describe('averageRanks', () => {
   it('gives tied values the average of the ranks they span, in input order', () => {
-    expect(averageRanks([10, 20, 20, 30])).toEqual([1, 2.5, 2.5, 4]);
-    expect(averageRanks([3, 1, 2])).toEqual([3, 1, 2]);
+    expect(Array.from(averageRanks([10, 20, 20, 30]))).toEqual([1, 2.5, 2.5, 4]);
+    expect(Array.from(averageRanks([3, 1, 2]))).toEqual([3, 1, 2]);
     // Three-way tie on ranks 2, 3, 4 → 3 each.
-    expect(averageRanks([5, 7, 7, 7, 9])).toEqual([1, 3, 3, 3, 5]);
+    expect(Array.from(averageRanks([5, 7, 7, 7, 9]))).toEqual([1, 3, 3, 3, 5]);
   });
 });
 

@@ -78,6 +78,27 @@ describe('number scores', () => {
     expect(summary.metrics.mae).toBeUndefined();
   });
 
+  it('compares only the items with gold, whichever item comes first', () => {
+    // The first gold target comes third: MAE over (3, 2) and (5, 5) = (1 + 0)/2; the mean over all four.
+    const rows: ScoreRow[] = [
+      { value: 1 },
+      { unscored: 'parse', target: 9 },
+      { value: 3, target: 2 },
+      { value: 7 },
+    ];
+    rows.push({ value: 5, target: 5 });
+    const { summary } = scorerFigures('number', rows, NO_CI);
+    expect(summary.metrics.mean).toMatchObject({ value: 4, n: 4 });
+    expect(summary.metrics.mae).toMatchObject({ value: 0.5, n: 2 });
+    const passes = scorerFigures(
+      'pass',
+      [{ value: true }, { value: false, target: false }, { value: true, target: false }],
+      NO_CI,
+    ).summary;
+    expect(passes.metrics.passRate!.value).toBeCloseTo(2 / 3, 12);
+    expect(passes.metrics.accuracy).toMatchObject({ value: 0.5, n: 2 });
+  });
+
   it('with no scored item: the mean is n/a (null), not 0', () => {
     const { summary, flat } = scorerFigures('number', [{ unscored: 'provider' }, { unscored: 'parse' }]);
     expect(summary.metrics.mean).toEqual({ value: null, n: 0 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bootstrapCi,
+  type Indices,
   mcnemar,
   mcnemarPaired,
   mean,
@@ -102,12 +103,13 @@ describe('mulberry32', () => {
 
 describe('bootstrapCi', () => {
   const values = Array.from({ length: 50 }, (_, i) => (i % 5 === 0 ? 0 : 1)); // mean 0.8
-  const meanOf = (indices: number[]) => indices.reduce((s, i) => s + values[i]!, 0) / indices.length;
+  const meanOf = (indices: Indices) => [...indices].reduce((s, i) => s + values[i]!, 0) / indices.length;
 
   it('returns the same interval for the same seed and a different one for another seed', () => {
     // Continuous values, so two seeds cannot land on the same order statistics by chance.
     const spread = Array.from({ length: 50 }, (_, i) => ((i * 37) % 101) / 100);
-    const meanOfSpread = (indices: number[]) => indices.reduce((s, i) => s + spread[i]!, 0) / indices.length;
+    const meanOfSpread = (indices: Indices) =>
+      [...indices].reduce((s, i) => s + spread[i]!, 0) / indices.length;
     const a = bootstrapCi(spread.length, meanOfSpread, { iterations: 500, seed: 3 });
     expect(bootstrapCi(spread.length, meanOfSpread, { iterations: 500, seed: 3 })).toEqual(a);
     expect(bootstrapCi(spread.length, meanOfSpread, { iterations: 500, seed: 4 })).not.toEqual(a);
@@ -241,7 +243,7 @@ describe('pairedBootstrap', () => {
     const candidate = spread.map((v, i) => (i % 4 === 0 ? v - 0.2 : v + 0.1));
     const options = { iterations: 300, seed: 7 };
     const d = pairedBootstrap(spread, candidate, meanOf, options);
-    const pick = (rows: number[], indices: number[]) => indices.map((i) => rows[i]!);
+    const pick = (rows: number[], indices: Indices) => Array.from(indices, (i) => rows[i]!);
     expect(d.ci).toEqual(
       bootstrapCi(
         spread.length,
