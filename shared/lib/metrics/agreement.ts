@@ -15,20 +15,32 @@ function sameLength(a: ArrayLike<unknown>, b: ArrayLike<unknown>, name: string):
  * ([10, 20, 20, 30] → [1, 2.5, 2.5, 4]), as scipy's `rankdata(method="average")`.
  */
 export function averageRanks(values: ArrayLike<number>): Float64Array {
-  // Typed arrays (outside the JavaScript heap): a million items' ranks are computed at once.
-  const order = new Uint32Array(values.length);
-  for (let i = 0; i < order.length; i += 1) order[i] = i;
-  order.sort((a, b) => values[a]! - values[b]!);
+  // The values sorted (a typed array sorted in place, outside the JavaScript heap: a million
+  // items are ranked at once), then each value's rank from where its run of equal values starts
+  // and ends in that order.
+  const sorted = new Float64Array(values.length);
+  sorted.set(values);
+  sorted.sort();
   const ranks = new Float64Array(values.length);
-  let start = 0;
-  while (start < order.length) {
-    let end = start;
-    while (end + 1 < order.length && values[order[end + 1]!] === values[order[start]!]) end += 1;
-    const rank = (start + end) / 2 + 1;
-    for (let k = start; k <= end; k += 1) ranks[order[k]!] = rank;
-    start = end + 1;
+  for (let i = 0; i < values.length; i += 1) {
+    const v = values[i]!;
+    const start = firstAtLeast(sorted, v);
+    const end = firstAtLeast(sorted, v, true) - 1;
+    ranks[i] = (start + end) / 2 + 1;
   }
   return ranks;
+}
+
+/** The first index of `sorted` holding a value ≥ `v` (> `v` when `above`), or its length. */
+function firstAtLeast(sorted: Float64Array, v: number, above = false): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (above ? sorted[mid]! <= v : sorted[mid]! < v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
 
 /** Mean of |value − target|; null when empty. */

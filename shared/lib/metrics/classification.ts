@@ -190,10 +190,10 @@ export function classificationMetrics(
     : pairs instanceof CodedLabelPairs
       ? pairs
       : CodedLabelPairs.of(pairs);
-  // Rows whose prediction is not the error label, as codes into `coded.labels`.
+  // Rows whose prediction is not the error label are kept (codes into `coded.labels`).
   const allGold = coded.goldCodes();
   const allPred = coded.predCodes();
-  const keptRows: number[] = [];
+  const errorCode = coded.labels.indexOf(errorLabel);
   if (counted) {
     for (const [gold, row] of pairs.counts) {
       for (const [pred, c] of row) {
@@ -208,12 +208,11 @@ export function classificationMetrics(
     }
   } else {
     for (let i = 0; i < coded.length; i++) {
-      if (coded.labels[allPred[i]!] === errorLabel) continue;
-      keptRows.push(i);
+      if (allPred[i] === errorCode) continue;
+      n += 1;
       present.add(coded.labels[allGold[i]!]!);
       present.add(coded.labels[allPred[i]!]!);
     }
-    n = keptRows.length;
     errors = coded.length - n;
   }
 
@@ -223,11 +222,12 @@ export function classificationMetrics(
   const pred = new Int32Array(counted ? 0 : n);
   if (!counted) {
     const indexOfCode = coded.labels.map((label) => indexOf.get(label) ?? -1);
-    for (let k = 0; k < keptRows.length; k++) {
-      gold[k] = indexOfCode[allGold[keptRows[k]!]!]!;
-      pred[k] = indexOfCode[allPred[keptRows[k]!]!]!;
+    for (let i = 0, k = 0; i < coded.length; i++) {
+      if (allPred[i] === errorCode) continue;
+      gold[k] = indexOfCode[allGold[i]!]!;
+      pred[k] = indexOfCode[allPred[i]!]!;
+      k += 1;
     }
-    keptRows.length = 0;
   }
   const isPositive = labels.map((label) => positiveSet.has(label));
   const width = labels.length;
