@@ -3,9 +3,9 @@ import {
   biasApplies,
   biasScore,
   CostTally,
-  DoubleColumn,
   LabelRows,
   LengthRows,
+  NumberColumn,
   RepeatRows,
   type ScoreRow,
   scorerFigures,
@@ -172,7 +172,7 @@ export async function buildReport(
   let batchSavedUsd = 0;
   let anySimulated = false;
   const spend = new CostTally();
-  const latencies = new DoubleColumn();
+  const latencies = new NumberColumn();
   const tally = new ScoreTally(family, run.suite);
   // The family's figures read the same pass, through a relay.
   const relay = family.report ? new ResultRelay() : undefined;

@@ -7,7 +7,7 @@
 
 import type { ReportSection } from '../../family/types.js';
 import { ms, num } from '../../lib/format.js';
-import { CompensatedSum, DoubleColumn, ratio, summarizeLatency } from '../../lib/metrics/index.js';
+import { CompensatedSum, NumberColumn, ratio, summarizeLatency } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored, resultLatencyMs } from '../../model/model.js';
 import type { LatencySummary, Report } from '../../model/report.js';
 import type { ResultStream } from '../../model/report-order.js';
@@ -49,9 +49,9 @@ export interface CleanupFigures {
 export class CleanupTally {
   private readonly tagged = new TaggedCounts();
   private readonly latency = {
-    draft: new DoubleColumn(),
-    audit: new DoubleColumn(),
-    total: new DoubleColumn(),
+    draft: new NumberColumn(),
+    audit: new NumberColumn(),
+    total: new NumberColumn(),
   };
   private readonly edits = { fillerRemoved: 0, selfRepairResolved: 0, contentChanged: 0 };
   private changedItems = 0;

@@ -8,7 +8,7 @@ import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Correlation, LengthBias } from '../../model/report.js';
 import { spearman } from './agreement.js';
 import type { ScorerMetricOptions } from './scores.js';
-import { DoubleColumn, TypedColumn } from './stats.js';
+import { NumberColumn } from './stats.js';
 
 /** Gold classes beyond this many (a numeric gold with many distinct values) get no `byGold`. */
 const MAX_GOLD_CLASSES = 20;
@@ -43,10 +43,10 @@ export function biasApplies(kind: ScoreKind, options: ScorerMetricOptions = {}):
 
 /** The lengths, scores and gold classes of a scorer's items, gathered one item at a time. */
 export class LengthRows {
-  private readonly lengths = new DoubleColumn();
-  private readonly scores = new DoubleColumn();
+  private readonly lengths = new NumberColumn();
+  private readonly scores = new NumberColumn();
   /** Each item's gold class as an index into `classes`, −1 for none: a code per item, not a string. */
-  private readonly golds = new TypedColumn((size) => new Int32Array(size));
+  private readonly golds = new NumberColumn();
   private readonly classes: string[] = [];
   private readonly codes = new Map<string, number>();
 

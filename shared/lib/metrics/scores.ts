@@ -21,10 +21,10 @@ import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } fr
 import {
   type BootstrapOptions,
   bootstrapCis,
-  DoubleColumn,
   type Indices,
   meanAt,
-  TypedColumn,
+  type NumberArray,
+  NumberColumn,
 } from './stats.js';
 
 export interface ScorerMetricOptions {
@@ -83,9 +83,9 @@ type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
  */
 export class ValueRows {
   readonly unscored: Partial<Record<FailureKind, number>> = {};
-  private readonly values = new DoubleColumn();
+  private readonly values = new NumberColumn();
   /** From the first paired item on: every item's target, and 1 where the item has one. */
-  private paired: { targets: DoubleColumn; has: TypedColumn<Uint8Array> } | undefined;
+  private paired: { targets: NumberColumn; has: NumberColumn } | undefined;
 
   constructor(readonly kind: 'number' | 'pass') {}
 
@@ -100,7 +100,7 @@ export class ValueRows {
     this.values.push(number ? (row.value as number) : row.value === true ? 1 : 0);
     const paired = typeof row.target === (number ? 'number' : 'boolean');
     if (paired && !this.paired) {
-      this.paired = { targets: new DoubleColumn(), has: new TypedColumn((size) => new Uint8Array(size)) };
+      this.paired = { targets: new NumberColumn(), has: new NumberColumn() };
       for (let i = 1; i < this.values.length; i += 1) {
         this.paired.targets.push(Number.NaN);
         this.paired.has.push(0);
@@ -114,7 +114,7 @@ export class ValueRows {
   }
 
   /** Every scored value in order (a view), and the values and targets of the items with a target. */
-  columns(): { values: Float64Array; paired: { values: Float64Array; targets: Float64Array } } {
+  columns(): { values: NumberArray; paired: { values: Float64Array; targets: Float64Array } } {
     const values = this.values.values();
     if (!this.paired)
       return { values, paired: { values: new Float64Array(0), targets: new Float64Array(0) } };
@@ -222,7 +222,7 @@ function withCis(
 const pick = <T>(values: ArrayLike<T>, indices: Indices): T[] => Array.from(indices, (i) => values[i]!);
 /** Number figures: the mean; against numeric gold MAE/Pearson/Spearman, against binary gold ROC-AUC. */
 function numberFigures(
-  values: Float64Array,
+  values: NumberArray,
   paired: { values: Float64Array; targets: Float64Array },
   base: Base,
   options: ScorerMetricOptions,
@@ -277,7 +277,7 @@ function numberFigures(
 
 /** Pass figures: the pass rate; against a pass/fail gold, accuracy and balanced accuracy. */
 function passFigures(
-  passes: Float64Array,
+  passes: NumberArray,
   paired: { values: Float64Array; targets: Float64Array },
   base: Base,
   options: ScorerMetricOptions,

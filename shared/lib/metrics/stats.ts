@@ -455,21 +455,24 @@ export function pairedBootstraps<T, K extends string>(
   return result;
 }
 
+/** A column's values: whole numbers 0–255 in bytes, whole numbers in 4 bytes, or doubles. */
+export type NumberArray = Uint8Array | Int32Array | Float64Array;
+
 /**
- * A growing column of numbers in a typed array (a fixed width a value, outside the JavaScript
- * heap), not an array of boxed values: what a scorer's rows are kept in for a million items.
+ * A growing column of numbers in the narrowest typed array that holds every value so far
+ * exactly (outside the JavaScript heap, not an array of boxed values): one byte a value while
+ * they are whole numbers from 0 to 255 (a pass, a 0/1 score, a label code), four while they are
+ * 32-bit integers (a length), else eight (widened once, by a copy, when a value needs it). What
+ * a scorer's rows are kept in for a million items.
  */
-export class TypedColumn<A extends Float64Array | Int32Array | Uint8Array> {
-  private data: A;
+export class NumberColumn {
+  private data: NumberArray = new Uint8Array(1024);
   length = 0;
 
-  constructor(private readonly make: (size: number) => A) {
-    this.data = make(1024);
-  }
-
   push(value: number): void {
+    if (!fits(this.data, value)) this.data = widened(this.data, value, this.length);
     if (this.length === this.data.length) {
-      const grown = this.make(this.data.length * 2);
+      const grown = new (this.data.constructor as new (size: number) => NumberArray)(this.data.length * 2);
       grown.set(this.data);
       this.data = grown;
     }
@@ -477,14 +480,22 @@ export class TypedColumn<A extends Float64Array | Int32Array | Uint8Array> {
   }
 
   /** The values so far (a view, valid until the next push). */
-  values(): A {
-    return this.data.subarray(0, this.length) as A;
+  values(): NumberArray {
+    return this.data.subarray(0, this.length);
   }
 }
 
-/** A growing column of doubles (8 bytes a value). */
-export class DoubleColumn extends TypedColumn<Float64Array> {
-  constructor() {
-    super((size) => new Float64Array(size));
-  }
+function fits(data: NumberArray, value: number): boolean {
+  if (data instanceof Float64Array) return true;
+  if (!Number.isInteger(value) || Object.is(value, -0)) return false;
+  return data instanceof Uint8Array
+    ? value >= 0 && value <= 0xff
+    : value >= -0x80000000 && value <= 0x7fffffff;
+}
+
+/** `data`'s first `length` values in an array wide enough for `value` too. */
+function widened(data: NumberArray, value: number, length: number): NumberArray {
+  const wider = fits(new Int32Array(0), value) ? new Int32Array(data.length) : new Float64Array(data.length);
+  wider.set(data.subarray(0, length));
+  return wider;
 }

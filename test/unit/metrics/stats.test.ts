@@ -9,6 +9,7 @@ import {
   meanOrNull,
   meanWithCi,
   mulberry32,
+  NumberColumn,
   pairedBootstrap,
   pairedBootstraps,
   percentile,
@@ -289,5 +290,37 @@ describe('pairedBootstrap', () => {
     expect(out.mean!.delta).toBeCloseTo(1, 12);
     expect(out.sometimes!.ci[0]).toBeCloseTo(1, 12);
     expect(out.sometimes!.ci[1]).toBeCloseTo(1, 12);
+  });
+});
+
+describe('NumberColumn', () => {
+  it('holds every value exactly in the narrowest array that fits them all, widening as values need', () => {
+    const column = new NumberColumn();
+    const pushed: number[] = [];
+    const push = (value: number) => {
+      column.push(value);
+      pushed.push(value);
+    };
+    for (let i = 0; i < 3000; i += 1) push(i % 256);
+    expect(column.values()).toBeInstanceOf(Uint8Array);
+    push(300);
+    push(-1);
+    expect(column.values()).toBeInstanceOf(Int32Array);
+    push(2 ** 31);
+    expect(column.values()).toBeInstanceOf(Float64Array);
+    const other = new NumberColumn();
+    other.push(1);
+    other.push(-0);
+    other.push(0.25);
+    other.push(Number.NaN);
+    for (const [col, values] of [
+      [column, pushed],
+      [other, [1, -0, 0.25, Number.NaN]],
+    ] as const) {
+      expect(col.length).toBe(values.length);
+      const held = Array.from(col.values());
+      held.forEach((v, i) => expect(Object.is(v, values[i])).toBe(true));
+    }
+    expect(Object.is(new NumberColumn().values().length, 0)).toBe(true);
   });
 });
