@@ -59,7 +59,9 @@ export class LocalRunStore implements RunStore {
   private readonly budgetCost = new Map<string, number>();
   /** Lines in the log so far: the next result goes on line `lines + 1`. */
   private lines = 0;
-  private loaded = false;
+  /** The first read of the folder (every call waits for it), and a read of the log under way. */
+  private loading: Promise<void> | undefined;
+  private replaying: Promise<IdIndex> | undefined;
   private readonly log: JsonLinesWriter;
 
   constructor(
@@ -77,20 +79,32 @@ export class LocalRunStore implements RunStore {
     return join(this.dir, 'results.jsonl');
   }
 
-  private async load(): Promise<void> {
-    if (this.loaded) return;
-    this.loaded = true;
-    const runText = await readFile(this.runPath, 'utf8').catch(() => undefined);
-    if (!runText) return;
-    this.run = decodeRun(JSON.parse(runText), this.runPath, this.options.checkSuite);
-    await this.replay(this.run);
+  private load(): Promise<void> {
+    this.loading ??= (async () => {
+      const runText = await readFile(this.runPath, 'utf8').catch(() => undefined);
+      if (!runText) return;
+      this.run = decodeRun(JSON.parse(runText), this.runPath, this.options.checkSuite);
+      await this.replay(this.run);
+    })();
+    return this.loading;
   }
 
-  /** Reads the log from the start: the counters, the item index, the stale lines. */
-  private async replay(run: RunRecord): Promise<IdIndex> {
+  /** The item index, read again from the log when it was let go for an aggregation. */
+  private async index(run: RunRecord): Promise<IdIndex> {
+    return this.byItem ?? (await this.replay(run));
+  }
+
+  /** Reads the log from the start (once, however many ask at a time): the counters, the item index, the stale lines. */
+  private replay(run: RunRecord): Promise<IdIndex> {
+    this.replaying ??= this.readLog(run).finally(() => {
+      this.replaying = undefined;
+    });
+    return this.replaying;
+  }
+
+  private async readLog(run: RunRecord): Promise<IdIndex> {
     this.counts = { done: 0, failed: 0, spentUsd: 0, total: run.total };
     const index = new IdIndex();
-    this.byItem = index;
     this.stale.clear();
     this.budgetCost.clear();
     this.items = 0;
@@ -103,12 +117,8 @@ export class LocalRunStore implements RunStore {
     for await (const { value: result, line } of log)
       if (!this.remember(index, result, line)) this.stale.add(line);
     this.lines = tally.lines;
+    this.byItem = index;
     return index;
-  }
-
-  /** The item index, read again from the log when it was let go for an aggregation. */
-  private async index(run: RunRecord): Promise<IdIndex> {
-    return this.byItem ?? (await this.replay(run));
   }
 
   /** Counts a result read from (or written to) log line `line`, unless the item already has a final one. */
