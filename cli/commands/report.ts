@@ -10,8 +10,11 @@ import { withReportHeap } from '../heap.js';
 import { summary } from './summary.js';
 
 export async function reportCommand(runDir: string): Promise<void> {
-  const { runId } = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8')) as { runId: string };
-  const { report } = await withReportHeap(() =>
+  const { runId, total } = JSON.parse(await readFile(join(runDir, 'run.json'), 'utf8')) as {
+    runId: string;
+    total?: number;
+  };
+  const { report } = await withReportHeap(total ?? 0, () =>
     writeRunReport(
       {
         runStore: new LocalRunStore(runDir, { checkSuite: validateSuite }),

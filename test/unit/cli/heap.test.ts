@@ -4,31 +4,44 @@
  */
 import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { withReportHeap } from '../../../cli/heap.js';
+import { REPORT_HEAP_BOUND_FROM, withReportHeap } from '../../../cli/heap.js';
 
 describe('withReportHeap', () => {
   it('sets the growth for the work and gives V8 its default back after, once the outermost work ends', async () => {
     const set: string[] = [];
     const flags = (f: string) => set.push(f);
-    const value = await withReportHeap(async () => {
-      expect(set).toEqual(['--heap-growing-percent=50']);
-      await withReportHeap(async () => undefined, flags);
-      expect(set).toHaveLength(1);
-      return 7;
-    }, flags);
+    const value = await withReportHeap(
+      REPORT_HEAP_BOUND_FROM,
+      async () => {
+        expect(set).toEqual(['--heap-growing-percent=50']);
+        await withReportHeap(REPORT_HEAP_BOUND_FROM, async () => undefined, flags);
+        expect(set).toHaveLength(1);
+        return 7;
+      },
+      flags,
+    );
     expect(value).toBe(7);
     expect(set).toEqual(['--heap-growing-percent=50', '--heap-growing-percent=0']);
     await expect(
-      withReportHeap(async () => {
-        throw new Error('report failed');
-      }, flags),
+      withReportHeap(
+        REPORT_HEAP_BOUND_FROM,
+        async () => {
+          throw new Error('report failed');
+        },
+        flags,
+      ),
     ).rejects.toThrow('report failed');
     expect(set.at(-1)).toBe('--heap-growing-percent=0');
+    // A smaller run's report keeps V8's default.
+    set.length = 0;
+    expect(await withReportHeap(REPORT_HEAP_BOUND_FROM - 1, async () => 'small', flags)).toBe('small');
+    expect(set).toEqual([]);
   });
 
   it('sets flags this V8 knows: an unknown one is not an error but a line on stderr', () => {
     const set: string[] = [];
     void withReportHeap(
+      REPORT_HEAP_BOUND_FROM,
       async () => undefined,
       (f) => set.push(f),
     );
