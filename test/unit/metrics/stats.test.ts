@@ -319,8 +319,8 @@ describe('NumberColumn', () => {
     ] as const) {
       expect(col.length).toBe(values.length);
       const held = Array.from(col.values());
-      held.forEach((v, i) => expect(Object.is(v, values[i])).toBe(true));
+      expect(held.every((v, i) => Object.is(v, values[i]))).toBe(true);
     }
-    expect(Object.is(new NumberColumn().values().length, 0)).toBe(true);
+    expect(new NumberColumn().values()).toHaveLength(0);
   });
 });
