@@ -63,15 +63,15 @@ export async function writeReportFiles(
   // report.html's item table is gathered on labeled.csv's pass and written last.
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
   const table = new ChunkFile(join(dir, 'items.bin'));
-  const items = new ItemColumns(
-    family,
-    suite,
-    view,
-    report.counts.items,
-    (name) => known.binary(name),
-    table,
-  );
   try {
+    const items = new ItemColumns(
+      family,
+      suite,
+      view,
+      report.counts.items,
+      (name) => known.binary(name),
+      table,
+    );
     const sections = {
       failed: new Spill(join(dir, 'failed.txt')),
       unscored: new Spill(join(dir, 'unscored.txt')),

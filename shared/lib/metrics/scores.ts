@@ -79,7 +79,8 @@ type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
  * A number or pass scorer's rows as they come, without keeping a row object each: the
  * unscored counts, and each scored item's value in a typed column (a pass is 1 or 0) and, from
  * the first item with a gold target of the kind's type on, each item's target (NaN for none)
- * and whether it has one. A scorer without gold keeps 8 bytes an item.
+ * and whether it has one. A scorer without gold keeps its values alone: a byte an item for
+ * passes and whole-number scores up to 255, eight for fractions.
  */
 export class ValueRows {
   readonly unscored: Partial<Record<FailureKind, number>> = {};

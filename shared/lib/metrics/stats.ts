@@ -485,17 +485,18 @@ export class NumberColumn {
   }
 }
 
+const whole = (value: number) => Number.isInteger(value) && !Object.is(value, -0);
+const isByte = (value: number) => whole(value) && value >= 0 && value <= 0xff;
+const isInt32 = (value: number) => whole(value) && value >= -0x80000000 && value <= 0x7fffffff;
+
 function fits(data: NumberArray, value: number): boolean {
   if (data instanceof Float64Array) return true;
-  if (!Number.isInteger(value) || Object.is(value, -0)) return false;
-  return data instanceof Uint8Array
-    ? value >= 0 && value <= 0xff
-    : value >= -0x80000000 && value <= 0x7fffffff;
+  return data instanceof Uint8Array ? isByte(value) : isInt32(value);
 }
 
 /** `data`'s first `length` values in an array wide enough for `value` too. */
 function widened(data: NumberArray, value: number, length: number): NumberArray {
-  const wider = fits(new Int32Array(0), value) ? new Int32Array(data.length) : new Float64Array(data.length);
+  const wider = isInt32(value) ? new Int32Array(data.length) : new Float64Array(data.length);
   wider.set(data.subarray(0, length));
   return wider;
 }
