@@ -127,8 +127,8 @@ export async function inReportOrder(
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-order-'));
   const buckets = Math.ceil(count / bucketSize);
   const path = (bucket: number) => join(dir, `${bucket}.jsonl`);
+  const files: WriteStream[] = Array.from({ length: buckets }, (_, b) => createWriteStream(path(b)));
   try {
-    const files: WriteStream[] = Array.from({ length: buckets }, (_, b) => createWriteStream(path(b)));
     const failed = new Promise<never>((_, reject) => {
       for (const file of files) file.once('error', reject);
     });
@@ -144,6 +144,15 @@ export async function inReportOrder(
     for (const file of files) file.end();
     await Promise.race([Promise.all(files.map((file) => once(file, 'finish'))), failed]);
   } catch (error) {
+    // Every file closed first: a stream still opening would create its file after the folder went.
+    await Promise.all(
+      files.map(async (file) => {
+        if (file.closed) return;
+        const closed = once(file, 'close');
+        file.destroy();
+        await closed;
+      }),
+    );
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
