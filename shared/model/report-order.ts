@@ -4,6 +4,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ItemResult } from './model.js';
+import { discard } from './streams.js';
 
 /** Results that can be read more than once, each time from the start (a run store's `results(runId)`). */
 export type ResultSource = () => AsyncIterable<ItemResult>;
@@ -144,15 +145,7 @@ export async function inReportOrder(
     for (const file of files) file.end();
     await Promise.race([Promise.all(files.map((file) => once(file, 'finish'))), failed]);
   } catch (error) {
-    // Every file closed first: a stream still opening would create its file after the folder went.
-    await Promise.all(
-      files.map(async (file) => {
-        if (file.closed) return;
-        const closed = once(file, 'close');
-        file.destroy();
-        await closed;
-      }),
-    );
+    await Promise.all(files.map(discard));
     await rm(dir, { recursive: true, force: true });
     throw error;
   }

@@ -16,6 +16,7 @@ import {
   type ScorerSummary,
 } from '../model/report.js';
 import { type ResultSource, sourceOf } from '../model/report-order.js';
+import { discard } from '../model/streams.js';
 import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import { ChunkFile, ItemColumns } from './html/columns.js';
@@ -63,6 +64,12 @@ export async function writeReportFiles(
   // report.html's item table is gathered on labeled.csv's pass and written last.
   const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
   const table = new ChunkFile(join(dir, 'items.bin'));
+  const sections = {
+    failed: new Spill(join(dir, 'failed.txt')),
+    unscored: new Spill(join(dir, 'unscored.txt')),
+    wrong: new Spill(join(dir, 'wrong.txt')),
+    correct: new Spill(join(dir, 'correct.txt')),
+  };
   try {
     const items = new ItemColumns(
       family,
@@ -72,12 +79,6 @@ export async function writeReportFiles(
       (name) => known.binary(name),
       table,
     );
-    const sections = {
-      failed: new Spill(join(dir, 'failed.txt')),
-      unscored: new Spill(join(dir, 'unscored.txt')),
-      wrong: new Spill(join(dir, 'wrong.txt')),
-      correct: new Spill(join(dir, 'correct.txt')),
-    };
     const inputs = known.inputColumns();
     const primary = view.scorers.find((s) => s.name === view.primary)!;
     async function* labeled(): AsyncGenerator<string> {
@@ -148,6 +149,8 @@ export async function writeReportFiles(
     return [...keys, csv, errors, correct, html];
   } finally {
     table.close();
+    // A section left open by a failure is closed before its folder goes (see `discard`).
+    await Promise.all(Object.values(sections).map((section) => section.discard()));
     await rm(dir, { recursive: true, force: true });
   }
 }
@@ -188,6 +191,10 @@ class Spill {
 
   read(): AsyncIterable<Buffer> {
     return createReadStream(this.path);
+  }
+
+  discard(): Promise<void> {
+    return discard(this.file);
   }
 }
 

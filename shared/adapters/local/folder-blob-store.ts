@@ -2,6 +2,7 @@ import { once } from 'node:events';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { discard } from '../../model/streams.js';
 import type { BlobStore } from '../../ports/ports.js';
 
 /** A folder as a bucket: keys are paths under `root`. Writes are atomic (temp file + rename). */
@@ -50,12 +51,7 @@ export class FolderBlobStore implements BlobStore {
       file.end();
       await Promise.race([once(file, 'finish'), failed]);
     } catch (error) {
-      // Closed before removed: a file still being opened would otherwise come back after the rm.
-      if (!file.closed) {
-        const closed = once(file, 'close').catch(() => undefined);
-        file.destroy();
-        await closed;
-      }
+      await discard(file);
       await rm(temp, { force: true });
       throw error;
     }

@@ -164,6 +164,20 @@ describe('writeRunReport, streaming', () => {
     expect(await readdir(join(scrambled.dir, 'reports'))).toEqual([...REPORT_FILES].sort());
   });
 
+  it("fails with the store's error when a report file cannot be written", async () => {
+    // Its temporary section files are closed before their folder is removed: a file still being
+    // opened then could make the clean-up fail (rarely) with ENOTEMPTY instead of this error.
+    const reports = new (class extends FolderBlobStore {
+      override async putStream(key: string, body: AsyncIterable<Uint8Array | string>) {
+        if (key.endsWith('labeled.csv')) throw new Error('the bucket refused labeled.csv');
+        return super.putStream(key, body);
+      }
+    })(await tempDir());
+    await expect(writeRunReport({ runStore: storeOf(RESULTS), reports, now }, 'r1')).rejects.toThrow(
+      'the bucket refused labeled.csv',
+    );
+  });
+
   it('streams the item files as the whole-array renderer writes them, sections counted and in report order', async () => {
     const { files, report } = await written(shuffled(RESULTS));
     const sorted = reportOrder(RESULTS);
