@@ -12,7 +12,12 @@ import {
   SUITES_PREFIX,
   UPLOAD_PREFIXES,
 } from '../shared/lib/layout/bucket.js';
-import { FUNCTION_TIMEOUT_SECONDS, type FunctionName } from '../shared/lib/layout/queues.js';
+import {
+  FUNCTION_MEMORY_MB,
+  FUNCTION_TIMEOUT_SECONDS,
+  FUNCTION_TMP_MB,
+  type FunctionName,
+} from '../shared/lib/layout/queues.js';
 import type { AssayConfig } from './config.js';
 import { AssayAlarms } from './constructs/alarms.js';
 import { AssayFunction, REPO_ROOT } from './constructs/functions.js';
@@ -24,10 +29,20 @@ export interface AssayStackProps extends StackProps {
   readonly config: AssayConfig;
 }
 
-/** Function timeouts (shared/layout/queues.ts); each consumed queue's visibility timeout is derived from these (×6). */
-const TIMEOUTS = Object.fromEntries(
-  Object.entries(FUNCTION_TIMEOUT_SECONDS).map(([name, seconds]) => [name, Duration.seconds(seconds)]),
-) as Record<FunctionName, Duration>;
+/**
+ * Each function's timeout, memory and /tmp, as the layout declares them (shared/lib/layout/queues.ts);
+ * each consumed queue's visibility timeout is derived from the timeouts (×6).
+ */
+const SIZES = Object.fromEntries(
+  Object.entries(FUNCTION_TIMEOUT_SECONDS).map(([name, seconds]) => [
+    name,
+    {
+      timeout: Duration.seconds(seconds),
+      memorySize: FUNCTION_MEMORY_MB[name as FunctionName],
+      tmpSize: FUNCTION_TMP_MB[name as FunctionName],
+    },
+  ]),
+) as Record<FunctionName, { timeout: Duration; memorySize: number; tmpSize: number }>;
 
 /**
  * Assay on AWS: uploads to the bucket → events queue → ingest → items queue → worker →
@@ -74,8 +89,7 @@ export class AssayStack extends Stack {
         ...shared,
         entry: 'ingest',
         description: 'Validates an uploaded dataset/suite/prompt and enqueues one message per item',
-        timeout: TIMEOUTS.ingest,
-        memorySize: 1024,
+        ...SIZES.ingest,
         // A run's prompt files are snapshotted by ingest: the repo's copies ship with it, and
         // uploads under prompts/ in the bucket override them. Workers use the run's snapshot.
         bundledFolders: ['prompts'],
@@ -98,8 +112,7 @@ export class AssayStack extends Stack {
         ...shared,
         entry: 'worker',
         description: 'Scores items with the LLM providers and records results',
-        timeout: TIMEOUTS.worker,
-        memorySize: 1024,
+        ...SIZES.worker,
         // Rate limits held across the fleet by the token buckets in the table.
         environment: config.rateLimits ? { ASSAY_LIMITS: config.rateLimits } : undefined,
       })
@@ -117,8 +130,7 @@ export class AssayStack extends Stack {
         ...shared,
         entry: 'dead-letter',
         description: 'Records items that exhausted their receives as failed results',
-        timeout: TIMEOUTS.deadLetter,
-        memorySize: 256,
+        ...SIZES.deadLetter,
       })
         .useTable(table)
         .useBucket(bucket, { read: [SPILL_PREFIX] })
@@ -133,8 +145,7 @@ export class AssayStack extends Stack {
         entry: 'aggregate',
         description:
           'Computes metrics of a finished run and writes its report files; aggregates sweeps; keeps the leaderboard',
-        timeout: TIMEOUTS.aggregate,
-        memorySize: 1024,
+        ...SIZES.aggregate,
       })
         .useTable(table)
         // suites/ for the run's definition, reports/ for the previous run to compare with.
@@ -153,8 +164,7 @@ export class AssayStack extends Stack {
         entry: 'batch-poller',
         description:
           'Batch lane: submits waiting model calls as vendor batches, collects them, wakes the items',
-        timeout: TIMEOUTS.batchPoller,
-        memorySize: 512,
+        ...SIZES.batchPoller,
       })
         .useTable(table)
         .useBucket(bucket, { read: [SPILL_PREFIX] })

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Token } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -23,8 +23,10 @@ export interface AssayFunctionProps {
   readonly entry: string;
   readonly description: string;
   readonly timeout: Duration;
-  /** @default 512 */
-  readonly memorySize?: number;
+  /** Memory, MB (the layout's FUNCTION_MEMORY_MB). */
+  readonly memorySize: number;
+  /** Ephemeral storage (`/tmp`), MB (the layout's FUNCTION_TMP_MB). */
+  readonly tmpSize: number;
   readonly logLevel: string;
   readonly logRetentionDays: number;
   readonly cacheTtlDays: number;
@@ -82,7 +84,8 @@ export class AssayFunction extends NodejsFunction {
       depsLockFilePath: `${REPO_ROOT}package-lock.json`,
       runtime: lambda.Runtime.NODEJS_24_X,
       architecture: lambda.Architecture.ARM_64,
-      memorySize: props.memorySize ?? 512,
+      memorySize: props.memorySize,
+      ephemeralStorageSize: Size.mebibytes(props.tmpSize),
       timeout: props.timeout,
       tracing: lambda.Tracing.ACTIVE,
       logGroup,

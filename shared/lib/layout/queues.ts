@@ -23,6 +23,32 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionName, number>> = 
   batchPoller: 300,
 };
 
+/**
+ * Each function's memory, MB (Lambda allows 128–10,240; CPU grows with it). The CDK stack sizes
+ * the functions from this, the local cloud holds each container to it, and the capacity model
+ * checks every invocation against 80% of it.
+ */
+export const FUNCTION_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
+  ingest: 1024,
+  worker: 1024,
+  deadLetter: 256,
+  aggregate: 1024,
+  batchPoller: 512,
+};
+
+/**
+ * Each function's ephemeral storage (`/tmp`), MB (Lambda allows 512–10,240; 512 is free). The
+ * stack sets it, the local cloud gives each container a `/tmp` of this size and stops an
+ * invocation that fills it, and the capacity model checks every invocation against 80% of it.
+ */
+export const FUNCTION_TMP_MB: Readonly<Record<FunctionName, number>> = {
+  ingest: 512,
+  worker: 512,
+  deadLetter: 512,
+  aggregate: 512,
+  batchPoller: 512,
+};
+
 /** AWS recommends a queue visibility timeout of at least six times the consuming function's timeout. */
 export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
 

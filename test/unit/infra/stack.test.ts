@@ -14,7 +14,9 @@ import { AssayStack } from '../../../infra/stack.js';
 import { SPILL_EXPIRATION_DAYS, SPILL_PREFIX, UPLOAD_PREFIXES } from '../../../shared/lib/layout/bucket.js';
 import {
   DEFAULT_MAX_RECEIVE_COUNT,
+  FUNCTION_MEMORY_MB,
   FUNCTION_TIMEOUT_SECONDS,
+  FUNCTION_TMP_MB,
   type FunctionName,
   QUEUE_NAMES,
   QUEUES,
@@ -262,9 +264,12 @@ describe('AssayStack', () => {
       }
     });
 
-    it('gives each function its declared timeout', () => {
+    it('gives each function its declared timeout, memory and /tmp', () => {
       for (const [name, seconds] of Object.entries(FUNCTION_TIMEOUT_SECONDS)) {
-        expect(resourceOf(stack.functions[name as FunctionName]).Timeout, name).toBe(seconds);
+        const props = resourceOf(stack.functions[name as FunctionName]);
+        expect(props.Timeout, name).toBe(seconds);
+        expect(props.MemorySize, name).toBe(FUNCTION_MEMORY_MB[name as FunctionName]);
+        expect(props.EphemeralStorage, name).toEqual({ Size: FUNCTION_TMP_MB[name as FunctionName] });
       }
     });
 
@@ -569,6 +574,8 @@ describe('AssayFunction.consumes', () => {
       entry: 'worker',
       description: 'probe',
       timeout: Duration.seconds(30),
+      memorySize: 512,
+      tmpSize: 512,
       logLevel: 'INFO',
       logRetentionDays: 30,
       cacheTtlDays: 30,
