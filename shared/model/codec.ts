@@ -59,6 +59,7 @@ const common = {
   stages: z.record(z.string(), stageSchema),
   simulated: z.boolean(),
   finishedAt: z.string(),
+  part: z.number().int().positive().optional(),
 };
 
 const resultSchema = z.object({

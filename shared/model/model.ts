@@ -129,6 +129,11 @@ export interface ItemResult {
   stages: Record<string, StageSpend>;
   simulated: boolean;
   finishedAt: string;
+  /**
+   * Which part of the run the item came in (see {@link ItemMessage.part}); absent for part 0,
+   * which is every item of a run ingested in one piece.
+   */
+  part?: number;
 }
 
 /**
@@ -169,13 +174,15 @@ export function resultLatencyMs(result: Pick<ItemResult, 'stages'>): number | un
 
 /** The failed result of an item that never got an output. */
 export function failedResult(
-  base: Pick<ItemResult, 'runId' | 'itemId' | 'row' | 'input'> & { gold?: string },
+  base: Pick<ItemResult, 'runId' | 'itemId' | 'row' | 'input' | 'part'> & { gold?: string },
   failure: Failure,
   at: Date,
 ): ItemResult {
+  const { part, ...rest } = base;
   return {
     schemaVersion: RESULT_SCHEMA_VERSION,
-    ...base,
+    ...rest,
+    ...partOf(part),
     status: 'failed',
     failure,
     scores: {},
@@ -227,4 +234,15 @@ export interface RunCounters {
 export interface ItemMessage {
   runId: string;
   item: Item;
+  /**
+   * The part of the run the item belongs to: a stretch of the dataset's rows that ingest handed
+   * on together (a dataset read in chunks has a part per chunk). The run store keeps a part's
+   * results together, and a run is complete when every part is. Absent for part 0.
+   */
+  part?: number;
+}
+
+/** `{ part }` for a part other than 0 (part 0 is left out of messages and results). */
+export function partOf(part: number | undefined): { part?: number } {
+  return part ? { part } : {};
 }

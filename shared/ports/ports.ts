@@ -32,7 +32,13 @@ export interface WorkQueue {
 export interface RecordOutcome {
   /** False when this item already had a result (a redelivery): nothing was counted. */
   recorded: boolean;
-  counters: RunCounters;
+  /**
+   * True when the run has all its results now: every part of it closed by ingest, and every
+   * result of each recorded. The caller then asks for the run's aggregation (several callers
+   * may see it; aggregation is claimed). A redelivery reports it too, so that a crash between
+   * recording and asking cannot strand a run.
+   */
+  complete: boolean;
 }
 
 /** A read-only set of item ids: what a run store answers for the ids with a final result. */
@@ -41,6 +47,26 @@ export interface ItemIdSet extends Iterable<string> {
   readonly size: number;
 }
 
+/**
+ * What ingest hands over when it has handed on every row of a part of the dataset: every item
+ * of it sent, every invalid row of it recorded.
+ */
+export interface PartClosing {
+  /** The row of every result the part will hold (items sent and invalid rows recorded). */
+  rows: ArrayLike<number>;
+  /** How many of those rows are invalid rows. */
+  invalidRows: number;
+  /** This part ends the dataset: the run has `part + 1` parts. */
+  last?: boolean;
+}
+
+/**
+ * A run's record and results. A run comes in parts: ingest hands on the dataset a part at a
+ * time (the whole dataset in one part when it is read in one go), and closes each part once
+ * every row of it is handed on, saying which rows its results will have; the run is complete
+ * when the last part is known and every part has all its results. A store may keep each
+ * part's results apart (DynamoDB spreads them over many partition keys).
+ */
 export interface RunStore {
   /**
    * Creates the run record. A second create of the same runId changes nothing and throws
@@ -48,24 +74,49 @@ export interface RunStore {
    */
   createRun(run: RunRecord): Promise<void>;
   getRun(runId: string): Promise<RunRecord | undefined>;
-  /** Sets the item total once ingest has read the whole dataset; returns the counters after. */
-  setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters>;
-  /** The run's counters (done, failed, total, money spent); undefined when the run does not exist. */
+  /**
+   * The run's counters (done, failed, the total once every part is closed, money spent);
+   * undefined when the run does not exist. On DynamoDB this reads every counter of the run:
+   * for status and reports, not for every item (a budget check reads {@link spent}).
+   */
   counters(runId: string): Promise<RunCounters | undefined>;
   /**
-   * Writes the item's result only if it has none yet — or has a `budget` failure, which a
-   * resumed run replaces — and updates the done/failed counters and the money spent in the
-   * same atomic step, so a redelivered message never double-counts.
+   * Money the recorded results of the run spent, as a budget check reads it: a store may give
+   * a figure up to a second old (DynamoDB caches it per process), never one that forgets a
+   * result recorded before that.
+   */
+  spent(runId: string): Promise<number>;
+  /**
+   * Writes the item's result (in its part, `result.part`) only if it has none yet — or has a
+   * `budget` failure, which a resumed run replaces — and counts it in the same atomic step, so
+   * a redelivered message never double-counts. Says whether the run is complete now.
    */
   recordResult(result: ItemResult): Promise<RecordOutcome>;
   /**
-   * Item ids whose result is final (resume skips them; `budget` failures are not final): a
-   * compact set, as a run may have a million items (a `Set` will do for a small store).
+   * Ingest has handed on every row of `part`: its results will have exactly `closing.rows`.
+   * Idempotent (a part closed again with the same rows changes nothing). Says whether the run
+   * is complete now (its items may all have finished before this).
    */
-  resultIds(runId: string): Promise<ItemIdSet>;
-  results(runId: string): AsyncIterable<ItemResult>;
-  /** Moves the run to `aggregating` if nobody else has; true for exactly one caller. */
-  claimAggregation(runId: string): Promise<boolean>;
+  closePart(runId: string, part: number, closing: PartClosing): Promise<{ complete: boolean }>;
+  /**
+   * Item ids whose result is final (resume skips them; `budget` failures are not final), of
+   * one part or of the whole run: a compact set, as a run may have a million items (a `Set`
+   * will do for a small store).
+   */
+  resultIds(runId: string, part?: number): Promise<ItemIdSet>;
+  /**
+   * The results of one part or of the whole run, streamed. A store that keeps parts apart
+   * gives them in report order (by part, then row, then item id); the local log gives them in
+   * the order they were recorded.
+   */
+  results(runId: string, part?: number): AsyncIterable<ItemResult>;
+  /**
+   * Moves a complete run to `aggregating` if nobody holds it: true for exactly one caller. The
+   * claim is a lease of `leaseMs`: a run left `aggregating` by an aggregation that died is
+   * claimed again once its lease has run out (a store whose runs live in one process, whose
+   * aggregation cannot outlive it, may treat every earlier claim as lapsed once reopened).
+   */
+  claimAggregation(runId: string, leaseMs: number): Promise<boolean>;
   setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void>;
 }
 

@@ -16,8 +16,16 @@ export interface AggregateDeps {
   reports: BlobStore;
   /** When given, the report is compared with the suite's previous finished run. */
   history?: RunHistory;
+  /**
+   * How long a claim on the run holds it (ms): an aggregation that dies leaves the run to be
+   * claimed again once this has passed. Default {@link DEFAULT_AGGREGATION_LEASE_MS}.
+   */
+  leaseMs?: number;
   now?: () => Date;
 }
+
+/** A claim's lease when none is given: longer than any aggregation a Lambda can run (15 minutes). */
+export const DEFAULT_AGGREGATION_LEASE_MS = 16 * 60_000;
 
 export type AggregateOutcome =
   | { status: 'written'; report: Report; keys: string[] }
@@ -28,7 +36,7 @@ export type AggregateOutcome =
  * results, computes metrics and cost, writes the report files and marks the run done.
  */
 export async function aggregateRun(deps: AggregateDeps, runId: string): Promise<AggregateOutcome> {
-  const claimed = await deps.runStore.claimAggregation(runId);
+  const claimed = await deps.runStore.claimAggregation(runId, deps.leaseMs ?? DEFAULT_AGGREGATION_LEASE_MS);
   if (!claimed) return { status: 'skipped', reason: 'already claimed, finished, or not complete' };
   try {
     const outcome = await writeRunReport(deps, runId);

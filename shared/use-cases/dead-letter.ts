@@ -1,6 +1,5 @@
 import { failedResult, type ItemMessage } from '../model/model.js';
 import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports/ports.js';
-import { isComplete } from './start-run.js';
 
 /**
  * A message that exhausted its receives becomes a failed result, so the run still completes.
@@ -14,11 +13,18 @@ export async function recordDeadLetter(
 ): Promise<RecordOutcome> {
   const { item } = message;
   const result = failedResult(
-    { runId: message.runId, itemId: item.id, row: item.row, input: item.input, gold: item.gold },
+    {
+      runId: message.runId,
+      itemId: item.id,
+      row: item.row,
+      input: item.input,
+      gold: item.gold,
+      part: message.part,
+    },
     { kind: 'dead_letter', message: reason },
     (deps.now ?? (() => new Date()))(),
   );
   const outcome = await deps.runStore.recordResult(result);
-  if (isComplete(outcome.counters)) await deps.trigger.trigger(message.runId);
+  if (outcome.complete) await deps.trigger.trigger(message.runId);
   return outcome;
 }

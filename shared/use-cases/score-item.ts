@@ -14,6 +14,7 @@ import {
   type ItemMessage,
   type ItemResult,
   isScored,
+  partOf,
   RESULT_SCHEMA_VERSION,
   type RunRecord,
   type Score,
@@ -23,7 +24,6 @@ import {
 import type { Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports/ports.js';
 import { dataPlaceholders, taskFor } from '../registry/registry.js';
-import { isComplete } from './start-run.js';
 
 export interface ScoreItemDeps {
   runStore: RunStore;
@@ -159,7 +159,7 @@ function taskContext(
       // Repeats after the first are other samples of the same call: their own cache key and noise.
       const request = sample > 1 ? { ...given, sample } : given;
       if (budget !== undefined) {
-        recordedSpend ??= (await deps.runStore.counters(run.runId))?.spentUsd ?? 0;
+        recordedSpend ??= await deps.runStore.spent(run.runId);
         const spent = recordedSpend + (inFlightSpend.get(run.runId) ?? 0);
         if (spent >= budget) {
           throw new BudgetExceededError(
@@ -313,9 +313,10 @@ export async function scoreItem(
       prompts: promptHashes(run),
       simulated: simulated || run.simulated,
       finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
+      ...partOf(message.part),
     };
     const recorded = await deps.runStore.recordResult(result);
-    if (isComplete(recorded.counters)) await deps.trigger.trigger(run.runId);
+    if (recorded.complete) await deps.trigger.trigger(run.runId);
     return { result, outcome: recorded };
   } finally {
     addInFlight(run.runId, -spent);

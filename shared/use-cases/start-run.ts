@@ -4,13 +4,7 @@ import type { RawRow } from '../lib/datasets/read.js';
 import { IdIndex } from '../lib/id-index.js';
 import { mulberry32 } from '../lib/metrics/index.js';
 import { RunExistsError } from '../model/errors.js';
-import {
-  failedResult,
-  type Item,
-  type ItemMessage,
-  type RunCounters,
-  type RunRecord,
-} from '../model/model.js';
+import { failedResult, type Item, type ItemMessage, type RunRecord } from '../model/model.js';
 import type { AggregateTrigger, ItemIdSet, RunStore, WorkQueue } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import type { Suite } from '../registry/suite.js';
@@ -60,7 +54,8 @@ export type StartRunOutcome =
       total: number;
       invalidRows: number;
       queued: number;
-      counters: RunCounters;
+      /** Every item already had its result (a resumed run that was done): the run was sent to aggregation. */
+      complete: boolean;
     }
   | { status: 'duplicate'; runId: string }
   /** Stopped by `shouldPause`: start again with `skip: next` to continue (the total is not set yet). */
@@ -129,7 +124,10 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     return { status: 'paused', runId: run.runId, next: handed, queued };
   };
 
+  /** The row of every result the run will hold (items sent, invalid rows recorded): what closes its part. */
+  const handedRows = new RowList();
   const send = async (item: Item) => {
+    handedRows.push(item.row);
     if (skipped() || finished.has(item.id)) return;
     pending.push({ runId: run.runId, item });
     queued += 1;
@@ -140,6 +138,7 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   };
   const reject = async (row: number, reason: string, input: Record<string, string> = {}, id?: string) => {
     invalidRows += 1;
+    handedRows.push(row);
     const itemId = id ?? `row-${row}`;
     if (skipped() || finished.has(itemId)) return;
     await runStore.recordResult(
@@ -199,9 +198,32 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   }
   if (pending.length > 0) await queue.sendItems(pending);
 
-  const counters = await runStore.setTotal(run.runId, total, invalidRows);
-  if (isComplete(counters)) await deps.trigger.trigger(run.runId);
-  return { status: created ? 'started' : 'resumed', runId: run.runId, total, invalidRows, queued, counters };
+  const { complete } = await runStore.closePart(run.runId, 0, {
+    rows: handedRows.values(),
+    invalidRows,
+    last: true,
+  });
+  if (complete) await deps.trigger.trigger(run.runId);
+  return { status: created ? 'started' : 'resumed', runId: run.runId, total, invalidRows, queued, complete };
+}
+
+/** Row numbers as they come, 4 bytes each (a dataset may have millions of rows). */
+class RowList {
+  private rows = new Uint32Array(1024);
+  private length = 0;
+
+  push(row: number): void {
+    if (this.length === this.rows.length) {
+      const grown = new Uint32Array(this.rows.length * 2);
+      grown.set(this.rows);
+      this.rows = grown;
+    }
+    this.rows[this.length++] = row;
+  }
+
+  values(): Uint32Array {
+    return this.rows.subarray(0, this.length);
+  }
 }
 
 /** Looks an item up by its id as the rows go by: the first row it was met at, else notes it. */
@@ -232,10 +254,6 @@ async function duplicateRows(
     if (first !== undefined) duplicates.set(raw.row, first);
   }
   return (row) => duplicates.get(row);
-}
-
-export function isComplete(counters: RunCounters): boolean {
-  return counters.total !== undefined && counters.done + counters.failed >= counters.total;
 }
 
 /**

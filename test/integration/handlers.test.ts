@@ -179,7 +179,7 @@ describe('worker, dead-letter and aggregate on their samples', { timeout: 30_000
       reportPrefix: `reports/quickstart/${SAMPLE_RUN_ID}/`,
     });
     await runStore.createRun({ ...prepared, runId: SAMPLE_RUN_ID });
-    await runStore.setTotal(SAMPLE_RUN_ID, 3, 0);
+    await runStore.closePart(SAMPLE_RUN_ID, 0, { rows: [1, 2, 3], invalidRows: 0, last: true });
 
     expect(await functions.worker(await sample('sqs-item-batch.json'), context('worker'))).toEqual({
       batchItemFailures: [],

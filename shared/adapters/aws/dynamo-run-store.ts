@@ -1,36 +1,64 @@
 /**
- * The run store on ONE DynamoDB table (`pk` S, `sk` S, TTL attribute `ttl`; the LLM cache
- * shares it, see dynamo-llm-cache.ts).
+ * The run store on ONE DynamoDB table (`pk` S, `sk` S, TTL attribute `ttl`; other adapters
+ * share it, see shared/lib/layout/table.ts), laid out so that nothing a worker writes for an
+ * item is written for every item: a run scored thousands of items a second spreads its writes
+ * over many partition keys, and its record is written a handful of times.
  *
- * | entity      | pk                 | sk                            | attributes                                                                                                                          | access pattern                                                              |
- * |-------------|--------------------|-------------------------------|-------------------------------------------------------------------------------------------------------------------------------------|-----------------------------------------------------------------------------|
- * | run         | `RUN#<runId>`      | `META`                        | type, schemaVersion, runId, suiteName, suite (JSON), prompts (JSON), status, total?, invalidRows, startedAt, finishedAt?, reportPrefix, datasetKey, simulated, done, failed, spentUsd | GetItem (consistent) for getRun/counters; UpdateItem for counters, total, status, claim |
- * | result      | `RUN#<runId>`      | `RESULT#<itemId>`             | type, runId, itemId, status, failureKind?, costUsd, finishedAt, result (the ItemResult as JSON)                                     | Query pk = RUN#id AND begins_with(sk, 'RESULT#') for results / resultIds   |
- * | suite index | `SUITE#<suiteName>`| `RUN#<startedAt>#<runId>`     | type, runId, startedAt                                                                                                              | Query pk = SUITE#name AND sk < the run's sk, newest first, for previousRun; newest first, limit 1, for latestRun |
- * | cache entry | `CACHE#<key>`      | `CACHE`                       | value (Completion as JSON), ttl                                                                                                     | GetItem / PutItem (dynamo-llm-cache.ts)                                     |
+ * | entity       | pk                              | sk                 | attributes                                                                                               | written                                   |
+ * |--------------|---------------------------------|--------------------|----------------------------------------------------------------------------------------------------------|-------------------------------------------|
+ * | run          | `RUN#<runId>`                   | `META`             | the RunRecord's small fields, `budgeted`, `parts`, `partsClosed`, `partsDone`, `rowsClosed`, `invalidClosed`, `leaseUntil`, `statusSince` | at create, as parts close and complete, on status changes |
+ * | definition   | `RUN#<runId>`                   | `SPEC`             | `suite`, `prompts` (JSON): read once per process                                                         | at create                                 |
+ * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `slots`, `slotsDone`, `done`                                                  | when the part closes, once per slot that completes, when it completes |
+ * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON)                       | one conditional put per item              |
+ * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete`                          | with each result, in its transaction      |
+ * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result, in its transaction      |
+ * | active run   | `ACTIVE`                        | `RUN#<runId>`      | `runId`, `startedAt`                                                                                     | at create; deleted when the run is done   |
+ * | suite index  | `SUITE#<suiteName>`             | `RUN#<startedAt>#<runId>` | `runId`, `startedAt`                                                                              | at create                                 |
+ *
+ * A result is one transaction of its own item and its slot's counter (and, with a budget, a
+ * spend shard), all under keys spread by row: {@link RESULT_SLOTS} slots per part. Completion
+ * is counted upward, each step once: a slot is complete when its counter reaches the count
+ * ingest gave it when closing its part; the part, when all its slots are; the run, when its
+ * last part is known and all its parts are. Only those steps (a few per slot) touch the part's
+ * and the run's items. Throttled writes and transaction conflicts are retried here, with
+ * jitter (see throttle.ts).
  *
  * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
- * string round-trips exactly (no number conversion, no empty-string or undefined rules). Both
- * the run record and each result are checked by the codec (model/codec.ts) when read back.
- * `startedAt` is ISO-8601 UTC, so the suite index sorts by time as a string.
+ * string round-trips exactly. Run records and results are checked by the codec
+ * (model/codec.ts) when read back. `startedAt` is ISO-8601 UTC, so the suite index sorts by
+ * time as a string.
  */
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
+  BatchGetCommand,
+  DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
   paginateQuery,
   QueryCommand,
-  type QueryCommandInput,
   TransactWriteCommand,
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { IdSet } from '../../lib/id-index.js';
 import {
+  ACTIVE_PK,
+  activeSk,
+  COUNT_SK,
+  itemIdOfResultSk,
   META_SK as META,
+  PART_PREFIX,
+  partSk,
   RESULT_PREFIX,
+  RESULT_SLOTS,
+  resultPk,
   resultSk,
   runPk,
+  SPEC_SK,
+  SPEND_SHARDS,
+  SPEND_SK,
   SUITE_RUN_PREFIX,
+  slotOf,
+  spendPk,
   suitePk,
   suiteRunSk,
   type TableKey,
@@ -45,47 +73,123 @@ import {
   resultCost,
 } from '../../model/model.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
-import type { RecordOutcome, RunHistory, RunStore } from '../../ports/ports.js';
+import type { PartClosing, RecordOutcome, RunHistory, RunStore } from '../../ports/ports.js';
+import { type Backoff, retryThrottled } from './throttle.js';
 
 export interface DynamoRunStoreOptions {
   /** A document client built with `marshallOptions.removeUndefinedValues: true` (see clients.ts). */
   client: DynamoDBDocumentClient;
   tableName: string;
-  /** Query page size for `results`/`resultIds`; DynamoDB's 1 MB page when unset. */
+  /** Items per Query page of a slot when results are read; default 200. */
   pageSize?: number;
   /** How a stored run's suite is checked (the full validator, from the composition root). */
   checkSuite?: SuiteCheck;
+  /** Clock in epoch milliseconds (leases, the spend cache, `statusSince`). */
+  now?: () => number;
+  /** How throttled calls are retried (tests shorten the waits). */
+  backoff?: Backoff;
+  /** How long a run's spend, once read, is used before it is read again, ms; default 1,000. */
+  spentCacheMs?: number;
 }
 
-/**
- * A run's item: the RunRecord's fields (`suite` and `prompts` as JSON, `schemaVersion` absent on
- * runs written before it existed) plus the run's counters (`spentUsd` absent on older runs).
- */
+/** The small, often-read part of a run's record (its suite and prompts are in {@link SpecItem}). */
 type MetaItem = TableKey &
-  Omit<RunRecord, 'schemaVersion' | 'suite' | 'prompts'> &
-  Omit<RunCounters, 'total' | 'spentUsd'> & {
+  Omit<RunRecord, 'schemaVersion' | 'suite' | 'prompts' | 'total' | 'invalidRows'> & {
     type: 'run';
     schemaVersion?: number;
-    suite: string;
-    prompts: string;
-    spentUsd?: number;
+    /** The run has a budget: its results also add their cost to a spend shard. */
+    budgeted?: boolean;
+    /** How many parts the run has, once ingest has met the dataset's end. */
+    parts?: number;
+    partsClosed?: number;
+    partsDone?: number;
+    /** Rows (and invalid rows among them) of the parts closed so far. */
+    rowsClosed?: number;
+    invalidClosed?: number;
+    /** The aggregation's lease (epoch ms). */
+    leaseUntil?: number;
+    /** When the run entered its status (epoch ms): the watchdog's measure of a stuck run. */
+    statusSince?: number;
+    /** Written by Assay versions that kept the run whole on this item. */
+    suite?: string;
+    prompts?: string;
+    total?: number;
+    invalidRows?: number;
   };
+
+interface SpecItem {
+  suite: string;
+  prompts: string;
+}
+
+interface CountItem {
+  done?: number;
+  failed?: number;
+  spentUsd?: number;
+  expected?: number;
+  complete?: boolean;
+}
+
+interface PartItem {
+  closed?: boolean;
+  /** How many slots hold results of the part (the part is done when they all are). */
+  slots?: number;
+  rows?: number;
+  invalidRows?: number;
+  slotsDone?: number;
+  done?: boolean;
+}
+
+/** Of a run, what recording a result needs: that it exists, and whether it has a budget. */
+interface RunFacts {
+  budgeted: boolean;
+}
+
+/** Calls a store makes at once while it closes a part or reads a part's slots. */
+const FAN_OUT = 16;
 
 export class DynamoRunStore implements RunStore, RunHistory {
   private readonly client: DynamoDBDocumentClient;
   private readonly tableName: string;
-  private readonly pageSize: number | undefined;
-
+  private readonly pageSize: number;
   private readonly checkSuite: SuiteCheck | undefined;
+  private readonly now: () => number;
+  private readonly backoff: Backoff;
+  private readonly spentCacheMs: number;
+  /** Runs this process has seen exist, with their facts: read once (runs never lose their record). */
+  private readonly facts = new Map<string, Promise<RunFacts>>();
+  /**
+   * Each run's spend as last read, when, and what results this process recorded since (added
+   * at once, so that this process never sees less than it recorded itself).
+   */
+  private readonly spentCache = new Map<string, { at: number; read: Promise<number>; since: number }>();
 
-  constructor({ client, tableName, pageSize, checkSuite }: DynamoRunStoreOptions) {
-    this.checkSuite = checkSuite;
+  constructor({
+    client,
+    tableName,
+    pageSize = 200,
+    checkSuite,
+    now = Date.now,
+    backoff = {},
+    spentCacheMs = 1_000,
+  }: DynamoRunStoreOptions) {
     this.client = client;
     this.tableName = tableName;
     this.pageSize = pageSize;
+    this.checkSuite = checkSuite;
+    this.now = now;
+    this.backoff = backoff;
+    this.spentCacheMs = spentCacheMs;
+  }
+
+  /** Sends a document-client command, retrying it while it is throttled. */
+  private send<T = unknown>(command: object): Promise<T> {
+    const client = this.client as unknown as { send(command: object): Promise<T> };
+    return retryThrottled(() => client.send(command), this.backoff);
   }
 
   async createRun(run: RunRecord): Promise<void> {
+    const now = this.now();
     const meta: MetaItem = {
       pk: runPk(run.runId),
       sk: META,
@@ -93,35 +197,57 @@ export class DynamoRunStore implements RunStore, RunHistory {
       schemaVersion: run.schemaVersion,
       runId: run.runId,
       suiteName: run.suiteName,
-      suite: JSON.stringify(run.suite),
-      prompts: JSON.stringify(run.prompts),
       status: run.status,
-      total: run.total,
-      invalidRows: run.invalidRows,
       startedAt: run.startedAt,
       finishedAt: run.finishedAt,
       reportPrefix: run.reportPrefix,
       datasetKey: run.datasetKey,
       datasetVersion: run.datasetVersion,
       simulated: run.simulated,
-      done: 0,
-      failed: 0,
-      spentUsd: 0,
+      budgeted: run.suite.run?.budgetUsd !== undefined,
+      partsClosed: 0,
+      partsDone: 0,
+      rowsClosed: 0,
+      invalidClosed: 0,
+      statusSince: now,
     };
+    const table = this.tableName;
     try {
-      await this.client.send(
+      await this.send(
         new TransactWriteCommand({
           TransactItems: [
+            { Put: { TableName: table, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' } },
             {
-              Put: { TableName: this.tableName, Item: meta, ConditionExpression: 'attribute_not_exists(pk)' },
+              Put: {
+                TableName: table,
+                Item: {
+                  pk: runPk(run.runId),
+                  sk: SPEC_SK,
+                  type: 'runSpec',
+                  suite: JSON.stringify(run.suite),
+                  prompts: JSON.stringify(run.prompts),
+                },
+              },
             },
             {
               Put: {
-                TableName: this.tableName,
+                TableName: table,
                 Item: {
                   pk: suitePk(run.suiteName),
                   sk: suiteRunSk(run.startedAt, run.runId),
                   type: 'suiteRun',
+                  runId: run.runId,
+                  startedAt: run.startedAt,
+                },
+              },
+            },
+            {
+              Put: {
+                TableName: table,
+                Item: {
+                  pk: ACTIVE_PK,
+                  sk: activeSk(run.runId),
+                  type: 'activeRun',
                   runId: run.runId,
                   startedAt: run.startedAt,
                 },
@@ -138,107 +264,103 @@ export class DynamoRunStore implements RunStore, RunHistory {
 
   async getRun(runId: string): Promise<RunRecord | undefined> {
     const meta = await this.getMeta(runId);
-    return meta && toRunRecord(meta, this.checkSuite);
-  }
-
-  /** The run's counters (consistent read); undefined when the run does not exist. */
-  async counters(runId: string): Promise<RunCounters | undefined> {
-    const out = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: runPk(runId), sk: META },
-        ConsistentRead: true,
-        ProjectionExpression: '#done, #failed, #total, #spent',
-        ExpressionAttributeNames: {
-          '#done': 'done',
-          '#failed': 'failed',
-          '#total': 'total',
-          '#spent': 'spentUsd',
-        },
-      }),
-    );
-    return out.Item && toCounters(out.Item);
-  }
-
-  async setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters> {
-    const names = { '#total': 'total', '#invalid': 'invalidRows' };
-    const values = { ':total': total, ':invalid': invalidRows };
-    // First try the normal path: ingest finished, the run starts running.
-    try {
-      const out = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: runPk(runId), sk: META },
-          UpdateExpression: 'SET #total = :total, #invalid = :invalid, #s = :running',
-          ConditionExpression: '#s = :ingesting',
-          ExpressionAttributeNames: { ...names, '#s': 'status' },
-          ExpressionAttributeValues: { ...values, ':running': 'running', ':ingesting': 'ingesting' },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toCounters(out.Attributes ?? {});
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-    }
-    // A redelivered ingest (or one racing a fast worker): set the numbers, leave the status be.
-    try {
-      const out = await this.client.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: runPk(runId), sk: META },
-          UpdateExpression: 'SET #total = :total, #invalid = :invalid',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toCounters(out.Attributes ?? {});
-    } catch (err) {
-      if (isConditionalCheckFailed(err)) throw new RunNotFoundError(runId);
-      throw err;
-    }
-  }
-
-  async recordResult(result: ItemResult): Promise<RecordOutcome> {
-    let recorded = true;
-    try {
-      await this.writeResult(result, { condition: 'attribute_not_exists(pk)' });
-    } catch (err) {
-      if (cancelledByCondition(err, 1)) throw new RunNotFoundError(result.runId);
-      if (!cancelledByCondition(err, 0)) throw err;
-      recorded = await this.replaceBudgetResult(result);
-    }
-    const counters = await this.counters(result.runId);
-    if (!counters) throw new RunNotFoundError(result.runId);
-    return { recorded, counters };
+    return meta && (await this.toRunRecord(meta));
   }
 
   /**
-   * The result put and the counter update in ONE transaction. `replacing`: the result this one
-   * replaces (a `budget` failure), whose counter and spend are taken back in the same step.
+   * Every counter of the run summed (a batch read per hundred slots), and the total once every
+   * part is closed; undefined when the run does not exist.
+   */
+  async counters(runId: string): Promise<RunCounters | undefined> {
+    const meta = await this.getMeta(runId);
+    if (!meta) return undefined;
+    if (meta.suite !== undefined) return legacyCounters(meta);
+    const counters: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
+    const keys = (await this.partsOf(runId, meta)).flatMap((part) =>
+      Array.from({ length: RESULT_SLOTS }, (_, slot) => ({ pk: resultPk(runId, part, slot), sk: COUNT_SK })),
+    );
+    for (const item of await this.batchGet(keys)) {
+      const count = item as CountItem;
+      counters.done += count.done ?? 0;
+      counters.failed += count.failed ?? 0;
+      counters.spentUsd += count.spentUsd ?? 0;
+    }
+    const total = totalOf(meta);
+    if (total !== undefined) counters.total = total;
+    return counters;
+  }
+
+  async spent(runId: string): Promise<number> {
+    let cached = this.spentCache.get(runId);
+    if (!cached || this.now() - cached.at >= this.spentCacheMs) {
+      const read = this.readSpent(runId);
+      const entry = { at: this.now(), read, since: 0 };
+      this.spentCache.set(runId, entry);
+      read.catch(() => {
+        if (this.spentCache.get(runId) === entry) this.spentCache.delete(runId);
+      });
+      cached = entry;
+    }
+    return (await cached.read) + cached.since;
+  }
+
+  private async readSpent(runId: string): Promise<number> {
+    const { budgeted } = await this.runFacts(runId);
+    if (!budgeted) return (await this.counters(runId))?.spentUsd ?? 0;
+    const keys = Array.from({ length: SPEND_SHARDS }, (_, shard) => ({
+      pk: spendPk(runId, shard),
+      sk: SPEND_SK,
+    }));
+    let total = 0;
+    for (const item of await this.batchGet(keys, false)) total += Number(item.spentUsd ?? 0);
+    return total;
+  }
+
+  async recordResult(result: ItemResult): Promise<RecordOutcome> {
+    const facts = await this.runFacts(result.runId);
+    let recorded = true;
+    try {
+      await this.writeResult(result, facts, { condition: 'attribute_not_exists(pk)' });
+    } catch (err) {
+      if (!cancelledByCondition(err, 0)) throw err;
+      recorded = await this.replaceBudgetResult(result, facts);
+    }
+    const part = result.part ?? 0;
+    const slot = slotOf(result.row);
+    const count = await this.send<{ Item?: Record<string, unknown> }>(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: resultPk(result.runId, part, slot), sk: COUNT_SK },
+        ConsistentRead: true,
+      }),
+    );
+    return { recorded, complete: await this.settle(result.runId, part, slot, count.Item as CountItem) };
+  }
+
+  /**
+   * The result put and its counting in ONE transaction: the result item (on `condition`), its
+   * slot's counter and, for a run with a budget, a spend shard. `replacing`: the result this
+   * one replaces (a `budget` failure), whose count and spend are taken back in the same step.
    */
   private async writeResult(
     result: ItemResult,
+    facts: RunFacts,
     { condition, replacing }: { condition: string; replacing?: ItemResult },
   ): Promise<void> {
-    const counter = result.status === 'failed' ? 'failed' : 'done';
+    const part = result.part ?? 0;
     const cost = resultCost(result);
-    const add = replacing
-      ? {
-          expression: 'ADD #counter :one, #failed :minusOne, #spent :cost',
-          cost: cost - resultCost(replacing),
-        }
-      : { expression: 'ADD #counter :one, #spent :cost', cost };
-    await this.client.send(
+    const delta = replacing ? cost - resultCost(replacing) : cost;
+    const counter = result.status === 'failed' ? 'failed' : 'done';
+    const table = this.tableName;
+    await this.send(
       new TransactWriteCommand({
         TransactItems: [
           {
             Put: {
-              TableName: this.tableName,
+              TableName: table,
               Item: {
-                pk: runPk(result.runId),
-                sk: resultSk(result.itemId),
+                pk: resultPk(result.runId, part, slotOf(result.row)),
+                sk: resultSk(result.row, result.itemId),
                 type: 'result',
                 runId: result.runId,
                 itemId: result.itemId,
@@ -254,11 +376,11 @@ export class DynamoRunStore implements RunStore, RunHistory {
           },
           {
             Update: {
-              TableName: this.tableName,
-              Key: { pk: runPk(result.runId), sk: META },
-              UpdateExpression: add.expression,
-              // Never conjure a META item (without suite, status...) out of a stray result.
-              ConditionExpression: 'attribute_exists(pk)',
+              TableName: table,
+              Key: { pk: resultPk(result.runId, part, slotOf(result.row)), sk: COUNT_SK },
+              UpdateExpression: replacing
+                ? 'ADD #counter :one, #failed :minusOne, #spent :cost'
+                : 'ADD #counter :one, #spent :cost',
               ExpressionAttributeNames: {
                 '#counter': counter,
                 '#spent': 'spentUsd',
@@ -266,14 +388,29 @@ export class DynamoRunStore implements RunStore, RunHistory {
               },
               ExpressionAttributeValues: {
                 ':one': 1,
-                ':cost': add.cost,
+                ':cost': delta,
                 ...(replacing ? { ':minusOne': -1 } : {}),
               },
             },
           },
+          ...(facts.budgeted
+            ? [
+                {
+                  Update: {
+                    TableName: table,
+                    Key: { pk: spendPk(result.runId, result.row % SPEND_SHARDS), sk: SPEND_SK },
+                    UpdateExpression: 'ADD #spent :cost',
+                    ExpressionAttributeNames: { '#spent': 'spentUsd' },
+                    ExpressionAttributeValues: { ':cost': delta },
+                  },
+                },
+              ]
+            : []),
         ],
       }),
     );
+    const cached = this.spentCache.get(result.runId);
+    if (cached) cached.since += delta;
   }
 
   /**
@@ -281,11 +418,14 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * `budget` failure, which a resumed run replaces. The condition on the put makes the
    * replacement happen once however many deliveries race.
    */
-  private async replaceBudgetResult(result: ItemResult): Promise<boolean> {
-    const out = await this.client.send(
+  private async replaceBudgetResult(result: ItemResult, facts: RunFacts): Promise<boolean> {
+    const out = await this.send<{ Item?: Record<string, unknown> }>(
       new GetCommand({
         TableName: this.tableName,
-        Key: { pk: runPk(result.runId), sk: resultSk(result.itemId) },
+        Key: {
+          pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
+          sk: resultSk(result.row, result.itemId),
+        },
         ConsistentRead: true,
       }),
     );
@@ -295,7 +435,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
       `result ${result.itemId} of run ${result.runId}`,
     );
     try {
-      await this.writeResult(result, { condition: 'failureKind = :budget', replacing: earlier });
+      await this.writeResult(result, facts, { condition: 'failureKind = :budget', replacing: earlier });
       return true;
     } catch (err) {
       if (cancelledByCondition(err, 0)) return false;
@@ -303,46 +443,260 @@ export class DynamoRunStore implements RunStore, RunHistory {
     }
   }
 
-  async resultIds(runId: string): Promise<IdSet> {
-    await this.requireRun(runId);
+  /**
+   * Counts completion one step up from a slot's counter, as far as it goes: a slot whose
+   * counter reached what its part expects is marked complete and counted in its part; a part
+   * with every slot complete (and closed) is marked done and counted in the run; true when the
+   * run has all its parts done. Each mark is conditional, so each step is counted once however
+   * many callers race; a step already taken is looked past, so that a caller that died between
+   * two steps is made good by the next one to pass (a redelivery, another result, the closing).
+   */
+  private async settle(
+    runId: string,
+    part: number,
+    slot: number,
+    count: CountItem | undefined,
+  ): Promise<boolean> {
+    if (count?.expected === undefined) return false;
+    if (!count.complete) {
+      if ((count.done ?? 0) + (count.failed ?? 0) < count.expected) return false;
+      await this.mark(
+        { pk: resultPk(runId, part, slot), sk: COUNT_SK },
+        'complete',
+        { pk: runPk(runId), sk: partSk(part) },
+        'slotsDone',
+      );
+    }
+    return this.settlePart(runId, part);
+  }
+
+  /** The part's step (see {@link settle}), then whether the run is complete. */
+  private async settlePart(runId: string, part: number): Promise<boolean> {
+    const out = await this.send<{ Item?: Record<string, unknown> }>(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: partSk(part) },
+        ConsistentRead: true,
+      }),
+    );
+    const item = out.Item as PartItem | undefined;
+    if (!item?.done) {
+      if (!item?.closed || (item.slotsDone ?? 0) < (item.slots ?? RESULT_SLOTS)) return false;
+      await this.mark(
+        { pk: runPk(runId), sk: partSk(part) },
+        'done',
+        { pk: runPk(runId), sk: META },
+        'partsDone',
+      );
+    }
+    const meta = await this.getMeta(runId);
+    return meta !== undefined && isComplete(meta);
+  }
+
+  /** Sets `flag` on `item` unless it is set, and in the same step adds 1 to `counter` on `parent`. */
+  private async mark(item: TableKey, flag: string, parent: TableKey, counter: string): Promise<void> {
+    try {
+      await this.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: item,
+                UpdateExpression: 'SET #flag = :yes',
+                ConditionExpression: 'attribute_not_exists(#flag)',
+                ExpressionAttributeNames: { '#flag': flag },
+                ExpressionAttributeValues: { ':yes': true },
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: parent,
+                UpdateExpression: 'ADD #counter :one',
+                ExpressionAttributeNames: { '#counter': counter },
+                ExpressionAttributeValues: { ':one': 1 },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (err) {
+      // Someone else took this step: it is counted once.
+      if (!cancelledByCondition(err, 0)) throw err;
+    }
+  }
+
+  async closePart(runId: string, part: number, closing: PartClosing): Promise<{ complete: boolean }> {
+    const expected = new Array<number>(RESULT_SLOTS).fill(0);
+    for (let i = 0; i < closing.rows.length; i += 1) expected[slotOf(closing.rows[i]!)]! += 1;
+    // Only the slots that will hold results are counted (a small part fills a few).
+    const slots = [...expected.keys()].filter((slot) => expected[slot]! > 0);
+    const partKey = { pk: runPk(runId), sk: partSk(part) };
+    try {
+      // The part is counted in the run once: its own mark says it is closed, in the same step.
+      await this.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: partKey,
+                UpdateExpression: 'SET #closed = :yes, #rows = :rows, #invalid = :invalid, #slots = :slots',
+                ConditionExpression: 'attribute_not_exists(#closed)',
+                ExpressionAttributeNames: {
+                  '#closed': 'closed',
+                  '#rows': 'rows',
+                  '#invalid': 'invalidRows',
+                  '#slots': 'slots',
+                },
+                ExpressionAttributeValues: {
+                  ':yes': true,
+                  ':rows': closing.rows.length,
+                  ':invalid': closing.invalidRows,
+                  ':slots': slots.length,
+                },
+              },
+            },
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: { pk: runPk(runId), sk: META },
+                UpdateExpression: `ADD #closed :one, #rows :rows, #invalid :invalid${closing.last ? ' SET #parts = :parts' : ''}`,
+                ConditionExpression: 'attribute_exists(pk)',
+                ExpressionAttributeNames: {
+                  '#closed': 'partsClosed',
+                  '#rows': 'rowsClosed',
+                  '#invalid': 'invalidClosed',
+                  ...(closing.last ? { '#parts': 'parts' } : {}),
+                },
+                ExpressionAttributeValues: {
+                  ':one': 1,
+                  ':rows': closing.rows.length,
+                  ':invalid': closing.invalidRows,
+                  ...(closing.last ? { ':parts': part + 1 } : {}),
+                },
+              },
+            },
+          ],
+        }),
+      );
+    } catch (err) {
+      if (cancelledByCondition(err, 1)) throw new RunNotFoundError(runId);
+      // Closed before (a closing done again): what follows is idempotent.
+      if (!cancelledByCondition(err, 0)) throw err;
+    }
+    // Each slot learns how many results it will hold; one whose results are all in is settled.
+    await inParallel(slots, FAN_OUT, async (slot) => {
+      const count = expected[slot]!;
+      const out = await this.send<{ Attributes?: Record<string, unknown> }>(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: resultPk(runId, part, slot), sk: COUNT_SK },
+          UpdateExpression: 'SET #expected = :expected',
+          ExpressionAttributeNames: { '#expected': 'expected' },
+          ExpressionAttributeValues: { ':expected': count },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      const counted = out.Attributes as CountItem;
+      if (!counted.complete && (counted.done ?? 0) + (counted.failed ?? 0) >= count)
+        await this.mark({ pk: resultPk(runId, part, slot), sk: COUNT_SK }, 'complete', partKey, 'slotsDone');
+    });
+    const complete = await this.settlePart(runId, part);
+    await this.startRunning(runId);
+    return { complete };
+  }
+
+  /** A run whose parts are all closed leaves `ingesting` for `running`. */
+  private async startRunning(runId: string): Promise<void> {
+    const meta = await this.getMeta(runId);
+    if (meta?.status !== 'ingesting' || meta.parts === undefined || (meta.partsClosed ?? 0) < meta.parts)
+      return;
+    try {
+      await this.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: META },
+          UpdateExpression: 'SET #s = :running, #since = :now',
+          ConditionExpression: '#s = :ingesting',
+          ExpressionAttributeNames: { '#s': 'status', '#since': 'statusSince' },
+          ExpressionAttributeValues: { ':running': 'running', ':ingesting': 'ingesting', ':now': this.now() },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+    }
+  }
+
+  async resultIds(runId: string, part?: number): Promise<IdSet> {
+    const meta = await this.requireMeta(runId);
     const ids = new IdSet();
-    for await (const item of this.queryResults(runId, {
-      ProjectionExpression: 'sk, failureKind',
-    })) {
-      if (item.failureKind !== 'budget') ids.add(String(item.sk).slice(RESULT_PREFIX.length));
+    const add = (item: Record<string, unknown>, id: string) => {
+      if (item.failureKind !== 'budget') ids.add(id);
+    };
+    if (meta.suite !== undefined) {
+      for await (const item of this.query(runPk(runId), LEGACY_RESULT_PREFIX, 'sk, failureKind'))
+        add(item, String(item.sk).slice(LEGACY_RESULT_PREFIX.length));
+      return ids;
+    }
+    const parts = part === undefined ? await this.partsOf(runId, meta) : [part];
+    for (const p of parts) {
+      await inParallel(new Array<number>(RESULT_SLOTS).fill(0), FAN_OUT, async (_, slot) => {
+        for await (const item of this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, failureKind'))
+          add(item, itemIdOfResultSk(String(item.sk)));
+      });
     }
     return ids;
   }
 
-  /** Streams the run's results page by page (never all pages in memory). */
-  async *results(runId: string): AsyncIterable<ItemResult> {
-    await this.requireRun(runId);
-    for await (const item of this.queryResults(runId, {
-      ProjectionExpression: 'sk, #result',
-      ExpressionAttributeNames: { '#result': 'result' },
-    })) {
-      yield decodeResult(JSON.parse(String(item.result)), `${String(item.sk)} of run ${runId}`);
+  /**
+   * Streams the results page by page, in report order: part by part, each part's slots read
+   * at once and merged by row (each slot's results come sorted by row).
+   */
+  async *results(runId: string, part?: number): AsyncIterable<ItemResult> {
+    const meta = await this.requireMeta(runId);
+    const decode = (item: Record<string, unknown>) =>
+      decodeResult(JSON.parse(String(item.result)), `${String(item.sk)} of run ${runId}`);
+    if (meta.suite !== undefined) {
+      for await (const item of this.query(runPk(runId), LEGACY_RESULT_PREFIX, 'sk, #result'))
+        yield decode(item);
+      return;
+    }
+    const parts = part === undefined ? await this.partsOf(runId, meta) : [part];
+    for (const p of parts) {
+      const slots = Array.from({ length: RESULT_SLOTS }, (_, slot) =>
+        this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, #result'),
+      );
+      for await (const item of mergeByRow(slots)) yield decode(item);
     }
   }
 
-  async claimAggregation(runId: string): Promise<boolean> {
+  async claimAggregation(runId: string, leaseMs: number): Promise<boolean> {
     const meta = await this.getMeta(runId);
-    if (!meta || meta.total === undefined || meta.done + meta.failed < meta.total) return false;
-    if (meta.status !== 'running' && meta.status !== 'ingesting') return false;
-    // Counters only grow and the total is final once set, so completeness read above still
-    // holds; the condition only has to make the status transition happen once.
+    if (!meta || meta.suite !== undefined || !isComplete(meta)) return false;
+    const now = this.now();
+    const open = meta.status === 'running' || meta.status === 'ingesting';
+    const lapsed = meta.status === 'aggregating' && (meta.leaseUntil ?? 0) <= now;
+    if (!open && !lapsed) return false;
     try {
-      await this.client.send(
+      await this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: runPk(runId), sk: META },
-          UpdateExpression: 'SET #s = :aggregating',
-          ConditionExpression: '#s IN (:running, :ingesting)',
-          ExpressionAttributeNames: { '#s': 'status' },
+          UpdateExpression: 'SET #s = :aggregating, #lease = :until, #since = :now',
+          // Taken from where it was seen: by exactly one caller.
+          ConditionExpression: open
+            ? '#s IN (:running, :ingesting)'
+            : '#s = :aggregating AND (attribute_not_exists(#lease) OR #lease = :seen)',
+          ExpressionAttributeNames: { '#s': 'status', '#lease': 'leaseUntil', '#since': 'statusSince' },
           ExpressionAttributeValues: {
             ':aggregating': 'aggregating',
-            ':running': 'running',
-            ':ingesting': 'ingesting',
+            ':until': now + leaseMs,
+            ':now': now,
+            ...(open
+              ? { ':running': 'running', ':ingesting': 'ingesting' }
+              : { ':seen': meta.leaseUntil ?? 0 }),
           },
         }),
       );
@@ -355,18 +709,20 @@ export class DynamoRunStore implements RunStore, RunHistory {
 
   async setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void> {
     try {
-      await this.client.send(
+      await this.send(
         new UpdateCommand({
           TableName: this.tableName,
           Key: { pk: runPk(runId), sk: META },
-          UpdateExpression: finishedAt === undefined ? 'SET #s = :s' : 'SET #s = :s, #f = :f',
+          UpdateExpression: `SET #s = :s, #since = :now${finishedAt === undefined ? '' : ', #f = :f'}`,
           ConditionExpression: 'attribute_exists(pk)',
           ExpressionAttributeNames: {
             '#s': 'status',
+            '#since': 'statusSince',
             ...(finishedAt === undefined ? {} : { '#f': 'finishedAt' }),
           },
           ExpressionAttributeValues: {
             ':s': status,
+            ':now': this.now(),
             ...(finishedAt === undefined ? {} : { ':f': finishedAt }),
           },
         }),
@@ -375,6 +731,10 @@ export class DynamoRunStore implements RunStore, RunHistory {
       if (isConditionalCheckFailed(err)) throw new RunNotFoundError(runId);
       throw err;
     }
+    if (status === 'done')
+      await this.send(
+        new DeleteCommand({ TableName: this.tableName, Key: { pk: ACTIVE_PK, sk: activeSk(runId) } }),
+      );
   }
 
   /**
@@ -399,7 +759,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     for await (const page of pages) {
       for (const entry of page.Items ?? []) {
         const run = await this.getMeta(String(entry.runId));
-        if (run?.status === 'done') return toRunRecord(run, this.checkSuite);
+        if (run?.status === 'done') return this.toRunRecord(run);
       }
     }
     return undefined;
@@ -420,21 +780,26 @@ export class DynamoRunStore implements RunStore, RunHistory {
     return entry ? this.getRun(String(entry.runId)) : undefined;
   }
 
-  /** Throws {@link RunNotFoundError} when the run has no record (its results are not an empty set). */
-  private async requireRun(runId: string): Promise<void> {
-    const out = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: runPk(runId), sk: META },
-        ConsistentRead: true,
-        ProjectionExpression: 'pk',
-      }),
-    );
-    if (!out.Item) throw new RunNotFoundError(runId);
+  /** Of a run this process records results for: that it exists (read once), and whether it has a budget. */
+  private runFacts(runId: string): Promise<RunFacts> {
+    let facts = this.facts.get(runId);
+    if (!facts) {
+      facts = this.requireMeta(runId).then((meta) => ({ budgeted: meta.budgeted === true }));
+      this.facts.set(runId, facts);
+      facts.catch(() => this.facts.delete(runId));
+    }
+    return facts;
+  }
+
+  /** The run's record, or {@link RunNotFoundError} (its results are not an empty set). */
+  private async requireMeta(runId: string): Promise<MetaItem> {
+    const meta = await this.getMeta(runId);
+    if (!meta) throw new RunNotFoundError(runId);
+    return meta;
   }
 
   private async getMeta(runId: string): Promise<MetaItem | undefined> {
-    const out = await this.client.send(
+    const out = await this.send<{ Item?: Record<string, unknown> }>(
       new GetCommand({
         TableName: this.tableName,
         Key: { pk: runPk(runId), sk: META },
@@ -444,58 +809,198 @@ export class DynamoRunStore implements RunStore, RunHistory {
     return out.Item as MetaItem | undefined;
   }
 
-  private async *queryResults(
-    runId: string,
-    projection: Pick<QueryCommandInput, 'ProjectionExpression' | 'ExpressionAttributeNames'>,
+  /** The parts whose results may exist: every part once their number is known, else those begun so far. */
+  private async partsOf(runId: string, meta: MetaItem): Promise<number[]> {
+    let count = meta.parts;
+    if (count === undefined) {
+      count = 1;
+      for await (const item of this.query(runPk(runId), PART_PREFIX, 'sk'))
+        count = Math.max(count, Number(String(item.sk).slice(PART_PREFIX.length)) + 1);
+    }
+    return Array.from({ length: count }, (_, part) => part);
+  }
+
+  private async toRunRecord(meta: MetaItem): Promise<RunRecord> {
+    let spec: SpecItem;
+    if (meta.suite !== undefined && meta.prompts !== undefined)
+      spec = { suite: meta.suite, prompts: meta.prompts };
+    else {
+      const out = await this.send<{ Item?: Record<string, unknown> }>(
+        new GetCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(meta.runId), sk: SPEC_SK },
+          ConsistentRead: true,
+        }),
+      );
+      spec = { suite: String(out.Item?.suite ?? 'null'), prompts: String(out.Item?.prompts ?? 'null') };
+    }
+    const total = meta.suite !== undefined ? meta.total : totalOf(meta);
+    const run = {
+      schemaVersion: meta.schemaVersion,
+      runId: meta.runId,
+      suiteName: meta.suiteName,
+      suite: JSON.parse(spec.suite),
+      prompts: JSON.parse(spec.prompts),
+      status: meta.status,
+      invalidRows: meta.suite !== undefined ? (meta.invalidRows ?? 0) : (meta.invalidClosed ?? 0),
+      startedAt: meta.startedAt,
+      reportPrefix: meta.reportPrefix,
+      datasetKey: meta.datasetKey,
+      simulated: meta.simulated,
+      ...(total !== undefined ? { total } : {}),
+      ...(meta.finishedAt !== undefined ? { finishedAt: meta.finishedAt } : {}),
+      ...(meta.datasetVersion !== undefined ? { datasetVersion: meta.datasetVersion } : {}),
+    };
+    return decodeRun(run, `run ${meta.runId} (DynamoDB ${runPk(meta.runId)})`, this.checkSuite);
+  }
+
+  /** Many items by key: batches of a hundred, the keys a batch leaves unprocessed asked again. */
+  private async batchGet(keys: TableKey[], consistent = true): Promise<Record<string, unknown>[]> {
+    const items: Record<string, unknown>[] = [];
+    for (let start = 0; start < keys.length; start += 100) {
+      let pending: TableKey[] = keys.slice(start, start + 100);
+      for (let attempt = 1; pending.length > 0; attempt += 1) {
+        const out = await this.send<{
+          Responses?: Record<string, Record<string, unknown>[]>;
+          UnprocessedKeys?: Record<string, { Keys?: TableKey[] }>;
+        }>(
+          new BatchGetCommand({
+            RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } },
+          }),
+        );
+        items.push(...(out.Responses?.[this.tableName] ?? []));
+        pending = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
+        if (pending.length > 0) await pause(attempt, this.backoff);
+      }
+    }
+    return items;
+  }
+
+  /** One partition's items under a sort-key prefix, page by page, with the given projection. */
+  private async *query(
+    pk: string,
+    prefix: string,
+    projection: string,
   ): AsyncGenerator<Record<string, unknown>> {
     const pages = paginateQuery(
-      { client: this.client, ...(this.pageSize === undefined ? {} : { pageSize: this.pageSize }) },
+      { client: this.client, pageSize: this.pageSize },
       {
         TableName: this.tableName,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-        ExpressionAttributeValues: { ':pk': runPk(runId), ':prefix': RESULT_PREFIX },
+        ExpressionAttributeValues: { ':pk': pk, ':prefix': prefix },
+        ProjectionExpression: projection,
+        ...(projection.includes('#result') ? { ExpressionAttributeNames: { '#result': 'result' } } : {}),
         ConsistentRead: true,
-        ...projection,
       },
     );
     for await (const page of pages) yield* page.Items ?? [];
   }
 }
 
-function toRunRecord(meta: MetaItem, checkSuite: SuiteCheck | undefined): RunRecord {
-  const run = {
-    schemaVersion: meta.schemaVersion,
-    runId: meta.runId,
-    suiteName: meta.suiteName,
-    suite: JSON.parse(meta.suite),
-    prompts: JSON.parse(meta.prompts),
-    status: meta.status,
-    invalidRows: meta.invalidRows,
-    startedAt: meta.startedAt,
-    reportPrefix: meta.reportPrefix,
-    datasetKey: meta.datasetKey,
-    simulated: meta.simulated,
+/** Where results were kept before runs were split into parts (read, never written). */
+const LEGACY_RESULT_PREFIX = 'RESULT#';
+
+/** True when the run's last part is known and every part has all its results. */
+function isComplete(meta: MetaItem): boolean {
+  return meta.parts !== undefined && (meta.partsDone ?? 0) >= meta.parts;
+}
+
+/** The run's rows, once every part is closed (ingest has handed on the whole dataset). */
+function totalOf(meta: MetaItem): number | undefined {
+  return meta.parts !== undefined && (meta.partsClosed ?? 0) >= meta.parts
+    ? (meta.rowsClosed ?? 0)
+    : undefined;
+}
+
+/** The counters of a run written whole on its record (before runs came in parts). */
+function legacyCounters(meta: MetaItem & { done?: number; failed?: number; spentUsd?: number }): RunCounters {
+  return {
+    done: Number(meta.done ?? 0),
+    failed: Number(meta.failed ?? 0),
+    spentUsd: Number(meta.spentUsd ?? 0),
+    ...(meta.total !== undefined ? { total: Number(meta.total) } : {}),
   };
-  return decodeRun(
-    {
-      ...run,
-      ...(meta.total !== undefined ? { total: meta.total } : {}),
-      ...(meta.finishedAt !== undefined ? { finishedAt: meta.finishedAt } : {}),
-      ...(meta.datasetVersion !== undefined ? { datasetVersion: meta.datasetVersion } : {}),
-    },
-    `run ${meta.runId} (DynamoDB ${runPk(meta.runId)})`,
-    checkSuite,
+}
+
+/** Waits before asking again for what a batch left unprocessed (DynamoDB's advice: back off). */
+function pause(attempt: number, backoff: Backoff): Promise<void> {
+  const sleep = backoff.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
+  const random = backoff.random ?? Math.random;
+  return sleep(
+    Math.floor(random() * Math.min(backoff.capMs ?? 3_000, (backoff.baseMs ?? 50) * 2 ** attempt)),
   );
 }
 
-function toCounters(item: Record<string, unknown>): RunCounters {
-  const counters: RunCounters = {
-    done: Number(item.done ?? 0),
-    failed: Number(item.failed ?? 0),
-    spentUsd: Number(item.spentUsd ?? 0),
+/** Runs `work` on each value, at most `limit` at a time. */
+async function inParallel<T>(
+  values: readonly T[],
+  limit: number,
+  work: (value: T, index: number) => Promise<void>,
+) {
+  let next = 0;
+  const lane = async () => {
+    while (next < values.length) {
+      const index = next++;
+      await work(values[index]!, index);
+    }
   };
-  if (item.total !== undefined) counters.total = Number(item.total);
-  return counters;
+  await Promise.all(Array.from({ length: Math.min(limit, values.length) }, lane));
+}
+
+/**
+ * Slots' result streams merged into one in row order: each stream is sorted by its sort key
+ * (`R#<row>#<itemId>`), and two results of one row are always in the same slot, so comparing
+ * the rows of the streams' heads orders them (a binary heap of the heads).
+ */
+async function* mergeByRow(
+  streams: AsyncIterable<Record<string, unknown>>[],
+): AsyncGenerator<Record<string, unknown>> {
+  type Head = { row: number; item: Record<string, unknown>; it: AsyncIterator<Record<string, unknown>> };
+  const rowOf = (item: Record<string, unknown>) =>
+    Number(String(item.sk).slice(RESULT_PREFIX.length, RESULT_PREFIX.length + 12));
+  const heap: Head[] = [];
+  const less = (a: Head, b: Head) => a.row < b.row;
+  const push = (head: Head) => {
+    heap.push(head);
+    for (let i = heap.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (!less(heap[i]!, heap[parent]!)) break;
+      [heap[i], heap[parent]] = [heap[parent]!, heap[i]!];
+      i = parent;
+    }
+  };
+  const pop = (): Head => {
+    const top = heap[0]!;
+    const last = heap.pop()!;
+    if (heap.length > 0) {
+      heap[0] = last;
+      for (let i = 0; ; ) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < heap.length && less(heap[l]!, heap[m]!)) m = l;
+        if (r < heap.length && less(heap[r]!, heap[m]!)) m = r;
+        if (m === i) break;
+        [heap[i], heap[m]] = [heap[m]!, heap[i]!];
+        i = m;
+      }
+    }
+    return top;
+  };
+  const firsts = await Promise.all(
+    streams.map(async (stream) => {
+      const it = stream[Symbol.asyncIterator]();
+      const next = await it.next();
+      return next.done ? undefined : { row: rowOf(next.value), item: next.value, it };
+    }),
+  );
+  for (const head of firsts) if (head) push(head);
+  while (heap.length > 0) {
+    const head = pop();
+    yield head.item;
+    const next = await head.it.next();
+    if (!next.done) push({ row: rowOf(next.value), item: next.value, it: head.it });
+  }
 }
 
 /**

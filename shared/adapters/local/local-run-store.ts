@@ -11,7 +11,7 @@ import {
   resultCost,
 } from '../../model/model.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
-import type { RecordOutcome, RunStore } from '../../ports/ports.js';
+import type { PartClosing, RecordOutcome, RunStore } from '../../ports/ports.js';
 import { JsonLinesWriter, jsonLines } from './jsonl.js';
 
 /** A result a resumed run replaces: the budget stopped it before it was scored. */
@@ -59,6 +59,11 @@ export class LocalRunStore implements RunStore {
   private readonly budgetCost = new Map<string, number>();
   /** Lines in the log so far: the next result goes on line `lines + 1`. */
   private lines = 0;
+  /** The parts ingest has closed, with their rows and invalid rows, and how many parts there are once known. */
+  private readonly closed = new Map<number, { rows: number; invalidRows: number }>();
+  private parts: number | undefined;
+  /** When this process's claim on the run's aggregation lapses (none after the folder is reopened). */
+  private leaseUntil: number | undefined;
   /** The first read of the folder (every call waits for it), and a read of the log under way. */
   private loading: Promise<void> | undefined;
   private replaying: Promise<IdIndex> | undefined;
@@ -66,7 +71,7 @@ export class LocalRunStore implements RunStore {
 
   constructor(
     readonly dir: string,
-    private readonly options: { checkSuite?: SuiteCheck } = {},
+    private readonly options: { checkSuite?: SuiteCheck; now?: () => number } = {},
   ) {
     this.log = new JsonLinesWriter(join(dir, 'results.jsonl'));
   }
@@ -188,38 +193,64 @@ export class LocalRunStore implements RunStore {
     return { ...this.counts };
   }
 
-  async setTotal(runId: string, total: number, invalidRows: number): Promise<RunCounters> {
+  async spent(runId: string): Promise<number> {
+    await this.load();
+    this.need(runId);
+    return this.counts.spentUsd;
+  }
+
+  /**
+   * Counts the part's rows; once the last part is known and every part is closed, the run's
+   * total and invalid rows are set (in run.json) and an ingesting run is running.
+   */
+  async closePart(runId: string, part: number, closing: PartClosing): Promise<{ complete: boolean }> {
     await this.load();
     const run = this.need(runId);
-    run.total = total;
-    run.invalidRows = invalidRows;
-    this.counts.total = total;
-    if (run.status === 'ingesting') run.status = 'running';
-    await this.saveRun();
-    return { ...this.counts };
+    this.closed.set(part, { rows: closing.rows.length, invalidRows: closing.invalidRows });
+    if (closing.last) this.parts = part + 1;
+    const parts = this.parts;
+    if (parts !== undefined && [...Array(parts).keys()].every((p) => this.closed.has(p))) {
+      const all = [...this.closed].filter(([p]) => p < parts).map(([, c]) => c);
+      run.total = all.reduce((n, c) => n + c.rows, 0);
+      run.invalidRows = all.reduce((n, c) => n + c.invalidRows, 0);
+      this.counts.total = run.total;
+      if (run.status === 'ingesting') run.status = 'running';
+      await this.saveRun();
+    }
+    return { complete: this.complete() };
+  }
+
+  /** Every result is in: the total is known (every part closed) and reached. */
+  private complete(): boolean {
+    const { done, failed, total } = this.counts;
+    return total !== undefined && done + failed >= total;
   }
 
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     await this.load();
     const index = await this.index(this.need(result.runId));
-    if (!this.remember(index, result, this.lines + 1))
-      return { recorded: false, counters: { ...this.counts } };
+    if (!this.remember(index, result, this.lines + 1)) return { recorded: false, complete: this.complete() };
     this.lines += 1;
-    const counters = { ...this.counts };
+    const complete = this.complete();
     await this.log.append(result);
-    return { recorded: true, counters };
+    return { recorded: true, complete };
   }
 
-  async resultIds(runId: string): Promise<IdSet> {
+  async resultIds(runId: string, part?: number): Promise<IdSet> {
     await this.load();
     const index = await this.index(this.need(runId));
     const ids = new IdSet();
+    if (part !== undefined) {
+      for await (const result of this.results(runId, part))
+        if (result.failure?.kind !== 'budget') ids.add(result.itemId);
+      return ids;
+    }
     for (const [id, entry] of index.entries()) if (stateOf(entry) !== BUDGET) ids.add(id);
     return ids;
   }
 
-  /** Streams each item's current result from the log, in log order. */
-  async *results(runId: string): AsyncIterable<ItemResult> {
+  /** Streams each item's current result from the log (of one part, if given), in log order. */
+  async *results(runId: string, part?: number): AsyncIterable<ItemResult> {
     await this.load();
     this.need(runId);
     let yielded = 0;
@@ -228,7 +259,7 @@ export class LocalRunStore implements RunStore {
     )) {
       if (this.stale.has(line)) continue;
       yielded += 1;
-      yield value;
+      if (part === undefined || (value.part ?? 0) === part) yield value;
     }
     if (yielded !== this.items)
       throw new Error(
@@ -236,16 +267,20 @@ export class LocalRunStore implements RunStore {
       );
   }
 
-  async claimAggregation(runId: string): Promise<boolean> {
+  async claimAggregation(runId: string, leaseMs: number): Promise<boolean> {
     await this.load();
     // No run, no claim: the same answer as any other store's (a claim is a conditional write).
     if (!this.run || this.run.runId !== runId) return false;
     const run = this.run;
-    const { done, failed, total } = this.counts;
-    // A complete run may still be marked `ingesting` when its last result raced the total.
-    if (run.status !== 'running' && run.status !== 'ingesting') return false;
-    if (total === undefined || done + failed < total) return false;
+    const now = (this.options.now ?? Date.now)();
+    // A complete run may still be marked `ingesting` when its last result raced the total; an
+    // aggregation of this process holds the run for its lease, one of a process that ended
+    // (the folder was opened again) holds it no more.
+    const open = run.status === 'running' || run.status === 'ingesting';
+    const lapsed = run.status === 'aggregating' && (this.leaseUntil === undefined || this.leaseUntil <= now);
+    if ((!open && !lapsed) || !this.complete()) return false;
     run.status = 'aggregating';
+    this.leaseUntil = now + leaseMs;
     await this.saveRun();
     // No result comes while the run is aggregated: the index is read again if one does.
     this.byItem = undefined;
@@ -257,6 +292,7 @@ export class LocalRunStore implements RunStore {
     const run = this.need(runId);
     run.status = status;
     if (finishedAt) run.finishedAt = finishedAt;
+    if (status !== 'aggregating') this.leaseUntil = undefined;
     await this.saveRun();
   }
 }

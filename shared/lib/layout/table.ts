@@ -6,7 +6,12 @@
  * | entity            | pk                     | sk                         | adapter                  |
  * |-------------------|------------------------|----------------------------|--------------------------|
  * | run               | `RUN#<runId>`          | `META`                     | dynamo-run-store.ts      |
- * | result            | `RUN#<runId>`          | `RESULT#<itemId>`          | dynamo-run-store.ts      |
+ * | run's definition  | `RUN#<runId>`          | `SPEC`                     | dynamo-run-store.ts      |
+ * | part of a run     | `RUN#<runId>`          | `PART#<part>`              | dynamo-run-store.ts      |
+ * | result            | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | dynamo-run-store.ts      |
+ * | slot counter      | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | dynamo-run-store.ts      |
+ * | spend shard       | `SPEND#<runId>#<shard>` | `SPEND`                   | dynamo-run-store.ts      |
+ * | active run        | `ACTIVE`               | `RUN#<runId>`              | dynamo-run-store.ts      |
  * | sweep membership  | `RUN#<runId>`          | `SWEEP#<sweepId>`          | dynamo-sweeps.ts         |
  * | suite index       | `SUITE#<suiteName>`    | `RUN#<startedAt>#<runId>`  | dynamo-run-store.ts      |
  * | sweep             | `SWEEP#<sweepId>`      | `META`                     | dynamo-sweeps.ts         |
@@ -38,7 +43,11 @@ export type TableKey = Record<typeof TABLE.partitionKey.name | typeof TABLE.sort
 /** Every key prefix and fixed key of the table (one entry per meaning; two meanings may share a text). */
 export const KEY_PREFIXES = {
   run: 'RUN#',
-  result: 'RESULT#',
+  part: 'PART#',
+  results: 'RESULTS#',
+  result: 'R#',
+  spend: 'SPEND#',
+  activeRun: 'RUN#',
   suite: 'SUITE#',
   suiteRun: 'RUN#',
   sweep: 'SWEEP#',
@@ -58,6 +67,14 @@ export const KEY_PREFIXES = {
 export const FIXED_KEYS = {
   /** Sort key of a run's record and of a sweep's record. */
   meta: 'META',
+  /** Sort key of a run's definition (its suite and prompt snapshot). */
+  spec: 'SPEC',
+  /** Sort key of a result slot's counter, beside the slot's results. */
+  count: 'COUNT',
+  /** Sort key of a run's spend shard. */
+  spend: 'SPEND',
+  /** Partition of the runs not finished yet (what the watchdog looks at). */
+  active: 'ACTIVE',
   cache: 'CACHE',
   suitePrompts: 'PROMPTS',
   limit: 'LIMIT',
@@ -71,9 +88,43 @@ const P = KEY_PREFIXES;
 
 // Runs and their results (dynamo-run-store.ts).
 export const META_SK = FIXED_KEYS.meta;
-export const RESULT_PREFIX = P.result;
+export const SPEC_SK = FIXED_KEYS.spec;
 export const runPk = (runId: string) => `${P.run}${runId}`;
-export const resultSk = (itemId: string) => `${P.result}${itemId}`;
+
+/**
+ * A run's results are stored by part (a stretch of the dataset's rows that ingest handed on
+ * together) and, within a part, over {@link RESULT_SLOTS} partition keys by row, so that the
+ * writes of a run that is scored a few thousand items a second spread over many keys whatever
+ * order the items come in: DynamoDB serves one partition key at most 1,000 write units and
+ * 3,000 read units a second. Each slot's results sort by row, so a part read slot by slot and
+ * merged comes out in report order.
+ */
+export const RESULT_SLOTS = 64;
+/** The slot of a row (rows are whole numbers from 0). */
+export const slotOf = (row: number) => row % RESULT_SLOTS;
+export const resultPk = (runId: string, part: number, slot: number) => `${P.results}${runId}#${part}#${slot}`;
+/** Rows are written with this many digits, so that sort keys sort by row. */
+const ROW_DIGITS = 12;
+export const RESULT_PREFIX = P.result;
+export const resultSk = (row: number, itemId: string) =>
+  `${P.result}${String(row).padStart(ROW_DIGITS, '0')}#${itemId}`;
+/** The item id of a result's sort key. */
+export const itemIdOfResultSk = (sk: string) => sk.slice(P.result.length + ROW_DIGITS + 1);
+/** The counter of a slot's results, in the slot's partition. */
+export const COUNT_SK = FIXED_KEYS.count;
+/** A part's record, in the run's partition (sorted by part). */
+export const PART_PREFIX = P.part;
+export const partSk = (part: number) => `${P.part}${String(part).padStart(6, '0')}`;
+/**
+ * A run with a budget adds each result's cost to one of these shards (by row), so that what a
+ * run has spent is read from a handful of items however large the run.
+ */
+export const SPEND_SHARDS = 16;
+export const spendPk = (runId: string, shard: number) => `${P.spend}${runId}#${shard}`;
+export const SPEND_SK = FIXED_KEYS.spend;
+/** Runs not finished yet, one item each, for the watchdog: written with the run, deleted when it is done. */
+export const ACTIVE_PK = FIXED_KEYS.active;
+export const activeSk = (runId: string) => `${P.activeRun}${runId}`;
 /** The suite index: one item per run of the suite, sorted by start time. */
 export const suitePk = (suiteName: string) => `${P.suite}${suiteName}`;
 export const SUITE_RUN_PREFIX = P.suiteRun;

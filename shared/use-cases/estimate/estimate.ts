@@ -19,7 +19,7 @@ import { seededRandom } from '../../lib/providers/sim.js';
 import type { RateLimit } from '../../model/limits.js';
 import type { Item, ItemMessage, ItemResult, RunCounters, RunRecord } from '../../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../model/provider.js';
-import type { RunStore } from '../../ports/ports.js';
+import type { PartClosing, RunStore } from '../../ports/ports.js';
 import { simulateAnswer, taskFor } from '../../registry/registry.js';
 import { promptRenderer } from '../score-item.js';
 import { startRun } from '../start-run.js';
@@ -185,16 +185,19 @@ class CountingRunStore implements RunStore {
   async getRun(): Promise<RunRecord | undefined> {
     return undefined;
   }
-  async setTotal(_runId: string, total: number): Promise<RunCounters> {
-    this.counted = { ...this.counted, total };
-    return this.counted;
+  async closePart(_runId: string, _part: number, closing: PartClosing) {
+    this.counted = { ...this.counted, total: (this.counted.total ?? 0) + closing.rows.length };
+    return { complete: false };
   }
   async counters(): Promise<RunCounters | undefined> {
     return this.counted;
   }
+  async spent(): Promise<number> {
+    return 0;
+  }
   async recordResult(_result: ItemResult) {
     this.invalidRows += 1;
-    return { recorded: true, counters: this.counted };
+    return { recorded: true, complete: false };
   }
   async resultIds(): Promise<Set<string>> {
     return new Set();

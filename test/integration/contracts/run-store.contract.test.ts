@@ -21,17 +21,26 @@ const aws = awsStack('contract-run-store');
 /** The store that holds `runId` (the local store keeps one run per folder). */
 type StoreFor = (runId: string) => Promise<RunStore>;
 
+/** The stores' clock: claims' leases are measured on it. */
+const clock = { ms: Date.parse('2025-01-01T00:00:00.000Z') };
+const now = () => clock.ms;
+
+/** A run with a budget (DynamoDB keeps its spend in shards of its own). */
+const plain = runRecord('any').suite;
+const budgeted = { ...plain, run: { ...plain.run, budgetUsd: 1 } };
+
 const adapters: [string, () => StoreFor][] = [
   [
     'local',
     () => {
       const root = tempDir('assay-contract-runs-');
-      return async (runId) => new LocalRunStore(join(await root, runId));
+      return async (runId) => new LocalRunStore(join(await root, runId), { now });
     },
   ],
   [
     'dynamodb',
-    () => async () => new DynamoRunStore({ client: aws().clients.doc, tableName: aws().res.table }),
+    () => async () =>
+      new DynamoRunStore({ client: aws().clients.doc, tableName: aws().res.table, now, spentCacheMs: 0 }),
   ],
 ];
 
@@ -66,7 +75,7 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     const s = await storeFor(id);
     const refusals = [
       () => s.recordResult(result(id, 'a')),
-      () => s.setTotal(id, 1, 0),
+      () => s.closePart(id, 0, { rows: [1], invalidRows: 0, last: true }),
       () => s.setStatus(id, 'done'),
       () => s.resultIds(id),
       () => collect(s.results(id)),
@@ -92,12 +101,14 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
       result(id, 'a', { scores: { label: { kind: 'label', value: 'FP1' } } }),
     );
     const failed = await s.recordResult(
-      result(id, 'b', { status: 'failed', failure: { kind: 'parse', message: 'no label' } }),
+      result(id, 'b', { row: 2, status: 'failed', failure: { kind: 'parse', message: 'no label' } }),
     );
 
-    expect(first).toEqual({ recorded: true, counters: { done: 1, failed: 0, spentUsd: 0.0001 } });
-    expect(again).toEqual({ recorded: false, counters: { done: 1, failed: 0, spentUsd: 0.0001 } });
-    expect(failed).toEqual({ recorded: true, counters: { done: 1, failed: 1, spentUsd: 0.0002 } });
+    expect(first).toEqual({ recorded: true, complete: false });
+    expect(again).toEqual({ recorded: false, complete: false });
+    expect(failed).toEqual({ recorded: true, complete: false });
+    expect(await s.counters(id)).toEqual({ done: 1, failed: 1, spentUsd: 0.0002 });
+    expect(await s.spent(id)).toBeCloseTo(0.0002, 12);
     const stored = await collect(s.results(id));
     expect(stored.map((r) => r.itemId).sort()).toEqual(['a', 'b']);
     expect(stored.find((r) => r.itemId === 'a')).toEqual(result(id, 'a'));
@@ -107,69 +118,109 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
   it('replaces a budget failure once (a resumed run), moving its counter and spend', async () => {
     const id = fresh('budget');
     const s = await storeFor(id);
-    await s.createRun(runRecord(id));
-    expect((await s.recordResult(budgetFailure(id, 'a'))).counters).toEqual({
-      done: 0,
-      failed: 1,
-      spentUsd: 0,
-    });
+    await s.createRun(runRecord(id, { suite: budgeted }));
+    await s.recordResult(budgetFailure(id, 'a'));
+    expect(await s.counters(id)).toEqual({ done: 0, failed: 1, spentUsd: 0 });
     expect(new Set(await s.resultIds(id))).toEqual(new Set());
 
     expect((await s.recordResult(result(id, 'a'))).recorded).toBe(true);
     expect((await s.recordResult(result(id, 'a'))).recorded).toBe(false);
     expect(await s.counters(id)).toEqual({ done: 1, failed: 0, spentUsd: 0.0001 });
+    expect(await s.spent(id)).toBeCloseTo(0.0001, 12);
     expect(new Set(await s.resultIds(id))).toEqual(new Set(['a']));
     expect(await collect(s.results(id))).toEqual([result(id, 'a')]);
   });
 
-  it('setTotal moves an ingesting run to running; set again, it leaves a later status be', async () => {
-    const id = fresh('total');
+  it('closing the only part sets the total and starts the run; the result that completes it says so', async () => {
+    const id = fresh('close');
     const s = await storeFor(id);
     await s.createRun(runRecord(id));
-    await s.recordResult(result(id, 'a'));
+    await s.recordResult(result(id, 'a', { row: 1 }));
 
-    expect(await s.setTotal(id, 3, 1)).toEqual({ done: 1, failed: 0, total: 3, spentUsd: 0.0001 });
+    expect(await s.closePart(id, 0, { rows: [1, 2, 3], invalidRows: 1, last: true })).toEqual({
+      complete: false,
+    });
     expect(await s.getRun(id)).toMatchObject({ status: 'running', total: 3, invalidRows: 1 });
+    expect(await s.counters(id)).toEqual({ done: 1, failed: 0, total: 3, spentUsd: 0.0001 });
+    expect((await s.recordResult(result(id, 'b', { row: 2 }))).complete).toBe(false);
+    expect(await s.recordResult(result(id, 'c', { row: 3, status: 'failed' }))).toEqual({
+      recorded: true,
+      complete: true,
+    });
+    // A redelivery of any of them says so again (a crash between recording and asking).
+    expect(await s.recordResult(result(id, 'a', { row: 1 }))).toEqual({ recorded: false, complete: true });
+    // Closed again (a redelivered ingest): nothing counted twice, a later status left be.
     await s.setStatus(id, 'aggregating');
-    expect(await s.setTotal(id, 3, 1)).toEqual({ done: 1, failed: 0, total: 3, spentUsd: 0.0001 });
-    expect((await s.getRun(id))?.status).toBe('aggregating');
+    expect(await s.closePart(id, 0, { rows: [1, 2, 3], invalidRows: 1, last: true })).toEqual({
+      complete: true,
+    });
+    expect(await s.getRun(id)).toMatchObject({ status: 'aggregating', total: 3, invalidRows: 1 });
   });
 
-  it('claims aggregation once, and only when every item has its result', async () => {
+  it('a part closed after all its results came in completes the run', async () => {
+    const id = fresh('late-close');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id));
+    await s.recordResult(result(id, 'a', { row: 5 }));
+    await s.recordResult(result(id, 'b', { row: 70 }));
+    expect(await s.closePart(id, 0, { rows: [5, 70], invalidRows: 0, last: true })).toEqual({
+      complete: true,
+    });
+  });
+
+  it('a run in parts is complete once its last part is known and every part has all its results', async () => {
+    const id = fresh('parts');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id));
+    const rows = { 0: [1, 2], 1: [3, 4, 5], 2: [6] } as Record<number, number[]>;
+    const item = (part: number, row: number) => result(id, `i${row}`, { row, ...(part ? { part } : {}) });
+    // Part 1 first, then its results; the last part closes before part 0.
+    expect((await s.closePart(id, 1, { rows: rows[1]!, invalidRows: 0 })).complete).toBe(false);
+    for (const row of rows[1]!) expect((await s.recordResult(item(1, row))).complete).toBe(false);
+    expect((await s.getRun(id))?.total).toBeUndefined();
+    expect((await s.closePart(id, 2, { rows: rows[2]!, invalidRows: 0, last: true })).complete).toBe(false);
+    expect((await s.recordResult(item(2, 6))).complete).toBe(false);
+    expect((await s.getRun(id))?.status).toBe('ingesting');
+    for (const row of rows[0]!) expect((await s.recordResult(item(0, row))).complete).toBe(false);
+    expect(await s.closePart(id, 0, { rows: rows[0]!, invalidRows: 0 })).toEqual({ complete: true });
+    expect(await s.getRun(id)).toMatchObject({ status: 'running', total: 6, invalidRows: 0 });
+
+    const all = await collect(s.results(id));
+    expect(all.map((r) => r.row).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect((await collect(s.results(id, 1))).map((r) => r.row).sort()).toEqual([3, 4, 5]);
+    expect(new Set(await s.resultIds(id, 2))).toEqual(new Set(['i6']));
+    expect(await s.claimAggregation(id, 60_000)).toBe(true);
+  });
+
+  it('claims aggregation once, and only when every item has its result; a lapsed claim is taken again', async () => {
     const id = fresh('claim');
     const s = await storeFor(id);
     await s.createRun(runRecord(id));
-    await s.recordResult(result(id, 'a'));
-    expect(await s.claimAggregation(id)).toBe(false); // no total yet
-    await s.setTotal(id, 2, 0);
-    expect(await s.claimAggregation(id)).toBe(false); // 1 of 2
-    await s.recordResult(result(id, 'b', { status: 'failed' }));
+    await s.recordResult(result(id, 'a', { row: 1 }));
+    expect(await s.claimAggregation(id, 60_000)).toBe(false); // no part closed yet
+    await s.closePart(id, 0, { rows: [1, 2], invalidRows: 0, last: true });
+    expect(await s.claimAggregation(id, 60_000)).toBe(false); // 1 of 2
+    await s.recordResult(result(id, 'b', { row: 2, status: 'failed' }));
 
-    const claims = await Promise.all([s.claimAggregation(id), s.claimAggregation(id)]);
+    const claims = await Promise.all([s.claimAggregation(id, 60_000), s.claimAggregation(id, 60_000)]);
     expect(claims.filter(Boolean)).toHaveLength(1);
-    expect(await s.claimAggregation(id)).toBe(false);
+    expect(await s.claimAggregation(id, 60_000)).toBe(false);
     expect((await s.getRun(id))?.status).toBe('aggregating');
-    // Given back (the aggregation failed), it can be claimed again.
+    // The aggregation died: once its lease has run out, the run is claimed again, once.
+    clock.ms += 60_001;
+    const retaken = await Promise.all([s.claimAggregation(id, 60_000), s.claimAggregation(id, 60_000)]);
+    expect(retaken.filter(Boolean)).toHaveLength(1);
+    // Given back (the aggregation failed), it can be claimed again at once.
     await s.setStatus(id, 'running');
-    expect(await s.claimAggregation(id)).toBe(true);
+    expect(await s.claimAggregation(id, 60_000)).toBe(true);
     await s.setStatus(id, 'done', '2025-01-01T00:09:00.000Z');
-    expect(await s.claimAggregation(id)).toBe(false);
+    clock.ms += 3_600_000;
+    expect(await s.claimAggregation(id, 60_000)).toBe(false);
     expect(await s.getRun(id)).toMatchObject({ status: 'done', finishedAt: '2025-01-01T00:09:00.000Z' });
-  });
-
-  it('claims a complete run still marked ingesting (the last result raced the total)', async () => {
-    const id = fresh('ingesting');
-    const s = await storeFor(id);
-    await s.createRun(runRecord(id, { total: 1 }));
-    await s.recordResult(result(id, 'a'));
-    expect((await s.getRun(id))?.status).toBe('ingesting');
-
-    expect(await s.claimAggregation(id)).toBe(true);
-    expect(await s.claimAggregation(id)).toBe(false);
   });
 
   it('a claim of a run that does not exist loses', async () => {
     const id = fresh('ghost');
-    expect(await (await storeFor(id)).claimAggregation(id)).toBe(false);
+    expect(await (await storeFor(id)).claimAggregation(id, 60_000)).toBe(false);
   });
 });

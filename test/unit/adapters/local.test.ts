@@ -41,12 +41,15 @@ const result = (itemId: string, status: 'scored' | 'failed' = 'scored', costUsd 
   finishedAt: '',
 });
 
+/** Rows 1…n: what ingest hands over when it closes a run's only part of n rows. */
+const rowsUpTo = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
+
 describe('local run store (append-only log)', () => {
   it('replays the log when reopened and ignores a torn last line', async () => {
     const dir = await tempDir();
     const store = new LocalRunStore(dir);
     await store.createRun(run('r1'));
-    await store.setTotal('r1', 3, 0);
+    await store.closePart('r1', 0, { rows: rowsUpTo(3), invalidRows: 0, last: true });
     await store.recordResult(result('a'));
     await store.recordResult(result('b', 'failed'));
     await appendFile(join(dir, 'results.jsonl'), '{"runId":"r1","itemId":"c","ro'); // killed mid-write
@@ -55,7 +58,8 @@ describe('local run store (append-only log)', () => {
     expect(new Set(await reopened.resultIds('r1'))).toEqual(new Set(['a', 'b']));
     await expect(reopened.createRun(run('r1'))).rejects.toBeInstanceOf(RunExistsError);
     const outcome = await reopened.recordResult(result('a'));
-    expect(outcome).toEqual({ recorded: false, counters: { done: 1, failed: 1, total: 3, spentUsd: 0 } });
+    expect(outcome).toEqual({ recorded: false, complete: false });
+    expect(await reopened.counters('r1')).toEqual({ done: 1, failed: 1, total: 3, spentUsd: 0 });
     await expect(reopened.createRun(run('other'))).rejects.toThrow(/holds run r1/);
     // A result written after the torn line gets a line of its own and survives the next reopen.
     await reopened.recordResult(result('c'));
@@ -66,7 +70,7 @@ describe('local run store (append-only log)', () => {
     const dir = await tempDir();
     const store = new LocalRunStore(dir);
     await store.createRun(run('r1'));
-    await store.setTotal('r1', 2, 0);
+    await store.closePart('r1', 0, { rows: rowsUpTo(2), invalidRows: 0, last: true });
     const stopped: ItemResult = {
       ...result('a', 'failed', 0.5),
       failure: { kind: 'budget', message: 'spent' },
@@ -75,7 +79,8 @@ describe('local run store (append-only log)', () => {
     await store.recordResult(result('b', 'failed', 0.25));
     expect(new Set(await store.resultIds('r1'))).toEqual(new Set(['b']));
     const resumed = await store.recordResult(result('a', 'scored', 1));
-    expect(resumed).toEqual({ recorded: true, counters: { done: 1, failed: 1, total: 2, spentUsd: 1.25 } });
+    expect(resumed).toEqual({ recorded: true, complete: true });
+    expect(await store.counters('r1')).toEqual({ done: 1, failed: 1, total: 2, spentUsd: 1.25 });
     expect((await store.recordResult(result('a', 'failed'))).recorded).toBe(false);
     for (const reader of [store, new LocalRunStore(dir)]) {
       const back: ItemResult[] = [];
@@ -116,7 +121,7 @@ describe('local run store (append-only log)', () => {
     const dir = await tempDir();
     const store = new LocalRunStore(dir);
     await store.createRun(run('r1'));
-    await store.setTotal('r1', 2, 0);
+    await store.closePart('r1', 0, { rows: rowsUpTo(2), invalidRows: 0, last: true });
     await store.recordResult(result('a', 'scored', 0.25));
     const stopped = {
       ...result('b', 'failed'),
@@ -125,7 +130,8 @@ describe('local run store (append-only log)', () => {
     await store.recordResult(stopped);
     expect(new Set(await store.resultIds('r1'))).toEqual(new Set(['a']));
     const resumed = await store.recordResult(result('b', 'scored', 0.5));
-    expect(resumed).toEqual({ recorded: true, counters: { done: 2, failed: 0, total: 2, spentUsd: 0.75 } });
+    expect(resumed).toEqual({ recorded: true, complete: true });
+    expect(await store.counters('r1')).toEqual({ done: 2, failed: 0, total: 2, spentUsd: 0.75 });
     expect((await store.recordResult(result('b', 'scored', 9))).recorded).toBe(false);
     // The log keeps both lines; reopening keeps the replacement.
     const reopened = new LocalRunStore(dir);
@@ -137,7 +143,7 @@ describe('local run store (append-only log)', () => {
     const dir = await tempDir();
     const store = new LocalRunStore(dir);
     await store.createRun(run('r1'));
-    await store.setTotal('r1', 3, 0);
+    await store.closePart('r1', 0, { rows: rowsUpTo(3), invalidRows: 0, last: true });
     await store.recordResult({
       ...result('a', 'failed', 0.5),
       failure: { kind: 'budget', message: 'spent' },
@@ -160,7 +166,7 @@ describe('local run store (append-only log)', () => {
         ['c', 'scored', 2],
       ];
       expect(await current()).toEqual(expected);
-      expect(await reader.claimAggregation('r1')).toBe(true);
+      expect(await reader.claimAggregation('r1', 60_000)).toBe(true);
       expect(await current()).toEqual(expected);
       // Two results at once after the claim: the log is read again once, both are refused.
       const late = await Promise.all([

@@ -1,0 +1,65 @@
+import {
+  ProvisionedThroughputExceededException,
+  RequestLimitExceeded,
+  ThrottlingException,
+  TransactionCanceledException,
+} from '@aws-sdk/client-dynamodb';
+
+/**
+ * How a DynamoDB call that was throttled (or lost a race with a transaction on the same item)
+ * is tried again here, in the caller, rather than by handing its work back to a queue: a
+ * worker whose result write is refused for a moment waits milliseconds, not a visibility
+ * timeout, and never lets an answer it paid for become a dead letter.
+ */
+export interface Backoff {
+  /** Tries in all, the first included. Default 10: about ten seconds of waiting at most. */
+  attempts?: number;
+  /** The first wait's ceiling, ms; each later one doubles it, up to `capMs`. Default 50. */
+  baseMs?: number;
+  /** The longest wait, ms. Default 3,000. */
+  capMs?: number;
+  /** Waits (the global timers by default, so a simulated clock drives them too). */
+  sleep?: (ms: number) => Promise<void>;
+  /** A number in [0, 1): each wait is drawn between 0 and its ceiling ("full jitter"). */
+  random?: () => number;
+  /** Hears each retry (a metric, a log line). */
+  onRetry?: (error: unknown, attempt: number) => void;
+}
+
+/**
+ * True for the refusals that pass: a partition over its throughput, the account's request
+ * limit, and a transaction cancelled only because an entry was throttled or in conflict with
+ * another transaction (not because a condition failed, which no retry changes).
+ */
+export function isThrottled(error: unknown): boolean {
+  if (
+    error instanceof ProvisionedThroughputExceededException ||
+    error instanceof ThrottlingException ||
+    error instanceof RequestLimitExceeded
+  )
+    return true;
+  if (!(error instanceof TransactionCanceledException)) return false;
+  const codes = (error.CancellationReasons ?? []).map((reason) => reason.Code ?? 'None');
+  return (
+    codes.some((code) => code === 'ThrottlingError' || code === 'TransactionConflict') &&
+    codes.every((code) => code === 'None' || code === 'ThrottlingError' || code === 'TransactionConflict')
+  );
+}
+
+/** The global `setTimeout` as a promise (a simulated clock that replaces it drives these waits too). */
+const globalSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Runs `call`, again after a jittered, growing wait each time it is throttled (see {@link Backoff}). */
+export async function retryThrottled<T>(call: () => Promise<T>, backoff: Backoff = {}): Promise<T> {
+  const { attempts = 10, baseMs = 50, capMs = 3_000, random = Math.random, onRetry } = backoff;
+  const sleep = backoff.sleep ?? globalSleep;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      if (attempt >= attempts || !isThrottled(error)) throw error;
+      onRetry?.(error, attempt);
+      await sleep(Math.floor(random() * Math.min(capMs, baseMs * 2 ** (attempt - 1))));
+    }
+  }
+}
