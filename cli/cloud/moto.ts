@@ -1,7 +1,7 @@
 /**
  * moto_server as a stand-in for AWS, for the integration tests and the local cloud: start one
  * on a free loopback port, build clients against it, create the same resources as the CDK
- * stack. Nothing global is set here (no env vars): {@link functionEnv} returns what the
+ * stack, and set or read the DynamoDB partition limits it enforces. Nothing global is set here (no env vars): {@link functionEnv} returns what the
  * functions' composition root reads, for the caller to apply.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -348,4 +348,90 @@ export function functionEnv(endpoint: string, resources: CloudResources): Record
  */
 export async function purgeQueues(clients: Pick<AwsClients, 'sqs'>, queueUrls: string[]): Promise<void> {
   await Promise.all(queueUrls.map((QueueUrl) => clients.sqs.send(new PurgeQueueCommand({ QueueUrl }))));
+}
+
+/**
+ * DynamoDB's own limits per partition key value, request units per second: what the moto
+ * stand-in (scripts/moto_serial.py) enforces on a table unless {@link setPartitionLimits} says
+ * otherwise.
+ */
+export const DYNAMODB_PARTITION_LIMITS = { writeUnitsPerSecond: 1000, readUnitsPerSecond: 3000 } as const;
+
+/** Request units per second allowed to each partition key value of a table. */
+export interface PartitionLimits {
+  writeUnitsPerSecond: number;
+  readUnitsPerSecond: number;
+}
+
+/** What {@link setPartitionLimits} changes: one table's limits, or with no `table` the default's. */
+export interface PartitionLimitsChange extends Partial<PartitionLimits> {
+  /** The table's name; omitted, the default of every table that has no limits of its own. */
+  table?: string;
+}
+
+/** One partition key value's reads or writes on a table, as {@link partitionStats} reports them. */
+export interface HotPartitionKey {
+  partitionKey: string;
+  kind: 'read' | 'write';
+  /** The most units it took within any one second. */
+  peakUnitsPerSecond: number;
+  /** Units it took in all (requests refused take none). */
+  consumedUnits: number;
+  /** Its parts of requests refused: items, keys or transaction actions. */
+  throttledRequests: number;
+  /** Set when the key is a secondary index's. */
+  index?: string;
+}
+
+/** What the moto stand-in enforced on one table. */
+export interface PartitionStats {
+  table: string;
+  limits: PartitionLimits;
+  /**
+   * Requests refused (a throttling error, or a batch that left parts unprocessed), in all, by
+   * read/write, and by operation (`{ PutItem: { write: 2 } }`).
+   */
+  throttledRequests: {
+    total: number;
+    read: number;
+    write: number;
+    byOperation: Record<string, Partial<Record<'read' | 'write', number>>>;
+  };
+  /** Its hottest partition keys, highest peak units per second first (ten at most). */
+  hotKeys: HotPartitionKey[];
+}
+
+/**
+ * Sets the per-partition-key limits the moto stand-in enforces at `endpoint`: on one table
+ * (`table`), or with no table the default of every table without limits of its own (one
+ * moto_server serves many test files: prefer a table). A rate left out keeps its value.
+ * Requests over a limit are refused as DynamoDB refuses them: a
+ * `ProvisionedThroughputExceededException`, a `TransactionCanceledException` with a
+ * `ThrottlingError`, or batch parts left unprocessed. Resolves to the limits now in force there.
+ */
+export async function setPartitionLimits(
+  endpoint: string,
+  change: PartitionLimitsChange,
+): Promise<PartitionLimits & { table?: string }> {
+  return control(`${endpoint}/_assay/limits`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(change),
+  });
+}
+
+/**
+ * What the moto stand-in at `endpoint` enforced on `table` since it started: its limits, the
+ * requests refused, and its hottest partition keys with their peak units per second.
+ */
+export async function partitionStats(endpoint: string, table: string): Promise<PartitionStats> {
+  return control(`${endpoint}/_assay/limits/stats?table=${encodeURIComponent(table)}`, { method: 'GET' });
+}
+
+/** A request to moto_serial.py's control endpoint; its refusal (400, 404) becomes an Error with its reason. */
+async function control<T>(url: string, init: RequestInit): Promise<T> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(10_000) });
+  const body = (await res.json()) as T & { message?: string };
+  if (!res.ok) throw new Error(`moto control ${init.method} ${url}: ${res.status} ${body.message ?? ''}`);
+  return body;
 }
