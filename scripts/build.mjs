@@ -27,6 +27,11 @@ import { fileURLToPath } from 'node:url';
 export const ROOT = fileURLToPath(new URL('..', import.meta.url));
 export const DIST = join(ROOT, 'dist');
 const ENTRY = join(ROOT, 'cli', 'main.ts');
+/**
+ * The entry of a local cloud container (a worker thread of `assay cloud`), with the functions it
+ * imports: dist/container.js, beside the chunks, where cli/cloud/containers.ts starts it.
+ */
+const CONTAINER_ENTRY = join(ROOT, 'cli', 'cloud', 'container.ts');
 /** Written last by a build: the newest source modification time (ms) it was built from. */
 const STAMP = join(DIST, '.built');
 /** The folders whose files go into the bundle. */
@@ -138,7 +143,7 @@ export async function build({ quiet = false } = {}) {
   await buildPage(esbuild);
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
   const result = await esbuild({
-    entryPoints: { main: ENTRY },
+    entryPoints: { main: ENTRY, container: CONTAINER_ENTRY },
     outdir: DIST,
     bundle: true,
     splitting: true,

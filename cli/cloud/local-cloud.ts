@@ -1,6 +1,7 @@
 /**
  * The whole AWS pipeline on this machine: moto_server stands in for S3, SQS and DynamoDB, the
- * real Lambda handlers run in this process, driven by a poller that behaves like Lambda's
+ * real Lambda handlers run in containers (worker threads held to each function's declared
+ * timeout, memory and /tmp, see containers.ts), driven by a poller that behaves like Lambda's
  * event source mappings. Nothing here is a second implementation: it is the AWS shell with
  * AWS swapped for moto.
  */
@@ -18,7 +19,14 @@ import {
   suiteKey,
   suiteReportsPrefix,
 } from '../../shared/lib/layout/bucket.js';
-import { FUNCTION_TIMEOUT_SECONDS, QUEUES, queueNames } from '../../shared/lib/layout/queues.js';
+import {
+  FUNCTION_MEMORY_MB,
+  FUNCTION_TIMEOUT_SECONDS,
+  FUNCTION_TMP_MB,
+  type FunctionName,
+  QUEUES,
+  queueNames,
+} from '../../shared/lib/layout/queues.js';
 import { loadPriceTable } from '../../shared/lib/providers/pricing.js';
 import { ProviderPool } from '../../shared/lib/providers/registry.js';
 import { ServiceError } from '../../shared/model/errors.js';
@@ -30,6 +38,7 @@ import { parseSuite, type Suite, validateSuite } from '../../shared/registry/sui
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { writeRunReport } from '../../shared/use-cases/aggregate-run.js';
 import { DATASET_FILE, expectFile, PACKAGE_ROOT, SUITE_FILE } from '../local-run.js';
+import { type ContainerConfig, type ContainerOutcome, Containers, type KillReason } from './containers.js';
 import {
   type CloudResources,
   createCloudResources,
@@ -40,26 +49,36 @@ import {
   startMoto,
 } from './moto.js';
 import {
-  type EventSource,
+  type ContainerEventSource,
+  type HandlerEventSource,
   type Invocation,
   PollStalledError,
   QueuePoller,
   type SqsFunctionHandler,
 } from './poller.js';
 
-/** The four functions of the stack, as imported from functions/. */
+/** The functions of the stack, as imported from functions/ into this process. */
 export interface CloudFunctions {
   ingest: SqsFunctionHandler;
   worker: SqsFunctionHandler;
   deadLetter: SqsFunctionHandler;
   aggregate: SqsFunctionHandler;
   /** The scheduled batch poller (one pass of the batch lane per call). */
-  batchPoller: () => Promise<{ submitted: number; refused: number; closed: number; woken: number }>;
+  batchPoller: () => Promise<BatchPollerPass>;
+}
+
+/** What one pass of the batch poller did. */
+export interface BatchPollerPass {
+  submitted: number;
+  refused: number;
+  closed: number;
+  woken: number;
 }
 
 /**
- * Imports the handlers. Their composition root reads the environment when first imported, so
- * set it ({@link functionEnv}) before the first call; later calls return the same modules.
+ * Imports the handlers into this process (for in-process event sources: the integration
+ * tests). Their composition root reads the environment when first imported, so set it
+ * ({@link functionEnv}) before the first call; later calls return the same modules.
  */
 export async function loadFunctions(): Promise<CloudFunctions> {
   const [ingest, worker, deadLetter, aggregate, batchPoller] = await Promise.all([
@@ -78,49 +97,104 @@ export async function loadFunctions(): Promise<CloudFunctions> {
   };
 }
 
+interface MappingOptions {
+  /** Records per worker invocation; default the layout's. */
+  workerBatchSize?: number;
+  /** Worker invocations (and containers) at once; default 4. */
+  workerConcurrency?: number;
+}
+
 /** The stack's event source mappings (batch sizes from the layout, as the stack's), on moto's queues. */
-export function eventSources(
-  resources: CloudResources,
-  functions: CloudFunctions,
-  {
-    workerBatchSize = QUEUES.items.consumer.batchSize,
-    workerConcurrency = 4,
-  }: { workerBatchSize?: number; workerConcurrency?: number } = {},
-): EventSource[] {
-  const { queues } = resources;
+function mappings(
+  { queues }: CloudResources,
+  { workerBatchSize = QUEUES.items.consumer.batchSize, workerConcurrency = 4 }: MappingOptions,
+) {
   return [
     {
+      name: 'ingest',
       functionName: 'ingest',
-      queueUrl: queues.events.url,
-      queueArn: queues.events.arn,
-      handler: functions.ingest,
+      queue: queues.events,
       batchSize: QUEUES.events.consumer.batchSize,
-      // The stack's ingest timeout: ingest pauses a minute before it (ASSAY_INGEST_RESERVE_MS).
-      timeoutMs: FUNCTION_TIMEOUT_SECONDS.ingest * 1000,
     },
     {
+      name: 'worker',
       functionName: 'worker',
-      queueUrl: queues.items.url,
-      queueArn: queues.items.arn,
-      handler: functions.worker,
+      queue: queues.items,
       batchSize: workerBatchSize,
       concurrency: workerConcurrency,
     },
     {
+      name: 'deadLetter',
       functionName: 'dead-letter',
-      queueUrl: queues.itemsDlq.url,
-      queueArn: queues.itemsDlq.arn,
-      handler: functions.deadLetter,
+      queue: queues.itemsDlq,
       batchSize: QUEUES.items.deadLetter.consumer!.batchSize,
     },
     {
+      name: 'aggregate',
       functionName: 'aggregate',
-      queueUrl: queues.aggregate.url,
-      queueArn: queues.aggregate.arn,
-      handler: functions.aggregate,
+      queue: queues.aggregate,
       batchSize: QUEUES.aggregate.consumer.batchSize,
     },
-  ];
+  ] satisfies {
+    name: FunctionName;
+    functionName: string;
+    queue: { url: string; arn: string };
+    batchSize: number;
+    concurrency?: number;
+  }[];
+}
+
+/** The stack's event source mappings to handlers imported into this process ({@link loadFunctions}). */
+export function eventSources(
+  resources: CloudResources,
+  functions: CloudFunctions,
+  options: MappingOptions = {},
+): HandlerEventSource[] {
+  return mappings(resources, options).map(({ name, functionName, queue, ...mapping }) => ({
+    functionName,
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    handler: functions[name],
+    ...mapping,
+    // The stack's ingest timeout: ingest pauses a minute before it (ASSAY_INGEST_RESERVE_MS).
+    ...(name === 'ingest' ? { timeoutMs: FUNCTION_TIMEOUT_SECONDS.ingest * 1000 } : {}),
+  }));
+}
+
+/**
+ * The stack's event source mappings to its functions in containers, each held to its declared
+ * timeout, memory and /tmp, with `env` as its environment.
+ */
+export function containerEventSources(
+  resources: CloudResources,
+  env: Readonly<Record<string, string | undefined>>,
+  options: MappingOptions = {},
+): ContainerEventSource[] {
+  return mappings(resources, options).map(({ name, functionName, queue, ...mapping }) => ({
+    functionName,
+    queueUrl: queue.url,
+    queueArn: queue.arn,
+    container: functionContainer(name, functionName, env),
+    ...mapping,
+  }));
+}
+
+/**
+ * A function of the stack in its containers: the layout's memory, /tmp and timeout, `env`, and
+ * the service name its logs and metrics carry (`assay-<name>`, as the stack sets it).
+ */
+export function functionContainer(
+  name: FunctionName,
+  functionName: string,
+  env: Readonly<Record<string, string | undefined>>,
+): ContainerConfig {
+  return {
+    module: name,
+    memoryMb: FUNCTION_MEMORY_MB[name],
+    tmpMb: FUNCTION_TMP_MB[name],
+    timeoutMs: FUNCTION_TIMEOUT_SECONDS[name] * 1000,
+    env: { ...env, POWERTOOLS_SERVICE_NAME: `assay-${functionName}` },
+  };
 }
 
 /** Uploads every file under `dir` (if it exists) to `prefix` + its relative path; returns the keys. */
@@ -176,8 +250,6 @@ const NAMES: ResourceNames = {
   queues: queueNames('assay-local'),
 };
 
-let started = false;
-
 /** How long the local cloud waits without progress before it gives up: 10 minutes. */
 export const DEFAULT_STALL_TIMEOUT_MS = 600_000;
 
@@ -200,13 +272,11 @@ export class CloudStalledError extends ServiceError {
  * Runs a suite through the AWS pipeline against moto: start moto_server, create the stack's
  * resources, upload the prompts and the suite, then drop the dataset; the S3 notification
  * starts ingest, and the poller drives the events, items, items-DLQ and aggregate queues until
- * the report lands in the bucket. Downloads the report files, then stops moto.
- *
- * Once per process: the functions' composition root is built on first import, from the
- * environment this sets.
+ * the report lands in the bucket. Downloads the report files, then stops the containers and moto.
+ * The functions' module state lives in their containers and this process's environment is
+ * left as it was, so a process may run the local cloud more than once.
  */
 export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCloudResult> {
-  if (started) throw new Error('runLocalCloud runs once per process (the functions are composed at import)');
   const log = options.onLog ?? (() => {});
   const suitePath = resolve(options.suitePath);
   await expectFile(suitePath, SUITE_FILE, options.suitePath);
@@ -233,23 +303,31 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   };
   process.once('SIGINT', onSigint);
   const clients = motoClients(moto.endpoint);
+  const containers = new Containers();
   try {
     log(`moto_server on ${moto.endpoint}; creating the stack's bucket, queues and table`);
     const resources = await createCloudResources(clients, NAMES, {
       // A failed item comes back after a minute (the other queues: after moto's local default).
       visibilityTimeouts: { items: 60 },
     });
-    started = true;
-    Object.assign(process.env, functionEnv(moto.endpoint, resources));
-    process.env.POWERTOOLS_LOG_LEVEL ??= options.verbose ? 'INFO' : 'WARN';
-    process.env.POWERTOOLS_METRICS_DISABLED ??= options.verbose ? 'false' : 'true';
-    const functions = await loadFunctions();
+    // The functions' environment: this shell's (provider keys and endpoints), the stack's
+    // variables pointing at moto, and their log settings. The AWS SDK's warning about an old
+    // Node is this process's to give, once, not each container's again.
+    const env = {
+      ...process.env,
+      POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? (options.verbose ? 'INFO' : 'WARN'),
+      POWERTOOLS_METRICS_DISABLED:
+        process.env.POWERTOOLS_METRICS_DISABLED ?? (options.verbose ? 'false' : 'true'),
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...functionEnv(moto.endpoint, resources),
+    };
     const blobs = new S3BlobStore({ client: clients.s3, bucket: resources.bucket });
     let reportDue = false;
     const poller = new QueuePoller({
       sqs: clients.sqs,
       region: MOTO_REGION,
-      sources: eventSources(resources, functions),
+      sources: containerEventSources(resources, env),
+      containers,
       onInvocation: (invocation) => {
         // Only the aggregate function writes reports: the bucket is listed after it ran.
         if (invocation.functionName === 'aggregate') reportDue = true;
@@ -284,6 +362,10 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     // The batch lane's schedule (an EventBridge rule on AWS): a poller pass whenever the queues
     // are idle, at most every run.batchPollSeconds while batches are open.
     const batches = new DynamoBatchStore({ client: clients.doc, tableName: resources.table });
+    const batchPoller = containers.pool(
+      'batch-poller',
+      functionContainer('batchPoller', 'batch-poller', env),
+    );
     const pollMs = suite.run.batchPollSeconds * 1000;
     let lastPass = 0;
     const settled = async () => {
@@ -291,7 +373,12 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       const open = await batches.openBatches();
       if (open.length > 0 && Date.now() - lastPass < pollMs) return false;
       lastPass = Date.now();
-      const pass = await functions.batchPoller();
+      const outcome = await batchPoller.invoke({}, { region: MOTO_REGION });
+      if (!outcome.ok) {
+        log(`  batch-poller ${describeFailure(outcome)}`);
+        throw outcome.error;
+      }
+      const pass = outcome.response as BatchPollerPass;
       // Waiting on a vendor's open batch is waiting, not a stall.
       if (open.length > 0 || pass.submitted + pass.closed + pass.woken > 0) poller.progressed();
       if (pass.submitted + pass.closed + pass.woken > 0) {
@@ -343,6 +430,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     return sweep ? { ...common, sweep: body as SweepReport } : { ...common, report: body as Report };
   } finally {
     process.off('SIGINT', onSigint);
+    await containers.close();
     for (const client of Object.values(clients)) client.destroy();
     log('stopping moto_server');
     await moto.stop();
@@ -437,13 +525,34 @@ async function readSuite(
 }
 
 function describeInvocation(invocation: Invocation): string {
-  const { functionName, records, failed, error, durationMs } = invocation;
+  const { functionName, records, failed, error, durationMs, container } = invocation;
   const plural = records === 1 ? 'record' : 'records';
   const outcome =
     error !== undefined
-      ? `threw ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}; all back to the queue`
+      ? `${container?.killed === undefined ? `threw ${errorText(error)}` : killedText(container.killed, error)}; all back to the queue`
       : failed > 0
         ? `${records - failed} ok, ${failed} back to the queue`
         : 'ok';
-  return `  ${functionName.padEnd(11)} ${String(records).padStart(2)} ${plural.padEnd(7)} ${outcome} (${durationMs} ms)`;
+  const timing = container?.cold
+    ? `${durationMs} ms, cold start${container.initMs === undefined ? '' : `, init ${container.initMs} ms`}`
+    : `${durationMs} ms`;
+  return `  ${functionName.padEnd(11)} ${String(records).padStart(2)} ${plural.padEnd(7)} ${outcome} (${timing})`;
+}
+
+/** A failed invocation outside the queues (the batch poller's schedule). */
+function describeFailure(outcome: ContainerOutcome & { ok: false }): string {
+  const { killed } = outcome.container;
+  return killed === undefined ? `threw ${errorText(outcome.error)}` : killedText(killed, outcome.error);
+}
+
+/** Why the container ended, and the error the invocation failed with. */
+function killedText(killed: KillReason, error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  if (killed === 'exited') return `container exited: ${message}`;
+  if (killed === 'stopped') return 'container stopped with the run';
+  return `container killed (${killed}): ${message}`;
+}
+
+function errorText(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
 }

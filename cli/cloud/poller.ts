@@ -1,12 +1,13 @@
 /**
- * Drives SQS-triggered handlers in this process the way Lambda's event source mapping does:
- * receive a batch, build the real `SQSEvent`, invoke the handler with a Lambda `Context`,
- * delete the records it did not report in `batchItemFailures`, and leave the failed ones for
- * SQS to deliver again after the visibility timeout (and to move to the DLQ after
- * `maxReceiveCount`). Used by the integration tests and the local cloud, against moto.
+ * Drives SQS-triggered handlers the way Lambda's event source mapping does: receive a batch,
+ * build the real `SQSEvent`, invoke the handler with a Lambda `Context`, delete the records it
+ * did not report in `batchItemFailures`, and leave the failed ones for SQS to deliver again
+ * after the visibility timeout (and to move to the DLQ after `maxReceiveCount`). A handler runs
+ * in this process (an in-process source, for the integration tests) or in the function's
+ * containers, held to its timeout, memory and /tmp (containers.ts; the local cloud). Used
+ * against moto.
  */
 
-import { randomUUID } from 'node:crypto';
 import { setTimeout as wallSleep } from 'node:timers/promises';
 import {
   DeleteMessageBatchCommand,
@@ -17,24 +18,43 @@ import {
 } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSEvent, SQSMessageAttributes, SQSRecord } from 'aws-lambda';
 import { ServiceError } from '../../shared/model/errors.js';
+import { type ContainerConfig, type ContainerReport, Containers } from './containers.js';
+import { lambdaContext } from './lambda-context.js';
+
+export { lambdaContext };
 
 /** A Lambda handler for SQS events (an undefined result means every record succeeded). */
 export type SqsFunctionHandler = (event: SQSEvent, context: Context) => Promise<SQSBatchResponse | undefined>;
 
-/** One queue → function mapping. */
-export interface EventSource {
+/** What every queue → function mapping has. */
+interface EventSourceBase {
   /** The function's name, in the Context and in invocation reports (e.g. `worker`). */
   functionName: string;
   queueUrl: string;
   queueArn: string;
-  handler: SqsFunctionHandler;
   /** Records per invocation, 1–10 (the mapping's BatchSize). Default 10. */
   batchSize?: number;
   /** Invocations in flight at once (the mapping's maximum concurrency). Default 1. */
   concurrency?: number;
+}
+
+/** A mapping to a handler run in this process: nothing stops it or limits its memory. */
+export interface HandlerEventSource extends EventSourceBase {
+  handler: SqsFunctionHandler;
   /** The function timeout, as `context.getRemainingTimeInMillis()` counts it down. Default 60 s. */
   timeoutMs?: number;
 }
+
+/**
+ * A mapping to a function run in containers (worker threads of its own, see containers.ts),
+ * held to the function's timeout, memory and /tmp; at most `concurrency` containers at once.
+ */
+export interface ContainerEventSource extends EventSourceBase {
+  container: ContainerConfig;
+}
+
+/** One queue → function mapping. */
+export type EventSource = HandlerEventSource | ContainerEventSource;
 
 /** What one invocation did. */
 export interface Invocation {
@@ -43,9 +63,14 @@ export interface Invocation {
   records: number;
   /** Records left on the queue for redelivery (reported failures, or all when it threw). */
   failed: number;
-  /** Set when the handler threw (the whole batch goes back to the queue). */
+  /**
+   * Set when the handler threw, or its container was killed (a `ContainerKilledError`): the
+   * whole batch goes back to the queue.
+   */
   error?: unknown;
   durationMs: number;
+  /** For a container source: the container that ran it, and why it was killed, if it was. */
+  container?: ContainerReport;
 }
 
 export interface PollerOptions {
@@ -67,6 +92,12 @@ export interface PollerOptions {
    */
   maxIdleDelayMs?: number;
   onInvocation?: (invocation: Invocation) => void;
+  /**
+   * Where the container sources run. Default a set of the poller's own. The poller stops every
+   * container when a run ({@link QueuePoller.runUntil}, {@link QueuePoller.drain}) ends, and
+   * closes them in {@link QueuePoller.close}.
+   */
+  containers?: Containers;
   /** The clock the waits and the give-up points are measured on (tests simulate it). Default the real one. */
   now?: () => number;
   sleep?: (ms: number) => Promise<void>;
@@ -114,6 +145,7 @@ export class QueuePoller {
   private readonly idleDelayMs: number;
   private readonly maxIdleDelayMs: number;
   private readonly onInvocation: ((invocation: Invocation) => void) | undefined;
+  private readonly containers: Containers;
   /** Receives and invocations in progress. */
   private busy = 0;
   /** Invocations in progress. */
@@ -132,6 +164,7 @@ export class QueuePoller {
     idleDelayMs = 100,
     maxIdleDelayMs = 1000,
     onInvocation,
+    containers = new Containers(),
     now = Date.now,
     sleep = (ms) => wallSleep(ms),
   }: PollerOptions) {
@@ -149,6 +182,7 @@ export class QueuePoller {
     this.idleDelayMs = idleDelayMs;
     this.maxIdleDelayMs = Math.max(idleDelayMs, maxIdleDelayMs);
     this.onInvocation = onInvocation;
+    this.containers = containers;
     this.now = now;
     this.sleep = sleep;
     this.lastProgress = now();
@@ -176,7 +210,8 @@ export class QueuePoller {
    * {@link PollStalledError} when nothing progressed for `stallTimeoutMs`, {@link PollTimeoutError}
    * when `timeoutMs` passes first, or the first error a lane hit (SQS itself failing; handler
    * errors are the handler's business and only fail records). Returns after the invocations in
-   * progress finished.
+   * progress finished, and the containers are stopped (an invocation a stall left running in
+   * one is killed with it).
    */
   async runUntil(until: () => boolean | Promise<boolean>, options: RunOptions = {}): Promise<void> {
     const { stallTimeoutMs, checkEveryMs = 200 } = options;
@@ -230,9 +265,16 @@ export class QueuePoller {
       }
     } finally {
       stopped = true;
-      // Giving up on a stall does not wait for the invocations that stalled it.
+      // Giving up on a stall does not wait for the invocations that stalled it; those in
+      // containers end with them.
       if (!stalled) await Promise.all(lanes);
+      await this.containers.stop();
     }
+  }
+
+  /** Terminates the containers of the sources; none starts after. */
+  async close(): Promise<void> {
+    await this.containers.close();
   }
 
   /** Polls until {@link idle}: every message of these sources handled, none waiting for redelivery. */
@@ -298,11 +340,22 @@ export class QueuePoller {
     const started = this.now();
     let failedIds: Set<string>;
     let error: unknown;
+    let container: ContainerReport | undefined;
     try {
-      const response = await source.handler(event, this.context(source, started));
+      let response: SQSBatchResponse | undefined;
+      if ('container' in source) {
+        const outcome = await this.containers
+          .pool(source.functionName, source.container, source.concurrency ?? 1)
+          .invoke(event, { region: this.region, account: accountOf(source.queueArn) });
+        container = outcome.container;
+        if (!outcome.ok) throw outcome.error;
+        response = outcome.response as SQSBatchResponse | undefined;
+      } else {
+        response = await source.handler(event, this.context(source, started));
+      }
       failedIds = failuresOf(response, event);
     } catch (thrown) {
-      // A function error: Lambda deletes nothing, every record comes back.
+      // A function error (or its container killed): Lambda deletes nothing, every record comes back.
       error = thrown;
       failedIds = new Set(event.Records.map((r) => r.messageId));
     }
@@ -324,6 +377,7 @@ export class QueuePoller {
       failed: failedIds.size,
       durationMs: this.now() - started,
       ...(error === undefined ? {} : { error }),
+      ...(container === undefined ? {} : { container }),
     };
     this.onInvocation?.(invocation);
     return invocation;
@@ -366,11 +420,11 @@ export class QueuePoller {
     };
   }
 
-  private context(source: EventSource, started: number): Context {
+  private context(source: HandlerEventSource, started: number): Context {
     return lambdaContext({
       functionName: source.functionName,
       region: this.region,
-      account: source.queueArn.split(':')[4] || undefined,
+      account: accountOf(source.queueArn),
       deadline: started + (source.timeoutMs ?? 60_000),
     });
   }
@@ -404,36 +458,9 @@ export class QueuePoller {
   }
 }
 
-/**
- * A Lambda `Context` for an in-process invocation: a fresh request id, and a remaining time
- * counted down to `deadline` (default a minute from now).
- */
-export function lambdaContext({
-  functionName,
-  region = 'us-east-1',
-  account = '000000000000',
-  deadline = Date.now() + 60_000,
-}: {
-  functionName: string;
-  region?: string;
-  account?: string;
-  deadline?: number;
-}): Context {
-  const requestId = randomUUID();
-  return {
-    callbackWaitsForEmptyEventLoop: true,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:${region}:${account}:function:${functionName}`,
-    memoryLimitInMB: '512',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: `local/[$LATEST]${requestId.replaceAll('-', '')}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+/** The account of a queue's ARN (`arn:aws:sqs:<region>:<account>:<name>`). */
+function accountOf(queueArn: string): string | undefined {
+  return queueArn.split(':')[4] || undefined;
 }
 
 /**

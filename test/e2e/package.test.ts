@@ -25,7 +25,10 @@ describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout
     const [packed] = JSON.parse(pack.stdout) as [{ filename: string; files: { path: string }[] }];
     const shipped = packed.files.map((f) => f.path);
     // The bundle and what it reads at run time ship; the TypeScript sources do not.
-    expect(shipped).toEqual(expect.arrayContaining(['bin/assay.mjs', 'dist/main.js', 'package.json']));
+    // dist/container.js: the entry of `assay cloud`'s containers, with the functions it bundles.
+    expect(shipped).toEqual(
+      expect.arrayContaining(['bin/assay.mjs', 'dist/main.js', 'dist/container.js', 'package.json']),
+    );
     for (const needed of ['templates/init/', 'prompts/', 'examples/', 'schemas/suite.schema.json']) {
       expect(shipped.some((p) => p.startsWith(needed))).toBe(true);
     }

@@ -1,6 +1,6 @@
 /**
  * One suite run in both shells, for the tests that show `assay cloud` takes the suites `assay
- * run` takes. `runLocalCloud` runs once per process, so each such test file runs one.
+ * run` takes.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
