@@ -2,20 +2,23 @@
  * ingest: S3 ObjectCreated notifications, delivered through the events queue, start runs.
  * `suites/<name>.json` runs the suite on its dataset, `datasets/<name>/<file>` runs
  * `suites/<name>.json` on that file, `prompts/<path>` re-runs the suites that read the prompt
- * when its content changed (see shared/lib/layout/bucket.ts and shared/use-cases/ingest-object.ts). A problem with the upload
- * itself (no suite, invalid suite, missing prompt) is logged and counted, not retried; storage
- * and queue errors fail the record, so SQS delivers it again and the run resumes.
+ * when its content changed (see shared/lib/layout/bucket.ts and shared/use-cases/ingest-object.ts).
+ * A dataset too large for one invocation is read a chunk at a time: each chunk arrives on the
+ * same queue as a task, handed on by the invocation that read the chunk before
+ * (shared/use-cases/ingest-chunk.ts). A problem with the upload itself (no suite, invalid
+ * suite, missing prompt) is logged and counted, not retried; storage and queue errors fail the
+ * record, so SQS delivers it again and the run (or the chunk) resumes.
  */
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { Context, SQSRecord } from 'aws-lambda';
+import type { SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { decodeEventKey } from '../shared/lib/layout/bucket.js';
-import type { IngestBudget } from '../shared/use-cases/ingest-object.js';
+import { type ChunkOutcome, ingestChunk } from '../shared/use-cases/ingest-chunk.js';
 import { ingestObject } from '../shared/use-cases/ingest-object.js';
-import { type IngestContinuation, ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
+import { ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 
-const { bucketName, deps, continuations } = ingestRoot();
+const { bucketName, deps } = ingestRoot();
 
 /** The message S3 sends once when a notification configuration is saved. */
 const s3TestEventSchema = z.looseObject({ Event: z.literal('s3:TestEvent'), Bucket: z.string() });
@@ -37,40 +40,29 @@ const s3RecordSchema = z.looseObject({
 });
 export type S3EventRecord = z.infer<typeof s3RecordSchema>;
 
-/** The rest of a dataset an earlier invocation paused on (see {@link IngestContinuation}). */
-const continuationSchema = z.object({
-  continuation: z.object({
+/** A chunk of a dataset read a chunk at a time, handed on by the invocation that read the chunk before. */
+const chunkTaskSchema = z.object({
+  chunk: z.object({
+    runId: z.string().min(1),
     key: z.string().min(1),
     version: z.string(),
-    runId: z.string().min(1),
-    next: z.number().int().positive(),
+    format: z.enum(['csv', 'jsonl']),
+    chunk: z.number().int().nonnegative(),
+    start: z.number().int().nonnegative(),
+    row: z.number().int().nonnegative(),
+    line: z.number().int().nonnegative(),
+    header: z.array(z.string()).optional(),
   }),
 });
 
-/** An events-queue body: the S3 test event, an S3 event notification, or ingest's own continuation. */
+/** An events-queue body: the S3 test event, an S3 event notification, or a chunk of a dataset to ingest. */
 export const s3EventBodySchema = z.union([
   s3TestEventSchema,
   z.looseObject({ Records: z.array(s3RecordSchema) }),
-  continuationSchema,
+  chunkTaskSchema,
 ]);
 
-/**
- * This invocation's share of a dataset: it pauses when its time left falls under the reserve
- * (or after `ASSAY_INGEST_MAX_ROWS` rows), and the rest goes on in a continuation message.
- * The reserve is at most a fifth of the time the invocation started with, so a short time
- * limit still leaves most of it for ingesting.
- */
-function budgetOf(context: Context, from?: IngestContinuation): IngestBudget {
-  const { reserveMs, maxRows } = continuations;
-  const reserve = Math.min(reserveMs, context.getRemainingTimeInMillis() / 5);
-  return {
-    ...(from ? { skip: from.next, runId: from.runId } : {}),
-    shouldPause: (handed) =>
-      (maxRows !== undefined && handed >= maxRows) || context.getRemainingTimeInMillis() < reserve,
-  };
-}
-
-async function ingestRecord(record: SQSRecord, context: Context): Promise<void> {
+async function ingestRecord(record: SQSRecord): Promise<void> {
   const body = parseBody(record.body, s3EventBodySchema);
   if ('error' in body) {
     logger.error('events queue message is not an S3 notification: dropped', {
@@ -84,18 +76,39 @@ async function ingestRecord(record: SQSRecord, context: Context): Promise<void> 
     logger.info('s3:TestEvent ignored', { bucket: body.data.Bucket });
     return;
   }
-  const continued = continuationSchema.safeParse(body.data);
-  if (continued.success) {
-    const from = continued.data.continuation;
-    logger.info('ingest continues', { key: from.key, runId: from.runId, next: from.next });
-    await ingestUpload(from.key, from.version, budgetOf(context, from));
+  const chunk = chunkTaskSchema.safeParse(body.data);
+  if (chunk.success) {
+    logChunk(await ingestChunk(deps, chunk.data.chunk));
     return;
   }
   if ('Records' in body.data && Array.isArray(body.data.Records))
-    for (const s3Record of body.data.Records as S3EventRecord[]) await ingestS3Record(s3Record, context);
+    for (const s3Record of body.data.Records as S3EventRecord[]) await ingestS3Record(s3Record);
 }
 
-async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord, context: Context): Promise<void> {
+function logChunk(outcome: ChunkOutcome): void {
+  const { runId, chunk } = outcome;
+  switch (outcome.status) {
+    case 'ingested':
+      logger.info(outcome.last ? 'last chunk ingested' : 'chunk ingested', { ...outcome });
+      metrics.addMetric('ChunksIngested', MetricUnit.Count, 1);
+      return;
+    case 'skipped':
+      logger.info('chunk skipped: done already, or held by another invocation', {
+        runId,
+        chunk,
+        why: outcome.why,
+      });
+      return;
+    case 'rejected':
+      logger.error('chunk not ingested: the run stays incomplete', { runId, chunk, reason: outcome.reason });
+      metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+      return;
+    default:
+      outcome satisfies never;
+  }
+}
+
+async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Promise<void> {
   const rawKey = s3.object.key;
   if (!eventName.startsWith('ObjectCreated:')) {
     logger.info('not an upload: ignored', { eventName, key: rawKey });
@@ -119,36 +132,25 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord, conte
   }
   // The same upload (a redelivered event) has the same version, so it maps to the same run.
   const version = `${s3.object.eTag ?? ''}:${s3.object.sequencer ?? eventTime ?? ''}`;
-  await ingestUpload(key, version, budgetOf(context));
+  await ingestUpload(key, version);
 }
 
-async function ingestUpload(key: string, version: string, budget: IngestBudget): Promise<void> {
-  const outcome = await ingestObject(deps, { key, version }, budget);
+async function ingestUpload(key: string, version: string): Promise<void> {
+  const outcome = await ingestObject(deps, { key, version });
   switch (outcome.status) {
-    case 'paused': {
-      if (outcome.start.status !== 'paused')
-        throw new Error('unreachable: a paused ingest has a paused start');
-      // The items handed on so far are queued; the next invocation reads on from `next`.
-      await continuations.send({ key, version, runId: outcome.runId, next: outcome.start.next });
-      logger.info('ingest paused: continues in a new invocation', {
-        key,
-        runId: outcome.runId,
-        next: outcome.start.next,
-        queued: outcome.start.queued,
-      });
-      metrics.addMetric('IngestContinuations', MetricUnit.Count, 1);
-      return;
-    }
     case 'started':
-    case 'resumed': {
+    case 'resumed':
+    case 'chunked': {
       const { start } = outcome;
-      logger.info(outcome.status === 'started' ? 'run started' : 'run resumed', {
+      logger.info(outcome.status === 'resumed' ? 'run resumed' : 'run started', {
         key,
         runId: outcome.runId,
         suite: outcome.suiteName,
-        ...(start.status === 'duplicate' || start.status === 'paused'
-          ? {}
-          : { total: start.total, invalidRows: start.invalidRows, queued: start.queued }),
+        ...(start.status === 'chunked'
+          ? { bytes: start.bytes, inChunks: true }
+          : start.status === 'duplicate'
+            ? {}
+            : { total: start.total, invalidRows: start.invalidRows, queued: start.queued }),
       });
       metrics.addMetric('RunsStarted', MetricUnit.Count, 1);
       return;

@@ -10,11 +10,12 @@
 import { fileURLToPath } from 'node:url';
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
-import { Metrics } from '@aws-lambda-powertools/metrics';
+import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
 import type { Context, SQSBatchResponse, SQSRecord } from 'aws-lambda';
 import { type AwsClients, createAwsClients } from '../shared/adapters/aws/clients.js';
 import { DynamoBatchStore } from '../shared/adapters/aws/dynamo-batch-store.js';
+import { DynamoChunkStore } from '../shared/adapters/aws/dynamo-chunk-store.js';
 import { DynamoLlmCache } from '../shared/adapters/aws/dynamo-llm-cache.js';
 import { DynamoPromptIndex } from '../shared/adapters/aws/dynamo-prompt-index.js';
 import { DynamoRateLimitStore } from '../shared/adapters/aws/dynamo-rate-limit-store.js';
@@ -26,14 +27,15 @@ import {
   parseFunctionEnv,
   type QueueVariable,
 } from '../shared/adapters/aws/env.js';
-import { BlobNotFoundError, S3BlobStore } from '../shared/adapters/aws/s3-blob-store.js';
+import { S3BlobStore } from '../shared/adapters/aws/s3-blob-store.js';
 import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
 import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
+import { FUNCTION_TIMEOUT_SECONDS } from '../shared/lib/layout/queues.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
-import { RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
+import { fleetSizeOf, RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
 import type { RunRecord } from '../shared/model/model.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports/ports.js';
@@ -45,6 +47,7 @@ import type { AdvanceBatchesDeps } from '../shared/use-cases/batch-lane.js';
 import type { FinishRunDeps } from '../shared/use-cases/finish-run.js';
 import type { IngestObjectDeps } from '../shared/use-cases/ingest-object.js';
 import type { ScoreItemDeps } from '../shared/use-cases/score-item.js';
+import type { WatchRunsDeps } from '../shared/use-cases/watch-runs.js';
 import { parseSqsEvent } from './sqs-event.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
@@ -113,49 +116,17 @@ function providerKeys<Q extends QueueVariable>(b: Base<Q>): () => Promise<NodeJS
   };
 }
 
-/** Where an ingest that paused continues: the upload, its run, and the next item to hand on. */
-export interface IngestContinuation {
-  key: string;
-  version: string;
-  runId: string;
-  next: number;
-}
-
-/** How ingest bounds an invocation, and how it hands the rest of a dataset to the next one. */
-export interface IngestContinuations {
-  reserveMs: number;
-  maxRows?: number;
-  send(continuation: IngestContinuation): Promise<void>;
-}
-
 /** Ingest: reads uploads, writes the run, sends items; prompts come from the bucket, then the bundle. */
-export function ingestRoot(): {
-  bucketName: string;
-  deps: IngestObjectDeps;
-  continuations: IngestContinuations;
-} {
+export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
   const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'EVENTS_QUEUE_URL']);
   const keys = providerKeys(b);
   const prices = loadPriceTable(undefined, process.env);
   return {
     bucketName: b.env.BUCKET_NAME,
-    continuations: {
-      reserveMs: b.env.ASSAY_INGEST_RESERVE_MS,
-      maxRows: b.env.ASSAY_INGEST_MAX_ROWS,
-      send: async (continuation) => {
-        await b.clients.sqs.send(
-          new SendMessageCommand({
-            QueueUrl: b.env.EVENTS_QUEUE_URL,
-            MessageBody: JSON.stringify({ continuation }),
-          }),
-        );
-      },
-    },
     deps: {
       bucket: b.blobs,
       // Keys in the bucket override the prompts bundled with the function.
       prompts: new LayeredBlobStore([b.blobs, new FolderBlobStore(BUNDLE_ROOT)]),
-      open: (key) => openIfExists(b.blobs, key),
       checkBackends: async (suite) => {
         const env = await keys();
         new ProviderPool({ env, prices }).require(suite.backends, suite.sim);
@@ -167,6 +138,23 @@ export function ingestRoot(): {
       queue: new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs }),
       trigger: aggregateTrigger(b),
       sweeps: new DynamoSweepStore({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
+      chunks: new DynamoChunkStore({
+        client: b.clients.doc,
+        tableName: b.env.TABLE_NAME,
+        ttlDays: b.env.ASSAY_CACHE_TTL_DAYS,
+      }),
+      // The next chunk of a dataset is a task on the events queue, which ingest consumes.
+      sendChunk: async (chunk) => {
+        await b.clients.sqs.send(
+          new SendMessageCommand({
+            QueueUrl: b.env.EVENTS_QUEUE_URL,
+            MessageBody: JSON.stringify({ chunk }),
+          }),
+        );
+      },
+      chunkBytes: b.env.ASSAY_INGEST_CHUNK_BYTES,
+      // A chunk is held a little longer than an invocation can run.
+      chunkLeaseMs: (FUNCTION_TIMEOUT_SECONDS.ingest + 60) * 1000,
     },
   };
 }
@@ -192,9 +180,26 @@ export function workerRoot(): {
   const keys = providerKeys(b);
   // One limiter per model in this container; their buckets are items of the table, shared by
   // every container, so a declared limit holds for the fleet (ASSAY_LIMITS and suites' run.limits).
+  // The containers lease the buckets in stretches (rate-limit/lease.ts); while the table cannot
+  // give them out, each keeps to the limit divided by the most containers there may be
+  // (ASSAY_WORKER_MAX_CONCURRENCY), counted once per episode in RateLimitStoreFallback.
   const limiters = new RateLimiters({
     store: new DynamoRateLimitStore({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
     env: process.env,
+    fleetSize: fleetSizeOf(process.env),
+    onStoreFallback: ({ key, error, fleetSize, share }) => {
+      metrics.addMetric('RateLimitStoreFallback', MetricUnit.Count, 1);
+      logger.warn("rate limit store unavailable: keeping to this container's share of the limit", {
+        key,
+        fleetSize,
+        share,
+        error: error as Error,
+      });
+    },
+    onStoreRecovered: ({ key, fallbackMs, calls }) =>
+      logger.info('rate limit store answers again: back to the shared bucket', { key, fallbackMs, calls }),
+    onStoreError: (error, key) =>
+      logger.warn('learned rate limit not shared with the store', { key, error: error as Error }),
   });
   let deps: ScoreItemDeps | undefined;
 
@@ -278,7 +283,12 @@ export function aggregateRoot(): { run: AggregateDeps; sweep: AggregateSweepDeps
   const table = { client: b.clients.doc, tableName: b.env.TABLE_NAME };
   const sweeps = new DynamoSweepStore(table);
   return {
-    run: { runStore: b.runStore, reports: b.blobs, history: b.runStore },
+    run: {
+      runStore: b.runStore,
+      reports: b.blobs,
+      history: b.runStore,
+      leaseMs: b.env.ASSAY_AGGREGATION_LEASE_MS,
+    },
     sweep: { sweeps, runs: b.runStore, reports: b.blobs },
     finish: {
       runs: b.runStore,
@@ -291,24 +301,10 @@ export function aggregateRoot(): { run: AggregateDeps; sweep: AggregateSweepDeps
   };
 }
 
-/**
- * Opens an object and reads its first chunk, so a missing key shows here (undefined) rather
- * than halfway through ingest. The rest streams on demand.
- */
-async function openIfExists(blobs: S3BlobStore, key: string): Promise<AsyncIterable<Uint8Array> | undefined> {
-  const iterator = blobs.openObjectStream(key)[Symbol.asyncIterator]();
-  let first: IteratorResult<Uint8Array>;
-  try {
-    first = await iterator.next();
-  } catch (error) {
-    if (error instanceof BlobNotFoundError) return undefined;
-    throw error;
-  }
-  return (async function* () {
-    if (first.done) return;
-    yield first.value;
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
-  })();
+/** The watchdog: looks at the runs not done yet, triggers their aggregation again when it is due. */
+export function watchdogRoot(): WatchRunsDeps {
+  const b = base(['AGGREGATE_QUEUE_URL']);
+  return { runStore: b.runStore, trigger: aggregateTrigger(b), stuckAfterMs: b.env.ASSAY_STUCK_AFTER_MS };
 }
 
 /**

@@ -25,6 +25,10 @@ export interface AssayConfig {
   readonly cacheTtlDays: number;
   /** Minutes between passes of the batch poller (the batch lane: submit, poll, collect). */
   readonly batchPollMinutes: number;
+  /** Minutes between passes of the watchdog over the runs not done yet. */
+  readonly watchdogMinutes: number;
+  /** A run whose progress has not moved for this many minutes is stuck: the watchdog counts it, an alarm says so. */
+  readonly stuckAfterMinutes: number;
   /** Full ARN of an existing provider-keys secret; when unset the stack creates one. */
   readonly providerSecretArn?: string;
   /** E-mail address subscribed to an SNS topic that receives the dead-letter alarms; no topic when unset. */
@@ -48,6 +52,8 @@ export const DEFAULT_CONFIG: AssayConfig = {
   logRetentionDays: 30,
   cacheTtlDays: 30,
   batchPollMinutes: 1,
+  watchdogMinutes: 5,
+  stuckAfterMinutes: 60,
 };
 
 /** Thrown when a setting is malformed or inconsistent; the message names the setting and what it accepts. */
@@ -133,6 +139,8 @@ export function configFromContext(node: Node): AssayConfig {
     logRetentionDays,
     cacheTtlDays: int('cacheTtlDays', 1, 3650),
     batchPollMinutes: int('batchPollMinutes', 1, 1440),
+    watchdogMinutes: int('watchdogMinutes', 1, 1440),
+    stuckAfterMinutes: int('stuckAfterMinutes', 5, 10080),
     providerSecretArn: optionalString(
       'providerSecretArn',
       /^arn:aws[a-z-]*:secretsmanager:[a-z0-9-]+:\d{12}:secret:.+-[A-Za-z0-9]{6}$/,

@@ -58,6 +58,7 @@ export class AssayStack extends Stack {
     readonly deadLetter: AssayFunction;
     readonly aggregate: AssayFunction;
     readonly batchPoller: AssayFunction;
+    readonly watchdog: AssayFunction;
   };
   readonly providerSecret: secretsmanager.ISecret;
   readonly promptSync: s3deploy.BucketDeployment;
@@ -113,8 +114,12 @@ export class AssayStack extends Stack {
         entry: 'worker',
         description: 'Scores items with the LLM providers and records results',
         ...SIZES.worker,
-        // Rate limits held across the fleet by the token buckets in the table.
-        environment: config.rateLimits ? { ASSAY_LIMITS: config.rateLimits } : undefined,
+        // Rate limits held across the fleet by the token buckets in the table; with the store
+        // out of reach, each container keeps to its share of them: the limit over the fleet's size.
+        environment: {
+          ...(config.rateLimits ? { ASSAY_LIMITS: config.rateLimits } : {}),
+          ASSAY_WORKER_MAX_CONCURRENCY: String(config.workerMaxConcurrency),
+        },
       })
         .useTable(table)
         .useBucket(bucket, { read: [SPILL_PREFIX] })
@@ -170,15 +175,37 @@ export class AssayStack extends Stack {
         .useBucket(bucket, { read: [SPILL_PREFIX] })
         .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
         .readsSecret(this.providerSecret),
+
+      // Runs not done yet: a complete run nobody aggregates, or an aggregation claim that lapsed,
+      // is sent to aggregation again; a run with no progress for stuckAfterMinutes is counted
+      // in RunsStuck, which an alarm watches.
+      watchdog: new AssayFunction(this, 'Watchdog', {
+        ...shared,
+        entry: 'watchdog',
+        description: 'Looks at the runs not done yet: re-sends due aggregations, counts stuck runs',
+        ...SIZES.watchdog,
+        environment: { ASSAY_STUCK_AFTER_MS: String(config.stuckAfterMinutes * 60_000) },
+      })
+        .useTable(table)
+        .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL'),
     };
     new eventbridge.Rule(this, 'BatchPollSchedule', {
       description: 'Runs the batch poller: one pass of the batch lane',
       schedule: eventbridge.Schedule.rate(Duration.minutes(config.batchPollMinutes)),
       targets: [new targets.LambdaFunction(this.functions.batchPoller, { retryAttempts: 0 })],
     });
+    new eventbridge.Rule(this, 'WatchdogSchedule', {
+      description: 'Runs the watchdog over the runs not done yet',
+      schedule: eventbridge.Schedule.rate(Duration.minutes(config.watchdogMinutes)),
+      targets: [new targets.LambdaFunction(this.functions.watchdog, { retryAttempts: 0 })],
+    });
 
     this.promptSync = this.syncPrompts(bucket);
-    this.alarms = new AssayAlarms(this, 'Alarms', { queues: this.queues.all, alarmEmail: config.alarmEmail });
+    this.alarms = new AssayAlarms(this, 'Alarms', {
+      queues: this.queues.all,
+      alarmEmail: config.alarmEmail,
+      watchdogMinutes: config.watchdogMinutes,
+    });
 
     new CfnOutput(this, 'BucketName', { value: bucket.bucketName });
     new CfnOutput(this, 'TableName', { value: table.tableName });

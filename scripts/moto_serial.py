@@ -29,8 +29,9 @@ BatchWriteItem of more than 25 requests or with an item over 400 KB, which moto 
 writes in part). The limits can be lowered per table at run time, and what was enforced read
 back, on the same port (see `LimitsControl`):
 
-    POST /_assay/limits         {"table": NAME, "writeUnitsPerSecond": W, "readUnitsPerSecond": R}
-                                (no "table": the default of every table without its own)
+    POST /_assay/limits         {"table": NAME, "writeUnitsPerSecond": W, "readUnitsPerSecond": R,
+                                 "keyPrefix": P} (no "table": the default of every table without
+                                its own; a "keyPrefix": the table's limits only for keys with it)
     GET  /_assay/limits?table=NAME
     GET  /_assay/limits/stats?table=NAME
 
@@ -315,12 +316,18 @@ class PartitionLimits:
         # table name -> {operation: {kind: requests refused}}
         self.throttled = {}
 
-    def rate(self, table, kind):
-        return self.tables.get(table, {}).get(kind, self.defaults[kind])
+    def rate(self, table, kind, key=None):
+        """The units a second a partition key of the table gets: the table's own limit, if it has
+        one and the key starts with the table's key prefix (when it has one), else the default."""
+        own = self.tables.get(table, {})
+        prefix = own.get("keyPrefix")
+        if prefix is not None and key is not None and not key.startswith(prefix):
+            return self.defaults[kind]
+        return own.get(kind, self.defaults[kind])
 
     def partition(self, charge, now):
         """The charge's bucket, refilled up to now (full when first seen)."""
-        rate = self.rate(charge.table, charge.kind)
+        rate = self.rate(charge.table, charge.kind, charge.key)
         partitions = self.partitions.setdefault(charge.table, {})
         partition = partitions.get(charge.bucket())
         if partition is None:
@@ -335,7 +342,7 @@ class PartitionLimits:
         a table whose limit was lowered to 10 units a second) passes when the bucket is full and
         leaves it in debt, which later requests wait out; else it could never pass."""
         tokens = self.partition(charge, now).tokens + EPSILON
-        rate = self.rate(charge.table, charge.kind)
+        rate = self.rate(charge.table, charge.kind, charge.key)
         return tokens - drawn >= units or (not drawn and units > rate and tokens >= rate)
 
     def take(self, units_by_charge, now):
@@ -352,20 +359,30 @@ class PartitionLimits:
         for charge in charges:
             self.partition(charge, now).throttled += 1
 
-    def set(self, table, write=None, read=None):
+    def set(self, table, write=None, read=None, key_prefix=None):
         """Sets a table's limits, or with no table the default of every table without its own;
-        a kind not given keeps its value."""
+        a kind not given keeps its value. With `key_prefix` (a table's only), the table's limits
+        hold only for partition keys that start with it (a test throttles one kind of item);
+        an empty prefix holds them for every key again."""
         target = self.defaults if table is None else self.tables.setdefault(table, {})
         if write is not None:
             target["write"] = float(write)
         if read is not None:
             target["read"] = float(read)
+        if table is not None and key_prefix is not None:
+            if key_prefix:
+                target["keyPrefix"] = key_prefix
+            else:
+                target.pop("keyPrefix", None)
 
     def view(self, table=None):
         """The limits in force for a table (the defaults with no table)."""
         view = {} if table is None else {"table": table}
         view["writeUnitsPerSecond"] = self.rate(table, "write")
         view["readUnitsPerSecond"] = self.rate(table, "read")
+        prefix = self.tables.get(table, {}).get("keyPrefix")
+        if prefix is not None:
+            view["keyPrefix"] = prefix
         return view
 
     def stats(self, table, top=HOT_KEYS_SHOWN):
@@ -909,7 +926,10 @@ class LimitsControl:
                 field: self.units(request, field)
                 for field in ("writeUnitsPerSecond", "readUnitsPerSecond")
             }
-            self.limits.set(table, units["writeUnitsPerSecond"], units["readUnitsPerSecond"])
+            prefix = request.get("keyPrefix")
+            if prefix is not None and (table is None or not isinstance(prefix, str)):
+                raise ControlError("keyPrefix is a string, and needs a table")
+            self.limits.set(table, units["writeUnitsPerSecond"], units["readUnitsPerSecond"], prefix)
             return "200 OK", self.limits.view(table)
         if path == "/_assay/limits/stats" and method == "GET":
             if not table:
@@ -929,7 +949,7 @@ class LimitsControl:
             raise ControlError(f"the body is not JSON: {error}")
         if not isinstance(request, dict):
             raise ControlError("the body must be a JSON object")
-        unknown = set(request) - {"table", "writeUnitsPerSecond", "readUnitsPerSecond"}
+        unknown = set(request) - {"table", "writeUnitsPerSecond", "readUnitsPerSecond", "keyPrefix"}
         if unknown:
             raise ControlError(f"unknown fields: {', '.join(sorted(unknown))}")
         return request

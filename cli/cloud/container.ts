@@ -22,6 +22,7 @@ const STACK_FUNCTIONS: Record<FunctionName, () => Promise<{ handler: unknown }>>
   deadLetter: () => import('../../functions/dead-letter.js'),
   aggregate: () => import('../../functions/aggregate.js'),
   batchPoller: () => import('../../functions/batch-poller.js'),
+  watchdog: () => import('../../functions/watchdog.js'),
 };
 
 const port = parentPort;

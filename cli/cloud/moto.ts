@@ -367,6 +367,11 @@ export interface PartitionLimits {
 export interface PartitionLimitsChange extends Partial<PartitionLimits> {
   /** The table's name; omitted, the default of every table that has no limits of its own. */
   table?: string;
+  /**
+   * The table's limits hold only for partition keys that start with this (a test throttles the
+   * items of one kind, e.g. a run's results); `''` holds them for every key again.
+   */
+  keyPrefix?: string;
 }
 
 /** One partition key value's reads or writes on a table, as {@link partitionStats} reports them. */

@@ -8,6 +8,8 @@ import type { QueueWithDlq } from './queues.js';
 
 export interface AssayAlarmsProps {
   readonly queues: readonly QueueWithDlq[];
+  /** Minutes between the watchdog's passes: the period of the stuck-runs alarm. */
+  readonly watchdogMinutes: number;
   /** Subscribe this address to a topic that receives every alarm; no topic when unset. */
   readonly alarmEmail?: string;
 }
@@ -17,10 +19,13 @@ export interface AssayAlarmsProps {
  * there has failed `maxReceiveCount` times. The items DLQ is drained by the dead-letter
  * function, so a message seen there for a moment is expected; its alarm waits for three
  * consecutive 5-minute periods (items keep failing, or the dead-letter function is failing or
- * not keeping up).
+ * not keeping up). And one on the watchdog's `RunsStuck`: a run in any state whose progress
+ * has not moved for the deploy's `stuckAfterMinutes`.
  */
 export class AssayAlarms extends Construct {
   readonly alarms: readonly cloudwatch.Alarm[];
+  /** Raised when the watchdog counts a stuck run. */
+  readonly runsStuck: cloudwatch.Alarm;
   readonly topic?: sns.Topic;
 
   constructor(scope: Construct, id: string, props: AssayAlarmsProps) {
@@ -48,5 +53,21 @@ export class AssayAlarms extends Construct {
       if (this.topic) alarm.addAlarmAction(new actions.SnsAction(this.topic));
       return alarm;
     });
+    this.runsStuck = new cloudwatch.Alarm(this, 'RunsStuck', {
+      alarmDescription:
+        'A run has made no progress for stuckAfterMinutes (the watchdog logs which, with its status): look at its functions’ logs.',
+      metric: new cloudwatch.Metric({
+        namespace: 'Assay',
+        metricName: 'RunsStuck',
+        dimensionsMap: { service: 'assay-watchdog' },
+        period: Duration.minutes(props.watchdogMinutes),
+        statistic: cloudwatch.Stats.MAXIMUM,
+      }),
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      threshold: 0,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+    if (this.topic) this.runsStuck.addAlarmAction(new actions.SnsAction(this.topic));
   }
 }

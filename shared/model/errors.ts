@@ -145,3 +145,18 @@ export class SweepExistsError extends ConflictError {
     super(message);
   }
 }
+
+/**
+ * An object read at a version it no longer has: it was replaced since (a dataset uploaded again
+ * while a run was reading it). A run reads one version of its dataset, or none.
+ */
+export class BlobChangedError extends ConflictError {
+  override readonly name: string = 'BlobChangedError';
+
+  constructor(
+    readonly key: string,
+    message = `${key} was replaced while it was being read`,
+  ) {
+    super(message);
+  }
+}

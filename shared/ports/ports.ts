@@ -21,6 +21,22 @@ export interface BlobStore {
    */
   putStream(key: string, body: AsyncIterable<Uint8Array | string>, contentType?: string): Promise<void>;
   list(prefix: string): Promise<string[]>;
+  /**
+   * Streams an object's bytes from `start` (default 0) to its end, without holding them, with
+   * its whole size and a version that changes whenever it is replaced (S3: its ETag); undefined
+   * when it does not exist. Given the `version` an earlier read returned, throws
+   * `BlobChangedError` if the object was replaced since: a reader in chunks reads one version.
+   */
+  read(key: string, options?: { start?: number; version?: string }): Promise<BlobRead | undefined>;
+}
+
+/** What {@link BlobStore.read} gives. */
+export interface BlobRead {
+  /** The whole object's size, bytes. */
+  size: number;
+  version: string;
+  /** The bytes from the start asked for to the end. */
+  body: AsyncIterable<Uint8Array>;
 }
 
 export interface WorkQueue {
@@ -118,6 +134,58 @@ export interface RunStore {
    */
   claimAggregation(runId: string, leaseMs: number): Promise<boolean>;
   setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void>;
+  /** The runs not `done` yet, as the watchdog looks at them. */
+  activeRuns(): Promise<ActiveRun[]>;
+  /** Records the progress the watchdog saw on a run, and since when it has been that. */
+  noteProgress(runId: string, progress: number, since: number): Promise<void>;
+}
+
+/** A run not finished yet, as the watchdog sees it (times in epoch ms). */
+export interface ActiveRun {
+  runId: string;
+  status: RunStatus;
+  /** When the run entered its status. */
+  statusSince: number;
+  /** While a claim holds its aggregation: when the claim lapses. */
+  leaseUntil?: number;
+  /** Every part closed, every result in: the run is ready to aggregate. */
+  complete: boolean;
+  /** What grows while the run moves: results recorded and rows ingest handed on. */
+  progress: number;
+  /** The progress the watchdog saw last ({@link RunStore.noteProgress}), and since when. */
+  watched?: { progress: number; since: number };
+}
+
+/** What taking a chunk of a run's ingest gave: the chunk to work on (and how far an earlier holder got), or why not. */
+export type ChunkClaim =
+  | {
+      claimed: true /** Rows an earlier holder of the chunk handed on already (0 the first time). */;
+      handed: number;
+    }
+  /** Another holder's lease is live, or the chunk is done: nothing to do. */
+  | { claimed: false; why: 'held' | 'done' };
+
+/**
+ * The ingest of a large dataset, a chunk at a time and in order (AWS: one invocation a chunk,
+ * each starting the next): who holds each chunk and how far it got, so that a chunk whose
+ * holder died is taken up again and redone without handing its rows on twice; and which row
+ * first had each item id, so that a duplicate id is found whichever chunks its rows are in.
+ */
+export interface ChunkStore {
+  /**
+   * Takes `chunk` of the run's ingest for `leaseMs`: refused while another holder's lease is
+   * live, and once the chunk is done; taken again once a lease has lapsed (its holder died).
+   */
+  claimChunk(runId: string, chunk: number, leaseMs: number): Promise<ChunkClaim>;
+  /** Records how many of the chunk's rows are handed on; `done` once all of them are. */
+  chunkProgress(runId: string, chunk: number, handed: number, done?: boolean): Promise<void>;
+  /**
+   * Claims each item id for its row, for the run, and gives back the ids an earlier row holds
+   * (with that row): those rows are duplicates. Chunks claim in order, each after the one
+   * before it finished, so the first row of an id in the file holds it. A row claiming again
+   * (a chunk done again) keeps its claim. Ids are distinct within a call.
+   */
+  claimIds(runId: string, ids: readonly { id: string; row: number }[]): Promise<Map<string, number>>;
 }
 
 export interface LlmCache {
@@ -184,20 +252,65 @@ export interface Leaderboard {
 }
 
 /**
- * Token buckets of provider+model rate limits (`lib/providers/rate-limit/bucket.ts`): in memory for one
+ * A stretch of one shard's refill that a lease hands to one container: units (requests or
+ * tokens) arrive at `perMs` from `from` until `to` (epoch ms), and refill left unused beyond
+ * `burst` units is lost, as in any bucket. No two leases of a shard overlap.
+ */
+export interface LeaseSpan {
+  from: number;
+  to: number;
+  perMs: number;
+  burst: number;
+}
+
+/** What one lease hands out: a span per limited axis, from one shard. */
+export interface Lease {
+  shard: number;
+  requests?: LeaseSpan;
+  tokens?: LeaseSpan;
+}
+
+/** What a container asks a shard for. */
+export interface LeaseAsk {
+  shard: number;
+  /** Requests and tokens the stretch must cover (each limited axis). */
+  want: RateNeed;
+  /** How long this container has been turned away before this ask (ms; 0 if it was not). */
+  waitedMs: number;
+}
+
+/**
+ * A lease; or how long (ms) until the shard has room for one (then nothing was taken), and how
+ * long the containers that leased from it lately had been turned away first (a running
+ * average): a crowd spreads its next asks over that, not over the shard's own wait alone.
+ */
+export type LeaseAnswer = { lease: Lease } | { waitMs: number; crowdMs: number };
+
+/**
+ * Token buckets of provider+model rate limits (`lib/providers/rate-limit/`): in memory for one
  * process, in DynamoDB for a fleet of workers that must share one budget.
  */
 export interface RateLimitStore {
   /**
-   * Takes `need` from the bucket `key` (sized by `limit`) when it has enough now and returns 0;
-   * otherwise takes nothing and returns the milliseconds until it will have.
+   * One process's way in: takes `need` from the bucket `key` (sized by `limit`) when it has
+   * enough now and returns 0; otherwise takes nothing and returns the milliseconds until it will
+   * have.
    */
   take(key: string, limit: RateLimit, need: RateNeed): Promise<number>;
   /**
+   * A fleet's way in: the bucket `key` is split into `shardsFor(limit)` shards, each holding an
+   * equal part of `limit` (held to the stricter of it and a learned limit). Hands out the next
+   * stretch of shard `ask.shard`'s refill long enough to cover `ask.want` on every limited axis,
+   * moves the shard past it (even into the future) and folds `ask.waitedMs` into its running
+   * average; a shard already handed out `LEASE_AHEAD_MS` or more ahead hands out nothing and
+   * says how long until it is not (`lease.ts` in `lib/providers/rate-limit/`).
+   */
+  lease(key: string, limit: RateLimit, ask: LeaseAsk): Promise<LeaseAnswer>;
+  /**
    * Records the limit the vendor reported for `key` (its response headers): from then on every
-   * take of that bucket is held to the stricter of the limit it is given and this one, whoever
-   * takes. With `debt`, the bucket is lowered to hold no more than its burst less `debt` (calls
-   * already sent that the vendor counts), sized by `limit`.
+   * take and lease of that bucket is held to the stricter of the limit it is given and this one,
+   * whoever takes. With `debt`, the bucket (each shard its part) is lowered to hold no more than
+   * its burst less `debt` (calls already sent that the vendor counts), sized by `limit`.
    */
   learn?(key: string, learned: RateLimit, limit: RateLimit, debt?: RateNeed): Promise<void>;
   /** The limit recorded by {@link learn} for `key`, if any (a fresh worker starts from it). */

@@ -1,25 +1,28 @@
+import { readsInChunks } from '../lib/datasets/chunks.js';
 import { type DatasetFormat, formatFromPath, readRows } from '../lib/datasets/read.js';
 import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
 import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
-import { AssayError, SweepExistsError } from '../model/errors.js';
+import { AssayError, RunExistsError, SweepExistsError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import { isSweep } from '../model/variants.js';
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports/ports.js';
 import { parseSuite, type Suite, variantSuites } from '../registry/suite.js';
 import { prepareSweep } from '../sweeps/sweep.js';
+import type { IngestChunkDeps } from './ingest-chunk.js';
 import { prepareRun } from './prepare-run.js';
-import { type StartRunDeps, type StartRunOutcome, startRun } from './start-run.js';
+import { type StartRunOutcome, startRun } from './start-run.js';
 
-export interface IngestObjectDeps extends StartRunDeps {
+/**
+ * What ingest needs. The dataset is read from the bucket: a file up to `chunkBytes` in one pass
+ * here, a larger one a chunk at a time by later invocations (see ingest-chunk.ts), this one
+ * creating the run and handing on its first chunk. The dataset is looked at before the run
+ * record is written, so a missing dataset never leaves a run stuck in `ingesting`.
+ */
+export interface IngestObjectDeps extends IngestChunkDeps {
   /** The bucket (suites/ and datasets/ keys). */
   bucket: BlobStore;
   /** Serves `prompts/<path>`: the bucket's prompts over the ones bundled with the code. */
   prompts: BlobStore;
-  /**
-   * Opens an object for streaming; undefined when it does not exist. Called before the run
-   * record is written, so a missing dataset never leaves a run stuck in `ingesting`.
-   */
-  open(key: string): Promise<AsyncIterable<Uint8Array> | undefined>;
   /**
    * Builds the suite's providers, so an upload whose backend has no key is refused here, as
    * the local CLI refuses to start, instead of failing every item in the workers.
@@ -45,11 +48,11 @@ export interface UploadedObject {
 
 export type IngestOutcome =
   | {
-      status: StartRunOutcome['status'];
+      status: DatasetStart['status'];
       runId: string;
       suiteName: string;
       datasetKey: string;
-      start: StartRunOutcome;
+      start: DatasetStart;
     }
   /** A suite with variants: a run per variant, and the sweep that compares them. */
   | { status: 'sweep'; sweepId: string; suiteName: string; datasetKey: string; runs: SweepRunOutcome[] }
@@ -66,23 +69,7 @@ export type IngestOutcome =
  * upload itself come back as `rejected` (retrying cannot fix them); storage and queue errors
  * throw, so the event is retried, and a retried event resumes the same run.
  */
-/**
- * How much of a dataset one call may ingest: a call that pauses (`paused`, with `next`) is
- * continued by another with `skip: next`, on the same object (key and version), until the
- * whole dataset is in. Sweeps and prompt re-runs ingest in one call.
- */
-export interface IngestBudget {
-  skip?: number;
-  shouldPause?: (handed: number) => boolean;
-  /** The run a continuation continues: if the upload now maps to another, nothing is ingested. */
-  runId?: string;
-}
-
-export async function ingestObject(
-  deps: IngestObjectDeps,
-  object: UploadedObject,
-  budget: IngestBudget = {},
-): Promise<IngestOutcome> {
+export async function ingestObject(deps: IngestObjectDeps, object: UploadedObject): Promise<IngestOutcome> {
   const route = routeKey(object.key);
   switch (route.kind) {
     case 'prompt':
@@ -141,8 +128,8 @@ export async function ingestObject(
   // The suite reads exactly these prompts now: a later change to one of them re-runs it.
   await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
 
-  const chunks = await deps.open(datasetKey);
-  if (!chunks) {
+  const start = await startOnDataset(deps, run, { key: datasetKey, version: datasetVersion, format }, suite);
+  if (!start) {
     return route.kind === 'suite'
       ? {
           status: 'ignored',
@@ -151,28 +138,53 @@ export async function ingestObject(
         }
       : { status: 'rejected', reason: `${datasetKey} is gone (deleted after the upload?)`, suiteName };
   }
-
-  if (budget.runId !== undefined && budget.runId !== run.runId) {
-    return {
-      status: 'rejected',
-      reason: `the suite or its prompts changed while run ${budget.runId} was being ingested; it stays incomplete (upload the dataset again for a new run)`,
-      suiteName,
-    };
-  }
-  const { skip, shouldPause } = budget;
-  const start = await startRun(deps, {
-    run,
-    rows: readRows(chunks, format, suite.dataset),
-    skip,
-    shouldPause,
-  });
   return { status: start.status, runId: run.runId, suiteName, datasetKey, start };
+}
+
+/** How a run started on its dataset: read in one pass here, or handed on a chunk at a time. */
+export type DatasetStart =
+  | StartRunOutcome
+  /** The dataset is read a chunk at a time by later invocations; the run's first chunk is on its way. */
+  | { status: 'chunked'; runId: string; bytes: number };
+
+/**
+ * Starts `run` on its dataset: a file up to `chunkBytes` (or one that must be read whole) in one
+ * pass here; a larger one by creating the run and handing its first chunk to another
+ * invocation. Undefined when the dataset does not exist.
+ */
+async function startOnDataset(
+  deps: IngestObjectDeps,
+  run: RunRecord,
+  dataset: DatasetRef,
+  suite: Suite,
+): Promise<DatasetStart | undefined> {
+  const object = await deps.bucket.read(dataset.key);
+  if (!object) return undefined;
+  if (object.size <= deps.chunkBytes || !readsInChunks(dataset.format, suite.dataset))
+    return startRun(deps, { run, rows: readRows(object.body, dataset.format, suite.dataset) });
+  // Read a chunk at a time, elsewhere: this read is let go.
+  await object.body[Symbol.asyncIterator]().return?.();
+  await deps.runStore.createRun(run).catch((error: unknown) => {
+    // A redelivered upload: its first chunk is taken once (the chunk store holds it).
+    if (!(error instanceof RunExistsError)) throw error;
+  });
+  await deps.sendChunk({
+    runId: run.runId,
+    key: dataset.key,
+    version: object.version,
+    format: dataset.format,
+    chunk: 0,
+    start: 0,
+    row: 0,
+    line: 0,
+  });
+  return { status: 'chunked', runId: run.runId, bytes: object.size };
 }
 
 export interface SweepRunOutcome {
   variant: string;
   runId: string;
-  start: StartRunOutcome;
+  start: DatasetStart;
 }
 
 interface DatasetRef {
@@ -213,8 +225,8 @@ async function ingestSweep(
 
   const outcomes: SweepRunOutcome[] = [];
   for (const { variant, run } of runs) {
-    const chunks = await deps.open(dataset.key);
-    if (!chunks) {
+    const start = await startOnDataset(deps, run, dataset, suite);
+    if (!start) {
       return suiteUpload && outcomes.length === 0
         ? {
             status: 'ignored',
@@ -223,7 +235,6 @@ async function ingestSweep(
           }
         : { status: 'rejected', reason: `${dataset.key} is gone (deleted after the upload?)`, suiteName };
     }
-    const start = await startRun(deps, { run, rows: readRows(chunks, dataset.format, suite.dataset) });
     outcomes.push({ variant, runId: run.runId, start });
   }
 
@@ -242,7 +253,7 @@ async function ingestSweep(
 }
 
 export type PromptChangeOutcome =
-  | { suiteName: string; status: StartRunOutcome['status']; runId: string; previousRunId: string }
+  | { suiteName: string; status: DatasetStart['status']; runId: string; previousRunId: string }
   | { suiteName: string; status: 'sweep'; sweepId: string; previousRunId: string }
   | { suiteName: string; status: 'unchanged' | 'never-run' | 'not-reading'; reason: string }
   | { suiteName: string; status: 'rejected'; reason: string };
@@ -298,9 +309,8 @@ async function rerunSuite(
   if (run.prompts[path] === undefined) {
     return { suiteName, status: 'not-reading', reason: `the suite no longer reads ${path}` };
   }
-  const chunks = await deps.open(latest.datasetKey);
-  if (!chunks) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
-  const start = await startRun(deps, { run, rows: readRows(chunks, format, suite.dataset) });
+  const start = await startOnDataset(deps, run, { key: latest.datasetKey, version, format }, suite);
+  if (!start) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
   return { suiteName, status: start.status, runId: run.runId, previousRunId: latest.runId };
 }
 

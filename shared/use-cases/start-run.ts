@@ -4,13 +4,22 @@ import type { RawRow } from '../lib/datasets/read.js';
 import { IdIndex } from '../lib/id-index.js';
 import { mulberry32 } from '../lib/metrics/index.js';
 import { RunExistsError } from '../model/errors.js';
-import { failedResult, type Item, type ItemMessage, type RunRecord } from '../model/model.js';
+import {
+  failedResult,
+  type Item,
+  type ItemMessage,
+  type ItemResult,
+  type RunRecord,
+} from '../model/model.js';
 import type { AggregateTrigger, ItemIdSet, RunStore, WorkQueue } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import type { Suite } from '../registry/suite.js';
 
+/** What ingest does with a run store: create the run, record invalid rows, close its parts. */
+export type IngestRunStore = Pick<RunStore, 'createRun' | 'getRun' | 'resultIds' | 'recordResult' | 'closePart'>;
+
 export interface StartRunDeps {
-  runStore: RunStore;
+  runStore: IngestRunStore;
   queue: WorkQueue;
   trigger: AggregateTrigger;
   now?: () => Date;
@@ -33,18 +42,6 @@ export interface StartRunInput {
    */
   resume?: boolean;
   batchSize?: number;
-  /**
-   * Continue an ingest that paused: the first `skip` items and invalid rows (in the dataset's
-   * order; they were handed on by earlier invocations) are read again, for the totals and the
-   * duplicate check, but not sent or recorded again.
-   */
-  skip?: number;
-  /**
-   * Asked after each item or invalid row handed on by this call (`handed` of them so far):
-   * true pauses the ingest there, with everything handed on sent, and the outcome says where
-   * to continue (`paused`, `next`). An invocation with a time limit pauses before reaching it.
-   */
-  shouldPause?: (handed: number) => boolean;
 }
 
 export type StartRunOutcome =
@@ -57,9 +54,7 @@ export type StartRunOutcome =
       /** Every item already had its result (a resumed run that was done): the run was sent to aggregation. */
       complete: boolean;
     }
-  | { status: 'duplicate'; runId: string }
-  /** Stopped by `shouldPause`: start again with `skip: next` to continue (the total is not set yet). */
-  | { status: 'paused'; runId: string; next: number; queued: number };
+  | { status: 'duplicate'; runId: string };
 
 /**
  * Reads the dataset (after a pass of its own for the duplicate ids, when it can be read twice):
@@ -87,18 +82,8 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     finished = await runStore.resultIds(run.runId);
   }
 
-  const task = taskFor(run.suite);
   const batchSize = input.batchSize ?? 100;
-  /** A row as the ingest takes it: an item, or why it is not one (and what the row holds). */
-  const parse = (
-    raw: RawRow,
-  ): { item: Item } | { error: string; input?: Record<string, string>; id?: string } => {
-    if (raw.error !== undefined)
-      return { error: raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, id: raw.id };
-    const parsed = task.parseRow(raw.record, raw.row, run.suite, run.prompts);
-    if ('error' in parsed) return { error: parsed.error, input: raw.record };
-    return { item: withGiven(parsed.item, raw.record, run.suite) };
-  };
+  const parse = rowParser(run);
   const rows = typeof input.rows === 'function' ? input.rows : undefined;
   /**
    * The first row of an item id met before (a duplicate): from a pass of its own when the rows
@@ -109,26 +94,12 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   let total = 0;
   let invalidRows = 0;
   let queued = 0;
-  /** Items and invalid rows handed on so far, counting the ones skipped; `skip` of them were earlier invocations'. */
-  let handed = 0;
-  const skip = input.skip ?? 0;
-  /** True when this one was handed on by an earlier invocation. */
-  const skipped = () => {
-    handed += 1;
-    return handed <= skip;
-  };
-  const pause = async (): Promise<StartRunOutcome | undefined> => {
-    if (handed <= skip || !input.shouldPause?.(handed - skip)) return undefined;
-    if (pending.length > 0) await queue.sendItems(pending);
-    pending = [];
-    return { status: 'paused', runId: run.runId, next: handed, queued };
-  };
 
   /** The row of every result the run will hold (items sent, invalid rows recorded): what closes its part. */
   const handedRows = new RowList();
   const send = async (item: Item) => {
     handedRows.push(item.row);
-    if (skipped() || finished.has(item.id)) return;
+    if (finished.has(item.id)) return;
     pending.push({ runId: run.runId, item });
     queued += 1;
     if (pending.length >= batchSize) {
@@ -139,25 +110,15 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   const reject = async (row: number, reason: string, input: Record<string, string> = {}, id?: string) => {
     invalidRows += 1;
     handedRows.push(row);
-    const itemId = id ?? `row-${row}`;
-    if (skipped() || finished.has(itemId)) return;
-    await runStore.recordResult(
-      failedResult(
-        { runId: run.runId, itemId, row, input },
-        { kind: 'invalid_row', message: `row ${row}: ${reason}` },
-        now(),
-      ),
-    );
+    const result = invalidResult(run.runId, { row, reason, input, id }, now());
+    if (finished.has(result.itemId)) return;
+    await runStore.recordResult(result);
   };
 
   const sample = run.suite.run.sample;
-  const reservoir: Item[] = [];
-  const rng = mulberry32(sample?.seed ?? 0);
-  let valid = 0;
+  const reservoir = sample && new Reservoir(sample);
 
   for await (const raw of rows ? rows() : (input.rows as AsyncIterable<RawRow>)) {
-    const paused = await pause();
-    if (paused) return paused;
     const parsed = parse(raw);
     if ('error' in parsed) {
       total += 1;
@@ -168,33 +129,19 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     const firstRow = firstRowBefore(raw.row, item);
     if (firstRow !== undefined) {
       total += 1;
-      await reject(
-        raw.row,
-        `duplicate item id ${JSON.stringify(item.id)} (first seen at row ${firstRow})`,
-        raw.record,
-      );
+      await reject(raw.row, duplicateReason(item.id, firstRow), raw.record);
       continue;
     }
-    if (!sample) {
+    if (reservoir) reservoir.offer(item);
+    else {
       total += 1;
       await send(item);
-      continue;
-    }
-    // Reservoir sampling: a uniform, seeded sample in one pass over any dataset size.
-    valid += 1;
-    if (reservoir.length < sample.n) reservoir.push(item);
-    else {
-      const j = Math.floor(rng() * valid);
-      if (j < sample.n) reservoir[j] = item;
     }
   }
-  if (sample) {
-    total += reservoir.length;
-    for (const item of reservoir.sort((a, b) => a.row - b.row)) {
-      const paused = await pause();
-      if (paused) return paused;
-      await send(item);
-    }
+  if (reservoir) {
+    const sampled = reservoir.sample();
+    total += sampled.length;
+    for (const item of sampled) await send(item);
   }
   if (pending.length > 0) await queue.sendItems(pending);
 
@@ -207,8 +154,58 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   return { status: created ? 'started' : 'resumed', runId: run.runId, total, invalidRows, queued, complete };
 }
 
+/** Where a reservoir sample stands after some items: every item offered, the draws made, what it holds. */
+export interface ReservoirState {
+  offered: number;
+  draws: number;
+  items: Item[];
+}
+
+/**
+ * Reservoir sampling: a uniform, seeded sample of `n` items in one pass over any number of
+ * them, which can stop and go on from its {@link ReservoirState} (a dataset read in chunks)
+ * and draws exactly what one pass would.
+ */
+export class Reservoir {
+  private readonly n: number;
+  private readonly seed: number;
+  private offered: number;
+  private draws: number;
+  private readonly items: Item[];
+  private rng: () => number;
+
+  constructor({ n, seed }: { n: number; seed?: number }, from?: ReservoirState) {
+    this.n = n;
+    this.seed = seed ?? 0;
+    this.offered = from?.offered ?? 0;
+    this.draws = from?.draws ?? 0;
+    this.items = from ? [...from.items] : [];
+    this.rng = mulberry32(this.seed, this.draws);
+  }
+
+  offer(item: Item): void {
+    this.offered += 1;
+    if (this.items.length < this.n) {
+      this.items.push(item);
+      return;
+    }
+    this.draws += 1;
+    const j = Math.floor(this.rng() * this.offered);
+    if (j < this.n) this.items[j] = item;
+  }
+
+  state(): ReservoirState {
+    return { offered: this.offered, draws: this.draws, items: [...this.items] };
+  }
+
+  /** The sample, in dataset order. */
+  sample(): Item[] {
+    return [...this.items].sort((a, b) => a.row - b.row);
+  }
+}
+
 /** Row numbers as they come, 4 bytes each (a dataset may have millions of rows). */
-class RowList {
+export class RowList {
   private rows = new Uint32Array(1024);
   private length = 0;
 
@@ -225,6 +222,44 @@ class RowList {
     return this.rows.subarray(0, this.length);
   }
 }
+
+/** A dataset row as ingest takes it: an item, or why it is not one (and what the row holds). */
+export type ParsedRow = { item: Item } | { error: string; input?: Record<string, string>; id?: string };
+
+/** Reads dataset rows into the run's items by its family's rules (with the output a row gives). */
+export function rowParser(run: RunRecord): (raw: RawRow) => ParsedRow {
+  const task = taskFor(run.suite);
+  return (raw) => {
+    if (raw.error !== undefined)
+      return { error: raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, id: raw.id };
+    const parsed = task.parseRow(raw.record, raw.row, run.suite, run.prompts);
+    if ('error' in parsed) return { error: parsed.error, input: raw.record };
+    return { item: withGiven(parsed.item, raw.record, run.suite) };
+  };
+}
+
+/** A row that is not an item, as ingest records it: a failed result under the row's id (`row-<n>` unless given). */
+export function invalidResult(
+  runId: string,
+  {
+    row,
+    reason,
+    input = {},
+    id,
+    part,
+  }: { row: number; reason: string; input?: Record<string, string>; id?: string; part?: number },
+  at: Date,
+): ItemResult {
+  return failedResult(
+    { runId, itemId: id ?? `row-${row}`, row, input, part },
+    { kind: 'invalid_row', message: `row ${row}: ${reason}` },
+    at,
+  );
+}
+
+/** Why a row whose id an earlier row had is invalid. */
+export const duplicateReason = (id: string, firstRow: number) =>
+  `duplicate item id ${JSON.stringify(id)} (first seen at row ${firstRow})`;
 
 /** Looks an item up by its id as the rows go by: the first row it was met at, else notes it. */
 function seenBefore(): (row: number, item: Item) => number | undefined {

@@ -14,7 +14,7 @@ import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws
 import { DynamoLlmCache } from '../../shared/adapters/aws/dynamo-llm-cache.js';
 import { DynamoPromptIndex } from '../../shared/adapters/aws/dynamo-prompt-index.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
-import { BlobNotFoundError, S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
+import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import {
   aggregateTriggerBodySchema,
   SqsAggregateTrigger,
@@ -26,6 +26,7 @@ import {
   SqsWorkQueue,
 } from '../../shared/adapters/aws/sqs-work-queue.js';
 import { decodeEventKey, spillKey } from '../../shared/lib/layout/bucket.js';
+import { BlobChangedError } from '../../shared/model/errors.js';
 import type { ItemMessage, ItemResult } from '../../shared/model/model.js';
 import type { Completion } from '../../shared/model/provider.js';
 import { result, runRecord } from './contracts/fixtures.js';
@@ -126,21 +127,32 @@ describe('S3BlobStore', { timeout: 60_000 }, () => {
     expect(uploads.Uploads ?? []).toEqual([]);
   });
 
-  it('streams a large object in chunks, and throws BlobNotFoundError for a missing one', async () => {
+  it('reads a large object from any byte on, streamed, at the version it had; a missing one is undefined', async () => {
     const blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
     const big = new Uint8Array(3 * 1024 * 1024).map((_, i) => i % 251);
     await blobs.put('misc/big.bin', big);
 
+    const whole = (await blobs.read('misc/big.bin'))!;
     const chunks: Uint8Array[] = [];
-    for await (const chunk of blobs.openObjectStream('misc/big.bin')) chunks.push(chunk);
-
+    for await (const chunk of whole.body) chunks.push(chunk);
     expect(chunks.length).toBeGreaterThan(1);
     expect(Buffer.concat(chunks).equals(Buffer.from(big))).toBe(true);
-    await expect(async () => {
-      for await (const _ of blobs.openObjectStream('misc/nope.bin')) {
-        // drain
-      }
-    }).rejects.toBeInstanceOf(BlobNotFoundError);
+    expect(whole.size).toBe(big.length);
+
+    const tail = (await blobs.read('misc/big.bin', { start: 1_000_000, version: whole.version }))!;
+    const rest: Uint8Array[] = [];
+    for await (const chunk of tail.body) rest.push(chunk);
+    expect(Buffer.concat(rest).equals(Buffer.from(big.subarray(1_000_000)))).toBe(true);
+    expect(tail).toMatchObject({ size: big.length, version: whole.version });
+    const end = (await blobs.read('misc/big.bin', { start: big.length }))!;
+    expect(end.size).toBe(big.length);
+    for await (const _ of end.body) throw new Error('nothing is left to read');
+
+    await blobs.put('misc/big.bin', big.subarray(1));
+    await expect(blobs.read('misc/big.bin', { start: 10, version: whole.version })).rejects.toBeInstanceOf(
+      BlobChangedError,
+    );
+    expect(await blobs.read('misc/nope.bin')).toBeUndefined();
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * A declared rate limit on the AWS shell (moto_server, the real handlers driven by the local
  * poller, the OpenAI SDK against a fake that enforces the limit with 429 + retry-after): the
- * worker takes every call from the fleet's token bucket in the table, so the run loses nothing
- * and is barely refused, and the bucket item counts one take per call.
+ * workers lease the calls from the fleet's bucket in the table, so the run loses nothing and
+ * is barely refused, and the bucket's shard counts no more leases than calls.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -18,7 +18,7 @@ import { QueuePoller } from '../../cli/cloud/poller.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { suiteKey } from '../../shared/lib/layout/bucket.js';
-import { LIMIT_SK, limitPk } from '../../shared/lib/layout/table.js';
+import { LIMIT_SK, limitPk, limitShardPk } from '../../shared/lib/layout/table.js';
 import type { Report } from '../../shared/model/report.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, snapshotEnv, suiteInput } from '../helpers.js';
@@ -100,10 +100,14 @@ describe('a declared rate limit on AWS', { timeout: 90_000 }, () => {
     expect(report.counts).toMatchObject({ items: 14, scored: 12, failed: 2, invalidRows: 2 });
     expect(fake.requests).toHaveLength(12);
     expect(fake.throttled).toBeLessThanOrEqual(2);
-    const bucket = await clients.doc.send(
-      new GetCommand({ TableName: res.table, Key: { pk: limitPk('openai:gpt-4o-mini'), sk: LIMIT_SK } }),
-    );
-    // One take per call that reached the vendor (and one per call it refused).
-    expect(bucket.Item?.version).toBe(12 + fake.throttled);
+    const item = async (pk: string) =>
+      (await clients.doc.send(new GetCommand({ TableName: res.table, Key: { pk, sk: LIMIT_SK } }))).Item;
+    // 240 RPM is one shard. Each lease is a write and covers one call or more (the calls the
+    // worker had waiting): never more leases than calls (those the vendor refused included).
+    const shard = await item(limitShardPk('openai:gpt-4o-mini', 0));
+    expect(shard?.version).toBeGreaterThanOrEqual(1);
+    expect(shard?.version).toBeLessThanOrEqual(12 + fake.throttled);
+    // No call took from the per-call bucket (nothing was learned either: the fake sends no limits).
+    expect(await item(limitPk('openai:gpt-4o-mini'))).toBeUndefined();
   });
 });

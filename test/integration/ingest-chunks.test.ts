@@ -1,8 +1,9 @@
 /**
- * Ingest of a dataset too big for one invocation continues in further invocations: with a
- * budget of 4 rows per invocation, the 14-row fixture takes several ingest invocations, each
- * sending itself the rest (a continuation message on the events queue), and every row still
- * ends as exactly one result, with the metrics of a local run of the same data.
+ * A dataset larger than one ingest invocation reads is ingested a chunk at a time: with chunks
+ * of a few hundred bytes, the 14-row fixture takes an invocation for the upload and one per
+ * chunk, each handing the next chunk on (a task on the events queue); each chunk's results are
+ * a part of the run; every row still ends as exactly one result, with the figures of a local
+ * run of the same data.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -29,7 +30,8 @@ import {
 
 /** 12 usable rows of the AQUA English gold set and 2 that cannot be used. */
 const GOLD_CSV = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
-const ROWS_PER_INVOCATION = 4;
+/** Bytes an ingest invocation reads: the fixture's 1.5 KB in several chunks. */
+const CHUNK_BYTES = 300;
 
 const restoreEnv = snapshotEnv();
 let moto: Moto;
@@ -43,9 +45,9 @@ const invocations: Invocation[] = [];
 beforeAll(async () => {
   moto = await startMoto();
   clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('continue'));
+  res = await createTestResources(clients, uniqueNames('chunks'));
   Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    ASSAY_INGEST_MAX_ROWS: String(ROWS_PER_INVOCATION),
+    ASSAY_INGEST_CHUNK_BYTES: String(CHUNK_BYTES),
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
   });
@@ -65,8 +67,8 @@ afterAll(async () => {
   restoreEnv();
 });
 
-describe('ingest continuation on moto', { timeout: 90_000 }, () => {
-  it('ingests a dataset over several invocations, every row ending as exactly one result', async () => {
+describe('ingest in chunks on moto', { timeout: 120_000 }, () => {
+  it('ingests a dataset over several invocations, a part each, every row ending as exactly one result', async () => {
     const suite = suiteInput({ name: 'continued' });
     await blobs.put(suiteKey('continued'), JSON.stringify(suite), 'application/json');
     await poller.drain({ only: ['ingest'] });
@@ -83,14 +85,23 @@ describe('ingest continuation on moto', { timeout: 90_000 }, () => {
     );
     const report = JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as Report;
 
-    // 14 rows at 4 per invocation: the upload's invocation and three continuations.
+    // The upload's invocation, then one per chunk (a chunk ends at the first row past 300 bytes).
     const ingests = invocations.filter((i) => i.functionName === 'ingest').length - before;
-    expect(ingests).toBe(Math.ceil(14 / ROWS_PER_INVOCATION));
+    expect(ingests).toBeGreaterThan(3);
     const runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
-    const ids: string[] = [];
-    for await (const result of runStore.results(report.runId)) ids.push(result.itemId);
-    expect(ids).toHaveLength(14);
-    expect(new Set(ids).size).toBe(14);
+    const results = [];
+    for await (const result of runStore.results(report.runId)) results.push(result);
+    expect(results).toHaveLength(14);
+    expect(new Set(results.map((r) => r.itemId)).size).toBe(14);
+    // In report order, and each chunk's results in a part of their own.
+    expect(results.map((r) => r.row)).toEqual(Array.from({ length: 14 }, (_, i) => i + 1));
+    const parts = new Set(results.map((r) => r.part ?? 0));
+    expect(parts.size).toBe(ingests - 1);
+    for (const part of parts) {
+      const ofPart = [];
+      for await (const result of runStore.results(report.runId, part)) ofPart.push(result.row);
+      expect(ofPart.length).toBeGreaterThan(0);
+    }
     expect(await runStore.counters(report.runId)).toMatchObject({ done: 12, failed: 2, total: 14 });
     expect(await runStore.getRun(report.runId)).toMatchObject({ status: 'done', total: 14, invalidRows: 2 });
 

@@ -1,13 +1,15 @@
 /**
- * The fleet's token bucket in DynamoDB (moto_server): two limiter instances with their own
- * clients, as two Lambda containers would be, share one bucket item. Racing each other they
- * never give out more than the bucket holds, and between them they give out all of it.
+ * The fleet's token buckets in DynamoDB (moto_server): store instances with their own clients,
+ * as Lambda containers would be, share one bucket item (a take per call) or one shard (leases).
+ * Racing each other they never give out more than the bucket holds, and between them they give
+ * out all of it.
  */
 
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type AwsClients, createDocumentClient } from '../../shared/adapters/aws/clients.js';
 import { DynamoRateLimitStore } from '../../shared/adapters/aws/dynamo-rate-limit-store.js';
+import type { LeaseSpan } from '../../shared/ports/ports.js';
 import {
   createTestResources,
   type Moto,
@@ -79,8 +81,45 @@ describe('DynamoRateLimitStore', { timeout: 120_000 }, () => {
     // The burst of 4; then 1.96 (1 taken, 0.96 left); 2.92 (2 taken); 2.88 (2); 2.84 (2).
     expect(perStep).toEqual([4, 1, 2, 2, 2]);
     expect(granted.a + granted.b).toBe(11);
-    expect(granted.a).toBeGreaterThan(0);
-    expect(granted.b).toBeGreaterThan(0);
+    // How the racing workers split it is up to the scheduler. What each one is sure of: the
+    // other's takes are in the bucket it reads (b, alone now, 10 ms after the last step, finds
+    // 0.84 + 1.96 and takes 2)…
+    const alone = { a: granted.a, b: granted.b };
+    await drain(b, 'b');
+    expect(granted.b - alone.b).toBe(2);
+    // …and a bucket the other emptied is empty for it too (a gets nothing at the same moment).
+    await drain(a, 'a');
+    expect(granted.a).toBe(alone.a);
+  });
+
+  it('workers racing for leases on one shard get stretches back to back, never overlapping', async () => {
+    const now = 11_000_000;
+    const [a, b] = twoWorkers(() => now);
+    const limit = { rpm: 6_000 }; // two shards of 3,000 RPM: 0.049 requests a ms each
+    const ask = { shard: 1, want: { requests: 5, tokens: 0 }, waitedMs: 0 };
+    const spans: LeaseSpan[] = [];
+    // Until the shard is handed out 2 s ahead: a refusal that says so ends a worker; a lost race
+    // (a wait of 1 to 20 ms) does not.
+    const handedOutAhead = (waitMs: number) =>
+      spans.length > 0 && Math.abs(waitMs - (Math.max(...spans.map((span) => span.to)) - now - 2_000)) < 1.5;
+    await Promise.all(
+      [a, b, a, b].map(async (store) => {
+        for (let tries = 0; tries < 100; tries++) {
+          const answer = await store.lease('openai:leased', limit, ask);
+          if ('lease' in answer) spans.push(answer.lease.requests!);
+          else if (handedOutAhead(answer.waitMs)) return;
+        }
+      }),
+    );
+    spans.sort((x, y) => x.from - y.from);
+    // From the burst (1 request, 20.4 ms) to just past 2 s ahead: back to back.
+    expect(spans[0]!.from).toBeCloseTo(now - 1 / 0.049, 3);
+    for (let i = 1; i < spans.length; i++) expect(spans[i]!.from).toBeCloseTo(spans[i - 1]!.to, 3);
+    expect(spans.at(-1)!.to - now).toBeGreaterThan(2_000);
+    expect(spans.length).toBe(Math.ceil((2_000 + 1 / 0.049) / (5 / 0.049)));
+    // Each shard is its own item: shard 0 is still full.
+    const other = await a.lease('openai:leased', limit, { ...ask, shard: 0 });
+    expect('lease' in other && other.lease.requests!.from).toBeCloseTo(now - 1 / 0.049, 3);
   });
 
   it('under a crowd of takers, a lost race is a short wait, never an error, and the budget holds', async () => {

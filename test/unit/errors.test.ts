@@ -3,7 +3,6 @@
  * message, and says by itself whether a retry can help (`retryable`) or never can (`permanent`).
  */
 import { describe, expect, it } from 'vitest';
-import { BlobNotFoundError } from '../../shared/adapters/aws/s3-blob-store.js';
 import { InvalidItemMessageError, QueueSendError } from '../../shared/adapters/aws/sqs-work-queue.js';
 import { CorruptLineError } from '../../shared/adapters/local/jsonl.js';
 import { GateSyntaxError } from '../../shared/lib/gate.js';
@@ -13,6 +12,7 @@ import { RateLimitSyntaxError } from '../../shared/lib/providers/rate-limit/spec
 import { StoredDataError } from '../../shared/model/codec.js';
 import {
   AssayError,
+  BlobChangedError,
   ConfigError,
   ConflictError,
   DeferredError,
@@ -56,7 +56,7 @@ describe('error hierarchy', () => {
       [new RateLimitSyntaxError('bad limit'), ConfigError, 'RateLimitSyntaxError', true],
       [new RunNotFoundError('r1'), NotFoundError, 'RunNotFoundError', false],
       [new SweepNotFoundError('s1'), NotFoundError, 'SweepNotFoundError', false],
-      [new BlobNotFoundError('bucket', 'key'), NotFoundError, 'BlobNotFoundError', false],
+      [new BlobChangedError('datasets/x.csv'), ConflictError, 'BlobChangedError', false],
       [new QueueSendError('failed', []), ServiceError, 'QueueSendError', false],
       [new BudgetExceededError('spent'), StoppedError, 'BudgetExceededError', false],
       [new RunExistsError('r1'), ConflictError, 'RunExistsError', false],

@@ -1,5 +1,5 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { LIMIT_SK, limitPk } from '../../lib/layout/table.js';
+import { LIMIT_SK, limitPk, limitShardPk, type TableKey } from '../../lib/layout/table.js';
 import {
   type BucketState,
   fullBucket,
@@ -9,8 +9,9 @@ import {
   stricter,
   taken,
 } from '../../lib/providers/rate-limit/bucket.js';
+import { crowdAfter, leaseFrom, shardLimit, shardsFor } from '../../lib/providers/rate-limit/lease.js';
 import type { RateLimit, RateNeed } from '../../model/limits.js';
-import type { RateLimitStore } from '../../ports/ports.js';
+import type { LeaseAnswer, LeaseAsk, RateLimitStore } from '../../ports/ports.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
 
 export interface DynamoRateLimitStoreOptions {
@@ -26,18 +27,23 @@ export interface DynamoRateLimitStoreOptions {
 }
 
 /**
- * The token buckets of a fleet, in the run store's table: one item per provider+model
- * (pk `LIMIT#<vendor:model>`, sk `LIMIT`) holding the request and token levels, when they were
- * last refilled (`at`, epoch ms) and a version. A take reads the item, refills it for the time
- * since `at`, and writes the new levels with a condition on the version it read: of workers
- * racing for the same tokens exactly one wins, the others read again (after a few lost races
- * in a row, the take says to wait a few jittered milliseconds). Nothing is written when the
- * bucket cannot give what is asked.
+ * The token buckets of a fleet, in the run store's table. Every bucket item holds the request
+ * and token levels, when they were last refilled (`at`, epoch ms) and a version; a change
+ * reads the item, refills it for the time since `at`, and writes the new levels with a
+ * condition on the version it read: of workers racing for the same item exactly one wins, the
+ * others read again (after a few lost races in a row, they are told to wait a few jittered
+ * milliseconds). Nothing is written when the bucket cannot give what is asked.
  *
- * A limit a vendor reported (its response headers) is recorded on the same item
- * (`learnedRpm`, `learnedTpm`): every take is then held to the stricter of the limit it is
- * given and the recorded one, so a worker that has not heard from the vendor yet (a fresh
- * container) paces by what another one learned.
+ * - The fleet leases (see `lease.ts`): a bucket is split into shards, items of their own
+ *   (pk `LIMIT#<vendor:model>#<shard>`, sk `LIMIT`), each holding its part of the limit. A lease
+ *   is one consistent read and one conditional write of a shard, and hands out a stretch of its
+ *   refill for several calls; a refused lease is the read alone.
+ * - A take (one container that owns the bucket, a call at a time) reads and writes the item
+ *   `LIMIT#<vendor:model>`.
+ *
+ * A limit a vendor reported (its response headers) is recorded on the bucket's item and on its
+ * shards (`learnedRpm`, `learnedTpm`): every take and lease is then held to the stricter of the
+ * limit it is given and the recorded one, and a fresh container starts from it (`learned`).
  */
 export class DynamoRateLimitStore implements RateLimitStore {
   private readonly client: DynamoDBDocumentClient;
@@ -63,7 +69,7 @@ export class DynamoRateLimitStore implements RateLimitStore {
   }
 
   async take(key: string, given: RateLimit, need: RateNeed): Promise<number> {
-    const outcome = await this.update(key, (item, now) => {
+    const outcome = await this.update(bucketKey(key), (item, now) => {
       const limit = stricter(given, learnedOf(item)) ?? given;
       const state = refill(levelsOf(item) ?? fullBucket(limit, now), limit, now);
       const wait = shortfallMs(state, limit, need);
@@ -75,44 +81,79 @@ export class DynamoRateLimitStore implements RateLimitStore {
     return outcome ?? 1 + Math.floor(this.random() * 20);
   }
 
-  /**
-   * Records a learned limit on the bucket item (only when it differs from what this store last
-   * recorded or read), and with `debt` lowers the bucket (see `inDebt`). A conditional write on
-   * the version, retried a few times; a bucket others keep winning is left as it is (the next
-   * answer reports the limit again).
-   */
-  async learn(key: string, learned: RateLimit, given: RateLimit, debt?: RateNeed): Promise<void> {
-    const known = this.recorded.get(key);
-    if (!debt && known?.rpm === learned.rpm && known?.tpm === learned.tpm) return;
-    const written = await this.update(key, (item, now) => {
-      const limit = stricter(given, learned)!;
-      let state = refill(levelsOf(item) ?? fullBucket(limit, now), limit, now);
-      if (debt) state = inDebt(state, limit, debt);
-      const { learnedRpm: _r, learnedTpm: _t, ...rest } = item ?? {};
-      return {
-        ...rest,
-        requests: state.requests,
-        tokens: state.tokens,
-        at: state.at,
-        ...(learned.rpm === undefined ? {} : { learnedRpm: learned.rpm }),
-        ...(learned.tpm === undefined ? {} : { learnedTpm: learned.tpm }),
-      };
+  async lease(key: string, given: RateLimit, { shard, want, waitedMs }: LeaseAsk): Promise<LeaseAnswer> {
+    const shards = shardsFor(given);
+    let answer: LeaseAnswer | undefined;
+    let crowdMs = 0;
+    const outcome = await this.update(shardKey(key, shard), (item, now) => {
+      const limit = shardLimit(stricter(given, learnedOf(item)) ?? given, shards);
+      const leased = leaseFrom(levelsOf(item), limit, want, now, shard);
+      const crowd = item?.crowdMs === undefined ? undefined : Number(item.crowdMs);
+      crowdMs = crowd ?? 0;
+      if ('waitMs' in leased) return leased.waitMs;
+      answer = { lease: leased.lease };
+      const { requests, tokens, at } = leased.state;
+      return { ...item, requests, tokens, at, crowdMs: Math.round(crowdAfter(crowd, waitedMs)) };
     });
-    if (written === 0) this.recorded.set(key, learned);
+    if (outcome === 0 && answer) return answer;
+    // A shard handed out far enough ahead; or, without a wait, a crowd that kept winning the
+    // races for the shard: a few jittered milliseconds.
+    return { waitMs: outcome ?? 1 + Math.floor(this.random() * 20), crowdMs };
   }
 
   /**
-   * Reads the bucket item and writes what `change` makes of it, on the condition that its
+   * Records a learned limit on the bucket item and on its shards (only when it differs from
+   * what this store last recorded or read, and from what the item holds: in a fleet the first
+   * container to hear it writes it, the others read it there), and with `debt` lowers the bucket
+   * and each shard by its part (see `inDebt`: the vendor's count is the fleet's, so lowering
+   * twice by it lowers once). Conditional writes on the version, retried a few times; an item
+   * others keep winning is left as it is (the next answer reports the limit again).
+   */
+  async learn(key: string, learned: RateLimit, given: RateLimit, debt?: RateNeed): Promise<void> {
+    const known = this.recorded.get(key);
+    if (known?.rpm === learned.rpm && known?.tpm === learned.tpm) return;
+    const limit = stricter(given, learned)!;
+    let already = false;
+    const written = await this.update(bucketKey(key), (item, now) => {
+      if (sameLimit(learnedOf(item), learned)) {
+        already = true;
+        return 0;
+      }
+      let state = refill(levelsOf(item) ?? fullBucket(limit, now), limit, now);
+      if (debt) state = inDebt(state, limit, debt);
+      return { ...withLearned(item, learned), requests: state.requests, tokens: state.tokens, at: state.at };
+    });
+    if (written !== 0) return;
+    this.recorded.set(key, learned);
+    if (already) return;
+    const shards = shardsFor(limit);
+    const part = shardLimit(limit, shards);
+    const share = debt && { requests: debt.requests / shards, tokens: debt.tokens / shards };
+    for (let shard = 0; shard < shards; shard++) {
+      await this.update(shardKey(key, shard), (item, now) => {
+        let state = refill(levelsOf(item) ?? fullBucket(part, now), part, now);
+        if (share) state = inDebt(state, part, share);
+        return {
+          ...withLearned(item, learned),
+          requests: state.requests,
+          tokens: state.tokens,
+          at: state.at,
+        };
+      });
+    }
+  }
+
+  /**
+   * Reads the item `Key` and writes what `change` makes of it, on the condition that its
    * version is still the one read; a write lost to another worker reads again, up to
    * `maxConflicts` times. `change` gives the attributes to write, or a number: nothing is
    * written and that number is the answer. Answers 0 once written, undefined when every write
    * was lost.
    */
   private async update(
-    key: string,
+    Key: TableKey,
     change: (item: Record<string, unknown> | undefined, now: number) => Record<string, unknown> | number,
   ): Promise<number | undefined> {
-    const Key = { pk: limitPk(key), sk: LIMIT_SK };
     for (let conflicts = 0; conflicts < this.maxConflicts; conflicts++) {
       const now = this.now();
       const { Item: item } = await this.client.send(
@@ -145,16 +186,27 @@ export class DynamoRateLimitStore implements RateLimitStore {
   /** The learned limit recorded on the bucket item, if any. */
   async learned(key: string): Promise<RateLimit | undefined> {
     const out = await this.client.send(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: limitPk(key), sk: LIMIT_SK },
-        ConsistentRead: true,
-      }),
+      new GetCommand({ TableName: this.tableName, Key: bucketKey(key), ConsistentRead: true }),
     );
     const learned = learnedOf(out.Item);
     if (learned) this.recorded.set(key, learned);
     return learned;
   }
+}
+
+const bucketKey = (key: string): TableKey => ({ pk: limitPk(key), sk: LIMIT_SK });
+const shardKey = (key: string, shard: number): TableKey => ({ pk: limitShardPk(key, shard), sk: LIMIT_SK });
+
+const sameLimit = (a: RateLimit | undefined, b: RateLimit) => a?.rpm === b.rpm && a?.tpm === b.tpm;
+
+/** `item`'s attributes with `learned` recorded in place of what it held. */
+function withLearned(item: Record<string, unknown> | undefined, learned: RateLimit): Record<string, unknown> {
+  const { learnedRpm: _r, learnedTpm: _t, ...rest } = item ?? {};
+  return {
+    ...rest,
+    ...(learned.rpm === undefined ? {} : { learnedRpm: learned.rpm }),
+    ...(learned.tpm === undefined ? {} : { learnedTpm: learned.tpm }),
+  };
 }
 
 /** The request and token levels a bucket item holds, if there is one. */

@@ -10,18 +10,20 @@
  * | definition   | `RUN#<runId>`                   | `SPEC`             | `suite`, `prompts` (JSON): read once per process                                                         | at create                                 |
  * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `slots`, `slotsDone`, `done`                                                  | when the part closes, once per slot that completes, when it completes |
  * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON)                       | one conditional put per item              |
- * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete`                          | with each result, in its transaction      |
- * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result, in its transaction      |
+ * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `rows` (the rows counted, a number set), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
+ * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result it counts                |
  * | active run   | `ACTIVE`                        | `RUN#<runId>`      | `runId`, `startedAt`                                                                                     | at create; deleted when the run is done   |
  * | suite index  | `SUITE#<suiteName>`             | `RUN#<startedAt>#<runId>` | `runId`, `startedAt`                                                                              | at create                                 |
  *
- * A result is one transaction of its own item and its slot's counter (and, with a budget, a
- * spend shard), all under keys spread by row: {@link RESULT_SLOTS} slots per part. Completion
- * is counted upward, each step once: a slot is complete when its counter reaches the count
- * ingest gave it when closing its part; the part, when all its slots are; the run, when its
- * last part is known and all its parts are. Only those steps (a few per slot) touch the part's
- * and the run's items. Throttled writes and transaction conflicts are retried here, with
- * jitter (see throttle.ts).
+ * A result is a conditional put of its own item, then counted in its slot's counter by adding
+ * its row to the counter's set of rows on the condition that it is not there: both idempotent,
+ * so a redelivery never counts twice and a delivery that died between the two is made good by
+ * the next, with no transaction (results of one slot never conflict). Items spread by row over
+ * {@link RESULT_SLOTS} slots per part. Completion is counted upward, each step once: a slot is
+ * complete when its counter holds as many rows as ingest said when closing its part; the part,
+ * when all its slots are; the run, when its last part is known and all its parts are. Only
+ * those steps (a few per slot, in small transactions) touch the part's and the run's items.
+ * Throttled calls and transaction conflicts are retried here, with jitter (see throttle.ts).
  *
  * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
  * string round-trips exactly. Run records and results are checked by the codec
@@ -30,10 +32,10 @@
  */
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
-  BatchGetCommand,
   DeleteCommand,
   type DynamoDBDocumentClient,
   GetCommand,
+  PutCommand,
   paginateQuery,
   QueryCommand,
   TransactWriteCommand,
@@ -45,6 +47,7 @@ import {
   activeSk,
   COUNT_SK,
   itemIdOfResultSk,
+  KEY_PREFIXES,
   META_SK as META,
   PART_PREFIX,
   partSk,
@@ -73,7 +76,8 @@ import {
   resultCost,
 } from '../../model/model.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
-import type { PartClosing, RecordOutcome, RunHistory, RunStore } from '../../ports/ports.js';
+import type { ActiveRun, PartClosing, RecordOutcome, RunHistory, RunStore } from '../../ports/ports.js';
+import { batchGetAll } from './dynamo-batches.js';
 import { type Backoff, retryThrottled } from './throttle.js';
 
 export interface DynamoRunStoreOptions {
@@ -123,6 +127,8 @@ interface SpecItem {
 }
 
 interface CountItem {
+  /** The rows counted (each once). */
+  rows?: Set<number>;
   done?: number;
   failed?: number;
   spentUsd?: number;
@@ -318,116 +324,103 @@ export class DynamoRunStore implements RunStore, RunHistory {
 
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     const facts = await this.runFacts(result.runId);
+    const cost = resultCost(result);
     let recorded = true;
     try {
-      await this.writeResult(result, facts, { condition: 'attribute_not_exists(pk)' });
+      await this.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: resultItem(result, cost),
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
     } catch (err) {
-      if (!cancelledByCondition(err, 0)) throw err;
-      recorded = await this.replaceBudgetResult(result, facts);
+      if (!isConditionalCheckFailed(err)) throw err;
+      recorded = await this.replaceBudgetResult(result, cost);
     }
-    const part = result.part ?? 0;
-    const slot = slotOf(result.row);
-    const count = await this.send<{ Item?: Record<string, unknown> }>(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: resultPk(result.runId, part, slot), sk: COUNT_SK },
-        ConsistentRead: true,
-      }),
-    );
-    return { recorded, complete: await this.settle(result.runId, part, slot, count.Item as CountItem) };
+    const count = await this.count(result, cost, facts);
+    return {
+      recorded,
+      complete: await this.settle(result.runId, result.part ?? 0, slotOf(result.row), count),
+    };
   }
 
   /**
-   * The result put and its counting in ONE transaction: the result item (on `condition`), its
-   * slot's counter and, for a run with a budget, a spend shard. `replacing`: the result this
-   * one replaces (a `budget` failure), whose count and spend are taken back in the same step.
+   * Counts the result in its slot, once: its row joins the counter's set of rows, with the
+   * done/failed count and the money, on the condition that the row is not in the set yet. A
+   * redelivered result (its put already done, by this delivery or one that died before
+   * counting) is counted if it was not, never twice; no transaction, so results of one slot
+   * never conflict. Returns the counter as it is now.
    */
-  private async writeResult(
-    result: ItemResult,
-    facts: RunFacts,
-    { condition, replacing }: { condition: string; replacing?: ItemResult },
-  ): Promise<void> {
-    const part = result.part ?? 0;
-    const cost = resultCost(result);
-    const delta = replacing ? cost - resultCost(replacing) : cost;
-    const counter = result.status === 'failed' ? 'failed' : 'done';
-    const table = this.tableName;
-    await this.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          {
-            Put: {
-              TableName: table,
-              Item: {
-                pk: resultPk(result.runId, part, slotOf(result.row)),
-                sk: resultSk(result.row, result.itemId),
-                type: 'result',
-                runId: result.runId,
-                itemId: result.itemId,
-                status: result.status,
-                failureKind: result.failure?.kind,
-                costUsd: cost,
-                finishedAt: result.finishedAt,
-                result: JSON.stringify(result),
-              },
-              ConditionExpression: condition,
-              ...(replacing ? { ExpressionAttributeValues: { ':budget': 'budget' } } : {}),
-            },
+  private async count(result: ItemResult, cost: number, facts: RunFacts): Promise<CountItem> {
+    const key = { pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)), sk: COUNT_SK };
+    try {
+      const out = await this.send<{ Attributes?: Record<string, unknown> }>(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: key,
+          UpdateExpression: 'ADD #rows :rows, #counter :one, #spent :cost',
+          ConditionExpression: 'NOT contains(#rows, :row)',
+          ExpressionAttributeNames: {
+            '#rows': 'rows',
+            '#counter': result.status === 'failed' ? 'failed' : 'done',
+            '#spent': 'spentUsd',
           },
-          {
-            Update: {
-              TableName: table,
-              Key: { pk: resultPk(result.runId, part, slotOf(result.row)), sk: COUNT_SK },
-              UpdateExpression: replacing
-                ? 'ADD #counter :one, #failed :minusOne, #spent :cost'
-                : 'ADD #counter :one, #spent :cost',
-              ExpressionAttributeNames: {
-                '#counter': counter,
-                '#spent': 'spentUsd',
-                ...(replacing ? { '#failed': 'failed' } : {}),
-              },
-              ExpressionAttributeValues: {
-                ':one': 1,
-                ':cost': delta,
-                ...(replacing ? { ':minusOne': -1 } : {}),
-              },
-            },
+          ExpressionAttributeValues: {
+            ':rows': new Set([result.row]),
+            ':row': result.row,
+            ':one': 1,
+            ':cost': cost,
           },
-          ...(facts.budgeted
-            ? [
-                {
-                  Update: {
-                    TableName: table,
-                    Key: { pk: spendPk(result.runId, result.row % SPEND_SHARDS), sk: SPEND_SK },
-                    UpdateExpression: 'ADD #spent :cost',
-                    ExpressionAttributeNames: { '#spent': 'spentUsd' },
-                    ExpressionAttributeValues: { ':cost': delta },
-                  },
-                },
-              ]
-            : []),
-        ],
-      }),
-    );
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      await this.addSpend(result, cost, facts);
+      return out.Attributes as CountItem;
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+      // Counted before: the counter as it is.
+      const out = await this.send<{ Item?: Record<string, unknown> }>(
+        new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+      );
+      return out.Item as CountItem;
+    }
+  }
+
+  /**
+   * A run with a budget also adds what the result spent to a spend shard (the shards are what a
+   * budget check reads), and this process's view of the spend takes it at once.
+   */
+  private async addSpend(result: ItemResult, cost: number, facts: RunFacts): Promise<void> {
+    if (facts.budgeted && cost !== 0) {
+      await this.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: spendPk(result.runId, result.row % SPEND_SHARDS), sk: SPEND_SK },
+          UpdateExpression: 'ADD #spent :cost',
+          ExpressionAttributeNames: { '#spent': 'spentUsd' },
+          ExpressionAttributeValues: { ':cost': cost },
+        }),
+      );
+    }
     const cached = this.spentCache.get(result.runId);
-    if (cached) cached.since += delta;
+    if (cached) cached.since += cost;
   }
 
   /**
    * The item already has a result: a redelivery (nothing to do) unless that result is a
    * `budget` failure, which a resumed run replaces. The condition on the put makes the
-   * replacement happen once however many deliveries race.
+   * replacement happen once however many deliveries race; the counter then moves the item from
+   * failed to done and its spend by the difference (were that step lost with its process, only
+   * those two figures would be off: the row is counted once either way).
    */
-  private async replaceBudgetResult(result: ItemResult, facts: RunFacts): Promise<boolean> {
+  private async replaceBudgetResult(result: ItemResult, cost: number): Promise<boolean> {
+    const key = {
+      pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
+      sk: resultSk(result.row, result.itemId),
+    };
     const out = await this.send<{ Item?: Record<string, unknown> }>(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: {
-          pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
-          sk: resultSk(result.row, result.itemId),
-        },
-        ConsistentRead: true,
-      }),
+      new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
     );
     if (out.Item?.failureKind !== 'budget') return false;
     const earlier = decodeResult(
@@ -435,12 +428,30 @@ export class DynamoRunStore implements RunStore, RunHistory {
       `result ${result.itemId} of run ${result.runId}`,
     );
     try {
-      await this.writeResult(result, facts, { condition: 'failureKind = :budget', replacing: earlier });
-      return true;
+      await this.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: resultItem(result, cost),
+          ConditionExpression: 'failureKind = :budget',
+          ExpressionAttributeValues: { ':budget': 'budget' },
+        }),
+      );
     } catch (err) {
-      if (cancelledByCondition(err, 0)) return false;
+      if (isConditionalCheckFailed(err)) return false;
       throw err;
     }
+    const delta = cost - resultCost(earlier);
+    await this.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: key.pk, sk: COUNT_SK },
+        UpdateExpression: `ADD #failed :minusOne, #spent :delta${result.status === 'failed' ? ', #failed :one' : ', #done :one'}`,
+        ExpressionAttributeNames: { '#failed': 'failed', '#done': 'done', '#spent': 'spentUsd' },
+        ExpressionAttributeValues: { ':minusOne': -1, ':one': 1, ':delta': delta },
+      }),
+    );
+    await this.addSpend(result, delta, await this.runFacts(result.runId));
+    return true;
   }
 
   /**
@@ -459,7 +470,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   ): Promise<boolean> {
     if (count?.expected === undefined) return false;
     if (!count.complete) {
-      if ((count.done ?? 0) + (count.failed ?? 0) < count.expected) return false;
+      if (counted(count) < count.expected) return false;
       await this.mark(
         { pk: resultPk(runId, part, slot), sk: COUNT_SK },
         'complete',
@@ -599,8 +610,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      const counted = out.Attributes as CountItem;
-      if (!counted.complete && (counted.done ?? 0) + (counted.failed ?? 0) >= count)
+      const slotCount = out.Attributes as CountItem;
+      if (!slotCount.complete && counted(slotCount) >= count)
         await this.mark({ pk: resultPk(runId, part, slot), sk: COUNT_SK }, 'complete', partKey, 'slotsDone');
     });
     const complete = await this.settlePart(runId, part);
@@ -738,6 +749,49 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /**
+   * The runs in the `ACTIVE` partition (written with each run, deleted when it is done), each
+   * with its record's status, lease and completeness and its progress: results counted (every
+   * slot counter summed: a batch read per hundred slots) and rows handed on.
+   */
+  async activeRuns(): Promise<ActiveRun[]> {
+    const active: ActiveRun[] = [];
+    for await (const entry of this.query(ACTIVE_PK, KEY_PREFIXES.activeRun, 'runId, watchedProgress, watchedSince')) {
+      const runId = String(entry.runId);
+      const meta = await this.getMeta(runId);
+      if (!meta || meta.status === 'done') continue;
+      const counters = await this.counters(runId);
+      active.push({
+        runId,
+        status: meta.status,
+        statusSince: meta.statusSince ?? Date.parse(meta.startedAt),
+        ...(meta.status === 'aggregating' && meta.leaseUntil !== undefined ? { leaseUntil: meta.leaseUntil } : {}),
+        complete: isComplete(meta),
+        progress: (counters?.done ?? 0) + (counters?.failed ?? 0) + (meta.rowsClosed ?? 0),
+        ...(entry.watchedProgress === undefined
+          ? {}
+          : { watched: { progress: Number(entry.watchedProgress), since: Number(entry.watchedSince) } }),
+      });
+    }
+    return active;
+  }
+
+  async noteProgress(runId: string, progress: number, since: number): Promise<void> {
+    await this.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: ACTIVE_PK, sk: activeSk(runId) },
+        UpdateExpression: 'SET #progress = :progress, #since = :since',
+        // A run done meanwhile has left the partition: its entry is not brought back.
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#progress': 'watchedProgress', '#since': 'watchedSince' },
+        ExpressionAttributeValues: { ':progress': progress, ':since': since },
+      }),
+    ).catch((err: unknown) => {
+      if (!isConditionalCheckFailed(err)) throw err;
+    });
+  }
+
+  /**
    * The latest run of `suiteName` that started before `beforeRunId` and finished (`done`): the
    * one a report compares against. Throws {@link RunNotFoundError} if `beforeRunId` is unknown.
    */
@@ -854,26 +908,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
     return decodeRun(run, `run ${meta.runId} (DynamoDB ${runPk(meta.runId)})`, this.checkSuite);
   }
 
-  /** Many items by key: batches of a hundred, the keys a batch leaves unprocessed asked again. */
-  private async batchGet(keys: TableKey[], consistent = true): Promise<Record<string, unknown>[]> {
-    const items: Record<string, unknown>[] = [];
-    for (let start = 0; start < keys.length; start += 100) {
-      let pending: TableKey[] = keys.slice(start, start + 100);
-      for (let attempt = 1; pending.length > 0; attempt += 1) {
-        const out = await this.send<{
-          Responses?: Record<string, Record<string, unknown>[]>;
-          UnprocessedKeys?: Record<string, { Keys?: TableKey[] }>;
-        }>(
-          new BatchGetCommand({
-            RequestItems: { [this.tableName]: { Keys: pending, ConsistentRead: consistent } },
-          }),
-        );
-        items.push(...(out.Responses?.[this.tableName] ?? []));
-        pending = out.UnprocessedKeys?.[this.tableName]?.Keys ?? [];
-        if (pending.length > 0) await pause(attempt, this.backoff);
-      }
-    }
-    return items;
+  private batchGet(keys: TableKey[], consistent = true): Promise<Record<string, unknown>[]> {
+    return batchGetAll(this.client, this.tableName, keys, { consistent, backoff: this.backoff });
   }
 
   /** One partition's items under a sort-key prefix, page by page, with the given projection. */
@@ -895,6 +931,25 @@ export class DynamoRunStore implements RunStore, RunHistory {
     );
     for await (const page of pages) yield* page.Items ?? [];
   }
+}
+
+/** The rows a slot's counter has counted. */
+const counted = (count: CountItem) => count.rows?.size ?? 0;
+
+/** A result as its item stores it: the result whole (JSON), and what queries project. */
+function resultItem(result: ItemResult, cost: number): Record<string, unknown> {
+  return {
+    pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
+    sk: resultSk(result.row, result.itemId),
+    type: 'result',
+    runId: result.runId,
+    itemId: result.itemId,
+    status: result.status,
+    failureKind: result.failure?.kind,
+    costUsd: cost,
+    finishedAt: result.finishedAt,
+    result: JSON.stringify(result),
+  };
 }
 
 /** Where results were kept before runs were split into parts (read, never written). */
@@ -920,15 +975,6 @@ function legacyCounters(meta: MetaItem & { done?: number; failed?: number; spent
     spentUsd: Number(meta.spentUsd ?? 0),
     ...(meta.total !== undefined ? { total: Number(meta.total) } : {}),
   };
-}
-
-/** Waits before asking again for what a batch left unprocessed (DynamoDB's advice: back off). */
-function pause(attempt: number, backoff: Backoff): Promise<void> {
-  const sleep = backoff.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms)));
-  const random = backoff.random ?? Math.random;
-  return sleep(
-    Math.floor(random() * Math.min(backoff.capMs ?? 3_000, (backoff.baseMs ?? 50) * 2 ** attempt)),
-  );
 }
 
 /** Runs `work` on each value, at most `limit` at a time. */

@@ -1,5 +1,6 @@
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
+import { FUNCTION_TIMEOUT_SECONDS, INGEST_CHUNK_BYTES } from '../../lib/layout/queues.js';
 import { ConfigError } from '../../model/errors.js';
 
 /** The Lambda environment is wrong or incomplete, or the provider secret is unusable: a {@link ConfigError}. */
@@ -13,19 +14,29 @@ export const awsEnvSchema = z.object({
   TABLE_NAME: z.string().min(1),
   ITEMS_QUEUE_URL: z.url(),
   AGGREGATE_QUEUE_URL: z.url(),
-  /** Ingest only: where it sends itself the continuation of a dataset it could not finish. */
+  /** Ingest only: where it sends itself the next chunk of a dataset read a chunk at a time. */
   EVENTS_QUEUE_URL: z.url(),
   /** Secrets Manager secret whose SecretString is a JSON object of provider API keys. */
   PROVIDER_SECRET_ARN: optionalString,
   ASSAY_CACHE_TTL_DAYS: z.coerce.number().positive().default(30),
   /**
-   * Ingest pauses (and continues in a new invocation) when less than this much of its time
-   * limit is left (at most a fifth of the limit), so a dataset of any size is ingested
-   * without reaching it.
+   * Bytes of a dataset one ingest invocation reads (a larger dataset is read a chunk at a time,
+   * an invocation each); default the layout's `INGEST_CHUNK_BYTES`. Tests set a small one.
    */
-  ASSAY_INGEST_RESERVE_MS: z.coerce.number().int().nonnegative().default(60_000),
-  /** Ingest also pauses after handing on this many rows in one invocation (unset: no such bound). */
-  ASSAY_INGEST_MAX_ROWS: z.coerce.number().int().positive().optional(),
+  ASSAY_INGEST_CHUNK_BYTES: z.coerce.number().int().positive().default(INGEST_CHUNK_BYTES),
+  /**
+   * How long an aggregation holds its run, ms: a run left `aggregating` by an aggregation that
+   * died is claimed again by the next trigger after this (its own trigger comes back after the
+   * queue's visibility timeout, longer than this). Default: the aggregate function's timeout
+   * and a minute. Tests set a short one.
+   */
+  ASSAY_AGGREGATION_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default((FUNCTION_TIMEOUT_SECONDS.aggregate + 60) * 1000),
+  /** The watchdog reports a run stuck once its progress has not moved for this long, ms (default an hour). */
+  ASSAY_STUCK_AFTER_MS: z.coerce.number().int().positive().default(3_600_000),
   /** Set for moto_server / LocalStack; unset on AWS. */
   AWS_ENDPOINT_URL: z.url().optional(),
 });

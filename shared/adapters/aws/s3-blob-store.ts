@@ -3,6 +3,7 @@ import {
   CompleteMultipartUploadCommand,
   CreateMultipartUploadCommand,
   GetObjectCommand,
+  HeadObjectCommand,
   NoSuchBucket,
   NoSuchKey,
   NotFound,
@@ -12,8 +13,8 @@ import {
   S3ServiceException,
   UploadPartCommand,
 } from '@aws-sdk/client-s3';
-import { NotFoundError } from '../../model/errors.js';
-import type { BlobStore } from '../../ports/ports.js';
+import { BlobChangedError } from '../../model/errors.js';
+import type { BlobRead, BlobStore } from '../../ports/ports.js';
 
 export interface S3BlobStoreOptions {
   client: S3Client;
@@ -24,19 +25,6 @@ export interface S3BlobStoreOptions {
 
 /** Part size of {@link S3BlobStore.putStream}: above S3's 5 MiB minimum, small enough to hold. */
 export const STREAM_PART_BYTES = 8 * 1024 * 1024;
-
-/** `openObjectStream` of a key that does not exist. */
-export class BlobNotFoundError extends NotFoundError {
-  override readonly name = 'BlobNotFoundError';
-
-  constructor(
-    readonly bucket: string,
-    readonly key: string,
-    options?: { cause?: unknown },
-  ) {
-    super(`s3://${bucket}/${key} does not exist`, options);
-  }
-}
 
 /**
  * The bucket as a {@link BlobStore}. Keys are plain (decoded) S3 keys: callers that got a key
@@ -154,21 +142,54 @@ export class S3BlobStore implements BlobStore {
   }
 
   /**
-   * Streams an object's bytes without holding it in memory (datasets can be large).
-   * Throws {@link BlobNotFoundError} when the key does not exist.
+   * A GetObject from `start` on (a ranged GET `bytes=<start>-`), streamed without holding the
+   * object (datasets can be large); the version is the object's ETag, and a read at a version
+   * sends it as `If-Match`, so a replaced object fails (412) rather than mixing two uploads.
    */
-  async *openObjectStream(key: string): AsyncIterable<Uint8Array> {
-    let body: unknown;
+  async read(key: string, options: { start?: number; version?: string } = {}): Promise<BlobRead | undefined> {
+    const start = options.start ?? 0;
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: key }));
-      body = out.Body;
+      const out = await this.client.send(
+        new GetObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(start > 0 ? { Range: `bytes=${start}-` } : {}),
+          ...(options.version === undefined ? {} : { IfMatch: options.version }),
+        }),
+      );
+      // `bytes <first>-<last>/<size>` for a range; else the whole object's length.
+      const size = Number(/\/(\d+)$/.exec(out.ContentRange ?? '')?.[1] ?? out.ContentLength ?? 0);
+      // In Node the SDK's Body is an IncomingMessage (a Readable), which is async-iterable.
+      const body = (out.Body ?? (async function* () {})()) as AsyncIterable<Uint8Array>;
+      return { size, version: out.ETag ?? '', body };
     } catch (err) {
-      if (isMissingKey(err)) throw new BlobNotFoundError(this.bucket, key, { cause: err });
+      if (isMissingKey(err)) return undefined;
+      const status = (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+      if (status === 412)
+        throw new BlobChangedError(key, `s3://${this.bucket}/${key} was replaced while it was being read`);
+      // A start at or past the end: nothing left to read.
+      if (status === 416) return this.emptyFrom(key, options.version);
       throw err;
     }
-    if (body === undefined) return;
-    // In Node the SDK's Body is an IncomingMessage (a Readable), which is async-iterable.
-    yield* body as AsyncIterable<Uint8Array>;
+  }
+
+  /** The object's size and version, with nothing to read (a read that starts at its end). */
+  private async emptyFrom(key: string, version: string | undefined): Promise<BlobRead | undefined> {
+    try {
+      const head = await this.client.send(
+        new HeadObjectCommand({
+          Bucket: this.bucket,
+          Key: key,
+          ...(version === undefined ? {} : { IfMatch: version }),
+        }),
+      );
+      return { size: head.ContentLength ?? 0, version: head.ETag ?? '', body: (async function* () {})() };
+    } catch (err) {
+      if (isMissingKey(err)) return undefined;
+      if ((err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 412)
+        throw new BlobChangedError(key);
+      throw err;
+    }
   }
 }
 

@@ -23,8 +23,12 @@ const itemSchema = z.object({
   given: z.object({ output: z.string().optional(), explanation: z.string().optional() }).optional(),
 });
 
-/** An item that fits in a message travels inline. */
-export const inlineItemBodySchema = z.object({ runId: z.string().min(1), item: itemSchema });
+/** An item that fits in a message travels inline (with its part of the run, when not part 0). */
+export const inlineItemBodySchema = z.object({
+  runId: z.string().min(1),
+  item: itemSchema,
+  part: z.number().int().positive().optional(),
+});
 
 /** An item too big for a message travels by reference to `spill/<runId>/<sha256(itemId)>.json`. */
 export const spilledItemBodySchema = z.object({

@@ -51,15 +51,21 @@ const globalSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(re
 
 /** Runs `call`, again after a jittered, growing wait each time it is throttled (see {@link Backoff}). */
 export async function retryThrottled<T>(call: () => Promise<T>, backoff: Backoff = {}): Promise<T> {
-  const { attempts = 10, baseMs = 50, capMs = 3_000, random = Math.random, onRetry } = backoff;
-  const sleep = backoff.sleep ?? globalSleep;
+  const attempts = backoff.attempts ?? 10;
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call();
     } catch (error) {
       if (attempt >= attempts || !isThrottled(error)) throw error;
-      onRetry?.(error, attempt);
-      await sleep(Math.floor(random() * Math.min(capMs, baseMs * 2 ** (attempt - 1))));
+      backoff.onRetry?.(error, attempt);
+      await pauseBeforeRetry(attempt, backoff);
     }
   }
+}
+
+/** The wait after the `attempt`th try: drawn between 0 and a ceiling that doubles each try, up to `capMs`. */
+export function pauseBeforeRetry(attempt: number, backoff: Backoff = {}): Promise<void> {
+  const { baseMs = 50, capMs = 3_000, random = Math.random } = backoff;
+  const sleep = backoff.sleep ?? globalSleep;
+  return sleep(Math.floor(random() * Math.min(capMs, baseMs * 2 ** (attempt - 1))));
 }

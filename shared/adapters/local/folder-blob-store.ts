@@ -1,9 +1,10 @@
 import { once } from 'node:events';
-import { createWriteStream } from 'node:fs';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { BlobChangedError } from '../../model/errors.js';
 import { discard } from '../../model/streams.js';
-import type { BlobStore } from '../../ports/ports.js';
+import type { BlobRead, BlobStore } from '../../ports/ports.js';
 
 /** A folder as a bucket: keys are paths under `root`. Writes are atomic (temp file + rename). */
 export class FolderBlobStore implements BlobStore {
@@ -27,6 +28,26 @@ export class FolderBlobStore implements BlobStore {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
+  }
+
+  /** The file from `start`, streamed; its version is its size and modification time. */
+  async read(key: string, options: { start?: number; version?: string } = {}): Promise<BlobRead | undefined> {
+    const path = this.path(key);
+    let info: import('node:fs').Stats;
+    try {
+      info = await stat(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
+    const version = `${info.size}-${info.mtimeMs}`;
+    if (options.version !== undefined && options.version !== version) throw new BlobChangedError(key);
+    const start = options.start ?? 0;
+    const body =
+      start >= info.size
+        ? (async function* (): AsyncGenerator<Uint8Array> {})()
+        : (createReadStream(path, { start }) as AsyncIterable<Uint8Array>);
+    return { size: info.size, version, body };
   }
 
   async put(key: string, body: Uint8Array | string): Promise<void> {
@@ -93,6 +114,14 @@ export class LayeredBlobStore implements BlobStore {
     for (const layer of this.layers) {
       const body = await layer.get(key);
       if (body) return body;
+    }
+    return undefined;
+  }
+
+  async read(key: string, options?: { start?: number; version?: string }): Promise<BlobRead | undefined> {
+    for (const layer of this.layers) {
+      const read = await layer.read(key, options);
+      if (read) return read;
     }
     return undefined;
   }

@@ -11,7 +11,7 @@ import {
   resultCost,
 } from '../../model/model.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
-import type { PartClosing, RecordOutcome, RunStore } from '../../ports/ports.js';
+import type { ActiveRun, PartClosing, RecordOutcome, RunStore } from '../../ports/ports.js';
 import { JsonLinesWriter, jsonLines } from './jsonl.js';
 
 /** A result a resumed run replaces: the budget stopped it before it was scored. */
@@ -64,6 +64,10 @@ export class LocalRunStore implements RunStore {
   private parts: number | undefined;
   /** When this process's claim on the run's aggregation lapses (none after the folder is reopened). */
   private leaseUntil: number | undefined;
+  /** When the run entered its status, as far as this process knows (it opened the folder then, or set it). */
+  private statusSince: number;
+  /** What the watchdog saw last. */
+  private watched: { progress: number; since: number } | undefined;
   /** The first read of the folder (every call waits for it), and a read of the log under way. */
   private loading: Promise<void> | undefined;
   private replaying: Promise<IdIndex> | undefined;
@@ -74,6 +78,7 @@ export class LocalRunStore implements RunStore {
     private readonly options: { checkSuite?: SuiteCheck; now?: () => number } = {},
   ) {
     this.log = new JsonLinesWriter(join(dir, 'results.jsonl'));
+    this.statusSince = (options.now ?? Date.now)();
   }
 
   private get runPath() {
@@ -279,6 +284,7 @@ export class LocalRunStore implements RunStore {
     const open = run.status === 'running' || run.status === 'ingesting';
     const lapsed = run.status === 'aggregating' && (this.leaseUntil === undefined || this.leaseUntil <= now);
     if ((!open && !lapsed) || !this.complete()) return false;
+    if (run.status !== 'aggregating') this.statusSince = now;
     run.status = 'aggregating';
     this.leaseUntil = now + leaseMs;
     await this.saveRun();
@@ -287,9 +293,35 @@ export class LocalRunStore implements RunStore {
     return true;
   }
 
+  /** The folder's run while it is not done (its status times are this process's). */
+  async activeRuns(): Promise<ActiveRun[]> {
+    await this.load();
+    const run = this.run;
+    if (!run || run.status === 'done') return [];
+    const { done, failed } = this.counts;
+    return [
+      {
+        runId: run.runId,
+        status: run.status,
+        statusSince: this.statusSince,
+        ...(run.status === 'aggregating' && this.leaseUntil !== undefined ? { leaseUntil: this.leaseUntil } : {}),
+        complete: this.complete(),
+        progress: done + failed + (run.total ?? 0),
+        ...(this.watched ? { watched: this.watched } : {}),
+      },
+    ];
+  }
+
+  async noteProgress(runId: string, progress: number, since: number): Promise<void> {
+    await this.load();
+    this.need(runId);
+    this.watched = { progress, since };
+  }
+
   async setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void> {
     await this.load();
     const run = this.need(runId);
+    if (run.status !== status) this.statusSince = (this.options.now ?? Date.now)();
     run.status = status;
     if (finishedAt) run.finishedAt = finishedAt;
     if (status !== 'aggregating') this.leaseUntil = undefined;

@@ -11,9 +11,20 @@ import { notUtf8, Utf8Check } from './utf8.js';
 export type DatasetFormat = 'csv' | 'jsonl';
 
 export type RawRow =
-  | { row: number; line: number; record: Record<string, string>; error?: undefined }
+  | {
+      row: number;
+      line: number;
+      record: Record<string, string>;
+      error?: undefined;
+      /**
+       * Where the record ends in the stream: the offset of the byte after it (its newline
+       * included), counted from the stream's first byte. Set for records read from UTF-8 bytes,
+       * where a fresh reader started there reads on exactly as this one would (see chunks.ts).
+       */
+      end?: number;
+    }
   /** `id`: the item id of the failed result, when `row-<row>` would not be unique (a second file). */
-  | { row: number; line: number; record?: undefined; error: string; id?: string };
+  | { row: number; line: number; record?: undefined; error: string; id?: string; end?: number };
 
 export function formatFromPath(path: string): DatasetFormat {
   const lower = path.toLowerCase();
@@ -33,6 +44,16 @@ export interface ReadOptions {
   encoding?: string;
   /** A row with a field (any column: input, gold or given output) longer than this is invalid. */
   maxFieldChars?: number;
+  /** Hears a CSV file's column names when its header row is read. */
+  onHeader?: (names: readonly string[]) => void;
+  /**
+   * Where the stream starts in the file, for a stream that reads it from the middle (a chunk of
+   * it): its byte offset (added to the offsets errors name), and the rows and lines before it
+   * (added to the row and line numbers).
+   */
+  byteOffset?: number;
+  rowOffset?: number;
+  lineOffset?: number;
 }
 
 /** True when `encoding` names UTF-8 (or is not given): the bytes are checked, not just decoded. */
@@ -45,7 +66,7 @@ export async function* readRows(
   format: DatasetFormat,
   options: ReadOptions = {},
 ): AsyncGenerator<RawRow> {
-  const rows = format === 'csv' ? readCsv(chunks, options) : readJsonl(chunks, options.encoding);
+  const rows = format === 'csv' ? readCsv(chunks, options) : readJsonl(chunks, options);
   const limit = options.maxFieldChars;
   if (limit === undefined) {
     yield* rows;
@@ -91,6 +112,7 @@ async function* readCsv(
 ): AsyncGenerator<RawRow> {
   const names = options.header;
   const utf8 = isUtf8Encoding(options.encoding);
+  const base = options.byteOffset ?? 0;
   // Records and skipped (unreadable) records go through one queue so row numbers follow the file.
   const queue: CsvEvent[] = [];
   let wake: (() => void) | undefined;
@@ -108,11 +130,17 @@ async function* readCsv(
     info: true,
   });
   parser.on('data', (entry: { record: string[]; info: { lines: number; bytes: number } }) => {
-    queue.push({ record: entry.record, lines: entry.info.lines, bytes: entry.info.bytes });
+    queue.push({ record: entry.record, lines: entry.info.lines + lines, bytes: entry.info.bytes });
     notify();
   });
+  const lines = options.lineOffset ?? 0;
   parser.on('skip', (error: Error & { lines?: number }) => {
-    queue.push({ skipped: `unreadable CSV record: ${error.message}`, lines: error.lines ?? 0 });
+    // The parser counts lines from the stream's start: its message says the file's line.
+    const message =
+      lines === 0
+        ? error.message
+        : error.message.replace(/\bline (\d+)/, (_, n) => `line ${Number(n) + lines}`);
+    queue.push({ skipped: `unreadable CSV record: ${message}`, lines: (error.lines ?? 0) + lines });
     notify();
   });
   parser.on('end', () => {
@@ -129,17 +157,21 @@ async function* readCsv(
   const badBytes: number[] = [];
   let offset = 0;
   const source = utf8 ? chunks : decoded(chunks, options.encoding!);
+  /** The reader stopped early (a chunk read far enough): the feed lets the source go. */
+  let stopped = false;
   const feed = (async () => {
     try {
       for await (const chunk of source) {
+        if (stopped) return;
         if (utf8) {
           const bytes = asBytes(chunk);
-          for (const bad of check.push(bytes, offset)) badBytes.push(bad);
+          for (const bad of check.push(bytes, base + offset)) badBytes.push(bad);
           offset += bytes.length;
         }
         if (!parser.write(chunk)) await new Promise((resolve) => parser.once('drain', resolve));
         // Do not run ahead of the consumer by more than a few thousand records.
-        while (queue.length > 4096 && !failure) await new Promise((resolve) => setTimeout(resolve, 1));
+        while (queue.length > 4096 && !failure && !stopped)
+          await new Promise((resolve) => setTimeout(resolve, 1));
       }
       for (const bad of check.end()) badBytes.push(bad);
       parser.end();
@@ -150,7 +182,7 @@ async function* readCsv(
   })();
 
   let header: readonly string[] | undefined = names;
-  let row = 0;
+  let row = options.rowOffset ?? 0;
   let afterSkip = false;
   /** The first bad byte before `end` (the end of the record just read), dropping all of them. */
   const badBefore = (end: number): number | undefined => {
@@ -159,60 +191,72 @@ async function* readCsv(
     while (badBytes.length > 0 && badBytes[0]! < end) badBytes.shift();
     return first;
   };
-  while (true) {
-    const event = queue.shift();
-    if (!event) {
-      if (failure) throw failure;
-      if (ended) break;
-      await new Promise<void>((resolve) => {
-        wake = resolve;
-      });
-      continue;
-    }
-    if ('skipped' in event) {
+  // Where a record ends, for UTF-8 bytes (see RawRow.end); a declared encoding is decoded first.
+  const at = (bytes: number) => (utf8 ? { end: bytes } : {});
+  try {
+    while (true) {
+      const event = queue.shift();
+      if (!event) {
+        if (failure) throw failure;
+        if (ended) break;
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+        });
+        continue;
+      }
+      if ('skipped' in event) {
+        row += 1;
+        afterSkip = true;
+        yield { row, line: event.lines, error: event.skipped };
+        continue;
+      }
+      const bad = badBefore(base + event.bytes);
+      const skippedBefore = afterSkip;
+      afterSkip = false;
+      if (!header) {
+        header = event.record.map((name) => name.trim());
+        options.onHeader?.(header);
+        if (bad !== undefined)
+          yield { row: 0, line: event.lines, error: `header: ${notUtf8(bad)}`, id: 'header' };
+        continue;
+      }
       row += 1;
-      afterSkip = true;
-      yield { row, line: event.lines, error: event.skipped };
-      continue;
+      const { record } = event;
+      // The parser gives no end for a record it skipped: bad bytes since the last record read may
+      // be the skipped record's. This record holds some only if its text has their U+FFFD.
+      if (bad !== undefined && (!skippedBefore || record.some((value) => value.includes('\uFFFD')))) {
+        yield { row, line: event.lines, error: notUtf8(bad), ...at(event.bytes) };
+        continue;
+      }
+      if (record.length > header.length && record.slice(header.length).some((v) => v.trim() !== '')) {
+        yield {
+          row,
+          line: event.lines,
+          error: `has ${record.length} fields, the header has ${header.length}`,
+          ...at(event.bytes),
+        };
+        continue;
+      }
+      const out: Record<string, string> = {};
+      header.forEach((name, i) => {
+        const value = record[i];
+        if (value !== undefined) out[name] = value;
+      });
+      yield { row, line: event.lines, record: out, ...at(event.bytes) };
     }
-    const bad = badBefore(event.bytes);
-    const skippedBefore = afterSkip;
-    afterSkip = false;
-    if (!header) {
-      header = event.record.map((name) => name.trim());
-      if (bad !== undefined)
-        yield { row: 0, line: event.lines, error: `header: ${notUtf8(bad)}`, id: 'header' };
-      continue;
-    }
-    row += 1;
-    const { record } = event;
-    // The parser gives no end for a record it skipped: bad bytes since the last record read may
-    // be the skipped record's. This record holds some only if its text has their U+FFFD.
-    if (bad !== undefined && (!skippedBefore || record.some((value) => value.includes('\uFFFD')))) {
-      yield { row, line: event.lines, error: notUtf8(bad) };
-      continue;
-    }
-    if (record.length > header.length && record.slice(header.length).some((v) => v.trim() !== '')) {
-      yield { row, line: event.lines, error: `has ${record.length} fields, the header has ${header.length}` };
-      continue;
-    }
-    const out: Record<string, string> = {};
-    header.forEach((name, i) => {
-      const value = record[i];
-      if (value !== undefined) out[name] = value;
-    });
-    yield { row, line: event.lines, record: out };
+    await feed;
+  } finally {
+    stopped = true;
   }
-  await feed;
 }
 
 async function* readJsonl(
   chunks: AsyncIterable<Uint8Array | string>,
-  encoding: string | undefined,
+  { encoding, byteOffset = 0, rowOffset = 0, lineOffset = 0 }: ReadOptions,
 ): AsyncGenerator<RawRow> {
-  let line = 0;
-  let row = 0;
-  const handle = (text: string, bad?: number): RawRow | undefined => {
+  let line = lineOffset;
+  let row = rowOffset;
+  const handle = (text: string, bad?: number, end?: number): RawRow | undefined => {
     line += 1;
     const trimmed = (line === 1 ? text.replace(/^\uFEFF/, '') : text).trim();
     if (trimmed === '') return undefined;
@@ -223,7 +267,8 @@ async function* readJsonl(
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         return { row, line, error: 'JSONL line is not an object' };
       }
-      return { row, line, record: stringifyFields(value as Record<string, unknown>) };
+      const record = stringifyFields(value as Record<string, unknown>);
+      return end === undefined ? { row, line, record } : { row, line, record, end };
     } catch (error) {
       return { row, line, error: `invalid JSON: ${(error as Error).message}` };
     }
@@ -248,27 +293,27 @@ async function* readJsonl(
   }
 
   // UTF-8: lines are cut at the newline byte (never part of a longer character), and each run
-  // of whole lines is checked and decoded at once; a line's bytes are located only when the
-  // run holds a bad byte.
+  // of whole lines is checked and decoded at once; each line's end is found by its newline.
   const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
   const check = new Utf8Check();
   const lines = function* (block: Uint8Array, base: number, final = false): Generator<RawRow> {
-    const bad = check.push(block, base);
+    const bad = check.push(block, byteOffset + base);
     // A run of whole lines ends at a newline, between characters; only the last may cut one short.
     if (final) bad.push(...check.end());
     const texts = decoder.decode(block).split('\n');
     if (block.length > 0 && block[block.length - 1] === 0x0a) texts.pop();
     let start = 0;
     for (const text of texts) {
+      const newline = block.indexOf(0x0a, start);
+      const stop = newline < 0 ? block.length : newline;
       let first: number | undefined;
       if (bad.length > 0) {
-        const newline = block.indexOf(0x0a, start);
-        const end = base + (newline < 0 ? block.length : newline);
+        const end = byteOffset + base + stop;
         if (bad[0]! < end) first = bad[0];
         while (bad.length > 0 && bad[0]! < end) bad.shift();
-        start = newline + 1;
       }
-      const result = handle(text, first);
+      start = stop + 1;
+      const result = handle(text, first, base + Math.min(start, block.length));
       if (result) yield result;
     }
   };

@@ -15,7 +15,7 @@ import { posix } from 'node:path';
  * reports/<name>/<runId>/       report files of a run (a sweep variant's runs: reports/<name>.<variant>/<runId>/)
  * reports/<name>/sweeps/<id>/   sweep.json and sweep.txt of a sweep
  * reports/leaderboard.json      every finished run, kept current by the aggregator (and .txt)
- * spill/<runId>/…               item messages too big for the queue
+ * spill/<runId>/…               item messages too big for the queue; a sampled ingest's state
  * ```
  *
  * Every prefix is one path segment ending in `/` (the stack's IAM statements are scoped by them).
@@ -67,6 +67,14 @@ export function reportPrefixOf(suiteName: string): string {
 /** Where `reports/<name>/sweeps/{sweepId}/` sweep files of the suite go (`{sweepId}` is filled by prepareSweep). */
 export function sweepPrefixOf(suiteName: string): string {
   return `${suiteReportsPrefix(suiteName)}sweeps/{sweepId}/`;
+}
+
+/**
+ * Where the ingest of a sampled dataset read in chunks keeps its sample as it stands after each
+ * chunk (the next chunk goes on from it). Deterministic, so a chunk done again writes the same.
+ */
+export function sampleStateKey(runId: string, chunk: number): string {
+  return `${SPILL_PREFIX}${runId}/ingest/sample-${chunk}.json`;
 }
 
 /** The S3 key an oversize item is spilled to. Deterministic, so a re-sent item overwrites itself. */

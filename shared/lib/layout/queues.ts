@@ -12,7 +12,7 @@
  */
 
 /** The Lambda functions of the stack. */
-export type FunctionName = 'ingest' | 'worker' | 'deadLetter' | 'aggregate' | 'batchPoller';
+export type FunctionName = 'ingest' | 'worker' | 'deadLetter' | 'aggregate' | 'batchPoller' | 'watchdog';
 
 /** Each function's timeout, seconds; each consumed queue's visibility timeout is derived from it. */
 export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionName, number>> = {
@@ -21,6 +21,7 @@ export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionName, number>> = 
   deadLetter: 60,
   aggregate: 300,
   batchPoller: 300,
+  watchdog: 120,
 };
 
 /**
@@ -34,6 +35,7 @@ export const FUNCTION_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
   deadLetter: 256,
   aggregate: 1024,
   batchPoller: 512,
+  watchdog: 256,
 };
 
 /**
@@ -47,7 +49,16 @@ export const FUNCTION_TMP_MB: Readonly<Record<FunctionName, number>> = {
   deadLetter: 512,
   aggregate: 512,
   batchPoller: 512,
+  watchdog: 512,
 };
+
+/**
+ * How much of a dataset one ingest invocation reads, bytes: a larger one is read a chunk at a
+ * time (a chunk ends at the first record past this), an invocation each, so that ingest stays
+ * far inside its timeout, memory and /tmp however large the dataset. At a few hundred bytes a
+ * row, a chunk is tens of thousands of rows: a few seconds of work.
+ */
+export const INGEST_CHUNK_BYTES = 16 * 1024 * 1024;
 
 /** AWS recommends a queue visibility timeout of at least six times the consuming function's timeout. */
 export const VISIBILITY_TO_TIMEOUT_RATIO = 6;

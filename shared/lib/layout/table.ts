@@ -8,6 +8,8 @@
  * | run               | `RUN#<runId>`          | `META`                     | dynamo-run-store.ts      |
  * | run's definition  | `RUN#<runId>`          | `SPEC`                     | dynamo-run-store.ts      |
  * | part of a run     | `RUN#<runId>`          | `PART#<part>`              | dynamo-run-store.ts      |
+ * | chunk of ingest   | `RUN#<runId>`          | `CHUNK#<chunk>`            | dynamo-chunk-store.ts    |
+ * | item id claim     | `IDS#<runId>#<shard>`  | `<itemId>`                 | dynamo-chunk-store.ts    |
  * | result            | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | dynamo-run-store.ts      |
  * | slot counter      | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | dynamo-run-store.ts      |
  * | spend shard       | `SPEND#<runId>#<shard>` | `SPEND`                   | dynamo-run-store.ts      |
@@ -20,6 +22,7 @@
  * | prompt reader     | `PROMPT#<path>`        | `SUITE#<suiteName>`        | dynamo-prompt-index.ts   |
  * | suite prompts     | `SUITEPROMPTS#<name>`  | `PROMPTS`                  | dynamo-prompt-index.ts   |
  * | token bucket      | `LIMIT#<vendor:model>` | `LIMIT`                    | dynamo-rate-limit-store.ts |
+ * | bucket shard      | `LIMIT#<vendor:model>#<shard>` | `LIMIT`            | dynamo-rate-limit-store.ts |
  * | batch call        | `BATCHRUN#<runId>`     | `CALL#<key>`               | dynamo-batch-store.ts    |
  * | waiting item      | `BATCHRUN#<runId>`     | `WAIT#<key>#<itemId>`      | dynamo-batch-store.ts    |
  * | run has waiters   | `BATCHLANE`            | `WAITING#<runId>`          | dynamo-batch-store.ts    |
@@ -48,6 +51,8 @@ export const KEY_PREFIXES = {
   result: 'R#',
   spend: 'SPEND#',
   activeRun: 'RUN#',
+  chunk: 'CHUNK#',
+  ids: 'IDS#',
   suite: 'SUITE#',
   suiteRun: 'RUN#',
   sweep: 'SWEEP#',
@@ -122,6 +127,12 @@ export const partSk = (part: number) => `${P.part}${String(part).padStart(6, '0'
 export const SPEND_SHARDS = 16;
 export const spendPk = (runId: string, shard: number) => `${P.spend}${runId}#${shard}`;
 export const SPEND_SK = FIXED_KEYS.spend;
+// The ingest of a dataset in chunks (dynamo-chunk-store.ts): a chunk's holder and progress, and
+// which row first had each item id, spread over shards by the id's hash.
+export const chunkSk = (chunk: number) => `${P.chunk}${String(chunk).padStart(6, '0')}`;
+export const ID_SHARDS = 64;
+export const idsPk = (runId: string, shard: number) => `${P.ids}${runId}#${shard}`;
+
 /** Runs not finished yet, one item each, for the watchdog: written with the run, deleted when it is done. */
 export const ACTIVE_PK = FIXED_KEYS.active;
 export const activeSk = (runId: string) => `${P.activeRun}${runId}`;
@@ -149,6 +160,8 @@ export const SUITE_PROMPTS_SK = FIXED_KEYS.suitePrompts;
 
 // The fleet's token buckets (dynamo-rate-limit-store.ts).
 export const limitPk = (key: string) => `${P.limit}${key}`;
+/** One shard of a bucket a fleet leases from: a partition of its own, so no shard's item is hot. */
+export const limitShardPk = (key: string, shard: number) => `${P.limit}${key}#${shard}`;
 export const LIMIT_SK = FIXED_KEYS.limit;
 
 // The batch lane (dynamo-batch-store.ts).

@@ -17,12 +17,11 @@ import { stricter } from '../../lib/providers/rate-limit/bucket.js';
 import { parseLimitSpec, suiteLimitsById } from '../../lib/providers/rate-limit/spec.js';
 import { seededRandom } from '../../lib/providers/sim.js';
 import type { RateLimit } from '../../model/limits.js';
-import type { Item, ItemMessage, ItemResult, RunCounters, RunRecord } from '../../model/model.js';
+import type { Item, ItemMessage, ItemResult, RunRecord } from '../../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../model/provider.js';
-import type { PartClosing, RunStore } from '../../ports/ports.js';
 import { simulateAnswer, taskFor } from '../../registry/registry.js';
 import { promptRenderer } from '../score-item.js';
-import { startRun } from '../start-run.js';
+import { type IngestRunStore, startRun } from '../start-run.js';
 import { exactTokenizer, type TokenCounter } from './tokens.js';
 
 /** A figure that depends on the answers: its value on the cheapest and the dearest path. */
@@ -178,22 +177,14 @@ async function dryRun(
  * A run store that keeps only counts: `startRun` reads the dataset into it exactly as a run
  * would (sample, invalid rows, duplicates), and nothing is written anywhere.
  */
-class CountingRunStore implements RunStore {
+class CountingRunStore implements IngestRunStore {
   invalidRows = 0;
-  private counted: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
   async createRun(): Promise<void> {}
   async getRun(): Promise<RunRecord | undefined> {
     return undefined;
   }
-  async closePart(_runId: string, _part: number, closing: PartClosing) {
-    this.counted = { ...this.counted, total: (this.counted.total ?? 0) + closing.rows.length };
+  async closePart() {
     return { complete: false };
-  }
-  async counters(): Promise<RunCounters | undefined> {
-    return this.counted;
-  }
-  async spent(): Promise<number> {
-    return 0;
   }
   async recordResult(_result: ItemResult) {
     this.invalidRows += 1;
@@ -202,11 +193,6 @@ class CountingRunStore implements RunStore {
   async resultIds(): Promise<Set<string>> {
     return new Set();
   }
-  async *results(): AsyncIterable<ItemResult> {}
-  async claimAggregation(): Promise<boolean> {
-    return false;
-  }
-  async setStatus(): Promise<void> {}
 }
 
 /** Reads the suite's dataset, dry-runs every item and adds up calls, tokens, cost and time. */

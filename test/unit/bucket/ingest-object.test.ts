@@ -5,6 +5,7 @@ import { FolderBlobStore, LayeredBlobStore } from '../../../shared/adapters/loca
 import { LocalRunHistory } from '../../../shared/adapters/local/local-run-history.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js';
+import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-store.js';
 import { MemoryPromptIndex } from '../../../shared/adapters/local/memory-prompt-index.js';
 import { datasetKeyOf, decodeEventKey, routeKey } from '../../../shared/lib/layout/bucket.js';
 import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
@@ -68,15 +69,13 @@ describe('ingestObject', () => {
     const deps = {
       bucket,
       prompts: new LayeredBlobStore([bucket, new FolderBlobStore(REPO)]),
-      open: async (key: string) => {
-        const body = await bucket.get(key);
-        return (
-          body &&
-          (async function* () {
-            yield body;
-          })()
-        );
+      // Every dataset here is read in one pass (chunked ingest: test/unit/core/ingest-chunks.test.ts).
+      chunks: new MemoryChunkStore(),
+      sendChunk: async () => {
+        throw new Error('a dataset this small is read in one pass');
       },
+      chunkBytes: 1 << 30,
+      chunkLeaseMs: 60_000,
       // No keys in this environment: only sim: backends can be built.
       checkBackends: async (s: Suite) => {
         for (const backend of s.backends) createProvider(backend, { env: {}, prices: EMBEDDED_PRICES });

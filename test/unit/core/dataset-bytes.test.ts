@@ -69,9 +69,15 @@ describe('dataset reader: bytes that are not UTF-8', () => {
     for (const size of [1, 3, 7, 1000]) {
       const rows = await collect(readRows(bytesIn(bytes, size), 'csv'));
       expect(rows).toEqual([
-        { row: 1, line: 2, record: { id: '1', text: 'Привіт' } },
-        { row: 2, line: 3, error: expect.stringContaining('not valid UTF-8 at byte 28 of the file') },
-        { row: 3, line: 4, record: { id: '3', text: 'ok' } },
+        // `end`: where each record ends in the bytes (the header is 8, `1,Привіт\n` 15).
+        { row: 1, line: 2, record: { id: '1', text: 'Привіт' }, end: 23 },
+        {
+          row: 2,
+          line: 3,
+          error: expect.stringContaining('not valid UTF-8 at byte 28 of the file'),
+          end: 30,
+        },
+        { row: 3, line: 4, record: { id: '3', text: 'ok' }, end: 35 },
       ]);
     }
   });
@@ -81,9 +87,9 @@ describe('dataset reader: bytes that are not UTF-8', () => {
     for (const size of [1, 2, 5, 1000]) {
       const rows = await collect(readRows(bytesIn(bytes, size), 'jsonl'));
       expect(rows).toEqual([
-        { row: 1, line: 1, record: { a: 'é' } },
+        { row: 1, line: 1, record: { a: 'é' }, end: 11 },
         { row: 2, line: 3, error: expect.stringContaining('not valid UTF-8 at byte 18 of the file') },
-        { row: 3, line: 4, record: { a: 'ok' } },
+        { row: 3, line: 4, record: { a: 'ok' }, end: 33 },
         // The file ends inside a character.
         { row: 4, line: 5, error: expect.stringContaining('at byte 39 of the file') },
       ]);

@@ -77,31 +77,6 @@ describe('start-run', () => {
     expect(sent).toHaveLength(3);
   });
 
-  it('pauses where asked and continues from there: every row handed on once, totals over the whole file', async () => {
-    const { runStore, run, sent, queue, trigger } = await setUp();
-    const steps: unknown[] = [];
-    let skip = 0;
-    for (;;) {
-      const outcome = await startRun(
-        { runStore, queue, trigger },
-        { run, rows: readRows(chunksOf(CSV), 'csv'), skip, shouldPause: (handed) => handed >= 2 },
-      );
-      steps.push(outcome.status);
-      if (outcome.status !== 'paused') {
-        expect(outcome).toMatchObject({ total: 6, invalidRows: 3 });
-        break;
-      }
-      expect(outcome.next).toBeGreaterThan(skip);
-      skip = outcome.next;
-    }
-    expect(steps).toEqual(['paused', 'paused', 'resumed']);
-    expect(sent.map((m) => m.item.id)).toEqual(['1', '2', '3']);
-    const ids: string[] = [];
-    for await (const r of runStore.results(run.runId)) ids.push(r.itemId);
-    expect(ids.sort()).toEqual(['row-4', 'row-5', 'row-6']);
-    expect(await runStore.getRun(run.runId)).toMatchObject({ total: 6, invalidRows: 3 });
-  });
-
   it('samples reproducibly with a seed', async () => {
     const rows = ['idx,src,tgt,label', ...Array.from({ length: 50 }, (_, i) => `${i},s${i},t${i},TP`)].join(
       '\n',

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from '../../../shared/adapters/local/memory-rate-limit-store.js';
 import { Aimd } from '../../../shared/lib/providers/rate-limit/aimd.js';
 import { estimateCallTokens } from '../../../shared/lib/providers/rate-limit/bucket.js';
+import { FALLBACK_AFTER_MS } from '../../../shared/lib/providers/rate-limit/fallback.js';
 import { ModelLimiter } from '../../../shared/lib/providers/rate-limit/limiter.js';
 import { RateLimiters } from '../../../shared/lib/providers/rate-limit/limiters.js';
 import {
@@ -232,18 +233,47 @@ describe('ModelLimiter', () => {
 });
 
 describe('a bucket that cannot be reached', () => {
-  it('lets the call through and says so: a limiter never loses an item', async () => {
-    const problems: string[] = [];
+  it('holds calls while it fails, then keeps to the share of the limit, says so once, and goes back when it answers', async () => {
+    let now = 0;
+    let down = true;
+    const bucket = new MemoryRateLimitStore(() => now);
+    const failing = <T>(answer: () => Promise<T>) =>
+      down ? Promise.reject(new Error('table throttled')) : answer();
+    const said: string[] = [];
     const limiter = new ModelLimiter(
       'openai:m',
       { rpm: 60 },
       {
-        store: { take: () => Promise.reject(new Error('table throttled')) },
-        onStoreError: (error, key) => problems.push(`${key}: ${(error as Error).message}`),
+        store: {
+          take: (key, limit, need) => failing(() => bucket.take(key, limit, need)),
+          lease: (key, limit, ask) => failing(() => bucket.lease(key, limit, ask)),
+        },
+        now: () => now,
+        sleep: async (ms) => {
+          now += ms;
+        },
+        random: () => 0.5,
+        onStoreFallback: ({ key, share, error }) =>
+          said.push(`${key} falls back to ${JSON.stringify(share)}: ${(error as Error).message}`),
+        onStoreRecovered: ({ calls }) => said.push(`back on the bucket after ${calls} calls`),
       },
     );
-    await expect(limiter.run(request, async () => 'answered')).resolves.toBe('answered');
-    expect(problems).toEqual(['openai:m: table throttled']);
+    const sent: number[] = [];
+    for (let i = 0; i < 5; i++) await limiter.run(request, async () => sent.push(now));
+    // Nothing goes while every try fails (250, 500, 1,000, 2,000 ms apart): then the whole
+    // limit (one process), paced with no burst, one call per 1/0.98 s.
+    expect(sent[0]).toBeGreaterThanOrEqual(FALLBACK_AFTER_MS);
+    for (let i = 1; i < sent.length; i++) expect(sent[i]! - sent[i - 1]!).toBeGreaterThanOrEqual(1_020);
+    expect(said).toEqual(['openai:m falls back to {"rpm":60}: table throttled']);
+    // The store answers again: the next try (at the next 10 s moment) ends the episode.
+    down = false;
+    now = 20_000;
+    await limiter.run(request, async () => sent.push(now));
+    expect(said).toEqual([
+      'openai:m falls back to {"rpm":60}: table throttled',
+      'back on the bucket after 5 calls',
+    ]);
+    expect(limiter.fallback.share).toBeUndefined();
   });
 });
 

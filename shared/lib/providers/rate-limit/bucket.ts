@@ -30,7 +30,7 @@ export function burstOf(perMinute: number): number {
 }
 
 /** What a bucket refills per millisecond. */
-const refillPerMs = (perMinute: number) => (PACE * perMinute) / 60_000;
+export const refillPerMs = (perMinute: number) => (PACE * perMinute) / 60_000;
 
 /** A full bucket at `now`. */
 export function fullBucket(limit: RateLimit, now: number): BucketState {

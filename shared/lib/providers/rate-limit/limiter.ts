@@ -1,8 +1,10 @@
 /**
  * The limiter of one provider+model in one process: the adaptive ceiling on calls in flight
- * ({@link Aimd}), the token bucket behind the {@link RateLimitStore} port, the server's
- * retry-after for every caller of the model, the limits the vendor reports, and a watch that
- * hands a stalled call's slot on.
+ * ({@link Aimd}), the token bucket behind the {@link RateLimitStore} port (taken per call in one
+ * process, leased in stretches by a fleet: {@link FleetBucket}), a local share of the limit
+ * while the store cannot answer ({@link StoreFallback}), the server's retry-after for every
+ * caller of the model, the limits the vendor reports, and a watch that hands a stalled call's
+ * slot on.
  */
 import { ProviderError } from '../../../model/errors.js';
 import type { RateLimit, RateNeed } from '../../../model/limits.js';
@@ -11,20 +13,32 @@ import type { RateLimitStore } from '../../../ports/ports.js';
 import { defaultSleep, type Sleep } from '../retry.js';
 import { Aimd } from './aimd.js';
 import { estimateCallTokens, stricter } from './bucket.js';
+import { BLIP_RETRY_MS, type FallbackHooks, StoreFallback } from './fallback.js';
+import { FleetBucket } from './fleet.js';
 import { exhaustedWaitMs, learnedRateLimit, vendorUsed } from './learned-limits.js';
 
 const sameLimit = (a: RateLimit | undefined, b: RateLimit | undefined) =>
   a?.rpm === b?.rpm && a?.tpm === b?.tpm;
-export interface ModelLimiterOptions {
+export interface ModelLimiterOptions extends FallbackHooks {
   store: RateLimitStore;
+  /**
+   * The most processes (worker containers) that share the store's buckets at once. Given, the
+   * limiter leases stretches of a sharded bucket ({@link FleetBucket}) instead of taking per
+   * call, and while the store cannot answer keeps to the limit divided by it. Without it the
+   * process owns its buckets (the local shell): a take per call, and the whole limit on a
+   * failing store.
+   */
+  fleetSize?: number;
   /** Ceiling of the adaptive concurrency. Default 256 (the most a suite may ask for). */
   maxConcurrency?: number;
   now?: () => number;
   sleep?: Sleep;
+  /** Random source of the waits that spread a fleet out (tests). Default `Math.random`. */
+  random?: () => number;
   /**
-   * The bucket could not be read or written (DynamoDB down, throttled): the call goes on without
-   * it (the adaptive concurrency still backs off on 429s), because a limiter must never lose
-   * an item. Default: a JSON warning on stderr.
+   * A learned limit could not be recorded in or read from the store: it still holds this
+   * process. A store that cannot give out the bucket itself is an episode instead (see
+   * {@link FallbackHooks}). Default: a JSON warning on stderr.
    */
   onStoreError?: (error: unknown, key: string) => void;
   /** Timers for the stall watch (tests run it on a simulated clock). Default: the global ones. */
@@ -119,6 +133,10 @@ export class ModelLimiter {
   private readonly timers: Timers;
   private readonly now: () => number;
   private readonly sleep: Sleep;
+  /** The store's health, and the local share kept to while it cannot answer. */
+  readonly fallback: StoreFallback;
+  /** This process's share of a fleet's bucket (with `fleetSize`); undefined: a take per call. */
+  readonly fleet: FleetBucket | undefined;
 
   constructor(
     readonly key: string,
@@ -130,6 +148,19 @@ export class ModelLimiter {
     this.now = options.now ?? Date.now;
     this.sleep = options.sleep ?? defaultSleep;
     this.timers = options.timers ?? globalTimers;
+    const random = options.random ?? Math.random;
+    this.fallback = new StoreFallback(key, options.fleetSize ?? 1, random, options);
+    this.fleet =
+      options.fleetSize === undefined
+        ? undefined
+        : new FleetBucket({
+            key,
+            store: options.store,
+            now: this.now,
+            sleep: this.sleep,
+            random,
+            fallback: this.fallback,
+          });
   }
 
   /** What the bucket holds calls to: the stricter of the declared and the learned limit. */
@@ -349,7 +380,10 @@ export class ModelLimiter {
       this.pausedUntil = Math.max(this.pausedUntil, this.now() + retryAfterMs);
   }
 
-  /** Waits out a pause, then takes this call's requests and tokens from the bucket. */
+  /**
+   * Waits out a pause, then for this call's requests and tokens: from the fleet's leases, or
+   * taken from the bucket; while the store cannot answer, from the local share.
+   */
   private async admit(request: CompletionRequest, signal?: AbortSignal): Promise<void> {
     if (!this.askedStore && this.options.store.learned !== undefined) {
       this.asking ??= this.askStore();
@@ -365,12 +399,29 @@ export class ModelLimiter {
       const limit = this.effectiveLimit;
       if (!limit) return;
       const need = { requests: 1, tokens: limit.tpm === undefined ? 0 : estimateCallTokens(request) };
+      if (this.fleet) return this.fleet.admit(limit, need, signal);
+      const now = this.now();
+      const { fallback } = this;
+      if (fallback.share && !fallback.claimRetry(now)) {
+        // Closed from the retry moment until the try is answered (another call may be making it).
+        const open = fallback.shareOpen(now);
+        const wait = open ? fallback.share.wait(limit, need, now) : undefined;
+        if (wait === 0) return;
+        const until = open
+          ? Math.min(wait!, fallback.shareClosesAt - now)
+          : Math.min(fallback.nextRetryAt - now, BLIP_RETRY_MS);
+        await this.sleep(Math.max(1, Math.ceil(until)), signal);
+        continue;
+      }
       let wait: number;
       try {
         wait = await this.options.store.take(this.key, limit, need);
+        this.fallback.answered(this.now());
       } catch (error) {
-        (this.options.onStoreError ?? warnStoreError)(error, this.key);
-        return;
+        const retryAt = this.fallback.failed(error, limit, this.now());
+        // In an episode the local share admits the call; a blip waits for the next try.
+        if (!this.fallback.share) await this.sleep(Math.max(1, Math.ceil(retryAt - this.now())), signal);
+        continue;
       }
       if (wait <= 0) return;
       await this.sleep(wait, signal);
@@ -383,7 +434,7 @@ function warnStoreError(err: unknown, key: string): void {
   console.warn(
     JSON.stringify({
       level: 'WARN',
-      message: 'rate limit bucket unavailable, calling without it',
+      message: 'learned rate limit not shared with the store (it still holds this process)',
       key,
       error,
     }),

@@ -7,14 +7,38 @@
  * One {@link ModelLimiter} per provider+model per process (here); the bucket itself lives
  * behind the `RateLimitStore` port, in memory locally and in DynamoDB on AWS, so the whole
  * fleet of workers shares one budget. The concerns have a module each in this folder: `bucket`
- * (the token bucket), `learned-limits` (vendors' headers), `spec` (ASSAY_LIMITS and
- * `run.limits`), `aimd` (the adaptive ceiling), `limiter` (one model's limiter).
+ * (the token bucket), `lease` (a bucket sharded and leased by a fleet), `fleet` (one
+ * container's leases), `fallback` (a local share while the store cannot answer),
+ * `learned-limits` (vendors' headers), `spec` (ASSAY_LIMITS and `run.limits`), `aimd` (the
+ * adaptive ceiling), `limiter` (one model's limiter).
  */
 import type { RateLimit } from '../../../model/limits.js';
 import { Aimd } from './aimd.js';
 import { stricter } from './bucket.js';
 import { ModelLimiter, type ModelLimiterOptions } from './limiter.js';
-import { parseLimitSpec } from './spec.js';
+import { parseLimitSpec, RateLimitSyntaxError } from './spec.js';
+
+/**
+ * The most worker containers a fleet has at once when the function is not told: the most
+ * invocations an SQS event source runs at once. A store that cannot answer leaves each
+ * container the limit divided by this.
+ */
+export const DEFAULT_FLEET_SIZE = 1_000;
+
+/**
+ * How many containers may share a fleet's buckets at once: `ASSAY_WORKER_MAX_CONCURRENCY` (the
+ * worker function's maximum concurrency), else {@link DEFAULT_FLEET_SIZE}. Anything but a
+ * positive whole number is a {@link RateLimitSyntaxError} naming the variable.
+ */
+export function fleetSizeOf(env: NodeJS.ProcessEnv): number {
+  const text = env.ASSAY_WORKER_MAX_CONCURRENCY?.trim();
+  if (!text) return DEFAULT_FLEET_SIZE;
+  if (!/^\d+$/.test(text) || Number(text) < 1)
+    throw new RateLimitSyntaxError(
+      `ASSAY_WORKER_MAX_CONCURRENCY: "${text}" is not a positive whole number (the most worker containers at once)`,
+    );
+  return Number(text);
+}
 
 /**
  * The limiters of a process, one per provider+model, shared by every run and item that calls

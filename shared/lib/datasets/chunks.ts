@@ -1,0 +1,81 @@
+import { type DatasetFormat, isUtf8Encoding, type RawRow, type ReadOptions, readRows } from './read.js';
+
+/**
+ * A large dataset is read a chunk at a time, each chunk by a reader of its own that starts at
+ * a byte offset of the file, so that no reader's work grows with the file. Chunks are cut
+ * between records, where the reader before them ended one: a chunk reads on from its start
+ * until the first record that ends at or past its nominal size, and the next chunk starts right
+ * after that record, with the row and line numbers and the CSV header carried over. A reader
+ * started at a record's end is in the state a reader of the whole file is in there (no quote
+ * open, no record begun), so a quoted CSV field with newlines is never split between chunks,
+ * and every record reads as it would in one pass: the same rows, numbers and errors.
+ */
+
+/** Where a chunk starts: its byte offset, the rows and lines before it, and the CSV columns. */
+export interface ChunkStart {
+  /** Byte offset of the chunk's first record in the file (0 for the first chunk). */
+  start: number;
+  /** Rows before the chunk (its first row is `row + 1`). */
+  row: number;
+  /** Lines before the chunk (CSV records may span lines). */
+  line: number;
+  /** A CSV file's column names, read from its header row by the first chunk. */
+  header?: readonly string[];
+}
+
+export interface ChunkRead {
+  /** The chunk's rows, numbered as in the whole file. */
+  rows: RawRow[];
+  /** The next chunk's start; undefined when this chunk ends the file. */
+  next?: ChunkStart;
+  /** The CSV column names the chunks after this one read by (the header row's, or the declared ones). */
+  header?: readonly string[];
+}
+
+/**
+ * Whether a dataset can be read in chunks: CSV and JSONL files in UTF-8, whose records end at
+ * a newline byte a reader can start after. A file in a declared other encoding is read whole.
+ */
+export function readsInChunks(format: DatasetFormat, options: ReadOptions): boolean {
+  return (format === 'csv' || format === 'jsonl') && isUtf8Encoding(options.encoding);
+}
+
+/**
+ * Reads one chunk: `bytes` are the file's bytes from `from.start` on (a ranged read), of which
+ * the chunk takes whole records up to the first one ending at or past `size` bytes from its
+ * start. Stops reading `bytes` there: the rest of the stream is let go.
+ */
+export async function readChunk(
+  bytes: AsyncIterable<Uint8Array>,
+  format: DatasetFormat,
+  options: ReadOptions,
+  from: ChunkStart,
+  size: number,
+): Promise<ChunkRead> {
+  if (!readsInChunks(format, options))
+    throw new Error(`a ${format} file in ${options.encoding} is read whole`);
+  let header = from.header ?? options.header;
+  const rows: RawRow[] = [];
+  const reader = readRows(bytes, format, {
+    ...options,
+    ...(header ? { header } : {}),
+    byteOffset: from.start,
+    rowOffset: from.row,
+    lineOffset: from.line,
+    onHeader: (names) => {
+      header = names;
+    },
+  });
+  for await (const raw of reader) {
+    const { end, ...row } = raw;
+    rows.push(row as RawRow);
+    if (end !== undefined && end >= size) {
+      return {
+        rows,
+        next: { start: from.start + end, row: row.row, line: row.line, ...(header ? { header } : {}) },
+        ...(header ? { header } : {}),
+      };
+    }
+  }
+  return { rows, ...(header ? { header } : {}) };
+}
