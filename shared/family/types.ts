@@ -9,10 +9,17 @@ import type { z } from 'zod';
 import type { EncoderKind, NliPair } from '../lib/encoders/types.js';
 import type { ScorerMetricOptions } from '../lib/metrics/scores.js';
 import type { TemplateFormat } from '../lib/prompts/prompts.js';
-import type { Failure, Item, PromptSnapshot, Score, ScoreKind, ScoreValue } from '../model/model.js';
+import type {
+  Failure,
+  Item,
+  ItemResult,
+  PromptSnapshot,
+  Score,
+  ScoreKind,
+  ScoreValue,
+} from '../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider, SimHint } from '../model/provider.js';
 import type { Report } from '../model/report.js';
-import type { ResultStream } from '../model/report-order.js';
 import type { BaseSuite } from '../model/suite-base.js';
 
 /** What a family may do while solving or scoring one item: render its prompts and call models. */
@@ -74,6 +81,23 @@ export type ParsedRow = { item: Item } | { error: string; id?: string };
 export interface ReportSection {
   /** Merged into report.json `metrics`. */
   metrics?: Record<string, unknown>;
+}
+
+/**
+ * A family's own figures as a running tally, fed a run's results one at a time in report order
+ * (a run may hold millions: keep counts, sums and typed columns, never the results). A large
+ * run is tallied in parts, each a stretch of consecutive results: each part's tally is saved
+ * (`toState`), loaded back (the family's `reportTally(suite, state)`) and merged in order, and
+ * the merged tally's section must be the one a single tally over every result gives.
+ */
+export interface FamilyReportTally {
+  add(result: ItemResult): void;
+  /** Appends `later`: a tally (of the same suite) of the results that come right after this one's. */
+  merge(later: this): void;
+  /** The whole state as plain data (objects, arrays, typed arrays): it is saved with the report's. */
+  toState(): unknown;
+  /** The figures, merged into the report. */
+  section(): ReportSection | Promise<ReportSection>;
 }
 
 export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
@@ -145,10 +169,10 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
   /** The promotion gate a sweep of this family uses when its suite declares none. */
   defaultGate?(suite: S): { conditions: string[]; required: boolean | string[] };
   /**
-   * Family figures beyond the scorers' (computed from the results, streamed in report order:
-   * a run may hold a million of them, so keep running figures rather than the results).
+   * Family figures beyond the scorers': a tally of no result, or the one a tally's `toState`
+   * saved when `state` is given. Undefined: the suite has no figures of its own.
    */
-  report?(suite: S, results: ResultStream): ReportSection | Promise<ReportSection>;
+  reportTally?(suite: S, state?: unknown): FamilyReportTally | undefined;
   /** report.txt lines for those figures. */
   reportText?(report: Report): string[];
 }

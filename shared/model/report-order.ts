@@ -17,7 +17,7 @@ export function compareReportOrder(
   return a.row - b.row || a.itemId.localeCompare(b.itemId);
 }
 
-/** Results read once, from an array or a stream (a family's report hook gets them so). */
+/** Results read once, from an array or a stream. */
 export type ResultStream = AsyncIterable<ItemResult> | Iterable<ItemResult>;
 
 /**
@@ -174,57 +174,4 @@ export async function inReportOrder(
     },
     close: () => rm(dir, { recursive: true, force: true }),
   };
-}
-
-/** Results a relay holds before its writer waits for the reader. */
-const RELAY_LIMIT = 1024;
-
-/**
- * Hands the results of one pass to a second reader as they go by, so that two consumers share
- * one read of the store: the writer `push`es (waiting while the reader is `RELAY_LIMIT` behind),
- * the reader iterates. When the reader stops early or fails, call `abandon`: pushes are dropped.
- */
-export class ResultRelay implements AsyncIterable<ItemResult> {
-  private buffer: ItemResult[] = [];
-  private ended = false;
-  private abandoned = false;
-  private wakeReader: (() => void) | undefined;
-  private wakeWriter: (() => void) | undefined;
-
-  async push(result: ItemResult): Promise<void> {
-    if (this.abandoned) return;
-    this.buffer.push(result);
-    this.wake('reader');
-    if (this.buffer.length >= RELAY_LIMIT) await new Promise<void>((resolve) => (this.wakeWriter = resolve));
-  }
-
-  end(): void {
-    this.ended = true;
-    this.wake('reader');
-  }
-
-  abandon(): void {
-    this.abandoned = true;
-    this.buffer = [];
-    this.wake('writer');
-  }
-
-  private wake(who: 'reader' | 'writer'): void {
-    const wake = who === 'reader' ? this.wakeReader : this.wakeWriter;
-    if (who === 'reader') this.wakeReader = undefined;
-    else this.wakeWriter = undefined;
-    wake?.();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<ItemResult> {
-    for (;;) {
-      if (this.buffer.length > 0) {
-        const batch = this.buffer;
-        this.buffer = [];
-        this.wake('writer');
-        yield* batch;
-      } else if (this.ended) return;
-      else await new Promise<void>((resolve) => (this.wakeReader = resolve));
-    }
-  }
 }

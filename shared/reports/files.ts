@@ -21,8 +21,11 @@ import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import { ChunkFile, ItemColumns } from './html/columns.js';
 import { renderPageChunks } from './html/render.js';
+import { FileLayout } from './layout.js';
 import { targetReader } from './report.js';
 import type { ResultView } from './result-view.js';
+
+export { FileLayout } from './layout.js';
 
 /**
  * The report files of a run (results in `reportOrder`) — the same in both shells and for every
@@ -211,64 +214,6 @@ export async function putFiles(
     keys.push(key);
   }
   return keys;
-}
-
-/**
- * What the item files need to know of the whole run before their first line, gathered one
- * result at a time: the input columns (first-seen order; invalid rows' raw records only if
- * nothing else) and, per number scorer, whether its gold is a binary label (see `binaryTargets`).
- */
-export class FileLayout {
-  private readonly usable = new Set<string>();
-  private readonly any = new Set<string>();
-  private anyUsable = false;
-  private readonly numbers: {
-    name: string;
-    target: ReturnType<typeof targetReader>;
-    seen: boolean;
-    binary: boolean;
-  }[];
-
-  /** `family` and `suite` name the number scorers; without them, only the input columns are gathered. */
-  constructor(family?: AnyTaskFamily, suite?: Parameters<AnyTaskFamily['scorers']>[0]) {
-    this.numbers = Object.entries(family && suite ? family.scorers(suite) : {})
-      .filter(([, scorer]) => scorer.kind === 'number')
-      .map(([name, scorer]) => ({ name, target: targetReader(scorer), seen: false, binary: true }));
-  }
-
-  /** The layout of results read from a source (when the report was built without one). */
-  static async of(
-    family: AnyTaskFamily,
-    suite: Parameters<AnyTaskFamily['scorers']>[0],
-    results: ResultSource,
-  ): Promise<FileLayout> {
-    const layout = new FileLayout(family, suite);
-    for await (const result of results()) layout.add(result);
-    return layout;
-  }
-
-  add(result: ItemResult): void {
-    const keys = Object.keys(result.input);
-    if (result.failure?.kind !== 'invalid_row') {
-      this.anyUsable = true;
-      for (const key of keys) this.usable.add(key);
-    } else if (!this.anyUsable) for (const key of keys) this.any.add(key);
-    for (const scorer of this.numbers) {
-      const target = scorer.target(result);
-      if (typeof target !== 'number') continue;
-      scorer.seen = true;
-      if (target !== 0 && target !== 1) scorer.binary = false;
-    }
-  }
-
-  inputColumns(): string[] {
-    return [...(this.anyUsable ? this.usable : this.any)];
-  }
-
-  /** Whether a number scorer's gold is a binary label (false for other kinds). */
-  binary(name: string): boolean {
-    return this.numbers.some((s) => s.name === name && s.seen && s.binary);
-  }
 }
 
 const defaultOutputText = (output: unknown): string | undefined =>

@@ -1,18 +1,29 @@
-import type { AnyTaskFamily, Scorer } from '../family/types.js';
+import { deserialize, serialize } from 'node:v8';
+import type { AnyTaskFamily, FamilyReportTally, Scorer } from '../family/types.js';
 import {
+  addCounts,
   biasApplies,
   biasScore,
   CostTally,
+  type CostTallyState,
   LabelRows,
+  type LabelRowsState,
   LengthRows,
+  type LengthRowsState,
+  mergeRows,
+  type NumberArray,
   NumberColumn,
   RepeatRows,
+  type RepeatRowsState,
+  rowsFromState,
   type ScoreRow,
   scorerFigures,
   summarizeLatency,
   ValueRows,
+  type ValueRowsState,
 } from '../lib/metrics/index.js';
 import { BATCH_DISCOUNT } from '../lib/providers/batch.js';
+import { StoredDataError } from '../model/codec.js';
 import {
   type FailureKind,
   type ItemResult,
@@ -23,7 +34,10 @@ import {
   scoreOf,
 } from '../model/model.js';
 import { REPORT_SCHEMA_VERSION, type Report, type ScorerSummary } from '../model/report.js';
-import { compareReportOrder, ResultRelay, type ResultSource, sourceOf } from '../model/report-order.js';
+import { compareReportOrder, type ResultSource, sourceOf } from '../model/report-order.js';
+import { FileLayout, type FileLayoutState, targetReader } from './layout.js';
+
+export { targetReader } from './layout.js';
 
 export const SIMULATED_NOTICE =
   'SIMULATED: answers were fabricated by the sim provider from the gold labels with noise; these scores measure nothing about a real model.';
@@ -60,16 +74,18 @@ export function scoreRows(
   return results.map((result) => scoreRow(result, name, scorer, targetOf));
 }
 
-/** The gold target a scorer compares a result with (from the result's gold and input). */
-export function targetReader(scorer: Pick<Scorer, 'target'>): (result: ItemResult) => ScoreRow['target'] {
-  return (result) =>
-    scorer.target?.({ id: result.itemId, row: result.row, input: result.input, gold: result.gold });
+/** A {@link ScoreTally} saved: each scorer's rows, length rows and repeat rows, by scorer name. */
+export interface ScoreTallyState {
+  rows: Record<string, LabelRowsState | ValueRowsState>;
+  lengths: Record<string, LengthRowsState>;
+  repeats: Record<string, RepeatRowsState>;
 }
 
 /**
  * Every scorer's figures, and the primary scorer's as plain values, fed one result at a time
  * (in report order, so that bootstrap intervals are reproducible). Only each scorer's rows are
- * kept, never the results.
+ * kept, never the results. Tallies of consecutive parts of a run merge into the tally of the
+ * whole: each scorer's columns are appended in report order, so the resamples are the same.
  */
 export class ScoreTally {
   private readonly scorers: [name: string, kind: ScoreKind, Scorer, (r: ItemResult) => ScoreRow['target']][];
@@ -80,9 +96,11 @@ export class ScoreTally {
   /** A run with `run.repeats` k > 1: each scorer's values repeat by repeat. */
   private readonly repeats = new Map<string, RepeatRows>();
 
+  /** A tally of no result, or loaded from `state` (see `toState`). */
   constructor(
     private readonly family: AnyTaskFamily,
     private readonly suite: RunRecord['suite'],
+    state?: ScoreTallyState,
   ) {
     this.scorers = Object.entries(family.scorers(suite)).map(([name, scorer]) => [
       name,
@@ -90,11 +108,21 @@ export class ScoreTally {
       scorer,
       targetReader(scorer),
     ]);
+    const k = suite.run?.repeats ?? 1;
     for (const [name, kind, scorer] of this.scorers) {
-      this.rows.set(name, kind === 'label' ? new LabelRows() : new ValueRows(kind));
-      if (family.outputLength && biasApplies(kind, scorer.metrics)) this.lengths.set(name, new LengthRows());
-      const k = suite.run?.repeats ?? 1;
-      if (k > 1) this.repeats.set(name, new RepeatRows(kind, k));
+      const rows = state?.rows[name];
+      this.rows.set(
+        name,
+        rows ? rowsFromState(rows) : kind === 'label' ? new LabelRows() : new ValueRows(kind),
+      );
+      if (family.outputLength && biasApplies(kind, scorer.metrics)) {
+        const lengths = state?.lengths[name];
+        this.lengths.set(name, lengths ? LengthRows.fromState(lengths) : new LengthRows());
+      }
+      if (k > 1) {
+        const repeats = state?.repeats[name];
+        this.repeats.set(name, repeats ? RepeatRows.fromState(repeats) : new RepeatRows(kind, k));
+      }
     }
   }
 
@@ -117,6 +145,23 @@ export class ScoreTally {
         if (score !== undefined) lengths.add(length, score, row.target);
       }
     }
+  }
+
+  /** Appends `later`, the tally of the results that come right after this one's (same family and suite). */
+  merge(later: ScoreTally): void {
+    for (const [name, rows] of this.rows) mergeRows(rows, later.rows.get(name)!);
+    for (const [name, lengths] of this.lengths) lengths.merge(later.lengths.get(name)!);
+    for (const [name, repeats] of this.repeats) repeats.merge(later.repeats.get(name)!);
+  }
+
+  toState(): ScoreTallyState {
+    const states = <T extends { toState(): S }, S>(map: Map<string, T>) =>
+      Object.fromEntries(Array.from(map, ([name, rows]) => [name, rows.toState()])) as Record<string, S>;
+    return {
+      rows: states<LabelRows | ValueRows, LabelRowsState | ValueRowsState>(this.rows),
+      lengths: states<LengthRows, LengthRowsState>(this.lengths),
+      repeats: states<RepeatRows, RepeatRowsState>(this.repeats),
+    };
   }
 
   figures(): { scores: Record<string, ScorerSummary>; primary: string; flat: Record<string, unknown> } {
@@ -147,12 +192,226 @@ export function scoreFigures(
   return tally.figures();
 }
 
+/** Version of {@link ReportTally}'s bytes: a tally saved by another version is not read. */
+const TALLY_VERSION = 1;
+
+/** A {@link ReportTally} saved (see `toBytes`). */
+interface ReportTallyState {
+  version: typeof TALLY_VERSION;
+  runId: string;
+  task: string;
+  items: number;
+  scored: number;
+  byFailure: Partial<Record<FailureKind, number>>;
+  calls: number;
+  cachedCalls: number;
+  savedUsd: number;
+  batchCalls: number;
+  batchSavedUsd: number;
+  anySimulated: boolean;
+  spend: CostTallyState;
+  latencies: NumberArray;
+  scores: ScoreTallyState;
+  layout: FileLayoutState;
+  family?: unknown;
+}
+
+/**
+ * Everything a run's report is computed from, fed one result at a time in report order:
+ * counts, cost and latency as running sums and a typed column, each scorer's rows (see
+ * {@link ScoreTally}), the family's own tally, and the report files' layout. A run too large
+ * for one reader is tallied in parts (each a stretch of consecutive results in report order):
+ * each part's tally is saved as bytes, loaded back, and the parts merged in order give the
+ * report one tally over every result gives. Every column is appended in report order, so
+ * bootstrap intervals are the same too; only figures kept as running floating-point sums (cost
+ * and savings in dollars, a family's means of fractions such as cleanup's heuristic figures)
+ * can differ, in their last bits: each part's sum is rounded apart.
+ */
+export class ReportTally {
+  private items = 0;
+  private scored = 0;
+  private readonly byFailure: Partial<Record<FailureKind, number>> = {};
+  private calls = 0;
+  private cachedCalls = 0;
+  private savedUsd = 0;
+  private batchCalls = 0;
+  private batchSavedUsd = 0;
+  private anySimulated = false;
+  private spend = new CostTally();
+  private latencies = new NumberColumn();
+  private scores: ScoreTally;
+  private own: FamilyReportTally | undefined;
+  private files: FileLayout;
+
+  constructor(
+    private readonly run: RunRecord,
+    private readonly family: AnyTaskFamily,
+  ) {
+    this.scores = new ScoreTally(family, run.suite);
+    this.own = family.reportTally?.(run.suite);
+    this.files = new FileLayout(family, run.suite);
+  }
+
+  /** The report files' layout, gathered (and merged) with the rest. */
+  get layout(): FileLayout {
+    return this.files;
+  }
+
+  /** The next result in report order. */
+  add(result: ItemResult): void {
+    this.items += 1;
+    if (result.status === 'scored') this.scored += 1;
+    else if (result.failure)
+      this.byFailure[result.failure.kind] = (this.byFailure[result.failure.kind] ?? 0) + 1;
+    if (result.simulated) this.anySimulated = true;
+    for (const [stage, s] of Object.entries(result.stages)) {
+      this.spend.add({ stage, costUsd: s.costUsd, usage: s.usage, calls: s.calls });
+      this.calls += s.calls;
+      this.cachedCalls += s.cachedCalls;
+      this.savedUsd += s.savedUsd ?? 0;
+      this.batchCalls += s.batchCalls ?? 0;
+      this.batchSavedUsd += s.batchSavedUsd ?? 0;
+    }
+    const latency = resultLatencyMs(result);
+    if (latency !== undefined) this.latencies.push(latency);
+    this.scores.add(result);
+    this.own?.add(result);
+    this.files.add(result);
+  }
+
+  /**
+   * Appends `later`: a tally of the results that come right after this tally's (in report
+   * order) of the same run. `later` is not to be used afterwards.
+   */
+  merge(later: ReportTally): void {
+    if (later.run.runId !== this.run.runId)
+      throw new RangeError(`ReportTally: cannot merge run ${later.run.runId} into run ${this.run.runId}`);
+    this.items += later.items;
+    this.scored += later.scored;
+    addCounts(this.byFailure, later.byFailure);
+    this.calls += later.calls;
+    this.cachedCalls += later.cachedCalls;
+    this.savedUsd += later.savedUsd;
+    this.batchCalls += later.batchCalls;
+    this.batchSavedUsd += later.batchSavedUsd;
+    this.anySimulated ||= later.anySimulated;
+    this.spend.merge(later.spend);
+    this.latencies.merge(later.latencies);
+    this.scores.merge(later.scores);
+    if (this.own && later.own) this.own.merge(later.own);
+    this.files.merge(later.files);
+  }
+
+  /** The whole state as bytes (V8's serialisation: typed columns stay as compact as in memory). */
+  toBytes(): Uint8Array {
+    const state: ReportTallyState = {
+      version: TALLY_VERSION,
+      runId: this.run.runId,
+      task: this.run.suite.task,
+      items: this.items,
+      scored: this.scored,
+      byFailure: { ...this.byFailure },
+      calls: this.calls,
+      cachedCalls: this.cachedCalls,
+      savedUsd: this.savedUsd,
+      batchCalls: this.batchCalls,
+      batchSavedUsd: this.batchSavedUsd,
+      anySimulated: this.anySimulated,
+      spend: this.spend.toState(),
+      latencies: this.latencies.toState(),
+      scores: this.scores.toState(),
+      layout: this.files.toState(),
+      ...(this.own ? { family: this.own.toState() } : {}),
+    };
+    return serialize(state);
+  }
+
+  /** A tally saved by `toBytes`, for the same run. */
+  static fromBytes(run: RunRecord, family: AnyTaskFamily, bytes: Uint8Array): ReportTally {
+    const state = deserialize(bytes) as ReportTallyState;
+    if (state?.version !== TALLY_VERSION)
+      throw new StoredDataError(
+        `a report tally of version ${JSON.stringify(state?.version)}; this Assay reads version ${TALLY_VERSION}`,
+      );
+    if (state.runId !== run.runId || state.task !== run.suite.task)
+      throw new StoredDataError(
+        `a report tally of run ${state.runId} (${state.task}), read for run ${run.runId} (${run.suite.task})`,
+      );
+    const tally = new ReportTally(run, family);
+    tally.items = state.items;
+    tally.scored = state.scored;
+    Object.assign(tally.byFailure, state.byFailure);
+    tally.calls = state.calls;
+    tally.cachedCalls = state.cachedCalls;
+    tally.savedUsd = state.savedUsd;
+    tally.batchCalls = state.batchCalls;
+    tally.batchSavedUsd = state.batchSavedUsd;
+    tally.anySimulated = state.anySimulated;
+    tally.spend = CostTally.fromState(state.spend);
+    tally.latencies = NumberColumn.fromState(state.latencies);
+    tally.scores = new ScoreTally(family, run.suite, state.scores);
+    tally.own = family.reportTally?.(run.suite, state.family);
+    tally.files = FileLayout.fromState(family, run.suite, state.layout);
+    return tally;
+  }
+
+  /**
+   * The run's report (what {@link buildReport} returns). A run with fewer results than its
+   * dataset's items is `incomplete` and gets no finish time.
+   */
+  async report(finishedAt: string): Promise<Report> {
+    const { run, family, items, scored, byFailure } = this;
+    const familyFigures = await this.own?.section();
+    const invalidRows = byFailure.invalid_row ?? 0;
+    const failed = items - scored;
+    const simulated = run.simulated || this.anySimulated;
+    const { scores, primary, flat } = this.scores.figures();
+    const missingItems = run.total === undefined ? null : Math.max(0, run.total - items);
+    return {
+      schemaVersion: REPORT_SCHEMA_VERSION,
+      runId: run.runId,
+      suite: run.suiteName,
+      task: run.suite.task,
+      config: family.config(run.suite),
+      backends: run.suite.backends,
+      simulated,
+      ...(simulated ? { notice: SIMULATED_NOTICE } : {}),
+      dataset: run.datasetKey,
+      status: missingItems === 0 ? 'complete' : 'incomplete',
+      missingItems,
+      startedAt: run.startedAt,
+      finishedAt: missingItems === 0 ? finishedAt : null,
+      counts: {
+        items,
+        scored,
+        failed,
+        invalidRows,
+        errors: failed - invalidRows,
+        byFailure: { ...byFailure },
+      },
+      primaryScorer: primary,
+      scores,
+      metrics: { ...flat, ...familyFigures?.metrics },
+      cost: {
+        ...this.spend.summary(items - invalidRows),
+        calls: this.calls,
+        cachedCalls: this.cachedCalls,
+        savedUsd: this.savedUsd,
+        ...(this.batchCalls > 0
+          ? { batch: { calls: this.batchCalls, savedUsd: this.batchSavedUsd, discount: BATCH_DISCOUNT } }
+          : {}),
+      },
+      latencyMs: summarizeLatency(this.latencies.values()),
+      prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
+    };
+  }
+}
+
 /**
  * The report of a run from its results, which `results` must give in report order (so that
- * bootstrap intervals are reproducible). A run with fewer results than its dataset's items is
- * `incomplete` and gets no finish time. Streams them: counts, cost and latency as running sums,
- * each scorer's rows compactly; `onResult` sees each result of that pass (the report files'
- * layout is gathered on it), and the family's own figures read the same pass through a relay.
+ * bootstrap intervals are reproducible): one {@link ReportTally} over them all. A run with fewer
+ * results than its dataset's items is `incomplete` and gets no finish time. Streams them, each
+ * read once; `onResult` sees each result of that pass.
  */
 export async function buildReport(
   run: RunRecord,
@@ -162,76 +421,10 @@ export async function buildReport(
   onResult?: (result: ItemResult) => void,
 ): Promise<Report> {
   const source = typeof results === 'function' ? results : sourceOf(results);
-  const byFailure: Partial<Record<FailureKind, number>> = {};
-  let items = 0;
-  let scored = 0;
-  let calls = 0;
-  let cachedCalls = 0;
-  let savedUsd = 0;
-  let batchCalls = 0;
-  let batchSavedUsd = 0;
-  let anySimulated = false;
-  const spend = new CostTally();
-  const latencies = new NumberColumn();
-  const tally = new ScoreTally(family, run.suite);
-  // The family's figures read the same pass, through a relay.
-  const relay = family.report ? new ResultRelay() : undefined;
-  const section = relay && Promise.resolve(family.report!(run.suite, relay)).finally(() => relay.abandon());
-  section?.catch(() => undefined);
+  const tally = new ReportTally(run, family);
   for await (const result of source()) {
-    items += 1;
-    if (result.status === 'scored') scored += 1;
-    else if (result.failure) byFailure[result.failure.kind] = (byFailure[result.failure.kind] ?? 0) + 1;
-    if (result.simulated) anySimulated = true;
-    for (const [stage, s] of Object.entries(result.stages)) {
-      spend.add({ stage, costUsd: s.costUsd, usage: s.usage, calls: s.calls });
-      calls += s.calls;
-      cachedCalls += s.cachedCalls;
-      savedUsd += s.savedUsd ?? 0;
-      batchCalls += s.batchCalls ?? 0;
-      batchSavedUsd += s.batchSavedUsd ?? 0;
-    }
-    const latency = resultLatencyMs(result);
-    if (latency !== undefined) latencies.push(latency);
     tally.add(result);
     onResult?.(result);
-    await relay?.push(result);
   }
-  relay?.end();
-  const familyFigures = await section;
-  const invalidRows = byFailure.invalid_row ?? 0;
-  const failed = items - scored;
-  const simulated = run.simulated || anySimulated;
-  const { scores, primary, flat } = tally.figures();
-  const missingItems = run.total === undefined ? null : Math.max(0, run.total - items);
-  return {
-    schemaVersion: REPORT_SCHEMA_VERSION,
-    runId: run.runId,
-    suite: run.suiteName,
-    task: run.suite.task,
-    config: family.config(run.suite),
-    backends: run.suite.backends,
-    simulated,
-    ...(simulated ? { notice: SIMULATED_NOTICE } : {}),
-    dataset: run.datasetKey,
-    status: missingItems === 0 ? 'complete' : 'incomplete',
-    missingItems,
-    startedAt: run.startedAt,
-    finishedAt: missingItems === 0 ? finishedAt : null,
-    counts: { items, scored, failed, invalidRows, errors: failed - invalidRows, byFailure },
-    primaryScorer: primary,
-    scores,
-    metrics: { ...flat, ...familyFigures?.metrics },
-    cost: {
-      ...spend.summary(items - invalidRows),
-      calls,
-      cachedCalls,
-      savedUsd,
-      ...(batchCalls > 0
-        ? { batch: { calls: batchCalls, savedUsd: batchSavedUsd, discount: BATCH_DISCOUNT } }
-        : {}),
-    },
-    latencyMs: summarizeLatency(latencies.values()),
-    prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
-  };
+  return tally.report(finishedAt);
 }

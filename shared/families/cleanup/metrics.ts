@@ -175,6 +175,16 @@ export class TaggedCounts {
     }
   }
 
+  /** Appends `later`, the counts of the items that come after this one's. */
+  merge(later: TaggedCounts): void {
+    this.literal += later.literal;
+    this.literalRemoved += later.literalRemoved;
+    this.correction += later.correction;
+    this.correctionKept += later.correctionKept;
+    this.spelling += later.spelling;
+    this.spellingRight += later.spellingRight;
+  }
+
   iMeanRates(): { literalFalsePositiveRate: number | null; correctionFalseNegativeRate: number | null } {
     return {
       literalFalsePositiveRate: ratio(this.literalRemoved, this.literal),

@@ -5,12 +5,18 @@
  * ranking score (1 − w)·hybrid + w·heuristic.
  */
 
-import type { ReportSection } from '../../family/types.js';
+import type { FamilyReportTally, ReportSection } from '../../family/types.js';
 import { ms, num } from '../../lib/format.js';
-import { CompensatedSum, NumberColumn, ratio, summarizeLatency } from '../../lib/metrics/index.js';
+import {
+  CompensatedSum,
+  type CompensatedSumState,
+  type NumberArray,
+  NumberColumn,
+  ratio,
+  summarizeLatency,
+} from '../../lib/metrics/index.js';
 import { type ItemResult, isScored, resultLatencyMs } from '../../model/model.js';
 import type { LatencySummary, Report } from '../../model/report.js';
-import type { ResultStream } from '../../model/report-order.js';
 import { classifyEdits, heuristicFigures, TaggedCounts } from './metrics.js';
 import type { CleanupOutput } from './output.js';
 import { type CleanupSuite, type DecisionSpan, heuristicsFixtureSchema } from './suite.js';
@@ -41,12 +47,37 @@ export interface CleanupFigures {
   combinedRanking: number | null;
 }
 
+/** A {@link CleanupTally} saved. */
+export interface CleanupTallyState {
+  tagged: Pick<
+    TaggedCounts,
+    'literal' | 'literalRemoved' | 'correction' | 'correctionKept' | 'spelling' | 'spellingRight'
+  >;
+  latency: Record<'draft' | 'audit' | 'total', NumberArray>;
+  edits: { fillerRemoved: number; selfRepairResolved: number; contentChanged: number };
+  changedItems: number;
+  withText: number;
+  heuristic: {
+    items: number;
+    exactMatch: CompensatedSumState;
+    tokenF1: CompensatedSumState;
+    ruleMatch: CompensatedSumState;
+    combined: CompensatedSumState;
+    decisionsMatched: number;
+    decisionsMade: number;
+    decisionsExpected: number;
+  };
+  hybrids: number;
+  hybridSum: CompensatedSumState;
+}
+
 /**
  * The cleanup figures as running figures, fed one result at a time in report order: counts,
  * compensated sums (the same as a mean over every value, in the same order), and the
- * latencies as typed columns (their percentiles need every value); never the results.
+ * latencies as typed columns (their percentiles need every value); never the results. The
+ * family's report tally: tallies of consecutive parts of a run merge into the whole's.
  */
-export class CleanupTally {
+export class CleanupTally implements FamilyReportTally {
   private readonly tagged = new TaggedCounts();
   private readonly latency = {
     draft: new NumberColumn(),
@@ -67,9 +98,30 @@ export class CleanupTally {
     decisionsExpected: 0,
   };
   private hybrids = 0;
-  private readonly hybridSum = new CompensatedSum();
+  private hybridSum = new CompensatedSum();
 
-  constructor(private readonly suite: CleanupSuite) {}
+  /** A tally of no result, or loaded from `state` (see `toState`). */
+  constructor(
+    private readonly suite: CleanupSuite,
+    state?: CleanupTallyState,
+  ) {
+    if (!state) return;
+    Object.assign(this.tagged, state.tagged);
+    for (const pass of PASSES) this.latency[pass] = NumberColumn.fromState(state.latency[pass]);
+    Object.assign(this.edits, state.edits);
+    this.changedItems = state.changedItems;
+    this.withText = state.withText;
+    const h = state.heuristic;
+    Object.assign(this.heuristic, {
+      ...h,
+      exactMatch: CompensatedSum.fromState(h.exactMatch),
+      tokenF1: CompensatedSum.fromState(h.tokenF1),
+      ruleMatch: CompensatedSum.fromState(h.ruleMatch),
+      combined: CompensatedSum.fromState(h.combined),
+    });
+    this.hybrids = state.hybrids;
+    this.hybridSum = CompensatedSum.fromState(state.hybridSum);
+  }
 
   add(r: ItemResult): void {
     const s = r.scores.hybrid;
@@ -122,6 +174,57 @@ export class CleanupTally {
     }
   }
 
+  /**
+   * Appends `later`, the tally of the results that come after this one's. The heuristic means
+   * and the hybrid's (so the combined ranking) equal one tally's to within their last bits.
+   */
+  merge(later: CleanupTally): void {
+    this.tagged.merge(later.tagged);
+    for (const pass of PASSES) this.latency[pass].merge(later.latency[pass]);
+    this.edits.fillerRemoved += later.edits.fillerRemoved;
+    this.edits.selfRepairResolved += later.edits.selfRepairResolved;
+    this.edits.contentChanged += later.edits.contentChanged;
+    this.changedItems += later.changedItems;
+    this.withText += later.withText;
+    const h = this.heuristic;
+    const other = later.heuristic;
+    h.items += other.items;
+    h.exactMatch.merge(other.exactMatch);
+    h.tokenF1.merge(other.tokenF1);
+    h.ruleMatch.merge(other.ruleMatch);
+    h.combined.merge(other.combined);
+    h.decisionsMatched += other.decisionsMatched;
+    h.decisionsMade += other.decisionsMade;
+    h.decisionsExpected += other.decisionsExpected;
+    this.hybrids += later.hybrids;
+    this.hybridSum.merge(later.hybridSum);
+  }
+
+  toState(): CleanupTallyState {
+    const h = this.heuristic;
+    const { literal, literalRemoved, correction, correctionKept, spelling, spellingRight } = this.tagged;
+    return {
+      tagged: { literal, literalRemoved, correction, correctionKept, spelling, spellingRight },
+      latency: {
+        draft: this.latency.draft.toState(),
+        audit: this.latency.audit.toState(),
+        total: this.latency.total.toState(),
+      },
+      edits: { ...this.edits },
+      changedItems: this.changedItems,
+      withText: this.withText,
+      heuristic: {
+        ...h,
+        exactMatch: h.exactMatch.toState(),
+        tokenF1: h.tokenF1.toState(),
+        ruleMatch: h.ruleMatch.toState(),
+        combined: h.combined.toState(),
+      },
+      hybrids: this.hybrids,
+      hybridSum: this.hybridSum.toState(),
+    };
+  }
+
   figures(): CleanupFigures {
     const h = this.heuristic;
     const mean = (total: CompensatedSum, n: number) => (n === 0 ? null : total.value() / n);
@@ -150,19 +253,18 @@ export class CleanupTally {
       combinedRanking: hybrid === null ? null : (1 - w) * hybrid + w * (heuristicCombined ?? 0),
     };
   }
+
+  section(): ReportSection {
+    return { metrics: { cleanup: this.figures() } };
+  }
 }
+
+const PASSES = ['draft', 'audit', 'total'] as const;
 
 export function cleanupFigures(suite: CleanupSuite, results: readonly ItemResult[]): CleanupFigures {
   const tally = new CleanupTally(suite);
   for (const result of results) tally.add(result);
   return tally.figures();
-}
-
-/** The family's report hook: the figures of a stream of results, read once. */
-export async function cleanupReport(suite: CleanupSuite, results: ResultStream): Promise<ReportSection> {
-  const tally = new CleanupTally(suite);
-  for await (const result of results) tally.add(result);
-  return { metrics: { cleanup: tally.figures() } };
 }
 
 export function cleanupReportText(report: Report): string[] {

@@ -4,7 +4,7 @@ import { defineFamily, type Scorer, type Solved } from '../../family/types.js';
 import type { Item, Score } from '../../model/model.js';
 import { type ItemFigures, itemFigures } from './metrics.js';
 import type { CleanupOutput } from './output.js';
-import { cleanupReport, cleanupReportText } from './report.js';
+import { CleanupTally, type CleanupTallyState, cleanupReportText } from './report.js';
 import { type CleanupHint, simulateCleanup } from './simulate.js';
 import {
   type CleanupSuite,
@@ -281,7 +281,7 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
 
   simulate: simulateCleanup,
 
-  report: cleanupReport,
+  reportTally: (suite, state) => new CleanupTally(suite, state as CleanupTallyState | undefined),
 
   reportText: cleanupReportText,
 });

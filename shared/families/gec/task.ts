@@ -9,7 +9,7 @@ import { judgeEscalation } from './escalation.js';
 import { FUSIONS } from './fusion.js';
 import { corpusPath } from './grammar.js';
 import { GEC_LABELS, GOLD_COLUMNS, isLanguageCode, normalizeLabel } from './labels.js';
-import { LABEL_SCORER, methodMetrics } from './method-metrics.js';
+import { GecReportTally, type GecTallyState, LABEL_SCORER } from './method-metrics.js';
 import { judgeModular, modularSubJudges } from './modular.js';
 import type { GecOutput } from './output.js';
 import { renderMethod } from './report.js';
@@ -249,7 +249,7 @@ export const gecFamily = defineFamily<GecSuite, GecOutput>({
 
   simulate: simulateGec,
 
-  report: async (suite, results) => ({ metrics: { method: await methodMetrics(suite, results) } }),
+  reportTally: (suite, state) => new GecReportTally(suite, state as GecTallyState | undefined),
 
   reportText: (report) => renderMethod(report),
 });

@@ -9,12 +9,17 @@
  * swapped order (`ba`) A as shown means the dataset's B won, and B means A.
  */
 
-import type { ReportSection } from '../../family/types.js';
+import type { FamilyReportTally, ReportSection } from '../../family/types.js';
 import { withInterval } from '../../lib/format.js';
-import { bootstrapCis, type Indices } from '../../lib/metrics/index.js';
-import { storedFieldLength } from '../../model/model.js';
+import {
+  addCounts,
+  bootstrapCis,
+  type Indices,
+  type NumberArray,
+  NumberColumn,
+} from '../../lib/metrics/index.js';
+import { type ItemResult, storedFieldLength } from '../../model/model.js';
 import type { MetricValue, Report } from '../../model/report.js';
-import type { ResultStream } from '../../model/report-order.js';
 import type { InconsistentRule, JudgeBlock, JudgeSuite } from './suite.js';
 
 export const PAIRWISE_LABELS = ['A', 'B', 'tie'] as const;
@@ -153,22 +158,32 @@ export function itemCounts(answers: PairwiseAnswers, lengthA?: number, lengthB?:
   return counts;
 }
 
+/** Each item's counts as columns (one per count, an item's at its index). */
+export type ItemCountColumns = Record<keyof ItemCounts, ArrayLike<number>>;
+
+const COUNTS = ['consistent', 'firstWins', 'decided', 'longerWins', 'lengthDecided'] as const;
+
 /** The figures of a pairwise run, from each item's counts (in report order, for reproducible CIs). */
 export function pairwiseFigures(
   rule: InconsistentRule,
-  items: readonly ItemCounts[],
+  items: readonly ItemCounts[] | ItemCountColumns,
   answers: PairwiseFigures['answers'],
 ): PairwiseFigures {
+  const columns = {} as ItemCountColumns;
+  for (const count of COUNTS)
+    columns[count] = Array.isArray(items)
+      ? (items as readonly ItemCounts[]).map((c) => c[count])
+      : (items as ItemCountColumns)[count];
+  const n = columns.consistent.length;
   // One pass over a resample sums every count; the three shares follow from the sums.
   const shares = (ix: Indices) => {
     const sum: ItemCounts = { consistent: 0, firstWins: 0, decided: 0, longerWins: 0, lengthDecided: 0 };
     for (const i of ix) {
-      const c = items[i]!;
-      sum.consistent += c.consistent;
-      sum.firstWins += c.firstWins;
-      sum.decided += c.decided;
-      sum.longerWins += c.longerWins;
-      sum.lengthDecided += c.lengthDecided;
+      sum.consistent += columns.consistent[i]!;
+      sum.firstWins += columns.firstWins[i]!;
+      sum.decided += columns.decided[i]!;
+      sum.longerWins += columns.longerWins[i]!;
+      sum.lengthDecided += columns.lengthDecided[i]!;
     }
     const ratio = (part: number, whole: number) => (whole === 0 ? null : part / whole);
     return {
@@ -180,44 +195,97 @@ export function pairwiseFigures(
       },
     };
   };
-  const { sum, values } = shares(items.map((_, i) => i));
-  const cis = items.length > 0 ? bootstrapCis(items.length, (ix) => shares(ix).values) : {};
-  const metric = (name: keyof typeof values, n: number): MetricValue => {
+  const all = new Uint32Array(n);
+  for (let i = 0; i < n; i += 1) all[i] = i;
+  const { sum, values } = shares(all);
+  const cis = n > 0 ? bootstrapCis(n, (ix) => shares(ix).values) : {};
+  const metric = (name: keyof typeof values, of: number): MetricValue => {
     const value = values[name];
     const ci = cis[name];
-    return { value, n, ...(value !== null && ci ? { ci } : {}) };
+    return { value, n: of, ...(value !== null && ci ? { ci } : {}) };
   };
   const consistentItems = sum.consistent;
   return {
     inconsistent: rule,
-    items: items.length,
+    items: n,
     consistentItems,
-    inconsistentItems: items.length - consistentItems,
-    positionConsistency: metric('positionConsistency', items.length),
+    inconsistentItems: n - consistentItems,
+    positionConsistency: metric('positionConsistency', n),
     firstPositionWinRate: metric('firstPositionWinRate', sum.decided),
     longerAnswerWinRate: metric('longerAnswerWinRate', sum.lengthDecided),
     answers,
   };
 }
 
-/** The family's report hook for a pairwise suite: reads each result's two answers as they stream. */
-export async function pairwiseReport(suite: JudgeSuite, results: ResultStream): Promise<ReportSection> {
-  const [a, b] = suite.judge.pairwise!;
-  const items: ItemCounts[] = [];
-  const answers = { firstShown: 0, secondShown: 0, tie: 0 };
-  for await (const result of results) {
+/** A {@link PairwiseTally} saved: each item's counts as a column a count, and the answers. */
+export interface PairwiseTallyState {
+  items: Record<keyof ItemCounts, NumberArray>;
+  answers: PairwiseFigures['answers'];
+}
+
+/**
+ * A pairwise suite's report tally: each item answered in both orders as its counts, a byte
+ * each (resampled by the bootstrap in report order), and every answer as shown. Tallies of
+ * consecutive parts of a run merge into the whole's.
+ */
+export class PairwiseTally implements FamilyReportTally {
+  private readonly items = {} as Record<keyof ItemCounts, NumberColumn>;
+  private readonly answers = { firstShown: 0, secondShown: 0, tie: 0 };
+
+  /** A tally of no result, or loaded from `state` (see `toState`). */
+  constructor(
+    private readonly suite: JudgeSuite,
+    state?: PairwiseTallyState,
+  ) {
+    for (const count of COUNTS)
+      this.items[count] = state ? NumberColumn.fromState(state.items[count]) : new NumberColumn();
+    if (state) Object.assign(this.answers, state.answers);
+  }
+
+  /** Reads each result's two answers (a result without both counts for nothing). */
+  add(result: ItemResult): void {
     const both = answersOf(result.details);
-    if (!both) continue;
+    if (!both) return;
+    const [a, b] = this.suite.judge.pairwise!;
     const lengthA = result.input[a] === undefined ? undefined : storedFieldLength(result.input[a]);
     const lengthB = result.input[b] === undefined ? undefined : storedFieldLength(result.input[b]);
-    items.push(itemCounts(both, lengthA, lengthB));
+    const counts = itemCounts(both, lengthA, lengthB);
+    for (const count of COUNTS) this.items[count].push(counts[count]);
     for (const shown of [both.ab, both.ba]) {
-      if (shown === 'A') answers.firstShown += 1;
-      else if (shown === 'B') answers.secondShown += 1;
-      else answers.tie += 1;
+      if (shown === 'A') this.answers.firstShown += 1;
+      else if (shown === 'B') this.answers.secondShown += 1;
+      else this.answers.tie += 1;
     }
   }
-  return { metrics: { pairwise: pairwiseFigures(suite.judge.inconsistent ?? 'tie', items, answers) } };
+
+  /** Appends `later`, the tally of the results that come after this one's. */
+  merge(later: PairwiseTally): void {
+    for (const count of COUNTS) this.items[count].merge(later.items[count]);
+    addCounts(this.answers, later.answers);
+  }
+
+  toState(): PairwiseTallyState {
+    const items = {} as PairwiseTallyState['items'];
+    for (const count of COUNTS) items[count] = this.items[count].toState();
+    return { items, answers: { ...this.answers } };
+  }
+
+  figures(): PairwiseFigures {
+    const columns = {} as ItemCountColumns;
+    for (const count of COUNTS) columns[count] = this.items[count].values();
+    return pairwiseFigures(this.suite.judge.inconsistent ?? 'tie', columns, { ...this.answers });
+  }
+
+  section(): ReportSection {
+    return { metrics: { pairwise: this.figures() } };
+  }
+}
+
+/** The pairwise figures of results in report order (a pairwise suite's). */
+export function pairwiseReport(suite: JudgeSuite, results: Iterable<ItemResult>): ReportSection {
+  const tally = new PairwiseTally(suite);
+  for (const result of results) tally.add(result);
+  return tally.section();
 }
 
 /** report.txt lines for the pairwise figures. */

@@ -17,9 +17,10 @@ import {
   type Order,
   PAIRWISE_LABELS,
   type PairwiseAnswers,
+  PairwiseTally,
+  type PairwiseTallyState,
   type Preference,
   pairwiseAnswerBlock,
-  pairwiseReport,
   pairwiseReportText,
   pairwiseVerdict,
   swapBack,
@@ -260,7 +261,7 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
 
   // The judged text: the column the prompt reads last (the text under judgement, after the
   // context it is judged against), at its full length. A pairwise judge reads two; its length
-  // figures are its own (see the report hook).
+  // figures are its own (see the report tally).
   outputLength: (output, input) => {
     if (output.orders) return undefined;
     const judged = Object.values(input).at(-1);
@@ -270,7 +271,8 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   simulate: simulateJudge,
 
   // Pairwise judges' figures: position consistency and the first-position and longer-answer win rates.
-  report: (suite, results) => (suite.judge.pairwise ? pairwiseReport(suite, results) : {}),
+  reportTally: (suite, state) =>
+    suite.judge.pairwise ? new PairwiseTally(suite, state as PairwiseTallyState | undefined) : undefined,
 
   reportText: pairwiseReportText,
 });

@@ -4,12 +4,19 @@
  * the fast path on the items both decided (a check of the grader itself).
  */
 
-import type { ReportSection } from '../../family/types.js';
+import type { FamilyReportTally, ReportSection } from '../../family/types.js';
 import { num, usd, withInterval } from '../../lib/format.js';
-import { CodedLabelPairs, classificationMetrics, scorerFigures, ValueRows } from '../../lib/metrics/index.js';
+import {
+  addCounts,
+  CodedLabelPairs,
+  type CodedLabelPairsState,
+  classificationMetrics,
+  scorerFigures,
+  ValueRows,
+  type ValueRowsState,
+} from '../../lib/metrics/index.js';
 import { type ItemResult, isScored } from '../../model/model.js';
 import type { MetricValue, Report } from '../../model/report.js';
-import type { ResultStream } from '../../model/report-order.js';
 import type { QaSuite } from './suite.js';
 
 export interface QaFigures {
@@ -30,12 +37,24 @@ export interface QaFigures {
 
 const isFast = (decidedBy: string | undefined) => decidedBy?.startsWith('fast:') ?? false;
 
+/** A {@link QaTally} saved. */
+export interface QaTallyState {
+  types: string[];
+  byType: [type: string, { items: number; scores: ValueRowsState }][];
+  decided: { fast: number; llm: number; unscored: number };
+  fastBy: Record<string, number>;
+  gradeCost: number;
+  gradeCalls: number;
+  audit?: { pairs: CodedLabelPairsState; disagreements: NonNullable<QaFigures['audit']>['disagreements'] };
+}
+
 /**
  * The QA figures as running figures, fed one result at a time in report order: counts, sums,
  * each question type's scores as a typed column (for the mean's bootstrap CI), the audit's
  * pairs as label codes; of the results themselves only the audit's disagreements are kept.
+ * The family's report tally: tallies of consecutive parts of a run merge into the whole's.
  */
-export class QaTally {
+export class QaTally implements FamilyReportTally {
   /** Every question type met (`?` for none), as the figures list them. */
   private readonly types = new Set<string>();
   /** Per question type as written: items, and the scores (value or unscored reason). */
@@ -49,8 +68,20 @@ export class QaTally {
     disagreements: NonNullable<QaFigures['audit']>['disagreements'];
   };
 
-  constructor(suite: QaSuite) {
-    if (suite.qa.audit) this.audit = { pairs: new CodedLabelPairs(), disagreements: [] };
+  /** A tally of no result, or loaded from `state` (see `toState`). */
+  constructor(suite: QaSuite, state?: QaTallyState) {
+    if (suite.qa.audit)
+      this.audit = state?.audit
+        ? { pairs: CodedLabelPairs.fromState(state.audit.pairs), disagreements: state.audit.disagreements }
+        : { pairs: new CodedLabelPairs(), disagreements: [] };
+    if (!state) return;
+    for (const type of state.types) this.types.add(type);
+    for (const [type, { items, scores }] of state.byType)
+      this.byType.set(type, { items, scores: ValueRows.fromState(scores) });
+    Object.assign(this.decided, state.decided);
+    addCounts(this.fastBy, state.fastBy);
+    this.gradeCost = state.gradeCost;
+    this.gradeCalls = state.gradeCalls;
   }
 
   add(r: ItemResult): void {
@@ -64,11 +95,7 @@ export class QaTally {
     const score = r.scores.score;
     this.types.add(r.input.type ?? '?');
     if (r.input.type !== undefined) {
-      let ofType = this.byType.get(r.input.type);
-      if (!ofType) {
-        ofType = { items: 0, scores: new ValueRows('number') };
-        this.byType.set(r.input.type, ofType);
-      }
+      const ofType = this.ofType(r.input.type);
       ofType.items += 1;
       ofType.scores.add(
         isScored(score)
@@ -100,6 +127,56 @@ export class QaTally {
     }
   }
 
+  private ofType(type: string): { items: number; scores: ValueRows } {
+    let ofType = this.byType.get(type);
+    if (!ofType) {
+      ofType = { items: 0, scores: new ValueRows('number') };
+      this.byType.set(type, ofType);
+    }
+    return ofType;
+  }
+
+  /**
+   * Appends `later`, the tally of the results that come after this one's: the disagreements
+   * follow this tally's in report order. `savedUsd` (from the grading spend) equals one tally's
+   * to within its last bits.
+   */
+  merge(later: QaTally): void {
+    for (const type of later.types) this.types.add(type);
+    for (const [type, { items, scores }] of later.byType) {
+      const ofType = this.ofType(type);
+      ofType.items += items;
+      ofType.scores.merge(scores);
+    }
+    this.decided.fast += later.decided.fast;
+    this.decided.llm += later.decided.llm;
+    this.decided.unscored += later.decided.unscored;
+    addCounts(this.fastBy, later.fastBy);
+    this.gradeCost += later.gradeCost;
+    this.gradeCalls += later.gradeCalls;
+    if (this.audit && later.audit) {
+      this.audit.pairs.merge(later.audit.pairs);
+      for (const d of later.audit.disagreements) this.audit.disagreements.push(d);
+    }
+  }
+
+  toState(): QaTallyState {
+    return {
+      types: [...this.types],
+      byType: Array.from(this.byType, ([type, { items, scores }]) => [
+        type,
+        { items, scores: scores.toState() },
+      ]),
+      decided: { ...this.decided },
+      fastBy: { ...this.fastBy },
+      gradeCost: this.gradeCost,
+      gradeCalls: this.gradeCalls,
+      ...(this.audit
+        ? { audit: { pairs: this.audit.pairs.toState(), disagreements: [...this.audit.disagreements] } }
+        : {}),
+    };
+  }
+
   figures(): QaFigures {
     const byType: QaFigures['byType'] = {};
     for (const type of [...this.types].sort()) {
@@ -128,19 +205,16 @@ export class QaTally {
     }
     return figures;
   }
+
+  section(): ReportSection {
+    return { metrics: { qa: this.figures() } };
+  }
 }
 
 export function qaFigures(suite: QaSuite, results: readonly ItemResult[]): QaFigures {
   const tally = new QaTally(suite);
   for (const result of results) tally.add(result);
   return tally.figures();
-}
-
-/** The family's report hook: the figures of a stream of results, read once. */
-export async function qaReport(suite: QaSuite, results: ResultStream): Promise<ReportSection> {
-  const tally = new QaTally(suite);
-  for await (const result of results) tally.add(result);
-  return { metrics: { qa: tally.figures() } };
 }
 
 export function qaReportText(report: Report): string[] {

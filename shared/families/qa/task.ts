@@ -6,7 +6,7 @@ import { defineFamily, type Scorer, type Solved, type TaskContext } from '../../
 import type { Item, Score } from '../../model/model.js';
 import type { JsonSchemaSpec } from '../../model/provider.js';
 import { fastGrade, finalNumber, optionsInQuestion, type QuestionType } from './fast-path.js';
-import { qaReport, qaReportText } from './report.js';
+import { QaTally, type QaTallyState, qaReportText } from './report.js';
 import { type QaHint, simulateQa } from './simulate.js';
 import { checkQaSuite, type QaSuite, qaColumns, qaShape } from './suite.js';
 
@@ -294,7 +294,7 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
 
   simulate: simulateQa,
 
-  report: qaReport,
+  reportTally: (suite, state) => new QaTally(suite, state as QaTallyState | undefined),
 
   reportText: qaReportText,
 });

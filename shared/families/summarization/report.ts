@@ -5,13 +5,11 @@
  * published figures a reader needs to judge them.
  */
 
-import type { ReportSection } from '../../family/types.js';
+import type { FamilyReportTally, ReportSection } from '../../family/types.js';
 import { num } from '../../lib/format.js';
-import { CompensatedSum, ratio } from '../../lib/metrics/index.js';
+import { CompensatedSum, type CompensatedSumState, ratio } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored } from '../../model/model.js';
 import type { Report } from '../../model/report.js';
-import type { ResultStream } from '../../model/report-order.js';
-import type { SummarizationSuite } from './suite.js';
 
 export interface SummarizationFigures {
   /** Summaries the judge answered for. */
@@ -38,18 +36,42 @@ interface JudgeDetails {
   keyOmissions: string[];
 }
 
+/** A {@link SummarizationTally} saved. */
+export interface SummarizationTallyState {
+  judged: number;
+  withFactualErrors: number;
+  factualErrors: CompensatedSumState;
+  hedged: number;
+  keyOmissions: CompensatedSumState;
+  nli: number;
+  contradicting: number;
+}
+
 /**
  * The summarization figures as running figures, fed one result at a time: counts and
  * compensated sums (the same as a mean over every value, in the same order), never the results.
+ * The family's report tally: tallies of consecutive parts of a run merge into the whole's.
  */
-export class SummarizationTally {
+export class SummarizationTally implements FamilyReportTally {
   private judged = 0;
   private withFactualErrors = 0;
-  private readonly factualErrors = new CompensatedSum();
+  private factualErrors = new CompensatedSum();
   private hedged = 0;
-  private readonly keyOmissions = new CompensatedSum();
+  private keyOmissions = new CompensatedSum();
   private nli = 0;
   private contradicting = 0;
+
+  /** A tally of no result, or loaded from `state` (see `toState`). */
+  constructor(state?: SummarizationTallyState) {
+    if (!state) return;
+    this.judged = state.judged;
+    this.withFactualErrors = state.withFactualErrors;
+    this.factualErrors = CompensatedSum.fromState(state.factualErrors);
+    this.hedged = state.hedged;
+    this.keyOmissions = CompensatedSum.fromState(state.keyOmissions);
+    this.nli = state.nli;
+    this.contradicting = state.contradicting;
+  }
 
   add(r: ItemResult): void {
     const judge = r.scores.judge;
@@ -68,6 +90,29 @@ export class SummarizationTally {
     }
   }
 
+  /** Appends `later`, the tally of the results that come after this one's. */
+  merge(later: SummarizationTally): void {
+    this.judged += later.judged;
+    this.withFactualErrors += later.withFactualErrors;
+    this.factualErrors.merge(later.factualErrors);
+    this.hedged += later.hedged;
+    this.keyOmissions.merge(later.keyOmissions);
+    this.nli += later.nli;
+    this.contradicting += later.contradicting;
+  }
+
+  toState(): SummarizationTallyState {
+    return {
+      judged: this.judged,
+      withFactualErrors: this.withFactualErrors,
+      factualErrors: this.factualErrors.toState(),
+      hedged: this.hedged,
+      keyOmissions: this.keyOmissions.toState(),
+      nli: this.nli,
+      contradicting: this.contradicting,
+    };
+  }
+
   figures(): SummarizationFigures {
     const judged = this.judged;
     const mean = (total: CompensatedSum) => (judged === 0 ? null : total.value() / judged);
@@ -80,22 +125,16 @@ export class SummarizationTally {
       contradictionRate: ratio(this.contradicting, this.nli),
     };
   }
+
+  section(): ReportSection {
+    return { metrics: { summarization: this.figures() } };
+  }
 }
 
 export function summarizationFigures(results: readonly ItemResult[]): SummarizationFigures {
   const tally = new SummarizationTally();
   for (const result of results) tally.add(result);
   return tally.figures();
-}
-
-/** The family's report hook: the figures of a stream of results, read once. */
-export async function summarizationReport(
-  _suite: SummarizationSuite,
-  results: ResultStream,
-): Promise<ReportSection> {
-  const tally = new SummarizationTally();
-  for await (const result of results) tally.add(result);
-  return { metrics: { summarization: tally.figures() } };
 }
 
 export function summarizationReportText(report: Report): string[] {

@@ -7,7 +7,7 @@ import { simulatedEncoderId } from '../../lib/encoders/registry.js';
 import { DeferredError } from '../../model/errors.js';
 import type { Failure, Item, Score } from '../../model/model.js';
 import type { JsonSchemaSpec } from '../../model/provider.js';
-import { summarizationReport, summarizationReportText } from './report.js';
+import { SummarizationTally, type SummarizationTallyState, summarizationReportText } from './report.js';
 import { composite, coverageScore, judgeScore, nliScore } from './scores.js';
 import { splitSentences } from './sentences.js';
 import { type SummarizationHint, simulateSummarization } from './simulate.js';
@@ -394,7 +394,7 @@ export const summarizationFamily = defineFamily<SummarizationSuite, SummaryOutpu
 
   simulate: simulateSummarization,
 
-  report: summarizationReport,
+  reportTally: (_suite, state) => new SummarizationTally(state as SummarizationTallyState | undefined),
 
   reportText: summarizationReportText,
 });

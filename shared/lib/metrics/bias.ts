@@ -8,7 +8,7 @@ import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Correlation, LengthBias } from '../../model/report.js';
 import { spearman } from './agreement.js';
 import type { ScorerMetricOptions } from './scores.js';
-import { NumberColumn } from './stats.js';
+import { type NumberArray, NumberColumn } from './stats.js';
 
 /** Gold classes beyond this many (a numeric gold with many distinct values) get no `byGold`. */
 const MAX_GOLD_CLASSES = 20;
@@ -41,30 +41,67 @@ export function biasApplies(kind: ScoreKind, options: ScorerMetricOptions = {}):
   return kind !== 'label' || (options.ordinal === true && options.labelOrder !== undefined);
 }
 
+/** {@link LengthRows} saved: its columns and its table of gold classes (codes in order of first appearance). */
+export interface LengthRowsState {
+  lengths: NumberArray;
+  scores: NumberArray;
+  golds: NumberArray;
+  classes: string[];
+}
+
 /** The lengths, scores and gold classes of a scorer's items, gathered one item at a time. */
 export class LengthRows {
-  private readonly lengths = new NumberColumn();
-  private readonly scores = new NumberColumn();
+  private lengths = new NumberColumn();
+  private scores = new NumberColumn();
   /** Each item's gold class as an index into `classes`, −1 for none: a code per item, not a string. */
-  private readonly golds = new NumberColumn();
+  private golds = new NumberColumn();
   private readonly classes: string[] = [];
   private readonly codes = new Map<string, number>();
 
   add(length: number, score: number, gold: ScoreValue | undefined): void {
     this.lengths.push(length);
     this.scores.push(score);
-    if (gold === undefined) {
-      this.golds.push(-1);
-      return;
-    }
-    const label = String(gold);
+    this.golds.push(gold === undefined ? -1 : this.code(String(gold)));
+  }
+
+  /**
+   * Appends `later`, the items that come after this one's; its gold codes are mapped into this
+   * table of classes (new classes after this one's, in `later`'s order, as one pass codes them).
+   */
+  merge(later: LengthRows): void {
+    const codes = later.classes.map((label) => this.code(label));
+    const golds = later.golds.values();
+    for (let i = 0; i < golds.length; i += 1) this.golds.push(golds[i] === -1 ? -1 : codes[golds[i]!]!);
+    this.lengths.merge(later.lengths);
+    this.scores.merge(later.scores);
+  }
+
+  private code(label: string): number {
     let code = this.codes.get(label);
     if (code === undefined) {
       code = this.classes.length;
       this.classes.push(label);
       this.codes.set(label, code);
     }
-    this.golds.push(code);
+    return code;
+  }
+
+  toState(): LengthRowsState {
+    return {
+      lengths: this.lengths.toState(),
+      scores: this.scores.toState(),
+      golds: this.golds.toState(),
+      classes: [...this.classes],
+    };
+  }
+
+  static fromState(state: LengthRowsState): LengthRows {
+    const rows = new LengthRows();
+    rows.lengths = NumberColumn.fromState(state.lengths);
+    rows.scores = NumberColumn.fromState(state.scores);
+    rows.golds = NumberColumn.fromState(state.golds);
+    for (const label of state.classes) rows.code(label);
+    return rows;
   }
 
   figures(): LengthBias {

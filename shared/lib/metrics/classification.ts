@@ -98,6 +98,9 @@ export interface ClassificationOptions {
 export const DEFAULT_POSITIVE_LABELS: readonly string[] = Object.freeze(['TP', 'TN']);
 export const DEFAULT_ERROR_LABEL = 'Error';
 
+/** {@link LabelPairCounts} saved: each gold label's row of predicted labels and counts, in order of first appearance. */
+export type LabelPairCountsState = [gold: string, row: [pred: string, count: number][]][];
+
 /**
  * Label pairs counted rather than listed (gold → predicted → count): the point figures of a
  * million rows from a few entries. Gives the same figures as the pairs it counted, but no
@@ -106,19 +109,42 @@ export const DEFAULT_ERROR_LABEL = 'Error';
 export class LabelPairCounts {
   readonly counts = new Map<string, Map<string, number>>();
 
-  add(gold: string, pred: string): void {
+  add(gold: string, pred: string, count = 1): void {
     let row = this.counts.get(gold);
     if (!row) {
       row = new Map();
       this.counts.set(gold, row);
     }
-    row.set(pred, (row.get(pred) ?? 0) + 1);
+    row.set(pred, (row.get(pred) ?? 0) + count);
   }
+
+  /** Appends `later`, the counts of the pairs that come after this one's. */
+  merge(later: LabelPairCounts): void {
+    for (const [gold, row] of later.counts) for (const [pred, count] of row) this.add(gold, pred, count);
+  }
+
+  toState(): LabelPairCountsState {
+    return Array.from(this.counts, ([gold, row]) => [gold, [...row]]);
+  }
+
+  static fromState(state: LabelPairCountsState): LabelPairCounts {
+    const counts = new LabelPairCounts();
+    for (const [gold, row] of state) for (const [pred, count] of row) counts.add(gold, pred, count);
+    return counts;
+  }
+}
+
+/** {@link CodedLabelPairs} saved: the table of labels and each pair's two codes into it. */
+export interface CodedLabelPairsState {
+  labels: string[];
+  gold: Int32Array;
+  pred: Int32Array;
 }
 
 /**
  * Label pairs as codes into one table of labels (two 4-byte columns per row, not an object per
- * row): how a scorer's rows are held for a million items, bootstrap included.
+ * row): how a scorer's rows are held for a million items, bootstrap included. Labels are coded
+ * in order of first appearance.
  */
 export class CodedLabelPairs {
   readonly labels: string[] = [];
@@ -134,18 +160,40 @@ export class CodedLabelPairs {
   }
 
   add(gold: string, pred: string): void {
-    if (this.length === this.gold.length) {
-      const grow = (column: Int32Array) => {
-        const grown = new Int32Array(column.length * 2);
-        grown.set(column);
-        return grown;
-      };
-      this.gold = grow(this.gold);
-      this.pred = grow(this.pred);
-    }
+    this.reserve(this.length + 1);
     this.gold[this.length] = this.code(gold);
     this.pred[this.length] = this.code(pred);
     this.length += 1;
+  }
+
+  /**
+   * Appends `later`, the pairs that come after this one's. Its codes are mapped into this
+   * table; its new labels join in its order of first appearance, so the table and the codes
+   * are those one pass over every pair would have made.
+   */
+  merge(later: CodedLabelPairs): void {
+    const codes = later.labels.map((label) => this.code(label));
+    const gold = later.goldCodes();
+    const pred = later.predCodes();
+    this.reserve(this.length + later.length);
+    for (let i = 0; i < later.length; i++) {
+      this.gold[this.length + i] = codes[gold[i]!]!;
+      this.pred[this.length + i] = codes[pred[i]!]!;
+    }
+    this.length += later.length;
+  }
+
+  private reserve(needed: number): void {
+    if (needed <= this.gold.length) return;
+    let size = Math.max(this.gold.length, 1024);
+    while (size < needed) size *= 2;
+    const grow = (column: Int32Array) => {
+      const grown = new Int32Array(size);
+      grown.set(column.subarray(0, this.length));
+      return grown;
+    };
+    this.gold = grow(this.gold);
+    this.pred = grow(this.pred);
   }
 
   private code(label: string): number {
@@ -164,6 +212,20 @@ export class CodedLabelPairs {
 
   predCodes(): Int32Array {
     return this.pred.subarray(0, this.length);
+  }
+
+  toState(): CodedLabelPairsState {
+    return { labels: [...this.labels], gold: this.goldCodes().slice(), pred: this.predCodes().slice() };
+  }
+
+  static fromState(state: CodedLabelPairsState): CodedLabelPairs {
+    const coded = new CodedLabelPairs();
+    for (const label of state.labels) coded.code(label);
+    coded.reserve(state.gold.length);
+    coded.gold.set(state.gold);
+    coded.pred.set(state.pred);
+    coded.length = state.gold.length;
+    return coded;
   }
 }
 

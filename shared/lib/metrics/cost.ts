@@ -5,7 +5,7 @@
  */
 import type { TokenUsage } from '../../model/provider.js';
 import type { CostSummary, StageCost } from '../../model/report.js';
-import { CompensatedSum } from './stats.js';
+import { CompensatedSum, type CompensatedSumState } from './stats.js';
 
 export interface CostItem {
   costUsd: number;
@@ -25,24 +25,56 @@ export function costSummary(items: readonly CostItem[], itemCount: number): Cost
   return tally.summary(itemCount);
 }
 
+/** A {@link CostTally} saved: the total, the tokens, and each stage's in order of first appearance. */
+export interface CostTallyState {
+  total: CompensatedSumState;
+  tokens: TokenUsage;
+  stages: [name: string, { usd: CompensatedSumState; calls: number; tokens: TokenUsage }][];
+}
+
+interface StageTally {
+  usd: CompensatedSum;
+  calls: number;
+  tokens: TokenUsage;
+}
+
 /** {@link costSummary} one spend at a time, holding only the running sums (a stream of results). */
 export class CostTally {
-  private readonly total = new CompensatedSum();
+  private total = new CompensatedSum();
   private readonly tokens: TokenUsage = { input: 0, output: 0, cached: 0 };
-  private readonly stages = new Map<string, { usd: CompensatedSum; calls: number; tokens: TokenUsage }>();
+  private readonly stages = new Map<string, StageTally>();
 
   add(item: CostItem): void {
-    const name = item.stage ?? DEFAULT_COST_STAGE;
-    let stage = this.stages.get(name);
-    if (!stage) {
-      stage = { usd: new CompensatedSum(), calls: 0, tokens: { input: 0, output: 0, cached: 0 } };
-      this.stages.set(name, stage);
-    }
+    const stage = this.stage(item.stage ?? DEFAULT_COST_STAGE);
     this.total.add(item.costUsd);
     stage.usd.add(item.costUsd);
     stage.calls += item.calls ?? 1;
     addTokens(this.tokens, item.usage);
     addTokens(stage.tokens, item.usage);
+  }
+
+  /**
+   * Appends `later`, the spend that comes after this one's. Token and call counts are exact;
+   * the dollar sums equal one tally's to within their last bits (see `CompensatedSum.merge`).
+   */
+  merge(later: CostTally): void {
+    this.total.merge(later.total);
+    addTokens(this.tokens, later.tokens);
+    for (const [name, spent] of later.stages) {
+      const stage = this.stage(name);
+      stage.usd.merge(spent.usd);
+      stage.calls += spent.calls;
+      addTokens(stage.tokens, spent.tokens);
+    }
+  }
+
+  private stage(name: string): StageTally {
+    let stage = this.stages.get(name);
+    if (!stage) {
+      stage = { usd: new CompensatedSum(), calls: 0, tokens: { input: 0, output: 0, cached: 0 } };
+      this.stages.set(name, stage);
+    }
+    return stage;
   }
 
   summary(itemCount: number): CostSummary {
@@ -59,6 +91,31 @@ export class CostTally {
       tokens: { ...this.tokens },
       byStage,
     };
+  }
+
+  toState(): CostTallyState {
+    return {
+      total: this.total.toState(),
+      tokens: { ...this.tokens },
+      stages: Array.from(this.stages, ([name, stage]) => [
+        name,
+        { usd: stage.usd.toState(), calls: stage.calls, tokens: { ...stage.tokens } },
+      ]),
+    };
+  }
+
+  static fromState(state: CostTallyState): CostTally {
+    const tally = new CostTally();
+    tally.total = CompensatedSum.fromState(state.total);
+    addTokens(tally.tokens, state.tokens);
+    for (const [name, stage] of state.stages) {
+      tally.stages.set(name, {
+        usd: CompensatedSum.fromState(stage.usd),
+        calls: stage.calls,
+        tokens: { ...stage.tokens },
+      });
+    }
+    return tally;
   }
 }
 

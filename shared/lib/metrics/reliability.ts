@@ -9,7 +9,17 @@
 import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Alpha, AlphaLevel, ScorerReliability } from '../../model/report.js';
 import { HEADLINE_METRICS } from '../../model/report.js';
-import { LabelRows, type ScoreRow, type ScorerMetricOptions, scorerFigures } from './scores.js';
+import {
+  LabelRows,
+  type LabelRowsState,
+  mergeRows,
+  rowsFromState,
+  type ScoreRow,
+  type ScorerMetricOptions,
+  scorerFigures,
+  ValueRows,
+  type ValueRowsState,
+} from './scores.js';
 import { type BootstrapOptions, bootstrapCis } from './stats.js';
 
 /** One repeat's value of an item; null when that repeat has none. */
@@ -181,21 +191,32 @@ export function noiseFloor(perRepeat: readonly (number | null)[]): number | null
   return Math.sqrt(values.reduce((s, v) => s + (v - mean) ** 2, 0) / (values.length - 1));
 }
 
+/** {@link RepeatRows} saved: each item's repeat values, and each repeat's rows as its kind keeps them. */
+export interface RepeatRowsState {
+  kind: ScoreKind;
+  repeats: number;
+  ties: number;
+  units: RepeatValue[][];
+  runs: (LabelRowsState | ValueRowsState)[];
+}
+
 /**
  * A scorer's rows seen repeat by repeat, fed one result at a time: each item's repeat values
  * (the units of alpha and the flip rate) and, per repeat, the rows its single-repeat run would
- * have had (for the noise floor of each metric).
+ * have had (for the noise floor of each metric), kept as a scorer's rows are.
  */
 export class RepeatRows {
   private readonly units: RepeatValue[][] = [];
-  private readonly runs: (ScoreRow[] | LabelRows)[];
+  private readonly runs: (LabelRows | ValueRows)[];
   private ties = 0;
 
   constructor(
     private readonly kind: ScoreKind,
     readonly repeats: number,
   ) {
-    this.runs = Array.from({ length: repeats }, () => (kind === 'label' ? new LabelRows() : []));
+    this.runs = Array.from({ length: repeats }, () =>
+      kind === 'label' ? new LabelRows() : new ValueRows(kind),
+    );
   }
 
   /**
@@ -217,10 +238,38 @@ export class RepeatRows {
               }
             : { value, ...(row.target !== undefined ? { target: row.target } : {}) };
       }
-      const rows = this.runs[r]!;
-      if (rows instanceof LabelRows) rows.add(own);
-      else rows.push(own);
+      this.runs[r]!.add(own);
     }
+  }
+
+  /** Appends `later`, the items that come after this one's. */
+  merge(later: RepeatRows): void {
+    this.ties += later.ties;
+    for (const unit of later.units) this.units.push(unit);
+    this.runs.forEach((rows, r) => {
+      mergeRows(rows, later.runs[r]!);
+    });
+  }
+
+  toState(): RepeatRowsState {
+    return {
+      kind: this.kind,
+      repeats: this.repeats,
+      ties: this.ties,
+      // The units themselves, not copies (an array an item): none changes once added.
+      units: this.units,
+      runs: this.runs.map((rows) => rows.toState()),
+    };
+  }
+
+  static fromState(state: RepeatRowsState): RepeatRows {
+    const rows = new RepeatRows(state.kind, state.repeats);
+    rows.ties = state.ties;
+    for (const unit of state.units) rows.units.push(unit);
+    state.runs.forEach((run, r) => {
+      rows.runs[r] = rowsFromState(run);
+    });
+    return rows;
   }
 
   figures(options: ScorerMetricOptions = {}): ScorerReliability {

@@ -17,7 +17,12 @@ import type { FailureKind, ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js';
 import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
 import { calibration } from './calibration.js';
-import { type ClassificationMetrics, CodedLabelPairs, classificationMetrics } from './classification.js';
+import {
+  type ClassificationMetrics,
+  CodedLabelPairs,
+  type CodedLabelPairsState,
+  classificationMetrics,
+} from './classification.js';
 import {
   type BootstrapOptions,
   bootstrapCis,
@@ -75,6 +80,22 @@ export function scorerFigures(
 
 type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
 
+/** Adds `later`'s counts to `into`, keys new to `into` after its own in `later`'s order. */
+export function addCounts<K extends string>(
+  into: Partial<Record<K, number>>,
+  later: Partial<Record<K, number>>,
+): void {
+  for (const [key, n] of Object.entries(later) as [K, number][]) into[key] = (into[key] ?? 0) + n;
+}
+
+/** {@link ValueRows} saved: its counts and typed columns (see the class). */
+export interface ValueRowsState {
+  kind: 'number' | 'pass';
+  unscored: Partial<Record<FailureKind, number>>;
+  values: NumberArray;
+  paired?: { targets: NumberArray; has: NumberArray };
+}
+
 /**
  * A number or pass scorer's rows as they come, without keeping a row object each: the
  * unscored counts, and each scored item's value in a typed column (a pass is 1 or 0) and, from
@@ -84,8 +105,11 @@ type Base = Pick<ScorerSummary, 'kind' | 'n' | 'unscored'>;
  */
 export class ValueRows {
   readonly unscored: Partial<Record<FailureKind, number>> = {};
-  private readonly values = new NumberColumn();
-  /** From the first paired item on: every item's target, and 1 where the item has one. */
+  private values = new NumberColumn();
+  /**
+   * Once an item has a target: every item's target and 1 where the item has one (the items
+   * before it filled with NaN and 0), so both columns run beside `values`.
+   */
   private paired: { targets: NumberColumn; has: NumberColumn } | undefined;
 
   constructor(readonly kind: 'number' | 'pass') {}
@@ -100,18 +124,54 @@ export class ValueRows {
     const number = this.kind === 'number';
     this.values.push(number ? (row.value as number) : row.value === true ? 1 : 0);
     const paired = typeof row.target === (number ? 'number' : 'boolean');
-    if (paired && !this.paired) {
-      this.paired = { targets: new NumberColumn(), has: new NumberColumn() };
-      for (let i = 1; i < this.values.length; i += 1) {
-        this.paired.targets.push(Number.NaN);
-        this.paired.has.push(0);
-      }
-    }
+    if (paired && !this.paired) this.paired = unpaired(this.values.length - 1);
     if (!this.paired) return;
     this.paired.targets.push(
       !paired ? Number.NaN : number ? (row.target as number) : row.target === true ? 1 : 0,
     );
     this.paired.has.push(paired ? 1 : 0);
+  }
+
+  /**
+   * Appends `later`, the rows that come after this one's. Whichever side's items are the first
+   * with a target, the columns are those one pass over both would have made.
+   */
+  merge(later: ValueRows): void {
+    addCounts(this.unscored, later.unscored);
+    if (later.paired) {
+      this.paired ??= unpaired(this.values.length);
+      this.paired.targets.merge(later.paired.targets);
+      this.paired.has.merge(later.paired.has);
+    } else if (this.paired) {
+      for (let i = 0; i < later.n; i += 1) {
+        this.paired.targets.push(Number.NaN);
+        this.paired.has.push(0);
+      }
+    }
+    this.values.merge(later.values);
+  }
+
+  toState(): ValueRowsState {
+    return {
+      kind: this.kind,
+      unscored: { ...this.unscored },
+      values: this.values.toState(),
+      ...(this.paired
+        ? { paired: { targets: this.paired.targets.toState(), has: this.paired.has.toState() } }
+        : {}),
+    };
+  }
+
+  static fromState(state: ValueRowsState): ValueRows {
+    const rows = new ValueRows(state.kind);
+    Object.assign(rows.unscored, state.unscored);
+    rows.values = NumberColumn.fromState(state.values);
+    if (state.paired)
+      rows.paired = {
+        targets: NumberColumn.fromState(state.paired.targets),
+        has: NumberColumn.fromState(state.paired.has),
+      };
+    return rows;
   }
 
   /** Every scored value in order (a view), and the values and targets of the items with a target. */
@@ -134,12 +194,30 @@ export class ValueRows {
   }
 }
 
+/** The paired columns of `n` items without a target. */
+function unpaired(n: number): { targets: NumberColumn; has: NumberColumn } {
+  const paired = { targets: new NumberColumn(), has: new NumberColumn() };
+  for (let i = 0; i < n; i += 1) {
+    paired.targets.push(Number.NaN);
+    paired.has.push(0);
+  }
+  return paired;
+}
+
 function valueFigures(rows: ValueRows, options: ScorerMetricOptions): ScorerFigures {
   const base: Base = { kind: rows.kind, n: rows.n, unscored: rows.unscored };
   const { values, paired } = rows.columns();
   return rows.kind === 'number'
     ? numberFigures(values, paired, base, options)
     : passFigures(values, paired, base, options);
+}
+
+/** {@link LabelRows} saved. */
+export interface LabelRowsState {
+  n: number;
+  unscored: Partial<Record<FailureKind, number>>;
+  distribution: Record<string, number>;
+  withGold: CodedLabelPairsState;
 }
 
 /**
@@ -151,7 +229,7 @@ export class LabelRows {
   n = 0;
   readonly unscored: Partial<Record<FailureKind, number>> = {};
   readonly distribution: Record<string, number> = {};
-  readonly withGold = new CodedLabelPairs();
+  withGold = new CodedLabelPairs();
 
   add(row: ScoreRow): void {
     if (row.unscored) this.unscored[row.unscored] = (this.unscored[row.unscored] ?? 0) + 1;
@@ -163,6 +241,45 @@ export class LabelRows {
     if (row.target !== undefined && row.unscored !== 'invalid_row')
       this.withGold.add(String(row.target), row.value === undefined ? 'Error' : String(row.value));
   }
+
+  /** Appends `later`, the rows that come after this one's (counts and tables in one pass's order). */
+  merge(later: LabelRows): void {
+    this.n += later.n;
+    addCounts(this.unscored, later.unscored);
+    addCounts(this.distribution, later.distribution);
+    this.withGold.merge(later.withGold);
+  }
+
+  toState(): LabelRowsState {
+    return {
+      n: this.n,
+      unscored: { ...this.unscored },
+      distribution: { ...this.distribution },
+      withGold: this.withGold.toState(),
+    };
+  }
+
+  static fromState(state: LabelRowsState): LabelRows {
+    const rows = new LabelRows();
+    rows.n = state.n;
+    Object.assign(rows.unscored, state.unscored);
+    Object.assign(rows.distribution, state.distribution);
+    rows.withGold = CodedLabelPairs.fromState(state.withGold);
+    return rows;
+  }
+}
+
+/** A label, number or pass scorer's rows loaded from their state. */
+export function rowsFromState(state: LabelRowsState | ValueRowsState): LabelRows | ValueRows {
+  return 'kind' in state ? ValueRows.fromState(state) : LabelRows.fromState(state);
+}
+
+/** Appends `later` to `rows`: the rows of the same scorer for the items that come after. */
+export function mergeRows(rows: LabelRows | ValueRows, later: LabelRows | ValueRows): void {
+  if (rows instanceof LabelRows && later instanceof LabelRows) rows.merge(later);
+  else if (rows instanceof ValueRows && later instanceof ValueRows && rows.kind === later.kind)
+    rows.merge(later);
+  else throw new TypeError('mergeRows: the rows of two different kinds of scorer');
 }
 
 /** Label figures: the classification metrics over items with gold (unscored = `Error`, excluded inside). */

@@ -15,6 +15,9 @@ export function sum(values: Iterable<number>): number {
   return total.value();
 }
 
+/** A {@link CompensatedSum} saved: its running total and the compensation carried beside it. */
+export type CompensatedSumState = [total: number, compensation: number];
+
 /** {@link sum} one value at a time (a stream of results): the same total, to the last bit. */
 export class CompensatedSum {
   private total = 0;
@@ -26,8 +29,29 @@ export class CompensatedSum {
     this.total = t;
   }
 
+  /**
+   * Appends `later`, the sum of the values that come after this one's. The two totals were
+   * rounded apart, so the result equals one sum over every value to within the last bits of the
+   * total, not to the last bit.
+   */
+  merge(later: CompensatedSum): void {
+    this.add(later.total);
+    this.compensation += later.compensation;
+  }
+
   value(): number {
     return this.total + this.compensation;
+  }
+
+  toState(): CompensatedSumState {
+    return [this.total, this.compensation];
+  }
+
+  static fromState([total, compensation]: CompensatedSumState): CompensatedSum {
+    const sum = new CompensatedSum();
+    sum.total = total;
+    sum.compensation = compensation;
+    return sum;
   }
 }
 
@@ -105,10 +129,13 @@ export function summarizeLatency(ms: ArrayLike<number> & Iterable<number>): Late
 /**
  * mulberry32: a tiny, fast 32-bit PRNG. Returns a generator of floats in [0, 1). The same seed
  * always gives the same sequence (the seed is taken modulo 2^32), which is what makes bootstrap
- * CIs reproducible across machines and runs. Not for cryptography.
+ * CIs reproducible across machines and runs; with `skip`, the sequence after its first `skip`
+ * draws. Not for cryptography.
  */
-export function mulberry32(seed: number): () => number {
-  let state = seed >>> 0;
+export function mulberry32(seed: number, skip = 0): () => number {
+  // The state only counts up by a constant: `skip` draws are skipped in one step (a sampler that
+  // goes on where another stopped draws what one sampler would have).
+  let state = (seed + Math.imul(skip, 0x6d2b79f5)) >>> 0;
   return () => {
     state = (state + 0x6d2b79f5) >>> 0;
     let t = state;
@@ -458,6 +485,9 @@ export function pairedBootstraps<T, K extends string>(
 /** A column's values: whole numbers 0–255 in bytes, whole numbers in 4 bytes, or doubles. */
 export type NumberArray = Uint8Array | Int32Array | Float64Array;
 
+/** Values a new column has room for before it first grows. */
+const INITIAL_CAPACITY = 1024;
+
 /**
  * A growing column of numbers in the narrowest typed array that holds every value so far
  * exactly (outside the JavaScript heap, not an array of boxed values): one byte a value while
@@ -466,23 +496,61 @@ export type NumberArray = Uint8Array | Int32Array | Float64Array;
  * a scorer's rows are kept in for a million items.
  */
 export class NumberColumn {
-  private data: NumberArray = new Uint8Array(1024);
+  private data: NumberArray = new Uint8Array(INITIAL_CAPACITY);
   length = 0;
 
   push(value: number): void {
     if (!fits(this.data, value)) this.data = widened(this.data, value, this.length);
-    if (this.length === this.data.length) {
-      const grown = new (this.data.constructor as new (size: number) => NumberArray)(this.data.length * 2);
-      grown.set(this.data);
-      this.data = grown;
-    }
+    if (this.length === this.data.length) this.data = resized(this.data, this.length, this.length + 1);
     this.data[this.length++] = value;
+  }
+
+  /**
+   * Appends `later`, the column of the values that come after this one's: the same values in
+   * the same width as one column that was pushed every value.
+   */
+  merge(later: NumberColumn): void {
+    const values = later.values();
+    if (values.length === 0) return;
+    const needed = this.length + values.length;
+    const kind = WIDTHS[Math.max(WIDTHS.indexOf(kindOf(this.data)), WIDTHS.indexOf(kindOf(values)))]!;
+    if (kind !== kindOf(this.data) || needed > this.data.length)
+      this.data = resized(this.data, this.length, needed, kind);
+    this.data.set(values, this.length);
+    this.length = needed;
   }
 
   /** The values so far (a view, valid until the next push). */
   values(): NumberArray {
     return this.data.subarray(0, this.length);
   }
+
+  /** The values as a typed array of their own, in the column's width (a byte a value for 0/1). */
+  toState(): NumberArray {
+    return this.data.slice(0, this.length);
+  }
+
+  static fromState(values: NumberArray): NumberColumn {
+    const column = new NumberColumn();
+    // A copy: the values may be a view into the bytes the state was read from.
+    if (values.length > 0) column.data = values.slice();
+    column.length = values.length;
+    return column;
+  }
+}
+
+type NumberArrayKind = Uint8ArrayConstructor | Int32ArrayConstructor | Float64ArrayConstructor;
+/** Column widths from the narrowest. */
+const WIDTHS: readonly NumberArrayKind[] = [Uint8Array, Int32Array, Float64Array];
+const kindOf = (data: NumberArray) => data.constructor as NumberArrayKind;
+
+/** `data`'s first `length` values in an array of `kind` with room for at least `needed` (doubling). */
+function resized(data: NumberArray, length: number, needed: number, kind = kindOf(data)): NumberArray {
+  let size = Math.max(data.length, INITIAL_CAPACITY);
+  while (size < needed) size *= 2;
+  const grown = new kind(size);
+  grown.set(data.subarray(0, length));
+  return grown;
 }
 
 const whole = (value: number) => Number.isInteger(value) && !Object.is(value, -0);

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { gecFamily } from '../../../shared/families/gec/task.js';
-import type { TaskContext } from '../../../shared/family/types.js';
+import type { AnyTaskFamily, ReportSection, TaskContext } from '../../../shared/family/types.js';
 import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
 import { createProvider } from '../../../shared/lib/providers/registry.js';
 import type { Item, ItemResult } from '../../../shared/model/model.js';
@@ -19,6 +19,16 @@ function byPrompt(rules: [RegExp, ScriptedAnswer | ((r: CompletionRequest) => Sc
     if (!rule) throw new Error(`no scripted answer for: ${request.prompt.slice(0, 80)}`);
     return typeof rule[1] === 'function' ? rule[1](request) : rule[1];
   };
+}
+
+/** The family's report section of results, from one tally over them. */
+function familySection(
+  suite: unknown,
+  results: readonly ItemResult[],
+): ReportSection | Promise<ReportSection> {
+  const tally = (gecFamily as AnyTaskFamily).reportTally!(suite as never)!;
+  for (const result of results) tally.add(result);
+  return tally.section();
 }
 
 const NONSENSE = /nonsense detector/;
@@ -520,7 +530,7 @@ describe('method metrics in the report', () => {
       ),
     ];
     const method = (
-      await gecFamily.report!(suite({ method: 'escalation', backends: ['sim:a', 'sim:b'] }), results)
+      await familySection(suite({ method: 'escalation', backends: ['sim:a', 'sim:b'] }), results)
     ).metrics!.method as Record<string, unknown>;
     expect(method).toMatchObject({
       escalationRate: 0.5,
@@ -546,7 +556,7 @@ describe('method metrics in the report', () => {
         { nonsense: 0.001 },
       ),
     ];
-    const method = (await gecFamily.report!(suite({ method: 'modular' }), results)).metrics!.method as {
+    const method = (await familySection(suite({ method: 'modular' }), results)).metrics!.method as {
       fusions: Record<string, { accuracy: number }>;
     };
     expect(method.fusions.cascade!.accuracy).toBe(1);
@@ -582,9 +592,8 @@ describe('method metrics in the report', () => {
         gold: undefined,
       },
     ];
-    const method = (
-      await gecFamily.report!(suite({ method: 'ensemble', backends: ['sim:a', 'sim:b'] }), results)
-    ).metrics!.method as { items: number; unanimousRate: number; accuracyVsCost: Record<string, unknown>[] };
+    const method = (await familySection(suite({ method: 'ensemble', backends: ['sim:a', 'sim:b'] }), results))
+      .metrics!.method as { items: number; unanimousRate: number; accuracyVsCost: Record<string, unknown>[] };
     expect(method.items).toBe(3);
     expect(method.unanimousRate).toBe(1 / 3);
     expect(method.accuracyVsCost.map((p) => [p.policy, p.n, p.accuracy])).toEqual([
@@ -616,7 +625,7 @@ describe('method metrics in the report', () => {
       result('FP1', 'FP2', agent(2, ['grammar_rag(en)']), { agent: 0.001 }),
       stopped,
     ];
-    const method = (await gecFamily.report!(suite({ method: 'agent' }), results)).metrics!.method as Record<
+    const method = (await familySection(suite({ method: 'agent' }), results)).metrics!.method as Record<
       string,
       unknown
     >;

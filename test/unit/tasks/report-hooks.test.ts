@@ -1,6 +1,6 @@
 /**
- * The family report hooks of qa, summarization and cleanup read their results as a stream, once,
- * and keep running figures: on small hand-checked cases, the figures they give.
+ * The family report tallies of qa, summarization and cleanup are fed their results one at a time,
+ * once, and keep running figures: on small hand-checked cases, the figures they give.
  */
 import { describe, expect, it } from 'vitest';
 import { cleanupFamily } from '../../../shared/families/cleanup/task.js';
@@ -34,7 +34,9 @@ function once(results: readonly ItemResult[]) {
 
 async function section(family: AnyTaskFamily, suite: unknown, results: readonly ItemResult[]) {
   const { stream, read } = once(results);
-  const out = await family.report!(suite as never, stream);
+  const tally = family.reportTally!(suite as never)!;
+  for await (const result of stream) tally.add(result);
+  const out = await tally.section();
   expect(read.count).toBe(results.length);
   return out.metrics!;
 }
