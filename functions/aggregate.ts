@@ -16,9 +16,15 @@ import { finishRun } from '../shared/use-cases/finish-run.js';
 import { aggregateRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 
-const deps = aggregateRoot();
+type AggregateRoot = ReturnType<typeof aggregateRoot>;
 
-async function aggregateRecord(record: SQSRecord): Promise<void> {
+/** The handler of a container built from `root` (the process's, by default). */
+export function createAggregateHandler(root: AggregateRoot = aggregateRoot()) {
+  // One at a time: each aggregation holds a whole run's results.
+  return sqsBatchHandler((record) => aggregateRecord(root, record), { parallel: false });
+}
+
+async function aggregateRecord(deps: AggregateRoot, record: SQSRecord): Promise<void> {
   const body = parseBody(record.body, aggregateTriggerBodySchema);
   if ('error' in body) {
     logger.error('aggregate trigger is not {"runId"} or {"sweepId"}: dropped', {
@@ -57,5 +63,4 @@ function logSweep(sweepId: string, outcome: AggregateSweepOutcome): void {
   metrics.addMetric('SweepsAggregated', MetricUnit.Count, 1);
 }
 
-// One at a time: each aggregation holds a whole run's results.
-export const handler = sqsBatchHandler(aggregateRecord, { parallel: false });
+export const handler = createAggregateHandler();

@@ -8,14 +8,14 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import { advanceBatches } from '../shared/use-cases/batch-lane.js';
 import { batchPollerRoot, logger, metrics, publishMetrics } from './root.js';
 
-const root = batchPollerRoot();
+type PassTally = { submitted: number; refused: number; closed: number; woken: number };
 
-export async function handler(): Promise<{
-  submitted: number;
-  refused: number;
-  closed: number;
-  woken: number;
-}> {
+/** The handler of a container built from `root` (the process's, by default). */
+export function createBatchPollerHandler(root = batchPollerRoot()): () => Promise<PassTally> {
+  return () => pass(root);
+}
+
+async function pass(root: ReturnType<typeof batchPollerRoot>): Promise<PassTally> {
   try {
     const tally = await advanceBatches(await root.deps());
     metrics.addMetric('BatchesSubmitted', MetricUnit.Count, tally.submitted);
@@ -27,3 +27,5 @@ export async function handler(): Promise<{
     publishMetrics();
   }
 }
+
+export const handler = createBatchPollerHandler();

@@ -11,9 +11,14 @@ import type { ItemMessage } from '../shared/model/model.js';
 import { recordDeadLetter } from '../shared/use-cases/dead-letter.js';
 import { deadLetterRoot, logger, metrics, sqsBatchHandler } from './root.js';
 
-const { blobs, ...deps } = deadLetterRoot();
+type DeadLetterRoot = ReturnType<typeof deadLetterRoot>;
 
-async function deadLetterRecord(record: SQSRecord): Promise<void> {
+/** The handler of a container built from `root` (the process's, by default). */
+export function createDeadLetterHandler(root: DeadLetterRoot = deadLetterRoot()) {
+  return sqsBatchHandler((record) => deadLetterRecord(root, record), { parallel: true });
+}
+
+async function deadLetterRecord({ blobs, ...deps }: DeadLetterRoot, record: SQSRecord): Promise<void> {
   let message: ItemMessage;
   try {
     message = await decodeItemMessage(record.body, blobs);
@@ -41,4 +46,4 @@ async function deadLetterRecord(record: SQSRecord): Promise<void> {
   }
 }
 
-export const handler = sqsBatchHandler(deadLetterRecord, { parallel: true });
+export const handler = createDeadLetterHandler();

@@ -18,7 +18,12 @@ import { ingestObject } from '../shared/use-cases/ingest-object.js';
 import { ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';
 
-const { bucketName, deps } = ingestRoot();
+type IngestRoot = ReturnType<typeof ingestRoot>;
+
+/** The handler of a container built from `root` (the process's, by default). */
+export function createIngestHandler(root: IngestRoot = ingestRoot()) {
+  return sqsBatchHandler((record) => ingestRecord(root, record), { parallel: false });
+}
 
 /** The message S3 sends once when a notification configuration is saved. */
 const s3TestEventSchema = z.looseObject({ Event: z.literal('s3:TestEvent'), Bucket: z.string() });
@@ -62,7 +67,7 @@ export const s3EventBodySchema = z.union([
   chunkTaskSchema,
 ]);
 
-async function ingestRecord(record: SQSRecord): Promise<void> {
+async function ingestRecord(root: IngestRoot, record: SQSRecord): Promise<void> {
   const body = parseBody(record.body, s3EventBodySchema);
   if ('error' in body) {
     logger.error('events queue message is not an S3 notification: dropped', {
@@ -78,11 +83,11 @@ async function ingestRecord(record: SQSRecord): Promise<void> {
   }
   const chunk = chunkTaskSchema.safeParse(body.data);
   if (chunk.success) {
-    logChunk(await ingestChunk(deps, chunk.data.chunk));
+    logChunk(await ingestChunk(root.deps, chunk.data.chunk));
     return;
   }
   if ('Records' in body.data && Array.isArray(body.data.Records))
-    for (const s3Record of body.data.Records as S3EventRecord[]) await ingestS3Record(s3Record);
+    for (const s3Record of body.data.Records as S3EventRecord[]) await ingestS3Record(root, s3Record);
 }
 
 function logChunk(outcome: ChunkOutcome): void {
@@ -108,13 +113,13 @@ function logChunk(outcome: ChunkOutcome): void {
   }
 }
 
-async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Promise<void> {
+async function ingestS3Record(root: IngestRoot, { eventName, eventTime, s3 }: S3EventRecord): Promise<void> {
   const rawKey = s3.object.key;
   if (!eventName.startsWith('ObjectCreated:')) {
     logger.info('not an upload: ignored', { eventName, key: rawKey });
     return;
   }
-  if (s3.bucket.name !== bucketName) {
+  if (s3.bucket.name !== root.bucketName) {
     logger.warn('upload to another bucket than BUCKET_NAME: ignored', {
       bucket: s3.bucket.name,
       key: rawKey,
@@ -132,11 +137,11 @@ async function ingestS3Record({ eventName, eventTime, s3 }: S3EventRecord): Prom
   }
   // The same upload (a redelivered event) has the same version, so it maps to the same run.
   const version = `${s3.object.eTag ?? ''}:${s3.object.sequencer ?? eventTime ?? ''}`;
-  await ingestUpload(key, version);
+  await ingestUpload(root, key, version);
 }
 
-async function ingestUpload(key: string, version: string): Promise<void> {
-  const outcome = await ingestObject(deps, { key, version });
+async function ingestUpload(root: IngestRoot, key: string, version: string): Promise<void> {
+  const outcome = await ingestObject(root.deps, { key, version });
   switch (outcome.status) {
     case 'started':
     case 'resumed':
@@ -199,4 +204,4 @@ async function ingestUpload(key: string, version: string): Promise<void> {
   }
 }
 
-export const handler = sqsBatchHandler(ingestRecord, { parallel: false });
+export const handler = createIngestHandler();

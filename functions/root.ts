@@ -70,18 +70,32 @@ export function publishMetrics(): void {
  */
 export const BUNDLE_ROOT = process.env.LAMBDA_TASK_ROOT || fileURLToPath(new URL('..', import.meta.url));
 
+/**
+ * What a container is built from: by default the process's environment and SDK clients built
+ * from it (a Lambda container); the capacity model builds many containers in one process, each
+ * from an environment and clients of its own.
+ */
+export interface ContainerOptions {
+  env?: NodeJS.ProcessEnv;
+  clients?: AwsClients;
+}
+
 interface Base<Q extends QueueVariable> {
   env: FunctionEnv<Q>;
+  /** The whole environment (provider keys, limits, prices), not only the variables parsed. */
+  processEnv: NodeJS.ProcessEnv;
   clients: AwsClients;
   blobs: S3BlobStore;
   runStore: DynamoRunStore;
 }
 
-function base<Q extends QueueVariable>(queues: readonly Q[]): Base<Q> {
-  const env = parseFunctionEnv(queues);
-  const clients = createAwsClients(env);
+function base<Q extends QueueVariable>(queues: readonly Q[], options: ContainerOptions = {}): Base<Q> {
+  const processEnv = options.env ?? process.env;
+  const env = parseFunctionEnv(queues, processEnv);
+  const clients = options.clients ?? createAwsClients(env);
   return {
     env,
+    processEnv,
     clients,
     blobs: new S3BlobStore({ client: clients.s3, bucket: env.BUCKET_NAME }),
     runStore: new DynamoRunStore({
@@ -106,8 +120,8 @@ function providerKeys<Q extends QueueVariable>(b: Base<Q>): () => Promise<NodeJS
   return () => {
     keys ??= (
       arn
-        ? loadProviderSecrets(b.clients.secrets, arn).then((secrets) => ({ ...process.env, ...secrets }))
-        : Promise.resolve(process.env)
+        ? loadProviderSecrets(b.clients.secrets, arn).then((secrets) => ({ ...b.processEnv, ...secrets }))
+        : Promise.resolve(b.processEnv)
     ).catch((error: unknown) => {
       keys = undefined;
       throw error;
@@ -117,10 +131,10 @@ function providerKeys<Q extends QueueVariable>(b: Base<Q>): () => Promise<NodeJS
 }
 
 /** Ingest: reads uploads, writes the run, sends items; prompts come from the bucket, then the bundle. */
-export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
-  const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'EVENTS_QUEUE_URL']);
+export function ingestRoot(options: ContainerOptions = {}): { bucketName: string; deps: IngestObjectDeps } {
+  const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'EVENTS_QUEUE_URL'], options);
   const keys = providerKeys(b);
-  const prices = loadPriceTable(undefined, process.env);
+  const prices = loadPriceTable(undefined, b.processEnv);
   return {
     bucketName: b.env.BUCKET_NAME,
     deps: {
@@ -163,13 +177,13 @@ export function ingestRoot(): { bucketName: string; deps: IngestObjectDeps } {
  * The worker: scores items. Provider keys are read once per container, on the first
  * invocation (see {@link providerKeys}), and providers are built once per backend.
  */
-export function workerRoot(): {
+export function workerRoot(options: ContainerOptions = {}): {
   blobs: S3BlobStore;
   batchStore: DynamoBatchStore;
   scoring(): Promise<ScoreItemDeps>;
 } {
-  const b = base(['AGGREGATE_QUEUE_URL']);
-  const prices = loadPriceTable(undefined, process.env);
+  const b = base(['AGGREGATE_QUEUE_URL'], options);
+  const prices = loadPriceTable(undefined, b.processEnv);
   const cache = new DynamoLlmCache({
     client: b.clients.doc,
     tableName: b.env.TABLE_NAME,
@@ -185,8 +199,8 @@ export function workerRoot(): {
   // (ASSAY_WORKER_MAX_CONCURRENCY), counted once per episode in RateLimitStoreFallback.
   const limiters = new RateLimiters({
     store: new DynamoRateLimitStore({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
-    env: process.env,
-    fleetSize: fleetSizeOf(process.env),
+    env: b.processEnv,
+    fleetSize: fleetSizeOf(b.processEnv),
     onStoreFallback: ({ key, error, fleetSize, share }) => {
       metrics.addMetric('RateLimitStoreFallback', MetricUnit.Count, 1);
       logger.warn("rate limit store unavailable: keeping to this container's share of the limit", {
@@ -237,9 +251,9 @@ function batchStore<Q extends QueueVariable>(b: Base<Q>): DynamoBatchStore {
  * The batch poller (scheduled): submits the calls workers recorded, collects finished batches
  * and sends their waiting items back to the items queue.
  */
-export function batchPollerRoot(): { deps(): Promise<AdvanceBatchesDeps> } {
-  const b = base(['ITEMS_QUEUE_URL']);
-  const prices = loadPriceTable(undefined, process.env);
+export function batchPollerRoot(options: ContainerOptions = {}): { deps(): Promise<AdvanceBatchesDeps> } {
+  const b = base(['ITEMS_QUEUE_URL'], options);
+  const prices = loadPriceTable(undefined, b.processEnv);
   const keys = providerKeys(b);
   const queue = new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs });
   let deps: AdvanceBatchesDeps | undefined;
@@ -268,8 +282,12 @@ function namedBody(body: string): { runId: string; itemId: string; body: string 
 }
 
 /** The dead-letter function: records dead items as failed results. */
-export function deadLetterRoot(): { blobs: S3BlobStore; runStore: RunStore; trigger: AggregateTrigger } {
-  const b = base(['AGGREGATE_QUEUE_URL']);
+export function deadLetterRoot(options: ContainerOptions = {}): {
+  blobs: S3BlobStore;
+  runStore: RunStore;
+  trigger: AggregateTrigger;
+} {
+  const b = base(['AGGREGATE_QUEUE_URL'], options);
   return { blobs: b.blobs, runStore: b.runStore, trigger: aggregateTrigger(b) };
 }
 
@@ -278,8 +296,12 @@ export function deadLetterRoot(): { blobs: S3BlobStore; runStore: RunStore; trig
  * previous run (`run`); aggregates a sweep it is asked for (`sweep`); once a run is done, keeps
  * the leaderboard and aggregates the sweeps it completes (`finish`).
  */
-export function aggregateRoot(): { run: AggregateDeps; sweep: AggregateSweepDeps; finish: FinishRunDeps } {
-  const b = base([]);
+export function aggregateRoot(options: ContainerOptions = {}): {
+  run: AggregateDeps;
+  sweep: AggregateSweepDeps;
+  finish: FinishRunDeps;
+} {
+  const b = base([], options);
   const table = { client: b.clients.doc, tableName: b.env.TABLE_NAME };
   const sweeps = new DynamoSweepStore(table);
   return {
@@ -302,8 +324,8 @@ export function aggregateRoot(): { run: AggregateDeps; sweep: AggregateSweepDeps
 }
 
 /** The watchdog: looks at the runs not done yet, triggers their aggregation again when it is due. */
-export function watchdogRoot(): WatchRunsDeps {
-  const b = base(['AGGREGATE_QUEUE_URL']);
+export function watchdogRoot(options: ContainerOptions = {}): WatchRunsDeps {
+  const b = base(['AGGREGATE_QUEUE_URL'], options);
   return { runStore: b.runStore, trigger: aggregateTrigger(b), stuckAfterMs: b.env.ASSAY_STUCK_AFTER_MS };
 }
 

@@ -11,9 +11,14 @@ import { scoreOrWait } from '../shared/use-cases/batch-lane.js';
 import { loadRun, scoreItem } from '../shared/use-cases/score-item.js';
 import { logger, metrics, sqsBatchHandler, workerRoot } from './root.js';
 
-const { blobs, scoring, batchStore } = workerRoot();
+type WorkerRoot = ReturnType<typeof workerRoot>;
 
-async function scoreRecord(record: SQSRecord): Promise<void> {
+/** The handler of a container built from `root` (the process's, by default). */
+export function createWorkerHandler(root: WorkerRoot = workerRoot()) {
+  return sqsBatchHandler((record) => scoreRecord(root, record), { parallel: true });
+}
+
+async function scoreRecord({ blobs, scoring, batchStore }: WorkerRoot, record: SQSRecord): Promise<void> {
   let message: ItemMessage;
   try {
     message = await decodeItemMessage(record.body, blobs);
@@ -89,4 +94,4 @@ function countSpend(result: ItemResult): void {
   );
 }
 
-export const handler = sqsBatchHandler(scoreRecord, { parallel: true });
+export const handler = createWorkerHandler();

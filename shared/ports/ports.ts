@@ -28,7 +28,17 @@ export interface BlobStore {
    * `BlobChangedError` if the object was replaced since: a reader in chunks reads one version.
    */
   read(key: string, options?: { start?: number; version?: string }): Promise<BlobRead | undefined>;
+  /**
+   * Writes `key` as the pieces one after another: text, bytes, or (a stretch of) an object the
+   * store holds (`end` exclusive), without passing the objects' bytes through the caller (S3
+   * copies large stretches inside the service). Readers see the object only once it is whole.
+   * A piece naming an object that does not exist throws `NotFoundError`, and nothing is written.
+   */
+  compose(key: string, pieces: readonly BlobPiece[], contentType?: string): Promise<void>;
 }
+
+/** A piece of an object {@link BlobStore.compose} writes. */
+export type BlobPiece = string | Uint8Array | { key: string; start?: number; end?: number };
 
 /** What {@link BlobStore.read} gives. */
 export interface BlobRead {

@@ -16,7 +16,10 @@ import { taskFor } from '../registry/registry.js';
 import type { Suite } from '../registry/suite.js';
 
 /** What ingest does with a run store: create the run, record invalid rows, close its parts. */
-export type IngestRunStore = Pick<RunStore, 'createRun' | 'getRun' | 'resultIds' | 'recordResult' | 'closePart'>;
+export type IngestRunStore = Pick<
+  RunStore,
+  'createRun' | 'getRun' | 'resultIds' | 'recordResult' | 'closePart'
+>;
 
 export interface StartRunDeps {
   runStore: IngestRunStore;

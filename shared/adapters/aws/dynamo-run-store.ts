@@ -755,7 +755,11 @@ export class DynamoRunStore implements RunStore, RunHistory {
    */
   async activeRuns(): Promise<ActiveRun[]> {
     const active: ActiveRun[] = [];
-    for await (const entry of this.query(ACTIVE_PK, KEY_PREFIXES.activeRun, 'runId, watchedProgress, watchedSince')) {
+    for await (const entry of this.query(
+      ACTIVE_PK,
+      KEY_PREFIXES.activeRun,
+      'runId, watchedProgress, watchedSince',
+    )) {
       const runId = String(entry.runId);
       const meta = await this.getMeta(runId);
       if (!meta || meta.status === 'done') continue;
@@ -764,7 +768,9 @@ export class DynamoRunStore implements RunStore, RunHistory {
         runId,
         status: meta.status,
         statusSince: meta.statusSince ?? Date.parse(meta.startedAt),
-        ...(meta.status === 'aggregating' && meta.leaseUntil !== undefined ? { leaseUntil: meta.leaseUntil } : {}),
+        ...(meta.status === 'aggregating' && meta.leaseUntil !== undefined
+          ? { leaseUntil: meta.leaseUntil }
+          : {}),
         complete: isComplete(meta),
         progress: (counters?.done ?? 0) + (counters?.failed ?? 0) + (meta.rowsClosed ?? 0),
         ...(entry.watchedProgress === undefined

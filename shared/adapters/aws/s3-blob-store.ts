@@ -12,9 +12,10 @@ import {
   type S3Client,
   S3ServiceException,
   UploadPartCommand,
+  UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
-import { BlobChangedError } from '../../model/errors.js';
-import type { BlobRead, BlobStore } from '../../ports/ports.js';
+import { BlobChangedError, NotFoundError } from '../../model/errors.js';
+import type { BlobPiece, BlobRead, BlobStore } from '../../ports/ports.js';
 
 export interface S3BlobStoreOptions {
   client: S3Client;
@@ -25,6 +26,10 @@ export interface S3BlobStoreOptions {
 
 /** Part size of {@link S3BlobStore.putStream}: above S3's 5 MiB minimum, small enough to hold. */
 export const STREAM_PART_BYTES = 8 * 1024 * 1024;
+
+/** S3's smallest part of a multipart upload (all but the last) and its largest. */
+const MIN_PART_BYTES = 5 * 1024 * 1024;
+const MAX_PART_BYTES = 5 * 1024 * 1024 * 1024;
 
 /**
  * The bucket as a {@link BlobStore}. Keys are plain (decoded) S3 keys: callers that got a key
@@ -127,6 +132,142 @@ export class S3BlobStore implements BlobStore {
       }
       throw error;
     }
+  }
+
+  /**
+   * A multipart upload whose parts are the pieces: a stretch of an object of at least 5 MiB is a
+   * part copied inside S3 (UploadPartCopy), never read here; smaller stretches, text and bytes
+   * are gathered (read by ranged GETs) into parts of at least 5 MiB (S3's minimum for every part
+   * but the last). The whole under 5 MiB is one PutObject. A failure aborts the upload.
+   */
+  async compose(key: string, pieces: readonly BlobPiece[], contentType?: string): Promise<void> {
+    const encoder = new TextEncoder();
+    type Stretch = { bytes: Uint8Array } | { key: string; start: number; end: number };
+    const stretches: Stretch[] = [];
+    for (const piece of pieces) {
+      if (typeof piece === 'string') stretches.push({ bytes: encoder.encode(piece) });
+      else if (piece instanceof Uint8Array) stretches.push({ bytes: piece });
+      else {
+        const size = await this.sizeOf(piece.key);
+        if (size === undefined) throw new NotFoundError(`s3://${this.bucket}/${piece.key} does not exist`);
+        const start = Math.min(piece.start ?? 0, size);
+        const end = Math.min(piece.end ?? size, size);
+        if (end > start) stretches.push({ key: piece.key, start, end });
+      }
+    }
+    const type = contentType ?? 'application/octet-stream';
+    let uploadId: string | undefined;
+    const parts: { ETag?: string; PartNumber: number }[] = [];
+    let pending: Uint8Array[] = [];
+    let pendingBytes = 0;
+    const begin = async () => {
+      if (uploadId !== undefined) return uploadId;
+      const created = await this.client.send(
+        new CreateMultipartUploadCommand({ Bucket: this.bucket, Key: key, ContentType: type }),
+      );
+      uploadId = created.UploadId!;
+      return uploadId;
+    };
+    const flush = async () => {
+      if (pendingBytes === 0) return;
+      const body = Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+      const UploadId = await begin();
+      const PartNumber = parts.length + 1;
+      const out = await this.client.send(
+        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId, PartNumber, Body: body }),
+      );
+      parts.push({ ETag: out.ETag, PartNumber });
+    };
+    const gather = async (bytes: Uint8Array) => {
+      pending.push(bytes);
+      pendingBytes += bytes.byteLength;
+      if (pendingBytes >= STREAM_PART_BYTES) await flush();
+    };
+    try {
+      for (const stretch of stretches) {
+        if ('bytes' in stretch) {
+          await gather(stretch.bytes);
+          continue;
+        }
+        let { start } = stretch;
+        // Gathered bytes under the minimum take the stretch's head first, so they make a part.
+        if (pendingBytes > 0 && pendingBytes < MIN_PART_BYTES) {
+          const take = Math.min(stretch.end, start + (MIN_PART_BYTES - pendingBytes));
+          await gather(await this.range(stretch.key, start, take));
+          start = take;
+        }
+        if (stretch.end - start < MIN_PART_BYTES) {
+          if (stretch.end > start) await gather(await this.range(stretch.key, start, stretch.end));
+          continue;
+        }
+        await flush();
+        for (let at = start; at < stretch.end; ) {
+          const to = Math.min(stretch.end, at + MAX_PART_BYTES);
+          const UploadId = await begin();
+          const PartNumber = parts.length + 1;
+          const out = await this.client.send(
+            new UploadPartCopyCommand({
+              Bucket: this.bucket,
+              Key: key,
+              UploadId,
+              PartNumber,
+              CopySource: `${this.bucket}/${encodeURIComponent(stretch.key)}`,
+              CopySourceRange: `bytes=${at}-${to - 1}`,
+            }),
+          );
+          parts.push({ ETag: out.CopyPartResult?.ETag, PartNumber });
+          at = to;
+        }
+      }
+      if (uploadId === undefined) {
+        await this.client.send(
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Body: Buffer.concat(pending, pendingBytes),
+            ContentType: type,
+          }),
+        );
+        return;
+      }
+      await flush();
+      await this.client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: { Parts: parts },
+        }),
+      );
+    } catch (error) {
+      if (uploadId !== undefined) {
+        await this.client
+          .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
+          .catch(() => undefined);
+      }
+      throw error;
+    }
+  }
+
+  /** An object's size; undefined when it does not exist. */
+  private async sizeOf(key: string): Promise<number | undefined> {
+    try {
+      const head = await this.client.send(new HeadObjectCommand({ Bucket: this.bucket, Key: key }));
+      return head.ContentLength ?? 0;
+    } catch (err) {
+      if (isMissingKey(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Bytes [start, end) of an object. */
+  private async range(key: string, start: number, end: number): Promise<Uint8Array> {
+    const out = await this.client.send(
+      new GetObjectCommand({ Bucket: this.bucket, Key: key, Range: `bytes=${start}-${end - 1}` }),
+    );
+    return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
   }
 
   /** Every key under `prefix`, all pages, in S3's (UTF-8 binary) order. */

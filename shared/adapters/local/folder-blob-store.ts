@@ -2,9 +2,9 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { BlobChangedError } from '../../model/errors.js';
+import { BlobChangedError, NotFoundError } from '../../model/errors.js';
 import { discard } from '../../model/streams.js';
-import type { BlobRead, BlobStore } from '../../ports/ports.js';
+import type { BlobPiece, BlobRead, BlobStore } from '../../ports/ports.js';
 
 /** A folder as a bucket: keys are paths under `root`. Writes are atomic (temp file + rename). */
 export class FolderBlobStore implements BlobStore {
@@ -79,6 +79,29 @@ export class FolderBlobStore implements BlobStore {
     await rename(temp, path);
   }
 
+  async compose(key: string, pieces: readonly BlobPiece[]): Promise<void> {
+    // Every named object first: a missing one writes nothing.
+    for (const piece of pieces) {
+      if (typeof piece === 'object' && !(piece instanceof Uint8Array) && !(await this.read(piece.key)))
+        throw new NotFoundError(`${piece.key} does not exist in ${this.root}`);
+    }
+    const self = this;
+    await this.putStream(
+      key,
+      (async function* () {
+        for (const piece of pieces) {
+          if (typeof piece === 'string' || piece instanceof Uint8Array) yield piece;
+          else {
+            const path = self.path(piece.key);
+            const end = piece.end === undefined ? undefined : piece.end - 1;
+            if (end !== undefined && end < (piece.start ?? 0)) continue;
+            yield* createReadStream(path, { start: piece.start ?? 0, ...(end === undefined ? {} : { end }) });
+          }
+        }
+      })(),
+    );
+  }
+
   async list(prefix: string): Promise<string[]> {
     const out: string[] = [];
     const walk = async (dir: string) => {
@@ -136,6 +159,10 @@ export class LayeredBlobStore implements BlobStore {
     contentType?: string,
   ): Promise<void> {
     await this.layers[0]!.putStream(key, body, contentType);
+  }
+
+  async compose(key: string, pieces: readonly BlobPiece[], contentType?: string): Promise<void> {
+    await this.layers[0]!.compose(key, pieces, contentType);
   }
 
   async list(prefix: string): Promise<string[]> {

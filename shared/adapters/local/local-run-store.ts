@@ -304,7 +304,9 @@ export class LocalRunStore implements RunStore {
         runId: run.runId,
         status: run.status,
         statusSince: this.statusSince,
-        ...(run.status === 'aggregating' && this.leaseUntil !== undefined ? { leaseUntil: this.leaseUntil } : {}),
+        ...(run.status === 'aggregating' && this.leaseUntil !== undefined
+          ? { leaseUntil: this.leaseUntil }
+          : {}),
         complete: this.complete(),
         progress: done + failed + (run.total ?? 0),
         ...(this.watched ? { watched: this.watched } : {}),

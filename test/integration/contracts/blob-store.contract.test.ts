@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { S3BlobStore } from '../../../shared/adapters/aws/s3-blob-store.js';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
+import { BlobChangedError, NotFoundError } from '../../../shared/model/errors.js';
 import type { BlobStore } from '../../../shared/ports/ports.js';
 import { chunksOf, tempDir } from '../../helpers.js';
 import { awsStack, fresh } from './fixtures.js';
@@ -70,4 +71,66 @@ describe.each(adapters)('BlobStore contract: %s', { timeout: 60_000 }, (_name, m
     expect(await blobs.get(`${base}/broken.csv`)).toBeUndefined();
     expect(await blobs.list(`${base}/`)).toEqual([`${base}/report.csv`]);
   });
+
+  it('reads an object from any byte on, with its size and version; a replaced one is refused at its old version', async () => {
+    const blobs = await make();
+    const key = `${fresh('read')}/data.csv`;
+    await blobs.put(key, 'héllo wörld');
+    const whole = (await blobs.read(key))!;
+    expect(whole.size).toBe(13);
+    expect(text(await bytesOf(whole.body))).toBe('héllo wörld');
+    const tail = (await blobs.read(key, { start: 7, version: whole.version }))!;
+    expect(tail).toMatchObject({ size: 13, version: whole.version });
+    expect(text(await bytesOf(tail.body))).toBe('wörld');
+    expect(await bytesOf((await blobs.read(key, { start: 13 }))!.body)).toHaveLength(0);
+    expect(await blobs.read(`${fresh('nope')}/x.csv`)).toBeUndefined();
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await blobs.put(key, 'something else, longer');
+    await expect(blobs.read(key, { start: 1, version: whole.version })).rejects.toBeInstanceOf(
+      BlobChangedError,
+    );
+  });
+
+  it('composes an object of text, bytes and stretches of objects, large stretches included', async () => {
+    const blobs = await make();
+    const base = fresh('compose');
+    // Two parts of 6 MiB and one small: the large stretches are copied, the rest gathered.
+    const big = (fill: number) => new Uint8Array(6 * 1024 * 1024).fill(fill);
+    await blobs.put(`${base}/a.bin`, big(97));
+    await blobs.put(`${base}/b.bin`, big(98));
+    await blobs.put(`${base}/c.txt`, 'small part');
+    await blobs.compose(`${base}/whole.bin`, [
+      'head|',
+      { key: `${base}/a.bin` },
+      new Uint8Array([124]),
+      { key: `${base}/c.txt`, start: 6 },
+      { key: `${base}/b.bin`, start: 1024, end: 1024 + 6 * 1024 * 1024 - 2048 },
+      { key: `${base}/c.txt`, start: 3, end: 3 },
+      '|tail',
+    ]);
+    const whole = Buffer.from((await blobs.get(`${base}/whole.bin`))!);
+    const expected = Buffer.concat([
+      Buffer.from('head|'),
+      Buffer.from(big(97)),
+      Buffer.from('|'),
+      Buffer.from('part'),
+      Buffer.from(big(98).subarray(0, 6 * 1024 * 1024 - 2048)),
+      Buffer.from('|tail'),
+    ]);
+    expect(whole.length).toBe(expected.length);
+    expect(whole.equals(expected)).toBe(true);
+    // A small whole, and a piece that does not exist (nothing written).
+    await blobs.compose(`${base}/small.txt`, ['x', { key: `${base}/c.txt`, end: 5 }, 'y']);
+    expect(text(await blobs.get(`${base}/small.txt`))).toBe('xsmally');
+    await expect(blobs.compose(`${base}/none.txt`, ['x', { key: `${base}/missing` }])).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+    expect(await blobs.get(`${base}/none.txt`)).toBeUndefined();
+  });
 });
+
+async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
+  const chunks: Uint8Array[] = [];
+  for await (const chunk of body) chunks.push(chunk);
+  return Buffer.concat(chunks);
+}
