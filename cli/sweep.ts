@@ -7,6 +7,7 @@ import type { RunRecord } from '../shared/model/model.js';
 import type { Report } from '../shared/model/report.js';
 import { type Suite, validateSuite, variantSuites } from '../shared/registry/suite.js';
 import { prepareSweep, type SweepReport } from '../shared/sweeps/sweep.js';
+import { whyNotWritten } from '../shared/use-cases/aggregate-run.js';
 import { aggregateSweep, writeSweepReport } from '../shared/use-cases/aggregate-sweep.js';
 import { type DatasetSource, type RunSettings, runSuite } from './local-run.js';
 
@@ -57,7 +58,8 @@ export async function runSweep(
       outDir: undefined,
       runsDir,
     });
-    if (done.outcome.status !== 'written') throw new Error(`variant ${variant.name}: ${done.outcome.reason}`);
+    if (done.outcome.status !== 'written')
+      throw new Error(`variant ${variant.name}: ${whyNotWritten(done.outcome)}`);
     runs.push({
       variant: variant.name,
       run: done.run,

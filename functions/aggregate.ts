@@ -10,7 +10,9 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { aggregateTriggerBodySchema } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
-import { aggregateRun } from '../shared/use-cases/aggregate-run.js';
+import type { AggregationStep } from '../shared/ports/ports.js';
+import { aggregationStep } from '../shared/use-cases/aggregate-parts.js';
+import { type AggregateOutcome, aggregateRun } from '../shared/use-cases/aggregate-run.js';
 import { type AggregateSweepOutcome, aggregateSweep } from '../shared/use-cases/aggregate-sweep.js';
 import { finishRun } from '../shared/use-cases/finish-run.js';
 import { aggregateRoot, logger, metrics, sqsBatchHandler } from './root.js';
@@ -27,7 +29,7 @@ export function createAggregateHandler(root: AggregateRoot = aggregateRoot()) {
 async function aggregateRecord(deps: AggregateRoot, record: SQSRecord): Promise<void> {
   const body = parseBody(record.body, aggregateTriggerBodySchema);
   if ('error' in body) {
-    logger.error('aggregate trigger is not {"runId"} or {"sweepId"}: dropped', {
+    logger.error('aggregate trigger is not {"runId"}, {"sweepId"} or a step of a run: dropped', {
       messageId: record.messageId,
       reason: body.error,
     });
@@ -39,9 +41,20 @@ async function aggregateRecord(deps: AggregateRoot, record: SQSRecord): Promise<
     return;
   }
   const { runId } = body.data;
-  const outcome = await aggregateRun(deps.run, runId);
+  let outcome: AggregateOutcome;
+  if ('step' in body.data) {
+    const step = await aggregationStep(deps.steps, body.data as AggregationStep);
+    if (step.status !== 'written') {
+      logger.info(`aggregation step ${step.status}`, { runId, ...step });
+      return;
+    }
+    outcome = step;
+  } else outcome = await aggregateRun(deps.run, runId);
   if (outcome.status === 'skipped') logger.info('aggregation skipped', { runId, reason: outcome.reason });
-  else {
+  else if (outcome.status === 'in-parts') {
+    logger.info('aggregation in parts started', { runId, parts: outcome.parts });
+    return;
+  } else {
     logger.info('report written', { runId, keys: outcome.keys, counts: outcome.report.counts });
     metrics.addMetric('RunsAggregated', MetricUnit.Count, 1);
   }

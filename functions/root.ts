@@ -41,6 +41,7 @@ import type { RunRecord } from '../shared/model/model.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports/ports.js';
 import { encodersOf, simulateAnswer } from '../shared/registry/registry.js';
 import { validateSuite } from '../shared/registry/suite.js';
+import type { InPartsDeps } from '../shared/use-cases/aggregate-parts.js';
 import type { AggregateDeps } from '../shared/use-cases/aggregate-run.js';
 import type { AggregateSweepDeps } from '../shared/use-cases/aggregate-sweep.js';
 import type { AdvanceBatchesDeps } from '../shared/use-cases/batch-lane.js';
@@ -298,19 +299,28 @@ export function deadLetterRoot(options: ContainerOptions = {}): {
  */
 export function aggregateRoot(options: ContainerOptions = {}): {
   run: AggregateDeps;
+  steps: InPartsDeps;
   sweep: AggregateSweepDeps;
   finish: FinishRunDeps;
 } {
-  const b = base([], options);
+  const b = base(['AGGREGATE_QUEUE_URL'], options);
   const table = { client: b.clients.doc, tableName: b.env.TABLE_NAME };
   const sweeps = new DynamoSweepStore(table);
+  const inParts = {
+    scratch: b.blobs,
+    steps: new DynamoChunkStore({ ...table, ttlDays: b.env.ASSAY_CACHE_TTL_DAYS }),
+    trigger: new SqsAggregateTrigger({ client: b.clients.sqs, queueUrl: b.env.AGGREGATE_QUEUE_URL }),
+    stepLeaseMs: (FUNCTION_TIMEOUT_SECONDS.aggregate + 60) * 1000,
+  };
   return {
     run: {
       runStore: b.runStore,
       reports: b.blobs,
       history: b.runStore,
       leaseMs: b.env.ASSAY_AGGREGATION_LEASE_MS,
+      inParts: { ...inParts, fromResults: b.env.ASSAY_AGGREGATE_IN_PARTS_FROM },
     },
+    steps: { ...inParts, runStore: b.runStore, reports: b.blobs },
     sweep: { sweeps, runs: b.runStore, reports: b.blobs },
     finish: {
       runs: b.runStore,

@@ -16,6 +16,7 @@ export interface AssayConfig {
   readonly ingestMaxConcurrency: number;
   readonly workerMaxConcurrency: number;
   readonly deadLetterMaxConcurrency: number;
+  /** A run aggregated in parts tallies and writes its parts in parallel, this many at once. */
   readonly aggregateMaxConcurrency: number;
   /** POWERTOOLS_LOG_LEVEL of every function. */
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
@@ -47,7 +48,7 @@ export const DEFAULT_CONFIG: AssayConfig = {
   ingestMaxConcurrency: 2,
   workerMaxConcurrency: 50,
   deadLetterMaxConcurrency: 2,
-  aggregateMaxConcurrency: 2,
+  aggregateMaxConcurrency: 20,
   logLevel: 'INFO',
   logRetentionDays: 30,
   cacheTtlDays: 30,

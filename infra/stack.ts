@@ -96,10 +96,11 @@ export class AssayStack extends Stack {
         bundledFolders: ['prompts'],
       })
         .useTable(table)
-        .useBucket(bucket, { read: UPLOAD_PREFIXES, write: [SPILL_PREFIX] })
+        // spill/: oversize item bodies, and a sampled run's reservoir between chunks.
+        .useBucket(bucket, { read: [...UPLOAD_PREFIXES, SPILL_PREFIX], write: [SPILL_PREFIX] })
         .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
-        // A dataset too big for one invocation continues in the next: ingest sends itself the rest.
+        // A dataset larger than a chunk is read a chunk an invocation: each sends the next.
         .sendsTo(events.queue, 'EVENTS_QUEUE_URL')
         // To refuse an upload whose backends have no key, before any item is queued.
         .readsSecret(this.providerSecret)
@@ -153,8 +154,14 @@ export class AssayStack extends Stack {
         ...SIZES.aggregate,
       })
         .useTable(table)
-        // suites/ for the run's definition, reports/ for the previous run to compare with.
-        .useBucket(bucket, { read: [SUITES_PREFIX, REPORTS_PREFIX], write: [REPORTS_PREFIX] })
+        // suites/ for the run's definition, reports/ for the previous run to compare with,
+        // spill/ for what the steps of a run aggregated in parts hand each other.
+        .useBucket(bucket, {
+          read: [SUITES_PREFIX, REPORTS_PREFIX, SPILL_PREFIX],
+          write: [REPORTS_PREFIX, SPILL_PREFIX],
+        })
+        // A run aggregated in parts: each step asks for the next.
+        .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         // Batches as declared in the layout: one run per invocation, a large run takes a while to score.
         .consumes(aggregate.queue, {
           ...aggregate.declaration.consumer,
@@ -187,6 +194,8 @@ export class AssayStack extends Stack {
         environment: { ASSAY_STUCK_AFTER_MS: String(config.stuckAfterMinutes * 60_000) },
       })
         .useTable(table)
+        // No object access: the bucket is named because every container's environment names it.
+        .useBucket(bucket, {})
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL'),
     };
     new eventbridge.Rule(this, 'BatchPollSchedule', {

@@ -59,10 +59,14 @@ export function snapshotEnv(): () => void {
 const noKeys = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k)));
 
 /** The CLI as a user runs it, from the repository, with no API key and its LLM cache in `dir`. */
-export function assayCli(args: string[], dir: string): Promise<{ stdout: string; stderr: string }> {
+export function assayCli(
+  args: string[],
+  dir: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ stdout: string; stderr: string }> {
   return promisify(execFile)(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], {
     cwd: REPO,
-    env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache') },
+    env: { ...noKeys, ASSAY_CACHE_DIR: join(dir, 'cache'), ...env },
   });
 }
 

@@ -21,7 +21,7 @@ import { jsonLines } from '../../shared/adapters/local/jsonl.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
 import type { ItemResult, RunRecord } from '../../shared/model/model.js';
 import type { Report } from '../../shared/model/report.js';
-import { writeRunReport } from '../../shared/use-cases/aggregate-run.js';
+import { whyNotWritten, writeRunReport } from '../../shared/use-cases/aggregate-run.js';
 import { gecSuite, goldCsv } from './data.js';
 
 const { values } = parseArgs({
@@ -56,7 +56,7 @@ async function run(): Promise<Report> {
     fresh: true,
     cachePath: join(dir, 'cache.jsonl'),
   });
-  if (outcome.status !== 'written') throw new Error(`the run was not aggregated: ${outcome.reason}`);
+  if (outcome.status !== 'written') throw new Error(`the run was not aggregated: ${whyNotWritten(outcome)}`);
   timed = performance.now() - started;
   return outcome.report;
 }

@@ -13,6 +13,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
 import OpenAI from 'openai';
 import { runLocal } from '../../cli/local-run.js';
+import { whyNotWritten } from '../../shared/use-cases/aggregate-run.js';
 import { gecSuite, goldCsv } from './data.js';
 
 const { values } = parseArgs({
@@ -55,7 +56,7 @@ async function assay({ name, suitePath }: { name: string; suitePath: string }): 
     cachePath: join(dir, `${name}.cache.jsonl`),
     env: { ...process.env, VLLM_BASE_URL: url },
   });
-  if (outcome.status !== 'written') throw new Error(`the run was not aggregated: ${outcome.reason}`);
+  if (outcome.status !== 'written') throw new Error(`the run was not aggregated: ${whyNotWritten(outcome)}`);
   results = outcome.report.counts.items;
   return outcome.report.counts.failed;
 }

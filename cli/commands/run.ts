@@ -5,6 +5,7 @@ import { LocalRunHistory } from '../../shared/adapters/local/local-run-history.j
 import { detectDefaultBackend } from '../../shared/lib/providers/registry.js';
 import { isSweep } from '../../shared/model/variants.js';
 import { validateSuite } from '../../shared/registry/suite.js';
+import { whyNotWritten } from '../../shared/use-cases/aggregate-run.js';
 import { discoverSuites, promptChanges } from '../changed.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from '../local-run.js';
 import { progressReporter } from '../progress.js';
@@ -79,7 +80,7 @@ async function run(
     return;
   }
   const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, settings);
-  if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
+  if (outcome.status !== 'written') throw new Error(`run not aggregated: ${whyNotWritten(outcome)}`);
   process.stdout.write(summary(outcome.report, outDir) + comparisonLine(outcome.report));
   if (unscorable) throw new Error(unscorable);
 }

@@ -1,5 +1,6 @@
 /** `assay score`: score outputs made elsewhere with a task family's scorers. */
 import { validateSuite } from '../../shared/registry/suite.js';
+import { whyNotWritten } from '../../shared/use-cases/aggregate-run.js';
 import { runSuite } from '../local-run.js';
 import { progressReporter } from '../progress.js';
 import { configurations, scoringRun } from '../score.js';
@@ -45,7 +46,7 @@ export async function scoreCommand(flags: ScoreFlags): Promise<void> {
     outDir: flags.out,
     onEvent: flags.progress ? progressReporter() : undefined,
   });
-  if (outcome.status !== 'written') throw new Error(`run not aggregated: ${outcome.reason}`);
+  if (outcome.status !== 'written') throw new Error(`run not aggregated: ${whyNotWritten(outcome)}`);
   process.stdout.write(summary(outcome.report, outDir));
   if (unscorable) throw new Error(unscorable);
 }

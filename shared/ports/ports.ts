@@ -144,6 +144,8 @@ export interface RunStore {
    */
   claimAggregation(runId: string, leaseMs: number): Promise<boolean>;
   setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void>;
+  /** How many parts the run has: every part's number once the last is known, else those begun (at least 1). */
+  partCount(runId: string): Promise<number>;
   /** The runs not `done` yet, as the watchdog looks at them. */
   activeRuns(): Promise<ActiveRun[]>;
   /** Records the progress the watchdog saw on a run, and since when it has been that. */
@@ -237,6 +239,25 @@ export interface AggregateTrigger {
   /** Asks for a sweep's aggregation (ingest, when every variant run was already done). */
   triggerSweep(sweepId: string): Promise<void>;
 }
+
+/**
+ * Asks for a step of a run aggregated a part at a time (each step its own invocation on AWS):
+ * the aggregate queue's, beside {@link AggregateTrigger}. A step may arrive more than once: each
+ * is held with a lease and marked done (`ChunkStore`), so a second does nothing.
+ */
+export interface StepTrigger {
+  triggerStep(step: AggregationStep): Promise<void>;
+}
+
+/**
+ * A step of a run aggregated a part at a time: each part's tally, the reduction of the tallies
+ * into the report, each part's item files, and the files of the run composed of the parts'.
+ */
+export type AggregationStep =
+  | { runId: string; step: 'tally'; part: number }
+  | { runId: string; step: 'reduce' }
+  | { runId: string; step: 'files'; part: number }
+  | { runId: string; step: 'assemble' };
 
 /** Sweeps: which runs make each, and who aggregates it (once). */
 export interface SweepStore {

@@ -65,51 +65,20 @@ export async function writeReportFiles(
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
   });
   // report.html's item table is gathered on labeled.csv's pass and written last.
-  const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
-  const table = new ChunkFile(join(dir, 'items.bin'));
-  const sections = {
-    failed: new Spill(join(dir, 'failed.txt')),
-    unscored: new Spill(join(dir, 'unscored.txt')),
-    wrong: new Spill(join(dir, 'wrong.txt')),
-    correct: new Spill(join(dir, 'correct.txt')),
-  };
+  const files = await ItemFiles.open(family, suite, view, known, report.counts.items);
   try {
-    const items = new ItemColumns(
-      family,
-      suite,
-      view,
-      report.counts.items,
-      (name) => known.binary(name),
-      table,
-    );
-    const inputs = known.inputColumns();
-    const primary = view.scorers.find((s) => s.name === view.primary)!;
+    const { sections, primary } = files;
     async function* labeled(): AsyncGenerator<string> {
-      let chunk = `\uFEFF${csvHeader(inputs, view)}\r\n`;
+      let chunk = `\uFEFF${csvHeader(known.inputColumns(), view)}\r\n`;
       for await (const r of source()) {
-        items.add(r);
-        chunk += `${csvRow(r, inputs, view)}\r\n`;
-        if (r.status === 'failed') {
-          const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
-          if (r.raw) extra.push(`  raw answer: ${r.raw.slice(0, 2000)}`);
-          await sections.failed.add(`${block(r, view, extra)}\n\n`);
-        } else if (r.status === 'scored') {
-          const verdict = primary.verdict(r);
-          const unscored = view.scorers.flatMap((s) => {
-            const score = scoreOf(r, s.name, s.kind);
-            return isScored(score) ? [] : [`  ${s.name}: ${score.unscored.kind}: ${score.unscored.message}`];
-          });
-          if (unscored.length > 0) await sections.unscored.add(`${block(r, view, unscored)}\n\n`);
-          else if (verdict === false) await sections.wrong.add(`${block(r, view)}\n\n`);
-          if (verdict === true) await sections.correct.add(`${block(r, view)}\n\n`);
-        }
+        chunk += await files.add(r);
         if (chunk.length >= CHUNK_CHARS) {
           yield chunk;
           chunk = '';
         }
       }
       yield chunk;
-      for (const section of Object.values(sections)) await section.close();
+      await files.closeSections();
     }
     const csv = `${prefix}labeled.csv`;
     await store.putStream(csv, labeled(), 'text/csv; charset=utf-8');
@@ -117,11 +86,11 @@ export async function writeReportFiles(
     await store.putStream(
       errors,
       (async function* () {
-        yield `# Failed items (${sections.failed.count})\n\n`;
+        yield sectionHeading('failed', sections.failed.count, primary);
         yield* sections.failed.read();
-        yield `# Unscored by a scorer (${sections.unscored.count})\n\n`;
+        yield sectionHeading('unscored', sections.unscored.count, primary);
         yield* sections.unscored.read();
-        yield `# Wrong by ${primary.name} (${sections.wrong.count})\n\n`;
+        yield sectionHeading('wrong', sections.wrong.count, primary);
         yield* sections.wrong.read();
       })(),
       'text/plain; charset=utf-8',
@@ -130,17 +99,17 @@ export async function writeReportFiles(
     await store.putStream(
       correct,
       (async function* () {
-        yield `# Right by ${primary.name} (${sections.correct.count})\n\n`;
+        yield sectionHeading('correct', sections.correct.count, primary);
         yield* sections.correct.read();
       })(),
       'text/plain; charset=utf-8',
     );
     const html = `${prefix}report.html`;
     // Written in pieces: the item table of a million items is never one string.
-    const page = renderPageChunks(`Assay report — ${report.suite} (${report.runId})`, {
+    const page = renderPageChunks(pageTitle(report), {
       kind: 'run',
       report: report as unknown as Record<string, unknown>,
-      items: items.table(),
+      items: files.items.table(),
     });
     await store.putStream(
       html,
@@ -151,18 +120,128 @@ export async function writeReportFiles(
     );
     return [...keys, csv, errors, correct, html];
   } finally {
-    table.close();
-    // A section left open by a failure is closed before its folder goes (see `discard`).
-    await Promise.all(Object.values(sections).map((section) => section.discard()));
-    await rm(dir, { recursive: true, force: true });
+    await files.close();
+  }
+}
+
+/** The sections of errors.txt (failed, unscored, wrong) and correct.txt. */
+export type SectionName = 'failed' | 'unscored' | 'wrong' | 'correct';
+
+/** A section's heading, with its count of items. */
+export function sectionHeading(section: SectionName, count: number, primary: string): string {
+  switch (section) {
+    case 'failed':
+      return `# Failed items (${count})\n\n`;
+    case 'unscored':
+      return `# Unscored by a scorer (${count})\n\n`;
+    case 'wrong':
+      return `# Wrong by ${primary} (${count})\n\n`;
+    case 'correct':
+      return `# Right by ${primary} (${count})\n\n`;
+  }
+}
+
+/** The title of a run's page. */
+export const pageTitle = (report: Pick<Report, 'suite' | 'runId'>) =>
+  `Assay report — ${report.suite} (${report.runId})`;
+
+/**
+ * The item files of a stretch of a run's results (all of them, or a part), gathered one result
+ * at a time: each result's labeled.csv row (given back to the caller), its block in a section of
+ * errors.txt or correct.txt (spilled to temporary files until the sections' counts are known),
+ * and its row of report.html's item table (full pieces of the columns in a temporary file).
+ */
+export class ItemFiles {
+  readonly items: ItemColumns;
+  readonly sections: Record<SectionName, Spill>;
+  /** The primary scorer's name. */
+  readonly primary: string;
+  private readonly verdict: (r: ItemResult) => boolean | undefined;
+  private readonly table: ChunkFile;
+
+  private constructor(
+    private readonly dir: string,
+    family: AnyTaskFamily,
+    suite: Parameters<AnyTaskFamily['scorers']>[0],
+    private readonly view: ResultView,
+    private readonly layout: FileLayout,
+    runItems: number,
+    /** A part of a run: the run's input columns, every table column made at once (see ItemColumns). */
+    part: boolean,
+  ) {
+    this.table = new ChunkFile(join(dir, 'items.bin'));
+    this.sections = {
+      failed: new Spill(join(dir, 'failed.txt')),
+      unscored: new Spill(join(dir, 'unscored.txt')),
+      wrong: new Spill(join(dir, 'wrong.txt')),
+      correct: new Spill(join(dir, 'correct.txt')),
+    };
+    this.items = new ItemColumns(
+      family,
+      suite,
+      view,
+      runItems,
+      (name) => layout.binary(name),
+      this.table,
+      part ? layout.allInputColumns() : undefined,
+    );
+    const primary = view.scorers.find((s) => s.name === view.primary)!;
+    this.primary = primary.name;
+    this.verdict = primary.verdict;
+  }
+
+  /** Files gathered in a temporary folder of their own (`close` removes it). */
+  static async open(
+    family: AnyTaskFamily,
+    suite: Parameters<AnyTaskFamily['scorers']>[0],
+    view: ResultView,
+    layout: FileLayout,
+    runItems: number,
+    { part = false }: { part?: boolean } = {},
+  ): Promise<ItemFiles> {
+    const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
+    return new ItemFiles(dir, family, suite, view, layout, runItems, part);
+  }
+
+  /** Gathers a result (in report order); gives back its labeled.csv row, line end included. */
+  async add(r: ItemResult): Promise<string> {
+    const { view, sections } = this;
+    this.items.add(r);
+    if (r.status === 'failed') {
+      const extra = [`  failure: ${r.failure?.kind}: ${r.failure?.message}`];
+      if (r.raw) extra.push(`  raw answer: ${r.raw.slice(0, 2000)}`);
+      await sections.failed.add(`${block(r, view, extra)}\n\n`);
+    } else if (r.status === 'scored') {
+      const verdict = this.verdict(r);
+      const unscored = view.scorers.flatMap((s) => {
+        const score = scoreOf(r, s.name, s.kind);
+        return isScored(score) ? [] : [`  ${s.name}: ${score.unscored.kind}: ${score.unscored.message}`];
+      });
+      if (unscored.length > 0) await sections.unscored.add(`${block(r, view, unscored)}\n\n`);
+      else if (verdict === false) await sections.wrong.add(`${block(r, view)}\n\n`);
+      if (verdict === true) await sections.correct.add(`${block(r, view)}\n\n`);
+    }
+    return `${csvRow(r, this.layout.inputColumns(), view)}\r\n`;
+  }
+
+  /** Ends the sections' files (once every result is in): they can be read back. */
+  async closeSections(): Promise<void> {
+    for (const section of Object.values(this.sections)) await section.close();
+  }
+
+  /** Removes the temporary files (a section left open by a failure is closed first: see `discard`). */
+  async close(): Promise<void> {
+    this.table.close();
+    await Promise.all(Object.values(this.sections).map((section) => section.discard()));
+    await rm(this.dir, { recursive: true, force: true });
   }
 }
 
 /** Characters gathered before a chunk of a streamed file goes out. */
-const CHUNK_CHARS = 1 << 20;
+export const CHUNK_CHARS = 1 << 20;
 
 /** A temporary file written in chunks (with back-pressure) and read back as a stream. */
-class Spill {
+export class Spill {
   count = 0;
   private pending = '';
   private readonly file: WriteStream;
@@ -285,7 +364,7 @@ export function renderLabeledCsv(results: ItemResult[], view: ResultView): strin
   return `\uFEFF${lines.join('\r\n')}\r\n`;
 }
 
-function csvHeader(inputs: readonly string[], view: ResultView): string {
+export function csvHeader(inputs: readonly string[], view: ResultView): string {
   return [
     'idx',
     'row',

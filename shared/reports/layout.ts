@@ -13,6 +13,8 @@ export function targetReader(scorer: Pick<Scorer, 'target'>): (result: ItemResul
 export interface FileLayoutState {
   usable: string[];
   any: string[];
+  /** Every input column met, invalid rows' included (the HTML item table shows them all). */
+  all: string[];
   anyUsable: boolean;
   numbers: { name: string; seen: boolean; binary: boolean }[];
 }
@@ -27,6 +29,8 @@ export class FileLayout {
   private readonly usable = new Set<string>();
   /** The invalid rows' columns, met before the first usable result (none are gathered after it). */
   private readonly any = new Set<string>();
+  /** Every input column met, in first-seen order, invalid rows' included. */
+  private readonly all = new Set<string>();
   private anyUsable = false;
   private readonly numbers: {
     name: string;
@@ -55,6 +59,7 @@ export class FileLayout {
 
   add(result: ItemResult): void {
     const keys = Object.keys(result.input);
+    for (const key of keys) this.all.add(key);
     if (result.failure?.kind !== 'invalid_row') {
       this.anyUsable = true;
       for (const key of keys) this.usable.add(key);
@@ -73,6 +78,7 @@ export class FileLayout {
    */
   merge(later: FileLayout): void {
     for (const key of later.usable) this.usable.add(key);
+    for (const key of later.all) this.all.add(key);
     // Invalid rows' columns count only until a usable result: `later`'s, only if this part has none.
     if (!this.anyUsable) for (const key of later.any) this.any.add(key);
     this.anyUsable ||= later.anyUsable;
@@ -88,6 +94,11 @@ export class FileLayout {
     return [...(this.anyUsable ? this.usable : this.any)];
   }
 
+  /** Every input column met, invalid rows' included, in first-seen order. */
+  allInputColumns(): string[] {
+    return [...this.all];
+  }
+
   /** Whether a number scorer's gold is a binary label (false for other kinds). */
   binary(name: string): boolean {
     return this.numbers.some((s) => s.name === name && s.seen && s.binary);
@@ -97,6 +108,7 @@ export class FileLayout {
     return {
       usable: [...this.usable],
       any: [...this.any],
+      all: [...this.all],
       anyUsable: this.anyUsable,
       numbers: this.numbers.map(({ name, seen, binary }) => ({ name, seen, binary })),
     };
@@ -110,6 +122,7 @@ export class FileLayout {
     const layout = new FileLayout(family, suite);
     for (const key of state.usable) layout.usable.add(key);
     for (const key of state.any) layout.any.add(key);
+    for (const key of state.all) layout.all.add(key);
     layout.anyUsable = state.anyUsable;
     for (const scorer of layout.numbers) {
       const saved = state.numbers.find((s) => s.name === scorer.name);

@@ -9,6 +9,7 @@ import { compareRuns, comparisonSummary } from '../reports/compare-runs.js';
 import { writeComparisonFiles } from '../reports/comparison.js';
 import { FileLayout, writeReportFiles } from '../reports/files.js';
 import { buildReport } from '../reports/report.js';
+import { aggregateInParts, type InPartsDeps } from './aggregate-parts.js';
 
 export interface AggregateDeps {
   runStore: RunStore;
@@ -21,6 +22,11 @@ export interface AggregateDeps {
    * claimed again once this has passed. Default {@link DEFAULT_AGGREGATION_LEASE_MS}.
    */
   leaseMs?: number;
+  /**
+   * A run of several parts with at least `fromResults` results is aggregated a part at a time,
+   * a step per invocation (see aggregate-parts.ts); without it, every run in one pass.
+   */
+  inParts?: Omit<InPartsDeps, 'runStore' | 'reports' | 'now'> & { fromResults: number };
   now?: () => Date;
 }
 
@@ -29,7 +35,16 @@ export const DEFAULT_AGGREGATION_LEASE_MS = 16 * 60_000;
 
 export type AggregateOutcome =
   | { status: 'written'; report: Report; keys: string[] }
+  /** Aggregated a part at a time: the parts' tallies are asked for, the report comes with the last step. */
+  | { status: 'in-parts'; parts: number }
   | { status: 'skipped'; reason: string };
+
+/** Why an aggregation wrote no report now. */
+export function whyNotWritten(outcome: Exclude<AggregateOutcome, { status: 'written' }>): string {
+  return outcome.status === 'skipped'
+    ? outcome.reason
+    : `aggregated in ${outcome.parts} parts: the report comes with the last step`;
+}
 
 /**
  * Claims the run (exactly one caller wins, however many triggers arrive), streams its
@@ -38,6 +53,14 @@ export type AggregateOutcome =
 export async function aggregateRun(deps: AggregateDeps, runId: string): Promise<AggregateOutcome> {
   const claimed = await deps.runStore.claimAggregation(runId, deps.leaseMs ?? DEFAULT_AGGREGATION_LEASE_MS);
   if (!claimed) return { status: 'skipped', reason: 'already claimed, finished, or not complete' };
+  if (deps.inParts) {
+    const parts = await deps.runStore.partCount(runId);
+    const results = (await deps.runStore.getRun(runId))?.total ?? 0;
+    if (parts > 1 && results >= deps.inParts.fromResults) {
+      await aggregateInParts(deps.inParts, runId, parts);
+      return { status: 'in-parts', parts };
+    }
+  }
   try {
     const outcome = await writeRunReport(deps, runId);
     await deps.runStore.setStatus(runId, 'done', outcome.report.finishedAt ?? undefined);

@@ -148,6 +148,54 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     expect(requests).toEqual([pathToFileURL(join(out, 'report.html')).href]);
   });
 
+  it("a run aggregated in parts (the local cloud's): its item table, kept in segments, reads as one pass's", async () => {
+    const one = join(dir, 'one-pass');
+    const parted = join(dir, 'in-parts');
+    await assayCli(
+      ['run', 'examples/quickstart.suite.json', '--simulate', '--out', one, '--no-progress'],
+      dir,
+    );
+    // Chunks of 8 KB: the 65 KB dataset is ingested in parts, and aggregated a part at a time.
+    await assayCli(['cloud', 'examples/quickstart.suite.json', '--simulate', '--out', parted], dir, {
+      ASSAY_INGEST_CHUNK_BYTES: '8000',
+      ASSAY_AGGREGATE_IN_PARTS_FROM: '0',
+    });
+    expect(await readFile(join(parted, 'report.html'), 'utf8')).toContain('{"s":[');
+    const report = JSON.parse(await readFile(join(parted, 'report.json'), 'utf8'));
+    const errorCount = sectionCounts(await readFile(join(parted, 'errors.txt'), 'utf8'));
+    expect(errorCount).toBeGreaterThan(0);
+
+    /** What a person sees of the table: its count, and the ids of its first rows, then the errors'. */
+    const seen = async (file: string) => {
+      const { page, requests, errors } = await open(browser, file);
+      expect(errors).toEqual([]);
+      expect(requests).toHaveLength(1);
+      const ids = () =>
+        page.$$eval('.vt-spacer .vt-row .vt-cell:nth-child(2)', (c) => c.map((x) => x.textContent));
+      const all = {
+        count: await page.getAttribute('[data-testid="shown-count"]', 'data-count'),
+        ids: await ids(),
+      };
+      await page.selectOption('.show-filter', 'errors');
+      const wrong = {
+        count: await page.getAttribute('[data-testid="shown-count"]', 'data-count'),
+        ids: await ids(),
+      };
+      await page.click('.vt-spacer .vt-row');
+      await page.waitForSelector('aside.detail:not([hidden])');
+      const detail = await page.textContent('aside.detail');
+      await page.close();
+      return { all, wrong, detail };
+    };
+    const [whole, joined] = [await seen(join(one, 'report.html')), await seen(join(parted, 'report.html'))];
+    expect(joined.all.count).toBe(String(report.counts.items));
+    expect(joined.wrong.count).toBe(String(errorCount));
+    expect(joined.all.ids.length).toBeGreaterThan(5);
+    expect(joined.all.ids).toEqual(whole.all.ids);
+    expect(joined.wrong).toEqual(whole.wrong);
+    expect(joined.detail).toContain('stages (model calls)');
+  });
+
   it('a number scorer against a binary gold draws its ROC curve', async () => {
     const out = join(dir, 'summedits');
     await assayCli(

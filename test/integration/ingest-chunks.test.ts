@@ -2,8 +2,9 @@
  * A dataset larger than one ingest invocation reads is ingested a chunk at a time: with chunks
  * of a few hundred bytes, the 14-row fixture takes an invocation for the upload and one per
  * chunk, each handing the next chunk on (a task on the events queue); each chunk's results are
- * a part of the run; every row still ends as exactly one result, with the figures of a local
- * run of the same data.
+ * a part of the run; every row still ends as exactly one result. The run is aggregated in
+ * parts (ASSAY_AGGREGATE_IN_PARTS_FROM=0): a tally of each part, their reduction, each part's
+ * item files, the assembly; its report and files are those of a local run over the whole file.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -48,6 +49,7 @@ beforeAll(async () => {
   res = await createTestResources(clients, uniqueNames('chunks'));
   Object.assign(process.env, functionEnv(moto.endpoint, res), {
     ASSAY_INGEST_CHUNK_BYTES: String(CHUNK_BYTES),
+    ASSAY_AGGREGATE_IN_PARTS_FROM: '0',
     POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
     POWERTOOLS_METRICS_DISABLED: 'true',
   });
@@ -73,6 +75,7 @@ describe('ingest in chunks on moto', { timeout: 120_000 }, () => {
     await blobs.put(suiteKey('continued'), JSON.stringify(suite), 'application/json');
     await poller.drain({ only: ['ingest'] });
     const before = invocations.filter((i) => i.functionName === 'ingest').length;
+    const aggregatesBefore = invocations.filter((i) => i.functionName === 'aggregate').length;
     await blobs.put('datasets/continued/data.csv', await readFile(GOLD_CSV));
 
     let key: string | undefined;
@@ -118,5 +121,17 @@ describe('ingest in chunks on moto', { timeout: 120_000 }, () => {
     if (local.outcome.status !== 'written') throw new Error('local run not aggregated');
     expect(report.counts).toEqual(local.outcome.report.counts);
     expect(report.metrics).toEqual(local.outcome.report.metrics);
+
+    // Aggregated in parts: the trigger, a tally and the files of each part, the reduction and
+    // the assembly — an invocation each at least (a step may share a batch of the queue).
+    const steps = invocations.slice(aggregatesBefore).filter((i) => i.functionName === 'aggregate');
+    const records = steps.reduce((sum, i) => sum + i.records, 0);
+    expect(records).toBeGreaterThanOrEqual(1 + 2 * parts.size + 2);
+    // Its item files are the local run's, byte for byte.
+    const folder = key!.slice(0, -'report.json'.length);
+    for (const name of ['labeled.csv', 'errors.txt', 'correct.txt']) {
+      const cloud = Buffer.from((await blobs.get(folder + name))!).toString('utf8');
+      expect(cloud, name).toBe(await readFile(join(local.outDir, name), 'utf8'));
+    }
   });
 });

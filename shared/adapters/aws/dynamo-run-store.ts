@@ -748,6 +748,11 @@ export class DynamoRunStore implements RunStore, RunHistory {
       );
   }
 
+  async partCount(runId: string): Promise<number> {
+    const meta = await this.requireMeta(runId);
+    return meta.suite !== undefined ? 1 : (await this.partsOf(runId, meta)).length;
+  }
+
   /**
    * The runs in the `ACTIVE` partition (written with each run, deleted when it is done), each
    * with its record's status, lease and completeness and its progress: results counted (every

@@ -35,6 +35,11 @@ export const awsEnvSchema = z.object({
     .int()
     .positive()
     .default((FUNCTION_TIMEOUT_SECONDS.aggregate + 60) * 1000),
+  /**
+   * A run of more parts than one and at least this many results is aggregated a part at a
+   * time (see use-cases/aggregate-parts.ts); a smaller one in one pass. Tests set 0.
+   */
+  ASSAY_AGGREGATE_IN_PARTS_FROM: z.coerce.number().int().nonnegative().default(50_000),
   /** The watchdog reports a run stuck once its progress has not moved for this long, ms (default an hour). */
   ASSAY_STUCK_AFTER_MS: z.coerce.number().int().positive().default(3_600_000),
   /** Set for moto_server / LocalStack; unset on AWS. */

@@ -1,11 +1,19 @@
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
-import type { AggregateTrigger } from '../../ports/ports.js';
+import type { AggregateTrigger, AggregationStep, StepTrigger } from '../../ports/ports.js';
 
-/** The body of a message on the aggregate queue: a run to aggregate, or a sweep. */
+/** The body of a message on the aggregate queue: a run to aggregate, a sweep, or a step of a run aggregated in parts. */
 export const aggregateTriggerBodySchema = z.union([
   z.object({ runId: z.string().min(1) }).strict(),
   z.object({ sweepId: z.string().min(1) }).strict(),
+  z
+    .object({
+      runId: z.string().min(1),
+      step: z.enum(['tally', 'files']),
+      part: z.number().int().nonnegative(),
+    })
+    .strict(),
+  z.object({ runId: z.string().min(1), step: z.enum(['reduce', 'assemble']) }).strict(),
 ]);
 export type AggregateTriggerBody = z.infer<typeof aggregateTriggerBodySchema>;
 
@@ -19,7 +27,7 @@ export interface SqsAggregateTriggerOptions {
  * worker and ingest may trigger: duplicates are harmless because aggregation is claimed
  * conditionally (RunStore.claimAggregation).
  */
-export class SqsAggregateTrigger implements AggregateTrigger {
+export class SqsAggregateTrigger implements AggregateTrigger, StepTrigger {
   private readonly client: SQSClient;
   private readonly queueUrl: string;
 
@@ -34,6 +42,10 @@ export class SqsAggregateTrigger implements AggregateTrigger {
 
   async triggerSweep(sweepId: string): Promise<void> {
     await this.send({ sweepId });
+  }
+
+  async triggerStep(step: AggregationStep): Promise<void> {
+    await this.send(step);
   }
 
   private async send(body: AggregateTriggerBody): Promise<void> {

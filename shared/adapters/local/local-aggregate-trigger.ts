@@ -1,7 +1,7 @@
-import type { AggregateTrigger } from '../../ports/ports.js';
+import type { AggregateTrigger, AggregationStep, StepTrigger } from '../../ports/ports.js';
 
-/** What a use-case asked to aggregate: a run, or a sweep. */
-export type AggregateRequest = { runId: string } | { sweepId: string };
+/** What a use-case asked to aggregate: a run, a sweep, or a step of a run aggregated in parts. */
+export type AggregateRequest = { runId: string } | { sweepId: string } | AggregationStep;
 
 /**
  * The aggregate queue of the local shell: the requests the use-cases make (the last item of a
@@ -10,7 +10,7 @@ export type AggregateRequest = { runId: string } | { sweepId: string };
  * queue, a request may come twice (the last worker and ingest both see the run complete):
  * aggregation is claimed, so a second one does nothing.
  */
-export class LocalAggregateTrigger implements AggregateTrigger {
+export class LocalAggregateTrigger implements AggregateTrigger, StepTrigger {
   private pending: AggregateRequest[] = [];
 
   async trigger(runId: string): Promise<void> {
@@ -19,6 +19,10 @@ export class LocalAggregateTrigger implements AggregateTrigger {
 
   async triggerSweep(sweepId: string): Promise<void> {
     this.pending.push({ sweepId });
+  }
+
+  async triggerStep(step: AggregationStep): Promise<void> {
+    this.pending.push(step);
   }
 
   /** The requests made since the last take, oldest first; they are taken (a second take is empty). */

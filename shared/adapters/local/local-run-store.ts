@@ -293,6 +293,12 @@ export class LocalRunStore implements RunStore {
     return true;
   }
 
+  async partCount(runId: string): Promise<number> {
+    await this.load();
+    this.need(runId);
+    return this.parts ?? Math.max(1, ...[...this.closed.keys()].map((part) => part + 1));
+  }
+
   /** The folder's run while it is not done (its status times are this process's). */
   async activeRuns(): Promise<ActiveRun[]> {
     await this.load();

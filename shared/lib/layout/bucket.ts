@@ -15,7 +15,8 @@ import { posix } from 'node:path';
  * reports/<name>/<runId>/       report files of a run (a sweep variant's runs: reports/<name>.<variant>/<runId>/)
  * reports/<name>/sweeps/<id>/   sweep.json and sweep.txt of a sweep
  * reports/leaderboard.json      every finished run, kept current by the aggregator (and .txt)
- * spill/<runId>/…               item messages too big for the queue; a sampled ingest's state
+ * spill/<runId>/…               item messages too big for the queue; a sampled ingest's state;
+ *                               what the steps of an aggregation in parts hand each other
  * ```
  *
  * Every prefix is one path segment ending in `/` (the stack's IAM statements are scoped by them).
@@ -75,6 +76,15 @@ export function sweepPrefixOf(suiteName: string): string {
  */
 export function sampleStateKey(runId: string, chunk: number): string {
   return `${SPILL_PREFIX}${runId}/ingest/sample-${chunk}.json`;
+}
+
+/**
+ * Where a run aggregated a part at a time keeps what its steps hand each other (each part's
+ * tally and item files, the reduced report): `spill/<runId>/aggregate/<path>`. Deterministic, so
+ * a step done again writes the same objects; they expire with the spill prefix.
+ */
+export function aggregationKey(runId: string, path: string): string {
+  return `${SPILL_PREFIX}${runId}/aggregate/${path}`;
 }
 
 /** The S3 key an oversize item is spilled to. Deterministic, so a re-sent item overwrites itself. */

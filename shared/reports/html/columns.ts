@@ -208,6 +208,12 @@ export class ItemColumns {
     private readonly binaryGold: (scorer: string) => boolean,
     /** Where full pieces of the columns go (a run's report passes one); else they stay in memory. */
     private readonly file?: ChunkFile,
+    /**
+     * A part of a run's table: every column made at once, in the order one pass over the whole
+     * run makes them, with the run's input columns, so that every part has the same columns
+     * (the page joins each column's parts).
+     */
+    inputs?: readonly string[],
   ) {
     const scorers = family.scorers(suite);
     this.scorers = view.scorers.map((s) => ({
@@ -225,6 +231,41 @@ export class ItemColumns {
       },
     }));
     this.textLimit = textLimitFor(items);
+    if (inputs) {
+      for (const name of ItemColumns.BASE) this.col(name);
+      for (const key of inputs) {
+        this.inputs.add(key);
+        this.col(`input:${key}`);
+      }
+    }
+  }
+
+  /** The columns every item has, in the order an item fills them. */
+  static readonly BASE = [
+    'id',
+    'row',
+    'status',
+    'category',
+    'failure',
+    'failureMessage',
+    'gold',
+    'output',
+    'cost',
+    'latency',
+    'simulated',
+    'details',
+    'raw',
+    'stages',
+  ] as const;
+
+  /** The columns' names, in the order they were made (the page's order). */
+  names(): string[] {
+    return [...this.columns.keys()];
+  }
+
+  /** A column's JSON, in pieces (see {@link ColumnBuilder.json}). */
+  columnJson(name: string): Iterable<string> {
+    return this.columns.get(name)!.json();
   }
 
   private col(name: string): ColumnBuilder {

@@ -83,6 +83,37 @@ export function* renderPageChunks(title: string, data: PageData): Generator<stri
   ].join('\n');
 }
 
+/** What stands for a run page's columns while the text around them is made (never in a page). */
+const COLUMNS_HOLE = '\u0000assay:columns\u0000';
+
+/**
+ * A run page in two halves around its item table's columns: the page is `before`, then the
+ * columns as JSON object members (`"<name>":<column>,…`, each made script-safe), then `after`.
+ * A run aggregated in parts writes its columns a part at a time and joins them between these.
+ */
+export function runPageAround(
+  title: string,
+  report: Record<string, unknown>,
+  items: Omit<ItemTable, 'columns'>,
+): { before: string; after: string } {
+  // A table whose one column is the hole: its member is cut out, the braces around it kept.
+  const page = renderPage(title, {
+    kind: 'run',
+    report,
+    items: { ...items, columns: { [COLUMNS_HOLE]: [] } },
+  });
+  const hole = scriptSafe(`${JSON.stringify(COLUMNS_HOLE)}:[]`);
+  const at = page.indexOf(hole);
+  if (at < 0 || page.indexOf(hole, at + 1) >= 0)
+    throw new Error('the run page has no single place for its columns');
+  return { before: page.slice(0, at), after: page.slice(at + hole.length) };
+}
+
+/** A piece of a page's embedded JSON, made safe inside its script element. */
+export function scriptSafeJson(json: string): string {
+  return scriptSafe(json);
+}
+
 /** The whole page for `data`, titled `title`. */
 export function renderPage(title: string, data: PageData): string {
   return [...renderPageChunks(title, data)].join('');

@@ -4,8 +4,11 @@
  * stored once (see {@link Column}).
  */
 
-/** A column of values: an array, or a dictionary and one code per row (`d[c[i]]`). */
-export type Column<T> = T[] | { d: T[]; c: number[] };
+/**
+ * A column of values: an array, or a dictionary and one code per row (`d[c[i]]`), or the
+ * segments of a table written in parts (`s`: the parts' columns, one after another).
+ */
+export type Column<T> = T[] | { d: T[]; c: number[] } | { s: Column<T>[] };
 
 /**
  * On an item table's `columns` (not enumerable, so JSON never sees it): a column's JSON in

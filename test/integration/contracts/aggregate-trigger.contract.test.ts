@@ -1,6 +1,7 @@
 /**
- * The AggregateTrigger contract: every request to aggregate a run or a sweep reaches whoever
- * aggregates, saying which of the two it names; asking twice is harmless (aggregation is
+ * The AggregateTrigger contract (and StepTrigger's, which the same adapters keep): every request
+ * to aggregate a run, a sweep or a step of a run aggregated in parts reaches whoever aggregates,
+ * saying which it names; asking twice is harmless (aggregation is
  * claimed), so only what arrives is compared, as a set. By the local shell's in-process queue
  * (taken by the runner) and by SQS (read back as the aggregate function reads it) alike.
  */
@@ -13,14 +14,14 @@ import {
   type AggregateRequest,
   LocalAggregateTrigger,
 } from '../../../shared/adapters/local/local-aggregate-trigger.js';
-import type { AggregateTrigger } from '../../../shared/ports/ports.js';
+import type { AggregateTrigger, StepTrigger } from '../../../shared/ports/ports.js';
 import { receive, resetQueues } from '../moto.js';
 import { awsStack, fresh } from './fixtures.js';
 
 const aws = awsStack('contract-trigger');
 
 interface Harness {
-  trigger: AggregateTrigger;
+  trigger: AggregateTrigger & StepTrigger;
   /** The requests the aggregating side gets, until `count` arrived or none comes. */
   drain(count: number): Promise<AggregateRequest[]>;
 }
@@ -49,8 +50,12 @@ const adapters: [string, () => Promise<Harness>][] = [
   ],
 ];
 
-const key = (request: AggregateRequest) =>
-  'runId' in request ? `run ${request.runId}` : `sweep ${request.sweepId}`;
+const key = (request: AggregateRequest) => {
+  if ('sweepId' in request) return `sweep ${request.sweepId}`;
+  if ('step' in request)
+    return `step ${request.step}${'part' in request ? request.part : ''} of ${request.runId}`;
+  return `run ${request.runId}`;
+};
 
 describe.each(adapters)('AggregateTrigger contract: %s', { timeout: 60_000 }, (_name, make) => {
   it('delivers every run and sweep request, each naming what it asks for', async () => {
@@ -66,6 +71,27 @@ describe.each(adapters)('AggregateTrigger contract: %s', { timeout: 60_000 }, (_
     await trigger.trigger(same);
     await trigger.triggerSweep(same);
     expect(new Set((await drain(2)).map(key))).toEqual(new Set([`run ${same}`, `sweep ${same}`]));
+  });
+
+  it("delivers each step of a run aggregated in parts, with its part, apart from the run's own request", async () => {
+    const { trigger, drain } = await make();
+    const runId = fresh('steps');
+    await trigger.trigger(runId);
+    await trigger.triggerStep({ runId, step: 'tally', part: 0 });
+    await trigger.triggerStep({ runId, step: 'tally', part: 7 });
+    await trigger.triggerStep({ runId, step: 'reduce' });
+    await trigger.triggerStep({ runId, step: 'files', part: 7 });
+    await trigger.triggerStep({ runId, step: 'assemble' });
+    expect(new Set((await drain(6)).map(key))).toEqual(
+      new Set([
+        `run ${runId}`,
+        `step tally0 of ${runId}`,
+        `step tally7 of ${runId}`,
+        `step reduce of ${runId}`,
+        `step files7 of ${runId}`,
+        `step assemble of ${runId}`,
+      ]),
+    );
   });
 
   it('asked twice, the request arrives (at least once); once taken, it is not delivered again', async () => {

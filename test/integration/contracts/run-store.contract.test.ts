@@ -166,6 +166,7 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     expect(await s.closePart(id, 0, { rows: [5, 70], invalidRows: 0, last: true })).toEqual({
       complete: true,
     });
+    expect(await s.partCount(id)).toBe(1);
   });
 
   it('a run in parts is complete once its last part is known and every part has all its results', async () => {
@@ -189,6 +190,7 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     expect(all.map((r) => r.row).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6]);
     expect((await collect(s.results(id, 1))).map((r) => r.row).sort()).toEqual([3, 4, 5]);
     expect(new Set(await s.resultIds(id, 2))).toEqual(new Set(['i6']));
+    expect(await s.partCount(id)).toBe(3);
     expect(await s.claimAggregation(id, 60_000)).toBe(true);
   });
 

@@ -12,6 +12,7 @@ describe('parseFunctionEnv', () => {
       ASSAY_CACHE_TTL_DAYS: 30,
       ASSAY_INGEST_CHUNK_BYTES: 16 * 1024 * 1024,
       ASSAY_AGGREGATION_LEASE_MS: 360_000,
+      ASSAY_AGGREGATE_IN_PARTS_FROM: 50_000,
       ASSAY_STUCK_AFTER_MS: 3_600_000,
     });
     expect(parseFunctionEnv([], base)).not.toHaveProperty('ITEMS_QUEUE_URL');

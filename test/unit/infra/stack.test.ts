@@ -344,10 +344,17 @@ describe('AssayStack', () => {
         'EVENTS_QUEUE_URL',
         'PROVIDER_SECRET_ARN',
       ],
-      worker: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
+      worker: [
+        'BUCKET_NAME',
+        'TABLE_NAME',
+        'AGGREGATE_QUEUE_URL',
+        'PROVIDER_SECRET_ARN',
+        'ASSAY_WORKER_MAX_CONCURRENCY',
+      ],
       deadLetter: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
-      aggregate: ['BUCKET_NAME', 'TABLE_NAME'],
+      aggregate: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
       batchPoller: ['BUCKET_NAME', 'TABLE_NAME', 'ITEMS_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
+      watchdog: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'ASSAY_STUCK_AFTER_MS'],
     } as const;
     const SHARED_ENV = [
       'POWERTOOLS_SERVICE_NAME',
@@ -357,11 +364,11 @@ describe('AssayStack', () => {
       'NODE_OPTIONS',
     ];
 
-    it('runs five functions on nodejs24.x, arm64, with active tracing and their own log group', () => {
+    it('runs six functions on nodejs24.x, arm64, with active tracing and their own log group', () => {
       const functions = template.findResources('AWS::Lambda::Function', {
         Properties: { Runtime: 'nodejs24.x' },
       }) as Resources;
-      expect(Object.keys(functions)).toHaveLength(5);
+      expect(Object.keys(functions)).toHaveLength(6);
       for (const fn of Object.values(functions)) {
         expect(fn.Properties).toMatchObject({
           Architectures: ['arm64'],
@@ -370,7 +377,7 @@ describe('AssayStack', () => {
           LoggingConfig: { LogGroup: { Ref: expect.any(String) } },
         });
       }
-      template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 5);
+      template.resourcePropertiesCountIs('AWS::Logs::LogGroup', { RetentionInDays: 30 }, 6);
     });
 
     it('sets exactly the environment each handler reads', () => {
@@ -410,24 +417,30 @@ describe('AssayStack', () => {
     });
   });
 
-  describe('batch poller schedule', () => {
-    it('runs the batch poller every minute from an EventBridge rule, and nothing else from a schedule', () => {
+  describe('schedules', () => {
+    it('runs the batch poller every minute and the watchdog every five from EventBridge rules, and nothing else', () => {
       const rules = Object.values(template.findResources('AWS::Events::Rule') as Resources);
-      expect(rules).toHaveLength(1);
-      expect(rules[0]!.Properties).toMatchObject({
-        ScheduleExpression: 'rate(1 minute)',
-        State: 'ENABLED',
-        Targets: [
-          expect.objectContaining({
-            Arn: { 'Fn::GetAtt': [logicalId(stack, stack.functions.batchPoller), 'Arn'] },
-            RetryPolicy: { MaximumRetryAttempts: 0 },
-          }),
-        ],
-      });
-      template.hasResourceProperties('AWS::Lambda::Permission', {
-        Principal: 'events.amazonaws.com',
-        FunctionName: { 'Fn::GetAtt': [logicalId(stack, stack.functions.batchPoller), 'Arn'] },
-      });
+      expect(rules).toHaveLength(2);
+      const scheduled = [
+        [stack.functions.batchPoller, 'rate(1 minute)'],
+        [stack.functions.watchdog, 'rate(5 minutes)'],
+      ] as const;
+      for (const [fn, schedule] of scheduled) {
+        template.hasResourceProperties('AWS::Events::Rule', {
+          ScheduleExpression: schedule,
+          State: 'ENABLED',
+          Targets: [
+            Match.objectLike({
+              Arn: { 'Fn::GetAtt': [logicalId(stack, fn), 'Arn'] },
+              RetryPolicy: { MaximumRetryAttempts: 0 },
+            }),
+          ],
+        });
+        template.hasResourceProperties('AWS::Lambda::Permission', {
+          Principal: 'events.amazonaws.com',
+          FunctionName: { 'Fn::GetAtt': [logicalId(stack, fn), 'Arn'] },
+        });
+      }
     });
   });
 
@@ -444,8 +457,19 @@ describe('AssayStack', () => {
           Threshold: 0,
         });
       }
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 3);
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
       template.resourceCountIs('AWS::SNS::Topic', 0);
+    });
+
+    it("alarms when the watchdog counts a stuck run (its metric, under the watchdog's service name)", () => {
+      template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+        Namespace: 'Assay',
+        MetricName: 'RunsStuck',
+        Dimensions: [{ Name: 'service', Value: 'assay-watchdog' }],
+        Period: 300,
+        ComparisonOperator: 'GreaterThanThreshold',
+        Threshold: 0,
+      });
     });
   });
 
@@ -527,7 +551,7 @@ describe('AssayStack options', () => {
     expect(nagFindings(stack)).toEqual([]);
   }, 60_000);
 
-  it('notifies alarmEmail through an SSL-only topic from every dead-letter alarm', () => {
+  it('notifies alarmEmail through an SSL-only topic from every alarm', () => {
     const { stack, template } = synthesize({ ...DEFAULT_CONFIG, alarmEmail: 'ops@example.com' });
     template.hasResourceProperties('AWS::SNS::Subscription', {
       Protocol: 'email',
@@ -541,7 +565,7 @@ describe('AssayStack options', () => {
       },
     });
     const topicRef = { Ref: logicalId(stack, stack.alarms.topic!) };
-    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { AlarmActions: [topicRef] }, 3);
+    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { AlarmActions: [topicRef] }, 4);
     expect(nagFindings(stack)).toEqual([]);
   }, 60_000);
 

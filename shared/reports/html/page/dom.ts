@@ -72,10 +72,37 @@ export function metricName(name: string): string {
   return METRIC_WORDS[name] ?? name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
 }
 
+/** Rows in a column. */
+function lengthOf<T>(column: Column<T>): number {
+  if (Array.isArray(column)) return column.length;
+  if ('s' in column) return column.s.reduce((n, segment) => n + lengthOf(segment), 0);
+  return column.c.length;
+}
+
 /** Reads row `i` of a column. */
 export function reader<T>(column: Column<T> | undefined): (i: number) => T | null {
   if (!column) return () => null;
   if (Array.isArray(column)) return (i) => column[i] ?? null;
+  if ('s' in column) {
+    // A table written in parts: find the segment holding row i (its first row by binary search).
+    const reads = column.s.map((segment) => reader(segment));
+    const starts: number[] = [];
+    let at = 0;
+    for (const segment of column.s) {
+      starts.push(at);
+      at += lengthOf(segment);
+    }
+    return (i) => {
+      let lo = 0;
+      let hi = starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >> 1;
+        if (starts[mid]! <= i) lo = mid;
+        else hi = mid - 1;
+      }
+      return starts.length === 0 ? null : reads[lo]!(i - starts[lo]!);
+    };
+  }
   const { d, c } = column;
   return (i) => d[c[i]!] ?? null;
 }
@@ -89,7 +116,7 @@ export function distinct<T>(
   const counts = new Map<T | null, number>();
   if (!column) return undefined;
   const read = reader(column);
-  if (!Array.isArray(column) && column.d.length > max) return undefined;
+  if (!Array.isArray(column) && 'd' in column && column.d.length > max) return undefined;
   for (let i = 0; i < n; i += 1) {
     const v = read(i);
     counts.set(v, (counts.get(v) ?? 0) + 1);

@@ -1,0 +1,208 @@
+import { aggregationKey } from '../lib/layout/bucket.js';
+import { RunNotFoundError, ServiceError } from '../model/errors.js';
+import type { RunRecord } from '../model/model.js';
+import type { Report } from '../model/report.js';
+import { inReportOrder, type ResultSource } from '../model/report-order.js';
+import type { AggregationStep, BlobStore, ChunkStore, RunStore, StepTrigger } from '../ports/ports.js';
+import { taskFor } from '../registry/registry.js';
+import { FileLayout, type FileLayoutState } from '../reports/layout.js';
+import { assembleReportFiles, type PartFilesIndex, writePartFiles } from '../reports/part-files.js';
+import { ReportTally } from '../reports/report.js';
+
+/**
+ * A run of many parts is aggregated a part at a time, so that no invocation's work grows with
+ * the run but the one that merges the parts' tallies (whose state is a few bytes a result):
+ *
+ * 1. `tally` of each part (at once): the part's results read (in report order) into a
+ *    `ReportTally`, saved; the last part to finish asks for the reduction;
+ * 2. `reduce`: the tallies merged in part order into the report (the same figures one pass
+ *    gives), saved with the run's file layout; asks for every part's files;
+ * 3. `files` of each part (at once): the part's results read again into its pieces of the item
+ *    files (see reports/part-files.ts); the last to finish asks for the assembly;
+ * 4. `assemble`: the run's files composed of the parts' (S3 copies large stretches inside S3),
+ *    report.json last; the run is done.
+ *
+ * Each step is held with a lease and marked done (`ChunkStore`, keyed by the run and the step),
+ * so a step asked twice is done once, and a step whose invocation died is done again when its
+ * message comes back; a step asks for the next before it is marked done, so that no death
+ * between the two loses the next. What a step hands the next is an object in the bucket, written the same
+ * when the step is done again; the last of a fan-out knows it is last by counting its siblings'
+ * objects. A claim on the run that lapses lets a new trigger start the steps again: those done
+ * are skipped.
+ */
+
+export interface InPartsDeps {
+  runStore: Pick<RunStore, 'getRun' | 'results' | 'partCount' | 'setStatus'>;
+  /** Where the run's report files go. */
+  reports: BlobStore;
+  /** Where the steps hand each other their work (the bucket, under `spill/<runId>/aggregate/`). */
+  scratch: BlobStore;
+  steps: ChunkStore;
+  trigger: StepTrigger;
+  /** How long a step is held: more than an aggregate invocation can run. */
+  stepLeaseMs: number;
+  now?: () => Date;
+}
+
+export type StepOutcome =
+  | { status: 'done'; step: AggregationStep['step']; part?: number; next?: AggregationStep['step'] }
+  /** The run is done: its report written by the assembly. */
+  | { status: 'written'; report: Report; keys: string[] }
+  /** Done before, or held by another invocation: nothing was done. */
+  | { status: 'skipped'; step: AggregationStep['step']; part?: number; why: 'held' | 'done' };
+
+/** What the reduction hands the files' steps and the assembly. */
+interface Reduced {
+  report: Report;
+  layout: FileLayoutState;
+}
+
+const key = (runId: string, path: string) => aggregationKey(runId, path);
+const TALLIES = 'tally/';
+const FILES = 'files/';
+const REDUCED = 'reduced.json';
+
+/** Starts the steps of a run of `parts` parts (it is claimed): a tally of each part. */
+export async function aggregateInParts(deps: Pick<InPartsDeps, 'trigger'>, runId: string, parts: number) {
+  for (let part = 0; part < parts; part += 1) await deps.trigger.triggerStep({ runId, step: 'tally', part });
+}
+
+export async function aggregationStep(deps: InPartsDeps, step: AggregationStep): Promise<StepOutcome> {
+  const { runId } = step;
+  const part = 'part' in step ? step.part : 0;
+  const claim = await deps.steps.claimChunk(`${runId}/${step.step}`, part, deps.stepLeaseMs);
+  if (!claim.claimed)
+    return { status: 'skipped', step: step.step, ...('part' in step ? { part } : {}), why: claim.why };
+  const run = await deps.runStore.getRun(runId);
+  if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
+  const done = () => deps.steps.chunkProgress(`${runId}/${step.step}`, part, 1, true);
+  switch (step.step) {
+    case 'tally': {
+      const tally = new ReportTally(run, taskFor(run.suite));
+      await inOrder(deps, runId, part, async (results) => {
+        for await (const result of results()) tally.add(result);
+      });
+      await deps.scratch.put(
+        key(runId, `${TALLIES}${part}.bin`),
+        tally.toBytes(),
+        'application/octet-stream',
+      );
+      const last = await lastOf(deps, run, TALLIES, '.bin');
+      if (last) await deps.trigger.triggerStep({ runId, step: 'reduce' });
+      await done();
+      return { status: 'done', step: 'tally', part, ...(last ? { next: 'reduce' as const } : {}) };
+    }
+    case 'reduce': {
+      const parts = await deps.runStore.partCount(runId);
+      const family = taskFor(run.suite);
+      let merged: ReportTally | undefined;
+      for (let p = 0; p < parts; p += 1) {
+        const tally = ReportTally.fromBytes(
+          run,
+          family,
+          await need(deps.scratch, key(runId, `${TALLIES}${p}.bin`)),
+        );
+        if (merged) merged.merge(tally);
+        else merged = tally;
+      }
+      const report = await merged!.report(finishedAt(run, deps.now));
+      const reduced: Reduced = { report, layout: merged!.layout.toState() };
+      await deps.scratch.put(key(runId, REDUCED), JSON.stringify(reduced), 'application/json');
+      for (let p = 0; p < parts; p += 1) await deps.trigger.triggerStep({ runId, step: 'files', part: p });
+      await done();
+      return { status: 'done', step: 'reduce', next: 'files' };
+    }
+    case 'files': {
+      const { report, layout } = await reducedOf(deps.scratch, runId);
+      const family = taskFor(run.suite);
+      const index = await inOrder(deps, runId, part, (results) =>
+        writePartFiles(
+          deps.scratch,
+          (name) => key(runId, `${FILES}${part}/${name}`),
+          part,
+          results(),
+          family,
+          run.suite,
+          FileLayout.fromState(family, run.suite, layout),
+          report.counts.items,
+        ),
+      );
+      await deps.scratch.put(key(runId, `${FILES}${part}.json`), JSON.stringify(index), 'application/json');
+      const last = await lastOf(deps, run, FILES, '.json');
+      if (last) await deps.trigger.triggerStep({ runId, step: 'assemble' });
+      await done();
+      return { status: 'done', step: 'files', part, ...(last ? { next: 'assemble' as const } : {}) };
+    }
+    case 'assemble': {
+      const { report, layout } = await reducedOf(deps.scratch, runId);
+      const parts = await deps.runStore.partCount(runId);
+      const indexes: PartFilesIndex[] = [];
+      for (let p = 0; p < parts; p += 1)
+        indexes.push(JSON.parse(text(await need(deps.scratch, key(runId, `${FILES}${p}.json`)))));
+      const family = taskFor(run.suite);
+      const keys = await assembleReportFiles(
+        deps.reports,
+        run.reportPrefix,
+        report,
+        indexes,
+        run.suite,
+        FileLayout.fromState(family, run.suite, layout),
+      );
+      await deps.runStore.setStatus(runId, 'done', report.finishedAt ?? undefined);
+      await done();
+      return { status: 'written', report, keys };
+    }
+  }
+}
+
+/**
+ * A part's results in report order (by row: parts are consecutive stretches of rows, so the
+ * parts in order are the run in report order), to `use`; a store may give them in another order.
+ */
+async function inOrder<T>(
+  deps: InPartsDeps,
+  runId: string,
+  part: number,
+  use: (results: ResultSource) => Promise<T>,
+): Promise<T> {
+  const ordered = await inReportOrder(() => deps.runStore.results(runId, part));
+  try {
+    return await use(ordered.results);
+  } finally {
+    await ordered.close();
+  }
+}
+
+/** A finished run keeps its finish time when its report is built again; else now. */
+function finishedAt(run: RunRecord, now?: () => Date): string {
+  return run.status === 'done' && run.finishedAt
+    ? run.finishedAt
+    : (now ?? (() => new Date()))().toISOString();
+}
+
+/** Whether every part has handed its object on under `folder` (this step's was the last). */
+async function lastOf(deps: InPartsDeps, run: RunRecord, folder: string, ending: string): Promise<boolean> {
+  const parts = await deps.runStore.partCount(run.runId);
+  const handed = (await deps.scratch.list(key(run.runId, folder))).filter((k) => {
+    const name = k.slice(key(run.runId, folder).length);
+    return !name.includes('/') && name.endsWith(ending);
+  });
+  return handed.length >= parts;
+}
+
+async function reducedOf(scratch: BlobStore, runId: string): Promise<Reduced> {
+  return JSON.parse(text(await need(scratch, key(runId, REDUCED)))) as Reduced;
+}
+
+async function need(scratch: BlobStore, path: string): Promise<Uint8Array> {
+  const body = await scratch.get(path);
+  if (!body) throw new StepInputMissingError(`${path} is missing: the step before it has not handed it on`);
+  return body;
+}
+
+const text = (bytes: Uint8Array) => new TextDecoder().decode(bytes);
+
+/** What a step reads was not there (yet): its message comes back, and the step is tried again. */
+export class StepInputMissingError extends ServiceError {
+  override readonly name = 'StepInputMissingError';
+}
