@@ -33,7 +33,7 @@ import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
-import { FUNCTION_TIMEOUT_SECONDS } from '../shared/lib/layout/queues.js';
+import { FUNCTION_TIMEOUT_SECONDS, PART_ROWS } from '../shared/lib/layout/queues.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
 import { fleetSizeOf, RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
@@ -168,6 +168,7 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
         );
       },
       chunkBytes: b.env.ASSAY_INGEST_CHUNK_BYTES,
+      partRows: PART_ROWS,
       // A chunk is held a little longer than an invocation can run.
       chunkLeaseMs: (FUNCTION_TIMEOUT_SECONDS.ingest + 60) * 1000,
     },

@@ -1,4 +1,5 @@
 import { type ChunkStart, readChunk } from '../lib/datasets/chunks.js';
+import { PART_ROWS } from '../lib/layout/queues.js';
 import type { DatasetFormat } from '../lib/datasets/read.js';
 import { sampleStateKey } from '../lib/layout/bucket.js';
 import { BlobChangedError } from '../model/errors.js';
@@ -51,7 +52,10 @@ export interface IngestChunkDeps extends StartRunDeps {
   chunks: ChunkStore;
   /** Hands a chunk's task to another invocation (AWS: a message on the events queue). */
   sendChunk(task: ChunkTask): Promise<void>;
-  /** How many bytes a chunk reads (it ends at the first record that ends past them). */
+  /**
+   * How many bytes a chunk reads (it ends at the first record that ends past them, or at its
+   * `partRows`th row: default the layout's `PART_ROWS`).
+   */
   chunkBytes: number;
   /** How long a chunk is held by the invocation that took it: more than an invocation can run. */
   chunkLeaseMs: number;
@@ -114,7 +118,15 @@ export async function ingestChunk(deps: IngestChunkDeps, task: ChunkTask): Promi
     );
   }
   if (!object) return rejected(`${task.key} is gone (deleted while run ${runId} was reading it)`);
-  const read = await readChunk(object.body, task.format, run.suite.dataset, task, deps.chunkBytes);
+  // A chunk's rows are a part of the run: no more than a part holds.
+  const read = await readChunk(
+    object.body,
+    task.format,
+    run.suite.dataset,
+    task,
+    deps.chunkBytes,
+    deps.partRows ?? PART_ROWS,
+  );
 
   const parse = rowParser(run);
   const entries: Entry[] = read.rows.map((raw) => {

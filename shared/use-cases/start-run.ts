@@ -25,6 +25,12 @@ export interface StartRunDeps {
   runStore: IngestRunStore;
   queue: WorkQueue;
   trigger: AggregateTrigger;
+  /**
+   * The most rows of a part of the run (AWS: the layout's `PART_ROWS`; see `RunStore.closePart`):
+   * a run's rows are cut into parts of this many, in the dataset's order. Unset: one part. A
+   * sampled run's results are one part whatever its size (its rows are known only at the end).
+   */
+  partRows?: number;
   now?: () => Date;
 }
 
@@ -98,12 +104,30 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   let invalidRows = 0;
   let queued = 0;
 
-  /** The row of every result the run will hold (items sent, invalid rows recorded): what closes its part. */
-  const handedRows = new RowList();
+  const sample = run.suite.run.sample;
+  const reservoir = sample && new Reservoir(sample);
+
+  /** The part rows go in: a new one once the part holds `partRows` (the last part is never empty). */
+  const partRows = (!reservoir && deps.partRows) || Number.POSITIVE_INFINITY;
+  let part = 0;
+  let invalidInPart = 0;
+  /** The row of every result the part will hold (items sent, invalid rows recorded): what closes it. */
+  let handedRows = new RowList();
+  const hand = async (row: number) => {
+    if (handedRows.size >= partRows) {
+      if (pending.length > 0) await queue.sendItems(pending);
+      pending = [];
+      await runStore.closePart(run.runId, part, { rows: handedRows.values(), invalidRows: invalidInPart });
+      part += 1;
+      invalidInPart = 0;
+      handedRows = new RowList();
+    }
+    handedRows.push(row);
+  };
   const send = async (item: Item) => {
-    handedRows.push(item.row);
+    await hand(item.row);
     if (finished.has(item.id)) return;
-    pending.push({ runId: run.runId, item });
+    pending.push({ runId: run.runId, item, ...(part ? { part } : {}) });
     queued += 1;
     if (pending.length >= batchSize) {
       await queue.sendItems(pending);
@@ -112,14 +136,12 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   };
   const reject = async (row: number, reason: string, input: Record<string, string> = {}, id?: string) => {
     invalidRows += 1;
-    handedRows.push(row);
-    const result = invalidResult(run.runId, { row, reason, input, id }, now());
+    await hand(row);
+    invalidInPart += 1;
+    const result = invalidResult(run.runId, { row, reason, input, id, ...(part ? { part } : {}) }, now());
     if (finished.has(result.itemId)) return;
     await runStore.recordResult(result);
   };
-
-  const sample = run.suite.run.sample;
-  const reservoir = sample && new Reservoir(sample);
 
   for await (const raw of rows ? rows() : (input.rows as AsyncIterable<RawRow>)) {
     const parsed = parse(raw);
@@ -148,9 +170,9 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
   }
   if (pending.length > 0) await queue.sendItems(pending);
 
-  const { complete } = await runStore.closePart(run.runId, 0, {
+  const { complete } = await runStore.closePart(run.runId, part, {
     rows: handedRows.values(),
-    invalidRows,
+    invalidRows: invalidInPart,
     last: true,
   });
   if (complete) await deps.trigger.trigger(run.runId);
@@ -211,6 +233,10 @@ export class Reservoir {
 export class RowList {
   private rows = new Uint32Array(1024);
   private length = 0;
+
+  get size(): number {
+    return this.length;
+  }
 
   push(row: number): void {
     if (this.length === this.rows.length) {

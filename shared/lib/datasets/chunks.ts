@@ -43,7 +43,8 @@ export function readsInChunks(format: DatasetFormat, options: ReadOptions): bool
 /**
  * Reads one chunk: `bytes` are the file's bytes from `from.start` on (a ranged read), of which
  * the chunk takes whole records up to the first one ending at or past `size` bytes from its
- * start. Stops reading `bytes` there: the rest of the stream is let go.
+ * start, or its `maxRows`th row, whichever comes first. Stops reading `bytes` there: the rest of
+ * the stream is let go.
  */
 export async function readChunk(
   bytes: AsyncIterable<Uint8Array>,
@@ -51,6 +52,7 @@ export async function readChunk(
   options: ReadOptions,
   from: ChunkStart,
   size: number,
+  maxRows = Number.POSITIVE_INFINITY,
 ): Promise<ChunkRead> {
   if (!readsInChunks(format, options))
     throw new Error(`a ${format} file in ${options.encoding} is read whole`);
@@ -69,7 +71,7 @@ export async function readChunk(
   for await (const raw of reader) {
     const { end, ...row } = raw;
     rows.push(row as RawRow);
-    if (end !== undefined && end >= size) {
+    if (end !== undefined && (end >= size || rows.length >= maxRows)) {
       return {
         rows,
         next: { start: from.start + end, row: row.row, line: row.line, ...(header ? { header } : {}) },

@@ -60,6 +60,15 @@ export const FUNCTION_TMP_MB: Readonly<Record<FunctionName, number>> = {
  */
 export const INGEST_CHUNK_BYTES = 16 * 1024 * 1024;
 
+/**
+ * The most rows of a part of a run (on AWS, ingest cuts a run's results into parts: a chunk's
+ * rows, a one-pass dataset's every this many). A part's results are counted in the slots of
+ * its part (see table.ts), each counter holding the rows it counted: at most this many over
+ * 64 slots, about 800 rows, a few KB, so that counting a result costs a few write units
+ * however short the dataset's rows.
+ */
+export const PART_ROWS = 50_000;
+
 /** AWS recommends a queue visibility timeout of at least six times the consuming function's timeout. */
 export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
 

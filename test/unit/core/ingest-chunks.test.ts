@@ -51,7 +51,7 @@ interface Outcome {
 }
 
 /** One pass over the file, as a small dataset is ingested. */
-async function onePass(run: RunRecord, bucket: FolderBlobStore): Promise<Outcome> {
+async function onePass(run: RunRecord, bucket: FolderBlobStore, partRows?: number): Promise<Outcome> {
   const runStore = new LocalRunStore(await tempDir('assay-one-pass-'));
   const sent: ItemMessage[] = [];
   const triggered: string[] = [];
@@ -61,6 +61,7 @@ async function onePass(run: RunRecord, bucket: FolderBlobStore): Promise<Outcome
       runStore,
       queue: { sendItems: async (m) => void sent.push(...m) },
       trigger: { trigger: async (id) => void triggered.push(id), triggerSweep: async () => {} },
+      ...(partRows ? { partRows } : {}),
     },
     { run, rows: readRows(read.body, 'csv') },
   );
@@ -79,7 +80,7 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 
 /** The file a chunk at a time: tasks run in the order they are handed on, each as an invocation would. */
-async function inChunks(run: RunRecord, bucket: FolderBlobStore, chunkBytes: number) {
+async function inChunks(run: RunRecord, bucket: FolderBlobStore, chunkBytes: number, partRows?: number) {
   const runStore = new LocalRunStore(await tempDir('assay-chunked-'));
   await runStore.createRun(run);
   const sent: ItemMessage[] = [];
@@ -95,6 +96,7 @@ async function inChunks(run: RunRecord, bucket: FolderBlobStore, chunkBytes: num
     sendChunk: async (task: ChunkTask) => void tasks.push(task),
     chunkBytes,
     chunkLeaseMs: 60_000,
+    ...(partRows ? { partRows } : {}),
   };
   const { version } = (await bucket.read('datasets/demo/data.csv'))!;
   tasks.push({
@@ -147,6 +149,28 @@ describe('a dataset ingested in chunks', () => {
       const parts = [...new Set(chunked.sent.map((m) => m.part ?? 0))].sort((a, b) => a - b);
       expect(parts).toEqual(ingested.filter((o) => o.queued > 0).map((o) => o.chunk));
     }
+  });
+
+  it("cuts a run into parts of at most partRows rows in the dataset's order, in one pass or in chunks", async () => {
+    const { run, bucket } = await setUp();
+    const expected = comparable(await onePass(run, bucket));
+    /** The rows of each part (items sent and invalid rows recorded), by part. */
+    const partsOf = ({ sent, results }: Outcome) => {
+      const parts: number[][] = [];
+      const add = (part: number | undefined, row: number) => (parts[part ?? 0] ??= []).push(row);
+      for (const m of sent) add(m.part, m.item.row);
+      for (const r of results) add(r.part, r.row);
+      return parts.map((rows) => rows.sort((a, b) => a - b));
+    };
+    const cut = await onePass(run, bucket, 7);
+    expect(comparable(cut)).toEqual(expected);
+    const parts = partsOf(cut);
+    expect(parts.flat()).toEqual(Array.from({ length: 60 }, (_, i) => i + 1));
+    expect(parts.map((rows) => rows.length)).toEqual([...Array(8).fill(7), 4]);
+    // In chunks: a chunk ends at its 7th row however many bytes it may read; the same parts.
+    const chunked = await inChunks(run, bucket, 1 << 20, 7);
+    expect(comparable(chunked)).toEqual(expected);
+    expect(partsOf(chunked)).toEqual(parts);
   });
 
   it('keeps the sample one pass draws, with every invalid row and duplicate recorded, in one part', async () => {
