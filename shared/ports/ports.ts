@@ -143,6 +143,12 @@ export interface RunStore {
    * aggregation cannot outlive it, may treat every earlier claim as lapsed once reopened).
    */
   claimAggregation(runId: string, leaseMs: number): Promise<boolean>;
+  /**
+   * Renews the claim on a run being aggregated (each step of a run aggregated in parts does):
+   * its lease runs `leaseMs` from now, and its status counts as new (the watchdog sees a live
+   * aggregation, not a stuck run). False when the run is not `aggregating`.
+   */
+  holdAggregation(runId: string, leaseMs: number): Promise<boolean>;
   setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void>;
   /** How many parts the run has: every part's number once the last is known, else those begun (at least 1). */
   partCount(runId: string): Promise<number>;
@@ -253,11 +259,19 @@ export interface StepTrigger {
  * A step of a run aggregated a part at a time: each part's tally, the reduction of the tallies
  * into the report, each part's item files, and the files of the run composed of the parts'.
  */
-export type AggregationStep =
+export type AggregationStep = (
   | { runId: string; step: 'tally'; part: number }
   | { runId: string; step: 'reduce' }
   | { runId: string; step: 'files'; part: number }
-  | { runId: string; step: 'assemble' };
+  | { runId: string; step: 'assemble' }
+) & {
+  /**
+   * Sent by the run's claim, or by a step so sent: found done, it asks for the steps after it
+   * again, so that a run whose steps stopped (one lost to the dead-letter queue) goes on when
+   * it is claimed again.
+   */
+  resume?: true;
+};
 
 /** Sweeps: which runs make each, and who aggregates it (once). */
 export interface SweepStore {

@@ -25,21 +25,26 @@ import { ReportTally } from '../reports/report.js';
  * Each step is held with a lease and marked done (`ChunkStore`, keyed by the run and the step),
  * so a step asked twice is done once, and a step whose invocation died is done again when its
  * message comes back; a step asks for the next before it is marked done, so that no death
- * between the two loses the next. What a step hands the next is an object in the bucket, written the same
- * when the step is done again; the last of a fan-out knows it is last by counting its siblings'
- * objects. A claim on the run that lapses lets a new trigger start the steps again: those done
- * are skipped.
+ * between the two loses the next. What a step hands the next is an object in the bucket,
+ * written the same when the step is done again; the last of a fan-out knows it is last by
+ * counting its siblings' objects.
+ *
+ * Each step renews the claim on the run (`RunStore.holdAggregation`), so the claim lapses only
+ * once no step has run for a lease: the steps stopped (one lost to the dead-letter queue). The
+ * watchdog then sends the run to aggregation again, whose claim asks for every tally again with
+ * `resume`: a step so asked that is done asks for the steps after it again, down to the first
+ * not done, which goes on from there.
  */
 
 export interface InPartsDeps {
-  runStore: Pick<RunStore, 'getRun' | 'results' | 'partCount' | 'setStatus'>;
+  runStore: Pick<RunStore, 'getRun' | 'results' | 'partCount' | 'setStatus' | 'holdAggregation'>;
   /** Where the run's report files go. */
   reports: BlobStore;
   /** Where the steps hand each other their work (the bucket, under `spill/<runId>/aggregate/`). */
   scratch: BlobStore;
   steps: ChunkStore;
   trigger: StepTrigger;
-  /** How long a step is held: more than an aggregate invocation can run. */
+  /** How long a step (and the run, by each step) is held: more than an aggregate invocation can run. */
   stepLeaseMs: number;
   now?: () => Date;
 }
@@ -48,8 +53,13 @@ export type StepOutcome =
   | { status: 'done'; step: AggregationStep['step']; part?: number; next?: AggregationStep['step'] }
   /** The run is done: its report written by the assembly. */
   | { status: 'written'; report: Report; keys: string[] }
-  /** Done before, or held by another invocation: nothing was done. */
-  | { status: 'skipped'; step: AggregationStep['step']; part?: number; why: 'held' | 'done' };
+  /** Done before, held by another invocation, or the run is no longer aggregated: nothing was done. */
+  | {
+      status: 'skipped';
+      step: AggregationStep['step'];
+      part?: number;
+      why: 'held' | 'done' | 'not aggregating';
+    };
 
 /** What the reduction hands the files' steps and the assembly. */
 interface Reduced {
@@ -64,15 +74,27 @@ const REDUCED = 'reduced.json';
 
 /** Starts the steps of a run of `parts` parts (it is claimed): a tally of each part. */
 export async function aggregateInParts(deps: Pick<InPartsDeps, 'trigger'>, runId: string, parts: number) {
-  for (let part = 0; part < parts; part += 1) await deps.trigger.triggerStep({ runId, step: 'tally', part });
+  for (let part = 0; part < parts; part += 1)
+    await deps.trigger.triggerStep({ runId, step: 'tally', part, resume: true });
 }
 
 export async function aggregationStep(deps: InPartsDeps, step: AggregationStep): Promise<StepOutcome> {
   const { runId } = step;
   const part = 'part' in step ? step.part : 0;
   const claim = await deps.steps.claimChunk(`${runId}/${step.step}`, part, deps.stepLeaseMs);
-  if (!claim.claimed)
-    return { status: 'skipped', step: step.step, ...('part' in step ? { part } : {}), why: claim.why };
+  const skipped = (why: 'held' | 'done' | 'not aggregating'): StepOutcome => ({
+    status: 'skipped',
+    step: step.step,
+    ...('part' in step ? { part } : {}),
+    why,
+  });
+  if (!claim.claimed) {
+    if (claim.why === 'done' && step.resume && (await deps.runStore.holdAggregation(runId, deps.stepLeaseMs)))
+      await askAfter(deps, step);
+    return skipped(claim.why);
+  }
+  // A run done (or given up) since the step was asked for: nothing to do.
+  if (!(await deps.runStore.holdAggregation(runId, deps.stepLeaseMs))) return skipped('not aggregating');
   const run = await deps.runStore.getRun(runId);
   if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
   const done = () => deps.steps.chunkProgress(`${runId}/${step.step}`, part, 1, true);
@@ -87,7 +109,7 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
         tally.toBytes(),
         'application/octet-stream',
       );
-      const last = await lastOf(deps, run, TALLIES, '.bin');
+      const last = await lastOf(deps, runId, TALLIES, '.bin');
       if (last) await deps.trigger.triggerStep({ runId, step: 'reduce' });
       await done();
       return { status: 'done', step: 'tally', part, ...(last ? { next: 'reduce' as const } : {}) };
@@ -128,7 +150,7 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
         ),
       );
       await deps.scratch.put(key(runId, `${FILES}${part}.json`), JSON.stringify(index), 'application/json');
-      const last = await lastOf(deps, run, FILES, '.json');
+      const last = await lastOf(deps, runId, FILES, '.json');
       if (last) await deps.trigger.triggerStep({ runId, step: 'assemble' });
       await done();
       return { status: 'done', step: 'files', part, ...(last ? { next: 'assemble' as const } : {}) };
@@ -173,6 +195,32 @@ async function inOrder<T>(
   }
 }
 
+/**
+ * A resumed step found done asks again for what it asked for when it was done (a fan-out's
+ * member, only once all its siblings are done too), resumed as well.
+ */
+async function askAfter(deps: InPartsDeps, step: AggregationStep): Promise<void> {
+  const { runId } = step;
+  switch (step.step) {
+    case 'tally':
+      if (await lastOf(deps, runId, TALLIES, '.bin'))
+        await deps.trigger.triggerStep({ runId, step: 'reduce', resume: true });
+      return;
+    case 'reduce': {
+      const parts = await deps.runStore.partCount(runId);
+      for (let p = 0; p < parts; p += 1)
+        await deps.trigger.triggerStep({ runId, step: 'files', part: p, resume: true });
+      return;
+    }
+    case 'files':
+      if (await lastOf(deps, runId, FILES, '.json'))
+        await deps.trigger.triggerStep({ runId, step: 'assemble', resume: true });
+      return;
+    case 'assemble':
+      return;
+  }
+}
+
 /** A finished run keeps its finish time when its report is built again; else now. */
 function finishedAt(run: RunRecord, now?: () => Date): string {
   return run.status === 'done' && run.finishedAt
@@ -181,10 +229,10 @@ function finishedAt(run: RunRecord, now?: () => Date): string {
 }
 
 /** Whether every part has handed its object on under `folder` (this step's was the last). */
-async function lastOf(deps: InPartsDeps, run: RunRecord, folder: string, ending: string): Promise<boolean> {
-  const parts = await deps.runStore.partCount(run.runId);
-  const handed = (await deps.scratch.list(key(run.runId, folder))).filter((k) => {
-    const name = k.slice(key(run.runId, folder).length);
+async function lastOf(deps: InPartsDeps, runId: string, folder: string, ending: string): Promise<boolean> {
+  const parts = await deps.runStore.partCount(runId);
+  const handed = (await deps.scratch.list(key(runId, folder))).filter((k) => {
+    const name = k.slice(key(runId, folder).length);
     return !name.includes('/') && name.endsWith(ending);
   });
   return handed.length >= parts;

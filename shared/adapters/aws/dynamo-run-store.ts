@@ -718,6 +718,26 @@ export class DynamoRunStore implements RunStore, RunHistory {
     }
   }
 
+  async holdAggregation(runId: string, leaseMs: number): Promise<boolean> {
+    const now = this.now();
+    try {
+      await this.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: META },
+          UpdateExpression: 'SET #lease = :until, #since = :now',
+          ConditionExpression: '#s = :aggregating',
+          ExpressionAttributeNames: { '#s': 'status', '#lease': 'leaseUntil', '#since': 'statusSince' },
+          ExpressionAttributeValues: { ':aggregating': 'aggregating', ':until': now + leaseMs, ':now': now },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) return false;
+      throw err;
+    }
+  }
+
   async setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void> {
     try {
       await this.send(

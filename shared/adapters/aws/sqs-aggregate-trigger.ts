@@ -11,9 +11,16 @@ export const aggregateTriggerBodySchema = z.union([
       runId: z.string().min(1),
       step: z.enum(['tally', 'files']),
       part: z.number().int().nonnegative(),
+      resume: z.literal(true).optional(),
     })
     .strict(),
-  z.object({ runId: z.string().min(1), step: z.enum(['reduce', 'assemble']) }).strict(),
+  z
+    .object({
+      runId: z.string().min(1),
+      step: z.enum(['reduce', 'assemble']),
+      resume: z.literal(true).optional(),
+    })
+    .strict(),
 ]);
 export type AggregateTriggerBody = z.infer<typeof aggregateTriggerBodySchema>;
 

@@ -293,6 +293,15 @@ export class LocalRunStore implements RunStore {
     return true;
   }
 
+  async holdAggregation(runId: string, leaseMs: number): Promise<boolean> {
+    await this.load();
+    if (this.run?.runId !== runId || this.run.status !== 'aggregating') return false;
+    const now = (this.options.now ?? Date.now)();
+    this.leaseUntil = now + leaseMs;
+    this.statusSince = now;
+    return true;
+  }
+
   async partCount(runId: string): Promise<number> {
     await this.load();
     this.need(runId);

@@ -221,6 +221,26 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     expect(await s.getRun(id)).toMatchObject({ status: 'done', finishedAt: '2025-01-01T00:09:00.000Z' });
   });
 
+  it('a claim held (renewed) does not lapse; a run not aggregated cannot be held', async () => {
+    const id = fresh('hold');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id));
+    expect(await s.holdAggregation(id, 60_000)).toBe(false); // not claimed
+    await s.closePart(id, 0, { rows: [1], invalidRows: 0, last: true });
+    await s.recordResult(result(id, 'a', { row: 1 }));
+    expect(await s.claimAggregation(id, 60_000)).toBe(true);
+    // Renewed before it lapses, the claim is not taken by another.
+    clock.ms += 50_000;
+    expect(await s.holdAggregation(id, 60_000)).toBe(true);
+    clock.ms += 50_000;
+    expect(await s.claimAggregation(id, 60_000)).toBe(false);
+    clock.ms += 10_001;
+    expect(await s.claimAggregation(id, 60_000)).toBe(true);
+    await s.setStatus(id, 'done', '2025-01-01T00:09:00.000Z');
+    expect(await s.holdAggregation(id, 60_000)).toBe(false);
+    expect(await s.holdAggregation(fresh('ghost-hold'), 60_000)).toBe(false);
+  });
+
   it('a claim of a run that does not exist loses', async () => {
     const id = fresh('ghost');
     expect(await (await storeFor(id)).claimAggregation(id, 60_000)).toBe(false);

@@ -3,7 +3,8 @@
  * files, the assembly; a step a request) writes the report and files one pass writes, however
  * its steps arrive: each delivered twice, in reverse order, a step whose input is not there yet
  * put back, and a step that died after asking for the next but before it was marked done taken
- * up again once its lease lapsed.
+ * up again once its lease lapsed; and when a step is lost (to the dead-letter queue), the run
+ * goes on from there once the watchdog sends it to aggregation again.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +26,7 @@ import {
   type StepOutcome,
 } from '../../../shared/use-cases/aggregate-parts.js';
 import { aggregateRun } from '../../../shared/use-cases/aggregate-run.js';
+import { watchRuns } from '../../../shared/use-cases/watch-runs.js';
 import { REPO, tempDir } from '../../helpers.js';
 
 const NOW = new Date('2026-01-01T00:00:00.000Z');
@@ -56,9 +58,9 @@ async function exampleRun(): Promise<{ run: RunRecord; results: ItemResult[] }> 
 }
 
 /** A run store holding `results` in `parts` parts of consecutive rows, every part closed. */
-async function storeOf(run: RunRecord, results: ItemResult[], parts: number) {
+async function storeOf(run: RunRecord, results: ItemResult[], parts: number, now?: () => number) {
   const dir = await tempDir('assay-in-parts-');
-  const store = new LocalRunStore(join(dir, 'run'), { checkSuite: validateSuite });
+  const store = new LocalRunStore(join(dir, 'run'), { checkSuite: validateSuite, ...(now ? { now } : {}) });
   await store.createRun({ ...run, status: 'ingesting', reportPrefix: 'reports/' });
   const rows = results.map((r) => r.row!).sort((a, b) => a - b);
   const partOf = (row: number) => Math.min(parts - 1, Math.floor((rows.indexOf(row) * parts) / rows.length));
@@ -80,88 +82,145 @@ async function text(store: FolderBlobStore, key: string): Promise<string> {
   return new TextDecoder().decode(await store.get(key));
 }
 
+const PARTS = 4;
+
+/** The example run aggregated in one pass: its report files. */
+async function onePass(run: RunRecord, results: ItemResult[]) {
+  const one = await storeOf(run, results, PARTS);
+  const whole = await aggregateRun(
+    { runStore: one.store, reports: one.bucket, history: NO_HISTORY, now: () => NOW },
+    run.runId,
+  );
+  expect(whole.status).toBe('written');
+  return one.bucket;
+}
+
+interface DeliverOptions {
+  once?: boolean;
+  lose?: (step: AggregationStep) => boolean;
+}
+
+/**
+ * The example run in parts, and what drives its aggregation: `deliver` takes the requests made
+ * (runs and steps), hands each to the aggregate function's use-cases as the queue would, and
+ * gives what they did; `chunkProgress` may be made to fail.
+ */
+async function inParts(run: RunRecord, results: ItemResult[]) {
+  const clock = { ms: NOW.getTime() };
+  const { store, bucket } = await storeOf(run, results, PARTS, () => clock.ms);
+  const chunks = new MemoryChunkStore(() => clock.ms);
+  const faults = { chunkProgress: (_key: string): void => undefined };
+  const steps: ChunkStore = {
+    claimChunk: (...a) => chunks.claimChunk(...a),
+    claimIds: (...a) => chunks.claimIds(...a),
+    async chunkProgress(key, chunk, handed, done) {
+      faults.chunkProgress(key);
+      return chunks.chunkProgress(key, chunk, handed, done);
+    },
+  };
+  const trigger = new LocalAggregateTrigger();
+  const inPartsDeps = { scratch: bucket, steps, trigger, stepLeaseMs: LEASE_MS };
+  const deps: InPartsDeps = { ...inPartsDeps, runStore: store, reports: bucket, now: () => NOW };
+  const runDeps = {
+    runStore: store,
+    reports: bucket,
+    history: NO_HISTORY,
+    leaseMs: LEASE_MS,
+    inParts: { ...inPartsDeps, fromResults: 0 },
+    now: () => NOW,
+  };
+  /**
+   * Delivers what was asked for until nothing is left, newest first (each twice, unless `once`);
+   * a step whose input is missing goes back; one that throws comes back after its lease. `lose`
+   * drops a step for good.
+   */
+  async function deliver({ once = false, lose = () => false }: DeliverOptions = {}) {
+    const outcomes: (StepOutcome | { status: 'in-parts' | 'written' | 'skipped' })[] = [];
+    let queue: AggregateRequest[] = [];
+    const more = () => {
+      for (const request of trigger.take().reverse())
+        if (!('step' in request && lose(request))) queue.push(...(once ? [request] : [request, request]));
+    };
+    more();
+    const died: AggregateRequest[] = [];
+    for (let turns = 0; queue.length > 0 || died.length > 0; turns += 1) {
+      expect(turns).toBeLessThan(1_000);
+      if (queue.length === 0) {
+        clock.ms += LEASE_MS + 1;
+        queue = died.splice(0);
+        continue;
+      }
+      const request = queue.shift()!;
+      try {
+        if ('step' in request) outcomes.push(await aggregationStep(deps, request));
+        else if ('runId' in request) outcomes.push(await aggregateRun(runDeps, request.runId));
+      } catch (error) {
+        if (error instanceof StepInputMissingError) queue.push(request);
+        else died.push(request);
+      }
+      more();
+    }
+    return outcomes;
+  }
+  return { store, bucket, trigger, clock, faults, deliver };
+}
+
 describe('a run aggregated in parts', () => {
   it('writes the files one pass writes, its steps redelivered, reordered, early and dying', {
     timeout: 60_000,
   }, async () => {
     const { run, results } = await exampleRun();
-    const PARTS = 4;
-
-    const one = await storeOf(run, results, PARTS);
-    const whole = await aggregateRun(
-      { runStore: one.store, reports: one.bucket, history: NO_HISTORY, now: () => NOW },
-      run.runId,
-    );
-    expect(whole.status).toBe('written');
-
-    const parted = await storeOf(run, results, PARTS);
-    let clock = NOW.getTime();
-    const chunks = new MemoryChunkStore(() => clock);
+    const one = await onePass(run, results);
+    const parted = await inParts(run, results);
     // The reduction dies once after asking for the parts' files, before it is marked done.
     let dies = true;
-    const steps: ChunkStore = {
-      claimChunk: (...a) => chunks.claimChunk(...a),
-      claimIds: (...a) => chunks.claimIds(...a),
-      async chunkProgress(key, chunk, handed, done) {
-        if (dies && key.endsWith('/reduce')) {
-          dies = false;
-          throw new Error('the invocation was killed');
-        }
-        return chunks.chunkProgress(key, chunk, handed, done);
-      },
-    };
-    const trigger = new LocalAggregateTrigger();
-    const inParts = { scratch: parted.bucket, steps, trigger, stepLeaseMs: LEASE_MS };
-    const deps: InPartsDeps = { ...inParts, runStore: parted.store, reports: parted.bucket, now: () => NOW };
-    const started = await aggregateRun(
-      {
-        runStore: parted.store,
-        reports: parted.bucket,
-        history: NO_HISTORY,
-        inParts: { ...inParts, fromResults: 0 },
-        now: () => NOW,
-      },
-      run.runId,
-    );
-    expect(started).toEqual({ status: 'in-parts', parts: PARTS });
-
-    const outcomes: StepOutcome[] = [];
-    let queue: AggregationStep[] = [];
-    const more = () => {
-      const taken = trigger.take() as Exclude<AggregateRequest, { sweepId: string }>[];
-      // Each delivered twice, newest first.
-      for (const request of taken.reverse()) if ('step' in request) queue.push(request, request);
-    };
-    more();
-    const died: AggregationStep[] = [];
-    for (let turns = 0; queue.length > 0 || died.length > 0; turns += 1) {
-      expect(turns).toBeLessThan(500);
-      if (queue.length === 0) {
-        // The dead step's message comes back after its lease.
-        clock += LEASE_MS + 1;
-        queue = died.splice(0);
-        continue;
+    parted.faults.chunkProgress = (key) => {
+      if (dies && key.endsWith('/reduce')) {
+        dies = false;
+        throw new Error('the invocation was killed');
       }
-      const step = queue.shift()!;
-      try {
-        outcomes.push(await aggregationStep(deps, step));
-      } catch (error) {
-        if (error instanceof StepInputMissingError) queue.push(step);
-        else died.push(step);
-      }
-      more();
-    }
+    };
+    await parted.trigger.trigger(run.runId);
+    const outcomes = await parted.deliver();
 
+    expect(outcomes.filter((o) => o.status === 'in-parts')).toHaveLength(1);
     expect(outcomes.filter((o) => o.status === 'written')).toHaveLength(1);
-    const done = outcomes.filter((o) => o.status === 'done');
+    const done = outcomes.filter((o): o is Extract<StepOutcome, { status: 'done' }> => o.status === 'done');
     expect(done.filter((o) => o.step === 'tally')).toHaveLength(PARTS);
     expect(done.filter((o) => o.step === 'files')).toHaveLength(PARTS);
-    expect(done.filter((o) => o.step === 'reduce')).toHaveLength(1);
-    expect(outcomes.some((o) => o.status === 'skipped' && o.why === 'held')).toBe(true);
+    // The reduction that died had asked for the files: the run was done when it came back.
+    expect(done.filter((o) => o.step === 'reduce')).toHaveLength(0);
+    expect(outcomes.at(-1)).toMatchObject({ status: 'skipped', step: 'reduce', why: 'not aggregating' });
+    expect(outcomes.some((o) => o.status === 'skipped' && 'why' in o && o.why === 'held')).toBe(true);
     expect(await parted.store.getRun(run.runId)).toMatchObject({ status: 'done' });
     for (const file of FILES)
-      expect(await text(parted.bucket, `reports/${file}`), file).toBe(
-        await text(one.bucket, `reports/${file}`),
-      );
+      expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
+  });
+
+  it('goes on from the step lost once the watchdog sends the run to aggregation again', {
+    timeout: 60_000,
+  }, async () => {
+    const { run, results } = await exampleRun();
+    const one = await onePass(run, results);
+    const parted = await inParts(run, results);
+    await parted.trigger.trigger(run.runId);
+    // Part 2's files are never written: their step is lost (on AWS: to the dead-letter queue).
+    await parted.deliver({ once: true, lose: (step) => step.step === 'files' && step.part === 2 });
+    expect(await parted.store.getRun(run.runId)).toMatchObject({ status: 'aggregating' });
+    expect(await parted.bucket.get('reports/report.json')).toBeUndefined();
+
+    // Within the lease the run is left alone; past it, the watchdog sends it again.
+    const watch = { runStore: parted.store, trigger: parted.trigger, stuckAfterMs: 3_600_000 };
+    expect((await watchRuns({ ...watch, now: () => parted.clock.ms })).retriggered).toEqual([]);
+    parted.clock.ms += LEASE_MS + 1;
+    expect((await watchRuns({ ...watch, now: () => parted.clock.ms })).retriggered).toEqual([run.runId]);
+    const outcomes = await parted.deliver({ once: true });
+    // Only what was not done is done again: part 2's files and the assembly.
+    const done = outcomes.filter((o): o is Extract<StepOutcome, { status: 'done' }> => o.status === 'done');
+    expect(done.map((o) => `${o.step}${o.part ?? ''}`)).toEqual(['files2']);
+    expect(outcomes.filter((o) => o.status === 'written')).toHaveLength(1);
+    expect(await parted.store.getRun(run.runId)).toMatchObject({ status: 'done' });
+    for (const file of FILES)
+      expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
   });
 });
