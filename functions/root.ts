@@ -321,7 +321,7 @@ export function aggregateRoot(options: ContainerOptions = {}): {
       leaseMs: b.env.ASSAY_AGGREGATION_LEASE_MS,
       inParts: { ...inParts, fromResults: b.env.ASSAY_AGGREGATE_IN_PARTS_FROM },
     },
-    steps: { ...inParts, runStore: b.runStore, reports: b.blobs },
+    steps: { ...inParts, runStore: b.runStore, reports: b.blobs, history: b.runStore },
     sweep: { sweeps, runs: b.runStore, reports: b.blobs },
     finish: {
       runs: b.runStore,

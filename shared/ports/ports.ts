@@ -218,7 +218,8 @@ export interface RunHistory {
   previousRun(suiteName: string, runId: string): Promise<RunRecord | undefined>;
   /** The newest run of the suite, whatever its status. */
   latestRun(suiteName: string): Promise<RunRecord | undefined>;
-  results(runId: string): AsyncIterable<ItemResult>;
+  /** A run's results, of one part or all (as `RunStore.results`). */
+  results(runId: string, part?: number): AsyncIterable<ItemResult>;
 }
 
 /**

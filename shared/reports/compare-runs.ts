@@ -1,20 +1,28 @@
+import { deserialize, serialize } from 'node:v8';
 import type { Scorer } from '../family/types.js';
 import {
   type BootstrapOptions,
-  binaryTargets,
+  CompensatedSum,
+  type CompensatedSumState,
   classificationMetrics,
+  type Indices,
+  LabelPairCounts,
   type McNemarResult,
-  mcnemarPaired,
+  mcnemar,
   meanAbsoluteError,
-  meanOrNull,
+  meanAt,
+  type NumberArray,
+  NumberColumn,
   type PairedDelta,
-  pairedBootstraps,
+  type PairedSide,
+  pairedBootstrapsAt,
   RepeatRows,
+  type RepeatRowsState,
   rocAuc,
   spearman,
-  sum,
   verdictOf,
 } from '../lib/metrics/index.js';
+import { StoredDataError } from '../model/codec.js';
 import {
   type ItemResult,
   isScored,
@@ -24,6 +32,7 @@ import {
   type ScoreValue,
   scoreOf,
 } from '../model/model.js';
+import { compareReportOrder } from '../model/report-order.js';
 import { taskFor } from '../registry/registry.js';
 import { scoreRow, targetReader } from './report.js';
 
@@ -31,13 +40,18 @@ import { scoreRow, targetReader } from './report.js';
  * Run-vs-run comparison: the same items scored by two runs — typically before and after a
  * prompt change — joined on the item id, scorer by scorer. Pure: no I/O.
  *
+ * The two runs are read side by side in report order and paired as they come ({@link pairs}:
+ * a streaming merge with a bounded window for items whose rows moved), and the pairs are
+ * tallied ({@link ComparisonTally}: typed columns, not results) in parts that merge in order, so
+ * a run of ten million results compares in bounded memory, a part at a time.
+ *
  * Conventions (the same as the run report's):
  * - `invalid_row` results never reached a model: they are left out of the pairing.
  * - Label scorers keep the AQUA convention: an unscored item predicts `Error`, excluded inside
  *   each side's statistic; McNemar counts it as wrong.
  * - Number and pass scorers compare the items scored on both sides.
- * - Everything resampled is first put in (row, itemId) order, so the same two runs always give
- *   the same numbers whatever order the stores returned the results in.
+ * - Everything resampled is in the base run's report order (row, then item id), so the same two
+ *   runs always give the same numbers whatever order the stores returned the results in.
  */
 
 export interface RunSide {
@@ -114,8 +128,14 @@ export interface Comparison {
   candidate: RunHeader;
   /** Paths whose hash differs or that exist on one side only, sorted by path. */
   promptChanges: PromptChange[];
-  /** Joined on itemId; invalid_row results are excluded from pairing (and from these counts). */
-  items: { paired: number; onlyBase: number; onlyCandidate: number };
+  /**
+   * Joined on itemId; invalid_row results are excluded from pairing (and from these counts).
+   * `outOfWindow` (absent when 0): items given up unpaired because more items than the pairing
+   * window holds were waiting for their partner at once (see {@link pairs}). Each counts as only
+   * in its run, and so does a partner of it read later; some may have had no partner at all
+   * (rows deleted or inserted by the thousand), the window cannot tell.
+   */
+  items: { paired: number; onlyBase: number; onlyCandidate: number; outOfWindow?: number };
   primaryScorer: string;
   /** The scorers both runs have, with the same kind. */
   scores: Record<string, ScorerComparison>;
@@ -160,11 +180,285 @@ function promptChanges(base: Record<string, string>, candidate: Record<string, s
   return changes;
 }
 
-function usable(results: ItemResult[]): Map<string, ItemResult> {
-  const byId = new Map<string, ItemResult>();
-  for (const r of results) if (r.failure?.kind !== 'invalid_row') byId.set(r.itemId, r);
-  return byId;
+const isInvalidRow = (result: ItemResult) => result.failure?.kind === 'invalid_row';
+
+/** What {@link pairs} yields: an item of both runs, or of one run only. */
+export interface ItemPair {
+  base?: ItemResult;
+  candidate?: ItemResult;
+  /** Given up unpaired: more than `maxUnpaired` items were waiting for their partner. */
+  outOfWindow?: boolean;
 }
+
+/** How a pairing went, filled in as it goes (see {@link PairOptions}). */
+export interface PairingStats {
+  /** Items waiting for their partner now. */
+  waiting: number;
+  /** The most that ever waited at once: never more than `maxUnpaired`. */
+  mostWaiting: number;
+  /** Items given up unpaired. */
+  outOfWindow: number;
+}
+
+export interface PairOptions {
+  /**
+   * How many items may wait for their partner at once (both runs together); beyond it the one
+   * that has waited longest is given up. Default {@link DEFAULT_MAX_UNPAIRED}.
+   */
+  maxUnpaired?: number;
+  /**
+   * Sees each result as it is read, invalid rows included: each run's results in its report
+   * order (what is a figure of one run alone: its cost, its noise floor).
+   */
+  onRead?: (side: PairedSide, result: ItemResult) => void;
+  /**
+   * Both runs read the same version of the dataset, so an item is at the same row in both: an
+   * item whose partner is not at its (row, item id) in the other run has none, and is unpaired at
+   * once. Nothing waits (runs of different samples of a dataset hold many such items).
+   */
+  sameRows?: boolean;
+  /** Filled in as the pairing goes (reset when it starts). */
+  stats?: PairingStats;
+}
+
+/**
+ * Items that may wait for their partner at once when none is given: each holds a result (a
+ * compared part of one: its inputs and scores, a kilobyte or a few), so some tens of megabytes.
+ */
+export const DEFAULT_MAX_UNPAIRED = 20_000;
+
+/** A run's results came out of report order: the caller sorts them first (`inReportOrder`). */
+export class ReportOrderError extends RangeError {
+  override readonly name = 'ReportOrderError';
+
+  constructor(
+    readonly side: PairedSide,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Checks that one run's results come in report order. */
+class OrderCheck {
+  private last: ItemResult | undefined;
+
+  constructor(private readonly side: PairedSide) {}
+
+  next(result: ItemResult): void {
+    const last = this.last;
+    if (last && compareReportOrder(last, result) > 0)
+      throw new ReportOrderError(
+        this.side,
+        `the ${this.side} run's results are not in report order: row ${result.row} (item ${result.itemId}) came after row ${last.row} (item ${last.itemId}); sort them first (inReportOrder)`,
+      );
+    this.last = result;
+  }
+}
+
+interface Waiting {
+  result: ItemResult;
+  /** When it began to wait, over both runs: the oldest is given up first. */
+  since: number;
+}
+
+/**
+ * The pairing itself, fed the next usable result of each run (in report order) and told which
+ * it took: items at the same (row, item id) pair at once; an item whose partner has not come
+ * waits by id (a dataset edited between the runs shifts rows) until it does, or until more
+ * than `maxUnpaired` items wait and it has waited longest.
+ */
+class PairingWindow {
+  private readonly waiting: Record<PairedSide, Map<string, Waiting>> = {
+    base: new Map(),
+    candidate: new Map(),
+  };
+  private clock = 0;
+  private out: ItemPair[] = [];
+
+  constructor(
+    private readonly maxUnpaired: number,
+    private readonly sameRows: boolean,
+    private readonly stats: PairingStats,
+  ) {
+    if (!(maxUnpaired >= 0)) throw new RangeError(`pairs: maxUnpaired must be 0 or more, got ${maxUnpaired}`);
+    Object.assign(stats, { waiting: 0, mostWaiting: 0, outOfWindow: 0 });
+  }
+
+  /** Takes the earlier in report order of the two runs' next results (both if they are the same item). */
+  step(base: ItemResult | undefined, candidate: ItemResult | undefined): PairedSide | 'both' {
+    if (base && candidate && base.row === candidate.row && base.itemId === candidate.itemId) {
+      this.out.push({ base, candidate });
+      return 'both';
+    }
+    const side: PairedSide =
+      !candidate || (base && compareReportOrder(base, candidate) < 0) ? 'base' : 'candidate';
+    const result = (side === 'base' ? base : candidate)!;
+    if (this.sameRows) {
+      this.out.push(side === 'base' ? { base: result } : { candidate: result });
+      return side;
+    }
+    const other = this.waiting[side === 'base' ? 'candidate' : 'base'];
+    const partner = other.get(result.itemId);
+    if (partner) {
+      other.delete(result.itemId);
+      this.out.push(
+        side === 'base'
+          ? { base: result, candidate: partner.result }
+          : { base: partner.result, candidate: result },
+      );
+    } else {
+      const own = this.waiting[side];
+      if (own.has(result.itemId))
+        throw new StoredDataError(`the ${side} run has two results of item ${result.itemId}`);
+      own.set(result.itemId, { result, since: this.clock++ });
+      while (own.size + other.size > this.maxUnpaired) this.giveUpOldest();
+    }
+    this.count();
+    return side;
+  }
+
+  /** Both runs are read: whatever still waits has no partner (the base run's first, in order). */
+  end(): void {
+    for (const { result } of this.waiting.base.values()) this.out.push({ base: result });
+    for (const { result } of this.waiting.candidate.values()) this.out.push({ candidate: result });
+    this.waiting.base.clear();
+    this.waiting.candidate.clear();
+    this.count();
+  }
+
+  /** The pairs made since the last call. */
+  drain(): ItemPair[] {
+    const out = this.out;
+    this.out = [];
+    return out;
+  }
+
+  private giveUpOldest(): void {
+    const base = first(this.waiting.base);
+    const candidate = first(this.waiting.candidate);
+    const side: PairedSide = !candidate || (base && base.since < candidate.since) ? 'base' : 'candidate';
+    const oldest = (side === 'base' ? base : candidate)!;
+    this.waiting[side].delete(oldest.result.itemId);
+    this.out.push(
+      side === 'base'
+        ? { base: oldest.result, outOfWindow: true }
+        : { candidate: oldest.result, outOfWindow: true },
+    );
+    this.stats.outOfWindow += 1;
+  }
+
+  private count(): void {
+    this.stats.waiting = this.waiting.base.size + this.waiting.candidate.size;
+    this.stats.mostWaiting = Math.max(this.stats.mostWaiting, this.stats.waiting);
+  }
+}
+
+/** A map's first entry in insertion order: the one that has waited longest. */
+function first<V>(map: Map<string, V>): V | undefined {
+  for (const value of map.values()) return value;
+  return undefined;
+}
+
+/** One run's usable results from an iterator, checked for report order; every result seen by `onRead`. */
+function usableOf(side: PairedSide, options: PairOptions) {
+  const order = new OrderCheck(side);
+  return (result: ItemResult): boolean => {
+    order.next(result);
+    options.onRead?.(side, result);
+    return !isInvalidRow(result);
+  };
+}
+
+/**
+ * Pairs two runs' results, read at once, each in report order (by row, then item id): items
+ * at the same row and id pair at once; an item whose partner has not come yet waits for it by
+ * id, so rows inserted, deleted or moved between the runs still pair. At most `maxUnpaired`
+ * items wait at once (both runs together): beyond that, the one that has waited longest is given
+ * up unpaired (`outOfWindow`), and a partner of it read later is unpaired too. An item with no
+ * partner at all (a row deleted or inserted, a sample that differs) waits as long too: it is
+ * given up when the window is full, or unpaired at the end; runs of the same dataset version
+ * (`sameRows`) pair by (row, item id) alone, and nothing waits. Invalid rows are left out.
+ * Memory: the waiting items, nothing else.
+ *
+ * Pairs come as they are made: in the base run's order while rows keep their order; a row
+ * moved ahead pairs when its partner comes. Items without a partner come when they are given
+ * up, or at the end (the base run's first). Throws {@link ReportOrderError} at the first result out of report order
+ * (a store that gives results in the order they were recorded: sort them first, with
+ * `inReportOrder`).
+ */
+export async function* pairs(
+  base: AsyncIterable<ItemResult>,
+  candidate: AsyncIterable<ItemResult>,
+  options: PairOptions = {},
+): AsyncGenerator<ItemPair> {
+  const window = windowOf(options);
+  const readers = [
+    [base[Symbol.asyncIterator](), usableOf('base', options)],
+    [candidate[Symbol.asyncIterator](), usableOf('candidate', options)],
+  ] as const;
+  const next = async ([iterator, usable]: (typeof readers)[number]) => {
+    for (;;) {
+      const step = await iterator.next();
+      if (step.done) return undefined;
+      if (usable(step.value)) return step.value;
+    }
+  };
+  const [baseRun, candidateRun] = readers;
+  try {
+    let b = await next(baseRun);
+    let c = await next(candidateRun);
+    while (b || c) {
+      const took = window.step(b, c);
+      yield* window.drain();
+      if (took !== 'candidate') b = await next(baseRun);
+      if (took !== 'base') c = await next(candidateRun);
+    }
+    window.end();
+    yield* window.drain();
+  } finally {
+    // Stops a run's results read half-way (an error, or a caller that stopped early).
+    await Promise.allSettled(readers.map(([iterator]) => iterator.return?.()));
+  }
+}
+
+/** {@link pairs} of results in memory (each run's in report order). */
+export function* pairsOf(
+  base: Iterable<ItemResult>,
+  candidate: Iterable<ItemResult>,
+  options: PairOptions = {},
+): Generator<ItemPair> {
+  const window = windowOf(options);
+  const readers = [
+    [base[Symbol.iterator](), usableOf('base', options)],
+    [candidate[Symbol.iterator](), usableOf('candidate', options)],
+  ] as const;
+  const next = ([iterator, usable]: (typeof readers)[number]) => {
+    for (;;) {
+      const step = iterator.next();
+      if (step.done) return undefined;
+      if (usable(step.value)) return step.value;
+    }
+  };
+  const [baseRun, candidateRun] = readers;
+  let b = next(baseRun);
+  let c = next(candidateRun);
+  while (b || c) {
+    const took = window.step(b, c);
+    yield* window.drain();
+    if (took !== 'candidate') b = next(baseRun);
+    if (took !== 'base') c = next(candidateRun);
+  }
+  window.end();
+  yield* window.drain();
+}
+
+const windowOf = (options: PairOptions) =>
+  new PairingWindow(
+    options.maxUnpaired ?? DEFAULT_MAX_UNPAIRED,
+    options.sameRows ?? false,
+    options.stats ?? { waiting: 0, mostWaiting: 0, outOfWindow: 0 },
+  );
 
 /** One side of one paired item, as a scorer sees it. */
 interface Side {
@@ -176,23 +470,29 @@ interface Side {
   reason?: string;
 }
 
-function side(result: ItemResult, name: string, scorer: Scorer, binary: boolean): Side {
+function scoredSide(
+  result: ItemResult,
+  name: string,
+  scorer: Scorer,
+  target: (result: ItemResult) => ScoreValue | undefined,
+  binary: boolean,
+): Side {
   const score = scoreOf(result, name, scorer.kind);
-  const target = targetReader(scorer)(result);
+  const gold = target(result);
   if (!isScored(score)) {
-    return { result, target, shown: `(${score.unscored.kind})`, reason: score.unscored.message };
+    return { result, target: gold, shown: `(${score.unscored.kind})`, reason: score.unscored.message };
   }
   return {
     result,
     value: score.value,
-    target,
-    verdict: verdictOf(scorer.kind, score.value, target, scorer.metrics, binary),
+    target: gold,
+    verdict: verdictOf(scorer.kind, score.value, gold, scorer.metrics, binary),
     shown: String(score.value),
     reason: score.explanation,
   };
 }
 
-function flipKind(b: Side, c: Side): FlippedItem['kind'] {
+function flipKind(b: Pick<Side, 'verdict'>, c: Pick<Side, 'verdict'>): FlippedItem['kind'] {
   if (b.verdict === false && c.verdict === true) return 'fixed';
   if (b.verdict === true && c.verdict === false) return 'broken';
   return 'changed';
@@ -205,104 +505,383 @@ function flippedSide(s: Side): FlippedSide {
   return out;
 }
 
-/** The paired statistics of one scorer, by kind. */
-function compareScorer(
-  kind: ScoreKind,
-  pairs: [Side, Side][],
-  scorer: Scorer,
-  options: CompareOptions,
-): Pick<ScorerComparison, 'n' | 'deltas' | 'mcnemar'> {
-  if (kind === 'label') {
-    // The AQUA convention: items with gold on both sides; unscored predicts Error, excluded inside.
-    const gold = pairs.filter(([b, c]) => b.target !== undefined && c.target !== undefined);
-    if (gold.length === 0) return { n: 0, deltas: {} };
-    const label = (s: Side) => ({
-      gold: String(s.target),
-      pred: s.value === undefined ? ERROR_LABEL : String(s.value),
+/**
+ * A flipped item as tallied. A number scorer's verdict against numeric gold depends on whether
+ * the run's gold is a binary label, known only once every pair is in: `ifBinary` is its kind then.
+ */
+interface Flip {
+  item: FlippedItem;
+  ifBinary?: FlippedItem['kind'];
+}
+
+/**
+ * What `binaryTargets` decides, kept as values come: whether any value was a number, and
+ * whether every number was 0 or 1.
+ */
+type GoldSeen = [numeric: boolean, binary: boolean];
+
+function seeGold(seen: GoldSeen, target: ScoreValue | undefined): void {
+  if (typeof target !== 'number') return;
+  seen[0] = true;
+  if (target !== 0 && target !== 1) seen[1] = false;
+}
+
+const binaryGold = (seen: GoldSeen) => seen[0] && seen[1];
+
+/** A {@link ScorerPairs} saved. */
+interface ScorerPairsState {
+  labels: string[];
+  rows: NumberArray;
+  columns: NumberArray[];
+  targeted: boolean;
+  baseGold: GoldSeen;
+  flipGold: GoldSeen;
+  discordant: [number, number];
+  flips: Flip[];
+  repeats: Partial<Record<PairedSide, RepeatRowsState>>;
+}
+
+/** Label codes into the table above them, dense while the table is this small (a matrix of counts per resample). */
+const DENSE_LABELS = 1024;
+
+/**
+ * One scorer of both runs, its paired items as typed columns (a few bytes an item, never the
+ * results), in the order the pairs came, each with the base run's row so that they are put in
+ * the base run's report order before they are resampled:
+ * - label: the pairs with gold on both sides, each side's gold and prediction as codes into one
+ *   table of labels (unscored predicts `Error`), and McNemar's discordant counts;
+ * - pass: the pairs scored on both sides, each side's pass and whether it is right (1/0);
+ * - number: the pairs scored on both sides, each side's value and numeric target (NaN: none).
+ * Beside them, the flipped items, and each run's repeat rows for its noise floors.
+ */
+class ScorerPairs {
+  private labels: string[] = [];
+  private codes = new Map<string, number>();
+  private rows = new NumberColumn();
+  private columns = [new NumberColumn(), new NumberColumn(), new NumberColumn(), new NumberColumn()];
+  /** Pass: every pair has a pass/fail gold on both sides; number: a numeric gold. */
+  private targeted = true;
+  /** Number: the base gold of the pairs in the columns (is it a binary label?). */
+  private baseGold: GoldSeen = [false, true];
+  /** Number: the base gold of every pair, read as the candidate's scorer reads it (for flip kinds). */
+  private flipGold: GoldSeen = [false, true];
+  /** Label: [base right only, candidate right only]. */
+  private discordant: [number, number] = [0, 0];
+  /**
+   * Every flipped item. Unlike the columns, each holds its item's inputs (every input text, as
+   * large as the item is: a long document for a summary judge) and both sides' values and
+   * reasons, a few hundred bytes beyond the inputs: a run where most items flip holds nearly
+   * every item's inputs. Kept whole all the same: the comparison files list every flipped item.
+   */
+  private flips: Flip[] = [];
+  private readonly repeats: Partial<Record<PairedSide, RepeatRows>> = {};
+  private readonly targets: Record<PairedSide, (result: ItemResult) => ScoreValue | undefined>;
+
+  constructor(
+    readonly name: string,
+    readonly kind: ScoreKind,
+    private readonly scorers: Record<PairedSide, Scorer>,
+    repeats: Record<PairedSide, number>,
+    state?: ScorerPairsState,
+  ) {
+    this.targets = { base: targetReader(scorers.base), candidate: targetReader(scorers.candidate) };
+    for (const s of ['base', 'candidate'] as const) {
+      const saved = state?.repeats[s];
+      if (saved) this.repeats[s] = RepeatRows.fromState(saved);
+      else if (repeats[s] > 1) this.repeats[s] = new RepeatRows(kind, repeats[s], { units: false });
+    }
+    if (!state) return;
+    for (const label of state.labels) this.code(label);
+    this.rows = NumberColumn.fromState(state.rows);
+    this.columns = state.columns.map((column) => NumberColumn.fromState(column));
+    this.targeted = state.targeted;
+    this.baseGold = [...state.baseGold];
+    this.flipGold = [...state.flipGold];
+    this.discordant = [...state.discordant];
+    this.flips = state.flips;
+  }
+
+  /** A result of one run as it is read (its repeats, for the noise floor). */
+  read(s: PairedSide, result: ItemResult): void {
+    const repeats = this.repeats[s];
+    if (!repeats) return;
+    const score = result.scores[this.name];
+    repeats.add(scoreRow(result, this.name, this.scorers[s], this.targets[s]), score?.repeats, score?.tie);
+  }
+
+  add(b: ItemResult, c: ItemResult): void {
+    const { name, kind, scorers, targets } = this;
+    const bs = scoredSide(b, name, scorers.base, targets.base, false);
+    const cs = scoredSide(c, name, scorers.candidate, targets.candidate, false);
+    if (kind === 'number') seeGold(this.flipGold, targets.candidate(b));
+    if (bs.shown !== cs.shown) this.flip(bs, cs);
+    const [c0, c1, c2, c3] = this.columns as [NumberColumn, NumberColumn, NumberColumn, NumberColumn];
+    if (kind === 'label') {
+      // The AQUA convention: items with gold on both sides; unscored predicts Error, excluded inside.
+      if (bs.target === undefined || cs.target === undefined) return;
+      c0.push(this.code(String(bs.target)));
+      c1.push(this.code(bs.value === undefined ? ERROR_LABEL : String(bs.value)));
+      c2.push(this.code(String(cs.target)));
+      c3.push(this.code(cs.value === undefined ? ERROR_LABEL : String(cs.value)));
+      if (bs.verdict === true && cs.verdict !== true) this.discordant[0] += 1;
+      else if (bs.verdict !== true && cs.verdict === true) this.discordant[1] += 1;
+    } else {
+      if (bs.value === undefined || cs.value === undefined) return;
+      if (kind === 'pass') {
+        c0.push(bs.value === true ? 1 : 0);
+        c1.push(bs.verdict === true ? 1 : 0);
+        c2.push(cs.value === true ? 1 : 0);
+        c3.push(cs.verdict === true ? 1 : 0);
+        this.targeted &&= typeof bs.target === 'boolean' && typeof cs.target === 'boolean';
+      } else {
+        c0.push(bs.value as number);
+        c1.push(typeof bs.target === 'number' ? bs.target : Number.NaN);
+        c2.push(cs.value as number);
+        c3.push(typeof cs.target === 'number' ? cs.target : Number.NaN);
+        this.targeted &&= typeof bs.target === 'number' && typeof cs.target === 'number';
+        seeGold(this.baseGold, bs.target);
+      }
+    }
+    this.rows.push(b.row);
+  }
+
+  private flip(bs: Side, cs: Side): void {
+    const b = bs.result;
+    const c = cs.result;
+    const gold = b.gold ?? c.gold;
+    const item: FlippedItem = {
+      itemId: b.itemId,
+      row: b.row,
+      input: Object.keys(b.input).length > 0 ? b.input : c.input,
+      ...(gold !== undefined ? { gold } : {}),
+      base: flippedSide(bs),
+      candidate: flippedSide(cs),
+      kind: flipKind(bs, cs),
+    };
+    const flip: Flip = { item };
+    if (this.kind === 'number' && bs.value !== undefined && cs.value !== undefined) {
+      const { base, candidate } = this.scorers;
+      const ifBinary = flipKind(
+        { verdict: verdictOf('number', bs.value, bs.target, base.metrics, true) },
+        { verdict: verdictOf('number', cs.value, cs.target, candidate.metrics, true) },
+      );
+      if (ifBinary !== item.kind) flip.ifBinary = ifBinary;
+    }
+    this.flips.push(flip);
+  }
+
+  private code(label: string): number {
+    let code = this.codes.get(label);
+    if (code === undefined) {
+      code = this.labels.length;
+      this.labels.push(label);
+      this.codes.set(label, code);
+    }
+    return code;
+  }
+
+  /** Appends `later`: the same scorer's pairs that come after this one's. */
+  merge(later: ScorerPairs): void {
+    const codes = later.labels.map((label) => this.code(label));
+    const same = codes.every((code, i) => code === i);
+    this.columns.forEach((column, i) => {
+      const next = later.columns[i]!;
+      if (this.kind !== 'label' || same) column.merge(next);
+      else for (const code of next.values()) column.push(codes[code]!);
     });
-    const positive = scorer.metrics?.positive ?? false;
-    const deltas = pairedBootstraps(
-      gold.map(([b]) => label(b)),
-      gold.map(([, c]) => label(c)),
-      (rows) => {
-        const m = classificationMetrics(rows, { bootstrap: false, positive });
+    this.rows.merge(later.rows);
+    this.targeted &&= later.targeted;
+    for (const [into, from] of [
+      [this.baseGold, later.baseGold],
+      [this.flipGold, later.flipGold],
+    ] as const) {
+      into[0] ||= from[0];
+      into[1] &&= from[1];
+    }
+    this.discordant[0] += later.discordant[0];
+    this.discordant[1] += later.discordant[1];
+    for (const flip of later.flips) this.flips.push(flip);
+    for (const s of ['base', 'candidate'] as const) {
+      const repeats = this.repeats[s];
+      if (repeats) repeats.merge(later.repeats[s]!);
+    }
+  }
+
+  toState(): ScorerPairsState {
+    const repeats: ScorerPairsState['repeats'] = {};
+    for (const s of ['base', 'candidate'] as const) {
+      const rows = this.repeats[s];
+      if (rows) repeats[s] = rows.toState();
+    }
+    return {
+      labels: [...this.labels],
+      rows: this.rows.toState(),
+      columns: this.columns.map((column) => column.toState()),
+      targeted: this.targeted,
+      baseGold: [...this.baseGold],
+      flipGold: [...this.flipGold],
+      discordant: [...this.discordant],
+      flips: this.flips,
+      repeats,
+    };
+  }
+
+  /** The scorer compared: its paired statistics, flipped items and noise. */
+  compared(every: () => Uint32Array, options: CompareOptions): ScorerComparison {
+    const columns = this.ordered();
+    const compared = this.statistics(columns, every, options);
+    const binary = this.kind === 'number' && binaryGold(this.flipGold);
+    const flipped = this.flips.map((f) => (binary && f.ifBinary ? { ...f.item, kind: f.ifBinary } : f.item));
+    if (!isSorted(flipped)) flipped.sort(compareReportOrder);
+    const floors = (s: PairedSide) =>
+      this.repeats[s]?.noiseFloors({ ...this.scorers[s].metrics, bootstrap: false }).noiseFloor;
+    const noise = deltaNoise(compared.deltas, floors('base'), floors('candidate'));
+    return { kind: this.kind, ...compared, flipped, ...(noise ? { noise } : {}) };
+  }
+
+  /**
+   * The columns in the base run's report order. Pairs come in it unless a row moved between the
+   * runs (a shuffled dataset): then they are sorted by the base run's row (stably: pairs that
+   * share a row keep the order they came in).
+   */
+  private ordered(): NumberArray[] {
+    const rows = this.rows.values();
+    const values = this.columns.map((column) => column.values());
+    let sorted = true;
+    for (let i = 1; i < rows.length && sorted; i++) sorted = rows[i - 1]! <= rows[i]!;
+    if (sorted) return values;
+    const order = new Uint32Array(rows.length);
+    for (let i = 0; i < order.length; i++) order[i] = i;
+    order.sort((a, b) => rows[a]! - rows[b]! || a - b);
+    return values.map((column) => {
+      const out = new (column.constructor as new (n: number) => NumberArray)(column.length);
+      for (let i = 0; i < order.length; i++) out[i] = column[order[i]!]!;
+      return out;
+    });
+  }
+
+  /** The paired statistics of one scorer, by kind (what one pass over the pairs in memory gives). */
+  private statistics(
+    columns: NumberArray[],
+    every: () => Uint32Array,
+    options: CompareOptions,
+  ): Pick<ScorerComparison, 'n' | 'deltas' | 'mcnemar'> {
+    const [c0, c1, c2, c3] = columns as [NumberArray, NumberArray, NumberArray, NumberArray];
+    const n = c0.length;
+    if (n === 0) return { n: 0, deltas: {} };
+    const bootstrap = (statistic: (s: PairedSide, indices: Indices) => Record<string, number | null>) =>
+      pairedBootstraps(n, (s, indices) => statistic(s, indices ?? every().subarray(0, n)), options.bootstrap);
+
+    if (this.kind === 'label') {
+      const positive = this.scorers.candidate.metrics?.positive ?? false;
+      const counts = new LabelCells(this.labels);
+      const deltas = bootstrap((s, indices) => {
+        const [gold, pred] = s === 'base' ? [c0, c1] : [c2, c3];
+        const m = classificationMetrics(counts.of(gold, pred, indices), { bootstrap: false, positive });
         const stats: Record<string, number | null> = { accuracy: m.accuracy, macroF1: m.macroF1 };
         if (m.binary) stats.binaryF1 = m.binary.f1;
         stats.kappa = m.kappa;
         return stats;
-      },
-      options.bootstrap,
-    ) as Record<string, PairedDelta>;
-    const mcnemar = mcnemarPaired(
-      gold.map(([b]) => b.verdict === true),
-      gold.map(([, c]) => c.verdict === true),
-    );
-    return { n: gold.length, deltas, mcnemar };
-  }
+      });
+      return { n, deltas, mcnemar: mcnemar(this.discordant[0], this.discordant[1]) };
+    }
 
-  const both = pairs.filter(([b, c]) => b.value !== undefined && c.value !== undefined);
-  if (both.length === 0) return { n: 0, deltas: {} };
-  if (kind === 'pass') {
-    const targeted = both.every(([b, c]) => typeof b.target === 'boolean' && typeof c.target === 'boolean');
-    const deltas = pairedBootstraps(
-      both.map(([b]) => b),
-      both.map(([, c]) => c),
-      (rows) => {
-        const stats: Record<string, number | null> = {
-          passRate: meanOrNull(rows.map((s) => Number(s.value === true))),
-        };
-        if (targeted) stats.accuracy = meanOrNull(rows.map((s) => Number(s.verdict === true)));
+    if (this.kind === 'pass') {
+      const targeted = this.targeted;
+      const deltas = bootstrap((s, indices) => {
+        const [passes, right] = s === 'base' ? [c0, c1] : [c2, c3];
+        const stats: Record<string, number | null> = { passRate: meanAt(passes, indices) };
+        if (targeted) stats.accuracy = meanAt(right, indices);
         return stats;
-      },
-      options.bootstrap,
-    ) as Record<string, PairedDelta>;
-    const right = (s: Side) => (targeted ? s.verdict === true : s.value === true);
-    const mcnemar = mcnemarPaired(
-      both.map(([b]) => right(b)),
-      both.map(([, c]) => right(c)),
-    );
-    return { n: both.length, deltas, mcnemar };
-  }
+      });
+      // Right: the verdict against a pass/fail gold, else a pass.
+      const [b, c] = targeted ? [c1, c3] : [c0, c2];
+      let baseOnly = 0;
+      let candidateOnly = 0;
+      for (let i = 0; i < n; i++) {
+        if (b[i] === 1 && c[i] !== 1) baseOnly += 1;
+        else if (b[i] !== 1 && c[i] === 1) candidateOnly += 1;
+      }
+      return { n, deltas, mcnemar: mcnemar(baseOnly, candidateOnly) };
+    }
 
-  const numericTargets = both.every(([b, c]) => typeof b.target === 'number' && typeof c.target === 'number');
-  const binary = numericTargets && binaryTargets(both.map(([b]) => b.target));
-  const deltas = pairedBootstraps(
-    both.map(([b]) => b),
-    both.map(([, c]) => c),
-    (rows) => {
-      const values = rows.map((s) => s.value as number);
-      const targets = rows.map((s) => s.target as number);
-      const stats: Record<string, number | null> = { mean: meanOrNull(values) };
+    const numericTargets = this.targeted;
+    const binary = numericTargets && binaryGold(this.baseGold);
+    const deltas = bootstrap((s, indices) => {
+      const [values, targets] = s === 'base' ? [c0, c1] : [c2, c3];
+      const stats: Record<string, number | null> = { mean: meanAt(values, indices) };
       if (binary)
         stats.rocAuc = rocAuc(
-          values,
-          targets.map((t) => t === 1),
+          pick(values, indices),
+          Array.from(indices, (i) => targets[i] === 1),
         );
       else if (numericTargets) {
-        stats.mae = meanAbsoluteError(values, targets);
-        stats.spearman = spearman(values, targets);
+        const v = pick(values, indices);
+        const t = pick(targets, indices);
+        stats.mae = meanAbsoluteError(v, t);
+        stats.spearman = spearman(v, t);
       }
       return stats;
-    },
-    options.bootstrap,
-  ) as Record<string, PairedDelta>;
-  return { n: both.length, deltas };
+    });
+    return { n, deltas };
+  }
+}
+
+const pick = (values: NumberArray, indices: Indices): number[] => Array.from(indices, (i) => values[i]!);
+
+function pairedBootstraps(
+  n: number,
+  statistic: (s: PairedSide, indices: Indices | undefined) => Record<string, number | null>,
+  options?: BootstrapOptions,
+): Record<string, PairedDelta> {
+  return pairedBootstrapsAt(n, statistic, options) as Record<string, PairedDelta>;
+}
+
+/** Whether flipped items are in (row, item id) order already. */
+function isSorted(items: readonly FlippedItem[]): boolean {
+  for (let i = 1; i < items.length; i++) if (compareReportOrder(items[i - 1]!, items[i]!) > 0) return false;
+  return true;
 }
 
 /**
- * A run's noise floor per headline metric of one scorer (the same figures as its report's
- * `reliability.noiseFloor`); undefined for a run that scored each item once.
+ * A resample's label pairs counted (gold → prediction → count), from the columns of codes:
+ * what `classificationMetrics` gives the same figures from as from the rows themselves.
  */
-function noiseFloors(side: RunSide, name: string, scorer: Scorer): Record<string, number | null> | undefined {
-  const k = side.run.suite.run?.repeats ?? 1;
-  if (k <= 1) return undefined;
-  const rows = new RepeatRows(scorer.kind, k);
-  const target = targetReader(scorer);
-  for (const result of side.results) {
-    const score = result.scores[name];
-    rows.add(scoreRow(result, name, scorer, target), score?.repeats, score?.tie);
+class LabelCells {
+  private readonly width: number;
+  private readonly dense: Int32Array | undefined;
+  private readonly touched: number[] = [];
+  private readonly sparse = new Map<number, number>();
+
+  constructor(private readonly labels: readonly string[]) {
+    this.width = labels.length;
+    if (this.width <= DENSE_LABELS) this.dense = new Int32Array(this.width * this.width);
   }
-  return rows.figures({ ...scorer.metrics, bootstrap: false }).noiseFloor;
+
+  of(gold: NumberArray, pred: NumberArray, indices: Indices): LabelPairCounts {
+    const { width, dense, touched, sparse, labels } = this;
+    for (const i of indices) {
+      const cell = gold[i]! * width + pred[i]!;
+      if (dense) {
+        if (dense[cell] === 0) touched.push(cell);
+        dense[cell]! += 1;
+      } else sparse.set(cell, (sparse.get(cell) ?? 0) + 1);
+    }
+    const counts = new LabelPairCounts();
+    const add = (cell: number, count: number) =>
+      counts.add(labels[Math.floor(cell / width)]!, labels[cell % width]!, count);
+    if (dense) {
+      for (const cell of touched) {
+        add(cell, dense[cell]!);
+        dense[cell] = 0;
+      }
+      touched.length = 0;
+    } else {
+      for (const [cell, count] of sparse) add(cell, count);
+      sparse.clear();
+    }
+    return counts;
+  }
 }
 
 /** Each delta against the larger of the two runs' noise floors; undefined when neither run has one. */
@@ -323,68 +902,229 @@ function deltaNoise(
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
-export function compareRuns(base: RunSide, candidate: RunSide, options: CompareOptions = {}): Comparison {
-  const baseHeader = header(base.run);
-  const candidateHeader = header(candidate.run);
-  const baseById = usable(base.results);
-  const candidateById = usable(candidate.results);
+/** Version of {@link ComparisonTally}'s bytes: a tally saved by another version is not read. */
+const COMPARISON_TALLY_VERSION = 1;
 
-  const pairs: [ItemResult, ItemResult][] = [];
-  for (const [id, b] of baseById) {
-    const c = candidateById.get(id);
-    if (c) pairs.push([b, c]);
-  }
-  pairs.sort(([a], [b]) => a.row - b.row || byCodeUnit(a.itemId, b.itemId));
+type RowRange = [first: number, last: number];
 
-  const baseFamily = taskFor(base.run.suite);
-  const candidateFamily = taskFor(candidate.run.suite);
-  const baseScorers = baseFamily.scorers(base.run.suite);
-  const scores: Record<string, ScorerComparison> = {};
-  for (const [name, scorer] of Object.entries(candidateFamily.scorers(candidate.run.suite))) {
-    const baseScorer = baseScorers[name];
-    if (!baseScorer || baseScorer.kind !== scorer.kind) continue;
-    const binary = scorer.kind === 'number' && binaryTargets(pairs.map(([b]) => targetReader(scorer)(b)));
-    const sides = pairs.map(
-      ([b, c]) => [side(b, name, baseScorer, binary), side(c, name, scorer, binary)] as [Side, Side],
-    );
-    const flipped: FlippedItem[] = [];
-    for (const [b, c] of sides) {
-      if (b.shown === c.shown) continue;
-      const gold = b.result.gold ?? c.result.gold;
-      flipped.push({
-        itemId: b.result.itemId,
-        row: b.result.row,
-        input: Object.keys(b.result.input).length > 0 ? b.result.input : c.result.input,
-        ...(gold !== undefined ? { gold } : {}),
-        base: flippedSide(b),
-        candidate: flippedSide(c),
-        kind: flipKind(b, c),
-      });
-    }
-    const compared = compareScorer(scorer.kind, sides, scorer, options);
-    const noise = deltaNoise(
-      compared.deltas,
-      noiseFloors(base, name, baseScorer),
-      noiseFloors(candidate, name, scorer),
-    );
-    scores[name] = { kind: scorer.kind, ...compared, flipped, ...(noise ? { noise } : {}) };
-  }
+const copyRange = (rows: RowRange | null): RowRange | null => (rows ? [rows[0], rows[1]] : null);
 
-  const baseCost = sum(base.results.map(resultCost));
-  const candidateCost = sum(candidate.results.map(resultCost));
-  return {
-    base: baseHeader,
-    candidate: candidateHeader,
-    promptChanges: promptChanges(baseHeader.prompts, candidateHeader.prompts),
-    items: {
-      paired: pairs.length,
-      onlyBase: baseById.size - pairs.length,
-      onlyCandidate: candidateById.size - pairs.length,
-    },
-    primaryScorer: candidateFamily.primaryScorer(candidate.run.suite),
-    scores,
-    cost: { base: baseCost, candidate: candidateCost, delta: candidateCost - baseCost },
+/** A {@link ComparisonTally} saved (see `toBytes`). */
+interface ComparisonTallyState {
+  version: typeof COMPARISON_TALLY_VERSION;
+  base: string;
+  candidate: string;
+  items: { paired: number; onlyBase: number; onlyCandidate: number; outOfWindow: number };
+  moved: number;
+  cost: Record<PairedSide, CompensatedSumState>;
+  rows: Record<PairedSide, RowRange | null>;
+  scorers: Record<string, ScorerPairsState>;
+}
+
+/**
+ * Everything a comparison of two runs is computed from, fed the pairs of the two runs (see
+ * {@link pairs}) and each run's results as they are read: the item counts, each scorer's paired
+ * columns (typed: label codes, 0/1, values; with the base run's row), McNemar's counts, the
+ * flipped items, each run's repeat rows (noise floors), cost and the rows each run's results
+ * spanned. A comparison too large for one reader is tallied in parts (consecutive stretches of
+ * the base run's report order, e.g. a part of each run whose rows are the same): each part saved
+ * as bytes and loaded back, the parts merged in order give what one tally over both runs gives —
+ * every count, interval, p-value, noise floor and flipped item; only the cost, a running
+ * floating-point sum per side, may differ in its last bits (each part's sum is rounded apart).
+ */
+export class ComparisonTally {
+  private items = { paired: 0, onlyBase: 0, onlyCandidate: 0, outOfWindow: 0 };
+  /** Pairs whose two results are at different rows. */
+  private movedPairs = 0;
+  private cost: Record<PairedSide, CompensatedSum> = {
+    base: new CompensatedSum(),
+    candidate: new CompensatedSum(),
   };
+  private rows: Record<PairedSide, RowRange | null> = { base: null, candidate: null };
+  private readonly scorers: ScorerPairs[] = [];
+
+  /** A tally of no pair of the two runs (`base` the earlier), or loaded from `state`. */
+  constructor(
+    private readonly base: RunRecord,
+    private readonly candidate: RunRecord,
+    private readonly options: CompareOptions = {},
+    state?: ComparisonTallyState,
+  ) {
+    const baseScorers = taskFor(base.suite).scorers(base.suite);
+    const repeats = {
+      base: base.suite.run?.repeats ?? 1,
+      candidate: candidate.suite.run?.repeats ?? 1,
+    };
+    for (const [name, scorer] of Object.entries(taskFor(candidate.suite).scorers(candidate.suite))) {
+      const baseScorer = baseScorers[name];
+      if (!baseScorer || baseScorer.kind !== scorer.kind) continue;
+      const scorers = { base: baseScorer, candidate: scorer };
+      this.scorers.push(new ScorerPairs(name, scorer.kind, scorers, repeats, state?.scorers[name]));
+    }
+    if (!state) return;
+    this.items = { ...state.items };
+    this.movedPairs = state.moved;
+    this.cost = {
+      base: CompensatedSum.fromState(state.cost.base),
+      candidate: CompensatedSum.fromState(state.cost.candidate),
+    };
+    this.rows = { base: copyRange(state.rows.base), candidate: copyRange(state.rows.candidate) };
+  }
+
+  /**
+   * A result of one run as it is read (every result, invalid rows included, each run's in its
+   * report order): its cost, its repeats, its row.
+   */
+  read(side: PairedSide, result: ItemResult): void {
+    this.cost[side].add(resultCost(result));
+    const rows = this.rows[side];
+    if (!rows) this.rows[side] = [result.row, result.row];
+    else {
+      rows[0] = Math.min(rows[0], result.row);
+      rows[1] = Math.max(rows[1], result.row);
+    }
+    for (const scorer of this.scorers) scorer.read(side, result);
+  }
+
+  /**
+   * The next pair: an item of both runs, or of one only (`outOfWindow`: given up by the
+   * pairing's window). Invalid rows are not paired: one given here counts as absent.
+   */
+  add(base: ItemResult | undefined, candidate: ItemResult | undefined, outOfWindow = false): void {
+    const b = base && !isInvalidRow(base) ? base : undefined;
+    const c = candidate && !isInvalidRow(candidate) ? candidate : undefined;
+    if (b && c) {
+      this.items.paired += 1;
+      if (b.row !== c.row) this.movedPairs += 1;
+      for (const scorer of this.scorers) scorer.add(b, c);
+      return;
+    }
+    if (b) this.items.onlyBase += 1;
+    else if (c) this.items.onlyCandidate += 1;
+    else return;
+    if (outOfWindow) this.items.outOfWindow += 1;
+  }
+
+  /** The first and last row of the results of `side` read so far; undefined before the first. */
+  rowRange(side: PairedSide): RowRange | undefined {
+    const rows = this.rows[side];
+    return rows ? [rows[0], rows[1]] : undefined;
+  }
+
+  /** Pairs whose two results were at different rows (a dataset edited between the runs). */
+  get moved(): number {
+    return this.movedPairs;
+  }
+
+  /** Items of one run only (invalid rows aside), whether their partner was missing or out of the window. */
+  get unpaired(): number {
+    return this.items.onlyBase + this.items.onlyCandidate;
+  }
+
+  /**
+   * Appends `later`: a tally of the same two runs' pairs that come right after this tally's (in
+   * the base run's report order). `later` is not to be used afterwards.
+   */
+  merge(later: ComparisonTally): void {
+    if (later.base.runId !== this.base.runId || later.candidate.runId !== this.candidate.runId)
+      throw new RangeError(
+        `ComparisonTally: cannot merge ${later.base.runId} → ${later.candidate.runId} into ${this.base.runId} → ${this.candidate.runId}`,
+      );
+    for (const key of Object.keys(this.items) as (keyof typeof this.items)[])
+      this.items[key] += later.items[key];
+    this.movedPairs += later.movedPairs;
+    for (const side of ['base', 'candidate'] as const) {
+      this.cost[side].merge(later.cost[side]);
+      const [rows, more] = [this.rows[side], later.rows[side]];
+      if (!rows) this.rows[side] = copyRange(more);
+      else if (more) this.rows[side] = [Math.min(rows[0], more[0]), Math.max(rows[1], more[1])];
+    }
+    this.scorers.forEach((scorer, i) => {
+      scorer.merge(later.scorers[i]!);
+    });
+  }
+
+  /** The whole state as bytes (V8's serialisation: typed columns stay as compact as in memory). */
+  toBytes(): Uint8Array {
+    const state: ComparisonTallyState = {
+      version: COMPARISON_TALLY_VERSION,
+      base: this.base.runId,
+      candidate: this.candidate.runId,
+      items: { ...this.items },
+      moved: this.movedPairs,
+      cost: { base: this.cost.base.toState(), candidate: this.cost.candidate.toState() },
+      rows: { base: this.rows.base, candidate: this.rows.candidate },
+      scorers: Object.fromEntries(this.scorers.map((scorer) => [scorer.name, scorer.toState()])),
+    };
+    return serialize(state);
+  }
+
+  /** A tally saved by `toBytes`, for the same two runs. */
+  static fromBytes(
+    base: RunRecord,
+    candidate: RunRecord,
+    bytes: Uint8Array,
+    options: CompareOptions = {},
+  ): ComparisonTally {
+    const state = deserialize(bytes) as ComparisonTallyState;
+    if (state?.version !== COMPARISON_TALLY_VERSION)
+      throw new StoredDataError(
+        `a comparison tally of version ${JSON.stringify(state?.version)}; this Assay reads version ${COMPARISON_TALLY_VERSION}`,
+      );
+    if (state.base !== base.runId || state.candidate !== candidate.runId)
+      throw new StoredDataError(
+        `a comparison tally of ${state.base} → ${state.candidate}, read for ${base.runId} → ${candidate.runId}`,
+      );
+    return new ComparisonTally(base, candidate, options, state);
+  }
+
+  /** The comparison (what {@link compareRuns} returns for the same two runs). */
+  comparison(): Comparison {
+    const baseHeader = header(this.base);
+    const candidateHeader = header(this.candidate);
+    // Every row's index, 0 to n − 1: the point estimates' "resample". One array for every scorer.
+    let all: Uint32Array | undefined;
+    const every = () => {
+      if (!all) {
+        all = new Uint32Array(this.items.paired);
+        for (let i = 0; i < all.length; i++) all[i] = i;
+      }
+      return all;
+    };
+    const scores: Record<string, ScorerComparison> = {};
+    for (const scorer of this.scorers) scores[scorer.name] = scorer.compared(every, this.options);
+    const { paired, onlyBase, onlyCandidate, outOfWindow } = this.items;
+    const baseCost = this.cost.base.value();
+    const candidateCost = this.cost.candidate.value();
+    return {
+      base: baseHeader,
+      candidate: candidateHeader,
+      promptChanges: promptChanges(baseHeader.prompts, candidateHeader.prompts),
+      items: { paired, onlyBase, onlyCandidate, ...(outOfWindow > 0 ? { outOfWindow } : {}) },
+      primaryScorer: taskFor(this.candidate.suite).primaryScorer(this.candidate.suite),
+      scores,
+      cost: { base: baseCost, candidate: candidateCost, delta: candidateCost - baseCost },
+    };
+  }
+}
+
+/**
+ * Two runs compared from their results in memory, in any order: each run's put in report order,
+ * paired (every item waits for its partner as long as it takes: the results are all here) and
+ * tallied in one pass.
+ */
+export function compareRuns(base: RunSide, candidate: RunSide, options: CompareOptions = {}): Comparison {
+  const tally = new ComparisonTally(base.run, candidate.run, options);
+  for (const pair of pairsOf(
+    [...base.results].sort(compareReportOrder),
+    [...candidate.results].sort(compareReportOrder),
+    {
+      maxUnpaired: Number.POSITIVE_INFINITY,
+      onRead: (side, result) => tally.read(side, result),
+    },
+  ))
+    tally.add(pair.base, pair.candidate, pair.outOfWindow);
+  return tally.comparison();
 }
 
 export interface ComparisonSummary {

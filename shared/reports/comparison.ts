@@ -143,6 +143,11 @@ export function renderComparisonText(c: Comparison, options: ComparisonTextOptio
     '',
     `Items: ${paired} paired, ${onlyBase} only in base, ${onlyCandidate} only in candidate (invalid rows not paired)`,
   );
+  const { outOfWindow } = c.items;
+  if (outOfWindow)
+    lines.push(
+      `Note: ${outOfWindow} item${outOfWindow === 1 ? '' : 's'} could not be paired within the pairing window: more items than it holds waited for their partner at once (rows moved far, or many rows inserted or deleted, between the runs). Each counts as only in its run, and so does a partner of it read later.`,
+    );
   lines.push(
     '',
     `Cost: base ${usd(c.cost.base)}   candidate ${usd(c.cost.candidate)}   Δ ${usdSigned(c.cost.delta)}`,

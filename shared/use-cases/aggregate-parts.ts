@@ -3,11 +3,27 @@ import { RunNotFoundError, ServiceError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import type { Report } from '../model/report.js';
 import { inReportOrder, type ResultSource } from '../model/report-order.js';
-import type { AggregationStep, BlobStore, ChunkStore, RunStore, StepTrigger } from '../ports/ports.js';
+import type {
+  AggregationStep,
+  BlobStore,
+  ChunkStore,
+  RunHistory,
+  RunStore,
+  StepTrigger,
+} from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
+import {
+  type ComparableRun,
+  comparableByParts,
+  comparableRun,
+  comparisonOfParts,
+  comparisonTallyOfPart,
+} from '../reports/compare-parts.js';
+import { ComparisonTally } from '../reports/compare-runs.js';
 import { FileLayout, type FileLayoutState } from '../reports/layout.js';
 import { assembleReportFiles, type PartFilesIndex, writePartFiles } from '../reports/part-files.js';
 import { ReportTally } from '../reports/report.js';
+import { compareWithPrevious } from './compare-previous.js';
 
 /**
  * A run of many parts is aggregated a part at a time, so that no invocation's work grows with
@@ -46,6 +62,11 @@ export interface InPartsDeps {
   trigger: StepTrigger;
   /** How long a step (and the run, by each step) is held: more than an aggregate invocation can run. */
   stepLeaseMs: number;
+  /**
+   * The suite's earlier runs: when given, the run is compared with the previous one (chosen
+   * when the steps start), a tally of the comparison with each part's (see compare-parts.ts).
+   */
+  history?: RunHistory;
   now?: () => Date;
 }
 
@@ -65,15 +86,40 @@ export type StepOutcome =
 interface Reduced {
   report: Report;
   layout: FileLayoutState;
+  /** The comparison's files, written by the reduction. */
+  comparisonKeys: string[];
+}
+
+/** The run the steps compare with (none: `{}`), chosen once, when the steps start. */
+interface ComparedWith {
+  baseRunId?: string;
+  /** Why that run's results cannot be read. */
+  error?: string;
 }
 
 const key = (runId: string, path: string) => aggregationKey(runId, path);
 const TALLIES = 'tally/';
+const COMPARISONS = 'compare/';
 const FILES = 'files/';
 const REDUCED = 'reduced.json';
+const COMPARED_WITH = 'compared-with.json';
 
-/** Starts the steps of a run of `parts` parts (it is claimed): a tally of each part. */
-export async function aggregateInParts(deps: Pick<InPartsDeps, 'trigger'>, runId: string, parts: number) {
+/**
+ * Starts the steps of a run of `parts` parts (it is claimed): chooses the run to compare with,
+ * then asks for a tally of each part.
+ */
+export async function aggregateInParts(
+  deps: Pick<InPartsDeps, 'trigger' | 'scratch' | 'history' | 'runStore'>,
+  runId: string,
+  parts: number,
+) {
+  const run = await deps.runStore.getRun(runId);
+  if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
+  const found = deps.history && (await comparableRun(deps.history, run));
+  const chosen: ComparedWith = found
+    ? { baseRunId: found.run.runId, ...('error' in found ? { error: found.error } : {}) }
+    : {};
+  await deps.scratch.put(key(runId, COMPARED_WITH), JSON.stringify(chosen), 'application/json');
   for (let part = 0; part < parts; part += 1)
     await deps.trigger.triggerStep({ runId, step: 'tally', part, resume: true });
 }
@@ -101,8 +147,16 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
   switch (step.step) {
     case 'tally': {
       const tally = new ReportTally(run, taskFor(run.suite));
+      const previous = await comparedWith(deps, run);
       await inOrder(deps, runId, part, async (results) => {
         for await (const result of results()) tally.add(result);
+        if (!previous || 'error' in previous || !comparableByParts(previous.run, run)) return;
+        const comparison = await comparisonTallyOfPart(deps.history!, previous.run, run, part, { results });
+        await deps.scratch.put(
+          key(runId, `${COMPARISONS}${part}.bin`),
+          comparison.toBytes(),
+          'application/octet-stream',
+        );
       });
       await deps.scratch.put(
         key(runId, `${TALLIES}${part}.bin`),
@@ -128,7 +182,20 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
         else merged = tally;
       }
       const report = await merged!.report(finishedAt(run, deps.now));
-      const reduced: Reduced = { report, layout: merged!.layout.toState() };
+      // Compared only when this run scored something (an empty comparison says nothing).
+      const previous = report.counts.scored > 0 ? await comparedWith(deps, run) : undefined;
+      const comparisonKeys = previous
+        ? await compareWithPrevious(deps.reports, run, report, previous, async () => {
+            const tallies: ComparisonTally[] = [];
+            if (comparableByParts(previous.run, run))
+              for (let p = 0; p < parts; p += 1) {
+                const bytes = await need(deps.scratch, key(runId, `${COMPARISONS}${p}.bin`));
+                tallies.push(ComparisonTally.fromBytes(previous.run, run, bytes));
+              }
+            return comparisonOfParts(deps.history!, previous.run, run, tallies);
+          })
+        : [];
+      const reduced: Reduced = { report, layout: merged!.layout.toState(), comparisonKeys };
       await deps.scratch.put(key(runId, REDUCED), JSON.stringify(reduced), 'application/json');
       for (let p = 0; p < parts; p += 1) await deps.trigger.triggerStep({ runId, step: 'files', part: p });
       await done();
@@ -156,7 +223,7 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
       return { status: 'done', step: 'files', part, ...(last ? { next: 'assemble' as const } : {}) };
     }
     case 'assemble': {
-      const { report, layout } = await reducedOf(deps.scratch, runId);
+      const { report, layout, comparisonKeys } = await reducedOf(deps.scratch, runId);
       const parts = await deps.runStore.partCount(runId);
       const indexes: PartFilesIndex[] = [];
       for (let p = 0; p < parts; p += 1)
@@ -172,7 +239,7 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
       );
       await deps.runStore.setStatus(runId, 'done', report.finishedAt ?? undefined);
       await done();
-      return { status: 'written', report, keys };
+      return { status: 'written', report, keys: [...keys, ...comparisonKeys] };
     }
   }
 }
@@ -219,6 +286,17 @@ async function askAfter(deps: InPartsDeps, step: AggregationStep): Promise<void>
     case 'assemble':
       return;
   }
+}
+
+/** The run the steps compare with, as chosen when they started (none without a history). */
+async function comparedWith(deps: InPartsDeps, run: RunRecord): Promise<ComparableRun | undefined> {
+  if (!deps.history) return undefined;
+  const saved = await deps.scratch.get(key(run.runId, COMPARED_WITH));
+  const chosen: ComparedWith = saved ? JSON.parse(text(saved)) : {};
+  if (chosen.baseRunId === undefined) return undefined;
+  const previous = await deps.history.getRun(chosen.baseRunId);
+  if (!previous) return undefined;
+  return chosen.error === undefined ? { run: previous } : { run: previous, error: chosen.error };
 }
 
 /** A finished run keeps its finish time when its report is built again; else now. */

@@ -63,10 +63,10 @@ export class LocalRunHistory implements RunHistory {
     return (await this.runs()).find(({ run }) => run.suiteName === suiteName)?.run;
   }
 
-  async *results(runId: string): AsyncIterable<ItemResult> {
+  async *results(runId: string, part?: number): AsyncIterable<ItemResult> {
     const found = (await this.runs()).find(({ run }) => run.runId === runId);
     if (!found) throw new RunNotFoundError(runId, `run ${runId} not found in ${this.root}`);
-    yield* new LocalRunStore(found.dir, this.options).results(runId);
+    yield* new LocalRunStore(found.dir, this.options).results(runId, part);
   }
 }
 

@@ -198,6 +198,8 @@ export interface RepeatRowsState {
   ties: number;
   units: RepeatValue[][];
   runs: (LabelRowsState | ValueRowsState)[];
+  /** Kept no units (see the constructor's `units`). */
+  unitless?: true;
 }
 
 /**
@@ -209,11 +211,19 @@ export class RepeatRows {
   private readonly units: RepeatValue[][] = [];
   private readonly runs: (LabelRows | ValueRows)[];
   private ties = 0;
+  private readonly keepUnits: boolean;
 
+  /**
+   * With `units: false`, each item's repeat values are not kept (an array an item): only each
+   * repeat's rows, enough for {@link noiseFloors} (a comparison's noise floors), not for alpha
+   * or the flip rate.
+   */
   constructor(
     private readonly kind: ScoreKind,
     readonly repeats: number,
+    { units = true }: { units?: boolean } = {},
   ) {
+    this.keepUnits = units;
     this.runs = Array.from({ length: repeats }, () =>
       kind === 'label' ? new LabelRows() : new ValueRows(kind),
     );
@@ -225,7 +235,7 @@ export class RepeatRows {
    */
   add(row: ScoreRow, values?: readonly RepeatValue[], tie?: boolean): void {
     if (tie) this.ties += 1;
-    if (values) this.units.push([...values]);
+    if (values && this.keepUnits) this.units.push([...values]);
     for (let r = 0; r < this.repeats; r++) {
       let own = row;
       if (values) {
@@ -259,11 +269,12 @@ export class RepeatRows {
       // The units themselves, not copies (an array an item): none changes once added.
       units: this.units,
       runs: this.runs.map((rows) => rows.toState()),
+      ...(this.keepUnits ? {} : { unitless: true as const }),
     };
   }
 
   static fromState(state: RepeatRowsState): RepeatRows {
-    const rows = new RepeatRows(state.kind, state.repeats);
+    const rows = new RepeatRows(state.kind, state.repeats, { units: !state.unitless });
     rows.ties = state.ties;
     for (const unit of state.units) rows.units.push(unit);
     state.runs.forEach((run, r) => {
@@ -272,8 +283,14 @@ export class RepeatRows {
     return rows;
   }
 
-  figures(options: ScorerMetricOptions = {}): ScorerReliability {
-    const level: AlphaLevel = this.kind === 'number' ? 'interval' : 'nominal';
+  /**
+   * Each headline metric's values on the single-repeat runs (`perRepeat`), and its noise floor:
+   * their SD (see {@link noiseFloor}).
+   */
+  noiseFloors(options: ScorerMetricOptions = {}): {
+    noiseFloor: Record<string, number | null>;
+    perRepeat: Record<string, (number | null)[]>;
+  } {
     const perRun = this.runs.map(
       (rows) => scorerFigures(this.kind, rows, { ...options, bootstrap: false }).summary.metrics,
     );
@@ -284,6 +301,13 @@ export class RepeatRows {
       perRepeat[metric] = perRun.map((m) => m[metric]?.value ?? null);
       noise[metric] = noiseFloor(perRepeat[metric]);
     }
+    return { noiseFloor: noise, perRepeat };
+  }
+
+  figures(options: ScorerMetricOptions = {}): ScorerReliability {
+    if (!this.keepUnits) throw new RangeError('RepeatRows: kept without units, it has noise floors only');
+    const level: AlphaLevel = this.kind === 'number' ? 'interval' : 'nominal';
+    const { noiseFloor: noise, perRepeat } = this.noiseFloors(options);
     const flips = flipRate(this.units);
     return {
       repeats: this.repeats,

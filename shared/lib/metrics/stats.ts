@@ -412,9 +412,34 @@ export function pairedBootstraps<T, K extends string>(
   if (base.length !== candidate.length) {
     throw new RangeError(`pairedBootstrap: sides differ in length (${base.length} vs ${candidate.length})`);
   }
-  const n = base.length;
+  return pairedBootstrapsAt(
+    base.length,
+    (side, indices) => {
+      const rows = side === 'base' ? base : candidate;
+      // Fresh arrays each time: a statistic may keep the rows it is given.
+      return statistic(indices === undefined ? rows : Array.from(indices, (i) => rows[i]!));
+    },
+    options,
+  );
+}
+
+/** The side of a pair of runs a paired statistic is computed on. */
+export type PairedSide = 'base' | 'candidate';
+
+/**
+ * {@link pairedBootstraps} over `n` pairs held by the caller (typed columns rather than an
+ * object a row): `statistic(side, indices)` computes one side's statistics on its rows at
+ * `indices`, or on every row in order when `indices` is undefined (the point estimate). The
+ * resamples are the same draws as `pairedBootstraps` makes, and `indices` is one array refilled
+ * for each (a statistic must not keep it): the same rows give the same deltas, to the last bit.
+ */
+export function pairedBootstrapsAt<K extends string>(
+  n: number,
+  statistic: (side: PairedSide, indices: Indices | undefined) => Record<K, number | null>,
+  options: BootstrapOptions = {},
+): Partial<Record<K, PairedDelta>> {
   const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
-  if (n < 1) throw new RangeError('pairedBootstrap: needs at least one pair');
+  if (!Number.isInteger(n) || n < 1) throw new RangeError('pairedBootstrap: needs at least one pair');
   if (!Number.isInteger(iterations) || iterations < 1) {
     throw new RangeError(`pairedBootstrap: iterations must be a positive integer, got ${iterations}`);
   }
@@ -432,25 +457,20 @@ export function pairedBootstraps<T, K extends string>(
     }
     return stats;
   };
-  const baseStats = finite(statistic(base), 'base');
-  const candidateStats = finite(statistic(candidate), 'candidate');
+  const baseStats = finite(statistic('base', undefined), 'base');
+  const candidateStats = finite(statistic('candidate', undefined), 'candidate');
   const keys = (Object.keys(baseStats) as K[]).filter(
     (k) => baseStats[k] !== null && candidateStats[k] !== null && candidateStats[k] !== undefined,
   );
 
   const random = mulberry32(seed);
   const deltas = new Map<K, number[]>(keys.map((k) => [k, []]));
+  // One index array for every resample, both sides drawing the same rows.
+  const indices = new Uint32Array(n);
   for (let it = 0; it < iterations; it++) {
-    // Fresh arrays each time: a statistic may keep the rows it is given.
-    const baseSample = new Array<T>(n);
-    const candidateSample = new Array<T>(n);
-    for (let i = 0; i < n; i++) {
-      const index = Math.floor(random() * n);
-      baseSample[i] = base[index]!;
-      candidateSample[i] = candidate[index]!;
-    }
-    const b = finite(statistic(baseSample), 'a base resample');
-    const c = finite(statistic(candidateSample), 'a candidate resample');
+    for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
+    const b = finite(statistic('base', indices), 'a base resample');
+    const c = finite(statistic('candidate', indices), 'a candidate resample');
     for (const key of keys) {
       const bk = b[key];
       const ck = c[key];

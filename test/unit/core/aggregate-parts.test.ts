@@ -84,11 +84,47 @@ async function text(store: FolderBlobStore, key: string): Promise<string> {
 
 const PARTS = 4;
 
+/** Cuts `results` into `parts` parts of consecutive rows, as storeOf does. */
+function cut(results: ItemResult[], parts: number): ItemResult[] {
+  const rows = results.map((r) => r.row).sort((a, b) => a - b);
+  return results.map((r) => {
+    const part = Math.min(parts - 1, Math.floor((rows.indexOf(r.row) * parts) / rows.length));
+    return { ...r, ...(part ? { part } : {}) };
+  });
+}
+
+/**
+ * A history of one earlier run of the suite (`previous`, its results in parts as the run's),
+ * reading the run itself from its store.
+ */
+function historyOf(
+  previous: { run: RunRecord; results: ItemResult[] },
+  store: LocalRunStore,
+  wholeReads: string[] = [],
+): RunHistory {
+  const earlier = cut(previous.results, PARTS);
+  return {
+    getRun: async (runId) => (runId === previous.run.runId ? previous.run : store.getRun(runId)),
+    previousRun: async (_suite, runId) => (runId === previous.run.runId ? undefined : previous.run),
+    latestRun: async () => undefined,
+    results: (runId, part) => {
+      if (part === undefined) wholeReads.push(runId);
+      return runId === previous.run.runId
+        ? (async function* () {
+            yield* earlier.filter((r) => part === undefined || (r.part ?? 0) === part);
+          })()
+        : store.results(runId, part);
+    },
+  };
+}
+
+type History = (store: LocalRunStore) => RunHistory;
+
 /** The example run aggregated in one pass: its report files. */
-async function onePass(run: RunRecord, results: ItemResult[]) {
+async function onePass(run: RunRecord, results: ItemResult[], history: History = () => NO_HISTORY) {
   const one = await storeOf(run, results, PARTS);
   const whole = await aggregateRun(
-    { runStore: one.store, reports: one.bucket, history: NO_HISTORY, now: () => NOW },
+    { runStore: one.store, reports: one.bucket, history: history(one.store), now: () => NOW },
     run.runId,
   );
   expect(whole.status).toBe('written');
@@ -105,7 +141,7 @@ interface DeliverOptions {
  * (runs and steps), hands each to the aggregate function's use-cases as the queue would, and
  * gives what they did; `chunkProgress` may be made to fail.
  */
-async function inParts(run: RunRecord, results: ItemResult[]) {
+async function inParts(run: RunRecord, results: ItemResult[], history: History = () => NO_HISTORY) {
   const clock = { ms: NOW.getTime() };
   const { store, bucket } = await storeOf(run, results, PARTS, () => clock.ms);
   const chunks = new MemoryChunkStore(() => clock.ms);
@@ -120,11 +156,17 @@ async function inParts(run: RunRecord, results: ItemResult[]) {
   };
   const trigger = new LocalAggregateTrigger();
   const inPartsDeps = { scratch: bucket, steps, trigger, stepLeaseMs: LEASE_MS };
-  const deps: InPartsDeps = { ...inPartsDeps, runStore: store, reports: bucket, now: () => NOW };
+  const deps: InPartsDeps = {
+    ...inPartsDeps,
+    runStore: store,
+    reports: bucket,
+    history: history(store),
+    now: () => NOW,
+  };
   const runDeps = {
     runStore: store,
     reports: bucket,
-    history: NO_HISTORY,
+    history: history(store),
     leaseMs: LEASE_MS,
     inParts: { ...inPartsDeps, fromResults: 0 },
     now: () => NOW,
@@ -220,6 +262,46 @@ describe('a run aggregated in parts', () => {
     expect(done.map((o) => `${o.step}${o.part ?? ''}`)).toEqual(['files2']);
     expect(outcomes.filter((o) => o.status === 'written')).toHaveLength(1);
     expect(await parted.store.getRun(run.runId)).toMatchObject({ status: 'done' });
+    for (const file of FILES)
+      expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
+  });
+
+  it('compares with the previous run a part at a time, as one pass compares', {
+    timeout: 60_000,
+  }, async () => {
+    const { run, results } = await exampleRun();
+    // The previous run: the same items, each with its neighbour's scores.
+    const previous = {
+      run: {
+        ...run,
+        runId: 'reply-tone-previous',
+        status: 'done' as const,
+        startedAt: '2025-12-01T00:00:00.000Z',
+      },
+      results: results.map((r, i) => ({
+        ...r,
+        runId: 'reply-tone-previous',
+        scores: results[(i + 1) % results.length]!.scores,
+      })),
+    };
+    const one = await onePass(run, results, (store) => historyOf(previous, store));
+    const wholeReads: string[] = [];
+    const parted = await inParts(run, results, (store) => historyOf(previous, store, wholeReads));
+    await parted.trigger.trigger(run.runId);
+    const outcomes = await parted.deliver({ once: true });
+    const written = outcomes.find(
+      (o): o is Extract<StepOutcome, { status: 'written' }> => o.status === 'written',
+    );
+    expect(written?.keys).toContain('reports/comparison.json');
+    // Merged from the parts' tallies: no whole run was read but the previous run's first result
+    // (whether it scored anything).
+    expect(await parted.bucket.list(`spill/${run.runId}/aggregate/compare/`)).toHaveLength(PARTS);
+    expect(wholeReads).toEqual([previous.run.runId]);
+    const [whole, joined] = await Promise.all(
+      [one, parted.bucket].map(async (b) => JSON.parse(await text(b, 'reports/comparison.json'))),
+    );
+    expect(whole.scores.label.n).toBeGreaterThan(10);
+    expect(joined).toEqual(whole);
     for (const file of FILES)
       expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
   });

@@ -1,0 +1,397 @@
+/**
+ * The comparison as it was computed before it was tallied in parts: both runs' results in
+ * memory, joined on the item id, an object per pair and per side. Kept for the tests as the
+ * figures the tally must give, to the last bit.
+ */
+import type { Scorer } from '../../../shared/family/types.js';
+import {
+  type BootstrapOptions,
+  binaryTargets,
+  classificationMetrics,
+  DEFAULT_BOOTSTRAP,
+  mcnemarPaired,
+  meanAbsoluteError,
+  meanOrNull,
+  mulberry32,
+  type PairedDelta,
+  RepeatRows,
+  rocAuc,
+  spearman,
+  sum,
+  verdictOf,
+} from '../../../shared/lib/metrics/index.js';
+import {
+  type ItemResult,
+  isScored,
+  type RunRecord,
+  resultCost,
+  type ScoreKind,
+  type ScoreValue,
+  scoreOf,
+} from '../../../shared/model/model.js';
+import { taskFor } from '../../../shared/registry/registry.js';
+import type {
+  CompareOptions,
+  Comparison,
+  DeltaNoise,
+  FlippedItem,
+  FlippedSide,
+  PromptChange,
+  RunHeader,
+  RunSide,
+  ScorerComparison,
+} from '../../../shared/reports/compare-runs.js';
+import { scoreRow, targetReader } from '../../../shared/reports/report.js';
+
+const ERROR_LABEL = 'Error';
+
+function header(run: RunRecord): RunHeader {
+  return {
+    runId: run.runId,
+    suite: run.suiteName,
+    task: run.suite.task,
+    dataset: run.datasetKey,
+    startedAt: run.startedAt,
+    prompts: Object.fromEntries(
+      Object.entries(run.prompts)
+        .map(([path, p]) => [path, p.hash] as const)
+        .sort(([a], [b]) => byCodeUnit(a, b)),
+    ),
+    backends: [...run.suite.backends],
+  };
+}
+
+const byCodeUnit = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+function promptChanges(base: Record<string, string>, candidate: Record<string, string>): PromptChange[] {
+  const paths = [...new Set([...Object.keys(base), ...Object.keys(candidate)])].sort(byCodeUnit);
+  const changes: PromptChange[] = [];
+  for (const path of paths) {
+    if (base[path] === candidate[path]) continue;
+    const change: PromptChange = { path };
+    if (base[path] !== undefined) change.base = base[path];
+    if (candidate[path] !== undefined) change.candidate = candidate[path];
+    changes.push(change);
+  }
+  return changes;
+}
+
+function usable(results: ItemResult[]): Map<string, ItemResult> {
+  const byId = new Map<string, ItemResult>();
+  for (const r of results) if (r.failure?.kind !== 'invalid_row') byId.set(r.itemId, r);
+  return byId;
+}
+
+/** One side of one paired item, as a scorer sees it. */
+interface Side {
+  result: ItemResult;
+  value?: ScoreValue;
+  target?: ScoreValue;
+  verdict?: boolean;
+  shown: string;
+  reason?: string;
+}
+
+function side(result: ItemResult, name: string, scorer: Scorer, binary: boolean): Side {
+  const score = scoreOf(result, name, scorer.kind);
+  const target = targetReader(scorer)(result);
+  if (!isScored(score)) {
+    return { result, target, shown: `(${score.unscored.kind})`, reason: score.unscored.message };
+  }
+  return {
+    result,
+    value: score.value,
+    target,
+    verdict: verdictOf(scorer.kind, score.value, target, scorer.metrics, binary),
+    shown: String(score.value),
+    reason: score.explanation,
+  };
+}
+
+function flipKind(b: Side, c: Side): FlippedItem['kind'] {
+  if (b.verdict === false && c.verdict === true) return 'fixed';
+  if (b.verdict === true && c.verdict === false) return 'broken';
+  return 'changed';
+}
+
+function flippedSide(s: Side): FlippedSide {
+  const out: FlippedSide = { value: s.shown, status: s.result.status };
+  if (s.reason !== undefined) out.reason = s.reason;
+  if (s.result.failure) out.status = `failed (${s.result.failure.kind})`;
+  return out;
+}
+
+/** The paired statistics of one scorer, by kind. */
+function compareScorer(
+  kind: ScoreKind,
+  pairs: [Side, Side][],
+  scorer: Scorer,
+  options: CompareOptions,
+): Pick<ScorerComparison, 'n' | 'deltas' | 'mcnemar'> {
+  if (kind === 'label') {
+    // The AQUA convention: items with gold on both sides; unscored predicts Error, excluded inside.
+    const gold = pairs.filter(([b, c]) => b.target !== undefined && c.target !== undefined);
+    if (gold.length === 0) return { n: 0, deltas: {} };
+    const label = (s: Side) => ({
+      gold: String(s.target),
+      pred: s.value === undefined ? ERROR_LABEL : String(s.value),
+    });
+    const positive = scorer.metrics?.positive ?? false;
+    const deltas = pairedBootstraps(
+      gold.map(([b]) => label(b)),
+      gold.map(([, c]) => label(c)),
+      (rows) => {
+        const m = classificationMetrics(rows, { bootstrap: false, positive });
+        const stats: Record<string, number | null> = { accuracy: m.accuracy, macroF1: m.macroF1 };
+        if (m.binary) stats.binaryF1 = m.binary.f1;
+        stats.kappa = m.kappa;
+        return stats;
+      },
+      options.bootstrap,
+    ) as Record<string, PairedDelta>;
+    const mcnemar = mcnemarPaired(
+      gold.map(([b]) => b.verdict === true),
+      gold.map(([, c]) => c.verdict === true),
+    );
+    return { n: gold.length, deltas, mcnemar };
+  }
+
+  const both = pairs.filter(([b, c]) => b.value !== undefined && c.value !== undefined);
+  if (both.length === 0) return { n: 0, deltas: {} };
+  if (kind === 'pass') {
+    const targeted = both.every(([b, c]) => typeof b.target === 'boolean' && typeof c.target === 'boolean');
+    const deltas = pairedBootstraps(
+      both.map(([b]) => b),
+      both.map(([, c]) => c),
+      (rows) => {
+        const stats: Record<string, number | null> = {
+          passRate: meanOrNull(rows.map((s) => Number(s.value === true))),
+        };
+        if (targeted) stats.accuracy = meanOrNull(rows.map((s) => Number(s.verdict === true)));
+        return stats;
+      },
+      options.bootstrap,
+    ) as Record<string, PairedDelta>;
+    const right = (s: Side) => (targeted ? s.verdict === true : s.value === true);
+    const mcnemar = mcnemarPaired(
+      both.map(([b]) => right(b)),
+      both.map(([, c]) => right(c)),
+    );
+    return { n: both.length, deltas, mcnemar };
+  }
+
+  const numericTargets = both.every(([b, c]) => typeof b.target === 'number' && typeof c.target === 'number');
+  const binary = numericTargets && binaryTargets(both.map(([b]) => b.target));
+  const deltas = pairedBootstraps(
+    both.map(([b]) => b),
+    both.map(([, c]) => c),
+    (rows) => {
+      const values = rows.map((s) => s.value as number);
+      const targets = rows.map((s) => s.target as number);
+      const stats: Record<string, number | null> = { mean: meanOrNull(values) };
+      if (binary)
+        stats.rocAuc = rocAuc(
+          values,
+          targets.map((t) => t === 1),
+        );
+      else if (numericTargets) {
+        stats.mae = meanAbsoluteError(values, targets);
+        stats.spearman = spearman(values, targets);
+      }
+      return stats;
+    },
+    options.bootstrap,
+  ) as Record<string, PairedDelta>;
+  return { n: both.length, deltas };
+}
+
+/**
+ * A run's noise floor per headline metric of one scorer (the same figures as its report's
+ * `reliability.noiseFloor`); undefined for a run that scored each item once.
+ */
+function noiseFloors(side: RunSide, name: string, scorer: Scorer): Record<string, number | null> | undefined {
+  const k = side.run.suite.run?.repeats ?? 1;
+  if (k <= 1) return undefined;
+  const rows = new RepeatRows(scorer.kind, k);
+  const target = targetReader(scorer);
+  for (const result of side.results) {
+    const score = result.scores[name];
+    rows.add(scoreRow(result, name, scorer, target), score?.repeats, score?.tie);
+  }
+  return rows.figures({ ...scorer.metrics, bootstrap: false }).noiseFloor;
+}
+
+/** Each delta against the larger of the two runs' noise floors; undefined when neither run has one. */
+function deltaNoise(
+  deltas: Record<string, PairedDelta>,
+  base: Record<string, number | null> | undefined,
+  candidate: Record<string, number | null> | undefined,
+): Record<string, DeltaNoise> | undefined {
+  if (!base && !candidate) return undefined;
+  const out: Record<string, DeltaNoise> = {};
+  for (const [metric, d] of Object.entries(deltas)) {
+    const b = base?.[metric] ?? null;
+    const c = candidate?.[metric] ?? null;
+    if (b === null && c === null) continue;
+    const floor = Math.max(b ?? 0, c ?? 0);
+    out[metric] = { floor, base: b, candidate: c, withinNoise: Math.abs(d.delta) <= floor };
+  }
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+export function referenceCompareRuns(
+  base: RunSide,
+  candidate: RunSide,
+  options: CompareOptions = {},
+): Comparison {
+  const baseHeader = header(base.run);
+  const candidateHeader = header(candidate.run);
+  const baseById = usable(base.results);
+  const candidateById = usable(candidate.results);
+
+  const pairs: [ItemResult, ItemResult][] = [];
+  for (const [id, b] of baseById) {
+    const c = candidateById.get(id);
+    if (c) pairs.push([b, c]);
+  }
+  pairs.sort(([a], [b]) => a.row - b.row || byCodeUnit(a.itemId, b.itemId));
+
+  const baseFamily = taskFor(base.run.suite);
+  const candidateFamily = taskFor(candidate.run.suite);
+  const baseScorers = baseFamily.scorers(base.run.suite);
+  const scores: Record<string, ScorerComparison> = {};
+  for (const [name, scorer] of Object.entries(candidateFamily.scorers(candidate.run.suite))) {
+    const baseScorer = baseScorers[name];
+    if (!baseScorer || baseScorer.kind !== scorer.kind) continue;
+    const binary = scorer.kind === 'number' && binaryTargets(pairs.map(([b]) => targetReader(scorer)(b)));
+    const sides = pairs.map(
+      ([b, c]) => [side(b, name, baseScorer, binary), side(c, name, scorer, binary)] as [Side, Side],
+    );
+    const flipped: FlippedItem[] = [];
+    for (const [b, c] of sides) {
+      if (b.shown === c.shown) continue;
+      const gold = b.result.gold ?? c.result.gold;
+      flipped.push({
+        itemId: b.result.itemId,
+        row: b.result.row,
+        input: Object.keys(b.result.input).length > 0 ? b.result.input : c.result.input,
+        ...(gold !== undefined ? { gold } : {}),
+        base: flippedSide(b),
+        candidate: flippedSide(c),
+        kind: flipKind(b, c),
+      });
+    }
+    const compared = compareScorer(scorer.kind, sides, scorer, options);
+    const noise = deltaNoise(
+      compared.deltas,
+      noiseFloors(base, name, baseScorer),
+      noiseFloors(candidate, name, scorer),
+    );
+    scores[name] = { kind: scorer.kind, ...compared, flipped, ...(noise ? { noise } : {}) };
+  }
+
+  const baseCost = sum(base.results.map(resultCost));
+  const candidateCost = sum(candidate.results.map(resultCost));
+  return {
+    base: baseHeader,
+    candidate: candidateHeader,
+    promptChanges: promptChanges(baseHeader.prompts, candidateHeader.prompts),
+    items: {
+      paired: pairs.length,
+      onlyBase: baseById.size - pairs.length,
+      onlyCandidate: candidateById.size - pairs.length,
+    },
+    primaryScorer: candidateFamily.primaryScorer(candidate.run.suite),
+    scores,
+    cost: { base: baseCost, candidate: candidateCost, delta: candidateCost - baseCost },
+  };
+}
+
+/** The paired bootstrap as it was: an array of rows per side per resample. */
+function pairedBootstraps<T, K extends string>(
+  base: readonly T[],
+  candidate: readonly T[],
+  statistic: (rows: readonly T[]) => Record<K, number | null>,
+  options: BootstrapOptions = {},
+): Partial<Record<K, PairedDelta>> {
+  if (base.length !== candidate.length) {
+    throw new RangeError(`pairedBootstrap: sides differ in length (${base.length} vs ${candidate.length})`);
+  }
+  const n = base.length;
+  const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
+  if (n < 1) throw new RangeError('pairedBootstrap: needs at least one pair');
+  if (!Number.isInteger(iterations) || iterations < 1) {
+    throw new RangeError(`pairedBootstrap: iterations must be a positive integer, got ${iterations}`);
+  }
+  if (!(alpha > 0 && alpha < 1))
+    throw new RangeError(`pairedBootstrap: alpha must be in (0, 1), got ${alpha}`);
+
+  const finite = (stats: Record<K, number | null>, where: string) => {
+    for (const key of Object.keys(stats) as K[]) {
+      const value = stats[key];
+      if (value !== null && !Number.isFinite(value)) {
+        throw new RangeError(
+          `pairedBootstrap: statistic "${key}" returned a non-finite value (${value}) on ${where}`,
+        );
+      }
+    }
+    return stats;
+  };
+  const baseStats = finite(statistic(base), 'base');
+  const candidateStats = finite(statistic(candidate), 'candidate');
+  const keys = (Object.keys(baseStats) as K[]).filter(
+    (k) => baseStats[k] !== null && candidateStats[k] !== null && candidateStats[k] !== undefined,
+  );
+
+  const random = mulberry32(seed);
+  const deltas = new Map<K, number[]>(keys.map((k) => [k, []]));
+  for (let it = 0; it < iterations; it++) {
+    // Fresh arrays each time: a statistic may keep the rows it is given.
+    const baseSample = new Array<T>(n);
+    const candidateSample = new Array<T>(n);
+    for (let i = 0; i < n; i++) {
+      const index = Math.floor(random() * n);
+      baseSample[i] = base[index]!;
+      candidateSample[i] = candidate[index]!;
+    }
+    const b = finite(statistic(baseSample), 'a base resample');
+    const c = finite(statistic(candidateSample), 'a candidate resample');
+    for (const key of keys) {
+      const bk = b[key];
+      const ck = c[key];
+      if (bk !== null && ck !== null) deltas.get(key)!.push(ck - bk);
+    }
+  }
+
+  const result: Partial<Record<K, PairedDelta>> = {};
+  for (const key of keys) {
+    const values = deltas.get(key)!.sort((a, b) => a - b);
+    const baseValue = baseStats[key] as number;
+    const candidateValue = candidateStats[key] as number;
+    const delta = candidateValue - baseValue;
+    let otherSide = values.length;
+    if (delta > 0) otherSide = values.filter((d) => d <= 0).length;
+    else if (delta < 0) otherSide = values.filter((d) => d >= 0).length;
+    result[key] = {
+      n,
+      base: baseValue,
+      candidate: candidateValue,
+      delta,
+      ci:
+        values.length > 0
+          ? [percentileOfSorted(values, (alpha / 2) * 100), percentileOfSorted(values, (1 - alpha / 2) * 100)]
+          : [delta, delta],
+      pValue: values.length > 0 ? Math.min(1, (2 * otherSide) / values.length) : 1,
+    };
+  }
+  return result;
+}
+
+function percentileOfSorted(sorted: ArrayLike<number>, p: number): number {
+  const rank = (p / 100) * (sorted.length - 1);
+  const lo = Math.floor(rank);
+  const hi = Math.ceil(rank);
+  const a = sorted[lo]!;
+  const b = sorted[hi]!;
+  return a + (b - a) * (rank - lo);
+}
