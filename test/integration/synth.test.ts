@@ -39,7 +39,7 @@ describe('cdk synth', () => {
     const assets = await assetFolders(out);
     const bundles: string[] = [];
     for (const dir of assets) if ((await readdir(join(out, dir))).includes('index.mjs')) bundles.push(dir);
-    expect(bundles).toHaveLength(5);
+    expect(bundles).toHaveLength(6);
     for (const dir of bundles) {
       const code = await readFile(join(out, dir, 'index.mjs'), 'utf8');
       expect(code.startsWith("import { createRequire } from 'module'; const require = createRequire")).toBe(
