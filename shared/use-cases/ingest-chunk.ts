@@ -1,7 +1,7 @@
 import { type ChunkStart, readChunk } from '../lib/datasets/chunks.js';
-import { PART_ROWS } from '../lib/layout/queues.js';
 import type { DatasetFormat } from '../lib/datasets/read.js';
 import { sampleStateKey } from '../lib/layout/bucket.js';
+import { PART_ROWS } from '../lib/layout/queues.js';
 import { BlobChangedError } from '../model/errors.js';
 import type { Item, ItemMessage } from '../model/model.js';
 import type { BlobStore, ChunkStore } from '../ports/ports.js';
