@@ -150,7 +150,13 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
       runStore: b.runStore,
       history: b.runStore,
       promptIndex: new DynamoPromptIndex({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
-      queue: new SqsWorkQueue({ client: b.clients.sqs, queueUrl: b.env.ITEMS_QUEUE_URL, blobs: b.blobs }),
+      // A dataset's items are queued at a chunk's pace: sixteen batches in flight.
+      queue: new SqsWorkQueue({
+        client: b.clients.sqs,
+        queueUrl: b.env.ITEMS_QUEUE_URL,
+        blobs: b.blobs,
+        concurrency: 16,
+      }),
       trigger: aggregateTrigger(b),
       sweeps: new DynamoSweepStore({ client: b.clients.doc, tableName: b.env.TABLE_NAME }),
       chunks: new DynamoChunkStore({

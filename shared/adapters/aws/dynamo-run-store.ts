@@ -285,7 +285,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const keys = (await this.partsOf(runId, meta)).flatMap((part) =>
       Array.from({ length: RESULT_SLOTS }, (_, slot) => ({ pk: resultPk(runId, part, slot), sk: COUNT_SK })),
     );
-    for (const item of await this.batchGet(keys)) {
+    // The counts, not the rows counted (a set of hundreds of rows each).
+    const read = await batchGetAll(this.client, this.tableName, keys, {
+      backoff: this.backoff,
+      attributes: ['done', 'failed', 'spentUsd'],
+    });
+    for (const item of read) {
       const count = item as CountItem;
       counters.done += count.done ?? 0;
       counters.failed += count.failed ?? 0;

@@ -6,6 +6,7 @@ import {
 } from '@aws-sdk/client-sqs';
 import { z } from 'zod';
 import { spillKey } from '../../lib/layout/bucket.js';
+import { mapLimit } from '../../lib/map-limit.js';
 import { InputError, ServiceError } from '../../model/errors.js';
 import type { ItemMessage } from '../../model/model.js';
 import type { BlobStore, WorkQueue } from '../../ports/ports.js';
@@ -249,21 +250,4 @@ function chunkBatches(entries: Entry[]): Entry[][] {
   }
   if (current.length > 0) batches.push(current);
   return batches;
-}
-
-async function mapLimit<T, R>(
-  items: T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<R>,
-): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await fn(items[index] as T, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return results;
 }

@@ -201,11 +201,11 @@ describe('a dataset ingested in chunks', () => {
       runStore,
       bucket,
       chunks: new MemoryChunkStore(() => clock.ms),
-      // The holder dies on its 31st send (3,000 items sent, its progress marked at 2,000).
+      // The holder dies on its 4th send (a thousand items each: 3,000 sent, its progress marked at 2,000).
       queue: {
         sendItems: async (m: ItemMessage[]) => {
           calls += 1;
-          if (dies && calls === 31) throw new Error('killed');
+          if (dies && calls === 4) throw new Error('killed');
           sent.push(...m);
         },
       },
