@@ -14,6 +14,7 @@ import {
   UploadPartCommand,
   UploadPartCopyCommand,
 } from '@aws-sdk/client-s3';
+import { mapLimit } from '../../lib/map-limit.js';
 import { BlobChangedError, NotFoundError } from '../../model/errors.js';
 import type { BlobPiece, BlobRead, BlobStore } from '../../ports/ports.js';
 
@@ -29,6 +30,8 @@ export const STREAM_PART_BYTES = 8 * 1024 * 1024;
 
 /** S3's smallest part of a multipart upload (all but the last) and its largest. */
 const MIN_PART_BYTES = 5 * 1024 * 1024;
+/** Calls in flight at once while composing an object (sizes asked, small stretches read ahead). */
+const COMPOSE_CONCURRENCY = 8;
 const MAX_PART_BYTES = 5 * 1024 * 1024 * 1024;
 
 /**
@@ -144,11 +147,19 @@ export class S3BlobStore implements BlobStore {
     const encoder = new TextEncoder();
     type Stretch = { bytes: Uint8Array } | { key: string; start: number; end: number };
     const stretches: Stretch[] = [];
+    // Each object's size, asked once, several at once (a piece names an object, often many times).
+    const named = [
+      ...new Set(pieces.flatMap((piece) => (typeof piece === 'object' && 'key' in piece ? [piece.key] : []))),
+    ];
+    const sizes = new Map<string, number | undefined>();
+    await mapLimit(named, COMPOSE_CONCURRENCY, async (name) => {
+      sizes.set(name, await this.sizeOf(name));
+    });
     for (const piece of pieces) {
       if (typeof piece === 'string') stretches.push({ bytes: encoder.encode(piece) });
       else if (piece instanceof Uint8Array) stretches.push({ bytes: piece });
       else {
-        const size = await this.sizeOf(piece.key);
+        const size = sizes.get(piece.key);
         if (size === undefined) throw new NotFoundError(`s3://${this.bucket}/${piece.key} does not exist`);
         const start = Math.min(piece.start ?? 0, size);
         const end = Math.min(piece.end ?? size, size);
@@ -185,10 +196,30 @@ export class S3BlobStore implements BlobStore {
       pendingBytes += bytes.byteLength;
       if (pendingBytes >= STREAM_PART_BYTES) await flush();
     };
+    // Stretches too small to copy are read ahead, several at once, and gathered in order.
+    const small = (stretch: Stretch) => !('bytes' in stretch) && stretch.end - stretch.start < MIN_PART_BYTES;
+    const reads = new Map<number, Promise<Uint8Array>>();
+    let ahead = 0;
+    const readAhead = () => {
+      for (; ahead < stretches.length && reads.size < COMPOSE_CONCURRENCY; ahead += 1) {
+        const stretch = stretches[ahead]!;
+        if (!small(stretch) || 'bytes' in stretch) continue;
+        const read = this.range(stretch.key, stretch.start, stretch.end);
+        read.catch(() => undefined);
+        reads.set(ahead, read);
+      }
+    };
     try {
-      for (const stretch of stretches) {
+      for (const [index, stretch] of stretches.entries()) {
+        readAhead();
         if ('bytes' in stretch) {
           await gather(stretch.bytes);
+          continue;
+        }
+        const read = reads.get(index);
+        if (read) {
+          reads.delete(index);
+          await gather(await read);
           continue;
         }
         let { start } = stretch;

@@ -127,6 +127,25 @@ describe.each(adapters)('BlobStore contract: %s', { timeout: 60_000 }, (_name, m
     );
     expect(await blobs.get(`${base}/none.txt`)).toBeUndefined();
   });
+
+  it('composes many small stretches of a few objects in order', async () => {
+    const blobs = await make();
+    const base = fresh('compose-many');
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    await blobs.put(`${base}/x.txt`, letters);
+    await blobs.put(`${base}/y.txt`, letters.toUpperCase());
+    // Forty stretches, more than are read at once, between texts: each in its place.
+    const pieces = Array.from({ length: 40 }, (_, i) => [
+      `${i}:`,
+      { key: `${base}/${i % 2 ? 'y' : 'x'}.txt`, start: i % 26, end: (i % 26) + 1 },
+    ]).flat();
+    await blobs.compose(`${base}/many.txt`, pieces);
+    const expected = Array.from({ length: 40 }, (_, i) => {
+      const letter = letters[i % 26]!;
+      return `${i}:${i % 2 ? letter.toUpperCase() : letter}`;
+    }).join('');
+    expect(text(await blobs.get(`${base}/many.txt`))).toBe(expected);
+  });
 });
 
 async function bytesOf(body: AsyncIterable<Uint8Array>): Promise<Uint8Array> {
