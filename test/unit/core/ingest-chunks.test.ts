@@ -157,7 +157,10 @@ describe('a dataset ingested in chunks', () => {
     /** The rows of each part (items sent and invalid rows recorded), by part. */
     const partsOf = ({ sent, results }: Outcome) => {
       const parts: number[][] = [];
-      const add = (part: number | undefined, row: number) => (parts[part ?? 0] ??= []).push(row);
+      const add = (part: number | undefined, row: number) => {
+        parts[part ?? 0] ??= [];
+        parts[part ?? 0]!.push(row);
+      };
       for (const m of sent) add(m.part, m.item.row);
       for (const r of results) add(r.part, r.row);
       return parts.map((rows) => rows.sort((a, b) => a - b));
