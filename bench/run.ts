@@ -16,6 +16,7 @@ import { readRows } from '../shared/lib/datasets/read.js';
 import { classificationMetrics } from '../shared/lib/metrics/index.js';
 import { validateSuite } from '../shared/registry/suite.js';
 import { compareRuns, type RunSide } from '../shared/reports/compare-runs.js';
+import { cloudModelPart } from './cloud/model/bench-part.js';
 import { bundleFigures } from './parts/bundles.js';
 import { AWS_PRICES, infrastructureCost } from './parts/cost.js';
 import { goldCsv, ROOT } from './parts/data.js';
@@ -484,6 +485,13 @@ async function main() {
     target: `≤ ${startup.targetRatio}× node -e 0`,
     pass: startup.pass,
   });
+
+  // 12. The capacity model of the AWS data path (bench/cloud-model.ts): 100,000 items through the
+  //     real handlers over the simulated AWS, and 60,000 for the per-item figures side by side,
+  //     in a child process of its own; its goals are rows of the table.
+  const cloud = await cloudModelPart();
+  results.cloud = cloud.figures;
+  checks.push(...cloud.checks);
 
   results.checks = checks;
   results.benchSeconds = Math.round((performance.now() - benchStarted) / 1000);

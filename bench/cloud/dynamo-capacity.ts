@@ -87,6 +87,14 @@ export interface HotPartition {
   totalUnits: number;
 }
 
+/** One partition key's load, as {@link CapacityMeter.loads} reports it. */
+export interface PartitionLoadReport {
+  table: string;
+  pk: string;
+  read?: { peakUnitsPerSecond: number; totalUnits: number };
+  write?: { peakUnitsPerSecond: number; totalUnits: number };
+}
+
 export interface SecondOfLoad {
   /** Seconds since the meter started. */
   second: number;
@@ -223,6 +231,20 @@ export class CapacityMeter {
     this.second().throttled += 1;
   }
 
+  /** Every partition key's load so far: its peak units in any one second and its total, by kind. */
+  loads(): PartitionLoadReport[] {
+    return [...this.partitions.values()].map((p) => ({
+      table: p.table,
+      pk: p.pk,
+      ...(p.read
+        ? { read: { peakUnitsPerSecond: round(p.read.peak), totalUnits: round(p.read.total) } }
+        : {}),
+      ...(p.write
+        ? { write: { peakUnitsPerSecond: round(p.write.peak), totalUnits: round(p.write.total) } }
+        : {}),
+    }));
+  }
+
   report(topN = 5): CapacityReport {
     const hot = (kind: CapacityKind): HotPartition[] =>
       [...this.partitions.values()]
@@ -250,11 +272,12 @@ export class CapacityMeter {
       },
       requests: this.requests,
       throttledRequests: this.throttled,
-      byOperation: Object.fromEntries(this.operations),
-      byTable: Object.fromEntries(this.tables),
+      // Copies: a report is a snapshot, not a view of the counts as they go on.
+      byOperation: Object.fromEntries([...this.operations].map(([name, load]) => [name, { ...load }])),
+      byTable: Object.fromEntries([...this.tables].map(([name, units]) => [name, { ...units }])),
       hottest: { ...(write[0] ? { write: write[0] } : {}), ...(read[0] ? { read: read[0] } : {}) },
       hotPartitions: { write, read },
-      perSecond: this.seconds.filter(Boolean),
+      perSecond: this.seconds.filter(Boolean).map((second) => ({ ...second })),
       limits: this.limits,
     };
   }

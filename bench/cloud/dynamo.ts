@@ -152,6 +152,18 @@ export interface DynamoReport extends CapacityReport {
   tables: Record<string, DynamoTableReport>;
 }
 
+/** What {@link SimDynamo.snapshot} gives: the tables and their items at one moment. */
+export interface DynamoSnapshot {
+  readonly tables: readonly Table[];
+}
+
+function copyTable(table: Table): Table {
+  return {
+    ...table,
+    partitions: new Map([...table.partitions].map(([pk, items]) => [pk, items.clone()])),
+  };
+}
+
 export class SimDynamo implements SimService {
   private readonly tables = new Map<string, Table>();
   /** Items held by a transaction in flight: item id → transaction id. */
@@ -224,6 +236,28 @@ export class SimDynamo implements SimService {
         ]),
       ),
     };
+  }
+
+  /**
+   * The tables as they are now, for another SimDynamo to {@link restore} (the capacity model
+   * replays an invocation alone on the state it started from). Items are never changed in
+   * place, so the copy shares them and costs a map entry per item. Transactions in flight are
+   * not in it.
+   */
+  snapshot(): DynamoSnapshot {
+    return { tables: [...this.tables.values()].map(copyTable) };
+  }
+
+  /** Replaces every table by those of `snapshot` (its capacity counts start from zero). */
+  restore(snapshot: DynamoSnapshot): void {
+    this.tables.clear();
+    for (const table of snapshot.tables) this.tables.set(table.name, copyTable(table));
+  }
+
+  /** How many items each partition key of a table holds now. */
+  partitionSizes(tableName: string): Map<string, number> {
+    const table = this.tables.get(tableName);
+    return new Map([...(table?.partitions ?? [])].map(([pk, items]) => [pk, items.size]));
   }
 
   /** A stored item, as DynamoDB JSON (for tests and reports). */

@@ -126,6 +126,22 @@ const TIERS: Record<string, S3RequestTier> = {
   DeleteBucket: 'free',
 };
 
+/** What {@link SimS3.snapshot} gives: the buckets and their objects at one moment. */
+export interface S3Snapshot {
+  readonly buckets: readonly Bucket[];
+}
+
+function copyBucket(bucket: Bucket): Bucket {
+  return {
+    ...bucket,
+    objects: bucket.objects.clone(),
+    uploads: new Map(
+      [...bucket.uploads].map(([id, upload]) => [id, { ...upload, parts: new Map(upload.parts) }]),
+    ),
+    notifications: [...bucket.notifications],
+  };
+}
+
 export class SimS3 implements SimService {
   private readonly buckets = new Map<string, Bucket>();
   private readonly latency: Latency;
@@ -139,6 +155,7 @@ export class SimS3 implements SimService {
   private bytesStored = 0;
   private maxBytesStored = 0;
   private sequencer = 0;
+  private readonly observers: ((bucket: string, key: string) => void)[] = [];
 
   constructor(
     private readonly clock: Clock,
@@ -168,6 +185,26 @@ export class SimS3 implements SimService {
         notifications: [],
       });
     }
+  }
+
+  /**
+   * The buckets as they are now, for another SimS3 to {@link restore}: objects are never
+   * changed in place, so the copy shares their bodies. Multipart uploads in progress are copied
+   * part by part.
+   */
+  snapshot(): S3Snapshot {
+    return { buckets: [...this.buckets.values()].map(copyBucket) };
+  }
+
+  /** Replaces every bucket by those of `snapshot` (its request counts start from zero). */
+  restore(snapshot: S3Snapshot): void {
+    this.buckets.clear();
+    for (const bucket of snapshot.buckets) this.buckets.set(bucket.name, copyBucket(bucket));
+  }
+
+  /** Calls `listener` with each object's bucket and key as it is created (a put, a copy, a completed upload). */
+  observe(listener: (bucket: string, key: string) => void): void {
+    this.observers.push(listener);
   }
 
   /** An object's bytes (for tests and reports). */
@@ -618,6 +655,7 @@ export class SimS3 implements SimService {
   }
 
   private created(bucket: Bucket, key: string, eventName: string): void {
+    for (const observer of this.observers) observer(bucket.name, key);
     if (!this.notify) return;
     const object = bucket.objects.get(key)!;
     for (const target of bucket.notifications) {

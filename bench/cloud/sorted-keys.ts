@@ -38,6 +38,14 @@ export class SortedKeys<V> {
     return before;
   }
 
+  /** A copy holding the same values (a snapshot of a store whose values are never changed in place). */
+  clone(): SortedKeys<V> {
+    const copy = new SortedKeys<V>(this.compare);
+    for (const [key, value] of this.entries) copy.entries.set(key, value);
+    copy.sorted = [...this.ordered()];
+    return copy;
+  }
+
   /** Every key, in order. */
   ordered(): readonly string[] {
     if (this.added.length === 0 && this.stale === 0) return this.sorted;

@@ -359,6 +359,11 @@ export class SimSqs implements SimService {
     return url;
   }
 
+  /** Each queue's name and attributes (not its messages): what another SimSqs needs to create the same queues. */
+  definitions(): { name: string; attributes: Record<string, string> }[] {
+    return [...this.queues.values()].map((q) => ({ name: q.name, attributes: { ...q.attributes } }));
+  }
+
   /** Sends a message from inside the simulation (S3's event notifications), unbilled. */
   deliver(queueArn: string, body: string): void {
     const queue = this.byArn.get(queueArn);

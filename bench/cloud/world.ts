@@ -100,6 +100,12 @@ export class SimWorld {
   readonly clock: SimClock;
   /** The simulated epoch ms at which the world began. */
   readonly epoch: number;
+  /**
+   * Extra simulated ms added to each `setTimeout`/`setInterval` set while installed, asked at
+   * the moment the timer is set (the capacity model delays a Lambda invocation's next wait by
+   * the CPU time it has just spent). Unset: none.
+   */
+  timerDelay: (() => number) | undefined;
   private installed = false;
   private running = false;
   private readonly tracked = new Map<number, string>();
@@ -291,10 +297,11 @@ function nodeDelay(ms: unknown): number {
 /** Patches the process's clocks and timers with the world's; returns what puts them back. */
 function install(world: SimWorld): () => void {
   const clock = world.clock;
+  const extra = () => world.timerDelay?.() ?? 0;
   const setTimeoutSim = (fire: (...args: unknown[]) => void, ms?: unknown, ...args: unknown[]) =>
-    clock.setTimeout(() => fire(...args), nodeDelay(ms));
+    clock.setTimeout(() => fire(...args), nodeDelay(ms) + extra());
   const setIntervalSim = (fire: (...args: unknown[]) => void, ms?: unknown, ...args: unknown[]) =>
-    clock.setInterval(() => fire(...args), nodeDelay(ms));
+    clock.setInterval(() => fire(...args), nodeDelay(ms) + extra());
   // A handle from before the simulation is a real timer: hand it to the real clear.
   const clearTimeoutSim = (handle: unknown) => {
     if (handle === undefined || handle === null) return;
@@ -309,7 +316,7 @@ function install(world: SimWorld): () => void {
     else real.clearInterval(handle as Parameters<typeof clearInterval>[0]);
   };
   const promisesSetTimeout = <T = void>(ms?: number, value?: T, options?: { signal?: AbortSignal }) =>
-    clock.sleep(nodeDelay(ms), options?.signal).then(() => value as T);
+    clock.sleep(nodeDelay(ms) + extra(), options?.signal).then(() => value as T);
 
   const RealDate = real.Date;
   const SimDate = function (this: unknown, ...args: unknown[]) {

@@ -5,18 +5,30 @@
 
 /**
  * us-east-1 on-demand list prices, as published on the AWS pricing pages (Lambda, SQS,
- * DynamoDB, S3) on the date below; free tiers ignored. Update both together.
+ * DynamoDB, S3, CloudWatch Logs, Secrets Manager) on the date below; free tiers ignored.
+ * Update both together. The capacity model (bench/cloud-model.ts) prices its runs with these.
  */
 export const AWS_PRICES = {
   asOf: '2025-11-01',
   region: 'us-east-1',
+  /** Lambda on arm64, the first 6 billion GB-seconds of a month; the init phase is billed too (since August 2025). */
   lambdaArmGbSecondUsd: 0.0000133334,
   lambdaRequestUsd: 0.2 / 1e6,
+  /** Standard queues; a request is billed per 64 KB of its payload. */
   sqsRequestUsd: 0.4 / 1e6,
+  /** On-demand request units. */
   dynamoWriteUnitUsd: 0.625 / 1e6,
   dynamoReadUnitUsd: 0.125 / 1e6,
+  /** Standard table class, per GB-month stored. */
+  dynamoStorageGbMonthUsd: 0.25,
+  /** S3 Standard: PUT, COPY, POST, LIST requests; GET and the others; storage per GB-month (first 50 TB). */
   s3PutUsd: 0.005 / 1000,
   s3GetUsd: 0.0004 / 1000,
+  s3StorageGbMonthUsd: 0.023,
+  /** CloudWatch Logs ingestion, Standard class, per GB (Lambda's logs: the first 10 TB of a month). */
+  cloudwatchLogsIngestGbUsd: 0.5,
+  /** Secrets Manager, per API call ($0.05 per 10,000). */
+  secretsManagerApiCallUsd: 0.05 / 10_000,
 } as const;
 
 /** What the bench measured and what the stack declares (infra/stack.ts), per run of `items` items. */

@@ -14,12 +14,18 @@
 /** The Lambda functions of the stack. */
 export type FunctionName = 'ingest' | 'worker' | 'deadLetter' | 'aggregate' | 'batchPoller' | 'watchdog';
 
-/** Each function's timeout, seconds; each consumed queue's visibility timeout is derived from it. */
+/**
+ * Each function's timeout, seconds; each consumed queue's visibility timeout is derived from it.
+ * The aggregation's steps that see the whole run (the reduction, which bootstraps every result's
+ * metric; the assembly, which composes every part's pieces) grow with it: at 10,000,000 items
+ * the capacity model projects several minutes each, so the aggregate function has Lambda's
+ * longest timeout and memory enough for a full vCPU (docs/aws.md, "At a million items and beyond").
+ */
 export const FUNCTION_TIMEOUT_SECONDS: Readonly<Record<FunctionName, number>> = {
   ingest: 300,
   worker: 300,
   deadLetter: 60,
-  aggregate: 300,
+  aggregate: 900,
   batchPoller: 300,
   watchdog: 120,
 };
@@ -33,7 +39,7 @@ export const FUNCTION_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
   ingest: 1024,
   worker: 1024,
   deadLetter: 256,
-  aggregate: 1024,
+  aggregate: 2048,
   batchPoller: 512,
   watchdog: 256,
 };

@@ -1,0 +1,58 @@
+/**
+ * The capacity model (`npm run bench:cloud -- --items N [--json FILE]`): the product's Lambda
+ * handlers, adapters and use-cases run over capacity-accounting stand-ins of DynamoDB, SQS and
+ * S3 on a simulated clock, with a fixed simulated LLM latency; it reports whether the AWS data
+ * path holds at N items and projects 1,000,000 and 10,000,000 items from what it measured
+ * (bench/cloud/model/, docs/performance.md "Capacity model").
+ *
+ *   --items N          items of the run (default 10,000)
+ *   --compare M        also run M items (e.g. a tenth): per-item figures side by side, two-size fits
+ *   --json FILE        where the JSON goes (default bench/results/cloud.json)
+ *   --concurrency C    the worker's maximum concurrency (default 1,000)
+ *   --llm-ms L         the simulated LLM call's mean latency (default 1,000)
+ *   --seed S           the simulation's seed (default 1)
+ *
+ * Run it with --expose-gc (the npm script does): the memory figures collect before each replay.
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { runModel } from './cloud/model/model.js';
+import { summary } from './cloud/model/summary.js';
+import { ROOT } from './parts/data.js';
+
+const { values } = parseArgs({
+  options: {
+    items: { type: 'string', default: '10000' },
+    compare: { type: 'string' },
+    json: { type: 'string', default: resolve(ROOT, 'bench', 'results', 'cloud.json') },
+    concurrency: { type: 'string', default: '1000' },
+    'llm-ms': { type: 'string', default: '1000' },
+    seed: { type: 'string', default: '1' },
+  },
+  strict: true,
+});
+
+const positive = (name: string, raw: string | undefined): number => {
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < 1)
+    throw new Error(`--${name} must be a positive integer, got ${raw}`);
+  return value;
+};
+
+if (!(globalThis as { gc?: unknown }).gc)
+  process.stderr.write(
+    'note: run with --expose-gc (npm run bench:cloud does) so that replays collect before they measure\n',
+  );
+
+const report = await runModel({
+  items: positive('items', values.items),
+  ...(values.compare === undefined ? {} : { compare: positive('compare', values.compare) }),
+  concurrency: positive('concurrency', values.concurrency),
+  llmMs: positive('llm-ms', values['llm-ms']),
+  seed: positive('seed', values.seed),
+});
+const path = resolve(values.json);
+await mkdir(dirname(path), { recursive: true });
+await writeFile(path, `${JSON.stringify(report, null, 2)}\n`);
+process.stdout.write(`${summary(report)}\nwritten to ${path}\n`);

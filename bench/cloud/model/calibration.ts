@@ -1,0 +1,321 @@
+/**
+ * Calibration: each captured invocation (snapshots.ts) replayed alone, after the run, on the
+ * state it started from, with nothing else running in the process — a fresh simulated AWS
+ * restored from the snapshot (the same tables and buckets, empty queues of the same names), a
+ * new container of the function (its warm-up events first, for a warm one), and the same event.
+ *
+ * What a run cannot tell apart between interleaved invocations is measured here:
+ *
+ * - **Peak heap**: the live heap (V8's used heap plus its external memory: Buffers, typed
+ *   arrays), read at the switches between asynchronous callbacks while the invocation runs
+ *   (attribution.ts) after a full collection each time it has grown by a step (a
+ *   megabyte or a tenth of the growth so far, see {@link Probe}; `--expose-gc`), less what it was after one just before the invocation, less
+ *   the bytes the stand-ins stored meanwhile (S3 request bodies, SQS messages, DynamoDB items:
+ *   the process holds them, a Lambda would not; their JavaScript overhead is not taken off).
+ *   Garbage is not counted: V8 lets it pile up beyond the live heap before it collects, which
+ *   the 80 % headroom is for. Peaks inside one synchronous stretch are missed.
+ * - **Its /tmp**: the invocation gets a TMPDIR of its own, whose size is read at those switches (at
+ *   most every 5 ms) and at the end.
+ * - **CPU**: charged by async context as in the run, so the replay also checks the run's
+ *   attribution of the same invocation made while thousands of others were interleaved with it.
+ */
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { getHeapStatistics } from 'node:v8';
+import { lambdaContext } from '../../../cli/cloud/lambda-context.js';
+import { SimAws } from '../clients.js';
+import { SimWorld } from '../world.js';
+import { CpuMeter, captureOutput, type RunningInvocation, runAs } from './attribution.js';
+import { cpuShare, type Handler } from './fleet.js';
+import { type LoadedFunctions, withEnv } from './functions.js';
+import { containerTelemetry, routeTelemetry } from './logging.js';
+import { ACCOUNT, LOG_LEVEL, REGION, type Simulation, serveAsAws } from './simulation.js';
+import type { Capture } from './snapshots.js';
+
+export interface Calibrated {
+  fn: Capture['fn'];
+  kind: string;
+  label: string;
+  /** Real ms of CPU charged to the invocation alone (this machine). */
+  cpuMs: number;
+  /** Peak heap over the heap before it, MB (see the module's comment). */
+  peakHeapMb: number;
+  /** The stand-ins' stored bytes taken off the peak, MB. */
+  storedMb: number;
+  /** Most bytes in its /tmp at once, MB. */
+  peakTmpMb: number;
+  /** Simulated ms the invocation took in the replay, its CPU included (as in the run). */
+  durationMs: number;
+  /** Heap readings taken, and full collections run for them. */
+  samples: number;
+  collections: number;
+  /** Whether a full collection preceded it (the process was started with --expose-gc). */
+  collected: boolean;
+  error?: string;
+}
+
+const MB = 1024 * 1024;
+const gc = (globalThis as { gc?: () => void }).gc;
+
+/** Replays every captured invocation of `sim` alone; returns one figure set each. */
+export async function calibrate(
+  sim: Simulation,
+  functions: LoadedFunctions,
+  log: (line: string) => void = () => {},
+): Promise<Calibrated[]> {
+  const out: Calibrated[] = [];
+  const restoreOutput = captureOutput(() => {});
+  const restoreTelemetry = routeTelemetry(functions.shared);
+  try {
+    await withEnv(
+      {
+        POWERTOOLS_LOG_LEVEL: LOG_LEVEL,
+        POWERTOOLS_METRICS_NAMESPACE: 'Assay',
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      },
+      async () => {
+        for (const capture of withDeadLetter(sim)) {
+          const started = process.hrtime.bigint();
+          const result = await replay(sim, functions, capture);
+          out.push(result);
+          log(
+            `    ${capture.label}: ${result.peakHeapMb} MB heap, ${result.collections} collections, ${Math.round(Number(process.hrtime.bigint() - started) / 1e9)} s`,
+          );
+        }
+      },
+    );
+  } finally {
+    restoreTelemetry();
+    restoreOutput();
+  }
+  return out;
+}
+
+async function replay(sim: Simulation, functions: LoadedFunctions, capture: Capture): Promise<Calibrated> {
+  const world = new SimWorld({ epochMs: capture.atEpochMs, seed: sim.options.seed });
+  const aws = new SimAws(world, sim.awsOptions);
+  // Dead-letter queues first: a queue's redrive policy names its DLQ.
+  const queues = [...sim.queueDefinitions].sort(
+    (a, b) => Number(b.name.endsWith('-dlq')) - Number(a.name.endsWith('-dlq')),
+  );
+  for (const { name, attributes } of queues) aws.sqs.createQueue(name, attributes);
+  aws.dynamo.restore(capture.dynamo);
+  aws.s3.restore(capture.s3);
+  serveAsAws(aws, world);
+  const tmp = mkdtempSync(join(tmpdir(), `assay-calibrate-${capture.fn}-`));
+  const previousTmp = process.env.TMPDIR;
+  process.env.TMPDIR = tmp;
+  const definition = functions.definitions[capture.fn];
+  const env = sim.env[capture.fn];
+  const telemetry = containerTelemetry(`assay-${definition.entry}`, 'Assay');
+  const meter = new CpuMeter();
+  const probe = new Probe(tmp, () => storedBytes(aws));
+  const { memoryMb, timeoutS } = sim.options.deployment.functions[capture.fn];
+  const share = cpuShare(memoryMb);
+  const invocation: RunningInvocation = {
+    fn: capture.fn,
+    tally: { cpuMs: 0, logBytes: 0 },
+    container: telemetry,
+    share,
+    charged: 0,
+  };
+  const context = () =>
+    lambdaContext({
+      functionName: `assay-${definition.entry}`,
+      region: REGION,
+      account: ACCOUNT,
+      deadline: world.now() + timeoutS * 1000,
+      memoryMb,
+    });
+  let error: string | undefined;
+  let durationMs = 0;
+  let stored = 0;
+  meter.start();
+  try {
+    await world.run(async () => {
+      let handler: Handler;
+      try {
+        handler = definition.build({ env, clients: aws.clients() });
+      } catch (thrown) {
+        error = `init failed: ${thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown)}`;
+        return;
+      }
+      for (const event of capture.warmup) {
+        const warm: RunningInvocation = { ...invocation, tally: { cpuMs: 0, logBytes: 0 }, charged: 0 };
+        await runAs(warm, () => handler(event, context())).catch(() => undefined);
+      }
+      const before = storedBytes(aws);
+      probe.start();
+      meter.onSwitch = () => probe.sample();
+      const started = world.now();
+      try {
+        await runAs(invocation, () => handler(capture.event, context()));
+      } catch (thrown) {
+        error = thrown instanceof Error ? `${thrown.name}: ${thrown.message}` : String(thrown);
+      }
+      meter.onSwitch = undefined;
+      probe.sample(true);
+      durationMs = world.now() - started + Math.max(0, invocation.tally.cpuMs - invocation.charged) / share;
+      stored = storedBytes(aws) - before;
+    });
+  } finally {
+    meter.stop();
+    if (previousTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = previousTmp;
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  return {
+    fn: capture.fn,
+    kind: capture.kind,
+    label: capture.label,
+    cpuMs: round(invocation.tally.cpuMs),
+    peakHeapMb: round(Math.max(0, probe.peakHeap - probe.baseHeap - (gc ? 0 : stored)) / MB),
+    storedMb: round(stored / MB),
+    peakTmpMb: round(probe.peakTmp / MB),
+    durationMs: round(durationMs),
+    samples: probe.samples,
+    collections: probe.collections,
+    collected: gc !== undefined,
+    ...(error === undefined ? {} : { error }),
+  };
+}
+
+/**
+ * The run's captures, and when no item was dead-lettered in it, a dead-letter batch made of the
+ * first warm worker batch (the same item messages, as the items queue's DLQ would hand them on
+ * after their last receive) on the state that batch started from.
+ */
+function withDeadLetter(sim: Simulation): Capture[] {
+  if (sim.captures.some((c) => c.fn === 'deadLetter')) return sim.captures;
+  const batch = [...sim.captures].reverse().find((c) => c.fn === 'worker');
+  if (!batch) return sim.captures;
+  const dlq = sim.queueDefinitions.find((q) => q.name.endsWith('-items-dlq'));
+  const records = (batch.event as { Records: Record<string, unknown>[] }).Records.map((r) => ({
+    ...r,
+    attributes: { ...(r.attributes as object), ApproximateReceiveCount: '3' },
+    eventSourceARN: dlq ? `arn:aws:sqs:${REGION}:${ACCOUNT}:${dlq.name}` : r.eventSourceARN,
+  }));
+  return [
+    ...sim.captures,
+    {
+      ...batch,
+      fn: 'deadLetter',
+      kind: 'deadLetter',
+      label: 'a worker batch replayed as a dead-letter batch (no item was dead-lettered in the run)',
+      event: { Records: records },
+      warmup: [],
+    },
+  ];
+}
+
+/** Bytes the stand-ins hold that requests brought in: S3 request bodies, SQS messages sent, DynamoDB items. */
+function storedBytes(aws: SimAws): number {
+  const dynamo = Object.values(aws.dynamo.report(0).tables).reduce((sum, t) => sum + t.bytes, 0);
+  return aws.s3.report().bytesIn + aws.sqs.report().bytesSent + dynamo;
+}
+
+/**
+ * Reads the live heap and a folder's size while an invocation runs. Each time the used heap
+ * (garbage included) has grown by a step since the last reading, a full collection runs and
+ * what survives it, less what the stand-ins stored since the start, is a reading. The peak
+ * reported is the highest next step over a reading: an upper bound of the live heap, at most a
+ * step above it, whatever V8's collections happened to be doing. Past {@link GC_LIMIT}
+ * collections the used heap itself is read (a looser bound: garbage included).
+ * Without `--expose-gc` the used heap is read as it is (garbage included).
+ */
+class Probe {
+  baseHeap = 0;
+  peakHeap = 0;
+  peakTmp = 0;
+  samples = 0;
+  collections = 0;
+  private lastTmpAt = 0;
+  private nextAt = 0;
+  private storedAtStart = 0;
+  /** The stand-ins' growth at the last reading. */
+  private storedSince = 0;
+
+  constructor(
+    private readonly dir: string,
+    private readonly stored: () => number,
+  ) {}
+
+  start(): void {
+    gc?.();
+    this.storedAtStart = this.stored();
+    this.baseHeap = heap();
+    this.nextAt = this.baseHeap + GC_STEP;
+    this.peakHeap = gc ? this.nextAt : this.baseHeap;
+    this.peakTmp = folderBytes(this.dir);
+    this.lastTmpAt = realMs();
+  }
+
+  sample(final = false): void {
+    this.samples += 1;
+    let used = heap();
+    if (gc && this.collections >= GC_LIMIT) {
+      this.peakHeap = Math.max(this.peakHeap, used - this.storedSince);
+    } else if (gc && (used >= this.nextAt || final)) {
+      gc();
+      this.collections += 1;
+      used = heap();
+      this.storedSince = this.stored() - this.storedAtStart;
+      this.nextAt = used + Math.max(GC_STEP, GC_SHARE * (used - this.baseHeap));
+      // Until the next reading the live heap stays under the used heap, which stays under the
+      // next threshold: that threshold (less what the stand-ins held) bounds the peak.
+      this.peakHeap = Math.max(this.peakHeap, this.nextAt - this.storedSince);
+    } else if (!gc) this.peakHeap = Math.max(this.peakHeap, used);
+    const at = realMs();
+    if (final || at - this.lastTmpAt >= 5) {
+      this.lastTmpAt = at;
+      this.peakTmp = Math.max(this.peakTmp, folderBytes(this.dir));
+    }
+  }
+}
+
+/**
+ * Heap growth between two full collections while an invocation is replayed: 8 MB, or a quarter
+ * of the growth so far when that is more.
+ */
+const GC_STEP = 8 * 1024 * 1024;
+const GC_SHARE = 0.25;
+/**
+ * Full collections one replay may force (each takes the process's whole heap, the snapshots
+ * included): past them the used heap, garbage included, is the bound.
+ */
+const GC_LIMIT = 40;
+
+function heap(): number {
+  const stats = getHeapStatistics() as ReturnType<typeof getHeapStatistics> & { external_memory?: number };
+  return stats.used_heap_size + (stats.external_memory ?? 0);
+}
+
+function realMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6;
+}
+
+/** Bytes of the files under `dir` now (a file removed while it is read counts as gone). */
+function folderBytes(dir: string): number {
+  let total = 0;
+  let entries: import('node:fs').Dirent[];
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return 0;
+  }
+  for (const entry of entries) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += folderBytes(path);
+    else {
+      try {
+        total += statSync(path).size;
+      } catch {}
+    }
+  }
+  return total;
+}
+
+function round(n: number): number {
+  return Math.round(n * 100) / 100;
+}

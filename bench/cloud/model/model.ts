@@ -1,0 +1,371 @@
+/**
+ * The capacity model end to end: the stack synthesized (deployment.ts), each function's
+ * container baseline measured (baseline.ts), the run simulated at each size asked
+ * (simulation.ts), its invocations replayed alone (calibration.ts), its figures (figures.ts),
+ * the projections to 1M and 10M items (projection.ts) and the goals checked against their
+ * targets. `CloudModelReport` is what `npm run bench:cloud` writes as JSON.
+ */
+import { cpus, loadavg } from 'node:os';
+import type { CloudResources } from '../../../cli/cloud/moto.js';
+import { INGEST_CHUNK_BYTES, queueNames } from '../../../shared/lib/layout/queues.js';
+import { AWS_PRICES } from '../../parts/cost.js';
+import type { PartitionLimits } from '../dynamo-capacity.js';
+import { type ContainerBaseline, measureBaselines } from './baseline.js';
+import { calibrate } from './calibration.js';
+import { type Deployment, functionEnvironments, synthesizeDeployment } from './deployment.js';
+import {
+  FUNCTIONS,
+  HEADROOM,
+  PARTITION_LIMITS,
+  type PerItem,
+  type RunFigures,
+  round,
+  runFigures,
+} from './figures.js';
+import { loadFunctions } from './functions.js';
+import { IN_PARTS_FROM, type Projection, project } from './projection.js';
+import { ACCOUNT, REGION, simulate } from './simulation.js';
+
+export interface ModelOptions {
+  items: number;
+  /** Also run this many items (e.g. a tenth), for the per-item figures side by side and two-size fits. */
+  compare?: number;
+  /** The worker's maximum concurrency. Default 1,000. */
+  concurrency?: number;
+  /** The simulated LLM call's mean latency, ms. Default 1,000. */
+  llmMs?: number;
+  seed?: number;
+  /** Per-partition-key limits of the simulated DynamoDB (a test lowers them). */
+  partitionLimits?: PartitionLimits;
+  /** Measure each function's bundle (init time, resident memory after it). Default true. */
+  baselines?: boolean;
+  /** Replay captured invocations alone for memory and /tmp. Default true. */
+  calibrate?: boolean;
+  /** The stack already synthesized with this concurrency (tests share one); default synthesized here. */
+  deployment?: Deployment;
+  log?: (line: string) => void;
+}
+
+export interface Goal {
+  goal: string;
+  measured: string;
+  target: string;
+  /** null: not checked (the run was not made under the goal's conditions). */
+  pass: boolean | null;
+}
+
+export type CloudModelReport = Omit<RunFigures, 'basis'> & {
+  at: string;
+  machine: { cpus: number; model: string; node: string; loadAverage: number[] };
+  settings: {
+    workerConcurrency: number;
+    llmMs: number;
+    seed: number;
+    partitionLimits: { wruPerSecond: number; rruPerSecond: number };
+    mappings: Deployment['mappings'];
+    schedules: Deployment['schedules'];
+    functions: Record<string, { memoryMb: number; timeoutS: number; tmpMb: number }>;
+    chunkBytes: number;
+    aggregateInPartsFrom: number;
+    prices: typeof AWS_PRICES;
+  };
+  basis: RunFigures['basis'];
+  projection: Record<'1000000' | '10000000', Projection>;
+  goals: Goal[];
+  compare?: {
+    items: [number, number];
+    perItem: Record<string, { small: number; large: number; ratio: number | null }>;
+    small: Omit<RunFigures, 'lambda'> & { lambda: Record<string, unknown> };
+  };
+  baselines: Record<string, ContainerBaseline> | null;
+  method: Record<string, string>;
+  notes: string[];
+};
+
+export async function runModel(options: ModelOptions): Promise<CloudModelReport> {
+  const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const concurrency = options.concurrency ?? 1000;
+  const llmMs = options.llmMs ?? 1000;
+  const seed = options.seed ?? 1;
+  if (!options.deployment) log(`synthesizing the stack (worker concurrency ${concurrency})…`);
+  const deployment = options.deployment ?? (await synthesizeDeployment(concurrency));
+  const functions = await loadFunctions();
+  let baselines: Record<string, ContainerBaseline> | null = null;
+  if (options.baselines ?? true) {
+    log('measuring each function’s bundle: init time and memory after it…');
+    baselines = await measureBaselines(
+      functionEnvironments(deployment, placeholderResources(), 'arn:placeholder', REGION),
+    );
+  }
+  const initMs = Object.fromEntries(
+    FUNCTIONS.map((fn) => [fn, baselines?.[fn] && !baselines[fn]!.error ? baselines[fn]!.initMs : 0]),
+  );
+  const sizes = [
+    ...new Set([options.compare, options.items].filter((n): n is number => n !== undefined)),
+  ].sort((a, b) => a - b);
+  const runs: RunFigures[] = [];
+  for (const items of sizes) {
+    log(
+      `running ${items.toLocaleString('en-US')} items at worker concurrency ${concurrency}, LLM ${llmMs} ms…`,
+    );
+    const started = process.hrtime.bigint();
+    const sim = await simulate({
+      items,
+      deployment,
+      llmMs,
+      seed,
+      initMs,
+      capture: options.calibrate ?? true,
+      ...(options.partitionLimits ? { partitionLimits: options.partitionLimits } : {}),
+      log,
+    });
+    log(`  replaying ${sim.captures.length} invocations alone (memory, /tmp)…`);
+    const calibrated = options.calibrate === false ? [] : await calibrate(sim, functions, log);
+    const realSeconds = Number(process.hrtime.bigint() - started) / 1e9;
+    runs.push(
+      runFigures({
+        sim,
+        calibrated,
+        baselines: (baselines ?? undefined) as Parameters<typeof runFigures>[0]['baselines'],
+        datasetBytes: sim.datasetBytes,
+        chunkBytes: chunkBytesOf(deployment),
+        realSeconds,
+      }),
+    );
+    log(`  done in ${Math.round(realSeconds)} s`);
+  }
+  const large = runs[runs.length - 1]!;
+  const small = runs.length > 1 ? runs[0] : undefined;
+  const projection = {
+    '1000000': project(runs, 1_000_000),
+    '10000000': project(runs, 10_000_000),
+  };
+  const { basis, ...figures } = large;
+  const partitionLimits = {
+    wruPerSecond: options.partitionLimits?.writeUnitsPerSecond ?? PARTITION_LIMITS.wru,
+    rruPerSecond: options.partitionLimits?.readUnitsPerSecond ?? PARTITION_LIMITS.rru,
+  };
+  const report: CloudModelReport = {
+    at: new Date().toISOString(),
+    machine: {
+      cpus: cpus().length,
+      model: cpus()[0]?.model ?? '?',
+      node: process.version,
+      loadAverage: loadavg().map((l) => round(l, 2)),
+    },
+    ...figures,
+    settings: {
+      workerConcurrency: concurrency,
+      llmMs,
+      seed,
+      partitionLimits,
+      mappings: deployment.mappings,
+      schedules: deployment.schedules,
+      functions: Object.fromEntries(
+        Object.entries(deployment.functions).map(([fn, f]) => [
+          fn,
+          { memoryMb: f.memoryMb, timeoutS: f.timeoutS, tmpMb: f.tmpMb },
+        ]),
+      ),
+      chunkBytes: chunkBytesOf(deployment),
+      aggregateInPartsFrom: IN_PARTS_FROM,
+      prices: AWS_PRICES,
+    },
+    basis,
+    projection,
+    goals: goals(large, projection, concurrency, llmMs, partitionLimits),
+    ...(small ? { compare: compareRuns(small, large) } : {}),
+    baselines,
+    method: METHOD,
+    notes: notes(large, deployment),
+  };
+  return report;
+}
+
+/** What the functions' environment points at when only the bundles' init is measured. */
+function placeholderResources(): CloudResources {
+  const names = queueNames('assay-model');
+  const queue = (name: string) => ({
+    url: `https://sqs.${REGION}.amazonaws.com/${ACCOUNT}/${name}`,
+    arn: `arn:aws:sqs:${REGION}:${ACCOUNT}:${name}`,
+  });
+  return {
+    bucket: 'assay-model',
+    table: 'assay-model',
+    queues: {
+      events: queue(names.events.queue),
+      eventsDlq: queue(names.events.deadLetter),
+      items: queue(names.items.queue),
+      itemsDlq: queue(names.items.deadLetter),
+      aggregate: queue(names.aggregate.queue),
+      aggregateDlq: queue(names.aggregate.deadLetter),
+    },
+  };
+}
+
+function chunkBytesOf(deployment: Deployment): number {
+  const set = deployment.functions.ingest.env.ASSAY_INGEST_CHUNK_BYTES;
+  return typeof set === 'string' ? Number(set) : INGEST_CHUNK_BYTES;
+}
+
+function goals(
+  run: RunFigures,
+  projection: CloudModelReport['projection'],
+  concurrency: number,
+  llmMs: number,
+  limits: { wruPerSecond: number; rruPerSecond: number },
+): Goal[] {
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  const atGoal = concurrency === 1000 && llmMs === 1000;
+  const hot = run.hottestKey;
+  const over = FUNCTIONS.flatMap((fn) => {
+    const f = run.lambda[fn];
+    const out: string[] = [];
+    if (!f.within80.timeout)
+      out.push(
+        f.maxDurationS === null
+          ? `${fn} duration not measured`
+          : `${fn} ${f.maxDurationS} s of ${f.timeoutS} s`,
+      );
+    if (!f.within80.memory)
+      out.push(
+        f.peakMemoryMb === null
+          ? `${fn} memory not measured`
+          : `${fn} ${f.peakMemoryMb} MB of ${f.memoryMb} MB`,
+      );
+    if (!f.within80.tmp)
+      out.push(
+        f.peakTmpMb === null ? `${fn} /tmp not measured` : `${fn} /tmp ${f.peakTmpMb} MB of ${f.tmpMb} MB`,
+      );
+    return out;
+  });
+  const worst = FUNCTIONS.map((fn) => {
+    const f = run.lambda[fn];
+    return `${fn} ${f.maxDurationS ?? '?'}/${f.timeoutS} s, ${f.peakMemoryMb ?? '?'}/${f.memoryMb} MB, /tmp ${f.peakTmpMb ?? '?'}/${f.tmpMb} MB`;
+  }).join('; ');
+  const failed = FUNCTIONS.filter((fn) => run.lambda[fn].errors > 0);
+  return [
+    {
+      goal: 'sustained throughput at worker concurrency 1,000 and a 1 s LLM call',
+      measured: `${n(run.itemsPerSecond)} items/s (${run.stages.limitingStage})`,
+      target: '≥ 5,000 items/s',
+      pass: atGoal ? run.itemsPerSecond >= 5000 : null,
+    },
+    {
+      goal: 'no partition key over its limit',
+      measured: hot
+        ? `hottest ${hot.key}: ${hot.peakWruPerSecond} WRU/s, ${hot.peakRruPerSecond} RRU/s`
+        : 'no key',
+      target: `≤ ${n(limits.wruPerSecond)} WRU/s and ≤ ${n(limits.rruPerSecond)} RRU/s per key`,
+      pass:
+        hot !== null &&
+        hot.peakWruPerSecond <= limits.wruPerSecond &&
+        hot.peakRruPerSecond <= limits.rruPerSecond,
+    },
+    {
+      goal: 'nothing throttled',
+      measured: `${n(run.throttled)} requests throttled`,
+      target: '0',
+      pass: run.throttled === 0,
+    },
+    {
+      goal: 'every invocation within 80 % of its function’s timeout, memory and /tmp',
+      measured: over.length === 0 ? worst : `over: ${over.join('; ')}`,
+      target: `≤ ${HEADROOM * 100} % of each`,
+      pass: over.length === 0,
+    },
+    ...(['1000000', '10000000'] as const).map((size) => ({
+      goal: `projection to ${n(Number(size))} items within limits`,
+      measured: projection[size].withinLimits
+        ? `within (closest: ${projection[size].closest}); ${projection[size].wallSeconds} s, $${projection[size].awsCostUsd}`
+        : `not within: ${projection[size].reasons.join('; ')}`,
+      target: 'withinLimits: true',
+      pass: projection[size].withinLimits,
+    })),
+    {
+      goal: 'no invocation failed (a check beyond the goals)',
+      measured:
+        failed.length === 0
+          ? 'none failed'
+          : failed
+              .map((fn) => `${fn}: ${run.lambda[fn].errors} failed (${run.lambda[fn].firstError})`)
+              .join('; '),
+      target: '0 failed',
+      pass: failed.length === 0,
+    },
+  ];
+}
+
+/** The per-item figures of two sizes side by side, and their ratio (large / small). */
+function compareRuns(small: RunFigures, large: RunFigures): NonNullable<CloudModelReport['compare']> {
+  const perItem: Record<string, { small: number; large: number; ratio: number | null }> = {};
+  const add = (name: string, a: number, b: number) => {
+    perItem[name] = { small: a, large: b, ratio: a === 0 ? null : round(b / a, 3) };
+  };
+  for (const key of Object.keys(large.perItem) as (keyof PerItem)[])
+    add(key, small.perItem[key], large.perItem[key]);
+  for (const key of Object.keys(large.awsCostPer1MUsd) as (keyof RunFigures['awsCostPer1MUsd'])[])
+    add(`awsCostPer1MUsd.${key}`, small.awsCostPer1MUsd[key], large.awsCostPer1MUsd[key]);
+  for (const fn of FUNCTIONS)
+    add(`logBytesPerItem.${fn}`, small.logs.byFunction[fn] ?? 0, large.logs.byFunction[fn] ?? 0);
+  const { lambda, ...rest } = small;
+  return {
+    items: [small.items, large.items],
+    perItem,
+    small: {
+      ...rest,
+      lambda: Object.fromEntries(
+        FUNCTIONS.map((fn) => {
+          const { byKind: _byKind, ...f } = lambda[fn];
+          return [fn, f];
+        }),
+      ),
+    },
+  };
+}
+
+const METHOD: Record<string, string> = {
+  simulation:
+    'the product’s Lambda handlers, adapters and use-cases over in-memory stand-ins of DynamoDB, SQS and S3 behind the AWS SDK’s request handler (bench/cloud/), on a simulated clock that drives every timer; the stack’s resources and wiring read from the synthesized CDK template; a dataset upload starts everything through S3’s notification',
+  itemsPerSecond:
+    'sustained: 0.9 × items / (t95 − t5), where tX is the simulated time after the upload at which X % of the items had their worker invocation end (records deleted)',
+  wallSeconds: 'simulated seconds from the dataset’s upload to report.json’s creation in the bucket',
+  hottestKey:
+    'the partition key value whose peak load is the largest share of its limit (1,000 WRU/s, 3,000 RRU/s): peaks over any one second (ten 100 ms slots), every item under the key counted',
+  throttled:
+    'requests the simulated DynamoDB refused for a partition key over its limit (each SDK attempt counts)',
+  durations:
+    'per invocation, simulated: its waits (service latencies, the LLM, backoffs) plus its CPU time at the share of a vCPU its memory buys (memory / 1,769 MB); CPU is measured per invocation in the run by async context (each synchronous stretch timed and charged to the invocation it ran for; the stand-ins’ and Lambda’s own work excluded), on this machine, taken as fast as Lambda’s arm64',
+  memory:
+    'the container’s resident memory after init (the function’s bundle, built as CDK builds it, imported in a fresh node and collected) plus an upper bound of the peak live heap growth of the function’s invocations replayed alone on the state each started from (used heap + external memory after a full collection each time it grew by 8 MB or a quarter of the growth so far, the next such step taken as the bound, and past 40 collections the used heap itself; less the bytes the stand-ins stored): the first of each kind (two of those done a chunk or a part at a time), a cold and a warm worker invocation; garbage V8 has not yet collected is not counted (the 80 % headroom is for it)',
+  tmp: 'the most bytes at once in the replayed invocation’s own TMPDIR',
+  lambdaCost:
+    'GB-seconds at each function’s declared memory (each invocation’s duration rounded up to 1 ms, plus each cold start’s measured init) at the arm64 price, plus requests',
+  dynamodbCost:
+    'the simulated DynamoDB’s request units between the upload and the end of the run’s work, at on-demand prices; dynamodbStorage: a month of the bytes the run leaves in the table',
+  sqsCost:
+    'billed requests (one per call and per 64 KB of payload), Lambda’s pollers’ receives and deletes included',
+  s3Cost:
+    'requests by price tier, plus a month of storage for what the run leaves in the bucket (the dataset and the report files)',
+  logsCost:
+    'bytes the functions wrote (Powertools JSON logs at INFO, EMF metrics: each container with its own logger and metrics) plus Lambda’s START/END/REPORT lines, at the ingestion price',
+  secretsManagerCost: 'GetSecretValue calls (one per container that reads the provider keys)',
+  llmCostPer1MUsd: 'the report’s cost of the simulated calls (priced as gpt-4o-mini) per item × 1,000,000',
+  perItem: 'each count of the run divided by its items',
+  projection:
+    'per-item costs × items; rate as measured at the largest size; wall = time to the first result + items / rate + the tail after the last result (per run); each function’s per-invocation figures by their kind’s growth (projection.ts): per batch and per pass constant, per chunk and per part constant once the dataset fills a chunk, per run a line through two sizes aggregated alike or else in proportion to the items; checked against 80 % of each limit; keys at their measured peak',
+};
+
+function notes(run: RunFigures, deployment: Deployment): string[] {
+  const reserved =
+    deployment.mappings.reduce((n, m) => n + m.maxConcurrency, 0) + deployment.schedules.length;
+  return [
+    'Lambda’s scaling ramp is not modelled: every mapping starts at its maximum concurrency.',
+    `The mappings’ maximum concurrencies add up to ${reserved} containers with the schedules: an account’s default concurrency quota is 1,000.`,
+    `An on-demand table’s own ramp is not modelled (a new table serves 4,000 WRU/s and 12,000 RRU/s at first, then twice its previous peak): the run’s busiest second took ${run.dynamo.tablePeakWruPerSecond} WRU and ${run.dynamo.tablePeakRruPerSecond} RRU.`,
+    'S3’s request rates per prefix, X-Ray tracing (its cost and log lines) and CloudWatch custom metrics from EMF are not modelled.',
+    'CPU time is this machine’s (Node 20); Lambda runs nodejs24.x on Graviton: no speed factor is applied.',
+    'The composition root keeps one Powertools logger and metrics object per module; the model routes their calls to each container’s own (logging.ts). Other module-wide state of shared/ (score-item’s spend in flight, for budgets) is shared by the containers of this process; the suite has no budget.',
+    'Each container’s module state is otherwise its own: its root, SDK clients, caches and limiters.',
+  ];
+}
