@@ -35,6 +35,11 @@ function isTextEncoding(label: string): boolean {
   }
 }
 
+/** One character, and not one that delimited text gives another meaning (a quote, a line break). */
+function isOneDelimiter(value: string): boolean {
+  return [...value].length === 1 && !['"', '\n', '\r'].includes(value);
+}
+
 export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
   return z
     .object({
@@ -42,7 +47,26 @@ export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
         .string()
         .min(1)
         .describe('Dataset file, relative to the suite file (locally) or the bucket key (AWS).'),
-      format: z.enum(['csv', 'jsonl']).optional().describe('Default: from the file extension.'),
+      format: z
+        .enum(['csv', 'tsv', 'jsonl', 'json', 'parquet'])
+        .optional()
+        .describe(
+          'Default: from the file extension (.csv; .tsv or .tab; .jsonl or .ndjson; .json, an array of objects; .parquet).',
+        ),
+      compression: z
+        .enum(['gzip', 'none'])
+        .optional()
+        .describe('Default: `gzip` for a name ending in `.gz` (any format but Parquet), else `none`.'),
+      delimiter: z
+        .string()
+        .refine(isOneDelimiter, {
+          message:
+            'dataset.delimiter is one character that separates fields (e.g. ";", "|", or "\\t" for a tab), not a quote or a line break',
+        })
+        .optional()
+        .describe(
+          'Delimited text (csv, tsv): the character between fields. Default `,` for csv, a tab for tsv.',
+        ),
       header: z
         .array(z.string().min(1))
         .min(1)

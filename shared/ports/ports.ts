@@ -26,8 +26,13 @@ export interface BlobStore {
    * its whole size and a version that changes whenever it is replaced (S3: its ETag); undefined
    * when it does not exist. Given the `version` an earlier read returned, throws
    * `BlobChangedError` if the object was replaced since: a reader in chunks reads one version.
+   * With `end` (exclusive), the body stops there (a store may send more: a reader takes only
+   * what it asked for); `size` is still the whole object's.
    */
-  read(key: string, options?: { start?: number; version?: string }): Promise<BlobRead | undefined>;
+  read(
+    key: string,
+    options?: { start?: number; end?: number; version?: string },
+  ): Promise<BlobRead | undefined>;
   /**
    * Writes `key` as the pieces one after another: text, bytes, or (a stretch of) an object the
    * store holds (`end` exclusive), without passing the objects' bytes through the caller (S3

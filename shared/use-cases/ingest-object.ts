@@ -1,8 +1,9 @@
 import { readsInChunks } from '../lib/datasets/chunks.js';
-import { type DatasetFormat, formatFromPath, readRows } from '../lib/datasets/read.js';
+import { type DatasetFormat, datasetReading, type ReadOptions, readRows } from '../lib/datasets/read.js';
+import { blobSource } from '../lib/datasets/source.js';
 import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
 import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
-import { AssayError, RunExistsError, SweepExistsError } from '../model/errors.js';
+import { AssayError, InputError, RunExistsError, SweepExistsError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import { isSweep } from '../model/variants.js';
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports/ports.js';
@@ -106,9 +107,9 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     datasetVersion = `suite:${object.version}`;
   }
 
-  let format: DatasetFormat;
+  let reading: ReturnType<typeof datasetReading>;
   try {
-    format = suite.dataset.format ?? formatFromPath(datasetKey);
+    reading = datasetReading(datasetKey, suite.dataset);
   } catch (error) {
     return { status: 'rejected', reason: (error as Error).message, suiteName };
   }
@@ -117,7 +118,7 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     return ingestSweep(
       deps,
       suite,
-      { key: datasetKey, version: datasetVersion, format },
+      { key: datasetKey, version: datasetVersion, ...reading },
       route.kind === 'suite',
     );
   }
@@ -128,7 +129,8 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
   // The suite reads exactly these prompts now: a later change to one of them re-runs it.
   await deps.promptIndex.setSuitePrompts(suite.name, Object.keys(run.prompts));
 
-  const start = await startOnDataset(deps, run, { key: datasetKey, version: datasetVersion, format }, suite);
+  const start = await startOnDataset(deps, run, { key: datasetKey, version: datasetVersion, ...reading });
+  if (start && 'unreadable' in start) return { status: 'rejected', reason: start.unreadable, suiteName };
   if (!start) {
     return route.kind === 'suite'
       ? {
@@ -156,12 +158,32 @@ async function startOnDataset(
   deps: IngestObjectDeps,
   run: RunRecord,
   dataset: DatasetRef,
-  suite: Suite,
+): Promise<DatasetStart | { unreadable: string } | undefined> {
+  try {
+    return await startReading(deps, run, dataset);
+  } catch (error) {
+    // A file no reader can read (a corrupt gzip stream, a .json file that is not an array, a
+    // broken Parquet file): the user must upload it again; a retry would fail the same way.
+    if (error instanceof InputError) return { unreadable: error.message };
+    throw error;
+  }
+}
+
+async function startReading(
+  deps: IngestObjectDeps,
+  run: RunRecord,
+  dataset: DatasetRef,
 ): Promise<DatasetStart | undefined> {
   const object = await deps.bucket.read(dataset.key);
   if (!object) return undefined;
-  if (object.size <= deps.chunkBytes || !readsInChunks(dataset.format, suite.dataset))
-    return startRun(deps, { run, rows: readRows(object.body, dataset.format, suite.dataset) });
+  if (dataset.format === 'parquet') {
+    // Parquet is read by position (its footer, then a row group at a time): this read is let go.
+    await object.body[Symbol.asyncIterator]().return?.();
+    const source = blobSource(deps.bucket, dataset.key, object);
+    return startRun(deps, { run, rows: readRows(source, dataset.format, dataset.options) });
+  }
+  if (object.size <= deps.chunkBytes || !readsInChunks(dataset.format, dataset.options))
+    return startRun(deps, { run, rows: readRows(object.body, dataset.format, dataset.options) });
   // Read a chunk at a time, elsewhere: this read is let go.
   await object.body[Symbol.asyncIterator]().return?.();
   await deps.runStore.createRun(run).catch((error: unknown) => {
@@ -191,6 +213,8 @@ interface DatasetRef {
   key: string;
   version: string;
   format: DatasetFormat;
+  /** The suite's dataset keys, with the compression settled and the key named for errors. */
+  options: ReadOptions;
 }
 
 /**
@@ -225,7 +249,9 @@ async function ingestSweep(
 
   const outcomes: SweepRunOutcome[] = [];
   for (const { variant, run } of runs) {
-    const start = await startOnDataset(deps, run, dataset, suite);
+    const start = await startOnDataset(deps, run, dataset);
+    if (start && 'unreadable' in start)
+      return { status: 'rejected', reason: `variant ${variant}: ${start.unreadable}`, suiteName };
     if (!start) {
       return suiteUpload && outcomes.length === 0
         ? {
@@ -295,10 +321,15 @@ async function rerunSuite(
   if (latestRuns.every((run) => run.prompts[path]?.hash === hash)) {
     return { suiteName, status: 'unchanged', reason: `run ${latest.runId} already used this content` };
   }
-  const format = suite.dataset.format ?? formatFromPath(latest.datasetKey);
+  let reading: ReturnType<typeof datasetReading>;
+  try {
+    reading = datasetReading(latest.datasetKey, suite.dataset);
+  } catch (error) {
+    return { suiteName, status: 'rejected', reason: (error as Error).message };
+  }
   const version = latest.datasetVersion ?? latest.runId;
   if (sweep) {
-    const outcome = await ingestSweep(deps, suite, { key: latest.datasetKey, version, format }, false);
+    const outcome = await ingestSweep(deps, suite, { key: latest.datasetKey, version, ...reading }, false);
     if (outcome.status === 'sweep')
       return { suiteName, status: 'sweep', sweepId: outcome.sweepId, previousRunId: latest.runId };
     return { suiteName, status: 'rejected', reason: 'reason' in outcome ? outcome.reason : outcome.status };
@@ -309,7 +340,8 @@ async function rerunSuite(
   if (run.prompts[path] === undefined) {
     return { suiteName, status: 'not-reading', reason: `the suite no longer reads ${path}` };
   }
-  const start = await startOnDataset(deps, run, { key: latest.datasetKey, version, format }, suite);
+  const start = await startOnDataset(deps, run, { key: latest.datasetKey, version, ...reading });
+  if (start && 'unreadable' in start) return { suiteName, status: 'rejected', reason: start.unreadable };
   if (!start) return { suiteName, status: 'rejected', reason: `${latest.datasetKey} is gone` };
   return { suiteName, status: start.status, runId: run.runId, previousRunId: latest.runId };
 }

@@ -314,18 +314,25 @@ export class S3BlobStore implements BlobStore {
   }
 
   /**
-   * A GetObject from `start` on (a ranged GET `bytes=<start>-`), streamed without holding the
+   * A GetObject from `start` on (a ranged GET `bytes=<start>-`, or to `end`), streamed without holding the
    * object (datasets can be large); the version is the object's ETag, and a read at a version
    * sends it as `If-Match`, so a replaced object fails (412) rather than mixing two uploads.
    */
-  async read(key: string, options: { start?: number; version?: string } = {}): Promise<BlobRead | undefined> {
+  async read(
+    key: string,
+    options: { start?: number; end?: number; version?: string } = {},
+  ): Promise<BlobRead | undefined> {
     const start = options.start ?? 0;
+    // An empty range: nothing to read, but the object's size and version all the same.
+    if (options.end !== undefined && options.end <= start) return this.emptyFrom(key, options.version);
+    // `bytes=<first>-<last>`: the last byte is inclusive.
+    const last = options.end === undefined ? '' : String(options.end - 1);
     try {
       const out = await this.client.send(
         new GetObjectCommand({
           Bucket: this.bucket,
           Key: key,
-          ...(start > 0 ? { Range: `bytes=${start}-` } : {}),
+          ...(start > 0 || last !== '' ? { Range: `bytes=${start}-${last}` } : {}),
           ...(options.version === undefined ? {} : { IfMatch: options.version }),
         }),
       );

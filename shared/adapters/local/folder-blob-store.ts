@@ -30,8 +30,11 @@ export class FolderBlobStore implements BlobStore {
     }
   }
 
-  /** The file from `start`, streamed; its version is its size and modification time. */
-  async read(key: string, options: { start?: number; version?: string } = {}): Promise<BlobRead | undefined> {
+  /** The file from `start` (to `end`), streamed; its version is its size and modification time. */
+  async read(
+    key: string,
+    options: { start?: number; end?: number; version?: string } = {},
+  ): Promise<BlobRead | undefined> {
     const path = this.path(key);
     let info: import('node:fs').Stats;
     try {
@@ -43,10 +46,11 @@ export class FolderBlobStore implements BlobStore {
     const version = `${info.size}-${info.mtimeMs}`;
     if (options.version !== undefined && options.version !== version) throw new BlobChangedError(key);
     const start = options.start ?? 0;
+    const end = Math.min(options.end ?? info.size, info.size);
     const body =
-      start >= info.size
+      start >= end
         ? (async function* (): AsyncGenerator<Uint8Array> {})()
-        : (createReadStream(path, { start }) as AsyncIterable<Uint8Array>);
+        : (createReadStream(path, { start, end: end - 1 }) as AsyncIterable<Uint8Array>);
     return { size: info.size, version, body };
   }
 
@@ -141,7 +145,10 @@ export class LayeredBlobStore implements BlobStore {
     return undefined;
   }
 
-  async read(key: string, options?: { start?: number; version?: string }): Promise<BlobRead | undefined> {
+  async read(
+    key: string,
+    options?: { start?: number; end?: number; version?: string },
+  ): Promise<BlobRead | undefined> {
     for (const layer of this.layers) {
       const read = await layer.read(key, options);
       if (read) return read;

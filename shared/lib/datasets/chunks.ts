@@ -33,11 +33,18 @@ export interface ChunkRead {
 }
 
 /**
- * Whether a dataset can be read in chunks: CSV and JSONL files in UTF-8, whose records end at
- * a newline byte a reader can start after. A file in a declared other encoding is read whole.
+ * Whether a dataset can be read in chunks: delimited text (CSV, TSV) and JSONL files in UTF-8,
+ * uncompressed, whose records end at a newline byte a reader can start after. The others are
+ * read whole, by one reader: a file in a declared other encoding, a gzipped file (its bytes
+ * cannot be read from the middle), a JSON array (a reader must start at its `[`), and Parquet
+ * (read by row groups, from its footer).
  */
 export function readsInChunks(format: DatasetFormat, options: ReadOptions): boolean {
-  return (format === 'csv' || format === 'jsonl') && isUtf8Encoding(options.encoding);
+  return (
+    (format === 'csv' || format === 'tsv' || format === 'jsonl') &&
+    options.compression !== 'gzip' &&
+    isUtf8Encoding(options.encoding)
+  );
 }
 
 /**
@@ -55,7 +62,9 @@ export async function readChunk(
   maxRows = Number.POSITIVE_INFINITY,
 ): Promise<ChunkRead> {
   if (!readsInChunks(format, options))
-    throw new Error(`a ${format} file in ${options.encoding} is read whole`);
+    throw new Error(
+      `a ${format} file${options.compression === 'gzip' ? ', gzipped,' : ''} in ${options.encoding ?? 'utf-8'} is read whole`,
+    );
   let header = from.header ?? options.header;
   const rows: RawRow[] = [];
   const reader = readRows(bytes, format, {

@@ -2,30 +2,55 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
 import type { DatasetFormat, ReadOptions } from './read.js';
+import { readDatasetFile } from './source.js';
 
 /** JSONL records read to learn a file's columns (their keys, united). */
 const JSONL_SAMPLE = 100;
 
 /**
  * The columns a dataset file offers, read from its start only: a CSV's header row (or the
- * declared `header` of a headerless CSV), a JSONL file's keys over its first records.
- * Empty when the file has no header or no record.
+ * declared `header` of a headerless CSV), a JSONL or JSON file's keys over its first records,
+ * a Parquet file's over its first row group. Empty when the file has no header or no record.
  */
 export async function fileColumns(
   path: string,
   format: DatasetFormat,
   options: ReadOptions = {},
 ): Promise<string[]> {
-  if (format === 'csv') {
-    if (options.header) return [...options.header];
-    return csvHeader(path);
-  }
-  return jsonlKeys(path);
+  const delimited = format === 'csv' || format === 'tsv';
+  if (delimited && options.header) return [...options.header];
+  const gzipped = (options.compression ?? (path.toLowerCase().endsWith('.gz') ? 'gzip' : 'none')) === 'gzip';
+  if (!gzipped && delimited) return csvHeader(path, options.delimiter ?? (format === 'tsv' ? '\t' : ','));
+  if (!gzipped && format === 'jsonl') return jsonlKeys(path);
+  return sampledKeys(path, format, options);
 }
 
-async function csvHeader(path: string): Promise<string[]> {
+/** The columns as the dataset's reader sees them: a header row, or the keys of the first records. */
+async function sampledKeys(path: string, format: DatasetFormat, options: ReadOptions): Promise<string[]> {
+  let header: readonly string[] | undefined;
+  const keys = new Set<string>();
+  let records = 0;
+  try {
+    for await (const raw of readDatasetFile(path, {
+      ...options,
+      format,
+      onHeader: (names) => {
+        header = names;
+      },
+    })) {
+      if (header) break;
+      for (const key of Object.keys(raw.record ?? {})) keys.add(key);
+      if (++records >= JSONL_SAMPLE) break;
+    }
+  } catch {
+    // A file that cannot be read: the run reports it itself.
+  }
+  return header ? [...header] : [...keys];
+}
+
+async function csvHeader(path: string, delimiter: string): Promise<string[]> {
   const stream = createReadStream(path);
-  const parser = parse({ bom: true, relax_column_count: true, skip_empty_lines: true, to: 1 });
+  const parser = parse({ bom: true, delimiter, relax_column_count: true, skip_empty_lines: true, to: 1 });
   try {
     stream.pipe(parser);
     for await (const record of parser as AsyncIterable<string[]>) return record.map((name) => name.trim());

@@ -1,14 +1,26 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGunzip } from 'node:zlib';
+import { JSONParser } from '@streamparser/json';
 import { parse } from 'csv-parse';
+import type { FileMetaData } from 'hyparquet';
+import { InputError } from '../../model/errors.js';
 import { notUtf8, Utf8Check } from './utf8.js';
 
 /**
  * Streams dataset rows as plain string records. Rows that cannot even be read (a broken
  * quote, a ragged row, a JSONL line that is not an object, bytes that are not UTF-8, a field
  * longer than the limit) come out as `{ error }` with their row number: the caller records
- * them as invalid, the stream goes on.
+ * them as invalid, the stream goes on. A file that cannot be read at all (a corrupt gzip stream, a
+ * `.json` file that is not an array, a broken Parquet file) throws an `InputError` naming it.
+ *
+ * Formats: CSV and other delimited text (TSV, or any `delimiter`), JSONL, a JSON array of
+ * objects (streamed, element by element), and Parquet (a row group at a time, read from a
+ * {@link ByteSource}: it needs random access). Any but Parquet may be gzipped.
  */
 
-export type DatasetFormat = 'csv' | 'jsonl';
+export type DatasetFormat = 'csv' | 'tsv' | 'jsonl' | 'json' | 'parquet';
+export type DatasetCompression = 'gzip' | 'none';
 
 export type RawRow =
   | {
@@ -26,16 +38,85 @@ export type RawRow =
   /** `id`: the item id of the failed result, when `row-<row>` would not be unique (a second file). */
   | { row: number; line: number; record?: undefined; error: string; id?: string; end?: number };
 
+/**
+ * Bytes read by position: a file, or an object in a bucket read by ranges. Parquet is read this
+ * way (its footer first, then one row group at a time); the other formats stream from it.
+ */
+export interface ByteSource {
+  /** The whole size, bytes. */
+  readonly size: number;
+  /** The bytes from `start` to `end` (exclusive). */
+  read(start: number, end: number): Promise<Uint8Array>;
+}
+
+const EXTENSIONS: readonly (readonly [string, DatasetFormat])[] = [
+  ['.csv', 'csv'],
+  ['.tsv', 'tsv'],
+  ['.tab', 'tsv'],
+  ['.jsonl', 'jsonl'],
+  ['.ndjson', 'jsonl'],
+  ['.json', 'json'],
+  ['.parquet', 'parquet'],
+];
+
+const KNOWN_EXTENSIONS =
+  'use .csv, .tsv, .tab, .jsonl, .ndjson, .json or .parquet, or one of them but .parquet gzipped (.csv.gz, .jsonl.gz, …), or set dataset.format';
+
+/** The format a file's extension says (a `.gz` after it says gzip: see {@link compressionFromPath}). */
 export function formatFromPath(path: string): DatasetFormat {
   const lower = path.toLowerCase();
-  if (lower.endsWith('.jsonl') || lower.endsWith('.ndjson')) return 'jsonl';
-  if (lower.endsWith('.csv')) return 'csv';
-  throw new Error(`${path}: unknown dataset format (use .csv or .jsonl, or set dataset.format)`);
+  const gzipped = lower.endsWith('.gz');
+  const name = gzipped ? lower.slice(0, -3) : lower;
+  const found = EXTENSIONS.find(([extension]) => name.endsWith(extension));
+  if (!found) throw new InputError(`${path}: unknown dataset format (${KNOWN_EXTENSIONS})`);
+  if (gzipped && found[1] === 'parquet')
+    throw new InputError(
+      `${path}: a gzipped Parquet file is not read; Parquet compresses its own pages: upload the .parquet file`,
+    );
+  return found[1];
+}
+
+/** `gzip` for a name ending in `.gz`. */
+export function compressionFromPath(path: string): DatasetCompression {
+  return path.toLowerCase().endsWith('.gz') ? 'gzip' : 'none';
+}
+
+/** How a dataset says it is to be read: the suite's `dataset` keys that concern the file. */
+export interface DatasetSpec extends ReadOptions {
+  format?: DatasetFormat;
+}
+
+/**
+ * How to read the file at `path`: its format (`dataset.format`, else its extension) and the
+ * read options, with the compression settled (`dataset.compression`, else the extension) and
+ * the file named for errors.
+ */
+export function datasetReading(
+  path: string,
+  dataset: DatasetSpec = {},
+): { format: DatasetFormat; options: ReadOptions } {
+  const format = dataset.format ?? formatFromPath(path);
+  const compression = dataset.compression ?? compressionFromPath(path);
+  if (format === 'parquet' && compression === 'gzip')
+    throw new InputError(
+      `${path}: Parquet is not read gzipped (it compresses its own pages): set dataset.compression to "none" or upload the .parquet file`,
+    );
+  if (dataset.delimiter !== undefined && format !== 'csv' && format !== 'tsv')
+    throw new InputError(
+      `${path}: dataset.delimiter is for delimited text (csv, tsv), not ${format}: remove it or set dataset.format`,
+    );
+  return { format, options: { ...dataset, compression, file: dataset.file ?? path } };
 }
 
 export interface ReadOptions {
   /** CSV without a header row: its column names, in order (every line is a record). */
   header?: readonly string[];
+  /** Delimited text's field separator, one character: default `,` (CSV) or a tab (TSV). */
+  delimiter?: string;
+  /** `gzip`: the bytes are gunzipped as they are read (not for Parquet). Default `none`. */
+  compression?: DatasetCompression;
+  /** The file's name or key, for errors that concern the whole file. */
+  file?: string;
   /**
    * The file's text encoding, as TextDecoder names it (`windows-1252`, `latin1`, `utf-16le`…).
    * Default UTF-8, checked: a row with bytes that are not UTF-8 is invalid, with the offset of
@@ -61,12 +142,16 @@ export function isUtf8Encoding(encoding: string | undefined): boolean {
   return encoding === undefined || new TextDecoder(encoding).encoding === 'utf-8';
 }
 
+/**
+ * The dataset's rows. `input` is the file's bytes as a stream, or a {@link ByteSource} (which
+ * Parquet needs; the other formats stream from it).
+ */
 export async function* readRows(
-  chunks: AsyncIterable<Uint8Array | string>,
+  input: AsyncIterable<Uint8Array | string> | ByteSource,
   format: DatasetFormat,
   options: ReadOptions = {},
 ): AsyncGenerator<RawRow> {
-  const rows = format === 'csv' ? readCsv(chunks, options) : readJsonl(chunks, options);
+  const rows = rowsOf(input, format, options);
   const limit = options.maxFieldChars;
   if (limit === undefined) {
     yield* rows;
@@ -82,6 +167,71 @@ export async function* readRows(
         error: `field ${JSON.stringify(name)} has ${value.length} characters, more than dataset.maxFieldChars (${limit})`,
       };
     } else yield raw;
+  }
+}
+
+function isByteSource(input: AsyncIterable<Uint8Array | string> | ByteSource): input is ByteSource {
+  return !(Symbol.asyncIterator in input) && typeof (input as ByteSource).read === 'function';
+}
+
+/** What a source holds, streamed a block at a time. */
+export async function* streamOf(source: ByteSource, blockBytes = 1 << 20): AsyncGenerator<Uint8Array> {
+  for (let start = 0; start < source.size; start += blockBytes)
+    yield await source.read(start, Math.min(source.size, start + blockBytes));
+}
+
+function rowsOf(
+  input: AsyncIterable<Uint8Array | string> | ByteSource,
+  format: DatasetFormat,
+  options: ReadOptions,
+): AsyncGenerator<RawRow> {
+  const name = options.file ?? 'the dataset';
+  if (format === 'parquet') {
+    if (options.compression === 'gzip')
+      throw new InputError(`${name}: Parquet is not read gzipped (it compresses its own pages)`);
+    if (!isByteSource(input))
+      throw new Error(`${name}: Parquet is read by position, from a file or an object, not from a stream`);
+    return readParquet(input, options);
+  }
+  let chunks = isByteSource(input) ? streamOf(input) : input;
+  if (options.compression === 'gzip') chunks = gunzipped(chunks, name);
+  switch (format) {
+    case 'csv':
+      return readCsv(chunks, options, options.delimiter ?? ',');
+    case 'tsv':
+      return readCsv(chunks, options, options.delimiter ?? '\t');
+    case 'jsonl':
+      return readJsonl(chunks, options);
+    case 'json':
+      return readJsonArray(chunks, options, name);
+  }
+}
+
+/** The chunks gunzipped as they come. A stream that is not gzip (or is cut short) throws, naming the file. */
+async function* gunzipped(
+  chunks: AsyncIterable<Uint8Array | string>,
+  name: string,
+): AsyncGenerator<Uint8Array> {
+  const gunzip = createGunzip();
+  const source = Readable.from(
+    (async function* () {
+      for await (const chunk of chunks) yield asBytes(chunk);
+    })(),
+  );
+  const piped = pipeline(source, gunzip).catch(() => {
+    // Met below, by the reader of `gunzip`, which is destroyed with the error.
+  });
+  try {
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
+    await piped;
+  } catch (error) {
+    const code = (error as { code?: unknown }).code;
+    if (typeof code === 'string' && code.startsWith('Z_'))
+      throw new InputError(`${name}: not a readable gzip file (${(error as Error).message})`);
+    throw error;
+  } finally {
+    gunzip.destroy();
+    source.destroy();
   }
 }
 
@@ -109,6 +259,7 @@ type CsvEvent =
 async function* readCsv(
   chunks: AsyncIterable<Uint8Array | string>,
   options: ReadOptions,
+  delimiter: string,
 ): AsyncGenerator<RawRow> {
   const names = options.header;
   const utf8 = isUtf8Encoding(options.encoding);
@@ -124,6 +275,7 @@ async function* readCsv(
   };
   const parser = parse({
     bom: true,
+    delimiter,
     relax_column_count: true,
     skip_empty_lines: true,
     skip_records_with_error: true,
@@ -343,4 +495,167 @@ function stringifyFields(value: Record<string, unknown>): Record<string, string>
       typeof field === 'string' ? field : typeof field === 'object' ? JSON.stringify(field) : String(field);
   }
   return out;
+}
+
+const describe = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
+
+/**
+ * A JSON array of objects, element by element: the parser keeps no element it has handed on,
+ * so a million rows are read in the memory of one. An element that is not an object is an
+ * invalid row; a file whose top level is not an array, or JSON broken midway, throws.
+ */
+async function* readJsonArray(
+  chunks: AsyncIterable<Uint8Array | string>,
+  { encoding, byteOffset = 0, rowOffset = 0 }: ReadOptions,
+  name: string,
+): AsyncGenerator<RawRow> {
+  const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
+  const values: unknown[] = [];
+  parser.onValue = ({ value }) => {
+    values.push(value);
+  };
+  const utf8 = isUtf8Encoding(encoding);
+  // UTF-8 is checked as the bytes go by; an element with U+FFFD in it after a bad byte is invalid.
+  const check = new Utf8Check();
+  const badBytes: number[] = [];
+  let offset = 0;
+  const decoder = new TextDecoder(utf8 ? 'utf-8' : encoding, { ignoreBOM: false });
+  let started = false;
+  let row = rowOffset;
+  const rowOf = function* (): Generator<RawRow> {
+    for (const value of values.splice(0)) {
+      row += 1;
+      if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+        yield { row, line: 0, error: `array element ${row} is ${describe(value)}, not an object` };
+        continue;
+      }
+      const record = stringifyFields(value as Record<string, unknown>);
+      if (badBytes.length > 0 && Object.values(record).some((field) => field.includes('\uFFFD'))) {
+        yield { row, line: 0, error: notUtf8(badBytes.shift()!) };
+        continue;
+      }
+      yield { row, line: 0, record };
+    }
+  };
+  const write = (text: string) => {
+    if (!started) {
+      const first = text.replace(/^\uFEFF/, '').trimStart();
+      if (first === '') return;
+      started = true;
+      if (!first.startsWith('['))
+        throw new InputError(
+          `${name}: not a JSON array: a .json dataset is one array of objects ([{…}, {…}]); for one object a line, use JSONL (.jsonl)`,
+        );
+      text = first;
+    }
+    try {
+      parser.write(text);
+    } catch (error) {
+      throw new InputError(
+        `${name}: invalid JSON after array element ${row + values.length}: ${(error as Error).message}`,
+      );
+    }
+  };
+  for await (const chunk of chunks) {
+    let text: string;
+    if (typeof chunk === 'string') text = chunk;
+    else {
+      if (utf8) for (const bad of check.push(chunk, byteOffset + offset)) badBytes.push(bad);
+      offset += chunk.length;
+      text = decoder.decode(chunk, { stream: true });
+    }
+    if (text !== '') write(text);
+    yield* rowOf();
+  }
+  if (utf8) for (const bad of check.end()) badBytes.push(bad);
+  const rest = decoder.decode();
+  if (rest !== '') write(rest);
+  if (started && !parser.isEnded) {
+    try {
+      parser.end();
+    } catch (error) {
+      throw new InputError(`${name}: the JSON array is not closed (${(error as Error).message})`);
+    }
+  }
+  yield* rowOf();
+}
+
+/**
+ * A Parquet file, a row group at a time: the footer is read first, then each row group's
+ * column chunks, so memory holds one row group. Values are written as JSON values are (see
+ * {@link plainValue}).
+ */
+async function* readParquet(
+  source: ByteSource,
+  { rowOffset = 0, file }: ReadOptions,
+): AsyncGenerator<RawRow> {
+  const name = file ?? 'the dataset';
+  const buffer = {
+    byteLength: source.size,
+    slice: async (start: number, end?: number): Promise<ArrayBuffer> => {
+      const bytes = await source.read(start, end ?? source.size);
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
+  // Loaded when a Parquet file is read: the other formats do not pay for the decompressors.
+  const [{ parquetMetadataAsync, parquetReadObjects }, { compressors }] = await Promise.all([
+    import('hyparquet'),
+    import('hyparquet-compressors'),
+  ]);
+  const unreadable = (error: unknown) =>
+    error instanceof InputError
+      ? error
+      : new InputError(`${name}: not a readable Parquet file (${(error as Error).message})`);
+  let metadata: FileMetaData;
+  try {
+    metadata = await parquetMetadataAsync(buffer);
+  } catch (error) {
+    throw unreadable(error);
+  }
+  let row = rowOffset;
+  let first = 0;
+  for (const group of metadata.row_groups) {
+    const count = Number(group.num_rows);
+    if (count === 0) continue;
+    let records: Record<string, unknown>[];
+    try {
+      records = await parquetReadObjects({
+        file: buffer,
+        metadata,
+        rowStart: first,
+        rowEnd: first + count,
+        compressors,
+      });
+    } catch (error) {
+      throw unreadable(error);
+    }
+    first += count;
+    for (const record of records) {
+      row += 1;
+      const plain: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(record)) plain[key] = plainValue(value, true);
+      yield { row, line: 0, record: stringifyFields(plain) };
+    }
+  }
+}
+
+const utf8Text = new TextDecoder();
+
+/**
+ * A Parquet value as a JSON value: a BigInt as its decimal text (inside a nested value, a number
+ * when it fits one exactly), a date as ISO text, bytes as UTF-8 text; lists and structs alike.
+ */
+function plainValue(value: unknown, top = false): unknown {
+  if (typeof value === 'bigint')
+    return !top && Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
+  if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
+  if (value instanceof Uint8Array) return utf8Text.decode(value);
+  if (Array.isArray(value)) return value.map((item) => plainValue(item));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [key, field] of Object.entries(value)) out[key] = plainValue(field);
+    return out;
+  }
+  return value;
 }

@@ -1,0 +1,44 @@
+/**
+ * Datasets as users publish them, run as a user runs them: the `assay` binary runs a suite on
+ * the simulator whose dataset is a JSON array, then one whose dataset is gzipped JSONL, and
+ * each report counts every row of its file as an item.
+ */
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/model/report.js';
+import { assayCli, suiteInput, tempDir } from '../helpers.js';
+
+const ROWS = 12;
+const rows = Array.from({ length: ROWS }, (_, i) => ({
+  idx: i,
+  src: `She go to school on day ${i}.`,
+  tgt: `She goes to school on day ${i}.`,
+  label: i % 3 === 0 ? 'FP3' : 'TP',
+}));
+
+async function runOn(name: string, file: string, bytes: Uint8Array | string): Promise<Report> {
+  const dir = await tempDir(`assay-${name}-`);
+  await writeFile(join(dir, file), bytes);
+  const suitePath = join(dir, `${name}.suite.json`);
+  await writeFile(suitePath, JSON.stringify(suiteInput({ name, dataset: { path: file } })));
+  const runs = join(dir, 'runs');
+  await assayCli(['run', suitePath, '--simulate', '--no-progress', '--runs', runs], dir);
+  const folders = (await readdir(runs, { withFileTypes: true })).filter((entry) => entry.isDirectory());
+  expect(folders).toHaveLength(1);
+  return JSON.parse(await readFile(join(runs, folders[0]!.name, 'report.json'), 'utf8')) as Report;
+}
+
+describe('datasets in other formats, through the CLI', { timeout: 120_000 }, () => {
+  it('a .json array of objects', async () => {
+    const report = await runOn('json-array', 'data.json', JSON.stringify(rows, null, 2));
+    expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
+  });
+
+  it('a gzipped JSONL file (.jsonl.gz)', async () => {
+    const jsonl = `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`;
+    const report = await runOn('jsonl-gz', 'data.jsonl.gz', gzipSync(jsonl));
+    expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
+  });
+});
