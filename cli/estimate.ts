@@ -19,7 +19,7 @@ import {
 } from './local-run.js';
 
 export interface EstimateSettings
-  extends Pick<RunSettings, 'backends' | 'concurrency' | 'sample' | 'pricesPath'> {
+  extends Pick<RunSettings, 'backends' | 'concurrency' | 'sample' | 'pricesPath' | 'repeats'> {
   /** Assumed time per call. Default 1,000 ms. */
   latencyMs?: number;
   env?: NodeJS.ProcessEnv;

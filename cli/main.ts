@@ -134,6 +134,11 @@ program
   .option('-c, --concurrency <n>', 'items in flight (default: the suite run.concurrency)', positiveInt)
   .option('--sample <n>', 'estimate a reproducible random sample of n items', positiveInt)
   .option('--seed <s>', 'sample seed', positiveInt, 1)
+  .option(
+    '--repeats <k>',
+    "estimate for scoring every item k times: each model call made k times (default: the suite's run.repeats, else 1)",
+    positiveInt,
+  )
   .option('-b, --backend <id...>', 'override the suite backends (vendor:model or alias)')
   .option('--latency-ms <ms>', 'assumed time per call', positiveInt, 1000)
   .option('--prices <file>', 'price table override (JSON); also env ASSAY_PRICES')

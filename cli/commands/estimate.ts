@@ -1,11 +1,12 @@
 /** `assay estimate`: calls, tokens, cost range and projected time, before anything is spent. */
-import { renderEstimate } from '../../shared/use-cases/estimate/estimate.js';
+import { renderEstimate, renderEstimateTotal } from '../../shared/use-cases/estimate/estimate.js';
 import { estimateSuiteFile } from '../estimate.js';
 
 export interface EstimateFlags {
   concurrency?: number;
   sample?: number;
   seed: number;
+  repeats?: number;
   backend?: string[];
   latencyMs: number;
   prices?: string;
@@ -16,6 +17,7 @@ export async function estimateCommand(suitePath: string, flags: EstimateFlags): 
   const estimates = await estimateSuiteFile(suitePath, {
     concurrency: flags.concurrency,
     sample: flags.sample ? { n: flags.sample, seed: flags.seed } : undefined,
+    repeats: flags.repeats,
     backends: flags.backend,
     latencyMs: flags.latencyMs,
     pricesPath: flags.prices,
@@ -23,6 +25,10 @@ export async function estimateCommand(suitePath: string, flags: EstimateFlags): 
   process.stdout.write(
     flags.json
       ? `${JSON.stringify(estimates.length === 1 ? estimates[0] : estimates, null, 2)}\n`
-      : estimates.map(renderEstimate).join('\n'),
+      : [
+          ...estimates.map(renderEstimate),
+          // A sweep: what all its variants add up to.
+          ...(estimates.length > 1 ? [renderEstimateTotal(estimates)] : []),
+        ].join('\n'),
   );
 }

@@ -90,7 +90,30 @@ export function allVariants(suite: { variants?: Variant[]; matrix?: Matrix }): V
   return [...(suite.variants ?? []), ...expandMatrix(suite.matrix)];
 }
 
-/** The suite of one variant, before validation: the overlay applied, the sweep keys removed. */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * `overlay` merged into `base`, key by key and as deep as both sides are objects; an array or a
+ * scalar in the overlay replaces what the base has. Neither argument is changed.
+ */
+export function mergeOptions(
+  base: Record<string, unknown>,
+  overlay: Record<string, unknown> | undefined,
+): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [key, value] of Object.entries(overlay ?? {})) {
+    const current = out[key];
+    out[key] = isPlainObject(current) && isPlainObject(value) ? mergeOptions(current, value) : value;
+  }
+  return out;
+}
+
+/**
+ * The suite of one variant, before validation: the overlay applied, the sweep keys removed. The
+ * variant's `options` merge into the suite (a judge block that names only a new prompt keeps the
+ * suite's labels); its `params` and `prompts` add to the suite's, key by key.
+ */
 export function variantOverlay<S extends Record<string, unknown>>(
   suite: S,
   variant: Variant,
@@ -98,8 +121,7 @@ export function variantOverlay<S extends Record<string, unknown>>(
   const base: Record<string, unknown> = { ...suite };
   for (const key of SWEEP_KEYS) delete base[key];
   return {
-    ...base,
-    ...variant.options,
+    ...mergeOptions(base, variant.options),
     name: `${String(suite.name)}.${variant.name}`,
     ...(variant.description ? { description: variant.description } : {}),
     backends: variant.backends ?? suite.backends,

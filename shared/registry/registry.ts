@@ -10,7 +10,7 @@ import { ConfigError } from '../model/errors.js';
 import { SCORE_KINDS } from '../model/model.js';
 import type { SimHint } from '../model/provider.js';
 import { simulatedId } from '../model/provider-ids.js';
-import { mapSuiteBackends } from '../model/variants.js';
+import { isPlainObject, mapSuiteBackends, mergeOptions } from '../model/variants.js';
 
 /**
  * Every task family, by the name suites use in `task`. Adding a family is its folder plus one
@@ -95,7 +95,12 @@ export function simulateSuite<T extends Record<string, unknown>>(suite: T): T {
     out.variants = out.variants.map((v: Record<string, unknown>) => {
       const options = v.options as Record<string, unknown> | undefined;
       if (options?.[family.name] === undefined) return v;
-      return { ...v, options: { ...options, [family.name]: block(options[family.name]) } };
+      // The variant's block merges into the suite's (variantOverlay): the hook sees the whole
+      // block the variant will run, so a default it fills in never hides a setting of the suite's.
+      const own = options[family.name];
+      const suiteBlock = suite[family.name];
+      const whole = isPlainObject(suiteBlock) && isPlainObject(own) ? mergeOptions(suiteBlock, own) : own;
+      return { ...v, options: { ...options, [family.name]: block(whole) } };
     });
   }
   return out as T;

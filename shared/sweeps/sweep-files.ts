@@ -7,6 +7,8 @@
 import { interval, ms, num, pValue, signed, textTable, usd, withInterval } from '../lib/format.js';
 import { METRIC_NAMES } from '../lib/metrics/index.js';
 import type { BlobStore } from '../ports/ports.js';
+import type { PromptChange } from '../reports/compare-runs.js';
+import { gateOutcome } from '../reports/gate-outcome.js';
 import { renderPage } from '../reports/html/render.js';
 import type { SweepReport, SweepVariant } from './sweep.js';
 
@@ -16,6 +18,26 @@ function verdictCell(v: SweepVariant): string {
   if (v.verdict === 'baseline') return 'baseline';
   if (v.verdict === 'no gate') return '-';
   return `${v.verdict === 'promoted' ? 'PROMOTED' : 'NOT PROMOTED'}${v.gate?.required ? ' (required)' : ''}`;
+}
+
+/**
+ * The prompt files that differ from the baseline's, a line per change. A file edited in place is
+ * one change; so is a file the variant uses in place of the baseline's (the baseline's path
+ * gone, the variant's new), which the comparison records as one path dropped and one added:
+ * they are paired in order into `prompt changed: old → new`. What is left unpaired was only
+ * added or only dropped.
+ */
+export function promptChangeLines(changes: readonly PromptChange[]): string[] {
+  const edited = changes.filter((c) => c.base !== undefined && c.candidate !== undefined);
+  const dropped = changes.filter((c) => c.candidate === undefined).map((c) => c.path);
+  const added = changes.filter((c) => c.base === undefined).map((c) => c.path);
+  const paired = Math.min(dropped.length, added.length);
+  return [
+    ...edited.map((c) => `prompt changed: ${c.path} (edited)`),
+    ...dropped.slice(0, paired).map((path, i) => `prompt changed: ${path} → ${added[i]}`),
+    ...dropped.slice(paired).map((path) => `prompt dropped: ${path}`),
+    ...added.slice(paired).map((path) => `prompt added: ${path}`),
+  ];
 }
 
 export function renderSweepText(report: SweepReport): string {
@@ -69,7 +91,7 @@ export function renderSweepText(report: SweepReport): string {
         `    ${scorer}: ${deltas.length > 0 ? deltas.join('; ') : 'no paired figures'}${mcnemar}; flipped: ${s.flipped.fixed} fixed, ${s.flipped.broken} broken, ${s.flipped.changed} changed`,
       );
     }
-    for (const change of v.comparison.promptChanges) lines.push(`    prompt changed: ${change.path}`);
+    for (const change of promptChangeLines(v.comparison.promptChanges)) lines.push(`    ${change}`);
   }
 
   if (report.gate) {
@@ -84,12 +106,7 @@ export function renderSweepText(report: SweepReport): string {
       for (const c of v.gate.conditions)
         lines.push(`    ${c.passed ? 'pass' : 'FAIL'}  ${c.condition}: ${c.reason}`);
     }
-    lines.push(
-      '',
-      report.gate.failedRequired.length > 0
-        ? `REQUIRED GATE FAILED for ${report.gate.failedRequired.join(', ')}`
-        : 'Every required variant passed the gate.',
-    );
+    lines.push('', gateOutcome({ gate: report.gate, variants: report.variants }).text);
   }
   return `${lines.join('\n')}\n`;
 }

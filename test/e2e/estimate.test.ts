@@ -3,7 +3,7 @@
  * explanation questions answered by an unpriced vLLM model (raw [INST] prompts: the count is
  * the prompt's tokens alone) and graded by Claude Haiku, and the reply-tone example.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { estimateSuiteFile } from '../../cli/estimate.js';
@@ -129,5 +129,54 @@ describe('assay estimate', { timeout: 60_000 }, () => {
     );
     expect(text.stdout).toContain('wall time: 6.0s (bound by concurrency 4)');
     expect(text.stdout).not.toContain('approximation');
+  });
+
+  it("multiplies the calls by the suite's run.repeats, and --repeats overrides it", async () => {
+    // reply-tone with run.repeats 3: every reply judged three times.
+    await mkdir(join(dir, 'prompts'), { recursive: true });
+    await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(dir, 'prompts', 'tone.md'));
+    const suite = JSON.parse(await readFile(join(REPO, 'examples', 'reply-tone.suite.json'), 'utf8'));
+    suite.dataset.path = join(REPO, 'examples', suite.dataset.path);
+    suite.run = { repeats: 3 };
+    const path = join(dir, 'tone-repeats.suite.json');
+    await writeFile(path, JSON.stringify(suite));
+    const calls = async (args: string[]) => {
+      const { stdout } = await assayCli(['estimate', path, '--json', ...args], dir);
+      return JSON.parse(stdout).backends[0].calls;
+    };
+    expect(await calls([])).toEqual({ min: 144, max: 144 });
+    expect(await calls(['--repeats', '2'])).toEqual({ min: 96, max: 96 });
+    expect(await calls(['--repeats', '1'])).toEqual({ min: 48, max: 48 });
+
+    const text = await assayCli(['estimate', path, '--repeats', '5'], dir);
+    expect(text.stdout).toContain('48 items, 0 invalid rows, each scored 5 times');
+    expect(text.stdout).toMatch(/openai:gpt-4o-mini\s+240\s/);
+  });
+
+  it('a sweep: each variant estimated, then a TOTAL line over them (calls, tokens, cost)', async () => {
+    const suite = join(REPO, 'examples', 'reply-tone-prompts.suite.json');
+    const { stdout: json } = await assayCli(['estimate', suite, '--json'], dir);
+    const estimates = JSON.parse(json) as {
+      backends: {
+        calls: { min: number };
+        inputTokens: { min: number };
+        costUsd: { min: number; max: number };
+      }[];
+    }[];
+    expect(estimates).toHaveLength(2);
+    const input = estimates.reduce((n, e) => n + e.backends[0]!.inputTokens.min, 0);
+
+    const { stdout } = await assayCli(['estimate', suite], dir);
+    expect(stdout.match(/^estimate reply-tone-prompts\.v\d/gm)).toHaveLength(2);
+    const total = stdout.split('\n').filter((line) => line.startsWith('TOTAL'));
+    expect(total).toHaveLength(1);
+    // 48 replies, one call each, in each of two variants; maxTokens 400 for every call.
+    expect(total[0]).toMatch(
+      new RegExp(
+        `^TOTAL \\(2 variants\\): calls 96, input tokens ${input.toLocaleString('en-US')}, output tokens [\\d,]+\\.\\.38,400, cost \\$[\\d.]+\\.\\.\\$[\\d.]+$`,
+      ),
+    );
+    // It comes after the variants' own estimates.
+    expect(stdout.lastIndexOf('estimate reply-tone-prompts.v2')).toBeLessThan(stdout.indexOf('TOTAL'));
   });
 });

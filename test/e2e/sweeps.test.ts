@@ -4,7 +4,7 @@
  * exit 1 and say why (for CI jobs); running the sweep again resumes it; `assay leaderboard`
  * lists every run of the runs folder.
  */
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LeaderboardTable } from '../../shared/reports/leaderboard.js';
@@ -199,5 +199,36 @@ describe('sweeps, end to end', { timeout: 180_000 }, () => {
     ]);
     expect(tables[0]!.rankedBy).toBe('accuracy');
     expect(tables[0]!.entries[0]!.metrics.accuracy?.ci).toHaveLength(2);
+  });
+
+  it('a gate that requires no variant: the end names the variants not promoted, claims no success; one line per prompt change', async () => {
+    const dir = await tempDir('assay-sweep-none-');
+    await mkdir(join(dir, 'prompts'));
+    for (const file of ['tone.md', 'tone-v2.md'])
+      await copyFile(join(REPO, 'examples', 'prompts', file), join(dir, 'prompts', file));
+    const suite = JSON.parse(await readFile(join(REPO, 'examples', 'reply-tone-prompts.suite.json'), 'utf8'));
+    suite.name = 'reply-tone-none-required';
+    suite.dataset.path = join(REPO, 'examples', suite.dataset.path);
+    // The simulator ties the two prompt versions, so v2 is not strictly better: not promoted.
+    suite.gate = { conditions: ['kappa > baseline'] };
+    await writeFile(join(dir, 'none.suite.json'), JSON.stringify(suite));
+    const out = join(dir, 'out');
+    const { stdout } = await assay(
+      ['run', join(dir, 'none.suite.json'), '--simulate', '--out', out, '--no-progress'],
+      dir,
+    );
+    const report = JSON.parse(await readFile(join(out, 'sweep.json'), 'utf8')) as SweepReport;
+    expect(report.gate).toMatchObject({ required: [], failedRequired: [] });
+    expect(report.variants.find((v) => v.name === 'v2')?.verdict).toBe('not promoted');
+
+    const text = await readFile(join(out, 'sweep.txt'), 'utf8');
+    for (const shown of [stdout, text]) {
+      expect(shown).toContain('required: none');
+      expect(shown).not.toContain('Every required variant passed the gate.');
+      expect(shown).toContain('No variant was required to pass the gate; not promoted: v2.');
+    }
+    // v2 uses tone-v2.md where v1 uses tone.md: one change, one line.
+    const changes = text.split('\n').filter((line) => /^\s*prompt (changed|added|dropped):/.test(line));
+    expect(changes).toEqual(['    prompt changed: tone.md → tone-v2.md']);
   });
 });

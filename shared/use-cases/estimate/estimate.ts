@@ -53,6 +53,8 @@ export interface Estimate {
   /** Items that will be scored (the sample, when the suite samples). */
   items: number;
   invalidRows: number;
+  /** Times each item is scored (`run.repeats`): every model call of an item counted that many times. */
+  repeats: number;
   concurrency: number;
   /** The time one call is assumed to take. */
   latencyMs: number;
@@ -284,6 +286,7 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
     config: family.config(suite),
     items,
     invalidRows: store.invalidRows,
+    repeats: suite.run.repeats ?? 1,
     concurrency,
     latencyMs,
     backends: perBackend,
@@ -356,7 +359,7 @@ export function renderEstimate(e: Estimate): string {
     b.limitSeconds ? range(b.limitSeconds, duration) : '-',
   ]);
   const lines = [
-    `estimate ${e.suite} (${e.task}${config ? `: ${config}` : ''}): ${count(e.items)} items, ${count(e.invalidRows)} invalid rows`,
+    `estimate ${e.suite} (${e.task}${config ? `: ${config}` : ''}): ${count(e.items)} items, ${count(e.invalidRows)} invalid rows${e.repeats > 1 ? `, each scored ${e.repeats} times` : ''}`,
     '',
     ...textTable(
       ['backend', 'calls', 'input tokens', 'output tokens', 'cost', 'rate limit', 'time at limit'],
@@ -377,4 +380,30 @@ export function renderEstimate(e: Estimate): string {
   ];
   if (e.backends.some((b) => !b.exactTokens)) lines.push('- ~: approximate token count');
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The line under a sweep's estimates: calls, tokens and cost added up over its variants (each
+ * end of a range over the same end of each variant's). The cost is n/a when any variant's is.
+ */
+export function renderEstimateTotal(estimates: readonly Estimate[]): string {
+  const sum = (pick: (b: BackendEstimate) => Range): Range =>
+    estimates
+      .flatMap((e) => e.backends)
+      .reduce((t, b) => ({ min: t.min + pick(b).min, max: t.max + pick(b).max }), { min: 0, max: 0 });
+  const unpriced = estimates.some((e) => e.costUsd === null);
+  const cost = estimates.reduce(
+    (t, e) => ({ min: t.min + (e.costUsd?.min ?? 0), max: t.max + (e.costUsd?.max ?? 0) }),
+    { min: 0, max: 0 },
+  );
+  return `TOTAL (${estimates.length} variants): calls ${range(
+    sum((b) => b.calls),
+    count,
+  )}, input tokens ${range(
+    sum((b) => b.inputTokens),
+    count,
+  )}, output tokens ${range(
+    sum((b) => b.outputTokens),
+    count,
+  )}, cost ${unpriced ? 'n/a (a variant has an unpriced backend)' : range(cost, usd)}\n`;
 }

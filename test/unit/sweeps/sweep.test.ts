@@ -9,6 +9,7 @@ import {
   prepareSweep,
   type VariantRun,
 } from '../../../shared/sweeps/sweep.js';
+import { promptChangeLines } from '../../../shared/sweeps/sweep-files.js';
 import { suiteInput } from '../../helpers.js';
 
 describe('expandMatrix', () => {
@@ -98,6 +99,45 @@ describe('variantOverlay', () => {
       prompts: { judge: 'x.md' },
       method: 'modular',
     });
+  });
+
+  it("merges a variant's options into the suite's, key by key: objects merged, arrays and scalars replaced", async () => {
+    const suite = {
+      name: 's',
+      backends: ['sim:a'],
+      judge: { prompt: 'v1.md', labels: ['good', 'bad'], scale: { low: 1, high: 5 } },
+      method: 'baseline',
+    };
+    const overlay = variantOverlay(suite, {
+      name: 'v',
+      options: { judge: { labels: ['ok'], scale: { high: 3 } }, method: 'modular' },
+    });
+    expect(overlay).toMatchObject({
+      judge: { prompt: 'v1.md', labels: ['ok'], scale: { low: 1, high: 3 } },
+      method: 'modular',
+    });
+    // The suite itself is left as it was.
+    expect(suite.judge).toEqual({ prompt: 'v1.md', labels: ['good', 'bad'], scale: { low: 1, high: 5 } });
+  });
+
+  it("a variant that changes only the judge's prompt keeps the suite's labels", async () => {
+    const sweep = validateSuite(
+      {
+        version: 1,
+        name: 'tone',
+        task: 'judge',
+        dataset: { path: 'replies.csv', columns: { gold: 'human' } },
+        judge: { prompt: 'v1.md', labels: ['polite', 'neutral', 'rude'] },
+        backends: ['sim:a'],
+        variants: [{ name: 'v1' }, { name: 'v2', options: { judge: { prompt: 'v2.md' } } }],
+      },
+      'tone.suite.json',
+    );
+    const suites = variantSuites(sweep).map((v) => v.suite as Suite & { judge: unknown });
+    expect(suites.map((s) => s.judge)).toMatchObject([
+      { prompt: 'v1.md', labels: ['polite', 'neutral', 'rude'] },
+      { prompt: 'v2.md', labels: ['polite', 'neutral', 'rude'] },
+    ]);
   });
 });
 
@@ -549,5 +589,23 @@ describe('buildSweepReport', () => {
     await expect(buildSweepReport(record, runs.slice(1), '2025-02-03T05:00:00.000Z')).rejects.toThrow(
       /no run for the baseline variant base/,
     );
+  });
+});
+
+describe('promptChangeLines', () => {
+  it('gives one line per change: a file used in place of another, one edited, one only added or dropped', () => {
+    expect(
+      promptChangeLines([
+        { path: 'tone-v2.md', candidate: 'h2' },
+        { path: 'tone.md', base: 'h1' },
+      ]),
+    ).toEqual(['prompt changed: tone.md → tone-v2.md']);
+    expect(
+      promptChangeLines([
+        { path: 'a.md', base: 'h1', candidate: 'h2' },
+        { path: 'b.md', candidate: 'h3' },
+      ]),
+    ).toEqual(['prompt changed: a.md (edited)', 'prompt added: b.md']);
+    expect(promptChangeLines([{ path: 'c.md', base: 'h4' }])).toEqual(['prompt dropped: c.md']);
   });
 });

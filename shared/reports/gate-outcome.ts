@@ -1,0 +1,39 @@
+/**
+ * The closing sentence of a sweep's gate, the same in sweep.txt, on the terminal and in
+ * sweep.html: whether a variant the gate requires failed, and which variants were not promoted.
+ * It claims success only when every required variant passed; when the gate requires none, it
+ * says so and names the variants it did not promote.
+ */
+
+/** What the sentence reads from a sweep report. */
+export interface GateOutcomeInput {
+  gate: { required: string[]; failedRequired: string[] };
+  variants: { name: string; verdict: string }[];
+}
+
+export interface GateOutcome {
+  /** `bad`: a required variant failed; `good`: every gated variant was promoted (or every required one); `neutral`: otherwise. */
+  tone: 'good' | 'bad' | 'neutral';
+  text: string;
+}
+
+export function gateOutcome({ gate, variants }: GateOutcomeInput): GateOutcome {
+  if (gate.failedRequired.length > 0)
+    return { tone: 'bad', text: `REQUIRED GATE FAILED for ${gate.failedRequired.join(', ')}` };
+  const notPromoted = variants.filter((v) => v.verdict === 'not promoted').map((v) => v.name);
+  if (gate.required.length === 0) {
+    return notPromoted.length === 0
+      ? { tone: 'good', text: 'No variant was required to pass the gate; every variant was promoted.' }
+      : {
+          tone: 'neutral',
+          text: `No variant was required to pass the gate; not promoted: ${notPromoted.join(', ')}.`,
+        };
+  }
+  return {
+    tone: 'good',
+    text:
+      notPromoted.length === 0
+        ? 'Every required variant passed the gate.'
+        : `Every required variant passed the gate; not promoted (not required): ${notPromoted.join(', ')}.`,
+  };
+}
