@@ -6,7 +6,7 @@
 import { constants, existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
-import { PACKAGE_ROOT } from './package-root.js';
+import { assayCommand, PACKAGE_ROOT } from './package-root.js';
 
 export const DEFAULT_INIT_DIR = 'my-eval';
 
@@ -52,7 +52,7 @@ export async function initEvaluation(dir: string): Promise<InitOutcome> {
   const existing = targets.filter((t) => existsSync(t.path)).map((t) => t.path);
   if (existing.length > 0) {
     throw new Error(
-      `not overwriting ${existing.join(', ')}: choose another folder (assay init <dir>) or move ${existing.length === 1 ? 'it' : 'them'} away`,
+      `not overwriting ${existing.join(', ')}: choose another folder (${assayCommand()} init <dir>) or move ${existing.length === 1 ? 'it' : 'them'} away`,
     );
   }
   const suite = (await readFile(join(TEMPLATES, 'suite.json'), 'utf8'))
@@ -67,8 +67,11 @@ export async function initEvaluation(dir: string): Promise<InitOutcome> {
   return { dir, written: targets.map((t) => t.path) };
 }
 
-/** What the command prints: the files, then what to edit and run, in order. */
-export function initMessage({ dir, written }: InitOutcome): string {
+/**
+ * What the command prints: the files, then what to edit and run, in order; `assay` is the
+ * command as the user invokes it (`npx assay` through npx).
+ */
+export function initMessage({ dir, written }: InitOutcome, assay = assayCommand()): string {
   const suite = join(dir, SUITE_FILE);
   return [
     `wrote ${written.length} files:`,
@@ -78,8 +81,8 @@ export function initMessage({ dir, written }: InitOutcome): string {
     `  1. edit the prompt: ${join(dir, 'prompts', 'judge.md')} (each {placeholder} is a column of data.csv, alone in its <tag> section)`,
     `  2. edit the labels in ${suite} (judge.labels; the gold column must use them)`,
     `  3. replace ${join(dir, 'data.csv')} by your own rows: an id, the columns the prompt reads, the human label`,
-    `  4. try it without a key (fabricated answers, to check the wiring): assay run ${suite} --simulate`,
-    `  5. judge for real: set OPENAI_API_KEY (or change "backends" to another vendor and set its key), then: assay run ${suite}`,
+    `  4. try it without a key (fabricated answers, to check the wiring): ${assay} run ${suite} --simulate`,
+    `  5. judge for real: set OPENAI_API_KEY (or change "backends" to another vendor and set its key), then: ${assay} run ${suite}`,
     '',
   ].join('\n');
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
-import { dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
 import { FileLlmCache } from '../shared/adapters/local/file-llm-cache.js';
 import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalAggregateTrigger } from '../shared/adapters/local/local-aggregate-trigger.js';
@@ -12,7 +12,8 @@ import { LocalLeaderboard, LocalSweepStore } from '../shared/adapters/local/loca
 import { LocalWorkQueue } from '../shared/adapters/local/local-work-queue.js';
 import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
 import { columnList, fileColumns } from '../shared/lib/datasets/columns.js';
-import { formatFromPath, type RawRow, readRows } from '../shared/lib/datasets/read.js';
+import { datasetReading, type RawRow } from '../shared/lib/datasets/read.js';
+import { readDatasetFile } from '../shared/lib/datasets/source.js';
 import { requireOnnxRuntime } from '../shared/lib/encoders/onnx.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { loadPriceTable } from '../shared/lib/providers/pricing.js';
@@ -66,6 +67,27 @@ export interface RunSettings {
   /** Batch lane: time between polls, overriding the suite's `run.batchPollSeconds` (tests poll fast). */
   batchPollMs?: number;
   onEvent?: (event: RunEvent) => void;
+  /**
+   * Aborted (Ctrl-C): the run takes no new item, waits a while for the items in flight to be
+   * recorded, and ends with {@link RunInterrupted}. Running it again resumes it.
+   */
+  signal?: AbortSignal;
+}
+
+/** How long a stopped run waits for the items in flight to be recorded (ms). */
+export const STOP_WAIT_MS = 10_000;
+
+/** A run stopped on request before its end: what it recorded stays, and running it again resumes it. */
+export class RunInterrupted extends Error {
+  override readonly name = 'RunInterrupted';
+  constructor(
+    readonly runId: string,
+    readonly outDir: string,
+    /** Items in flight whose result was still not recorded when the wait ended. */
+    readonly abandoned: number,
+  ) {
+    super(`run ${runId} stopped before its end`);
+  }
 }
 
 /**
@@ -174,13 +196,13 @@ export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<Dat
     `${DATASET_FILE} as dataset.path of suite ${suite.name}`,
     `dataset ${shownPath(datasetPath)}`,
   );
-  const format = suite.dataset.format ?? formatFromPath(datasetPath);
+  const { format, options } = datasetReading(datasetPath, suite.dataset);
   return {
     key: datasetPath,
     version: await fileHash(datasetPath),
     bytes: (await stat(datasetPath)).size,
-    rows: () => readRows(createReadStream(datasetPath), format, suite.dataset),
-    columns: () => fileColumns(datasetPath, format, suite.dataset),
+    rows: () => readDatasetFile(datasetPath, { ...options, format }),
+    columns: () => fileColumns(datasetPath, format, options),
   };
 }
 
@@ -202,6 +224,8 @@ export interface DatasetSource {
   rows(): AsyncIterable<RawRow>;
   /** The columns its file offers (a CSV's header), to say which column a suite names is not there. */
   columns?(): Promise<string[]>;
+  /** Where outputs given with the rows come from, for the screen and the reports (`predictions from preds.csv`). */
+  predictions?: string;
 }
 
 /** Runs a suite (already loaded) on a dataset source in the local shell. */
@@ -213,13 +237,14 @@ export async function runSuite(
 ): Promise<LocalRunOutcome> {
   const env = options.env ?? process.env;
   const suite = applySettings(loaded, options);
-  const prepared = await prepareRun({
-    suite,
-    prompts: promptStoreFor(suiteDir),
-    datasetKey: dataset.key,
-    datasetVersion: dataset.version + (options.fresh ? `:${Date.now()}` : ''),
-    reportPrefix: '',
-  });
+  const prompts = promptStoreFor(suiteDir);
+  const prepare = (datasetVersion: string) =>
+    prepareRun({ suite, prompts, datasetKey: dataset.key, datasetVersion, reportPrefix: '' });
+  const prepared = options.fresh
+    ? await prepare(freshVersion(dataset.version))
+    : ((options.outDir === undefined
+        ? await latestSameRun(options.runsDir ?? 'runs', dataset.version, prepare)
+        : undefined) ?? (await prepare(dataset.version)));
   // A backend without its key (or an unknown vendor) fails here, before anything is written.
   const prices = loadPriceTable(options.pricesPath, env);
   const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
@@ -243,8 +268,13 @@ export async function runSuite(
   const outDir = resolve(options.outDir ?? join(options.runsDir ?? 'runs', prepared.runId));
   const runStore = new LocalRunStore(outDir, { checkSuite: validateSuite });
   const existing = await runStore.getRun(prepared.runId);
+  // Outputs the dataset gives are named by where they come from, never by a backend.
+  const predictions = given ? (dataset.predictions ?? givenColumnSource(prepared.suite, dataset)) : undefined;
   // A resumed run keeps its record, with this invocation's run settings (a higher budget…).
-  const run = existing ? { ...existing, suite: { ...existing.suite, run: prepared.suite.run } } : prepared;
+  const run = {
+    ...(existing ? { ...existing, suite: { ...existing.suite, run: prepared.suite.run } } : prepared),
+    ...(predictions ? { predictions } : {}),
+  };
   const emit = (event: RunEventBody) => options.onEvent?.({ ...event, runId: run.runId });
   const cache = new FileLlmCache(
     options.cachePath ?? join(env.ASSAY_CACHE_DIR ?? '.assay-cache', 'llm-cache.jsonl'),
@@ -266,6 +296,15 @@ export async function runSuite(
   // as the workers take items, never held whole. The total is known when ingest ends.
   const concurrency = run.suite.run.concurrency;
   const queue = new LocalWorkQueue(Math.max(2 * concurrency, QUEUE_MIN_CAPACITY));
+  // A stop request fails the queue: ingest stops reading, the workers take no new item.
+  const inFlight = new Set<Promise<unknown>>();
+  let stopping = false;
+  const stop = () => {
+    stopping = true;
+    queue.fail(new Error('the run was stopped'));
+  };
+  if (options.signal?.aborted) stop();
+  else options.signal?.addEventListener('abort', stop, { once: true });
   const ingest = (async () => {
     // A large file is read twice, its duplicate ids first, so that the ingest's index of every id
     // is let go before scoring (see startRun); a small one is read once, its first request sooner.
@@ -300,20 +339,43 @@ export async function runSuite(
           });
         })()
       : pool(queue, concurrency, async (message) => {
-          const { result } = await scoreItem(deps, message);
-          emit({ type: 'item', result });
+          const scoring = scoreItem(deps, message);
+          inFlight.add(scoring);
+          try {
+            const { result } = await scoring;
+            emit({ type: 'item', result });
+          } finally {
+            inFlight.delete(scoring);
+          }
         });
-  // Whichever side fails first stops the other (a full queue would otherwise wait forever).
-  await Promise.all([
-    ingest.catch((error) => {
-      queue.fail(error);
-      throw error;
-    }),
-    work.catch((error) => {
-      queue.fail(error);
-      throw error;
-    }),
-  ]);
+  try {
+    // Whichever side fails first stops the other (a full queue would otherwise wait forever).
+    await Promise.all([
+      ingest.catch((error) => {
+        queue.fail(error);
+        throw error;
+      }),
+      work.catch((error) => {
+        queue.fail(error);
+        throw error;
+      }),
+    ]);
+  } catch (error) {
+    if (!stopping) throw error;
+    // Stopped: the items being scored get a bounded wait to be recorded; the rest resume later.
+    const settled = Promise.allSettled([...inFlight]);
+    let timer: NodeJS.Timeout | undefined;
+    const waited = await Promise.race([
+      settled.then(() => true),
+      new Promise<false>((done) => {
+        timer = setTimeout(() => done(false), STOP_WAIT_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    throw new RunInterrupted(run.runId, outDir, waited ? 0 : inFlight.size);
+  } finally {
+    options.signal?.removeEventListener('abort', stop);
+  }
 
   const reportDeps = {
     runStore,
@@ -335,6 +397,39 @@ export async function runSuite(
   const unscorable =
     outcome.report.counts.scored === 0 ? await whyNothingScored(outDir, run, dataset) : undefined;
   return { outDir, run, outcome, ...(unscorable ? { unscorable } : {}) };
+}
+
+/** A `--fresh` run's dataset version: the dataset's, then `:` and the time it was started (ms). */
+const freshVersion = (version: string) => `${version}:${Date.now()}`;
+const isFreshOf = (runVersion: string | undefined, version: string) =>
+  runVersion?.startsWith(`${version}:`) === true && /^\d+$/.test(runVersion.slice(version.length + 1));
+
+/**
+ * The newest run in `runsDir` of this suite, prompts and dataset version: the run itself, or a
+ * `--fresh` run of it started later. Running the same thing again resumes (or just reports)
+ * that one, never an older run a fresh one was meant to replace.
+ */
+async function latestSameRun(
+  runsDir: string,
+  datasetVersion: string,
+  prepare: (datasetVersion: string) => Promise<RunRecord>,
+): Promise<RunRecord | undefined> {
+  const history = new LocalRunHistory(resolve(runsDir), () => {}, { checkSuite: validateSuite });
+  const same = (await history.runs())
+    .map(({ run }) => run)
+    .filter((run) => run.datasetVersion === datasetVersion || isFreshOf(run.datasetVersion, datasetVersion));
+  // Newest first: the first whose id this suite and these prompts give on its dataset version.
+  for (const run of same) {
+    const again = await prepare(run.datasetVersion!);
+    if (again.runId === run.runId) return again;
+  }
+  return undefined;
+}
+
+/** Outputs a suite maps from a dataset column: `predictions from data.csv (column pred)`. */
+function givenColumnSource(suite: Suite, dataset: DatasetSource): string {
+  const column = suite.dataset.columns.output;
+  return `predictions from ${basename(dataset.key)}${typeof column === 'string' && !column.startsWith('assay:') ? ` (column ${column})` : ''}`;
 }
 
 /** What follows a finished run in the local shell: the runs folder's leaderboard and sweeps. */

@@ -76,14 +76,34 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
     switch (event.type) {
       case 'started':
         // Sent when ingest has read the whole dataset: items scored meanwhile are already counted.
-        p.started = true;
-        p.total = event.total;
-        p.done += event.alreadyDone;
-        p.simulated = event.run.simulated;
-        stream.write(
-          `run ${event.run.runId} → ${event.outDir}\n` +
-            `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${event.queued} to score with ${event.run.suite.backends.join(', ')}\n`,
-        );
+        {
+          p.started = true;
+          p.simulated = event.run.simulated;
+          const to = `${event.queued} to score${event.run.predictions ? `: ${event.run.predictions}` : ` with ${event.run.suite.backends.join(', ')}`}`;
+          const sample = event.run.suite.run?.sample;
+          if (sample) {
+            // A sample is drawn from the valid rows: its size is what is scored. The dataset's
+            // invalid rows are recorded (as failed, for the report) but are not the sample's items.
+            const sampled = event.total - event.invalidRows;
+            p.total = sampled;
+            p.done += sampled - event.queued;
+            const invalid =
+              event.invalidRows > 0
+                ? `; the dataset's ${event.invalidRows} invalid rows are recorded as failed`
+                : '';
+            stream.write(
+              `run ${event.run.runId} → ${event.outDir}\n` +
+                `${sampled} items sampled (seed ${sample.seed})${invalid}; ${sampled - event.queued} already done, ${to}\n`,
+            );
+          } else {
+            p.total = event.total;
+            p.done += event.alreadyDone;
+            stream.write(
+              `run ${event.run.runId} → ${event.outDir}\n` +
+                `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${to}\n`,
+            );
+          }
+        }
         if (p.simulated)
           stream.write(
             'SIMULATED: the backend is the simulator; answers are drawn from the gold labels, not a model.\n',

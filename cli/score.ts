@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { columnList, fileColumns } from '../shared/lib/datasets/columns.js';
@@ -9,7 +8,8 @@ import {
   joinPredictions,
   withGivenOutput,
 } from '../shared/lib/datasets/join.js';
-import { formatFromPath, readRows } from '../shared/lib/datasets/read.js';
+import { formatFromPath } from '../shared/lib/datasets/read.js';
+import { readDatasetFile } from '../shared/lib/datasets/source.js';
 import { taskFor } from '../shared/registry/registry.js';
 import { type Suite, SuiteError, validateSuite } from '../shared/registry/suite.js';
 import { type DatasetSource, expectFile, loadSuiteFile, PACKAGE_ROOT } from './local-run.js';
@@ -221,8 +221,7 @@ export async function scoringRun(flags: ScoreFlags): Promise<{
   );
   // Both files are read in the suite's encoding and held to its field limit (a given output too).
   const { encoding, maxFieldChars } = suite.dataset;
-  const open = (path: string) =>
-    readRows(createReadStream(path), formatFromPath(path), { encoding, maxFieldChars });
+  const open = (path: string) => readDatasetFile(path, { encoding, maxFieldChars });
   const output = columns.prediction;
   const ids = unique([columns.id.gold, columns.id.predictions].filter((n): n is string => n !== undefined));
   const hash = createHash('sha256');
@@ -235,6 +234,7 @@ export async function scoringRun(flags: ScoreFlags): Promise<{
     notice: describeColumns(columns, { gold, predictions }),
     dataset: {
       key: gold ? `${gold} × ${basename(predictions)}` : predictions,
+      predictions: `predictions from ${basename(predictions)} (column ${output})`,
       version: hash.digest('hex'),
       columns: () => fileColumns(datasetPath, formatFromPath(datasetPath)),
       rows: () =>
@@ -272,6 +272,7 @@ export async function configurations(
       value,
       dataset: {
         key: `${dataset.key} [${column}=${value}]`,
+        ...(dataset.predictions ? { predictions: `${dataset.predictions}, ${column} ${value}` } : {}),
         version: `${dataset.version}:${column}=${value}`,
         rows: async function* () {
           // A row that could not be read belongs to no configuration: the first one reports it.

@@ -7,7 +7,8 @@ import { isSweep } from '../../shared/model/variants.js';
 import { validateSuite } from '../../shared/registry/suite.js';
 import { whyNotWritten } from '../../shared/use-cases/aggregate-run.js';
 import { discoverSuites, promptChanges } from '../changed.js';
-import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, runSuite } from '../local-run.js';
+import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, RunInterrupted, runSuite } from '../local-run.js';
+import { assayCommand } from '../package-root.js';
 import { progressReporter } from '../progress.js';
 import { runSweep, unscorableVariants } from '../sweep.js';
 import { comparisonLine, failOnRequiredGate, summary, sweepSummary } from './summary.js';
@@ -37,12 +38,66 @@ export async function runCommand(suites: string[], flags: RunFlags): Promise<voi
   if (flags.changed) return runChanged(suites, flags);
   if (suites.length !== 1)
     throw new InvalidArgumentError('give one suite file (or --changed and any number)');
-  await run(suites[0]!, flags);
+  await stoppable(resumeCommand(), (signal) => run(suites[0]!, flags, undefined, undefined, signal));
+}
+
+/**
+ * The command that resumes a stopped run: this one as typed, without `--fresh` (which would start
+ * yet another run); `assay run SUITE` for a suite that `--changed` ran.
+ */
+function resumeCommand(suitePath?: string): string {
+  const args = suitePath === undefined ? process.argv.slice(2) : ['run', suitePath];
+  const shown = args
+    .filter((arg) => arg !== '--fresh')
+    .map((arg) => (/^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replaceAll("'", "'\\''")}'`));
+  return [assayCommand(), ...shown].join(' ');
+}
+
+/** Exit code of a run stopped by Ctrl-C (SIGINT) or SIGTERM, as shells report a SIGINT. */
+export const STOPPED_EXIT_CODE = 130;
+
+/**
+ * Runs `work` so that Ctrl-C (SIGINT) or SIGTERM stops it cleanly: no new item is taken, the
+ * items in flight get a bounded wait to be recorded, one line says how to resume (`again`, the
+ * command that resumes it), and the process ends with 130. The same signal sent twice at once
+ * (a terminal's Ctrl-C reaches npx and, forwarded, its child too) counts once; one sent later
+ * ends the process at once.
+ */
+export async function stoppable(again: string, work: (signal: AbortSignal) => Promise<void>): Promise<void> {
+  const controller = new AbortController();
+  let first = 0;
+  const onSignal = () => {
+    if (first === 0) {
+      first = Date.now();
+      process.stderr.write(
+        '\nassay: stopping: no new items; waiting for the items in flight to be recorded…\n',
+      );
+      controller.abort();
+    } else if (Date.now() - first > 1000) process.exit(STOPPED_EXIT_CODE);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  try {
+    await work(controller.signal);
+  } catch (error) {
+    if (!(error instanceof RunInterrupted)) throw error;
+    const lost = error.abandoned > 0 ? ` (${error.abandoned} items in flight were not recorded)` : '';
+    process.stderr.write(
+      `assay: stopped run ${error.runId} (${error.outDir})${lost}; \`${again}\` resumes it, scoring only the items without a result\n`,
+    );
+    // Open connections or timers of the abandoned calls must not keep the process alive.
+    process.exit(STOPPED_EXIT_CODE);
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
 }
 
 /** `assay quickstart`: the embedded example, on a real model if a key is set, else the simulator. */
 export async function quickstartCommand(flags: RunFlags): Promise<void> {
-  await run(QUICKSTART_SUITE, flags, [detectDefaultBackend(process.env)]);
+  await stoppable(resumeCommand(), (signal) =>
+    run(QUICKSTART_SUITE, flags, [detectDefaultBackend(process.env)], undefined, signal),
+  );
 }
 
 async function run(
@@ -50,6 +105,7 @@ async function run(
   flags: RunFlags,
   backends?: string[],
   sample?: { n: number; seed: number },
+  signal?: AbortSignal,
 ): Promise<void> {
   const settings = {
     outDir: flags.out,
@@ -64,6 +120,7 @@ async function run(
     lane: flags.lane,
     repeats: flags.repeats,
     onEvent: flags.progress ? progressReporter() : undefined,
+    signal,
   };
   const suite = await loadSuiteFile(suitePath);
   const suiteDir = dirname(resolve(suitePath));
@@ -115,6 +172,8 @@ async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> 
     );
     // A sweep's variants bring their own backends; a plain suite runs again on its latest run's.
     const backends = isSweep(change.suite) ? undefined : change.latest.suite.backends;
-    await run(change.suitePath, flags, backends, change.latest.suite.run.sample);
+    await stoppable(resumeCommand(change.suitePath), (signal) =>
+      run(change.suitePath, flags, backends, change.latest.suite.run.sample, signal),
+    );
   }
 }

@@ -13,12 +13,12 @@ export function summary(report: Report, outDir: string): string {
   const lines = [
     '',
     ...[incompleteNotice(report)].filter((line) => line !== undefined),
-    `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)`,
+    `${report.suite}: ${report.counts.scored} scored, ${report.counts.failed} failed (${report.counts.invalidRows} invalid rows)${report.predictions ? `: ${report.predictions}` : ''}`,
     ...Object.entries(report.scores).flatMap(([name, s]) => [
       headline(name, s),
       ...(s.reliability ? reliabilityLines(s.reliability, '  ') : []),
     ]),
-    `cost ${usd(report.cost.totalUsd)}${report.cost.batch ? ` (batch lane saved ${usd(report.cost.batch.savedUsd)})` : ''}  per 10K ${usd(report.cost.per10kUsd)}  latency p50 ${ms(report.latencyMs.p50)}`,
+    `${costLine(report.cost)}  latency p50 ${ms(report.latencyMs.p50)}`,
     `report: ${join(outDir, 'report.txt')} (and report.html, report.json, labeled.csv, errors.txt, correct.txt)`,
   ];
   const budget = report.counts.byFailure.budget;
@@ -33,6 +33,17 @@ export function summary(report: Report, outDir: string): string {
       '!! Set OPENAI_API_KEY (or ANTHROPIC_API_KEY / GEMINI_API_KEY) to judge with a real model.',
     );
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The cost on the terminal: per 10K items at list price (what the evaluation costs, cached
+ * answers priced as if called) and, when the LLM cache answered some calls, what this run paid.
+ */
+export function costLine(cost: Report['cost']): string {
+  const batch = cost.batch ? ` (batch lane saved ${usd(cost.batch.savedUsd)})` : '';
+  if (cost.cachedCalls === 0) return `cost ${usd(cost.totalUsd)}${batch}  per 10K ${usd(cost.per10kUsd)}`;
+  const share = cost.calls > 0 ? Math.round((cost.cachedCalls / cost.calls) * 100) : 0;
+  return `per 10K ${usd(cost.per10kUsd)} at list price; paid now ${usd(cost.totalUsd)}${batch} (${share}% from cache)`;
 }
 
 /** What a sweep's summary says on the terminal: the sweep report, and where its files are. */

@@ -60,6 +60,13 @@ function rankCell(
   return `${first + 1}${tied ? '=' : ''}`;
 }
 
+/** Who answered: the backends, or where outputs the dataset gave come from (and who graded them). */
+function sourceCell(e: LeaderboardEntry): string {
+  const backends = e.backends.join(' ');
+  if (e.predictions === undefined) return backends || '(given)';
+  return backends ? `${e.predictions}, graded by ${backends}` : e.predictions;
+}
+
 /** The leaderboard as text, a table per dataset. */
 export function renderLeaderboard(tables: readonly LeaderboardTable[]): string {
   if (tables.length === 0) return 'No finished runs.\n';
@@ -84,7 +91,7 @@ export function renderLeaderboard(tables: readonly LeaderboardTable[]): string {
       e.simulated ? 'SIM' : '',
       e.suite,
       [e.task, ...Object.values(e.config)].join('/'),
-      e.backends.join(' ') || '(given)',
+      sourceCell(e),
       e.promptVersion || '-',
       ...metricNames.map((m) => (e.metrics[m] ? withInterval(e.metrics[m]) : '')),
       e.per10kUsd === null ? 'n/a' : `$${e.per10kUsd.toFixed(2)}`,

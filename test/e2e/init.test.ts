@@ -88,6 +88,20 @@ describe('assay init', { timeout: 120_000 }, () => {
     ]);
   });
 
+  it('gives the next commands as the user invokes assay: npx assay through npx, else assay', async () => {
+    const dir = await tempDir('assay-init-npx-');
+    // A shell's environment, not npm's: what npm sets for the test runner is left out.
+    const shell = Object.fromEntries(Object.entries(noKeys).filter(([k]) => !/^npm_/i.test(k)));
+    const init = (args: string[], env: NodeJS.ProcessEnv) =>
+      promisify(execFile)(process.execPath, [join(REPO, 'bin', 'assay.mjs'), ...args], { cwd: dir, env });
+    const throughNpx = await init(['init', 'by-npx'], { ...shell, npm_command: 'exec' });
+    expect(throughNpx.stdout).toContain('npx assay run by-npx/eval.suite.json --simulate');
+    expect(throughNpx.stdout).toContain('then: npx assay run by-npx/eval.suite.json');
+    expect(throughNpx.stdout).not.toMatch(/(?<!npx )assay run/);
+    const plain = await init(['init', 'by-path'], shell);
+    expect(plain.stdout).toContain(': assay run by-path/eval.suite.json --simulate');
+  });
+
   it('refuses to overwrite: an existing file is kept and nothing else is written', async () => {
     const dir = await tempDir('assay-init-');
     await assay(['init', 'mine'], dir).then((r) => expect(r.code).toBe(0));

@@ -1,7 +1,8 @@
 /**
  * The package as a user gets it: `npm pack`, then `npm i <tarball>` in an empty folder with no
  * .npmrc (the npm cache is warm after `npm ci`, so nothing is fetched that was not already),
- * then the installed `assay`: --version, init, a simulated run of what init wrote, and the
+ * then the installed `assay`: --version, the README's links (each to a file the package ships),
+ * init (its next steps saying `npx assay`), a simulated run of what init wrote, and the
  * message naming the optional ONNX runtime when a suite needs it.
  *
  * The install takes most of a minute on a loaded machine, so this file runs as a step of its
@@ -52,9 +53,21 @@ describe.skipIf(!process.env.ASSAY_PACKAGE_TEST)('the packed package', { timeout
     const { version } = JSON.parse(await readFile(join(REPO, 'package.json'), 'utf8')) as { version: string };
     expect(await npx(['--version'])).toMatchObject({ code: 0, stdout: `${version}\n` });
 
+    // Every relative link of the README the package ships leads to a file it ships.
+    const installed = join(userDir, 'node_modules', 'assay');
+    const readme = await readFile(join(installed, 'README.md'), 'utf8');
+    const links = [...readme.matchAll(/\]\(([^)\s]+)\)/g)]
+      .map((m) => m[1]!.split('#')[0]!)
+      .filter((target) => target !== '' && !/^[a-z][a-z0-9+.-]*:/i.test(target));
+    expect(links.length).toBeGreaterThan(0);
+    expect(links.filter((target) => !existsSync(join(installed, target)))).toEqual([]);
+
     const init = await npx(['init', 'my-eval']);
     expect(init.code).toBe(0);
     expect(init.stdout).toContain('my-eval/eval.suite.json');
+    // The next steps give the command as the user typed it.
+    expect(init.stdout).toContain('npx assay run my-eval/eval.suite.json --simulate');
+    expect(init.stdout).not.toMatch(/(?<!npx )assay run/);
     const suite = JSON.parse(await readFile(join(userDir, 'my-eval', 'eval.suite.json'), 'utf8'));
     expect(suite.$schema).toBe('../node_modules/assay/schemas/suite.schema.json');
     expect(existsSync(join(userDir, 'my-eval', suite.$schema))).toBe(true);

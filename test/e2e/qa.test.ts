@@ -3,7 +3,7 @@
  * `--simulate`, and a results file in the study's own layout graded with `assay score --task qa`:
  * the answers its LLM grader scored 0 although they were right are decided 1 by the fast path.
  */
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { QaFigures } from '../../shared/families/qa/report.js';
@@ -17,6 +17,37 @@ async function folders(dir: string, prefix: string): Promise<string[]> {
 }
 
 describe('QA, end to end', { timeout: 120_000 }, () => {
+  it('--sample: the screen counts the sampled items, not the rows of the dataset', async () => {
+    const dir = await tempDir('assay-qa-sample-');
+    // 30 rows, 10 of them without a key (invalid): a sample of 5 is 5 items on screen.
+    const rows = Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify({
+        id: String(i),
+        question: `What is ${i} + 1?`,
+        answer: i % 3 === 0 ? '' : String(i + 1),
+      }),
+    );
+    await writeFile(join(dir, 'q.jsonl'), `${rows.join('\n')}\n`);
+    await writeFile(
+      join(dir, 'suite.json'),
+      JSON.stringify({
+        version: 1,
+        name: 'qa-sample',
+        task: 'qa',
+        dataset: { path: 'q.jsonl' },
+        qa: { type: 'numeric', tolerance: 0 },
+        backends: ['openai:gpt-4o-mini'],
+      }),
+    );
+    const { stderr } = await assayCli(
+      ['run', join(dir, 'suite.json'), '--simulate', '--sample', '5', '--runs', join(dir, 'runs')],
+      dir,
+    );
+    expect(stderr).toMatch(/^5 items sampled \(seed 1\)/m);
+    expect(stderr).not.toMatch(/\b(15|30) items\b/);
+    expect(stderr).toMatch(/ 5\/5 100%/);
+  });
+
   it('the physics study as a sweep: base vs fine-tuned, by question type, fast path and grader', async () => {
     const dir = await tempDir('assay-qa-');
     const runs = join(dir, 'runs');

@@ -30,11 +30,11 @@ export const qaBlock = z
       ),
     tolerance: z
       .number()
-      .positive()
+      .min(0)
       .max(1)
       .default(0.05)
       .describe(
-        'Relative tolerance of numeric answers (0.05 = ±5%); a `tolerance` column overrides it per item.',
+        'Relative tolerance of numeric answers (0.05 = ±5%; 0 = exact match); a `tolerance` column overrides it per item.',
       ),
     fastPath: z
       .boolean()

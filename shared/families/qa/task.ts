@@ -238,7 +238,8 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
     const tolerance = readColumn(record, cols.tolerance, ['tolerance'])?.value.trim();
     if (tolerance) {
       const t = Number(tolerance);
-      if (!(t > 0 && t <= 1)) return { id, error: `tolerance ${JSON.stringify(tolerance)} is not in (0, 1]` };
+      if (!(t >= 0 && t <= 1))
+        return { id, error: `tolerance ${JSON.stringify(tolerance)} is not in [0, 1]` };
       input.tolerance = String(t);
     }
     const unit = readColumn(record, cols.unit, ['unit'])?.value.trim();

@@ -3,9 +3,10 @@
  * the grading path (the fast path first, then the LLM grader, or unscored with the reason),
  * and the family's figures, hand-computed.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { fastGrade } from '../../../shared/families/qa/fast-path.js';
 import { qaFigures } from '../../../shared/families/qa/report.js';
 import type { QaSuite } from '../../../shared/families/qa/suite.js';
 import { qaFamily } from '../../../shared/families/qa/task.js';
@@ -13,7 +14,7 @@ import type { TaskContext } from '../../../shared/family/types.js';
 import type { Item, ItemResult, Score } from '../../../shared/model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../../shared/model/provider.js';
 import { validateSuite } from '../../../shared/registry/suite.js';
-import { EXAMPLE_DATA, NO_ENCODERS } from '../../helpers.js';
+import { EXAMPLE_DATA, NO_ENCODERS, REPO } from '../../helpers.js';
 
 function qaSuite(overrides: Record<string, unknown> = {}): QaSuite {
   return validateSuite(
@@ -30,6 +31,25 @@ function qaSuite(overrides: Record<string, unknown> = {}): QaSuite {
 }
 
 const parse = (record: Record<string, string>, suite = qaSuite()) => qaFamily.parseRow(record, 1, suite, {});
+
+describe('qa prompts that ship', () => {
+  it('ask about any subject: physics is left to the suites about physics', () => {
+    const dir = join(REPO, 'prompts', 'qa');
+    const physical = readdirSync(dir).filter((file) => /physic/i.test(readFileSync(join(dir, file), 'utf8')));
+    expect(physical).toEqual([]);
+  });
+});
+
+describe('qa tolerance 0', () => {
+  it('is an exact match, in the suite and per item', () => {
+    expect(qaSuite({ qa: { tolerance: 0 } }).qa.tolerance).toBe(0);
+    expect(() => qaSuite({ qa: { tolerance: -0.01 } })).toThrow();
+    const parsed = parse({ question: 'How many?', type: 'numeric', answer: '12', tolerance: '0' });
+    expect(parsed).toMatchObject({ item: { input: { tolerance: '0' } } });
+    expect(fastGrade('numeric', '12', '12', { tolerance: 0 })).toMatchObject({ correct: true });
+    expect(fastGrade('numeric', '12.01', '12', { tolerance: 0 })).toMatchObject({ correct: false });
+  });
+});
 
 describe('qa rows', () => {
   it("reads every one of the physics study's 50 questions", () => {
@@ -71,7 +91,11 @@ describe('qa rows', () => {
     [{ question: 'How far?', type: 'numeric', answer: 'far' }, /key "far" is not a number/],
     [{ question: 'How far?', type: 'numeric', answer: '' }, /no key/],
     [{ type: 'numeric', answer: '3' }, /missing column question/],
-    [{ question: 'q', type: 'numeric', answer: '3', tolerance: '5' }, /tolerance "5" is not in \(0, 1\]/],
+    [{ question: 'q', type: 'numeric', answer: '3', tolerance: '5' }, /tolerance "5" is not in \[0, 1\]/],
+    [
+      { question: 'q', type: 'numeric', answer: '3', tolerance: '-0.1' },
+      /tolerance "-0.1" is not in \[0, 1\]/,
+    ],
   ])('makes a bad row invalid with the reason: %j', (record, reason) => {
     const parsed = parse(record as Record<string, string>);
     expect('error' in parsed && parsed.error).toMatch(reason);
