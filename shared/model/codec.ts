@@ -52,6 +52,7 @@ const common = {
   status: z.enum(['scored', 'failed']),
   gold: z.string().optional(),
   input: z.record(z.string(), z.string()),
+  inputDigest: z.string().optional(),
   failure: failureSchema.optional(),
   prompts: z.record(z.string(), z.string()).optional(),
   details: z.record(z.string(), z.unknown()).optional(),
@@ -140,6 +141,7 @@ const runSchema = z.object({
   reportPrefix: z.string(),
   datasetKey: z.string(),
   datasetVersion: z.string().optional(),
+  predictions: z.string().optional(),
   simulated: z.boolean(),
 });
 

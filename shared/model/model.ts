@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TokenUsage } from './provider.js';
 import type { BaseSuite as Suite } from './suite-base.js';
 
@@ -112,6 +113,12 @@ export interface ItemResult {
   gold?: string;
   /** Input fields echoed for labeled.csv / errors.txt. */
   input: Record<string, string>;
+  /**
+   * What the item was when it was scored: the digest of its input and gold ({@link inputDigest}).
+   * A comparison pairs two runs' results of an item only when their digests agree. Absent from
+   * results written before it was kept: it is worked out from their input and gold then.
+   */
+  inputDigest?: string;
   /** What the solve step produced (or the dataset gave), as JSON. */
   output?: unknown;
   /**
@@ -144,6 +151,26 @@ export interface ItemResult {
 export function storedFieldLength(value: string): number {
   const cut = /… \[cut: (\d+) characters in all, sha256:[0-9a-f]{16}\]$/.exec(value);
   return cut ? Number(cut[1]) : value.length;
+}
+
+/**
+ * A digest of an item's content as its result keeps it: the input fields (a long field as the
+ * result stores it, cut with the whole text's length and sha256) and the gold. Two results of
+ * one item id with different digests are of a row edited between the runs, and are not paired.
+ */
+export function inputDigest(item: { input: Record<string, string>; gold?: string | undefined }): string {
+  const fields = Object.keys(item.input)
+    .sort()
+    .map((key) => [key, item.input[key]]);
+  return createHash('sha256')
+    .update(JSON.stringify([fields, item.gold ?? null]))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** A result's {@link inputDigest}: the one it carries, else worked out from its input and gold. */
+export function digestOf(result: Pick<ItemResult, 'input' | 'gold' | 'inputDigest'>): string {
+  return result.inputDigest ?? inputDigest(result);
 }
 
 /** A result's score for `scorer`; a failed result without one is unscored for its failure. */
@@ -182,6 +209,7 @@ export function failedResult(
   return {
     schemaVersion: RESULT_SCHEMA_VERSION,
     ...rest,
+    inputDigest: inputDigest(base),
     ...partOf(part),
     status: 'failed',
     failure,
@@ -214,6 +242,11 @@ export interface RunRecord {
   datasetKey: string;
   /** Which upload (or file content) of the dataset the run read: a re-evaluation reads the same. */
   datasetVersion?: string;
+  /**
+   * Where the outputs come from when the dataset gives them instead of a model (`assay score`,
+   * a suite mapping `dataset.columns.output`): `predictions from preds.csv (column pred)`.
+   */
+  predictions?: string;
   simulated: boolean;
 }
 

@@ -1,6 +1,6 @@
 import type { PairedSide } from '../lib/metrics/index.js';
 import { StoredDataError } from '../model/codec.js';
-import { type ItemResult, type RunRecord, resultCost } from '../model/model.js';
+import { digestOf, type ItemResult, type RunRecord, resultCost } from '../model/model.js';
 import { inReportOrder, type OrderedResults, type ResultSource } from '../model/report-order.js';
 import type { RunHistory } from '../ports/ports.js';
 import {
@@ -39,7 +39,7 @@ export interface CompareReadOptions extends CompareOptions {
 
 /**
  * What a comparison reads of a result, and no more: its id, row, part, status and failure,
- * gold, input and scores, with its stages folded into one that costs what they cost together
+ * gold, input and its digest (worked out once here for a result stored without one), and scores, with its stages folded into one that costs what they cost together
  * (`resultCost` gives the same total, to the last bit). The output, details, raw text and
  * per-stage spend are left out: they are most of a result's size, and the pairing window holds
  * the results that wait for their partner.
@@ -52,6 +52,7 @@ export function comparedPart(result: ItemResult): ItemResult {
     row: result.row,
     status: result.status,
     input: result.input,
+    inputDigest: digestOf(result),
     scores: result.scores,
     stages: { all: { calls: 0, cachedCalls: 0, costUsd: resultCost(result), latencyMs: 0, usage: NO_USAGE } },
     simulated: result.simulated,
@@ -72,8 +73,18 @@ export const COMPARABLE_LOOKBACK = 20;
 export type ComparableRun = { run: RunRecord } | { run: RunRecord; error: string };
 
 /**
- * The newest earlier finished run of the suite on the same dataset that scored something (of
- * the {@link COMPARABLE_LOOKBACK} before it); or the first such run whose stored results cannot
+ * Whether two runs are of the same kind: both answered by the simulator, or neither. A run is
+ * never compared automatically with one of the other kind: the differences would be the
+ * simulator's, not the prompt's or the model's.
+ */
+export function sameKind(previous: RunRecord, run: RunRecord): boolean {
+  return previous.simulated === run.simulated;
+}
+
+/**
+ * The newest earlier finished run of the suite on the same dataset and of the same kind (real
+ * or simulated, {@link sameKind}) that scored something (of the {@link COMPARABLE_LOOKBACK}
+ * before it); or the first such run whose stored results cannot
  * be read, and why. Holds no results: whether a run scored something is read from its results
  * up to the first scored one (the first result, as a rule; every result only of a run that
  * scored nothing, streamed). A result that cannot be read further on is met by the comparison
@@ -87,7 +98,7 @@ export async function comparableRun(history: RunHistory, run: RunRecord): Promis
     if (!previous || seen.has(previous.runId)) return undefined;
     seen.add(previous.runId);
     cursor = previous.runId;
-    if (previous.datasetKey !== run.datasetKey) continue;
+    if (previous.datasetKey !== run.datasetKey || !sameKind(previous, run)) continue;
     try {
       if (await scoredAny(history.results(previous.runId))) return { run: previous };
     } catch (error) {
@@ -151,7 +162,8 @@ export async function comparisonTallyOfPart(
  * {@link comparisonTallyOfPart}): merged, when the two runs have the same parts: the same
  * dataset ({@link comparableByParts}), each part's results spanning the same rows in both runs
  * (the first and last row each part's tally read), every item of each part paired within the
- * part and at the same row in both, and no part beyond them in either run (its first result is
+ * part and at the same row in both (none changed: an edited row's input or gold differ, and
+ * it is not paired), and no part beyond them in either run (its first result is
  * read) — then every item's partner is the one a pass over both whole runs finds, and the pairs
  * come in the same order. Otherwise (an edited dataset: rows added, removed or moved) the
  * comparison is one streaming pass over both whole runs ({@link comparisonOfRuns}). The tallies

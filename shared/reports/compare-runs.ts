@@ -24,6 +24,7 @@ import {
 } from '../lib/metrics/index.js';
 import { StoredDataError } from '../model/codec.js';
 import {
+  digestOf,
   type ItemResult,
   isScored,
   type RunRecord,
@@ -86,6 +87,8 @@ export interface RunHeader {
   /** Prompt path → content hash. */
   prompts: Record<string, string>;
   backends: string[];
+  /** The run was answered by the simulator (its record says so, or a result of it does). */
+  simulated: boolean;
 }
 
 export interface PromptChange {
@@ -124,6 +127,10 @@ export interface DeltaNoise {
 }
 
 export interface Comparison {
+  /** Either run was answered by the simulator: every output of the comparison says so. */
+  simulated: boolean;
+  /** Present when `simulated`: the banner every output shows first. */
+  notice?: string;
   base: RunHeader;
   candidate: RunHeader;
   /** Paths whose hash differs or that exist on one side only, sorted by path. */
@@ -134,8 +141,10 @@ export interface Comparison {
    * window holds were waiting for their partner at once (see {@link pairs}). Each counts as only
    * in its run, and so does a partner of it read later; some may have had no partner at all
    * (rows deleted or inserted by the thousand), the window cannot tell.
+   * `changed` (absent when 0): items of the same id in both runs whose input or gold differ (a
+   * row edited between the runs, see `inputDigest`): not paired, and not counted as only in a run.
    */
-  items: { paired: number; onlyBase: number; onlyCandidate: number; outOfWindow?: number };
+  items: { paired: number; onlyBase: number; onlyCandidate: number; changed?: number; outOfWindow?: number };
   primaryScorer: string;
   /** The scorers both runs have, with the same kind. */
   scores: Record<string, ScorerComparison>;
@@ -149,7 +158,13 @@ export interface CompareOptions {
 
 const ERROR_LABEL = 'Error';
 
-function header(run: RunRecord): RunHeader {
+/** What a comparison with a simulated run says first, in every output. */
+export function simulatedNotice(base: boolean, candidate: boolean): string {
+  const which = base && candidate ? 'both runs were' : base ? 'the base run was' : 'the candidate run was';
+  return `SIMULATED: ${which} answered by the simulator (answers drawn from the gold labels with noise); the differences measure nothing about a real model.`;
+}
+
+function header(run: RunRecord, simulated: boolean): RunHeader {
   return {
     runId: run.runId,
     suite: run.suiteName,
@@ -162,6 +177,7 @@ function header(run: RunRecord): RunHeader {
         .sort(([a], [b]) => byCodeUnit(a, b)),
     ),
     backends: [...run.suite.backends],
+    simulated: run.simulated || simulated,
   };
 }
 
@@ -182,12 +198,20 @@ function promptChanges(base: Record<string, string>, candidate: Record<string, s
 
 const isInvalidRow = (result: ItemResult) => result.failure?.kind === 'invalid_row';
 
+/** Two results of one item id hold the same input and gold: the row was not edited between the runs. */
+const sameContent = (base: ItemResult, candidate: ItemResult) => digestOf(base) === digestOf(candidate);
+
 /** What {@link pairs} yields: an item of both runs, or of one run only. */
 export interface ItemPair {
   base?: ItemResult;
   candidate?: ItemResult;
   /** Given up unpaired: more than `maxUnpaired` items were waiting for their partner. */
   outOfWindow?: boolean;
+  /**
+   * Both results are of the same item id, but its input or gold differ between the runs (a row
+   * edited): they are not a pair, and count as changed.
+   */
+  changed?: boolean;
 }
 
 /** How a pairing went, filled in as it goes (see {@link PairOptions}). */
@@ -288,7 +312,7 @@ class PairingWindow {
   /** Takes the earlier in report order of the two runs' next results (both if they are the same item). */
   step(base: ItemResult | undefined, candidate: ItemResult | undefined): PairedSide | 'both' {
     if (base && candidate && base.row === candidate.row && base.itemId === candidate.itemId) {
-      this.out.push({ base, candidate });
+      this.out.push(this.pairOf(base, candidate));
       return 'both';
     }
     const side: PairedSide =
@@ -303,9 +327,7 @@ class PairingWindow {
     if (partner) {
       other.delete(result.itemId);
       this.out.push(
-        side === 'base'
-          ? { base: result, candidate: partner.result }
-          : { base: partner.result, candidate: result },
+        side === 'base' ? this.pairOf(result, partner.result) : this.pairOf(partner.result, result),
       );
     } else {
       const own = this.waiting[side];
@@ -325,6 +347,11 @@ class PairingWindow {
     this.waiting.base.clear();
     this.waiting.candidate.clear();
     this.count();
+  }
+
+  /** The item's two results: a pair, unless the item changed between the runs. */
+  private pairOf(base: ItemResult, candidate: ItemResult): ItemPair {
+    return sameContent(base, candidate) ? { base, candidate } : { base, candidate, changed: true };
   }
 
   /** The pairs made since the last call. */
@@ -378,7 +405,9 @@ function usableOf(side: PairedSide, options: PairOptions) {
  * up unpaired (`outOfWindow`), and a partner of it read later is unpaired too. An item with no
  * partner at all (a row deleted or inserted, a sample that differs) waits as long too: it is
  * given up when the window is full, or unpaired at the end; runs of the same dataset version
- * (`sameRows`) pair by (row, item id) alone, and nothing waits. Invalid rows are left out.
+ * (`sameRows`) pair by (row, item id) alone, and nothing waits. Invalid rows are left out. An
+ * item whose input or gold differ between the runs (a row edited) comes with both its results
+ * marked `changed`: they are not a pair.
  * Memory: the waiting items, nothing else.
  *
  * Pairs come as they are made: in the base run's order while rows keep their order; a row
@@ -903,7 +932,7 @@ function deltaNoise(
 }
 
 /** Version of {@link ComparisonTally}'s bytes: a tally saved by another version is not read. */
-const COMPARISON_TALLY_VERSION = 1;
+const COMPARISON_TALLY_VERSION = 2;
 
 type RowRange = [first: number, last: number];
 
@@ -914,8 +943,9 @@ interface ComparisonTallyState {
   version: typeof COMPARISON_TALLY_VERSION;
   base: string;
   candidate: string;
-  items: { paired: number; onlyBase: number; onlyCandidate: number; outOfWindow: number };
+  items: { paired: number; onlyBase: number; onlyCandidate: number; changed: number; outOfWindow: number };
   moved: number;
+  simulated: Record<PairedSide, boolean>;
   cost: Record<PairedSide, CompensatedSumState>;
   rows: Record<PairedSide, RowRange | null>;
   scorers: Record<string, ScorerPairsState>;
@@ -933,7 +963,9 @@ interface ComparisonTallyState {
  * floating-point sum per side, may differ in its last bits (each part's sum is rounded apart).
  */
 export class ComparisonTally {
-  private items = { paired: 0, onlyBase: 0, onlyCandidate: 0, outOfWindow: 0 };
+  private items = { paired: 0, onlyBase: 0, onlyCandidate: 0, changed: 0, outOfWindow: 0 };
+  /** Whether a result of each run read so far was answered by the simulator. */
+  private simulated: Record<PairedSide, boolean> = { base: false, candidate: false };
   /** Pairs whose two results are at different rows. */
   private movedPairs = 0;
   private cost: Record<PairedSide, CompensatedSum> = {
@@ -964,6 +996,7 @@ export class ComparisonTally {
     if (!state) return;
     this.items = { ...state.items };
     this.movedPairs = state.moved;
+    this.simulated = { ...state.simulated };
     this.cost = {
       base: CompensatedSum.fromState(state.cost.base),
       candidate: CompensatedSum.fromState(state.cost.candidate),
@@ -977,6 +1010,7 @@ export class ComparisonTally {
    */
   read(side: PairedSide, result: ItemResult): void {
     this.cost[side].add(resultCost(result));
+    if (result.simulated) this.simulated[side] = true;
     const rows = this.rows[side];
     if (!rows) this.rows[side] = [result.row, result.row];
     else {
@@ -988,11 +1022,17 @@ export class ComparisonTally {
 
   /**
    * The next pair: an item of both runs, or of one only (`outOfWindow`: given up by the
-   * pairing's window). Invalid rows are not paired: one given here counts as absent.
+   * pairing's window). Invalid rows are not paired: one given here counts as absent. Two results
+   * whose input or gold differ (a row edited between the runs) are not paired: they count as
+   * one changed item.
    */
   add(base: ItemResult | undefined, candidate: ItemResult | undefined, outOfWindow = false): void {
     const b = base && !isInvalidRow(base) ? base : undefined;
     const c = candidate && !isInvalidRow(candidate) ? candidate : undefined;
+    if (b && c && !sameContent(b, c)) {
+      this.items.changed += 1;
+      return;
+    }
     if (b && c) {
       this.items.paired += 1;
       if (b.row !== c.row) this.movedPairs += 1;
@@ -1016,9 +1056,12 @@ export class ComparisonTally {
     return this.movedPairs;
   }
 
-  /** Items of one run only (invalid rows aside), whether their partner was missing or out of the window. */
+  /**
+   * Items not paired (invalid rows aside): of one run only, whether their partner was missing or
+   * out of the window, or changed between the runs.
+   */
   get unpaired(): number {
-    return this.items.onlyBase + this.items.onlyCandidate;
+    return this.items.onlyBase + this.items.onlyCandidate + this.items.changed;
   }
 
   /**
@@ -1034,6 +1077,7 @@ export class ComparisonTally {
       this.items[key] += later.items[key];
     this.movedPairs += later.movedPairs;
     for (const side of ['base', 'candidate'] as const) {
+      this.simulated[side] ||= later.simulated[side];
       this.cost[side].merge(later.cost[side]);
       const [rows, more] = [this.rows[side], later.rows[side]];
       if (!rows) this.rows[side] = copyRange(more);
@@ -1052,6 +1096,7 @@ export class ComparisonTally {
       candidate: this.candidate.runId,
       items: { ...this.items },
       moved: this.movedPairs,
+      simulated: { ...this.simulated },
       cost: { base: this.cost.base.toState(), candidate: this.cost.candidate.toState() },
       rows: { base: this.rows.base, candidate: this.rows.candidate },
       scorers: Object.fromEntries(this.scorers.map((scorer) => [scorer.name, scorer.toState()])),
@@ -1080,8 +1125,9 @@ export class ComparisonTally {
 
   /** The comparison (what {@link compareRuns} returns for the same two runs). */
   comparison(): Comparison {
-    const baseHeader = header(this.base);
-    const candidateHeader = header(this.candidate);
+    const baseHeader = header(this.base, this.simulated.base);
+    const candidateHeader = header(this.candidate, this.simulated.candidate);
+    const simulated = baseHeader.simulated || candidateHeader.simulated;
     // Every row's index, 0 to n − 1: the point estimates' "resample". One array for every scorer.
     let all: Uint32Array | undefined;
     const every = () => {
@@ -1093,14 +1139,22 @@ export class ComparisonTally {
     };
     const scores: Record<string, ScorerComparison> = {};
     for (const scorer of this.scorers) scores[scorer.name] = scorer.compared(every, this.options);
-    const { paired, onlyBase, onlyCandidate, outOfWindow } = this.items;
+    const { paired, onlyBase, onlyCandidate, changed, outOfWindow } = this.items;
     const baseCost = this.cost.base.value();
     const candidateCost = this.cost.candidate.value();
     return {
+      simulated,
+      ...(simulated ? { notice: simulatedNotice(baseHeader.simulated, candidateHeader.simulated) } : {}),
       base: baseHeader,
       candidate: candidateHeader,
       promptChanges: promptChanges(baseHeader.prompts, candidateHeader.prompts),
-      items: { paired, onlyBase, onlyCandidate, ...(outOfWindow > 0 ? { outOfWindow } : {}) },
+      items: {
+        paired,
+        onlyBase,
+        onlyCandidate,
+        ...(changed > 0 ? { changed } : {}),
+        ...(outOfWindow > 0 ? { outOfWindow } : {}),
+      },
       primaryScorer: taskFor(this.candidate.suite).primaryScorer(this.candidate.suite),
       scores,
       cost: { base: baseCost, candidate: candidateCost, delta: candidateCost - baseCost },
@@ -1130,6 +1184,11 @@ export function compareRuns(base: RunSide, candidate: RunSide, options: CompareO
 export interface ComparisonSummary {
   baseRunId: string;
   paired: number;
+  /**
+   * Present when the runs' items differ: items only in the candidate (added), only in the base
+   * (removed), and of the same id with another input or gold (changed, not paired).
+   */
+  dataset?: DatasetChanges;
   promptChanges: PromptChange[];
   scores: Record<
     string,
@@ -1142,6 +1201,20 @@ export interface ComparisonSummary {
       flipped: Record<FlippedItem['kind'], number>;
     }
   >;
+}
+
+/** How the items of two runs differ: added (only in the candidate), removed (only in the base), changed. */
+export interface DatasetChanges {
+  added: number;
+  removed: number;
+  changed: number;
+}
+
+/** How the two runs' items differ; undefined when every item is in both, unchanged. */
+export function datasetChanges(c: Pick<Comparison, 'items'>): DatasetChanges | undefined {
+  const { onlyBase, onlyCandidate, changed = 0 } = c.items;
+  if (onlyBase + onlyCandidate + changed === 0) return undefined;
+  return { added: onlyCandidate, removed: onlyBase, changed };
 }
 
 /** A compact summary for the candidate's report.json. */
@@ -1166,5 +1239,12 @@ export function comparisonSummary(c: Comparison): ComparisonSummary {
       flipped,
     };
   }
-  return { baseRunId: c.base.runId, paired: c.items.paired, promptChanges: c.promptChanges, scores };
+  const dataset = datasetChanges(c);
+  return {
+    baseRunId: c.base.runId,
+    paired: c.items.paired,
+    ...(dataset ? { dataset } : {}),
+    promptChanges: c.promptChanges,
+    scores,
+  };
 }

@@ -2,8 +2,15 @@ import { num, pValue, signed, usd } from '../lib/format.js';
 import { METRIC_NAMES, type PairedDelta } from '../lib/metrics/index.js';
 import type { ScoreKind } from '../model/model.js';
 import type { BlobStore } from '../ports/ports.js';
-import type { Comparison, DeltaNoise, FlippedItem, FlippedSide, ScorerComparison } from './compare-runs.js';
-import { putFiles } from './files.js';
+import {
+  type Comparison,
+  type DeltaNoise,
+  datasetChanges,
+  type FlippedItem,
+  type FlippedSide,
+  type ScorerComparison,
+} from './compare-runs.js';
+import { putFiles, simulatedBanner } from './files.js';
 import { renderPage } from './html/render.js';
 
 /** The files of a run-vs-run comparison, written beside each other under one prefix. */
@@ -124,6 +131,7 @@ function scorerSection(
 /** A readable comparison, in the manner of report.txt: every flipped item unless `options.limit` says. */
 export function renderComparisonText(c: Comparison, options: ComparisonTextOptions = {}): string {
   const lines = [
+    ...(c.simulated ? simulatedBanner(c.notice) : []),
     `Assay comparison — ${c.base.suite} → ${c.candidate.suite}`,
     `base       ${c.base.runId}   started ${c.base.startedAt}   backends: ${c.base.backends.join(', ')}`,
     `candidate  ${c.candidate.runId}   started ${c.candidate.startedAt}   backends: ${c.candidate.backends.join(', ')}`,
@@ -138,11 +146,16 @@ export function renderComparisonText(c: Comparison, options: ComparisonTextOptio
   for (const p of c.promptChanges)
     lines.push(`  ${p.path}: ${p.base ?? '(none)'} → ${p.candidate ?? '(none)'}`);
 
-  const { paired, onlyBase, onlyCandidate } = c.items;
+  const { paired, onlyBase, onlyCandidate, changed } = c.items;
   lines.push(
     '',
-    `Items: ${paired} paired, ${onlyBase} only in base, ${onlyCandidate} only in candidate (invalid rows not paired)`,
+    `Items: ${paired} paired, ${onlyBase} only in base, ${onlyCandidate} only in candidate${changed ? `, ${changed} changed` : ''} (invalid rows not paired)`,
   );
+  const dataset = datasetChanges(c);
+  if (dataset)
+    lines.push(
+      `Dataset changes: ${dataset.changed} changed, ${dataset.added} added, ${dataset.removed} removed. A changed item has the same id in both runs but another input or gold (its row was edited): it is not paired, so the figures cover only items whose input and gold are the same in both runs.`,
+    );
   const { outOfWindow } = c.items;
   if (outOfWindow)
     lines.push(

@@ -13,6 +13,7 @@ import {
   type Item,
   type ItemMessage,
   type ItemResult,
+  inputDigest,
   isScored,
   partOf,
   RESULT_SCHEMA_VERSION,
@@ -297,6 +298,7 @@ export async function scoreItem(
     const repeats = run.suite.run.repeats ?? 1;
     const { solved, scores } = repeats > 1 ? await repeated(family, run, repeats, attempt) : await attempt(1);
 
+    const input = storedInput(item.input);
     const result: ItemResult = {
       schemaVersion: RESULT_SCHEMA_VERSION,
       runId: run.runId,
@@ -304,7 +306,8 @@ export async function scoreItem(
       row: item.row,
       status: solved.ok ? 'scored' : 'failed',
       ...(item.gold !== undefined ? { gold: item.gold } : {}),
-      input: storedInput(item.input),
+      input,
+      inputDigest: inputDigest({ input, gold: item.gold }),
       ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
       scores,
       ...(solved.details ? { details: solved.details } : {}),

@@ -167,6 +167,34 @@ describe('a comparison in parts', async () => {
     expect(referenceCompareRuns(base, shorter).items.onlyBase).toBeGreaterThan(0);
   });
 
+  it('never pairs an item edited between the runs: its parts are not merged, and it counts as changed', async () => {
+    // A dataset uploaded again with three rows edited in place (the same id and row, another input).
+    const edited = new Set(
+      candidate.results
+        .filter((r) => r.status === 'scored')
+        .map((r) => r.itemId)
+        .slice(3, 6),
+    );
+    const again = {
+      run: { ...candidate.run, datasetVersion: 'edited' },
+      results: candidate.results.map((r) =>
+        edited.has(r.itemId) ? { ...r, input: { ...r.input, edited: 'yes' }, inputDigest: undefined } : r,
+      ),
+    };
+    const history = new MemoryHistory([inParts(again, bounds), inParts(base, bounds)]);
+    const tallies = await partTallies(history, base.run, again.run, bounds.length);
+    const comparison = await comparisonOfParts(history, base.run, again.run, tallies);
+    expect(comparison.items).toMatchObject({ changed: 3, onlyBase: 0, onlyCandidate: 0 });
+    expect(comparison.items.paired).toBe(expected.items.paired - 3);
+    for (const s of Object.values(comparison.scores))
+      for (const f of s.flipped) expect(edited.has(f.itemId)).toBe(false);
+    expect(differences(comparison, referenceCompareRuns(base, again))).toEqual([]);
+    // Both whole runs streamed: the parts did not pair fully.
+    expect(history.reads.filter((read) => !read.includes('#')).sort()).toEqual(
+      [base.run.runId, again.run.runId].sort(),
+    );
+  });
+
   it('sorts results a store gives in the order they were recorded', async () => {
     const history = new MemoryHistory([inParts(candidate, bounds), inParts(base, bounds)], {
       recorded: true,
@@ -264,6 +292,27 @@ describe('comparableRun', async () => {
     expect(history.handed.get('good')).toBe(1);
     expect(history.handed.get('scored-nothing')).toBe(base.results.length);
     expect(history.handed.get('other-dataset')).toBeUndefined();
+  });
+
+  it('never picks a run of the other kind: a simulated run is not compared with a real one, nor the other way', async () => {
+    const real = { ...run, simulated: false };
+    const simulated = { ...run, simulated: true };
+    const history = (latest: RunRecord) =>
+      new MemoryHistory([
+        { run: latest, results: candidate.results },
+        { run: earlier('real', { simulated: false }), results: base.results },
+        { run: earlier('simulated', { simulated: true }), results: base.results },
+        { run: earlier('older real', { simulated: false }), results: base.results },
+      ]);
+    expect(await comparableRun(history(simulated), simulated)).toEqual({
+      run: earlier('simulated', { simulated: true }),
+    });
+    expect(await comparableRun(history(real), real)).toEqual({ run: earlier('real', { simulated: false }) });
+    const onlyReal = new MemoryHistory([
+      { run: simulated, results: candidate.results },
+      { run: earlier('real', { simulated: false }), results: base.results },
+    ]);
+    expect(await comparableRun(onlyReal, simulated)).toBeUndefined();
   });
 
   it('says why the results of the run found cannot be read', async () => {

@@ -21,31 +21,33 @@ import {
   verdictOf,
 } from '../../../shared/lib/metrics/index.js';
 import {
+  digestOf,
   type ItemResult,
   isScored,
-  type RunRecord,
   resultCost,
   type ScoreKind,
   type ScoreValue,
   scoreOf,
 } from '../../../shared/model/model.js';
 import { taskFor } from '../../../shared/registry/registry.js';
-import type {
-  CompareOptions,
-  Comparison,
-  DeltaNoise,
-  FlippedItem,
-  FlippedSide,
-  PromptChange,
-  RunHeader,
-  RunSide,
-  ScorerComparison,
+import {
+  type CompareOptions,
+  type Comparison,
+  type DeltaNoise,
+  type FlippedItem,
+  type FlippedSide,
+  type PromptChange,
+  type RunHeader,
+  type RunSide,
+  type ScorerComparison,
+  simulatedNotice,
 } from '../../../shared/reports/compare-runs.js';
 import { scoreRow, targetReader } from '../../../shared/reports/report.js';
 
 const ERROR_LABEL = 'Error';
 
-function header(run: RunRecord): RunHeader {
+function header(side: RunSide): RunHeader {
+  const { run } = side;
   return {
     runId: run.runId,
     suite: run.suiteName,
@@ -58,6 +60,7 @@ function header(run: RunRecord): RunHeader {
         .sort(([a], [b]) => byCodeUnit(a, b)),
     ),
     backends: [...run.suite.backends],
+    simulated: run.simulated || side.results.some((r) => r.simulated),
   };
 }
 
@@ -244,15 +247,19 @@ export function referenceCompareRuns(
   candidate: RunSide,
   options: CompareOptions = {},
 ): Comparison {
-  const baseHeader = header(base.run);
-  const candidateHeader = header(candidate.run);
+  const baseHeader = header(base);
+  const candidateHeader = header(candidate);
+  const simulated = baseHeader.simulated || candidateHeader.simulated;
   const baseById = usable(base.results);
   const candidateById = usable(candidate.results);
 
   const pairs: [ItemResult, ItemResult][] = [];
+  let changed = 0;
   for (const [id, b] of baseById) {
     const c = candidateById.get(id);
-    if (c) pairs.push([b, c]);
+    // An item whose input or gold differ between the runs is not a pair.
+    if (c && digestOf(b) !== digestOf(c)) changed += 1;
+    else if (c) pairs.push([b, c]);
   }
   pairs.sort(([a], [b]) => a.row - b.row || byCodeUnit(a.itemId, b.itemId));
 
@@ -293,13 +300,16 @@ export function referenceCompareRuns(
   const baseCost = sum(base.results.map(resultCost));
   const candidateCost = sum(candidate.results.map(resultCost));
   return {
+    simulated,
+    ...(simulated ? { notice: simulatedNotice(baseHeader.simulated, candidateHeader.simulated) } : {}),
     base: baseHeader,
     candidate: candidateHeader,
     promptChanges: promptChanges(baseHeader.prompts, candidateHeader.prompts),
     items: {
       paired: pairs.length,
-      onlyBase: baseById.size - pairs.length,
-      onlyCandidate: candidateById.size - pairs.length,
+      onlyBase: baseById.size - pairs.length - changed,
+      onlyCandidate: candidateById.size - pairs.length - changed,
+      ...(changed > 0 ? { changed } : {}),
     },
     primaryScorer: candidateFamily.primaryScorer(candidate.run.suite),
     scores,

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../../../shared/lib/metrics/index.js';
-import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
+import { type ItemResult, inputDigest, type RunRecord } from '../../../shared/model/model.js';
 import { validateSuite } from '../../../shared/registry/suite.js';
 import {
   ComparisonTally,
@@ -169,6 +169,31 @@ describe('pairs', () => {
     for (const pair of roomy.pairs) all300.add(pair.base, pair.candidate, pair.outOfWindow);
     expect(all300.comparison().items).toEqual({ paired: 300, onlyBase: 0, onlyCandidate: 0 });
     expect(renderComparisonText(all300.comparison())).not.toContain('Note:');
+  });
+
+  it('marks an item whose input or gold changed between the runs, at its row or moved, and never pairs it', async () => {
+    const all = ids(50);
+    const candidate = runOf('b', [...all.filter((id) => id !== 'i9'), 'i9']);
+    const edit = (id: string, change: Partial<ItemResult>) => {
+      const at = candidate.findIndex((r) => r.itemId === id);
+      candidate[at] = { ...candidate[at]!, ...change };
+    };
+    edit('i4', { input: { text: 'text of i4, edited' } });
+    edit('i9', { gold: 'b' });
+    const { pairs: out } = await paired(runOf('a', all), candidate);
+    expect(out.filter((p) => p.changed).map((p) => [p.base?.itemId, p.candidate?.itemId])).toEqual([
+      ['i4', 'i4'],
+      ['i9', 'i9'],
+    ]);
+    const tally = new ComparisonTally(runRecord('a'), runRecord('b'));
+    for (const pair of out) tally.add(pair.base, pair.candidate, pair.outOfWindow);
+    expect(tally.comparison().items).toEqual({ paired: 48, onlyBase: 0, onlyCandidate: 0, changed: 2 });
+    expect(tally.unpaired).toBe(2);
+    // A result that carries its digest is read by it: the same content pairs.
+    const digested = new ComparisonTally(runRecord('a'), runRecord('b'));
+    const a = result('a', 'x', 1);
+    digested.add({ ...a, inputDigest: inputDigest(a) }, result('b', 'x', 1));
+    expect(digested.comparison().items).toEqual({ paired: 1, onlyBase: 0, onlyCandidate: 0 });
   });
 
   it('refuses results out of report order, saying which run and where', async () => {
