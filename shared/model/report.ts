@@ -33,6 +33,8 @@ export interface MetricValue {
   value: number | null;
   n: number;
   ci?: Interval;
+  /** How people read it when its key alone does not say: `F1 of helpful` for `positiveF1`. */
+  name?: string;
 }
 
 /** A scorer's part of report.json `scores`. */
@@ -76,7 +78,8 @@ export const REPORT_SCHEMA_VERSION = 2;
  * The report contract: written for every run, local or AWS, whatever the task family. Plain
  * numbers only; a metric with no data is null. `scores` has every scorer's figures by kind;
  * `metrics` repeats the primary scorer's as plain values (for GEC: `accuracy`, `macroF1`,
- * `binary.f1`, `kappa`, `perClass`, `confusion`), plus the family's own figures.
+ * `binary.f1` — the binary macro F1 — and `binary.positive`, `kappa`, `perClass`,
+ * `confusion`), plus the family's own figures.
  */
 export interface Report {
   schemaVersion: typeof REPORT_SCHEMA_VERSION;
@@ -85,7 +88,10 @@ export interface Report {
   task: string;
   /** The family's facts about the suite (GEC: judge, method). */
   config: Record<string, string>;
+  /** The backends the run called: none when the dataset gave the outputs and no scorer called a model. */
   backends: string[];
+  /** Where the outputs come from when the dataset gives them (see `RunRecord.predictions`). */
+  predictions?: string;
   /** True when any answer came from the simulator: the scores say nothing about a real model. */
   simulated: boolean;
   notice?: string;
@@ -116,7 +122,11 @@ export interface Report {
   primaryScorer: string;
   scores: Record<string, ScorerSummary>;
   metrics: Record<string, unknown>;
-  /** `cachedCalls` were answered from the LLM cache; `savedUsd` is what they cost when first paid. */
+  /**
+   * `totalUsd` is what this run paid. `cachedCalls` were answered from the LLM cache; `savedUsd`
+   * is what they cost when first paid. `perItemUsd` and `per10kUsd` are at list price: what the
+   * evaluation costs, its cached answers priced as if called, `(totalUsd + savedUsd) / items`.
+   */
   cost: CostSummary & {
     calls: number;
     cachedCalls: number;
@@ -144,6 +154,8 @@ export interface LeaderboardEntry {
   /** The family's facts (GEC: judge, method). */
   config: Record<string, string>;
   backends: string[];
+  /** Where the outputs come from when the dataset gives them: `predictions from preds.csv (column pred)`. */
+  predictions?: string;
   /** The prompt files' content hashes, shortened: the same version has the same string. */
   promptVersion: string;
   simulated: boolean;
@@ -159,8 +171,8 @@ export interface LeaderboardEntry {
 
 /** The headline metrics of a kind, in the order summaries print them. */
 export const HEADLINE_METRICS: Record<ScoreKind, readonly string[]> = {
-  label: ['accuracy', 'macroF1', 'binaryF1', 'kappa'],
-  number: ['mean', 'mae', 'spearman', 'rocAuc', 'balancedAccuracy'],
+  label: ['accuracy', 'macroF1', 'binaryF1', 'positiveF1', 'kappa', 'weightedKappa'],
+  number: ['mean', 'mae', 'spearman', 'weightedKappa', 'rocAuc', 'balancedAccuracy'],
   pass: ['passRate', 'accuracy', 'balancedAccuracy'],
 };
 
@@ -184,6 +196,7 @@ export function leaderboardEntry(report: Report): LeaderboardEntry {
     dataset: report.dataset,
     config: report.config,
     backends: report.backends,
+    ...(report.predictions ? { predictions: report.predictions } : {}),
     promptVersion,
     simulated: report.simulated,
     primaryScorer: report.primaryScorer,
@@ -196,7 +209,12 @@ export function leaderboardEntry(report: Report): LeaderboardEntry {
   };
 }
 
-export type AlphaLevel = 'nominal' | 'interval';
+/**
+ * The distance alpha weighs a disagreement by: nominal (any two different values), ordinal (the
+ * squared difference of the two values' mid-ranks among all the values, on a scale from low to
+ * high), interval (the squared difference of the numbers).
+ */
+export type AlphaLevel = 'nominal' | 'ordinal' | 'interval';
 
 export interface Alpha {
   /** Null when it is undefined: fewer than two pairable values, or no variation among them. */
@@ -217,7 +235,10 @@ export interface ScorerReliability {
   flipRate: number | null;
   /** Items whose most frequent values tied (labels, passes): the earliest repeat's value was taken. */
   ties: number;
-  /** Krippendorff's alpha across repeats: nominal for labels and passes, interval for numbers. */
+  /**
+   * Krippendorff's alpha across repeats: nominal for labels and passes, interval for numbers,
+   * ordinal for a scorer whose values are a declared scale (ordinal labels, an integer range).
+   */
   alpha: Alpha & { level: AlphaLevel };
   /** Number scorers: the pooled SD of an item's values across its repeats. */
   withinItemSd?: number | null;

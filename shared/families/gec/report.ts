@@ -34,11 +34,11 @@ export function renderMethod(report: Report): string[] {
     lines.push(
       '',
       '  accuracy against cost',
-      `  ${'policy'.padEnd(32)} ${'n'.padStart(5)} ${'acc'.padStart(6)} ${'macroF1'.padStart(8)} ${'binF1'.padStart(6)} ${'cost'.padStart(11)} ${'per 10K'.padStart(10)}`,
+      `  ${'policy'.padEnd(32)} ${'n'.padStart(5)} ${'acc'.padStart(6)} ${'macroF1'.padStart(8)} ${'bin macro F1'.padStart(12)} ${'cost'.padStart(11)} ${'per 10K'.padStart(10)}`,
     );
     for (const p of points) {
       lines.push(
-        `  ${p.policy.padEnd(32)} ${String(p.n).padStart(5)} ${num(p.accuracy).padStart(6)} ${num(p.macroF1).padStart(8)} ${num(p.binaryF1).padStart(6)} ${usd(p.costUsd).padStart(11)} ${usd(p.per10kUsd).padStart(10)}`,
+        `  ${p.policy.padEnd(32)} ${String(p.n).padStart(5)} ${num(p.accuracy).padStart(6)} ${num(p.macroF1).padStart(8)} ${num(p.binaryF1).padStart(12)} ${usd(p.costUsd).padStart(11)} ${usd(p.per10kUsd).padStart(10)}`,
       );
     }
   }

@@ -27,13 +27,19 @@ export const judgeBlock = z
       .array(z.string().min(1))
       .optional()
       .describe(
-        'Labels that count as positive, for a binary view (accuracy and F1 of positive vs the rest).',
+        "Labels that count as positive, for a binary view of positive vs the rest: binary accuracy, the binary macro F1 (the mean of both classes' F1) and the F1 of the positive class.",
+      ),
+    ordinal: z
+      .boolean()
+      .optional()
+      .describe(
+        "With `labels`: the labels, in their declared order, are a scale from low to high (bad, ok, good). Adds the quadratic weighted kappa against gold (a near miss costs less than a far one), and Krippendorff's alpha across repeats uses the ordinal distance. An integer `range` is such a scale without it.",
       ),
     range: z
       .tuple([z.number(), z.number()])
       .optional()
       .describe(
-        'The answer is a number in [min, max]; gold is a number (a 0/1 gold is a binary human label).',
+        "The answer is a number in [min, max]; gold is a number (a 0/1 gold is a binary human label). With integer bounds (1, 5) the numbers are an ordinal scale: adds the quadratic weighted kappa against gold, and Krippendorff's alpha across repeats uses the ordinal distance.",
       ),
     threshold: z
       .number()
@@ -74,7 +80,7 @@ export function checkJudgeSuite(
   suite: JudgeSuite,
   issue: (path: (string | number)[], message: string) => void,
 ): void {
-  const { labels, range, threshold, positive, schema, pairwise, inconsistent } = suite.judge;
+  const { labels, range, threshold, positive, schema, pairwise, inconsistent, ordinal } = suite.judge;
   if (pairwise) {
     if (labels !== undefined || range !== undefined)
       issue(['judge', 'pairwise'], 'a pairwise judge answers A, B or tie: give no `labels` or `range`');
@@ -89,6 +95,8 @@ export function checkJudgeSuite(
     issue(['judge', 'labels'], 'labels must differ (case-insensitively)');
   }
   if (positive && !labels) issue(['judge', 'positive'], '`positive` needs `labels`');
+  if (ordinal !== undefined && !labels)
+    issue(['judge', 'ordinal'], '`ordinal` needs `labels` (an integer `range` is a scale already)');
   for (const label of positive ?? []) {
     if (labels && !labels.includes(label)) issue(['judge', 'positive'], `${label} is not one of the labels`);
   }

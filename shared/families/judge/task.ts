@@ -117,6 +117,12 @@ function readGiven(suite: JudgeSuite, value: string, explanation: string | undef
   };
 }
 
+/** Whether the judge's range is a scale of whole numbers (1 to 5): its answers are ordinal. */
+function integerRange(suite: JudgeSuite): boolean {
+  const { range } = suite.judge;
+  return range !== undefined && Number.isInteger(range[0]) && Number.isInteger(range[1]);
+}
+
 function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSuite>> {
   const { threshold } = suite.judge;
   const labels = labelsOf(suite);
@@ -128,7 +134,11 @@ function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSui
         description: "the judge's label against the gold label",
         score: (output) => ({ kind: 'label', value: output.label!, ...facts(output) }),
         target: (item) => item.gold,
-        metrics: { labelOrder: labels, ...(suite.judge.positive ? { positive: suite.judge.positive } : {}) },
+        metrics: {
+          labelOrder: labels,
+          ...(suite.judge.positive ? { positive: suite.judge.positive } : {}),
+          ...(suite.judge.ordinal && !suite.judge.pairwise ? { ordinal: true } : {}),
+        },
       },
     };
   }
@@ -138,7 +148,10 @@ function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSui
       description: "the judge's score against the gold score",
       score: (output) => ({ kind: 'number', value: output.score!, ...facts(output) }),
       target: (item) => (item.gold === undefined ? undefined : Number(item.gold)),
-      metrics: threshold === undefined ? {} : { threshold },
+      metrics: {
+        ...(threshold === undefined ? {} : { threshold }),
+        ...(integerRange(suite) ? { ordinal: true } : {}),
+      },
     },
   };
   if (threshold !== undefined) {
@@ -167,7 +180,7 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
     answer: suite.judge.pairwise
       ? `pairwise ${suite.judge.pairwise.join(' vs ')}, both orders, inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
       : suite.judge.labels
-        ? `labels ${suite.judge.labels.join('/')}`
+        ? `labels ${suite.judge.labels.join('/')}${suite.judge.ordinal ? ' (ordinal)' : ''}`
         : `range ${suite.judge.range!.join('..')}`,
   }),
 

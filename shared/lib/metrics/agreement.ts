@@ -121,3 +121,36 @@ export function balancedAccuracy(predicted: ArrayLike<boolean>, actual: ArrayLik
   const recalls = [0, 1].filter((k) => totals[k]! > 0).map((k) => hits[k]! / totals[k]!);
   return recalls.length === 0 ? null : recalls.reduce((a, b) => a + b, 0) / recalls.length;
 }
+
+/**
+ * Cohen's kappa with quadratic weights between scores and gold on a numeric scale (an integer
+ * range such as 1–5): 1 − Σ (x − y)² / Σ_{i, j} (x_i − y_j)² / n, the squared misses against
+ * those expected if scores and gold were paired at random. On integer values it equals the
+ * kappa of the confusion matrix with weights (i − j)² / (k − 1)² (the scale's width cancels
+ * out). Null when empty; 1 when every value on both sides is one and the same number (nothing
+ * disagrees, and nothing could: Cohen's kappa's own convention there).
+ */
+export function quadraticWeightedKappa(values: ArrayLike<number>, targets: ArrayLike<number>): number | null {
+  sameLength(values, targets, 'quadraticWeightedKappa');
+  const n = values.length;
+  if (n === 0) return null;
+  let mx = 0;
+  let my = 0;
+  for (let i = 0; i < n; i += 1) {
+    mx += values[i]!;
+    my += targets[i]!;
+  }
+  mx /= n;
+  my /= n;
+  // Σ_{i, j} (x_i − y_j)² / n = Σ (x − x̄)² + Σ (y − ȳ)² + n·(x̄ − ȳ)², summed from centred values.
+  let observed = 0;
+  let expected = n * (mx - my) ** 2;
+  for (let i = 0; i < n; i += 1) {
+    const x = values[i]!;
+    const y = targets[i]!;
+    observed += (x - y) ** 2;
+    expected += (x - mx) ** 2 + (y - my) ** 2;
+  }
+  if (expected <= 0) return 1;
+  return Math.max(-1, Math.min(1, 1 - observed / expected));
+}

@@ -9,20 +9,29 @@
  *   is only ever predicted counts, with F1 0 (sklearn's `average="macro"` behaviour).
  * - Binary view: gold and predicted labels in `positive` (default TP, TN) → `positive`, every
  *   other label → `negative`. `binary.f1` is the MACRO average of the positive-class F1 and the
- *   negative-class F1 — not the positive-class F1.
+ *   negative-class F1 — not the positive-class F1, which is `binary.positive.f1` (the class
+ *   named by `binary.positive.label`: its labels joined by `/`).
  * - `kappa` is Cohen's kappa of the multi-class labels against gold.
+ * - `weightedKappa` (only with `ordinal`: `labelOrder` is a scale from low to high) is Cohen's
+ *   kappa with quadratic weights: each label is its place in `labelOrder`, and a disagreement
+ *   costs the square of the distance between the two places, so a near miss costs less than a
+ *   far one. κw = 1 − n·Σ_rows (gold − pred)² / Σ_{rows i, j} (gold_i − pred_j)²; the weights'
+ *   common scale cancels out. Null when a label is not on the scale.
  *
  * Conventions (chosen so that every value is a finite plain number — JSON has no NaN):
  * - precision of a class never predicted = 0; recall of a class absent from gold = 0;
  *   F1 = 0 when precision + recall = 0 (computed as 2·TP / (2·TP + FP + FN), equal to
  *   2PR/(P+R)).
  * - Macro averages (multi-class and binary) run over the classes present in gold or
- *   predictions; so when every row is positive and every prediction equals gold, binary F1 = 1
+ *   predictions; so when every row is positive and every prediction equals gold, binary macro F1 = 1
  *   (the absent negative class is not averaged in as a 0).
  * - Kappa when expected agreement is 1 (one single label in both gold and predictions): 1 if
- *   observed agreement is 1, else 0 (the usual formula is 0/0 there).
- * - n = 0 (no rows, or all rows are errors): accuracy, macro F1, kappa and the binary figures
- *   are null (no data is not a score of 0), empty tables, `ci` undefined.
+ *   observed agreement is 1, else 0 (the usual formula is 0/0 there); weighted kappa likewise
+ *   (its expected disagreement is 0 only when every row has the same label on both sides).
+ * - n = 0 (no rows, or all rows are errors): accuracy, macro F1, kappa, weighted kappa and the
+ *   binary figures (the positive class's precision, recall and F1 too) are null (no data is not
+ *   a score of 0), empty tables, `ci` undefined. The positive class's figures are null too when
+ *   the class never occurs (in gold or predictions), and a resample without it has no F1 of it.
  * - Labels are compared exactly (case-sensitive); trimming/normalising is the caller's job.
  */
 
@@ -42,11 +51,22 @@ export interface ClassScores {
   support: number;
 }
 
+/** The positive class of the binary view: its name and its own figures (null when n = 0). */
+export interface PositiveClassScores {
+  /** The positive labels joined by `/` (`helpful`, `TP/TN`). */
+  label: string;
+  precision: number | null;
+  recall: number | null;
+  f1: number | null;
+  /** Number of gold rows in the class. */
+  support: number;
+}
+
 export interface BinaryMetrics {
   accuracy: number | null;
   /** Macro average of `positive.f1` and `negative.f1` (over the classes present). */
   f1: number | null;
-  positive: ClassScores;
+  positive: PositiveClassScores;
   negative: ClassScores;
 }
 
@@ -54,7 +74,10 @@ export interface ClassificationCis {
   accuracy: Interval;
   macroF1: Interval;
   binaryF1?: Interval;
+  /** The positive class's F1 (`binary.positive.f1`). */
+  positiveF1?: Interval;
   kappa: Interval;
+  weightedKappa?: Interval;
 }
 
 /** A type alias (not an interface) so it is assignable to `Record<string, unknown>`. */
@@ -74,6 +97,8 @@ export type ClassificationMetrics = {
   binary: BinaryMetrics | undefined;
   /** Cohen's kappa in [-1, 1]. */
   kappa: number | null;
+  /** Quadratic weighted kappa in [-1, 1]; present only with `ordinal`, null when it has no value. */
+  weightedKappa?: number | null;
   /** gold label (labels present in gold) → predicted label (every label of the union) → count, zeros included. */
   confusion: Record<string, Record<string, number>>;
   /** Percentile-bootstrap intervals (95% by default); undefined when n = 0 or bootstrap is off. */
@@ -93,6 +118,8 @@ export interface ClassificationOptions {
    * order, the rest follow in code-unit order.
    */
   labelOrder?: readonly string[];
+  /** `labelOrder` is a scale from low to high: adds the quadratic weighted kappa. */
+  ordinal?: boolean;
 }
 
 export const DEFAULT_POSITIVE_LABELS: readonly string[] = Object.freeze(['TP', 'TN']);
@@ -235,9 +262,8 @@ export function classificationMetrics(
   options: ClassificationOptions = {},
 ): ClassificationMetrics {
   const binaryView = options.positive !== false;
-  const positiveSet = new Set(
-    options.positive === false ? [] : (options.positive ?? DEFAULT_POSITIVE_LABELS),
-  );
+  const positiveLabels = options.positive === false ? [] : (options.positive ?? DEFAULT_POSITIVE_LABELS);
+  const positiveSet = new Set(positiveLabels);
   const errorLabel = options.errorLabel ?? DEFAULT_ERROR_LABEL;
   const present = new Set<string>();
   let n = 0;
@@ -293,6 +319,10 @@ export function classificationMetrics(
   }
   const isPositive = labels.map((label) => positiveSet.has(label));
   const width = labels.length;
+  // Each label's place on the ordinal scale; undefined when there is no scale or a label is off it.
+  const scale = options.ordinal ? (options.labelOrder ?? []) : undefined;
+  const ranks = scale && labels.map((label) => scale.indexOf(label));
+  const weighted = ranks?.every((rank) => rank >= 0) === true;
 
   const counts = new Array<number>(width * width).fill(0);
   if (counted) {
@@ -300,7 +330,7 @@ export function classificationMetrics(
       for (const [p, c] of row) if (p !== errorLabel) counts[indexOf.get(g)! * width + indexOf.get(p)!]! += c;
     }
   } else for (let i = 0; i < n; i++) counts[gold[i]! * width + pred[i]!]!++;
-  const scores = scoreConfusion(counts, width, isPositive);
+  const scores = scoreConfusion(counts, width, isPositive, weighted ? ranks : undefined);
 
   const perClass: Record<string, ClassScores> = {};
   labels.forEach((label, k) => {
@@ -324,9 +354,14 @@ export function classificationMetrics(
       (indices) => {
         sample.fill(0);
         for (const i of indices) sample[gold[i]! * width + pred[i]!]!++;
-        const s = scoreConfusion(sample, width, isPositive);
+        const s = scoreConfusion(sample, width, isPositive, weighted ? ranks : undefined);
         const stats: Record<string, number> = { accuracy: s.accuracy, macroF1: s.macroF1, kappa: s.kappa };
-        if (binaryView) stats.binaryF1 = s.binary.f1;
+        if (binaryView) {
+          stats.binaryF1 = s.binary.f1;
+          // A resample without the positive class has no F1 of it: skipped, not a 0.
+          if (s.binary.positivePresent) stats.positiveF1 = s.binary.positive.f1;
+        }
+        if (s.weightedKappa !== undefined) stats.weightedKappa = s.weightedKappa;
         return stats;
       },
       options.bootstrap,
@@ -334,7 +369,21 @@ export function classificationMetrics(
   }
 
   const empty = n === 0;
-  const binary: BinaryMetrics = empty ? { ...scores.binary, accuracy: null, f1: null } : scores.binary;
+  const positive = scores.binary.positive;
+  // The positive class's figures say nothing when it never occurs (in gold or predictions).
+  const noPositive = empty || !scores.binary.positivePresent;
+  const binary: BinaryMetrics = {
+    accuracy: empty ? null : scores.binary.accuracy,
+    f1: empty ? null : scores.binary.f1,
+    positive: {
+      label: positiveLabels.join('/'),
+      precision: noPositive ? null : positive.precision,
+      recall: noPositive ? null : positive.recall,
+      f1: noPositive ? null : positive.f1,
+      support: positive.support,
+    },
+    negative: scores.binary.negative,
+  };
   return {
     n,
     errors,
@@ -344,6 +393,7 @@ export function classificationMetrics(
     perClass,
     binary: binaryView ? binary : undefined,
     kappa: empty ? null : scores.kappa,
+    ...(scale ? { weightedKappa: empty || !weighted ? null : scores.weightedKappa! } : {}),
     confusion,
     ci,
   };
@@ -362,7 +412,16 @@ interface ConfusionScores {
   accuracy: number;
   macroF1: number;
   kappa: number;
-  binary: { accuracy: number; f1: number; positive: ClassScores; negative: ClassScores };
+  /** Only when the labels have places on a scale (`ranks`). */
+  weightedKappa?: number;
+  binary: {
+    accuracy: number;
+    f1: number;
+    positive: ClassScores;
+    negative: ClassScores;
+    /** Whether the positive class occurs at all (in gold or in predictions). */
+    positivePresent: boolean;
+  };
   perClass: ClassScores[];
 }
 
@@ -374,6 +433,7 @@ function scoreConfusion(
   counts: readonly number[],
   width: number,
   isPositive: readonly boolean[],
+  ranks?: readonly number[],
 ): ConfusionScores {
   const goldTotals = new Array<number>(width).fill(0);
   const predTotals = new Array<number>(width).fill(0);
@@ -423,15 +483,46 @@ function scoreConfusion(
     f1: binaryPresent.length > 0 ? binaryPresent.reduce((s, c) => s + c.f1, 0) / binaryPresent.length : 0,
     positive,
     negative,
+    positivePresent: pp + pn + np > 0,
   };
 
   return {
     accuracy: n > 0 ? agree / n : 0,
     macroF1: present > 0 ? f1Sum / present : 0,
     kappa: cohensKappa(n, agree, goldTotals, predTotals),
+    ...(ranks ? { weightedKappa: weightedKappa(counts, width, ranks, goldTotals, predTotals) } : {}),
     binary,
     perClass,
   };
+}
+
+/**
+ * Quadratic weighted kappa from the counts: κw = 1 − n·O / E, with O = Σ count(g, p)·(r_g − r_p)²
+ * the disagreement seen and E = Σ gold_g·pred_p·(r_g − r_p)² (n times the disagreement expected
+ * by chance from the two sides' label shares). E = 0 only when every row has one and the same
+ * label on both sides: then 1 (nothing disagrees), as for unweighted kappa.
+ */
+function weightedKappa(
+  counts: readonly number[],
+  width: number,
+  ranks: readonly number[],
+  goldTotals: readonly number[],
+  predTotals: readonly number[],
+): number {
+  let n = 0;
+  let observed = 0;
+  let expected = 0;
+  for (let g = 0; g < width; g++) {
+    n += goldTotals[g]!;
+    for (let p = 0; p < width; p++) {
+      const d = (ranks[g]! - ranks[p]!) ** 2;
+      observed += counts[g * width + p]! * d;
+      expected += goldTotals[g]! * predTotals[p]! * d;
+    }
+  }
+  if (n === 0) return 0;
+  if (expected <= 0) return 1;
+  return Math.max(-1, Math.min(1, 1 - (n * observed) / expected));
 }
 
 function classScores(truePositives: number, predicted: number, support: number): ClassScores {

@@ -70,7 +70,8 @@ export function flipRate(units: readonly (readonly RepeatValue[])[]): { value: n
 /**
  * One unit as alpha needs it: its pairable values `m`, its share of the observed disagreement
  * (Σ over ordered pairs of the unit's values of δ², divided by m − 1), and what the expected
- * disagreement is built from (category counts for nominal; Σv and Σv² for interval).
+ * disagreement is built from (category counts for nominal; Σv and Σv² for interval). An ordinal
+ * unit keeps its category counts only: its δ² depends on every value drawn (see `ordinalAlpha`).
  */
 interface AlphaUnit {
   m: number;
@@ -82,6 +83,11 @@ interface AlphaUnit {
 
 function alphaUnit(values: readonly ScoreValue[], level: AlphaLevel): AlphaUnit {
   const m = values.length;
+  if (level === 'ordinal') {
+    const counts = new Map<string, number>();
+    for (const v of values) counts.set(String(v), (counts.get(String(v)) ?? 0) + 1);
+    return { m, observed: 0, counts };
+  }
   if (level === 'interval') {
     let sum = 0;
     let sumSq = 0;
@@ -102,7 +108,13 @@ function alphaUnit(values: readonly ScoreValue[], level: AlphaLevel): AlphaUnit 
 }
 
 /** Alpha of the units at `indices` (each index one draw of a unit; repeats allowed). */
-function alphaOf(units: readonly AlphaUnit[], indices: Iterable<number>, level: AlphaLevel): number | null {
+function alphaOf(
+  units: readonly AlphaUnit[],
+  indices: Iterable<number>,
+  level: AlphaLevel,
+  rank: (value: string) => number,
+): number | null {
+  if (level === 'ordinal') return ordinalAlpha(units, indices, rank);
   let n = 0;
   let observed = 0;
   let sum = 0;
@@ -133,33 +145,100 @@ function alphaOf(units: readonly AlphaUnit[], indices: Iterable<number>, level: 
 }
 
 /**
+ * Ordinal alpha of the units at `indices`: Krippendorff's ordinal metric, δ²(c, k) =
+ * (Σ_{g from c to k} n_g − (n_c + n_k) / 2)² with n_g how often category g occurs among all the
+ * values drawn, which is the squared difference of the two categories' mid-ranks among those
+ * values. So it is interval alpha on mid-ranks: each value is replaced by its category's
+ * mid-rank (the categories in scale order), then both disagreements are sums of squares.
+ */
+function ordinalAlpha(
+  units: readonly AlphaUnit[],
+  indices: Iterable<number>,
+  rank: (value: string) => number,
+): number | null {
+  const drawn = Array.from(indices);
+  const counts = new Map<string, number>();
+  let n = 0;
+  for (const i of drawn) {
+    const unit = units[i]!;
+    n += unit.m;
+    for (const [c, k] of unit.counts!) counts.set(c, (counts.get(c) ?? 0) + k);
+  }
+  if (n < 2) return null;
+  // Mid-rank of each category: the values below it on the scale, plus the middle of its own run.
+  const midRank = new Map<string, number>();
+  let below = 0;
+  for (const [c, k] of [...counts].sort(([a], [b]) => rank(a) - rank(b))) {
+    midRank.set(c, below + (k + 1) / 2);
+    below += k;
+  }
+  let observed = 0;
+  let sum = 0;
+  let sumSq = 0;
+  for (const i of drawn) {
+    const unit = units[i]!;
+    let s = 0;
+    let sq = 0;
+    for (const [c, k] of unit.counts!) {
+      const r = midRank.get(c)!;
+      s += k * r;
+      sq += k * r * r;
+    }
+    // Σ over the unit's ordered pairs of (r_i − r_j)² = 2mΣr² − 2(Σr)², weighted 1 / (m − 1).
+    observed += Math.max(0, 2 * unit.m * sq - 2 * s * s) / (unit.m - 1);
+    sum += s;
+    sumSq += sq;
+  }
+  const expected = Math.max(0, 2 * n * sumSq - 2 * sum * sum);
+  if (expected <= 1e-12 * Math.max(1, n * n)) return null;
+  return 1 - ((n - 1) * observed) / expected;
+}
+
+/**
  * Krippendorff's alpha of units scored by several "coders" (here: repeats), missing values
  * allowed: α = 1 − D_o / D_e, with D_o from the coincidences within units (each unit's pairs
- * weighted 1 / (m_u − 1)) and D_e from all pairable values; δ² = [c ≠ k] (nominal) or (c − k)²
- * (interval). Units with fewer than two values are left out. The interval resamples units with
- * the shared bootstrap (seeded, so reproducible).
+ * weighted 1 / (m_u − 1)) and D_e from all pairable values; δ² = [c ≠ k] (nominal), the squared
+ * difference of mid-ranks (ordinal, see `ordinalAlpha`) or (c − k)² (interval). An ordinal
+ * scale runs in the order of `scale` (values as text, low to high; values not in it come after,
+ * in text order), or without one in the values' numeric order. Units with fewer than two values
+ * are left out. The interval resamples units with the shared bootstrap (seeded, so reproducible).
  */
 export function krippendorffAlpha(
   units: readonly (readonly RepeatValue[])[],
   level: AlphaLevel,
   bootstrap: BootstrapOptions | false = {},
+  scale?: readonly string[],
 ): Alpha {
   const pairable: AlphaUnit[] = [];
   for (const unit of units) {
     const values = present(unit);
     if (values.length >= 2) pairable.push(alphaUnit(values, level));
   }
+  const rank = scaleRank(pairable, scale);
   const all = pairable.map((_, i) => i);
-  const value = alphaOf(pairable, all, level);
+  const value = alphaOf(pairable, all, level, rank);
   const out: Alpha = { value, n: pairable.length };
   if (value === null || bootstrap === false) return out;
   const ci = bootstrapCis(
     pairable.length,
-    (ix) => ({ alpha: alphaOf(pairable, ix, level) }),
+    (ix) => ({ alpha: alphaOf(pairable, ix, level, rank) }),
     bootstrap,
   ).alpha;
   if (ci) out.ci = ci;
   return out;
+}
+
+/**
+ * Each ordinal category's place on the scale: its index in `scale` (values not in it after
+ * every listed one, in text order), or without a scale the value read as a number.
+ */
+function scaleRank(units: readonly AlphaUnit[], scale?: readonly string[]): (value: string) => number {
+  if (!scale) return Number;
+  const places = new Map(scale.map((value, i) => [value, i]));
+  const unlisted = new Set<string>();
+  for (const unit of units) for (const c of unit.counts?.keys() ?? []) if (!places.has(c)) unlisted.add(c);
+  for (const c of [...unlisted].sort()) places.set(c, places.size);
+  return (value) => places.get(value)!;
 }
 
 /**
@@ -306,7 +385,13 @@ export class RepeatRows {
 
   figures(options: ScorerMetricOptions = {}): ScorerReliability {
     if (!this.keepUnits) throw new RangeError('RepeatRows: kept without units, it has noise floors only');
-    const level: AlphaLevel = this.kind === 'number' ? 'interval' : 'nominal';
+    // A declared scale (ordinal labels in their order, an integer range) weighs a disagreement by
+    // how far apart the two values are on it.
+    const scaled =
+      options.ordinal === true &&
+      (this.kind === 'number' || (this.kind === 'label' && options.labelOrder !== undefined));
+    const level: AlphaLevel = scaled ? 'ordinal' : this.kind === 'number' ? 'interval' : 'nominal';
+    const scale = level === 'ordinal' && this.kind === 'label' ? options.labelOrder : undefined;
     const { noiseFloor: noise, perRepeat } = this.noiseFloors(options);
     const flips = flipRate(this.units);
     return {
@@ -314,7 +399,7 @@ export class RepeatRows {
       n: flips.n,
       flipRate: flips.value,
       ties: this.ties,
-      alpha: { level, ...krippendorffAlpha(this.units, level, options.bootstrap ?? {}) },
+      alpha: { level, ...krippendorffAlpha(this.units, level, options.bootstrap ?? {}, scale) },
       ...(this.kind === 'number' ? { withinItemSd: withinItemSd(this.units) } : {}),
       noiseFloor: noise,
       perRepeat,

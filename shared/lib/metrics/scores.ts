@@ -3,10 +3,13 @@
  * targets they are compared with) in, its figures out. Unscored items are skipped and counted
  * by kind. A metric with no data is `null`, never 0; every metric carries the n it ran over.
  *
- * - label: the AQUA classification metrics against gold (accuracy, macro F1, Cohen's kappa,
- *   binary accuracy and F1 when the scorer names its positive labels) with bootstrap CIs, the
- *   per-class table and confusion matrix; the distribution of values with or without gold.
- * - number: the mean with a bootstrap CI; against a numeric gold MAE, Pearson and Spearman;
+ * - label: the AQUA classification metrics against gold (accuracy, macro F1, Cohen's kappa;
+ *   when the scorer names its positive labels, binary accuracy, the binary macro F1 and the F1
+ *   of the positive class; the quadratic weighted kappa when its labels are an ordinal scale)
+ *   with bootstrap CIs, the per-class table and confusion matrix; the distribution of values
+ *   with or without gold.
+ * - number: the mean with a bootstrap CI; against a numeric gold MAE, Pearson and Spearman (and
+ *   the quadratic weighted kappa when the values are an integer scale);
  *   against a binary gold (every target 0 or 1, a human "consistent / not" label) ROC-AUC,
  *   balanced accuracy at the scorer's threshold, and the calibrated figures (the threshold that
  *   maximises balanced accuracy on all the data; the balanced accuracy a threshold chosen that
@@ -15,7 +18,14 @@
  */
 import type { FailureKind, ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js';
-import { balancedAccuracy, meanAbsoluteError, pearson, rocAuc, spearman } from './agreement.js';
+import {
+  balancedAccuracy,
+  meanAbsoluteError,
+  pearson,
+  quadraticWeightedKappa,
+  rocAuc,
+  spearman,
+} from './agreement.js';
 import { calibration } from './calibration.js';
 import {
   type ClassificationMetrics,
@@ -37,7 +47,12 @@ export interface ScorerMetricOptions {
   positive?: readonly string[];
   /** Label scorers: preferred label order in tables. */
   labelOrder?: readonly string[];
-  /** Label scorers: `labelOrder` runs from low to high (scores correlate with length by that order). */
+  /**
+   * The values are an ordinal scale: for label scorers `labelOrder` runs from low to high (scores
+   * correlate with length by that order); for number scorers the numbers are points of an
+   * integer scale. Adds the quadratic weighted kappa against gold; alpha across repeats uses
+   * the ordinal distance.
+   */
   ordinal?: boolean;
   /** Number scorers: a value at or above it passes (balanced accuracy against a binary gold). */
   threshold?: number;
@@ -295,6 +310,7 @@ function labelFigures(rows: LabelRows, options: ScorerMetricOptions): ScorerFigu
   const m: ClassificationMetrics = classificationMetrics(rows.withGold, {
     positive: options.positive ?? false,
     labelOrder: options.labelOrder,
+    ordinal: options.ordinal,
     bootstrap: options.bootstrap,
   });
   const metric = (value: number | null, ci?: Interval): MetricValue => ({
@@ -307,9 +323,15 @@ function labelFigures(rows: LabelRows, options: ScorerMetricOptions): ScorerFigu
     macroF1: metric(m.macroF1, m.ci?.macroF1),
     kappa: metric(m.kappa, m.ci?.kappa),
   };
+  if (m.weightedKappa !== undefined) metrics.weightedKappa = metric(m.weightedKappa, m.ci?.weightedKappa);
   if (m.binary) {
     metrics.binaryAccuracy = metric(m.binary.accuracy);
     metrics.binaryF1 = metric(m.binary.f1, m.ci?.binaryF1);
+    const positive = m.binary.positive;
+    metrics.positiveF1 = {
+      ...metric(positive.f1, positive.f1 === null ? undefined : m.ci?.positiveF1),
+      name: `F1 of ${positive.label}`,
+    };
   }
   return {
     summary: { ...base, metrics, tables: { perClass: m.perClass, confusion: m.confusion, distribution } },
@@ -351,6 +373,10 @@ function numberFigures(
     options,
   );
   const { values: v, targets: t } = paired;
+  // The quadratic weighted kappa of an integer scale, on the same resamples as its neighbours.
+  const weighted: Record<string, (indices: Indices) => number | null> = options.ordinal
+    ? { weightedKappa: (ix) => quadraticWeightedKappa(pick(v, ix), pick(t, ix)) }
+    : {};
   if (binaryTargets(t)) {
     const positive = Array.from(t, (x) => x === 1);
     const threshold = options.threshold;
@@ -360,6 +386,7 @@ function numberFigures(
         v.length,
         {
           rocAuc: (ix) => rocAuc(pick(v, ix), pick(positive, ix)),
+          ...weighted,
           ...(threshold === undefined
             ? {}
             : {
@@ -385,6 +412,7 @@ function numberFigures(
           mae: (ix) => meanAbsoluteError(pick(v, ix), pick(t, ix)),
           pearson: (ix) => pearson(pick(v, ix), pick(t, ix)),
           spearman: (ix) => spearman(pick(v, ix), pick(t, ix)),
+          ...weighted,
         },
         options,
       ),
@@ -440,8 +468,10 @@ export const METRIC_NAMES: Record<string, string> = {
   accuracy: 'accuracy',
   macroF1: 'macro F1',
   binaryAccuracy: 'binary accuracy',
-  binaryF1: 'binary F1',
+  binaryF1: 'binary macro F1',
+  positiveF1: 'positive-class F1',
   kappa: "Cohen's kappa",
+  weightedKappa: 'weighted kappa',
   mean: 'mean',
   mae: 'MAE',
   pearson: 'Pearson r',

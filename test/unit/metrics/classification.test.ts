@@ -50,7 +50,7 @@ function numbers(value: unknown): number[] {
  *   positive: P = 3/5, R = 3/4, F1 = 6/(6+2+1) = 2/3, support 4
  *   negative: P = 4/5, R = 4/6, F1 = 8/(8+1+2) = 8/11, support 6
  *   binary accuracy = (3+4)/10 = 0.7
- *   binary F1 = macro = (2/3 + 8/11) / 2 = (22/33 + 24/33) / 2 = 23/33
+ *   binary macro F1 = (2/3 + 8/11) / 2 = (22/33 + 24/33) / 2 = 23/33
  *
  * kappa: pₒ = 0.6; pₑ = Σ gold·pred / n² = (4·4 + 2·2 + 2·1 + 2·2 + 0·1) / 100 = 26/100
  *   κ = (0.6 − 0.26) / (1 − 0.26) = 0.34 / 0.74 = 17/37
@@ -82,7 +82,7 @@ describe('classificationMetrics: 10-row hand-computed 4-class example', () => {
     expect(m.macroF1).toBeCloseTo(29 / 60, 12);
   });
 
-  it('maps TP/TN to positive and takes binary F1 as the macro of positive and negative F1', () => {
+  it('maps TP/TN to positive and takes the binary macro F1 as the macro of positive and negative F1', () => {
     expect(m.binary!.accuracy).toBeCloseTo(0.7, 12);
     expect(m.binary!.positive.precision).toBeCloseTo(3 / 5, 12);
     expect(m.binary!.positive.recall).toBeCloseTo(3 / 4, 12);
@@ -165,7 +165,7 @@ describe('classificationMetrics: degenerate inputs', () => {
       expect(m.binary).toEqual({
         accuracy: null,
         f1: null,
-        positive: { precision: 0, recall: 0, f1: 0, support: 0 },
+        positive: { label: 'TP/TN', precision: null, recall: null, f1: null, support: 0 },
         negative: { precision: 0, recall: 0, f1: 0, support: 0 },
       });
       expect(m.perClass).toEqual({});
@@ -190,10 +190,16 @@ describe('classificationMetrics: degenerate inputs', () => {
     expect(m.kappa).toBe(1);
     expect(m.binary!.accuracy).toBe(1);
     expect(m.binary!.f1).toBe(1);
-    expect(m.ci).toEqual({ accuracy: [1, 1], macroF1: [1, 1], binaryF1: [1, 1], kappa: [1, 1] });
+    expect(m.ci).toEqual({
+      accuracy: [1, 1],
+      macroF1: [1, 1],
+      binaryF1: [1, 1],
+      positiveF1: [1, 1],
+      kappa: [1, 1],
+    });
   });
 
-  it('AQUA relation: when every pred equals gold, binary F1 = 1 and accuracy = 1 (even with one binary class)', () => {
+  it('AQUA relation: when every pred equals gold, binary macro F1 = 1 and accuracy = 1 (even with one binary class)', () => {
     // All positive: the negative class never occurs, so it is not averaged in as a 0.
     const m = classificationMetrics(rows('TP>TP, TP>TP, TN>TN'), { bootstrap: false });
     expect(m.accuracy).toBe(1);
@@ -266,5 +272,124 @@ describe('classificationMetrics: bootstrap CIs', () => {
 
   it('is skipped when bootstrap is false', () => {
     expect(classificationMetrics(HAND, { bootstrap: false }).ci).toBeUndefined();
+  });
+});
+
+/*
+ * A declared judge's binary view, by hand: labels helpful / partly / unhelpful, positive
+ * [helpful], 10 rows (gold > pred):
+ *   helpful>helpful ×4, helpful>partly ×1, partly>helpful ×2, partly>partly ×1, unhelpful>unhelpful ×2
+ *
+ * binary 2×2 (helpful = P, the rest = N): PP = 4, PN = 1, NP = 2, NN = 3
+ *   positive (helpful): P = 4/6 = 2/3, R = 4/5, F1 = 2·4 / (2·4 + 2 + 1) = 8/11 ≈ 0.727
+ *   negative (rest):    P = 3/4,       R = 3/5, F1 = 2·3 / (2·3 + 1 + 2) = 6/9 = 2/3
+ *   binary macro F1 = (8/11 + 2/3) / 2 = (24/33 + 22/33) / 2 = 23/33 ≈ 0.697 — not the F1 of helpful
+ *   binary accuracy = (4 + 3) / 10 = 0.7
+ */
+const HELPFUL = rows(
+  'helpful>helpful, helpful>helpful, helpful>helpful, helpful>helpful, helpful>partly, partly>helpful, partly>helpful, partly>partly, unhelpful>unhelpful, unhelpful>unhelpful',
+);
+
+describe('classificationMetrics: the positive class of the binary view', () => {
+  it('reports the positive class by name, its F1 apart from the binary macro F1', () => {
+    const m = classificationMetrics(HELPFUL, { positive: ['helpful'], bootstrap: false });
+    expect(m.binary!.f1).toBeCloseTo(23 / 33, 12);
+    expect(m.binary!.accuracy).toBeCloseTo(0.7, 12);
+    expect(m.binary!.positive.label).toBe('helpful');
+    expect(m.binary!.positive.precision).toBeCloseTo(2 / 3, 12);
+    expect(m.binary!.positive.recall).toBeCloseTo(4 / 5, 12);
+    expect(m.binary!.positive.f1).toBeCloseTo(8 / 11, 12);
+    expect(m.binary!.positive.support).toBe(5);
+    expect(m.binary!.negative.f1).toBeCloseTo(2 / 3, 12);
+  });
+
+  it('names a class of several labels by all of them, and GEC by TP/TN', () => {
+    const m = classificationMetrics(HELPFUL, { positive: ['helpful', 'partly'], bootstrap: false });
+    expect(m.binary!.positive.label).toBe('helpful/partly');
+    expect(classificationMetrics(HAND, { bootstrap: false }).binary!.positive.label).toBe('TP/TN');
+  });
+
+  it('gives the F1 of the positive class a CI on the same resamples as the other figures', () => {
+    const big = Array.from({ length: 10 }, () => HELPFUL).flat();
+    const m = classificationMetrics(big, { positive: ['helpful'] });
+    const [lo, hi] = m.ci!.positiveF1!;
+    expect(lo).toBeLessThanOrEqual(8 / 11);
+    expect(hi).toBeGreaterThanOrEqual(8 / 11);
+    expect(lo).toBeLessThan(hi);
+    // The same resamples: the intervals of the figures without a binary view are unchanged.
+    const plain = classificationMetrics(big, { positive: false });
+    expect({ accuracy: m.ci!.accuracy, macroF1: m.ci!.macroF1, kappa: m.ci!.kappa }).toEqual(plain.ci);
+  });
+
+  it('has no F1 of a positive class that never occurs (null, not 0)', () => {
+    const m = classificationMetrics(rows('partly>partly, unhelpful>partly'), { positive: ['helpful'] });
+    expect(m.binary!.positive).toEqual({
+      label: 'helpful',
+      precision: null,
+      recall: null,
+      f1: null,
+      support: 0,
+    });
+    expect(m.ci!.positiveF1).toBeUndefined();
+  });
+});
+
+/*
+ * Quadratic weighted kappa, by hand, on a 3-level scale bad < ok < good (places 0, 1, 2),
+ * 6 rows (gold > pred): bad>bad, bad>ok, ok>ok, ok>good, good>good, good>ok
+ *
+ *   squared misses O = Σ (gold − pred)² = 0 + 1 + 0 + 1 + 0 + 1 = 3
+ *   gold totals bad 2, ok 2, good 2; pred totals bad 1, ok 3, good 2
+ *   E = Σ_g Σ_p gold_g · pred_p · (g − p)²; each gold total is 2, so E = 2 · Σ_p pred_p · Σ_g (g − p)²
+ *     Σ_g (g − p)²: p = bad 0+1+4 = 5, p = ok 1+0+1 = 2, p = good 4+1+0 = 5
+ *     E = 2 · (1·5 + 3·2 + 2·5) = 42
+ *   κw = 1 − n·O / E = 1 − 6·3 / 42 = 1 − 3/7 = 4/7 ≈ 0.571
+ *   (sklearn's form: 1 − Σ w·C / Σ w·(outer(gold, pred) / n) = 1 − 3 / (42/6) = 4/7.)
+ * Unweighted kappa on the same rows: pₒ = 3/6, pₑ = (2·1 + 2·3 + 2·2)/36 = 1/3 → κ = 1/4: the
+ * weights forgive the three near misses.
+ */
+const SCALE = ['bad', 'ok', 'good'];
+const NEAR = rows('bad>bad, bad>ok, ok>ok, ok>good, good>good, good>ok');
+
+describe('classificationMetrics: quadratic weighted kappa of an ordinal scale', () => {
+  it('computes the hand example', () => {
+    const m = classificationMetrics(NEAR, { labelOrder: SCALE, ordinal: true, bootstrap: false });
+    expect(m.weightedKappa).toBeCloseTo(4 / 7, 12);
+    expect(m.kappa).toBeCloseTo(1 / 4, 12);
+  });
+
+  it('reads places from the declared order, not from the labels present', () => {
+    // "ok" is on the scale but the rows skip it: bad and good stay two places apart.
+    // bad>good, good>bad, bad>bad, good>good: O = 4 + 4 = 8; totals 2/2 on both sides;
+    // E = 2·2·4 + 2·2·4 = 32; κw = 1 − 4·8/32 = 0 (and κ = 0 too).
+    const m = classificationMetrics(rows('bad>good, good>bad, bad>bad, good>good'), {
+      labelOrder: SCALE,
+      ordinal: true,
+      bootstrap: false,
+    });
+    expect(m.weightedKappa).toBeCloseTo(0, 12);
+  });
+
+  it('has a CI on the same resamples as the other figures, which it leaves as they were', () => {
+    const big = Array.from({ length: 20 }, () => NEAR).flat();
+    const m = classificationMetrics(big, { labelOrder: SCALE, ordinal: true });
+    const plain = classificationMetrics(big, { labelOrder: SCALE });
+    const [lo, hi] = m.ci!.weightedKappa!;
+    expect(lo).toBeLessThanOrEqual(4 / 7);
+    expect(hi).toBeGreaterThanOrEqual(4 / 7);
+    expect({ ...m.ci, weightedKappa: undefined }).toEqual({ ...plain.ci, weightedKappa: undefined });
+    expect(plain.weightedKappa).toBeUndefined();
+  });
+
+  it('is null, never 0, without data or with a label off the scale', () => {
+    const empty = classificationMetrics(rows('bad>Error, ok>Error'), { labelOrder: SCALE, ordinal: true });
+    expect(empty.weightedKappa).toBeNull();
+    expect(empty.ci).toBeUndefined();
+    const off = classificationMetrics(rows('bad>bad, ok>awful'), {
+      labelOrder: SCALE,
+      ordinal: true,
+      bootstrap: false,
+    });
+    expect(off.weightedKappa).toBeNull();
   });
 });

@@ -4,6 +4,7 @@ import {
   flipRate,
   krippendorffAlpha,
   noiseFloor,
+  RepeatRows,
   type RepeatValue,
   withinItemSd,
 } from '../../../shared/lib/metrics/reliability.js';
@@ -34,6 +35,58 @@ describe('Krippendorff alpha', () => {
   it('nominal alpha on labels equals the same data as numbers', () => {
     const labels = UNITS.map((u) => u.map((v) => (v === null ? null : `c${v}`)));
     expect(krippendorffAlpha(labels, 'nominal', false).value).toBeCloseTo(0.743, 3);
+  });
+
+  it('gives the textbook ordinal value (0.815) on the same data', () => {
+    expect(krippendorffAlpha(UNITS, 'ordinal', false).value).toBeCloseTo(0.815, 3);
+  });
+
+  it('ordinal alpha computed by hand, on a scale of labels', () => {
+    // Units (bad, ok), (ok, ok), (good, ok) on the scale bad < ok < good: n = 6, counts bad 1,
+    // ok 4, good 1 → mid-ranks bad 1, ok 1 + (4 + 1)/2 = 3.5, good 5 + 1 = 6.
+    // δ² (Krippendorff: (Σ_{g from c to k} n_g − (n_c + n_k)/2)²): bad–ok (5 − 2.5)² = 6.25 =
+    // ok–good, bad–good (6 − 1)² = 25: the squared differences of the mid-ranks.
+    // Observed Σ_u Σ_{i≠j} δ²/(m−1): 2·6.25 + 0 + 2·6.25 = 25.
+    // Expected Σ_{c≠k} n_c·n_k·δ²: 2·(1·4·6.25 + 4·1·6.25 + 1·1·25) = 150.
+    // α = 1 − (n − 1)·25 / 150 = 1 − 125/150 = 1/6 (nominal would give 1 − 5·4/18 = −1/9).
+    const units = [
+      ['bad', 'ok'],
+      ['ok', 'ok'],
+      ['good', 'ok'],
+    ];
+    const scale = ['bad', 'ok', 'good'];
+    expect(krippendorffAlpha(units, 'ordinal', false, scale).value).toBeCloseTo(1 / 6, 12);
+    expect(krippendorffAlpha(units, 'nominal', false).value).toBeCloseTo(-1 / 9, 12);
+    // On the scale ok < bad < good the misses are of other sizes: bad–ok and bad–good are
+    // neighbours now. Mid-ranks ok 2.5, bad 5, good 6: observed 2·6.25 + 2·12.25 = 37,
+    // expected 2·(4·1·6.25 + 4·1·12.25 + 1·1·1) = 150 → α = 1 − 5·37/150 = −7/30.
+    expect(krippendorffAlpha(units, 'ordinal', false, ['ok', 'bad', 'good']).value).toBeCloseTo(-7 / 30, 12);
+  });
+
+  it('a scorer declared a scale gets ordinal alpha across its repeats; others keep theirs', () => {
+    // The by-hand units above, each item judged twice.
+    const fill = (rows: RepeatRows) => {
+      for (const [target, values] of [
+        ['ok', ['bad', 'ok']],
+        ['ok', ['ok', 'ok']],
+        ['ok', ['good', 'ok']],
+      ] as const)
+        rows.add({ value: values[0], target }, values);
+      return rows;
+    };
+    const scale = { labelOrder: ['bad', 'ok', 'good'], bootstrap: false as const };
+    const ordinal = fill(new RepeatRows('label', 2)).figures({ ...scale, ordinal: true }).alpha;
+    expect(ordinal.level).toBe('ordinal');
+    expect(ordinal.value).toBeCloseTo(1 / 6, 12);
+    expect(fill(new RepeatRows('label', 2)).figures(scale).alpha.level).toBe('nominal');
+    const numbers = new RepeatRows('number', 2);
+    numbers.add({ value: 1, target: 2 }, [1, 2]);
+    numbers.add({ value: 2, target: 2 }, [2, 2]);
+    numbers.add({ value: 3, target: 2 }, [3, 2]);
+    // Numbers 1 < 2 < 3 stand where bad < ok < good stood: the same 1/6.
+    expect(numbers.figures({ ordinal: true, bootstrap: false }).alpha).toMatchObject({ level: 'ordinal' });
+    expect(numbers.figures({ ordinal: true, bootstrap: false }).alpha.value).toBeCloseTo(1 / 6, 12);
+    expect(numbers.figures({ bootstrap: false }).alpha.level).toBe('interval');
   });
 
   it('interval alpha computed by hand', () => {

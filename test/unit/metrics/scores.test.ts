@@ -42,6 +42,58 @@ describe('label scores', () => {
     // positive/negative: TP→TP is P→P, FP1→FP2 is N→N: binary accuracy 1.
     expect(binary.summary.metrics.binaryAccuracy).toMatchObject({ value: 1, n: 2 });
   });
+
+  it('names the binary macro F1 and the F1 of the positive class apart', () => {
+    // helpful>helpful ×2, helpful>partly, partly>helpful, partly>partly, unhelpful>unhelpful.
+    // PP 2, PN 1, NP 1, NN 2: helpful P 2/3, R 2/3, F1 4/6 = 2/3; rest P 2/3, R 2/3, F1 2/3 …
+    // so a row more to tell them apart: unhelpful>unhelpful again (NN 3): rest P 3/4, R 3/4,
+    // F1 6/8 = 3/4; binary macro F1 = (2/3 + 3/4) / 2 = 17/24 ≈ 0.708, F1 of helpful 2/3.
+    const pairs = [
+      ['helpful', 'helpful'],
+      ['helpful', 'helpful'],
+      ['helpful', 'partly'],
+      ['partly', 'helpful'],
+      ['partly', 'partly'],
+      ['unhelpful', 'unhelpful'],
+      ['unhelpful', 'unhelpful'],
+    ];
+    const { summary, flat } = scorerFigures(
+      'label',
+      pairs.map(([target, value]) => ({ value, target })),
+      { ...NO_CI, positive: ['helpful'], labelOrder: ['helpful', 'partly', 'unhelpful'] },
+    );
+    expect(summary.metrics.binaryF1!.value).toBeCloseTo(17 / 24, 12);
+    expect(summary.metrics.positiveF1).toMatchObject({ n: 7, name: 'F1 of helpful' });
+    expect(summary.metrics.positiveF1!.value).toBeCloseTo(2 / 3, 12);
+    expect(summary.metrics.positiveF1!.ci).toHaveLength(2);
+    expect(summary.metrics.weightedKappa).toBeUndefined(); // not declared a scale
+    expect(flat.binary).toMatchObject({ positive: { label: 'helpful', support: 3 } });
+  });
+
+  it('on an ordinal scale, the quadratic weighted kappa with a CI (the by-hand example: 4/7)', () => {
+    // bad>bad, bad>ok, ok>ok, ok>good, good>good, good>ok: see classification.test.ts.
+    const pairs = [
+      ['bad', 'bad'],
+      ['bad', 'ok'],
+      ['ok', 'ok'],
+      ['ok', 'good'],
+      ['good', 'good'],
+      ['good', 'ok'],
+    ];
+    const { summary, flat } = scorerFigures(
+      'label',
+      pairs.map(([target, value]) => ({ value, target })),
+      { ...NO_CI, labelOrder: ['bad', 'ok', 'good'], ordinal: true },
+    );
+    expect(summary.metrics.weightedKappa!.value).toBeCloseTo(4 / 7, 12);
+    expect(summary.metrics.weightedKappa!.ci).toHaveLength(2);
+    expect(flat.weightedKappa).toBeCloseTo(4 / 7, 12);
+    const failed = scorerFigures('label', [{ unscored: 'parse', target: 'ok' }], {
+      labelOrder: ['bad', 'ok', 'good'],
+      ordinal: true,
+    });
+    expect(failed.summary.metrics.weightedKappa).toEqual({ value: null, n: 0 });
+  });
 });
 
 describe('number scores', () => {
@@ -65,6 +117,21 @@ describe('number scores', () => {
     expect(summary.metrics.rocAuc).toBeUndefined();
     expect(flat).toMatchObject({ n: 4, mean: 3, mae: 0.5 });
     expect(Object.keys(flat.ci as object)).toEqual(['mean', 'mae', 'pearson', 'spearman']);
+  });
+
+  it('on an integer scale, the quadratic weighted kappa: the same 4/7 as the labels by hand', () => {
+    // bad/ok/good as 1/2/3: gold 1 1 2 2 3 3, scores 1 2 2 3 3 2.
+    //   squared misses Σ (x − y)² = 0 + 1 + 0 + 1 + 0 + 1 = 3
+    //   scores: x̄ = 13/6, Σ (x − x̄)² = (7/6)² + 3·(1/6)² + 2·(5/6)² = 102/36 = 17/6
+    //   gold:   ȳ = 2,    Σ (y − ȳ)² = 1 + 1 + 0 + 0 + 1 + 1 = 4;  n·(x̄ − ȳ)² = 6 · (1/6)² = 1/6
+    //   expected (Σ_{i,j} (x_i − y_j)² / n) = 17/6 + 4 + 1/6 = 7 → κw = 1 − 3/7 = 4/7
+    const values = [1, 2, 2, 3, 3, 2];
+    const gold = [1, 1, 2, 2, 3, 3];
+    const rows = values.map((value, i) => ({ value, target: gold[i] }));
+    const { summary } = scorerFigures('number', rows, { ...NO_CI, ordinal: true });
+    expect(summary.metrics.weightedKappa!.value).toBeCloseTo(4 / 7, 12);
+    expect(summary.metrics.weightedKappa!.ci).toHaveLength(2);
+    expect(scorerFigures('number', rows, NO_CI).summary.metrics.weightedKappa).toBeUndefined();
   });
 
   it('against a binary human label: ROC-AUC and balanced accuracy at the threshold, by hand', () => {

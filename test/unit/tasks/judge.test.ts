@@ -145,6 +145,24 @@ describe('judge scorers', () => {
     expect(scorers.pass!.target!(item)).toBe(true);
     expect(scorers.score!.target!(item)).toBe(4);
   });
+
+  it('an ordinal labels judge and an integer range are scales (weighted kappa, ordinal alpha)', () => {
+    const quality = judgeSuite({ labels: ['bad', 'ok', 'good'], ordinal: true, positive: ['good'] });
+    expect(judgeFamily.scorers(quality as never).label!.metrics).toEqual({
+      labelOrder: ['bad', 'ok', 'good'],
+      positive: ['good'],
+      ordinal: true,
+    });
+    expect(judgeFamily.config(quality as never).answer).toBe('labels bad/ok/good (ordinal)');
+    expect(judgeFamily.scorers(TONE as never).label!.metrics).not.toHaveProperty('ordinal');
+    expect(judgeFamily.scorers(HELPFUL as never).score!.metrics).toEqual({ threshold: 4, ordinal: true });
+    const fractional = judgeSuite({ range: [0, 1.5] });
+    expect(judgeFamily.scorers(fractional as never).score!.metrics).toEqual({});
+  });
+
+  it('refuses `ordinal` without labels', () => {
+    expect(() => judgeSuite({ range: [1, 5], ordinal: true })).toThrow(/`ordinal` needs `labels`/);
+  });
 });
 
 describe('the judge simulator', () => {

@@ -58,7 +58,10 @@ export function pValue(value: unknown): string {
 const METRIC_WORDS: Record<string, string> = {
   accuracy: 'accuracy',
   macroF1: 'macro F1',
+  binaryF1: 'binary macro F1',
+  positiveF1: 'positive-class F1',
   kappa: "Cohen's κ",
+  weightedKappa: 'quadratic weighted κ',
   mae: 'MAE',
   rmse: 'RMSE',
   pearson: 'Pearson r',

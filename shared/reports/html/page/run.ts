@@ -24,6 +24,8 @@ import { itemsSection } from './items.js';
 const UNIT_METRICS = new Set([
   'accuracy',
   'macroF1',
+  'binaryF1',
+  'positiveF1',
   'passRate',
   'balancedAccuracy',
   'rocAuc',
@@ -42,7 +44,7 @@ function tile(label: string, value: string, testid?: string): HTMLElement {
 }
 
 /** Metrics that range over [-1, 1] (agreement and correlation); their CI bars span it. */
-const SIGNED_UNIT = new Set(['kappa', 'pearson', 'spearman']);
+const SIGNED_UNIT = new Set(['kappa', 'weightedKappa', 'pearson', 'spearman']);
 
 /** The range a metric's CI bar spans: [0, 1] or [-1, 1] for rates and correlations, else around its interval. */
 function barRange(metric: string, m: MetricValue): [number, number] {
@@ -60,7 +62,7 @@ function metricsTable(name: string, s: ScorerSummary): HTMLElement {
   const rows = Object.entries(s.metrics).map(([metric, m]) => {
     const [lo, hi] = barRange(metric, m);
     return [
-      metricName(metric),
+      m.name ?? metricName(metric),
       h('span', { class: 'figure-value', 'data-metric': `${name}.${metric}` }, num(m.value)),
       m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : 'n/a',
       ciBar(m.value, m.ci, lo, hi),
@@ -68,6 +70,65 @@ function metricsTable(name: string, s: ScorerSummary): HTMLElement {
     ];
   });
   return table(['metric', 'value', '95% CI', '', 'n'], rows, 'grid metrics');
+}
+
+/** report.json `metrics.binary`: the binary view of the primary scorer. */
+interface BinaryView {
+  accuracy: number | null;
+  f1: number | null;
+  positive: {
+    label: string;
+    precision: number | null;
+    recall: number | null;
+    f1: number | null;
+    support: number;
+  };
+  negative: { precision: number; recall: number; f1: number; support: number };
+}
+
+function isBinaryView(value: unknown): value is BinaryView {
+  const v = value as Partial<BinaryView>;
+  return typeof v.positive === 'object' && v.positive !== null && typeof v.negative === 'object';
+}
+
+/**
+ * The binary view, named so that its two F1 figures cannot be mistaken for each other: the
+ * binary macro F1 (the mean of both classes' F1) and each class's own F1.
+ */
+function binaryFigure(b: BinaryView): HTMLElement {
+  const positive = b.positive.label ? `${b.positive.label} (positive)` : 'positive';
+  return h(
+    'figure',
+    { class: 'figure wide' },
+    h('figcaption', null, 'Binary view: the positive class against the rest'),
+    table(
+      ['', ''],
+      [
+        [h('b', null, 'binary accuracy'), num(b.accuracy)],
+        [h('b', null, "binary macro F1 (mean of both classes' F1)"), num(b.f1)],
+      ],
+      'grid kv',
+    ),
+    table(
+      ['class', 'precision', 'recall', 'F1', 'support'],
+      [
+        [
+          positive,
+          num(b.positive.precision),
+          num(b.positive.recall),
+          num(b.positive.f1),
+          String(b.positive.support),
+        ],
+        [
+          'rest',
+          num(b.negative.precision),
+          num(b.negative.recall),
+          num(b.negative.f1),
+          String(b.negative.support),
+        ],
+      ],
+    ),
+  );
 }
 
 function confusionHeatmap(confusion: Record<string, Record<string, number>>): HTMLElement {
@@ -259,6 +320,8 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
         h('dd', { 'data-testid': 'run-id' }, report.runId),
         h('dt', null, 'task'),
         h('dd', null, [report.task, ...config].join(' · ')),
+        report.predictions ? h('dt', null, 'outputs') : null,
+        report.predictions ? h('dd', null, report.predictions) : null,
         h('dt', null, 'backends'),
         h(
           'dd',
@@ -300,7 +363,7 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
           )
         : null,
       tile('cost', usd(report.cost.totalUsd), 'cost'),
-      tile('per 10K items', usd(report.cost.per10kUsd)),
+      tile('per 10K items at list price', usd(report.cost.per10kUsd)),
       tile('latency p50 / p95', `${ms(report.latencyMs.p50)} / ${ms(report.latencyMs.p95)}`),
     ),
   );
@@ -330,7 +393,7 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
       h(
         'p',
         null,
-        `Total ${usd(cost.totalUsd)} · per item ${usd(cost.perItemUsd)} · per 10K ${usd(cost.per10kUsd)} · calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd)}) · tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}), out ${cost.tokens.output}`,
+        `Paid ${usd(cost.totalUsd)} · at list price (cached answers priced as if called): per item ${usd(cost.perItemUsd)}, per 10K ${usd(cost.per10kUsd)} · calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd)}) · tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}), out ${cost.tokens.output}`,
         cost.batch
           ? ` · batch lane: ${cost.batch.calls} calls at ${Math.round(cost.batch.discount * 100)}% off, saving ${usd(cost.batch.savedUsd)}`
           : '',
@@ -381,7 +444,9 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
       section(
         `The ${report.task} family's figures`,
         family.map(([key, value]) =>
-          h('figure', { class: 'figure wide' }, h('figcaption', null, metricName(key)), anyTable(value)),
+          key === 'binary' && isBinaryView(value)
+            ? binaryFigure(value as BinaryView)
+            : h('figure', { class: 'figure wide' }, h('figcaption', null, metricName(key)), anyTable(value)),
         ),
       ),
     );
