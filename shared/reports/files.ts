@@ -439,10 +439,15 @@ function round(value: number, digits: number): number {
   return Math.round(value * f) / f;
 }
 
+/** How people read a metric: its own name when it has one (`F1 of helpful`), else by its key. */
+function metricName(key: string, m: MetricValue): string {
+  return m.name ?? METRIC_NAMES[key] ?? words(key);
+}
+
 /** One metric line: name, value, CI, n. */
 function metricLine(name: string, m: MetricValue): string {
   const ci = interval(m.ci);
-  return `    ${(METRIC_NAMES[name] ?? words(name)).padEnd(18)} ${num(m.value).padStart(6)}  ${ci.padEnd(17)} n ${m.n}`;
+  return `    ${metricName(name, m).padEnd(18)} ${num(m.value).padStart(6)}  ${ci.padEnd(17)} n ${m.n}`;
 }
 
 /** The length bias of a scorer: Spearman's ρ of output length against score, overall and by gold class. */
@@ -515,7 +520,7 @@ export function reliabilityLines(r: ScorerReliability, indent: string): string[]
 export function headline(name: string, s: ScorerSummary): string {
   const shown = HEADLINE_METRICS[s.kind]
     .filter((metric) => s.metrics[metric] !== undefined)
-    .map((metric) => `${METRIC_NAMES[metric] ?? metric} ${num(s.metrics[metric]!.value)}`);
+    .map((metric) => `${metricName(metric, s.metrics[metric]!)} ${num(s.metrics[metric]!.value)}`);
   const unscored = Object.values(s.unscored).reduce((a, b) => a + (b ?? 0), 0);
   return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${s.n}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
 }
@@ -533,16 +538,22 @@ export function incompleteNotice(
   return `INCOMPLETE: ${missing} (the run was stopped before it finished); the figures cover the ${present} items present. Run it again to resume it.`;
 }
 
+/** The banner a simulated run's text files (report.txt, comparison.txt) open with. */
+export function simulatedBanner(notice = 'SIMULATED'): string[] {
+  return ['*'.repeat(78), notice, '*'.repeat(78), ''];
+}
+
 export function renderText(report: Report): string {
   const c = report.counts;
   const lines: string[] = [];
   const incomplete = incompleteNotice(report);
   if (incomplete) lines.push(incomplete, '');
-  if (report.simulated) lines.push('*'.repeat(78), report.notice ?? 'SIMULATED', '*'.repeat(78), '');
+  if (report.simulated) lines.push(...simulatedBanner(report.notice));
   const config = Object.values(report.config);
   lines.push(
     `Assay report — ${report.suite} (${[report.task, ...config].join('/')})`,
     `run ${report.runId}   ${report.startedAt} → ${report.finishedAt ?? '(not finished)'}`,
+    ...(report.predictions ? [`outputs: ${report.predictions}`] : []),
     `backends: ${report.backends.length > 0 ? report.backends.join(', ') : '(none: the dataset gives the outputs)'}`,
     `dataset: ${report.dataset}`,
     '',
@@ -559,7 +570,7 @@ export function renderText(report: Report): string {
   const cost = report.cost;
   lines.push(
     '',
-    `Cost ${usd(cost.totalUsd)}   per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
+    `Cost ${usd(cost.totalUsd)} paid   at list price (cached answers priced as if called): per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
     `  calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd ?? 0)})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
   );
   if (cost.batch) {
@@ -582,6 +593,7 @@ export function renderText(report: Report): string {
 interface ComparisonView {
   baseRunId: string;
   paired: number;
+  dataset?: { added: number; removed: number; changed: number };
   promptChanges: { path: string; base?: string; candidate?: string }[];
   scores: Record<
     string,
@@ -601,6 +613,10 @@ function renderComparisonSummary(c: ComparisonView | undefined): string[] {
   if (!c) return [];
   const signed = (v: number) => `${v >= 0 ? '+' : ''}${v.toFixed(3)}`;
   const lines = ['', `Compared with the previous run ${c.baseRunId} (${c.paired} items in both)`];
+  if (c.dataset)
+    lines.push(
+      `  dataset: ${c.dataset.changed} changed (another input or gold: not paired), ${c.dataset.added} added, ${c.dataset.removed} removed`,
+    );
   for (const change of c.promptChanges) {
     lines.push(`  prompt ${change.path}: ${change.base ?? '(none)'} → ${change.candidate ?? '(none)'}`);
   }

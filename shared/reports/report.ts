@@ -33,7 +33,7 @@ import {
   type ScoreKind,
   scoreOf,
 } from '../model/model.js';
-import { REPORT_SCHEMA_VERSION, type Report, type ScorerSummary } from '../model/report.js';
+import { type CostSummary, REPORT_SCHEMA_VERSION, type Report, type ScorerSummary } from '../model/report.js';
 import { compareReportOrder, type ResultSource, sourceOf } from '../model/report-order.js';
 import { FileLayout, type FileLayoutState, targetReader } from './layout.js';
 
@@ -373,7 +373,9 @@ export class ReportTally {
       suite: run.suiteName,
       task: run.suite.task,
       config: family.config(run.suite),
-      backends: run.suite.backends,
+      // Outputs the dataset gives: the backends are the suite's graders, named only if one was called.
+      backends: run.predictions !== undefined && this.calls === 0 ? [] : run.suite.backends,
+      ...(run.predictions !== undefined ? { predictions: run.predictions } : {}),
       simulated,
       ...(simulated ? { notice: SIMULATED_NOTICE } : {}),
       dataset: run.datasetKey,
@@ -393,7 +395,7 @@ export class ReportTally {
       scores,
       metrics: { ...flat, ...familyFigures?.metrics },
       cost: {
-        ...this.spend.summary(items - invalidRows),
+        ...atListPrice(this.spend.summary(items - invalidRows), this.savedUsd, items - invalidRows),
         calls: this.calls,
         cachedCalls: this.cachedCalls,
         savedUsd: this.savedUsd,
@@ -405,6 +407,16 @@ export class ReportTally {
       prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
     };
   }
+}
+
+/**
+ * The run's cost per item and per 10K at list price: what the evaluation costs, its cached
+ * answers priced as if they had been called (`savedUsd`, what they cost when first paid). A
+ * run served from the cache paid less (`totalUsd`), which says nothing of what it costs to run.
+ */
+function atListPrice(paid: CostSummary, savedUsd: number, items: number): CostSummary {
+  const perItemUsd = items > 0 ? (paid.totalUsd + savedUsd) / items : null;
+  return { ...paid, perItemUsd, per10kUsd: perItemUsd === null ? null : perItemUsd * 10_000 };
 }
 
 /**

@@ -89,6 +89,14 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     )) {
       expect(await page.textContent(`[data-metric="label.${metric}"]`)).toBe(fixed(m.value));
     }
+    // The two F1 figures of the binary view are named apart: the macro of both classes, and the
+    // positive class's own F1 under its name.
+    const names = await page.$$eval('table.metrics tbody tr td:first-child', (tds) =>
+      tds.map((td) => td.textContent),
+    );
+    expect(names).toEqual(expect.arrayContaining(['binary macro F1', 'F1 of TP/TN']));
+    expect(names).not.toContain('binary f1');
+    expect(await page.textContent('body')).toContain('Binary view: the positive class against the rest');
     expect(await page.textContent('[data-testid="items"] .tile-value')).toBe(String(report.counts.items));
     // The label scorer's confusion matrix, cell by cell as report.json has it.
     const confusion = report.scores.label.tables.confusion as Record<string, Record<string, number>>;
@@ -223,6 +231,53 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     for (const v of sweep.variants) {
       expect(await page.textContent(`[data-variant="${v.name}"]`)).toBe(fixed(v.rankValue.value));
     }
+    // "Against the baseline": every row has a cell under each heading, the figures under theirs.
+    const against = await page.evaluate(() => {
+      const section = [...document.querySelectorAll('section')].find((s) =>
+        s.querySelector('h2')?.textContent?.startsWith('Against the baseline'),
+      );
+      const table = section?.querySelector('table');
+      if (!table) return null;
+      return {
+        headers: [...table.querySelectorAll('thead th')].map((th) => th.textContent),
+        rows: [...table.querySelectorAll('tbody tr')].map((tr) =>
+          [...tr.querySelectorAll('td')].map((td) => td.textContent),
+        ),
+      };
+    });
+    const expected = (
+      sweep.variants as {
+        name: string;
+        comparison?: {
+          scores: Record<string, { deltas: Record<string, { delta: number }> }>;
+        };
+      }[]
+    ).flatMap((v) =>
+      Object.values(v.comparison?.scores ?? {}).flatMap((sc) =>
+        Object.values(sc.deltas).map((d) => ({ variant: v.name, ...d })),
+      ),
+    );
+    expect(expected.length).toBeGreaterThan(0);
+    expect(against).not.toBeNull();
+    expect(against!.rows).toHaveLength(expected.length);
+    for (const row of against!.rows) expect(row).toHaveLength(against!.headers.length);
+    const column = (name: string) => against!.headers.indexOf(name);
+    const signedText = (n: number) => `${n >= 0 ? '+' : ''}${fixed(n)}`;
+    expect(against!.rows.map((row) => row[column('variant')])).toEqual(expected.map((d) => d.variant));
+    expect(against!.rows.map((row) => row[column('Δ')])).toEqual(expected.map((d) => signedText(d.delta)));
+
+    // The gate requires no variant here: its last sentence names those not promoted, not in green.
+    const notPromoted = (sweep.variants as { name: string; verdict: string }[])
+      .filter((v) => v.verdict === 'not promoted')
+      .map((v) => v.name);
+    expect(sweep.gate.required).toEqual([]);
+    expect(notPromoted.length).toBeGreaterThan(0);
+    const outcome = page.locator('[data-testid="gate-outcome"]');
+    expect(await outcome.textContent()).toBe(
+      `No variant was required to pass the gate; not promoted: ${notPromoted.join(', ')}.`,
+    );
+    expect(await outcome.getAttribute('class')).not.toBe('good');
+
     const drawn = await canvases(page);
     expect(drawn).toHaveLength(1);
     expect(drawn[0]!.width * drawn[0]!.height).toBeGreaterThan(0);

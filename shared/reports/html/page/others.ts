@@ -4,6 +4,7 @@
 
 import type { PairedDelta } from '../../../lib/metrics/index.js';
 import type { LeaderboardEntry, MetricValue } from '../../../model/report.js';
+import { gateOutcome } from '../../gate-outcome.js';
 import { scatter } from './charts.js';
 import { banner, ciBar, h, metricName, ms, num, pValue, section, signed, table, usd } from './dom.js';
 import { VirtualTable } from './virtual.js';
@@ -67,6 +68,7 @@ export function sweepPage(s: Json): HTMLElement[] {
   }[];
   const rankBy = s.rankBy as { metric: string; better: string };
   const gate = s.gate as { conditions: string[]; required: string[]; failedRequired: string[] } | undefined;
+  const outcome = gate ? gateOutcome({ gate, variants }) : undefined;
   const out: HTMLElement[] = [];
   if (s.notice) out.push(banner('sim', String(s.notice)));
   if (gate && gate.failedRequired.length > 0)
@@ -174,8 +176,9 @@ export function sweepPage(s: Json): HTMLElement[] {
           'Paired on the same items; Δ = variant − baseline, with its paired bootstrap 95% CI.',
         ),
         table(
-          ['variant', 'figure', 'baseline', 'variant', 'Δ', '95% CI', '', 'p', 'McNemar p', 'flipped'],
+          ['variant', 'figure', 'Δ', '95% CI', '', 'p', 'McNemar p', 'flipped'],
           rows,
+          'grid against-baseline',
         ),
       ),
     );
@@ -203,10 +206,8 @@ export function sweepPage(s: Json): HTMLElement[] {
         ),
         h(
           'p',
-          { class: gate.failedRequired.length > 0 ? 'bad' : 'good' },
-          gate.failedRequired.length > 0
-            ? `REQUIRED GATE FAILED for ${gate.failedRequired.join(', ')}`
-            : 'Every required variant passed the gate.',
+          { class: outcome!.tone === 'neutral' ? null : outcome!.tone, 'data-testid': 'gate-outcome' },
+          outcome!.text,
         ),
       ),
     );
@@ -223,7 +224,7 @@ export function comparisonPage(c: Json): HTMLElement[] {
     backends: string[];
   };
   const candidate = c.candidate as typeof base;
-  const items = c.items as { paired: number; onlyBase: number; onlyCandidate: number };
+  const items = c.items as { paired: number; onlyBase: number; onlyCandidate: number; changed?: number };
   const cost = c.cost as { base: number; candidate: number; delta: number };
   const promptChanges = c.promptChanges as { path: string; base?: string; candidate?: string }[];
   const scores = c.scores as Record<
@@ -245,6 +246,14 @@ export function comparisonPage(c: Json): HTMLElement[] {
     }
   >;
   const out: HTMLElement[] = [];
+  if (c.simulated) out.push(banner('sim', String(c.notice ?? 'SIMULATED')));
+  if (items.changed)
+    out.push(
+      banner(
+        'warn',
+        `Dataset changes: ${items.changed} changed, ${items.onlyCandidate} added, ${items.onlyBase} removed. A changed item has the same id in both runs but another input or gold: it is not paired.`,
+      ),
+    );
   if (base.dataset !== candidate.dataset)
     out.push(banner('warn', `The runs used different datasets: ${base.dataset} vs ${candidate.dataset}`));
   out.push(
@@ -257,7 +266,8 @@ export function comparisonPage(c: Json): HTMLElement[] {
       ],
       [
         'items',
-        `${items.paired} paired, ${items.onlyBase} only in base, ${items.onlyCandidate} only in candidate`,
+        `${items.paired} paired, ${items.onlyBase} only in base (removed), ${items.onlyCandidate} only in candidate (added)${items.changed ? `, ${items.changed} changed (not paired)` : ''}`,
+        'items',
       ],
       [
         'cost',
