@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout } from 'node:timers/promises';
+import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRows } from '../../shared/lib/datasets/read.js';
 import { type FakeCall, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
@@ -161,10 +162,9 @@ describe('a killed run resumes', () => {
     expect(method.accuracyVsCost[0].costUsd).toBeCloseTo(cleanMethod.accuracyVsCost[0].costUsd, 12);
     // Cost and latency columns aside (per item, which of two identical rows paid may differ).
     const withoutSpend = (csv: string) =>
-      csv
-        .split('\r\n')
-        .map((l) => l.split(',').slice(0, -2).join(','))
-        .join('\n');
+      (parse(csv, { columns: true, bom: true }) as Record<string, string>[]).map(
+        ({ cost_usd: _cost, latency_ms: _latency, ...rest }) => rest,
+      );
     expect(withoutSpend(await readFile(join(runDir, 'labeled.csv'), 'utf8'))).toEqual(
       withoutSpend(await readFile(join(cleanDir, 'labeled.csv'), 'utf8')),
     );

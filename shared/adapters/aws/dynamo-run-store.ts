@@ -96,6 +96,14 @@ export interface DynamoRunStoreOptions {
   spentCacheMs?: number;
 }
 
+/**
+ * Tries of a call while DynamoDB throttles it: jittered waits of at most 3 s each, about half a
+ * minute in all on average and at most 70 s, far inside the functions' timeouts, so that a hot
+ * moment on a key (a slot's, as a part completes) delays a paid answer's record instead of
+ * handing its message back to the queue.
+ */
+const THROTTLED_ATTEMPTS = 30;
+
 /** The small, often-read part of a run's record (its suite and prompts are in {@link SpecItem}). */
 type MetaItem = TableKey &
   Omit<RunRecord, 'schemaVersion' | 'suite' | 'prompts' | 'total' | 'invalidRows'> & {
@@ -184,7 +192,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     this.pageSize = pageSize;
     this.checkSuite = checkSuite;
     this.now = now;
-    this.backoff = backoff;
+    this.backoff = { ...backoff, attempts: backoff.attempts ?? THROTTLED_ATTEMPTS };
     this.spentCacheMs = spentCacheMs;
   }
 
