@@ -458,16 +458,25 @@ export interface LocalRunOutcome {
 /** Failed items shown on screen when a run scored nothing (all of them are in errors.txt). */
 const FIRST_FAILED = 5;
 
-/** Columns a suite maps that the dataset's header lacks: `role → column`. */
+/**
+ * Columns a suite maps that the dataset's header lacks: `role → column`. A dot path into a
+ * column the file has is not one of them (whether it resolves is each row's matter), and a
+ * list of columns is checked column by column.
+ */
 export function missingColumns(
   mapped: Record<string, unknown>,
   columns: readonly string[],
 ): { role: string; column: string }[] {
   if (columns.length === 0) return [];
+  const has = (name: string) =>
+    columns.includes(name) || columns.some((column) => name.startsWith(`${column}.`));
   return Object.entries(mapped)
-    .filter((entry): entry is [string, string] => typeof entry[1] === 'string')
-    .filter(([, column]) => !column.startsWith('assay:') && !columns.includes(column))
-    .map(([role, column]) => ({ role, column }));
+    .flatMap(([role, value]) =>
+      (typeof value === 'string' ? [value] : Array.isArray(value) ? value : [])
+        .filter((column): column is string => typeof column === 'string')
+        .map((column) => ({ role, column })),
+    )
+    .filter(({ column }) => !column.startsWith('assay:') && !has(column));
 }
 
 /** Why a run scored nothing, for the screen: the dataset's columns, and the first failed rows. */

@@ -115,6 +115,13 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
     outputColumns?: readonly string[];
     /** Columns the gold is read from when the suite maps none, tried in order (`assay score` never takes it as the output). */
     goldColumns?: readonly string[];
+    /**
+     * Roles whose column may hold an object or an array (a JSON, JSONL or Parquet row), which
+     * the family reads as its JSON text. Any other column that holds one makes its row invalid.
+     */
+    jsonColumns?: readonly string[];
+    /** The prompt's placeholders are dataset columns: `dataset.columns` may map each to the column it reads. */
+    placeholderColumns?: boolean;
   };
   /** Short facts for report headers (GEC: judge and method). */
   config(suite: S): Record<string, string>;

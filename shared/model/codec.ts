@@ -52,6 +52,8 @@ const common = {
   status: z.enum(['scored', 'failed']),
   gold: z.string().optional(),
   input: z.record(z.string(), z.string()),
+  columns: z.record(z.string(), z.string()).optional(),
+  annotations: z.array(z.string()).optional(),
   inputDigest: z.string().optional(),
   failure: failureSchema.optional(),
   prompts: z.record(z.string(), z.string()).optional(),

@@ -15,7 +15,12 @@ export { type BaseSuite, SuiteError } from '../model/suite-base.js';
 
 function familySchema(family: (typeof FAMILIES)[number]) {
   return z
-    .object({ ...commonSuiteShape(family.name, family.suite.columns), ...family.suite.shape })
+    .object({
+      ...commonSuiteShape(family.name, family.suite.columns, {
+        placeholders: family.suite.placeholderColumns ?? false,
+      }),
+      ...family.suite.shape,
+    })
     .strict()
     .describe(family.description);
 }

@@ -16,6 +16,8 @@ export interface FileLayoutState {
   /** Every input column met, invalid rows' included (the HTML item table shows them all). */
   all: string[];
   anyUsable: boolean;
+  /** The dataset's other columns results kept (`ItemResult.columns`), in first-seen order. */
+  kept?: string[];
   numbers: { name: string; seen: boolean; binary: boolean }[];
 }
 
@@ -32,6 +34,8 @@ export class FileLayout {
   /** Every input column met, in first-seen order, invalid rows' included. */
   private readonly all = new Set<string>();
   private anyUsable = false;
+  /** The dataset's other columns the results keep, in first-seen order. */
+  private readonly kept = new Set<string>();
   private readonly numbers: {
     name: string;
     target: ReturnType<typeof targetReader>;
@@ -60,6 +64,7 @@ export class FileLayout {
   add(result: ItemResult): void {
     const keys = Object.keys(result.input);
     for (const key of keys) this.all.add(key);
+    if (result.columns) for (const key of Object.keys(result.columns)) this.kept.add(key);
     if (result.failure?.kind !== 'invalid_row') {
       this.anyUsable = true;
       for (const key of keys) this.usable.add(key);
@@ -79,6 +84,7 @@ export class FileLayout {
   merge(later: FileLayout): void {
     for (const key of later.usable) this.usable.add(key);
     for (const key of later.all) this.all.add(key);
+    for (const key of later.kept) this.kept.add(key);
     // Invalid rows' columns count only until a usable result: `later`'s, only if this part has none.
     if (!this.anyUsable) for (const key of later.any) this.any.add(key);
     this.anyUsable ||= later.anyUsable;
@@ -99,6 +105,11 @@ export class FileLayout {
     return [...this.all];
   }
 
+  /** The dataset's other columns the results keep (`ItemResult.columns`), in first-seen order. */
+  keptColumns(): string[] {
+    return [...this.kept];
+  }
+
   /** Whether a number scorer's gold is a binary label (false for other kinds). */
   binary(name: string): boolean {
     return this.numbers.some((s) => s.name === name && s.seen && s.binary);
@@ -110,6 +121,7 @@ export class FileLayout {
       any: [...this.any],
       all: [...this.all],
       anyUsable: this.anyUsable,
+      ...(this.kept.size > 0 ? { kept: [...this.kept] } : {}),
       numbers: this.numbers.map(({ name, seen, binary }) => ({ name, seen, binary })),
     };
   }
@@ -123,6 +135,7 @@ export class FileLayout {
     for (const key of state.usable) layout.usable.add(key);
     for (const key of state.any) layout.any.add(key);
     for (const key of state.all) layout.all.add(key);
+    for (const key of state.kept ?? []) layout.kept.add(key);
     layout.anyUsable = state.anyUsable;
     for (const scorer of layout.numbers) {
       const saved = state.numbers.find((s) => s.name === scorer.name);

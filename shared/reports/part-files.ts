@@ -137,7 +137,10 @@ export async function assembleReportFiles(
   };
   await compose(
     'labeled.csv',
-    [`\uFEFF${csvHeader(layout.inputColumns(), view)}\r\n`, ...ordered.map((p) => ({ key: p.labeled }))],
+    [
+      `\uFEFF${csvHeader(layout.inputColumns(), view, layout.keptColumns())}\r\n`,
+      ...ordered.map((p) => ({ key: p.labeled })),
+    ],
     'text/csv; charset=utf-8',
   );
   const section = (name: SectionName): BlobPiece[] => [

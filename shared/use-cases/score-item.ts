@@ -307,6 +307,9 @@ export async function scoreItem(
       status: solved.ok ? 'scored' : 'failed',
       ...(item.gold !== undefined ? { gold: item.gold } : {}),
       input,
+      // The row's other columns, cut for the store as long inputs are.
+      ...(item.columns ? { columns: storedInput(item.columns) } : {}),
+      ...(item.annotations ? { annotations: item.annotations } : {}),
       inputDigest: inputDigest({ input, gold: item.gold }),
       ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
       scores,

@@ -1,3 +1,4 @@
+import { rowReader } from '../family/dataset-row.js';
 import { readColumn } from '../family/rows.js';
 import { EXPLANATION_COLUMNS } from '../lib/datasets/join.js';
 import type { RawRow } from '../lib/datasets/read.js';
@@ -255,15 +256,35 @@ export class RowList {
 /** A dataset row as ingest takes it: an item, or why it is not one (and what the row holds). */
 export type ParsedRow = { item: Item } | { error: string; input?: Record<string, string>; id?: string };
 
-/** Reads dataset rows into the run's items by its family's rules (with the output a row gives). */
+/**
+ * Reads dataset rows into the run's items by its family's rules (with the output a row gives),
+ * the one place a row becomes an item in either shell: the family reads the row's columns as
+ * the suite names them (dot paths, extracted and recoded values, several annotators' majority:
+ * see dataset-row.ts), and the columns it did not read travel with the item.
+ */
 export function rowParser(run: RunRecord): (raw: RawRow) => ParsedRow {
   const task = taskFor(run.suite);
+  const rows = rowReader(run.suite, task.suite);
   return (raw) => {
     if (raw.error !== undefined)
       return { error: raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, id: raw.id };
-    const parsed = task.parseRow(raw.record, raw.row, run.suite, run.prompts);
+    const reading = rows.read(raw.record, raw.structured);
+    const before = reading.problem();
+    if (before !== undefined) return { error: before, input: raw.record };
+    const parsed = task.parseRow(reading.record, raw.row, rows.suite, run.prompts);
+    // An object the family read as text, a field too long inside one: the row is invalid.
+    const problem = reading.problem();
+    if (problem !== undefined) return { error: problem, input: raw.record };
     if ('error' in parsed) return { error: parsed.error, input: raw.record };
-    return { item: withGiven(parsed.item, raw.record, run.suite) };
+    const item = withGiven(parsed.item, reading.record, run.suite);
+    const columns = reading.kept();
+    return {
+      item: {
+        ...item,
+        ...(columns ? { columns } : {}),
+        ...(reading.annotations ? { annotations: reading.annotations } : {}),
+      },
+    };
   };
 }
 

@@ -22,6 +22,9 @@ const itemSchema = z.object({
   gold: z.string().optional(),
   // The output the dataset gives (scored as is, not solved): dropping it would re-solve the item.
   given: z.object({ output: z.string().optional(), explanation: z.string().optional() }).optional(),
+  // The row's other columns and its annotators' labels: the result keeps them.
+  columns: z.record(z.string(), z.string()).optional(),
+  annotations: z.array(z.string()).optional(),
 });
 
 /** An item that fits in a message travels inline (with its part of the run, when not part 0). */

@@ -133,7 +133,13 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
   description:
     'Dictation transcript cleanup in two passes (draft with its decisions, then audit), scored against the cleaned reference.',
 
-  suite: { shape: cleanupShape, columns: cleanupColumns, check: checkCleanupSuite },
+  suite: {
+    shape: cleanupShape,
+    columns: cleanupColumns,
+    check: checkCleanupSuite,
+    // A heuristics fixture, the dictionary and the tags may be JSON in the row itself.
+    jsonColumns: ['heuristics', 'dictionary', 'tags'],
+  },
 
   config: () => ({ passes: 'draft+audit' }),
 

@@ -72,7 +72,9 @@ export type JudgeBlock = z.infer<typeof judgeBlock>;
 
 export const judgeShape = { judge: judgeBlock.describe('What the judge reads and answers.') };
 
-export const judgeSuiteSchema = z.object({ ...commonSuiteShape('judge'), ...judgeShape }).strict();
+export const judgeSuiteSchema = z
+  .object({ ...commonSuiteShape('judge', {}, { placeholders: true }), ...judgeShape })
+  .strict();
 export type JudgeSuite = z.infer<typeof judgeSuiteSchema>;
 
 /** Cross-field checks of a judge suite. */

@@ -174,7 +174,7 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   description:
     'A judge declared without code: a prompt whose placeholders are dataset columns, answering one of some labels or a number in a range.',
 
-  suite: { shape: judgeShape, check: checkJudgeSuite, goldColumns: GOLD_COLUMNS },
+  suite: { shape: judgeShape, check: checkJudgeSuite, goldColumns: GOLD_COLUMNS, placeholderColumns: true },
 
   config: (suite) => ({
     answer: suite.judge.pairwise
@@ -200,16 +200,27 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
     const id = readColumn(record, cols.id, ['id', 'idx'])?.value.trim() || undefined;
     const text = prompts[promptPath(suite)]?.text ?? '';
     const read = [...placeholders(text)];
-    const missing = read.filter((column) => record[column] === undefined);
+    // A placeholder reads the column `dataset.columns` maps it to, else the one of its name.
+    const named = cols as Record<string, unknown>;
+    const columnOf = (placeholder: string) => {
+      const column = named[placeholder];
+      return typeof column === 'string' ? column : placeholder;
+    };
+    const missing = read.filter((placeholder) => record[columnOf(placeholder)] === undefined);
     if (missing.length > 0)
-      return { id, error: `missing column ${missing.join(', ')} (the prompt reads it)` };
+      return {
+        id,
+        error: `missing column ${missing.map((p) => (columnOf(p) === p ? p : `${columnOf(p)} for {${p}}`)).join(', ')} (the prompt reads it)`,
+      };
     const unread = (suite.judge.pairwise ?? []).filter((column) => !read.includes(column));
     if (unread.length > 0)
       return {
         id,
         error: `the prompt ${promptPath(suite)} does not read ${unread.map((c) => `{${c}}`).join(', ')}, an answer the pairwise judge compares`,
       };
-    const input = Object.fromEntries(read.map((column) => [column, record[column]!]));
+    const input = Object.fromEntries(
+      read.map((placeholder) => [placeholder, record[columnOf(placeholder)]!]),
+    );
     if (Object.values(input).some((v) => v.length > suite.dataset.maxFieldChars))
       return { id, error: `field longer than ${suite.dataset.maxFieldChars} characters` };
     const goldCol = readColumn(record, cols.gold, GOLD_COLUMNS);

@@ -27,6 +27,12 @@ export type RawRow =
       row: number;
       line: number;
       record: Record<string, string>;
+      /**
+       * The parsed values of the record's fields that were objects or arrays (JSON, JSONL,
+       * Parquet), whose `record` value is their JSON text: a suite may name a field inside them
+       * (see fields.ts), and an object never reaches a prompt as text. Absent when there are none.
+       */
+      structured?: Record<string, unknown>;
       error?: undefined;
       /**
        * Where the record ends in the stream: the offset of the byte after it (its newline
@@ -36,7 +42,15 @@ export type RawRow =
       end?: number;
     }
   /** `id`: the item id of the failed result, when `row-<row>` would not be unique (a second file). */
-  | { row: number; line: number; record?: undefined; error: string; id?: string; end?: number };
+  | {
+      row: number;
+      line: number;
+      record?: undefined;
+      structured?: undefined;
+      error: string;
+      id?: string;
+      end?: number;
+    };
 
 /**
  * Bytes read by position: a file, or an object in a bucket read by ranges. Parquet is read this
@@ -158,7 +172,12 @@ export async function* readRows(
     return;
   }
   for await (const raw of rows) {
-    const long = raw.record && Object.entries(raw.record).find(([, value]) => value.length > limit);
+    // An object or array is checked by the fields read inside it (see fields.ts), not as a whole.
+    const long =
+      raw.record &&
+      Object.entries(raw.record).find(
+        ([name, value]) => value.length > limit && raw.structured?.[name] === undefined,
+      );
     if (long) {
       const [name, value] = long;
       yield {
@@ -419,8 +438,8 @@ async function* readJsonl(
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         return { row, line, error: 'JSONL line is not an object' };
       }
-      const record = stringifyFields(value as Record<string, unknown>);
-      return end === undefined ? { row, line, record } : { row, line, record, end };
+      const fields = stringifyFields(value as Record<string, unknown>);
+      return end === undefined ? { row, line, ...fields } : { row, line, ...fields, end };
     } catch (error) {
       return { row, line, error: `invalid JSON: ${(error as Error).message}` };
     }
@@ -487,14 +506,22 @@ async function* readJsonl(
   yield* lines(Buffer.concat(partial), base, true);
 }
 
-function stringifyFields(value: Record<string, unknown>): Record<string, string> {
-  const out: Record<string, string> = {};
+/** A parsed row as text fields, with the parsed values of those that were objects or arrays. */
+function stringifyFields(value: Record<string, unknown>): {
+  record: Record<string, string>;
+  structured?: Record<string, unknown>;
+} {
+  const record: Record<string, string> = {};
+  let structured: Record<string, unknown> | undefined;
   for (const [key, field] of Object.entries(value)) {
     if (field === null || field === undefined) continue;
-    out[key] =
-      typeof field === 'string' ? field : typeof field === 'object' ? JSON.stringify(field) : String(field);
+    if (typeof field === 'object') {
+      record[key] = JSON.stringify(field);
+      structured ??= {};
+      structured[key] = field;
+    } else record[key] = typeof field === 'string' ? field : String(field);
   }
-  return out;
+  return structured ? { record, structured } : { record };
 }
 
 const describe = (value: unknown): string =>
@@ -530,12 +557,12 @@ async function* readJsonArray(
         yield { row, line: 0, error: `array element ${row} is ${describe(value)}, not an object` };
         continue;
       }
-      const record = stringifyFields(value as Record<string, unknown>);
-      if (badBytes.length > 0 && Object.values(record).some((field) => field.includes('\uFFFD'))) {
+      const fields = stringifyFields(value as Record<string, unknown>);
+      if (badBytes.length > 0 && Object.values(fields.record).some((field) => field.includes('\uFFFD'))) {
         yield { row, line: 0, error: notUtf8(badBytes.shift()!) };
         continue;
       }
-      yield { row, line: 0, record };
+      yield { row, line: 0, ...fields };
     }
   };
   const write = (text: string) => {
@@ -635,7 +662,7 @@ async function* readParquet(
       row += 1;
       const plain: Record<string, unknown> = {};
       for (const [key, value] of Object.entries(record)) plain[key] = plainValue(value, true);
-      yield { row, line: 0, record: stringifyFields(plain) };
+      yield { row, line: 0, ...stringifyFields(plain) };
     }
   }
 }
