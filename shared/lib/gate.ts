@@ -3,9 +3,9 @@
  * evaluated on the variant's figures, the baseline's, and their paired comparison. Pure.
  *
  * ```
- * condition := ["delta"] metric [slice] op rhs ["with p <" alpha]
- * metric    := "p50 latency" | "p95 latency" | "cost per 10k" | name | scorer.name
- * slice     := "where" ("words" | "chars") ["(" column ")"] op number     (latency only)
+ * condition := ["delta"] metric [where] op rhs ["with p <" alpha]
+ * metric    := "p50 latency" | "p95 latency" | "cost per 10k" | name ["[" column "=" value "]"] | scorer.name […]
+ * where     := "where" ("words" | "chars") ["(" column ")"] op number     (latency only)
  * rhs       := number | "baseline" [("+" | "-") number] | ["-"] "noise"
  * op        := ">=" | ">" | "<=" | "<" | "=="
  * ```
@@ -20,6 +20,10 @@
  *   the noise. `noise` is compared with a delta of a scorer metric only.
  * - `p50 latency where words(transcript) >= 150 < baseline`: a latency percentile over the
  *   items whose input has at least 150 words (`words` alone counts every input column).
+ * - `accuracy[subset=Natural] >= 0.8`, `delta accuracy[lang=de] >= -0.02`: a metric of the
+ *   primary scorer over the items of one value of a slice column (the suite's `slices`, report.json
+ *   `slices`; `[lang=]` or `[lang=(none)]` for the items without one). A value the run does not
+ *   have fails the condition and says so.
  * - A name is looked up as a run figure (`scored_rate`, `parse_valid_rate`, `error_rate`), then
  *   a metric of the primary scorer, then a figure of the family's report metrics (`binary.f1`).
  *
@@ -28,7 +32,7 @@
  */
 
 import { InputError } from '../model/errors.js';
-import type { MetricValue, Report } from '../model/report.js';
+import { type MetricValue, NO_VALUE, type Report } from '../model/report.js';
 import type { PairedDelta } from './metrics/index.js';
 import { percentile } from './metrics/stats.js';
 
@@ -42,11 +46,21 @@ export interface Slice {
   value: number;
 }
 
+/** The items of one value of a slice column (`accuracy[lang=de]`). */
+export interface SliceRef {
+  column: string;
+  /** As report.json keys it: `(none)` for the items without a value. */
+  value: string;
+}
+
 export type MetricRef =
   | { kind: 'latency'; percentile: number; slice?: Slice }
   | { kind: 'cost' }
-  /** A run figure, a scorer metric (`scorer.metric`), a primary-scorer metric or a family figure. */
-  | { kind: 'named'; name: string };
+  /**
+   * A run figure, a scorer metric (`scorer.metric`), a primary-scorer metric or a family figure;
+   * with `slice`, a primary-scorer metric over the items of one slice value.
+   */
+  | { kind: 'named'; name: string; slice?: SliceRef };
 
 export interface Condition {
   text: string;
@@ -71,7 +85,7 @@ const UNSIGNED = String.raw`\d+(?:\.\d+)?(?:e-?\d+)?`;
 const NUMBER = `-?${UNSIGNED}`;
 const CONDITION = new RegExp(
   String.raw`^(?<delta>delta\s+)?` +
-    String.raw`(?<metric>p\d{1,2}(?:\.\d+)?\s+latency|cost\s+per\s+10k|[A-Za-z_][\w.]*)` +
+    String.raw`(?<metric>p\d{1,2}(?:\.\d+)?\s+latency|cost\s+per\s+10k|[A-Za-z_][\w.]*(?:\s*\[[^\]]*\])?)` +
     String.raw`(?:\s+where\s+(?<measure>words|chars)(?:\s*\(\s*(?<column>[^)]+?)\s*\))?\s*(?<sliceOp>${OP})\s*(?<sliceValue>${NUMBER}))?` +
     String.raw`\s*(?<op>${OP})\s*` +
     String.raw`(?<rhs>baseline(?:\s*[+-]\s*${UNSIGNED})?|-?\s*noise|${NUMBER})` +
@@ -84,7 +98,7 @@ export function parseCondition(text: string): Condition {
   const m = CONDITION.exec(text.trim())?.groups;
   if (!m)
     throw new GateSyntaxError(
-      `gate condition ${JSON.stringify(text)} is not [delta] <metric> [where words(<column>) >= N] <op> <number | baseline ± x | noise> [with p < a]`,
+      `gate condition ${JSON.stringify(text)} is not [delta] <metric>[<column>=<value>] [where words(<column>) >= N] <op> <number | baseline ± x | noise> [with p < a]`,
     );
   const metric = parseMetric(m.metric!);
   if (m.measure && metric.kind === 'latency') {
@@ -105,6 +119,10 @@ export function parseCondition(text: string): Condition {
       ? { kind: 'noise', sign: rhsText.startsWith('-') ? -1 : 1 }
       : { kind: 'number', value: Number(rhsText) };
   const delta = m.delta !== undefined;
+  if (rhs.kind === 'noise' && metric.kind === 'named' && metric.slice)
+    throw new GateSyntaxError(
+      `${text}: noise floors are the whole run's; a slice has none: compare its delta with a number`,
+    );
   if (rhs.kind === 'noise' && (!delta || metric.kind !== 'named'))
     throw new GateSyntaxError(
       `${text}: noise (a metric's noise floor across repeats) is compared with the delta of a scorer metric: write delta <metric> > noise`,
@@ -139,9 +157,21 @@ export function parseMetric(text: string): MetricRef {
     return { kind: 'latency', percentile: p };
   }
   if (normal === 'cost per 10k') return { kind: 'cost' };
+  const sliced = /^([A-Za-z_][\w.]*)\s*\[(.*)\]$/s.exec(text.trim());
+  if (sliced) {
+    const [, name, inside] = sliced as unknown as [string, string, string];
+    const eq = inside.indexOf('=');
+    const column = eq < 0 ? '' : inside.slice(0, eq).trim();
+    if (column === '' || inside.includes(']'))
+      throw new GateSyntaxError(
+        `${JSON.stringify(text)}: a slice is written [<column>=<value>] after the metric, e.g. accuracy[lang=de]`,
+      );
+    const value = inside.slice(eq + 1).trim();
+    return { kind: 'named', name, slice: { column, value: value === '' ? NO_VALUE : value } };
+  }
   if (!/^[A-Za-z_][\w.]*$/.test(text.trim()))
     throw new GateSyntaxError(
-      `${JSON.stringify(text)} is not a metric (a name like accuracy or label.kappa, "p50 latency", "cost per 10k")`,
+      `${JSON.stringify(text)} is not a metric (a name like accuracy or label.kappa, optionally of a slice as accuracy[lang=de], "p50 latency", "cost per 10k")`,
     );
   return { kind: 'named', name: text.trim() };
 }
@@ -152,13 +182,24 @@ function normalOp(op: string): Op {
 
 /** What the gate reads of one variant. */
 export interface GateFigures {
-  report: Pick<Report, 'scores' | 'metrics' | 'primaryScorer' | 'cost' | 'latencyMs' | 'counts'>;
+  report: Pick<Report, 'scores' | 'metrics' | 'primaryScorer' | 'cost' | 'latencyMs' | 'counts' | 'slices'>;
   /** Every item that called a model: its end-to-end latency and its input columns (latency slices). */
   items: readonly { latencyMs: number; input: Readonly<Record<string, string>> }[];
 }
 
 /** The variant's paired comparison with the baseline: per scorer, per metric. */
-export type GatePairing = Readonly<Record<string, { deltas: Readonly<Record<string, PairedDelta>> }>>;
+export type GatePairing = Readonly<
+  Record<
+    string,
+    {
+      deltas: Readonly<Record<string, PairedDelta>>;
+      /** The primary scorer: per slice column, per value, the paired deltas over that value's items. */
+      slices?: Readonly<
+        Record<string, Readonly<Record<string, { deltas: Readonly<Record<string, PairedDelta>> }>>>
+      >;
+    }
+  >
+>;
 
 export interface ConditionVerdict {
   condition: string;
@@ -196,8 +237,46 @@ export type Located =
   | { value: number | null; scorer?: string; metric?: string; found?: MetricValue }
   | { unknown: string };
 
+/** `accuracy[lang=de]`: a metric as conditions name it. */
+export function metricLabel(name: string, slice?: SliceRef): string {
+  return slice ? `${name}[${slice.column}=${slice.value}]` : name;
+}
+
+/**
+ * A primary-scorer metric of one slice value (`accuracy` or `<primary>.accuracy`): unknown, with
+ * the reason, when the run is not sliced by the column or has no item of the value.
+ */
+function locateSliceMetric(name: string, slice: SliceRef, report: GateFigures['report']): Located {
+  const primary = report.primaryScorer;
+  const metric = name.startsWith(`${primary}.`) ? name.slice(primary.length + 1) : name;
+  if (metric.includes('.'))
+    return {
+      unknown: `${metricLabel(name, slice)}: a slice has the primary scorer's metrics only (${primary}'s)`,
+    };
+  const columns = Object.keys(report.slices ?? {});
+  const values = report.slices?.[slice.column];
+  if (!values)
+    return {
+      unknown: `n/a: the run is not sliced by ${slice.column} (${columns.length > 0 ? `its slices: ${columns.join(', ')}` : 'the suite names no slices'})`,
+    };
+  const found = values[slice.value];
+  if (!found) {
+    const known = Object.keys(values);
+    return {
+      unknown: `n/a: the run has no items where ${slice.column} = ${slice.value} (its values: ${known.slice(0, 12).join(', ')}${known.length > 12 ? `, … ${known.length - 12} more` : ''})`,
+    };
+  }
+  const m = found.metrics[metric];
+  if (!m)
+    return {
+      unknown: `n/a: ${metricLabel(metric, slice)} has no figure (the slice's metrics: ${Object.keys(found.metrics).join(', ') || 'none'})`,
+    };
+  return { value: m.value, scorer: primary, metric, found: m };
+}
+
 /** A named metric of a variant, by the lookup rules above (the gate's and `rankBy`'s). */
-export function locateMetric(name: string, report: GateFigures['report']): Located {
+export function locateMetric(name: string, report: GateFigures['report'], slice?: SliceRef): Located {
+  if (slice) return locateSliceMetric(name, slice, report);
   const run = RUN_FIGURES[name];
   if (run) return { value: run(report) };
   const dot = name.indexOf('.');
@@ -318,16 +397,18 @@ export function evaluateCondition(
     ours = variant.report.cost.per10kUsd;
     theirs = baseline.report.cost.per10kUsd;
   } else {
-    label = metric.name;
-    const a = locateMetric(metric.name, variant.report);
+    label = metricLabel(metric.name, metric.slice);
+    const a = locateMetric(metric.name, variant.report, metric.slice);
     if ('unknown' in a) return fail(a.unknown);
-    const b = locateMetric(metric.name, baseline.report);
+    const b = locateMetric(metric.name, baseline.report, metric.slice);
     ours = a.value;
     theirs = 'unknown' in b ? null : b.value;
     if (a.scorer && a.metric) {
       pairable = true;
       located = { scorer: a.scorer, metric: a.metric };
-      paired = pairing[a.scorer]?.deltas[a.metric];
+      paired = metric.slice
+        ? pairing[a.scorer]?.slices?.[metric.slice.column]?.[metric.slice.value]?.deltas[a.metric]
+        : pairing[a.scorer]?.deltas[a.metric];
     }
   }
   if (ours === null) return fail(`n/a: ${label} has no data`);

@@ -36,6 +36,7 @@ import {
 import { compareReportOrder } from '../model/report-order.js';
 import { taskFor } from '../registry/registry.js';
 import { scoreRow, targetReader } from './report.js';
+import { MAX_SLICE_VALUES, OTHER_VALUE, shownValue, sliceValue } from './slices.js';
 
 /**
  * Run-vs-run comparison: the same items scored by two runs — typically before and after a
@@ -114,6 +115,19 @@ export interface ScorerComparison {
    * has none) and whether the delta's magnitude is within it.
    */
   noise?: Record<string, DeltaNoise>;
+  /**
+   * The primary scorer, when both runs' suites slice by a column: per column, per value (the
+   * base item's), the paired deltas over the paired items of that value.
+   */
+  slices?: Record<string, Record<string, SliceComparison>>;
+}
+
+/** One slice value of both runs, compared on its paired items. */
+export interface SliceComparison {
+  /** Paired items of the value the statistics ran over. */
+  n: number;
+  /** Paired bootstrap of each metric (candidate − base) over them. */
+  deltas: Record<string, PairedDelta>;
 }
 
 /** A delta against the scorer's own noise. */
@@ -568,6 +582,8 @@ interface ScorerPairsState {
   discordant: [number, number];
   flips: Flip[];
   repeats: Partial<Record<PairedSide, RepeatRowsState>>;
+  /** Each slice column's values, and each pair's code into them (beside `rows`). */
+  slices: { values: string[]; codes: NumberArray }[];
 }
 
 /** Label codes into the table above them, dense while the table is this small (a matrix of counts per resample). */
@@ -605,14 +621,26 @@ class ScorerPairs {
   private flips: Flip[] = [];
   private readonly repeats: Partial<Record<PairedSide, RepeatRows>> = {};
   private readonly targets: Record<PairedSide, (result: ItemResult) => ScoreValue | undefined>;
+  /** Per slice column: its values as met, their codes, and each pair's code (beside `rows`). */
+  private slices: { values: string[]; codes: Map<string, number>; column: NumberColumn }[];
 
   constructor(
     readonly name: string,
     readonly kind: ScoreKind,
     private readonly scorers: Record<PairedSide, Scorer>,
     repeats: Record<PairedSide, number>,
+    private readonly sliceColumns: readonly string[],
     state?: ScorerPairsState,
   ) {
+    this.slices = sliceColumns.map((_, i) => {
+      const saved = state?.slices[i];
+      const values = saved ? [...saved.values] : [];
+      return {
+        values,
+        codes: new Map(values.map((value, code) => [value, code])),
+        column: saved ? NumberColumn.fromState(saved.codes) : new NumberColumn(),
+      };
+    });
     this.targets = { base: targetReader(scorers.base), candidate: targetReader(scorers.candidate) };
     for (const s of ['base', 'candidate'] as const) {
       const saved = state?.repeats[s];
@@ -672,6 +700,10 @@ class ScorerPairs {
       }
     }
     this.rows.push(b.row);
+    this.sliceColumns.forEach((column, i) => {
+      const slice = this.slices[i]!;
+      slice.column.push(sliceCode(slice, sliceValue(b, column)));
+    });
   }
 
   private flip(bs: Side, cs: Side): void {
@@ -719,6 +751,11 @@ class ScorerPairs {
       else for (const code of next.values()) column.push(codes[code]!);
     });
     this.rows.merge(later.rows);
+    this.slices.forEach((slice, i) => {
+      const more = later.slices[i]!;
+      const codes = more.values.map((value) => sliceCode(slice, value));
+      for (const code of more.column.values()) slice.column.push(codes[code]!);
+    });
     this.targeted &&= later.targeted;
     for (const [into, from] of [
       [this.baseGold, later.baseGold],
@@ -752,20 +789,70 @@ class ScorerPairs {
       discordant: [...this.discordant],
       flips: this.flips,
       repeats,
+      slices: this.slices.map((slice) => ({ values: [...slice.values], codes: slice.column.toState() })),
     };
   }
 
   /** The scorer compared: its paired statistics, flipped items and noise. */
   compared(every: () => Uint32Array, options: CompareOptions): ScorerComparison {
-    const columns = this.ordered();
+    const [columns, sliceCodes] = this.ordered();
     const compared = this.statistics(columns, every, options);
+    const slices = this.slicesCompared(columns, sliceCodes, every, options);
     const binary = this.kind === 'number' && binaryGold(this.flipGold);
     const flipped = this.flips.map((f) => (binary && f.ifBinary ? { ...f.item, kind: f.ifBinary } : f.item));
     if (!isSorted(flipped)) flipped.sort(compareReportOrder);
     const floors = (s: PairedSide) =>
       this.repeats[s]?.noiseFloors({ ...this.scorers[s].metrics, bootstrap: false }).noiseFloor;
     const noise = deltaNoise(compared.deltas, floors('base'), floors('candidate'));
-    return { kind: this.kind, ...compared, flipped, ...(noise ? { noise } : {}) };
+    return {
+      kind: this.kind,
+      ...compared,
+      flipped,
+      ...(noise ? { noise } : {}),
+      ...(slices ? { slices } : {}),
+    };
+  }
+
+  /**
+   * Per slice column, per value (the first {@link MAX_SLICE_VALUES} in sort order, the rest
+   * together as `(other)`): the paired statistics over that value's pairs, in the same order.
+   */
+  private slicesCompared(
+    columns: NumberArray[],
+    sliceCodes: NumberArray[],
+    every: () => Uint32Array,
+    options: CompareOptions,
+  ): Record<string, Record<string, SliceComparison>> | undefined {
+    if (this.sliceColumns.length === 0) return undefined;
+    const out: Record<string, Record<string, SliceComparison>> = {};
+    this.sliceColumns.forEach((column, i) => {
+      const { values } = this.slices[i]!;
+      const codes = sliceCodes[i]!;
+      const sorted = values.map((_, code) => code).sort((a, b) => (values[a]! < values[b]! ? -1 : 1));
+      const group = new Int32Array(values.length).fill(-1);
+      sorted.slice(0, MAX_SLICE_VALUES).forEach((code, g) => {
+        group[code] = g;
+      });
+      const kept = Math.min(values.length, MAX_SLICE_VALUES);
+      const members: number[][] = Array.from({ length: kept + 1 }, () => []);
+      for (let k = 0; k < codes.length; k++) {
+        const g = group[codes[k]!]!;
+        members[g < 0 ? kept : g]!.push(k);
+      }
+      const byValue: Record<string, SliceComparison> = {};
+      members.forEach((indices, g) => {
+        if (indices.length === 0) return;
+        const picked = columns.map((c) => {
+          const out = new (c.constructor as new (n: number) => NumberArray)(indices.length);
+          for (let k = 0; k < indices.length; k++) out[k] = c[indices[k]!]!;
+          return out;
+        });
+        const { n, deltas } = this.statistics(picked, every, options);
+        byValue[g === kept ? OTHER_VALUE : shownValue(values[sorted[g]!]!)] = { n, deltas };
+      });
+      out[column] = byValue;
+    });
+    return out;
   }
 
   /**
@@ -773,9 +860,15 @@ class ScorerPairs {
    * runs (a shuffled dataset): then they are sorted by the base run's row (stably: pairs that
    * share a row keep the order they came in).
    */
-  private ordered(): NumberArray[] {
+  private ordered(): [columns: NumberArray[], sliceCodes: NumberArray[]] {
+    const [columns, slices] = [this.columns.length, this.slices.length];
+    const all = this.orderedColumns([...this.columns, ...this.slices.map((slice) => slice.column)]);
+    return [all.slice(0, columns), all.slice(columns, columns + slices)];
+  }
+
+  private orderedColumns(of: NumberColumn[]): NumberArray[] {
     const rows = this.rows.values();
-    const values = this.columns.map((column) => column.values());
+    const values = of.map((column) => column.values());
     let sorted = true;
     for (let i = 1; i < rows.length && sorted; i++) sorted = rows[i - 1]! <= rows[i]!;
     if (sorted) return values;
@@ -856,6 +949,17 @@ class ScorerPairs {
   }
 }
 
+/** A slice value's code in its column's table (added at the end when new). */
+function sliceCode(slice: { values: string[]; codes: Map<string, number> }, value: string): number {
+  let code = slice.codes.get(value);
+  if (code === undefined) {
+    code = slice.values.length;
+    slice.values.push(value);
+    slice.codes.set(value, code);
+  }
+  return code;
+}
+
 const pick = (values: NumberArray, indices: Indices): number[] => Array.from(indices, (i) => values[i]!);
 
 function pairedBootstraps(
@@ -932,7 +1036,7 @@ function deltaNoise(
 }
 
 /** Version of {@link ComparisonTally}'s bytes: a tally saved by another version is not read. */
-const COMPARISON_TALLY_VERSION = 2;
+const COMPARISON_TALLY_VERSION = 3;
 
 type RowRange = [first: number, last: number];
 
@@ -987,11 +1091,23 @@ export class ComparisonTally {
       base: base.suite.run?.repeats ?? 1,
       candidate: candidate.suite.run?.repeats ?? 1,
     };
+    const primary = taskFor(candidate.suite).primaryScorer(candidate.suite);
+    const baseSlices = new Set(base.suite.slices ?? []);
+    const slices = (candidate.suite.slices ?? []).filter((column) => baseSlices.has(column));
     for (const [name, scorer] of Object.entries(taskFor(candidate.suite).scorers(candidate.suite))) {
       const baseScorer = baseScorers[name];
       if (!baseScorer || baseScorer.kind !== scorer.kind) continue;
       const scorers = { base: baseScorer, candidate: scorer };
-      this.scorers.push(new ScorerPairs(name, scorer.kind, scorers, repeats, state?.scorers[name]));
+      this.scorers.push(
+        new ScorerPairs(
+          name,
+          scorer.kind,
+          scorers,
+          repeats,
+          name === primary ? slices : [],
+          state?.scorers[name],
+        ),
+      );
     }
     if (!state) return;
     this.items = { ...state.items };

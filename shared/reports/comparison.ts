@@ -1,6 +1,7 @@
 import { num, pValue, signed, usd } from '../lib/format.js';
 import { METRIC_NAMES, type PairedDelta } from '../lib/metrics/index.js';
 import type { ScoreKind } from '../model/model.js';
+import { HEADLINE_METRICS } from '../model/report.js';
 import type { BlobStore } from '../ports/ports.js';
 import {
   type Comparison,
@@ -41,6 +42,34 @@ function metricRow(name: string, d: PairedDelta, noise?: DeltaNoise): string {
   const ci = `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`;
   const floor = noise ? `  ±${num(noise.floor)} ${noise.withinNoise ? 'within noise' : 'beyond noise'}` : '';
   return `  ${(METRIC_NAMES[name] ?? name).padEnd(17)} ${num(d.base).padStart(7)} ${num(d.candidate).padStart(10)} ${signed(d.delta).padStart(8)}  ${ci.padEnd(18)} ${pValue(d.pValue).padStart(7)}${floor}`;
+}
+
+/** The metric a slice's line shows: the kind's first headline metric the deltas have. */
+export function sliceHeadline(kind: ScoreKind, deltas: Record<string, PairedDelta>): string | undefined {
+  return HEADLINE_METRICS[kind].find((metric) => deltas[metric] !== undefined) ?? Object.keys(deltas)[0];
+}
+
+/** Per slice column the headline metric's paired delta for each value (all deltas are in comparison.json). */
+function sliceRows(s: ScorerComparison): string[] {
+  if (!s.slices) return [];
+  const lines: string[] = [];
+  for (const [column, values] of Object.entries(s.slices)) {
+    const metric = Object.values(values)
+      .map((v) => sliceHeadline(s.kind, v.deltas))
+      .find((m) => m !== undefined);
+    lines.push(
+      `  slices by ${column}${metric ? ` (${METRIC_NAMES[metric] ?? metric}, paired on the items of each value)` : ''}`,
+      `  ${'value'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}  n`,
+    );
+    for (const [value, slice] of Object.entries(values)) {
+      const d = metric ? slice.deltas[metric] : undefined;
+      const name = [...value].length > 17 ? `${[...value].slice(0, 16).join('')}…` : value;
+      lines.push(
+        d ? `${metricRow(name, d)}  ${slice.n}` : `  ${name.padEnd(17)} ${'n/a'.padStart(7)}  ${slice.n}`,
+      );
+    }
+  }
+  return lines;
 }
 
 /** One line saying what McNemar's test means for these two runs. */
@@ -111,6 +140,7 @@ function scorerSection(
       `    ${mcnemarReading(m)}`,
     );
   }
+  lines.push(...sliceRows(s));
   const kinds = { fixed: 0, broken: 0, changed: 0 };
   for (const f of s.flipped) kinds[f.kind] += 1;
   lines.push(

@@ -151,7 +151,7 @@ function rankFigure(ref: MetricRef, figures: GateFigures): MetricValue | null {
   if (ref.kind === 'cost')
     return { value: report.cost.per10kUsd, n: report.counts.items - report.counts.invalidRows };
   if (ref.kind === 'latency') return latencyOf(figures, ref.percentile, ref.slice);
-  const located = locateMetric(ref.name, report);
+  const located = locateMetric(ref.name, report, ref.slice);
   if ('unknown' in located) return null;
   return located.found ?? { value: located.value, n: report.counts.items - report.counts.invalidRows };
 }

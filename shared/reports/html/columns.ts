@@ -4,6 +4,7 @@ import type { ScorerMetricOptions } from '../../lib/metrics/index.js';
 import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../../model/model.js';
 import { targetReader } from '../report.js';
 import type { ResultView } from '../result-view.js';
+import { shownValue, sliceValue } from '../slices.js';
 import { COLUMN_JSON, type Column, type ItemCategory, type ItemTable } from './types.js';
 
 type Cell = string | number | boolean | null;
@@ -199,6 +200,8 @@ export class ItemColumns {
     columns: Record<'score' | 'by' | 'why' | 'unscored' | 'target', ColumnBuilder>;
   }[];
   private readonly textLimit: number;
+  /** The suite's slice columns (`slices`): each item's value, as the report's slices key it. */
+  private readonly slices: readonly string[];
 
   constructor(
     family: AnyTaskFamily,
@@ -230,6 +233,8 @@ export class ItemColumns {
         target: this.col(`target:${s.name}`),
       },
     }));
+    this.slices = suite.slices ?? [];
+    for (const column of this.slices) this.col(`slice:${column}`);
     this.textLimit = textLimitFor(items);
     if (inputs) {
       for (const name of ItemColumns.BASE) this.col(name);
@@ -318,6 +323,8 @@ export class ItemColumns {
       s.columns.unscored.push(isScored(score) ? null : score.unscored.kind);
       s.columns.target.push(target === undefined ? null : (target as Cell));
     }
+    for (const column of this.slices)
+      this.col(`slice:${column}`).push(this.text(shownValue(sliceValue(r, column))));
     for (const key of Object.keys(r.input)) this.inputs.add(key);
     for (const key of this.inputs) this.col(`input:${key}`).push(this.text(r.input[key]));
     this.n += 1;
@@ -350,6 +357,7 @@ export class ItemColumns {
         threshold: typeof s.options.threshold === 'number' ? s.options.threshold : null,
       })),
       primary: this.view.primary,
+      ...(this.slices.length > 0 ? { slices: [...this.slices] } : {}),
       columns: this.builtColumns(),
     };
   }

@@ -29,6 +29,8 @@ export interface ItemTable {
   inputs: string[];
   scorers: { name: string; kind: string; binaryGold: boolean; threshold: number | null }[];
   primary: string;
+  /** The suite's slice columns: each item's value is in the column `slice:<name>` (`(none)` for none). */
+  slices?: string[];
   /**
    * Columns by name: `id`, `row`, `status`, `category`, `failure`, `failureMessage`, `gold`,
    * `output`, `cost`, `latency`, `simulated`, `details`, `raw`, `stages`, `input:<name>`, and per

@@ -72,6 +72,8 @@ interface Scenario {
   repeats?: number;
   /** Invalid rows first, no gold before a point, a column first met late (see `withEdges`). */
   edges?: boolean;
+  /** Three annotators' labels on the items from a fifth of the run on (see `withAnnotators`). */
+  annotators?: boolean;
 }
 
 const SCENARIOS: Scenario[] = [
@@ -97,6 +99,13 @@ const SCENARIOS: Scenario[] = [
   { name: 'labels, run.repeats 3', suite: 'reply-tone', repeats: 3 },
   { name: 'scores, run.repeats 3', suite: 'answer-helpfulness', repeats: 3, edges: true },
   { name: 'GEC, run.repeats 3', suite: 'quickstart', sample: 40, repeats: 3 },
+  { name: 'judge with labels, three annotators', suite: 'reply-tone', annotators: true },
+  {
+    name: 'judge with a score, three annotators',
+    suite: 'answer-helpfulness',
+    annotators: true,
+    edges: true,
+  },
 ];
 
 /** An example suite run on the simulator: its run record and its results in report order. */
@@ -149,6 +158,24 @@ function withEdges(results: readonly ItemResult[]): ItemResult[] {
     const { gold: _, ...withoutGold } = result;
     const edged = i < gold || i >= tail ? withoutGold : { ...result };
     return i >= column ? { ...edged, input: { ...edged.input, note: `seen late ${i}` } } : edged;
+  });
+}
+
+/**
+ * The results with three annotators' labels each from a fifth of the run on (so the first parts
+ * have none): the gold, another of the item's values met in the run, or a blank, chosen by a
+ * seeded draw.
+ */
+function withAnnotators(results: readonly ItemResult[]): ItemResult[] {
+  const random = mulberry32(5);
+  const golds = [...new Set(results.flatMap((r) => (r.gold === undefined ? [] : [r.gold])))];
+  return results.map((result, i) => {
+    if (i < Math.floor(results.length / 5) || result.gold === undefined) return result;
+    const annotations = [0, 1, 2].map(() => {
+      const draw = random();
+      return draw < 0.6 ? result.gold! : draw < 0.9 ? golds[Math.floor(random() * golds.length)]! : '';
+    });
+    return { ...result, annotations };
   });
 }
 
@@ -211,7 +238,8 @@ describe('a report tallied in parts', () => {
   it.each(SCENARIOS)('$name: the same report as one tally, however the run is cut', async (scenario) => {
     const ran = await exampleRun(scenario);
     const { run } = ran;
-    const results = scenario.edges ? withEdges(ran.results) : ran.results;
+    const edged = scenario.edges ? withEdges(ran.results) : ran.results;
+    const results = scenario.annotators ? withAnnotators(edged) : edged;
     const family = taskFor(run.suite);
     expect(results.length).toBeGreaterThan(4);
 
@@ -224,6 +252,12 @@ describe('a report tallied in parts', () => {
     expect(deserialize(loaded.toBytes())).toStrictEqual(deserialize(bytes));
     expect(differences(await loaded.report(AT), whole)).toEqual([]);
     expect(JSON.stringify(await one.report(AT))).toBe(JSON.stringify(whole));
+    if (scenario.annotators) {
+      const ceiling = Object.values(whole.scores).map((s) => s.humanAgreement);
+      expect(ceiling.every((h) => h !== undefined && h.annotators === 3 && h.alpha.value !== null)).toBe(
+        true,
+      );
+    }
 
     const layout = layoutOf(one, family, run);
     if (scenario.edges) {
@@ -249,7 +283,7 @@ describe('a report tallied in parts', () => {
       /a report tally of run .* read for run another/,
     );
     expect(() => ReportTally.fromBytes(run, family, serialize({ version: 0 }))).toThrow(
-      /a report tally of version 0; this Assay reads version 1/,
+      /a report tally of version 0; this Assay reads version 2/,
     );
   });
 });

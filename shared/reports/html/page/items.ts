@@ -78,7 +78,9 @@ export function itemsSection(t: ItemTable): HTMLElement {
 
   // Columns one can slice by: those with few distinct values.
   const sliceable: { name: string; label: string; read: Read; values: Map<unknown, number> }[] = [];
-  const candidates: [string, string][] = [
+  const candidates: [string, string, number?][] = [
+    // The suite's slices first, as many values as the report's slices table shows.
+    ...(t.slices ?? []).map((name): [string, string, number] => [`slice:${name}`, name, 101]),
     ['gold', 'gold'],
     ['status', 'status'],
     ['failure', 'failure'],
@@ -90,9 +92,12 @@ export function itemsSection(t: ItemTable): HTMLElement {
     ]),
     ...t.inputs.map((name): [string, string] => [`input:${name}`, name]),
   ];
-  for (const [name, label] of candidates) {
-    const values = distinct(t.columns[name], t.n, 40);
-    if (values && values.size > 1) sliceable.push({ name, label, read: col(name), values });
+  for (const [name, label, max] of candidates) {
+    if (name.startsWith('input:') && t.slices?.includes(name.slice(6))) continue;
+    const values = distinct(t.columns[name], t.n, max ?? 40);
+    const suiteSlice = name.startsWith('slice:');
+    if (values && (values.size > 1 || (suiteSlice && values.size > 0)))
+      sliceable.push({ name, label, read: col(name), values });
   }
 
   const columns: VirtualColumn[] = [
@@ -246,6 +251,20 @@ export function itemsSection(t: ItemTable): HTMLElement {
     apply();
   });
   sliceValue.addEventListener('change', apply);
+
+  // The slices table's "items" links: show the items of one value of a suite slice column.
+  const showSlice = (event: Event) => {
+    const { column, value } = (event as CustomEvent<{ column: string; value: string }>).detail;
+    const k = sliceable.findIndex((s) => s.name === `slice:${column}`);
+    if (k < 0) return;
+    sliceColumn.value = String(k);
+    sliceColumn.dispatchEvent(new Event('change'));
+    sliceValue.value = JSON.stringify(value);
+    show.value = 'all';
+    apply();
+    sliceColumn.scrollIntoView({ block: 'start' });
+  };
+  document.addEventListener('assay:slice', showSlice);
 
   function field(label: string, value: string | number | boolean | null, pre = true): HTMLElement | null {
     if (value === null || value === '') return null;

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /** The page of one run: header facts, banners, every scorer's figures and charts, cost, latency, the family's figures, the items. */
-import type { MetricValue, Report, ScorerSummary } from '../../../model/report.js';
+import { ceilingSentence } from '../../../lib/format.js';
+import type { HumanAgreement, MetricValue, Report, ScorerSummary } from '../../../model/report.js';
 import type { ItemTable } from '../types.js';
 import { histogram, roc } from './charts.js';
 import {
@@ -183,6 +184,45 @@ function confusionHeatmap(confusion: Record<string, Record<string, number>>): HT
   );
 }
 
+/**
+ * The human ceiling of a scorer whose items several annotators labelled: alpha among them, their
+ * pairwise agreement and the judge's agreement with them, each with its CI, and which is higher.
+ */
+function humanCeiling(name: string, a: HumanAgreement): HTMLElement {
+  const row = (label: string, key: string, m: MetricValue): HTMLElement[] => [
+    h('b', null, label),
+    h('span', { class: 'figure-value', 'data-metric': `${name}.humanAgreement.${key}` }, num(m.value)),
+    h('span', null, m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : 'n/a'),
+    ciBar(m.value, m.ci, key === 'alpha' ? -1 : 0, 1),
+    h('span', null, String(m.n)),
+  ];
+  return h(
+    'figure',
+    { class: 'figure', 'data-testid': 'human-agreement' },
+    h(
+      'figcaption',
+      null,
+      `Human agreement: ${a.annotators} annotators on ${a.items} items, and the judge with them`,
+    ),
+    table(
+      ['', 'value', '95% CI', '', 'n'],
+      [
+        row(`Krippendorff's alpha (${a.level})`, 'alpha', a.alpha),
+        row('annotators agree pairwise', 'pairwiseAgreement', a.pairwiseAgreement),
+        row('judge agrees with an annotator', 'judgeAgreement', a.judgeAgreement),
+      ],
+      'grid metrics',
+    ),
+    h(
+      'p',
+      { class: 'muted', 'data-testid': 'human-ceiling' },
+      `${ceilingSentence(a.judgeAgreement.value, a.pairwiseAgreement.value)}.`.replace(/^./, (c) =>
+        c.toUpperCase(),
+      ),
+    ),
+  );
+}
+
 function scorerSection(report: Report, items: ItemTable, name: string, s: ScorerSummary): HTMLElement {
   const primary = name === report.primaryScorer;
   const unscored = Object.entries(s.unscored).map(([kind, n]) => `${kind} ${n}`);
@@ -266,6 +306,7 @@ function scorerSection(report: Report, items: ItemTable, name: string, s: Scorer
       ),
     );
   }
+  if (s.humanAgreement) charts.push(humanCeiling(name, s.humanAgreement));
   parts.push(h('div', { class: 'charts' }, charts));
   return h(
     'section',
@@ -451,9 +492,69 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
       ),
     );
   }
+  const slices = slicesSection(report);
+  if (slices) out.push(slices);
   if (report.comparison) out.push(comparisonSummary(report.comparison));
   out.push(itemsSection(items));
   return out;
+}
+
+/** The headline metrics of a kind, in the order summaries print them (as report.txt's). */
+const HEADLINES: Record<string, readonly string[]> = {
+  label: ['accuracy', 'macroF1', 'binaryF1', 'positiveF1', 'kappa', 'weightedKappa'],
+  number: ['mean', 'mae', 'spearman', 'weightedKappa', 'rocAuc', 'balancedAccuracy'],
+  pass: ['passRate', 'accuracy', 'balancedAccuracy'],
+};
+
+/**
+ * The suite's slices: per column a table of its values, each with its items and the primary
+ * scorer's headline metrics with their intervals, and a link that filters the items below.
+ */
+function slicesSection(report: Report): HTMLElement | undefined {
+  if (!report.slices) return undefined;
+  const kind = report.scores[report.primaryScorer]?.kind ?? 'label';
+  const tables = Object.entries(report.slices).map(([column, values]) => {
+    const metrics = (HEADLINES[kind] ?? []).filter((metric) =>
+      Object.values(values).some((v) => v.metrics[metric] !== undefined),
+    );
+    const rows = Object.entries(values).map(([value, slice]) => [
+      value,
+      String(slice.n),
+      ...metrics.map((metric) => {
+        const m = slice.metrics[metric];
+        if (!m) return '';
+        return h(
+          'span',
+          { 'data-metric': `${column}=${value}.${metric}` },
+          `${num(m.value)}${m.ci ? ` [${num(m.ci[0])}, ${num(m.ci[1])}]` : ''}`,
+        );
+      }),
+      slice.note
+        ? h('span', { class: 'muted' }, slice.note)
+        : h(
+            'button',
+            {
+              type: 'button',
+              class: 'link',
+              'data-slice': `${column}=${value}`,
+              onclick: () =>
+                document.dispatchEvent(new CustomEvent('assay:slice', { detail: { column, value } })),
+            },
+            'show items',
+          ),
+    ]);
+    return h(
+      'figure',
+      { class: 'figure wide slices', 'data-slice-column': column },
+      h('figcaption', null, `by ${column}`),
+      table(
+        ['value', 'n', ...metrics.map((metric) => `${metricName(metric)} (95% CI)`), ''],
+        rows,
+        'grid slices',
+      ),
+    );
+  });
+  return section(`Slices (${report.primaryScorer}, per value)`, tables);
 }
 
 function comparisonSummary(c: Record<string, unknown>): HTMLElement {
