@@ -22,6 +22,20 @@ export const withInterval = (
   m: { value: number | null; ci?: readonly [number, number] } | null | undefined,
 ): string => (!m || m.value === null ? 'n/a' : m.ci ? `${num(m.value)} ${interval(m.ci)}` : num(m.value));
 
+/**
+ * The human ceiling in one sentence: whether the judge agrees with the annotators more or less
+ * than they agree with each other (compared as printed, to three decimals).
+ */
+export function ceilingSentence(judge: number | null, annotators: number | null): string {
+  if (judge === null || annotators === null)
+    return `the judge's agreement with the annotators and theirs with each other cannot be compared (${num(judge)} vs ${num(annotators)})`;
+  const figures = `(${num(judge)} vs ${num(annotators)})`;
+  const [j, a] = [Number(num(judge)), Number(num(annotators))];
+  if (j > a) return `the judge agrees with the annotators more than they agree with each other ${figures}`;
+  if (j < a) return `the judge agrees with the annotators less than they agree with each other ${figures}`;
+  return `the judge agrees with the annotators as much as they agree with each other ${figures}`;
+}
+
 /** A plain-text table: a header, a rule, the rows; cells padded to their column. */
 export function textTable(header: string[], rows: string[][]): string[] {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));

@@ -209,23 +209,53 @@ export function krippendorffAlpha(
   bootstrap: BootstrapOptions | false = {},
   scale?: readonly string[],
 ): Alpha {
-  const pairable: AlphaUnit[] = [];
-  for (const unit of units) {
-    const values = present(unit);
-    if (values.length >= 2) pairable.push(alphaUnit(values, level));
-  }
-  const rank = scaleRank(pairable, scale);
-  const all = pairable.map((_, i) => i);
-  const value = alphaOf(pairable, all, level, rank);
+  const pairable = units.filter((unit) => present(unit).length >= 2);
+  const statistic = alphaStatistic(pairable, level, scale);
+  const value = statistic(pairable.map((_, i) => i));
   const out: Alpha = { value, n: pairable.length };
   if (value === null || bootstrap === false) return out;
-  const ci = bootstrapCis(
-    pairable.length,
-    (ix) => ({ alpha: alphaOf(pairable, ix, level, rank) }),
-    bootstrap,
-  ).alpha;
+  const ci = bootstrapCis(pairable.length, (ix) => ({ alpha: statistic(ix) }), bootstrap).alpha;
   if (ci) out.ci = ci;
   return out;
+}
+
+/**
+ * Alpha as a statistic of a draw of units (see {@link krippendorffAlpha}): given the indices of
+ * the units drawn (repeats allowed, as a bootstrap resample draws them), their alpha. Units with
+ * fewer than two values are kept in place but add nothing, so the indices can run over every
+ * item of a larger set (the items another figure is resampled over, on the same resamples).
+ */
+export function alphaStatistic(
+  units: readonly (readonly RepeatValue[])[],
+  level: AlphaLevel,
+  scale?: readonly string[],
+): (indices: Iterable<number>) => number | null {
+  const coded = units.map((unit) => {
+    const values = present(unit);
+    return values.length >= 2 ? alphaUnit(values, level) : undefined;
+  });
+  const pairable = coded.filter((unit): unit is AlphaUnit => unit !== undefined);
+  const rank = scaleRank(pairable, scale);
+  return (indices) => {
+    const drawn: number[] = [];
+    for (const i of indices) if (coded[i] !== undefined) drawn.push(i);
+    return alphaOf(coded as AlphaUnit[], drawn, level, rank);
+  };
+}
+
+/**
+ * The distance alpha weighs a scorer's disagreements by: ordinal when its values are a declared
+ * scale (ordinal labels in their order, an integer range), interval for other numbers, nominal
+ * for labels and passes. The scale of ordinal labels is their declared order.
+ */
+export function alphaLevel(
+  kind: ScoreKind,
+  options: ScorerMetricOptions = {},
+): { level: AlphaLevel; scale?: readonly string[] } {
+  const scaled =
+    options.ordinal === true && (kind === 'number' || (kind === 'label' && options.labelOrder !== undefined));
+  const level: AlphaLevel = scaled ? 'ordinal' : kind === 'number' ? 'interval' : 'nominal';
+  return level === 'ordinal' && kind === 'label' ? { level, scale: options.labelOrder } : { level };
 }
 
 /**
@@ -387,11 +417,7 @@ export class RepeatRows {
     if (!this.keepUnits) throw new RangeError('RepeatRows: kept without units, it has noise floors only');
     // A declared scale (ordinal labels in their order, an integer range) weighs a disagreement by
     // how far apart the two values are on it.
-    const scaled =
-      options.ordinal === true &&
-      (this.kind === 'number' || (this.kind === 'label' && options.labelOrder !== undefined));
-    const level: AlphaLevel = scaled ? 'ordinal' : this.kind === 'number' ? 'interval' : 'nominal';
-    const scale = level === 'ordinal' && this.kind === 'label' ? options.labelOrder : undefined;
+    const { level, scale } = alphaLevel(this.kind, options);
     const { noiseFloor: noise, perRepeat } = this.noiseFloors(options);
     const flips = flipRate(this.units);
     return {
