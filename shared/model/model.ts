@@ -17,6 +17,10 @@ export interface Item {
    * instead of solving, and only the scorers run. `output` is undefined when the row has none.
    */
   given?: { output?: string; explanation?: string };
+  /** The row's columns the suite names for no role, as read (see {@link ItemResult.columns}). */
+  columns?: Record<string, string>;
+  /** Several annotators' gold labels, in order (see {@link ItemResult.annotations}). */
+  annotations?: string[];
 }
 
 /** A dataset row that cannot be used: it becomes a failed result, never vanishes. */
@@ -113,6 +117,18 @@ export interface ItemResult {
   gold?: string;
   /** Input fields echoed for labeled.csv / errors.txt. */
   input: Record<string, string>;
+  /**
+   * The dataset's other columns (those the suite does not name as inputs, gold or outputs), as
+   * read: they travel with the item into results.jsonl and labeled.csv, and slice the report
+   * (`slices`). Absent when the row has none.
+   */
+  columns?: Record<string, string>;
+  /**
+   * Several annotators' gold labels, in the order the suite names them, when the gold is given
+   * by several (`columns.gold` a list, or a path ending in `*`); `gold` is their majority. An
+   * annotator who left the row blank is an empty string.
+   */
+  annotations?: string[];
   /**
    * What the item was when it was scored: the digest of its input and gold ({@link inputDigest}).
    * A comparison pairs two runs' results of an item only when their digests agree. Absent from

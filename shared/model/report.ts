@@ -54,6 +54,28 @@ export interface ScorerSummary {
   bias?: { length: LengthBias };
   /** A run that scored each item k > 1 times (`run.repeats`): how stable the values are across repeats. */
   reliability?: ScorerReliability;
+  /**
+   * The dataset gives several annotators' labels per item: how far they agree with each other
+   * (the human ceiling) and how far the judge agrees with them.
+   */
+  humanAgreement?: HumanAgreement;
+}
+
+/** Values of one slice column kept with their own metrics; the items of the rest are counted under {@link OTHER_VALUE}. */
+export const MAX_SLICE_VALUES = 100;
+/** How a row without the slice column (or with it empty) is shown, and keyed in report.json and gates. */
+export const NO_VALUE = '(none)';
+/** The items of a slice column's values past {@link MAX_SLICE_VALUES}. */
+export const OTHER_VALUE = '(other)';
+
+/** report.json `slices.<column>.<value>`: the items with that value and the primary scorer's metrics over them. */
+export interface SliceFigures {
+  /** Items (results) with the value. */
+  n: number;
+  /** The same metric names and shapes as the primary scorer's `metrics`; none for `(other)`. */
+  metrics: Record<string, MetricValue>;
+  /** `(other)` only: what it holds. */
+  note?: string;
 }
 
 export interface StageCost {
@@ -122,6 +144,11 @@ export interface Report {
   primaryScorer: string;
   scores: Record<string, ScorerSummary>;
   metrics: Record<string, unknown>;
+  /**
+   * The suite's `slices`: per column, per value (`(none)` for a row without one; `(other)` for
+   * the values past the first 100 in sort order), the primary scorer's metrics over its items.
+   */
+  slices?: Record<string, Record<string, SliceFigures>>;
   /**
    * `totalUsd` is what this run paid. `cachedCalls` were answered from the LLM cache; `savedUsd`
    * is what they cost when first paid. `perItemUsd` and `per10kUsd` are at list price: what the
@@ -249,4 +276,28 @@ export interface ScorerReliability {
   noiseFloor: Record<string, number | null>;
   /** Per headline metric: its value on each single-repeat run, in repeat order. */
   perRepeat: Record<string, (number | null)[]>;
+}
+
+/**
+ * A scorer's human ceiling: report.json `scores.<scorer>.humanAgreement`, when the dataset gives
+ * several annotators' labels per item. Each figure is null when there is nothing to compute it
+ * on, and carries the items it ran over and a 95 % bootstrap interval over the annotated items
+ * (the three on the same resamples).
+ */
+export interface HumanAgreement {
+  /** The most annotators an item had. */
+  annotators: number;
+  /** Items at least one annotator labelled. */
+  items: number;
+  /** Krippendorff's alpha among the annotators (a blank is a missing value), at `level`. */
+  alpha: MetricValue;
+  /** Over items with two labels or more: the mean share of the item's annotator pairs that agree. */
+  pairwiseAgreement: MetricValue;
+  /**
+   * The judge as one more annotator: per annotator, the share of items (with both a judge value
+   * and that annotator's label) where the two agree; the mean over annotators.
+   */
+  judgeAgreement: MetricValue;
+  /** The distance alpha weighs a disagreement by: as across repeats (see {@link ScorerReliability}). */
+  level: AlphaLevel;
 }

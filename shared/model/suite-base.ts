@@ -13,7 +13,12 @@ import { resolveProviderId } from './provider-ids.js';
 /** Column roles every family understands. */
 const commonColumns = {
   id: z.string().optional().describe('Column holding a stable item id (default: `id`, then `idx`).'),
-  gold: z.string().optional().describe('Gold (reference) column; each family has its defaults.'),
+  gold: z
+    .union([z.string(), z.array(z.string().min(1)).min(2)])
+    .optional()
+    .describe(
+      'Gold (reference) column; each family has its defaults. A list of columns (`["w1", "w2", "w3"]`), or a path with `*` over an array (`sentences.0.responses.*.response`), gives several annotators: the gold is their majority, each one is kept in the result (`annotations`), and a tie follows `dataset.goldTie`.',
+    ),
   output: z
     .string()
     .optional()
@@ -40,7 +45,42 @@ function isOneDelimiter(value: string): boolean {
   return [...value].length === 1 && !['"', '\n', '\r'].includes(value);
 }
 
-export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
+/** `source` compiles as a JavaScript regular expression with exactly one capture group. */
+function oneCaptureGroup(source: string): string | undefined {
+  let groups: number;
+  try {
+    // An alternative that matches the empty string: the match has a slot for every group.
+    groups = new RegExp(`${source}|`).exec('')!.length - 1;
+  } catch (error) {
+    return `not a regular expression: ${(error as Error).message}`;
+  }
+  return groups === 1
+    ? undefined
+    : `needs exactly one capture group (the part kept), it has ${groups}: e.g. "####\\s*([-0-9.,]+)\\s*$"; write other groups as (?:…)`;
+}
+
+/** How a family's dataset columns are named beyond its roles. */
+export interface ColumnOptions {
+  /**
+   * The family's prompt placeholders are dataset columns (a declared judge): `columns` may map
+   * any placeholder to the column (or dot path) it reads.
+   */
+  placeholders?: boolean;
+}
+
+export function datasetSchema<C extends z.ZodRawShape>(columns: C, options: ColumnOptions = {}) {
+  const roles = Object.keys({ ...commonColumns, ...columns });
+  const mapping = z.object({ ...commonColumns, ...columns });
+  const byRole = <T extends z.ZodType>(value: T) =>
+    z.record(z.string(), value).superRefine((map, ctx) => {
+      for (const role of Object.keys(map))
+        if (!roles.includes(role) && !options.placeholders)
+          ctx.addIssue({
+            code: 'custom',
+            path: [role],
+            message: `${JSON.stringify(role)} is not a column role of this task (${roles.join(', ')})`,
+          });
+    });
   return z
     .object({
       path: z
@@ -74,12 +114,38 @@ export function datasetSchema<C extends z.ZodRawShape>(columns: C) {
         .describe(
           "A CSV without a header row (MMLU's `question,A,B,C,D,answer`): its column names, in order; every line is a record.",
         ),
-      columns: z
-        .object({ ...commonColumns, ...columns })
-        .strict()
+      columns: (options.placeholders
+        ? mapping.catchall(
+            z.string().min(1).describe('A prompt placeholder → the column (or dot path) it reads.'),
+          )
+        : mapping.strict()
+      )
         // Every column role is optional, so an empty mapping is valid.
         .default({} as never)
-        .describe('Dataset column for each role, where the file uses other names.'),
+        .describe(
+          'Dataset column for each role, where the file uses other names. A name may be a dot path into the objects and arrays of a JSON, JSONL or Parquet row (`turns.0.responses.1.text`; keys with dots or spaces resolve, the longest key first); an exact column name wins. An object or array reaching an input or the gold makes the row invalid: name a field inside it. Columns no role names are kept with each result (`columns` in results.jsonl, `column:<name>` in labeled.csv).',
+        ),
+      extract: byRole(
+        z.string().superRefine((source, ctx) => {
+          const problem = oneCaptureGroup(source);
+          if (problem) ctx.addIssue({ code: 'custom', message: problem });
+        }),
+      )
+        .optional()
+        .describe(
+          'Role → a regular expression (JavaScript) with one capture group: the capture replaces the value the role reads (GSM8K answers: {"gold": "####\\s*([-0-9.,]+)\\s*$"}). A value it does not match makes the row invalid. Runs before `recode`.',
+        ),
+      recode: byRole(z.record(z.string(), z.string()))
+        .optional()
+        .describe(
+          'Role → a map of values: the value the role reads is replaced by its entry ({"gold": {"1": "A", "2": "B"}}); a value not in the map stays as it is. Applies after `extract`, to each annotator with several.',
+        ),
+      goldTie: z
+        .enum(['first', 'invalid'])
+        .optional()
+        .describe(
+          'Several annotators (a list of gold columns, or a gold path with `*`) whose most frequent labels tie: `invalid` (default) makes the row invalid, `first` takes the tied label the earliest annotator gave.',
+        ),
       encoding: z
         .string()
         .min(1)
@@ -286,6 +352,7 @@ export const sweepShape = {
 export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Record<never, never>>(
   task: T,
   columns: C = {} as C,
+  columnOptions: ColumnOptions = {},
 ) {
   return {
     $schema: z.string().optional(),
@@ -295,7 +362,7 @@ export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Rec
       .regex(NAME, 'letters, digits, dot, dash, underscore')
       .describe('Suite name: report folder and run ids derive from it.'),
     description: z.string().optional(),
-    dataset: datasetSchema(columns),
+    dataset: datasetSchema(columns, columnOptions),
     task: z.literal(task).describe('Task family.'),
     backends: z
       .array(z.string().min(1))
@@ -308,6 +375,13 @@ export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Rec
       .default({})
       .describe('Overrides of the family prompt files: role → path under prompts/.'),
     params: paramsSchema,
+    slices: z
+      .array(z.string().min(1))
+      .optional()
+      .refine((columns) => !columns || new Set(columns).size === columns.length, 'a column is named twice')
+      .describe(
+        "Dataset columns to slice the report by: the primary scorer's metrics (with their intervals) for each value of each column, in report.json `slices`, report.txt, report.html and comparisons; a gate names one as `accuracy[lang=de]`. A column the suite does not otherwise name is read from the row as it is; a row without it has the value `(none)`. Past 100 values of a column, the rest are counted under `(other)`.",
+      ),
     run: runSettingsSchema,
     sim: simSettingsSchema,
     ...sweepShape,

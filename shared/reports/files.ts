@@ -4,11 +4,12 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AnyTaskFamily } from '../family/types.js';
-import { interval, ms, num, usd, words } from '../lib/format.js';
+import { ceilingSentence, interval, ms, num, usd, withInterval, words } from '../lib/format.js';
 import { METRIC_NAMES, verdictOf } from '../lib/metrics/index.js';
 import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../model/model.js';
 import {
   HEADLINE_METRICS,
+  type HumanAgreement,
   type LengthBias,
   type MetricValue,
   type Report,
@@ -69,7 +70,7 @@ export async function writeReportFiles(
   try {
     const { sections, primary } = files;
     async function* labeled(): AsyncGenerator<string> {
-      let chunk = `\uFEFF${csvHeader(known.inputColumns(), view)}\r\n`;
+      let chunk = `\uFEFF${csvHeader(known.inputColumns(), view, known.keptColumns())}\r\n`;
       for await (const r of source()) {
         chunk += await files.add(r);
         if (chunk.length >= CHUNK_CHARS) {
@@ -221,7 +222,7 @@ export class ItemFiles {
       else if (verdict === false) await sections.wrong.add(`${block(r, view)}\n\n`);
       if (verdict === true) await sections.correct.add(`${block(r, view)}\n\n`);
     }
-    return `${csvRow(r, this.layout.inputColumns(), view)}\r\n`;
+    return `${csvRow(r, this.layout.inputColumns(), view, this.layout.keptColumns())}\r\n`;
   }
 
   /** Ends the sections' files (once every result is in): they can be read back. */
@@ -354,17 +355,19 @@ function reasonOf(r: ItemResult, view: ResultView): string | undefined {
  * labeled.csv: one row per result: id, row, the input columns, gold, status and failure, then
  * per scorer `<scorer>` (its value, empty when unscored) and `<scorer>.by` (what decided it),
  * and with `run.repeats` k > 1 each repeat's value (`<scorer>.r1` … `<scorer>.rk`), then
- * the reason, the output, cost, latency and the family's details.
+ * the reason, the output, cost, latency and the family's details; last, each of the dataset's
+ * other columns the results keep, as `column:<name>` (a prefix no other header has).
  */
 export function renderLabeledCsv(results: ItemResult[], view: ResultView): string {
   const layout = new FileLayout();
   for (const r of results) layout.add(r);
   const inputs = layout.inputColumns();
-  const lines = [csvHeader(inputs, view), ...results.map((r) => csvRow(r, inputs, view))];
+  const kept = layout.keptColumns();
+  const lines = [csvHeader(inputs, view, kept), ...results.map((r) => csvRow(r, inputs, view, kept))];
   return `\uFEFF${lines.join('\r\n')}\r\n`;
 }
 
-export function csvHeader(inputs: readonly string[], view: ResultView): string {
+export function csvHeader(inputs: readonly string[], view: ResultView, kept: readonly string[] = []): string {
   return [
     'idx',
     'row',
@@ -382,12 +385,21 @@ export function csvHeader(inputs: readonly string[], view: ResultView): string {
     'cost_usd',
     'latency_ms',
     'details',
+    ...kept.map((column) => `${KEPT_PREFIX}${column}`),
   ]
     .map(csvCell)
     .join(',');
 }
 
-function csvRow(r: ItemResult, inputs: readonly string[], view: ResultView): string {
+/** What labeled.csv puts before the name of a dataset column a result keeps. */
+const KEPT_PREFIX = 'column:';
+
+function csvRow(
+  r: ItemResult,
+  inputs: readonly string[],
+  view: ResultView,
+  kept: readonly string[] = [],
+): string {
   const scores = view.scorers.flatMap((s) => {
     const score = scoreOf(r, s.name, s.kind);
     const repeats = repeatColumns(view).map((_, i) => score.repeats?.[i] ?? undefined);
@@ -408,6 +420,7 @@ function csvRow(r: ItemResult, inputs: readonly string[], view: ResultView): str
     round(resultCost(r), 8),
     Math.round(resultLatencyMs(r) ?? 0),
     r.details ? JSON.stringify(r.details) : undefined,
+    ...kept.map((column) => r.columns?.[column]),
   ]
     .map(csvCell)
     .join(',');
@@ -466,6 +479,7 @@ export function renderScorer(name: string, s: ScorerSummary, primary: boolean): 
   for (const [metric, m] of Object.entries(s.metrics)) lines.push(metricLine(metric, m));
   if (s.bias) lines.push(lengthBiasLine(s.bias.length));
   if (s.reliability) lines.push(...reliabilityLines(s.reliability, '    '));
+  if (s.humanAgreement) lines.push(...humanAgreementLines(s.humanAgreement, '    '));
   const tables = s.tables as
     | {
         perClass?: Record<string, { precision: number; recall: number; f1: number; support: number }>;
@@ -513,6 +527,53 @@ export function reliabilityLines(r: ScorerReliability, indent: string): string[]
   return [
     `${indent}repeats ${r.repeats} (${r.n} items with two or more values): flip rate ${num(r.flipRate)}  ties ${r.ties}  Krippendorff's alpha ${num(r.alpha.value)} ${interval(r.alpha.ci)} (${r.alpha.level})${sd}`,
     `${indent}noise floor (SD across single-repeat runs): ${floors.length > 0 ? floors.join('  ') : 'none'}`,
+  ];
+}
+
+/**
+ * report.txt's Slices: per slice column a table of its values, each with its items and the
+ * primary scorer's headline metrics (value and 95% CI).
+ */
+export function renderSlices(report: Pick<Report, 'slices' | 'scores' | 'primaryScorer'>): string[] {
+  if (!report.slices) return [];
+  const kind = report.scores[report.primaryScorer]?.kind;
+  const lines = ['', `Slices (${report.primaryScorer}, per value of each column; 95% bootstrap CI)`];
+  for (const [column, values] of Object.entries(report.slices)) {
+    const metrics = (kind ? HEADLINE_METRICS[kind] : []).filter((metric) =>
+      Object.values(values).some((v) => v.metrics[metric] !== undefined),
+    );
+    const width = Math.min(40, Math.max(5, ...Object.keys(values).map((value) => [...value].length)));
+    const cell = (text: string) => text.padEnd(28);
+    const named = (metric: string) => {
+      const sample = Object.values(values).find((v) => v.metrics[metric])?.metrics[metric];
+      return sample ? metricName(metric, sample) : metric;
+    };
+    lines.push(
+      '',
+      `  ${column}`,
+      `    ${'value'.padEnd(width)}  ${'n'.padStart(6)}  ${metrics.map((metric) => cell(named(metric))).join('')}`.trimEnd(),
+    );
+    for (const [value, slice] of Object.entries(values)) {
+      const shown = [...value].length > width ? `${[...value].slice(0, width - 1).join('')}…` : value;
+      const figures = metrics.map((metric) => {
+        const m = slice.metrics[metric];
+        return cell(m ? `${num(m.value)} ${interval(m.ci)}`.trimEnd() : '');
+      });
+      lines.push(`    ${shown.padEnd(width)}  ${String(slice.n).padStart(6)}  ${figures.join('')}`.trimEnd());
+      if (slice.note) lines.push(`    ${''.padEnd(width)}  (${slice.note})`);
+    }
+  }
+  return lines;
+}
+
+/**
+ * The human ceiling of a scorer: how far the annotators agree with each other (alpha and the
+ * pairwise agreement) and with the judge, then one sentence saying which agreement is higher.
+ */
+export function humanAgreementLines(h: HumanAgreement, indent: string): string[] {
+  return [
+    `${indent}human agreement (${h.annotators} annotators, ${h.items} items): Krippendorff's alpha ${withInterval(h.alpha)} (${h.level}, n ${h.alpha.n})  pairwise agreement ${withInterval(h.pairwiseAgreement)} (n ${h.pairwiseAgreement.n})  judge agreement ${withInterval(h.judgeAgreement)} (n ${h.judgeAgreement.n})`,
+    `${indent}${ceilingSentence(h.judgeAgreement.value, h.pairwiseAgreement.value)}`,
   ];
 }
 
@@ -565,6 +626,7 @@ export function renderText(report: Report): string {
   for (const [name, summary] of Object.entries(report.scores)) {
     lines.push(...renderScorer(name, summary, name === report.primaryScorer));
   }
+  lines.push(...renderSlices(report));
   lines.push(...(taskFor(report).reportText?.(report) ?? []));
   lines.push(...renderComparisonSummary(report.comparison as ComparisonView | undefined));
   const cost = report.cost;

@@ -1,6 +1,8 @@
 import { deserialize, serialize } from 'node:v8';
 import type { AnyTaskFamily, FamilyReportTally, Scorer } from '../family/types.js';
 import {
+  AnnotationRows,
+  type AnnotationRowsState,
   addCounts,
   biasApplies,
   biasScore,
@@ -33,9 +35,16 @@ import {
   type ScoreKind,
   scoreOf,
 } from '../model/model.js';
-import { type CostSummary, REPORT_SCHEMA_VERSION, type Report, type ScorerSummary } from '../model/report.js';
+import {
+  type CostSummary,
+  REPORT_SCHEMA_VERSION,
+  type Report,
+  type ScorerSummary,
+  type SliceFigures,
+} from '../model/report.js';
 import { compareReportOrder, type ResultSource, sourceOf } from '../model/report-order.js';
 import { FileLayout, type FileLayoutState, targetReader } from './layout.js';
+import { SliceTally, type SliceTallyState } from './slices.js';
 
 export { targetReader } from './layout.js';
 
@@ -74,11 +83,30 @@ export function scoreRows(
   return results.map((result) => scoreRow(result, name, scorer, targetOf));
 }
 
+/**
+ * Each annotator's label of a result as the scorer's gold target (what its value is compared
+ * with): undefined for a blank, or for a label the scorer cannot read as its kind.
+ */
+function annotatorTargets(
+  result: ItemResult,
+  scorer: Pick<Scorer, 'target'>,
+): (ScoreRow['target'] | undefined)[] {
+  return (result.annotations ?? []).map((label) =>
+    label.trim() === ''
+      ? undefined
+      : scorer.target?.({ id: result.itemId, row: result.row, input: result.input, gold: label }),
+  );
+}
+
 /** A {@link ScoreTally} saved: each scorer's rows, length rows and repeat rows, by scorer name. */
 export interface ScoreTallyState {
   rows: Record<string, LabelRowsState | ValueRowsState>;
   lengths: Record<string, LengthRowsState>;
   repeats: Record<string, RepeatRowsState>;
+  /** Scorers whose results carry several annotators' labels: those labels and the scorer's value. */
+  annotations?: Record<string, AnnotationRowsState>;
+  /** The primary scorer's rows by the suite's slice columns. */
+  slices?: SliceTallyState;
 }
 
 /**
@@ -95,11 +123,16 @@ export class ScoreTally {
   private readonly lengths = new Map<string, LengthRows>();
   /** A run with `run.repeats` k > 1: each scorer's values repeat by repeat. */
   private readonly repeats = new Map<string, RepeatRows>();
+  /** Scorers with a gold target whose results carry annotators' labels (made at the first such result). */
+  private readonly annotations = new Map<string, AnnotationRows>();
+  /** The primary scorer's name, and its rows by each of the suite's slice columns (none without `slices`). */
+  private readonly primary: string;
+  private readonly slices: SliceTally | undefined;
 
   /** A tally of no result, or loaded from `state` (see `toState`). */
   constructor(
     private readonly family: AnyTaskFamily,
-    private readonly suite: RunRecord['suite'],
+    suite: RunRecord['suite'],
     state?: ScoreTallyState,
   ) {
     this.scorers = Object.entries(family.scorers(suite)).map(([name, scorer]) => [
@@ -123,7 +156,13 @@ export class ScoreTally {
         const repeats = state?.repeats[name];
         this.repeats.set(name, repeats ? RepeatRows.fromState(repeats) : new RepeatRows(kind, k));
       }
+      const annotations = state?.annotations?.[name];
+      if (annotations) this.annotations.set(name, AnnotationRows.fromState(annotations));
     }
+    this.primary = family.primaryScorer(suite);
+    const primary = this.scorers.find(([name]) => name === this.primary);
+    if (suite.slices?.length && primary)
+      this.slices = new SliceTally(suite.slices, primary[1], state?.slices);
   }
 
   add(result: ItemResult): void {
@@ -134,6 +173,9 @@ export class ScoreTally {
     for (const [name, kind, scorer, target] of this.scorers) {
       const row = scoreRow(result, name, scorer, target);
       this.rows.get(name)!.add(row);
+      if (result.annotations?.length && scorer.target && row.unscored !== 'invalid_row')
+        this.annotated(name, kind).add(annotatorTargets(result, scorer), row.value);
+      if (name === this.primary) this.slices?.add(result, row);
       const repeats = this.repeats.get(name);
       if (repeats) {
         const score = result.scores[name];
@@ -152,6 +194,19 @@ export class ScoreTally {
     for (const [name, rows] of this.rows) mergeRows(rows, later.rows.get(name)!);
     for (const [name, lengths] of this.lengths) lengths.merge(later.lengths.get(name)!);
     for (const [name, repeats] of this.repeats) repeats.merge(later.repeats.get(name)!);
+    for (const [name, annotations] of later.annotations) {
+      const own = this.annotations.get(name);
+      if (own) own.merge(annotations);
+      else this.annotations.set(name, annotations);
+    }
+    if (this.slices && later.slices) this.slices.merge(later.slices);
+  }
+
+  /** The scorer's annotators' labels, made at its first annotated result. */
+  private annotated(name: string, kind: ScoreKind): AnnotationRows {
+    const rows = this.annotations.get(name) ?? new AnnotationRows(kind);
+    this.annotations.set(name, rows);
+    return rows;
   }
 
   toState(): ScoreTallyState {
@@ -161,11 +216,20 @@ export class ScoreTally {
       rows: states<LabelRows | ValueRows, LabelRowsState | ValueRowsState>(this.rows),
       lengths: states<LengthRows, LengthRowsState>(this.lengths),
       repeats: states<RepeatRows, RepeatRowsState>(this.repeats),
+      ...(this.annotations.size > 0
+        ? { annotations: states<AnnotationRows, AnnotationRowsState>(this.annotations) }
+        : {}),
+      ...(this.slices ? { slices: this.slices.toState() } : {}),
     };
   }
 
-  figures(): { scores: Record<string, ScorerSummary>; primary: string; flat: Record<string, unknown> } {
-    const primary = this.family.primaryScorer(this.suite);
+  figures(): {
+    scores: Record<string, ScorerSummary>;
+    primary: string;
+    flat: Record<string, unknown>;
+    slices?: Record<string, Record<string, SliceFigures>>;
+  } {
+    const primary = this.primary;
     const scores: Record<string, ScorerSummary> = {};
     let flat: Record<string, unknown> = {};
     for (const [name, kind, scorer] of this.scorers) {
@@ -175,9 +239,13 @@ export class ScoreTally {
       if (lengths) scores[name].bias = { length: lengths.figures() };
       const repeats = this.repeats.get(name);
       if (repeats) scores[name].reliability = repeats.figures(scorer.metrics);
+      const annotations = this.annotations.get(name);
+      if (annotations) scores[name].humanAgreement = annotations.figures(scorer.metrics);
       if (name === primary) flat = figures.flat;
     }
-    return { scores, primary, flat };
+    const scorer = this.scorers.find(([name]) => name === primary)?.[2];
+    const slices = this.slices && scorer ? this.slices.figures(scorer) : undefined;
+    return { scores, primary, flat, ...(slices ? { slices } : {}) };
   }
 }
 
@@ -186,14 +254,14 @@ export function scoreFigures(
   family: AnyTaskFamily,
   suite: RunRecord['suite'],
   results: readonly ItemResult[],
-): { scores: Record<string, ScorerSummary>; primary: string; flat: Record<string, unknown> } {
+): ReturnType<ScoreTally['figures']> {
   const tally = new ScoreTally(family, suite);
   for (const result of results) tally.add(result);
   return tally.figures();
 }
 
 /** Version of {@link ReportTally}'s bytes: a tally saved by another version is not read. */
-const TALLY_VERSION = 1;
+const TALLY_VERSION = 2;
 
 /** A {@link ReportTally} saved (see `toBytes`). */
 interface ReportTallyState {
@@ -365,7 +433,7 @@ export class ReportTally {
     const invalidRows = byFailure.invalid_row ?? 0;
     const failed = items - scored;
     const simulated = run.simulated || this.anySimulated;
-    const { scores, primary, flat } = this.scores.figures();
+    const { scores, primary, flat, slices } = this.scores.figures();
     const missingItems = run.total === undefined ? null : Math.max(0, run.total - items);
     return {
       schemaVersion: REPORT_SCHEMA_VERSION,
@@ -394,6 +462,7 @@ export class ReportTally {
       primaryScorer: primary,
       scores,
       metrics: { ...flat, ...familyFigures?.metrics },
+      ...(slices ? { slices } : {}),
       cost: {
         ...atListPrice(this.spend.summary(items - invalidRows), this.savedUsd, items - invalidRows),
         calls: this.calls,

@@ -8,7 +8,7 @@
  * With ASSAY_SCREENSHOTS=<dir> set, it also saves a screenshot of each page there (docs/images).
  */
 import { existsSync } from 'node:fs';
-import { readdir, readFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium, type Page } from 'playwright-core';
@@ -202,6 +202,104 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     expect(joined.all.ids).toEqual(whole.all.ids);
     expect(joined.wrong).toEqual(whole.wrong);
     expect(joined.detail).toContain('stages (model calls)');
+  });
+
+  it("items labelled by several annotators: the scorer's section shows the human ceiling of report.json", async () => {
+    const out = join(dir, 'annotated');
+    await assayCli(
+      ['run', 'examples/reply-tone.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
+    // Three annotators per item: the gold twice (the second one blank on every fifth item) and
+    // a label the item's neighbour has on every third.
+    const log = join(out, 'results.jsonl');
+    const lines = (await readFile(log, 'utf8')).trim().split('\n');
+    const golds = lines.map((line) => (JSON.parse(line) as { gold?: string }).gold ?? '');
+    const annotated = lines.map((line, i) => {
+      const record = JSON.parse(line) as { itemId?: string; gold?: string; annotations?: string[] };
+      if (!record.itemId || record.gold === undefined) return line;
+      const other = i % 3 === 0 ? (golds[i + 1] ?? golds[0]!) : record.gold;
+      record.annotations = [record.gold, i % 5 === 0 ? '' : record.gold, other];
+      return JSON.stringify(record);
+    });
+    await writeFile(log, `${annotated.join('\n')}\n`);
+    await assayCli(['report', out], REPO);
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    const ceiling = report.scores.label.humanAgreement;
+    expect(ceiling).toMatchObject({ annotators: 3, level: 'nominal' });
+    expect(ceiling.items).toBe(report.counts.items);
+    const txt = await readFile(join(out, 'report.txt'), 'utf8');
+    expect(txt).toMatch(
+      /the judge agrees with the annotators (more|less|as much) (than|as) they agree with each other/,
+    );
+
+    const { page, requests, errors } = await open(browser, join(out, 'report.html'));
+    expect(errors).toEqual([]);
+    for (const key of ['alpha', 'pairwiseAgreement', 'judgeAgreement'])
+      expect(await page.textContent(`[data-metric="label.humanAgreement.${key}"]`)).toBe(
+        fixed(ceiling[key].value),
+      );
+    const sentence = await page.textContent('[data-scorer="label"] [data-testid="human-ceiling"]');
+    expect(sentence).toContain(
+      `(${fixed(ceiling.judgeAgreement.value)} vs ${fixed(ceiling.pairwiseAgreement.value)})`,
+    );
+    expect(requests).toHaveLength(1);
+  });
+
+  it("a sliced run: the slices table shows report.json's figures and filters the items by a value", async () => {
+    // The tone judge's replies with a column the suite names only in `slices`.
+    const data = join(dir, 'sliced');
+    await mkdir(join(data, 'prompts'), { recursive: true });
+    await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(data, 'prompts', 'tone.md'));
+    const lines = (await readFile(join(REPO, 'examples', 'data', 'replies.csv'), 'utf8'))
+      .split(/\r?\n/)
+      .filter((line) => line !== '');
+    const subsets = ['Natural', 'Synthetic', 'Natural', ''];
+    await writeFile(
+      join(data, 'data.csv'),
+      `${[`${lines[0]},subset`, ...lines.slice(1).map((line, i) => `${line},${subsets[i % 4]}`)].join('\n')}\n`,
+    );
+    const suite = join(data, 'sliced.suite.json');
+    await writeFile(
+      suite,
+      JSON.stringify({
+        version: 1,
+        name: 'sliced-tone',
+        task: 'judge',
+        dataset: { path: 'data.csv', columns: { gold: 'human' } },
+        judge: { prompt: 'prompts/tone.md', labels: ['polite', 'neutral', 'rude'] },
+        backends: ['openai:gpt-4o-mini'],
+        slices: ['subset'],
+      }),
+    );
+    const out = join(data, 'out');
+    await assayCli(['run', suite, '--simulate', '--out', out, '--no-progress'], data);
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    const natural = report.slices.subset.Natural;
+    expect(natural.n).toBeGreaterThan(0);
+
+    const { page, requests, errors } = await open(browser, join(out, 'report.html'));
+    expect(errors).toEqual([]);
+    const table = page.locator('[data-slice-column="subset"]');
+    expect(await table.locator('tbody tr').count()).toBe(3);
+    const accuracy = natural.metrics.accuracy;
+    expect(await page.textContent('[data-metric="subset=Natural.accuracy"]')).toBe(
+      `${fixed(accuracy.value)} [${fixed(accuracy.ci[0])}, ${fixed(accuracy.ci[1])}]`,
+    );
+    // "show items" filters the item table to the value's items.
+    await page.click('[data-slice="subset=Natural"]');
+    await page.waitForFunction(
+      (n) => document.querySelector('[data-testid="shown-count"]')?.getAttribute('data-count') === String(n),
+      natural.n,
+    );
+    expect(await page.inputValue('select[aria-label="slice value"]')).toBe('"Natural"');
+    // The same filter by hand: the items without a value.
+    await page.selectOption('select[aria-label="slice value"]', '"(none)"');
+    await page.waitForFunction(
+      (n) => document.querySelector('[data-testid="shown-count"]')?.getAttribute('data-count') === String(n),
+      report.slices.subset['(none)'].n,
+    );
+    expect(requests).toHaveLength(1);
   });
 
   it('a number scorer against a binary gold draws its ROC curve', async () => {

@@ -1,0 +1,80 @@
+/**
+ * Data as its authors publish it, run with no conversion: the SummEdits example reads the
+ * project's own JSON array (numeric labels, lists, every field), recodes the labels, keeps the
+ * columns the suite does not name and slices by them. Its figures are checked against a
+ * computation of this test's own from labeled.csv (gold and verdict per row), not against the
+ * product's metric code.
+ */
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { parse } from 'csv-parse/sync';
+import { describe, expect, it } from 'vitest';
+import type { Report } from '../../shared/model/report.js';
+import { assayCli, REPO, tempDir } from '../helpers.js';
+
+interface Published {
+  id: string;
+  label: number;
+  split: string;
+  edit_types: string[];
+}
+
+describe('a published JSON array with recoded labels and slices', { timeout: 180_000 }, () => {
+  it('runs the SummEdits example as published, its figures equal to a hand count', async () => {
+    const dir = await tempDir('assay-published-');
+    const out = join(dir, 'out');
+    await assayCli(
+      [
+        'run',
+        join(REPO, 'examples', 'summedits-judge.suite.json'),
+        '--simulate',
+        '--out',
+        out,
+        '--no-progress',
+      ],
+      dir,
+    );
+    const published = JSON.parse(
+      await readFile(join(REPO, 'examples', 'data', 'summedits-samsum-160.json'), 'utf8'),
+    ) as Published[];
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+    const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
+      columns: true,
+      bom: true,
+    }) as Record<string, string>[];
+
+    expect(report.counts).toMatchObject({ items: 160, scored: 160, invalidRows: 0 });
+    expect(rows).toHaveLength(160);
+    // Recoded: 1 → consistent, 0 → inconsistent, row by row.
+    const byId = new Map(published.map((p) => [p.id, p]));
+    for (const row of rows) {
+      const source = byId.get(row.idx!)!;
+      expect(row.gold).toBe(source.label === 1 ? 'consistent' : 'inconsistent');
+      // The columns the suite does not name travel with the row, as read.
+      expect(row['column:split']).toBe(source.split);
+      expect(JSON.parse(row['column:edit_types']!)).toEqual(source.edit_types);
+    }
+
+    // The whole run and each split, counted here from gold and verdict.
+    const figures = (subset: Record<string, string>[]) => {
+      const agree = subset.filter((r) => r.gold === r.label).length;
+      const tp = subset.filter((r) => r.gold === 'inconsistent' && r.label === 'inconsistent').length;
+      const predicted = subset.filter((r) => r.label === 'inconsistent').length;
+      const actual = subset.filter((r) => r.gold === 'inconsistent').length;
+      return { accuracy: agree / subset.length, positiveF1: (2 * tp) / (predicted + actual) };
+    };
+    const all = figures(rows);
+    expect(report.scores.label!.metrics.accuracy!.value).toBeCloseTo(all.accuracy, 12);
+    expect(report.scores.label!.metrics.positiveF1!.value).toBeCloseTo(all.positiveF1, 12);
+    for (const split of ['evaluation', 'test']) {
+      const subset = rows.filter((r) => r['column:split'] === split);
+      const slice = report.slices!.split![split]!;
+      expect(slice.n).toBe(80);
+      expect(slice.metrics.accuracy!.value).toBeCloseTo(figures(subset).accuracy, 12);
+      expect(slice.metrics.positiveF1!.value).toBeCloseTo(figures(subset).positiveF1, 12);
+    }
+    expect(await readFile(join(out, 'report.txt'), 'utf8')).toMatch(
+      /Slices[\s\S]*split[\s\S]*evaluation\s+80/,
+    );
+  });
+});
