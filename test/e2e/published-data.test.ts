@@ -1,12 +1,14 @@
 /**
  * Data as its authors publish it, run with no conversion: the SummEdits example reads the
  * project's own JSON array (numeric labels, lists, every field), recodes the labels, keeps the
- * columns the suite does not name and slices by them. Its figures are checked against a
+ * columns the suite does not name and slices by them; its figures are checked against a
  * computation of this test's own from labeled.csv (gold and verdict per row), not against the
- * product's metric code.
+ * product's metric code. The GSM8K example reads test.jsonl's worked solutions, plain and
+ * gzipped, and takes each key after `####` as GSM8K's own evaluation does.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/model/report.js';
@@ -76,5 +78,38 @@ describe('a published JSON array with recoded labels and slices', { timeout: 180
     expect(await readFile(join(out, 'report.txt'), 'utf8')).toMatch(
       /Slices[\s\S]*split[\s\S]*evaluation\s+80/,
     );
+  });
+
+  it("runs GSM8K's test.jsonl as published, the key taken after ####, gzipped or not", async () => {
+    const dir = await tempDir('assay-gsm8k-');
+    const published = (await readFile(join(REPO, 'examples', 'data', 'gsm8k-test-20.jsonl'), 'utf8'))
+      .split('\n')
+      .filter((line) => line !== '')
+      .map((line) => JSON.parse(line) as { answer: string });
+    // The key as GSM8K's own evaluation reads it: the text after the last "#### ", commas removed.
+    const keys = published.map((p) => p.answer.split('#### ').at(-1)!.replaceAll(',', '').trim());
+    const suite = JSON.parse(await readFile(join(REPO, 'examples', 'gsm8k.suite.json'), 'utf8'));
+    const gzipped = join(dir, 'gsm8k.suite.json');
+    await writeFile(
+      join(dir, 'test.jsonl.gz'),
+      gzipSync(await readFile(join(REPO, 'examples', 'data', 'gsm8k-test-20.jsonl'))),
+    );
+    await writeFile(
+      gzipped,
+      JSON.stringify({ ...suite, $schema: undefined, dataset: { ...suite.dataset, path: 'test.jsonl.gz' } }),
+    );
+    for (const [path, out] of [
+      [join(REPO, 'examples', 'gsm8k.suite.json'), join(dir, 'plain')],
+      [gzipped, join(dir, 'gzipped')],
+    ] as const) {
+      await assayCli(['run', path, '--simulate', '--out', out, '--no-progress'], dir);
+      const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+      expect(report.counts).toMatchObject({ items: 20, invalidRows: 0 });
+      const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
+        columns: true,
+        bom: true,
+      }) as Record<string, string>[];
+      expect(rows.map((r) => r.gold)).toEqual(keys);
+    }
   });
 });
