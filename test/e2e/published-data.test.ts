@@ -4,7 +4,8 @@
  * columns the suite does not name and slices by them; its figures are checked against a
  * computation of this test's own from labeled.csv (gold and verdict per row), not against the
  * product's metric code. The GSM8K example reads test.jsonl's worked solutions, plain and
- * gzipped, and takes each key after `####` as GSM8K's own evaluation does.
+ * gzipped, and takes each key after `####` as GSM8K's own evaluation does; the LLMBar example
+ * reads its JSON array and recodes its `1`/`2` gold to the pairwise judge's A/B.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -111,5 +112,32 @@ describe('a published JSON array with recoded labels and slices', { timeout: 180
       }) as Record<string, string>[];
       expect(rows.map((r) => r.gold)).toEqual(keys);
     }
+  });
+
+  it("runs LLMBar's JSON array as published, its 1/2 gold recoded to the pairwise judge's A/B", async () => {
+    const dir = await tempDir('assay-llmbar-');
+    const out = join(dir, 'out');
+    await assayCli(
+      [
+        'run',
+        join(REPO, 'examples', 'llmbar-natural.suite.json'),
+        '--simulate',
+        '--out',
+        out,
+        '--no-progress',
+      ],
+      dir,
+    );
+    const published = JSON.parse(
+      await readFile(join(REPO, 'examples', 'data', 'llmbar-natural-6.json'), 'utf8'),
+    ) as { output_1: string; label: number }[];
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+    expect(report.counts).toMatchObject({ items: 6, invalidRows: 0 });
+    const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
+      columns: true,
+      bom: true,
+    }) as Record<string, string>[];
+    expect(rows.map((r) => r.output_1)).toEqual(published.map((p) => p.output_1));
+    expect(rows.map((r) => r.gold)).toEqual(published.map((p) => (p.label === 1 ? 'A' : 'B')));
   });
 });
