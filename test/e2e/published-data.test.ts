@@ -5,7 +5,9 @@
  * computation of this test's own from labeled.csv (gold and verdict per row), not against the
  * product's metric code. The GSM8K example reads test.jsonl's worked solutions, plain and
  * gzipped, and takes each key after `####` as GSM8K's own evaluation does; the LLMBar example
- * reads its JSON array and recodes its `1`/`2` gold to the pairwise judge's A/B.
+ * reads its JSON array and recodes its `1`/`2` gold to the pairwise judge's A/B; the QAGS example
+ * reads three crowd workers' answers from nested arrays, and its human-agreement figures are
+ * worked out by hand.
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -139,5 +141,43 @@ describe('a published JSON array with recoded labels and slices', { timeout: 180
     }) as Record<string, string>[];
     expect(rows.map((r) => r.output_1)).toEqual(published.map((p) => p.output_1));
     expect(rows.map((r) => r.gold)).toEqual(published.map((p) => (p.label === 1 ? 'A' : 'B')));
+  });
+
+  it("runs QAGS' nested JSONL with three annotators as published: their majority as gold, the human ceiling by hand", async () => {
+    const dir = await tempDir('assay-qags-');
+    const out = join(dir, 'out');
+    await assayCli(
+      ['run', join(REPO, 'examples', 'qags-xsum.suite.json'), '--simulate', '--out', out, '--no-progress'],
+      dir,
+    );
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+    expect(report.counts).toMatchObject({ items: 3, invalidRows: 0 });
+    const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
+      columns: true,
+      bom: true,
+    }) as Record<string, string>[];
+    // The workers answered [yes, yes, no], [no, no, yes], [no, no, no]: majorities yes, no, no.
+    expect(rows.map((r) => r.gold)).toEqual(['yes', 'no', 'no']);
+    const judge = rows.map((r) => r.label);
+    const workers = [
+      ['yes', 'yes', 'no'],
+      ['no', 'no', 'yes'],
+      ['no', 'no', 'no'],
+    ];
+    // Pairwise agreement: 1/3, 1/3 and 3/3 of each item's pairs agree, 5/9 in all. Alpha, nominal:
+    // 9 values (3 yes, 6 no); coincidences yes-no 2 + no-yes 2 over 9, expected 2·3·6 / (9·8) = 1/2,
+    // so alpha = 1 − (4/9) / (1/2) = 1/9. The judge against each worker: the share of items agreeing.
+    const judgeAgreement =
+      [0, 1, 2]
+        .map((w) => workers.filter((item, i) => item[w] === judge[i]).length / 3)
+        .reduce((a, b) => a + b) / 3;
+    const human = report.scores.label!.humanAgreement!;
+    expect(human.annotators).toBe(3);
+    expect(human.pairwiseAgreement.value).toBeCloseTo(5 / 9, 12);
+    expect(human.alpha.value).toBeCloseTo(1 / 9, 12);
+    expect(human.judgeAgreement.value).toBeCloseTo(judgeAgreement, 12);
+    expect(await readFile(join(out, 'report.txt'), 'utf8')).toMatch(
+      /human agreement \(3 annotators, 3 items\)/,
+    );
   });
 });
