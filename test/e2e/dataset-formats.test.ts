@@ -1,11 +1,12 @@
 /**
  * Datasets as users publish them, run as a user runs them: the `assay` binary runs a suite on
- * the simulator whose dataset is a JSON array, then one whose dataset is gzipped JSONL, and
- * each report counts every row of its file as an item.
+ * the simulator whose dataset is a JSON array, gzipped JSONL, TSV (tabs and a quoted field) or
+ * Parquet in two row groups, and each report counts every row of its file as an item.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { describe, expect, it } from 'vitest';
 import type { Report } from '../../shared/model/report.js';
 import { assayCli, suiteInput, tempDir } from '../helpers.js';
@@ -39,6 +40,32 @@ describe('datasets in other formats, through the CLI', { timeout: 120_000 }, () 
   it('a gzipped JSONL file (.jsonl.gz)', async () => {
     const jsonl = `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`;
     const report = await runOn('jsonl-gz', 'data.jsonl.gz', gzipSync(jsonl));
+    expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
+  });
+
+  it('a TSV file (.tsv), a field with a tab in quotes', async () => {
+    const cell = (value: string | number) => (String(value).includes('\t') ? `"${value}"` : String(value));
+    const tsv = [
+      'idx\tsrc\ttgt\tlabel',
+      ...rows.map((row, i) =>
+        [row.idx, i === 1 ? `${row.src}\twith a tab` : row.src, row.tgt, row.label].map(cell).join('\t'),
+      ),
+    ].join('\n');
+    const report = await runOn('tsv', 'data.tsv', `${tsv}\n`);
+    expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
+  });
+
+  it('a Parquet file (.parquet) in two row groups', async () => {
+    const parquet = parquetWriteBuffer({
+      columnData: [
+        { name: 'idx', data: rows.map((row) => row.idx), type: 'INT32' },
+        { name: 'src', data: rows.map((row) => row.src), type: 'STRING' },
+        { name: 'tgt', data: rows.map((row) => row.tgt), type: 'STRING' },
+        { name: 'label', data: rows.map((row) => row.label), type: 'STRING' },
+      ],
+      rowGroupSize: ROWS / 2,
+    });
+    const report = await runOn('parquet', 'data.parquet', new Uint8Array(parquet));
     expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
   });
 });
