@@ -9,8 +9,11 @@
  *
  * Adapters translate their vendor's errors (DynamoDB condition failures, S3 missing keys, a
  * missing file) into these, so the core never looks at a vendor's error. Callers tell the
- * concerns apart by class (`instanceof NotFoundError`). Pure: imports nothing.
+ * concerns apart by class (`instanceof NotFoundError`). Pure: imports only the redaction of
+ * secrets (secrets.ts), which every provider error passes through.
  */
+
+import { redactedError, redactSecrets } from './secrets.js';
 
 export abstract class AssayError extends Error {
   override readonly name: string = 'AssayError';
@@ -87,7 +90,14 @@ export class ProviderError extends AssayError {
     readonly retryAfterMs?: number,
     options?: { cause?: unknown },
   ) {
-    super(message, options);
+    // A vendor's error body may echo the request's key: neither the message nor the cause
+    // carries it on (see secrets.ts). A cause that is one of ours was redacted when it was made.
+    super(
+      redactSecrets(message),
+      options?.cause === undefined
+        ? undefined
+        : { cause: options.cause instanceof AssayError ? options.cause : redactedError(options.cause) },
+    );
     this.retryable = RETRYABLE.has(kind);
     this.permanent = PERMANENT.has(kind);
   }

@@ -23,6 +23,7 @@ import {
   type StageSpend,
 } from '../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
+import { redactSecrets } from '../model/secrets.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports/ports.js';
 import { dataPlaceholders, taskFor } from '../registry/registry.js';
 
@@ -231,7 +232,8 @@ function taskContext(
 
 /** Why a thrown error ends the item: budget, provider, or a bug of ours. */
 function failureOf(error: unknown): Failure {
-  const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  // Whatever carried the error (a vendor's body, an SDK's message), no secret is recorded.
+  const message = redactSecrets(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
   if (error instanceof BudgetExceededError) return { kind: 'budget', message: error.message };
   return { kind: error instanceof ProviderError ? 'provider' : 'internal', message };
 }

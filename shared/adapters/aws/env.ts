@@ -101,7 +101,11 @@ export async function loadProviderSecrets(
   try {
     json = JSON.parse(out.SecretString);
   } catch (err) {
-    throw new ConfigError(`secret ${arn} is not JSON (expected an object of provider keys)`, { cause: err });
+    // Not the parser's error as the cause: its message quotes the input, which is the secret.
+    const at = err instanceof SyntaxError ? / at position (\d+)/.exec(err.message)?.[1] : undefined;
+    throw new ConfigError(
+      `secret ${arn} is not JSON (expected an object of provider keys)${at === undefined ? '' : `: invalid at character ${at}`}`,
+    );
   }
   const parsed = providerSecretsSchema.safeParse(json);
   if (!parsed.success) {

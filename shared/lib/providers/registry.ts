@@ -6,6 +6,7 @@
 import type { LlmProvider, Simulator } from '../../model/provider.js';
 import { MissingCredentialsError } from '../../model/provider-errors.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
+import { rememberSecret } from '../../model/secrets.js';
 import { AnthropicProvider } from './anthropic.js';
 import { GeminiProvider } from './gemini.js';
 import { OpenAiProvider, type OpenAiStructuredMode } from './openai.js';
@@ -79,6 +80,8 @@ export function firstSet(env: NodeJS.ProcessEnv, names: readonly string[]): stri
 export function requireVar(env: NodeJS.ProcessEnv, providerId: string, names: readonly string[]): string {
   const value = firstSet(env, names);
   if (value === undefined) throw new MissingCredentialsError(providerId, names);
+  // A key this process holds: no message carrying it leaves the process (model/secrets.ts).
+  rememberSecret(value);
   return value;
 }
 
@@ -132,7 +135,11 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
 function compatibleApiKey(preset: CompatiblePreset, env: NodeJS.ProcessEnv, providerId: string): string {
   // The SDK insists on a key; keyless servers (Ollama, an open vLLM) ignore whatever is sent.
   if (preset.keyEnv === undefined) return 'unused';
-  if (preset.keyOptional) return firstSet(env, [preset.keyEnv]) ?? 'unused';
+  if (preset.keyOptional) {
+    const key = firstSet(env, [preset.keyEnv]);
+    rememberSecret(key);
+    return key ?? 'unused';
+  }
   return requireVar(env, providerId, [preset.keyEnv]);
 }
 
