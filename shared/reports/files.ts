@@ -332,15 +332,18 @@ export function resultView(
 }
 
 /**
- * A CSV cell that a spreadsheet will not execute: cells starting with = + - @ tab or CR are
- * prefixed with an apostrophe (OWASP CSV injection guidance), then quoted as RFC 4180 says.
+ * A CSV cell that a spreadsheet will not execute: cells starting with = + - @ tab or CR, or
+ * their full-width forms (＝ ＋ － ＠, which some spreadsheets read as the ASCII ones), are
+ * prefixed with an apostrophe (OWASP CSV injection guidance), then quoted as RFC 4180 says. A
+ * cell holding a semicolon or a tab is quoted too: a spreadsheet that splits on those (the
+ * separator of many locales) keeps it one cell, so no part of it starts a cell of its own.
  */
 export function csvCell(value: string | number | boolean | undefined): string {
   if (value === undefined) return '';
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
   if (typeof value === 'boolean') return String(value);
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
+  const safe = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(value) ? `'${value}` : value;
+  return /[",;\t\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /** Why an item looks the way it does: the failure, else the primary score's explanation. */

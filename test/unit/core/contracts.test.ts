@@ -45,7 +45,13 @@ describe('labeled.csv', () => {
     expect(csvCell('+1')).toBe("'+1");
     expect(csvCell('-2+3')).toBe("'-2+3");
     expect(csvCell('@SUM(A1)')).toBe("'@SUM(A1)");
-    expect(csvCell('\tx')).toBe("'\tx");
+    // Full-width forms, which some spreadsheets read as the ASCII ones.
+    expect(csvCell('＝1+1')).toBe("'＝1+1");
+    expect(csvCell('＠SUM(A1)')).toBe("'＠SUM(A1)");
+    // A semicolon or a tab inside: quoted, so a spreadsheet splitting on them keeps one cell.
+    expect(csvCell('ok;=cmd|calc')).toBe('"ok;=cmd|calc"');
+    expect(csvCell('ok\t=1+1')).toBe('"ok\t=1+1"');
+    expect(csvCell('\tx')).toBe(`"'\tx"`);
     expect(csvCell('a,b')).toBe('"a,b"');
     expect(csvCell('line\nbreak')).toBe('"line\nbreak"');
     expect(csvCell(-2)).toBe('-2');
