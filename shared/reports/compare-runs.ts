@@ -5,6 +5,7 @@ import {
   CompensatedSum,
   type CompensatedSumState,
   classificationMetrics,
+  codeOf,
   type Indices,
   LabelPairCounts,
   type McNemarResult,
@@ -702,7 +703,7 @@ class ScorerPairs {
     this.rows.push(b.row);
     this.sliceColumns.forEach((column, i) => {
       const slice = this.slices[i]!;
-      slice.column.push(sliceCode(slice, sliceValue(b, column)));
+      slice.column.push(codeOf(slice.values, slice.codes, sliceValue(b, column)));
     });
   }
 
@@ -732,13 +733,7 @@ class ScorerPairs {
   }
 
   private code(label: string): number {
-    let code = this.codes.get(label);
-    if (code === undefined) {
-      code = this.labels.length;
-      this.labels.push(label);
-      this.codes.set(label, code);
-    }
-    return code;
+    return codeOf(this.labels, this.codes, label);
   }
 
   /** Appends `later`: the same scorer's pairs that come after this one's. */
@@ -753,7 +748,7 @@ class ScorerPairs {
     this.rows.merge(later.rows);
     this.slices.forEach((slice, i) => {
       const more = later.slices[i]!;
-      const codes = more.values.map((value) => sliceCode(slice, value));
+      const codes = more.values.map((value) => codeOf(slice.values, slice.codes, value));
       for (const code of more.column.values()) slice.column.push(codes[code]!);
     });
     this.targeted &&= later.targeted;
@@ -947,17 +942,6 @@ class ScorerPairs {
     });
     return { n, deltas };
   }
-}
-
-/** A slice value's code in its column's table (added at the end when new). */
-function sliceCode(slice: { values: string[]; codes: Map<string, number> }, value: string): number {
-  let code = slice.codes.get(value);
-  if (code === undefined) {
-    code = slice.values.length;
-    slice.values.push(value);
-    slice.codes.set(value, code);
-  }
-  return code;
 }
 
 const pick = (values: NumberArray, indices: Indices): number[] => Array.from(indices, (i) => values[i]!);

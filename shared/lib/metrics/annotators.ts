@@ -12,7 +12,7 @@ import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { HumanAgreement, MetricValue } from '../../model/report.js';
 import { alphaLevel, alphaStatistic, type RepeatValue } from './reliability.js';
 import type { ScorerMetricOptions } from './scores.js';
-import { bootstrapCis, type Indices, type NumberArray, NumberColumn } from './stats.js';
+import { bootstrapCis, codeOf, type Indices, type NumberArray, NumberColumn } from './stats.js';
 
 /** {@link AnnotationRows} saved: the value table and the columns (see the class). */
 export interface AnnotationRowsState {
@@ -34,6 +34,7 @@ export class AnnotationRows {
   /** The most annotators an item had. */
   private annotators = 0;
   private readonly values: string[] = [];
+  /** Each value's place in `values` (its code is one more). */
   private readonly index = new Map<string, number>();
   private slots = new NumberColumn();
   private codes = new NumberColumn();
@@ -79,14 +80,9 @@ export class AnnotationRows {
     for (const c of later.judge.values()) this.judge.push(map[c]!);
   }
 
+  /** 1 + the key's place in the table of values (0 is kept for no value). */
   private codeOfKey(key: string): number {
-    let c = this.index.get(key);
-    if (c === undefined) {
-      this.values.push(key);
-      c = this.values.length;
-      this.index.set(key, c);
-    }
-    return c;
+    return 1 + codeOf(this.values, this.index, key);
   }
 
   toState(): AnnotationRowsState {

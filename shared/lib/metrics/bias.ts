@@ -8,7 +8,7 @@ import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Correlation, LengthBias } from '../../model/report.js';
 import { spearman } from './agreement.js';
 import type { ScorerMetricOptions } from './scores.js';
-import { type NumberArray, NumberColumn } from './stats.js';
+import { codeOf, type NumberArray, NumberColumn } from './stats.js';
 
 /** Gold classes beyond this many (a numeric gold with many distinct values) get no `byGold`. */
 const MAX_GOLD_CLASSES = 20;
@@ -77,13 +77,7 @@ export class LengthRows {
   }
 
   private code(label: string): number {
-    let code = this.codes.get(label);
-    if (code === undefined) {
-      code = this.classes.length;
-      this.classes.push(label);
-      this.codes.set(label, code);
-    }
-    return code;
+    return codeOf(this.classes, this.codes, label);
   }
 
   toState(): LengthRowsState {

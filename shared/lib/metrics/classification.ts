@@ -36,7 +36,7 @@
  */
 
 import type { Interval } from '../../model/report.js';
-import { type BootstrapOptions, bootstrapCis } from './stats.js';
+import { type BootstrapOptions, bootstrapCis, codeOf } from './stats.js';
 
 export interface LabelPair {
   gold: string;
@@ -224,13 +224,7 @@ export class CodedLabelPairs {
   }
 
   private code(label: string): number {
-    let code = this.codes.get(label);
-    if (code === undefined) {
-      code = this.labels.length;
-      this.labels.push(label);
-      this.codes.set(label, code);
-    }
-    return code;
+    return codeOf(this.labels, this.codes, label);
   }
 
   goldCodes(): Int32Array {

@@ -588,3 +588,18 @@ function widened(data: NumberArray, value: number, length: number): NumberArray 
   wider.set(data.subarray(0, length));
   return wider;
 }
+
+/**
+ * A value's code in a table of values coded in the order first seen (`values[code]` is the
+ * value, `codes` its inverse); a new value is added at the end. How label columns, class tables
+ * and slice tables keep strings out of per-item arrays, and merge by mapping codes.
+ */
+export function codeOf(values: string[], codes: Map<string, number>, value: string): number {
+  let code = codes.get(value);
+  if (code === undefined) {
+    code = values.length;
+    values.push(value);
+    codes.set(value, code);
+  }
+  return code;
+}
