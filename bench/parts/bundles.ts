@@ -35,27 +35,36 @@ export interface BundleFigures {
   error?: string;
 }
 
+/** Builds `functions/<entry>.ts` into `outfile` as CDK builds the Lambda bundle (see the opening comment). */
+export async function buildFunctionBundle(
+  entry: string,
+  outfile: string,
+  logLevel: 'warning' | 'silent' = 'warning',
+): Promise<void> {
+  await build({
+    entryPoints: [join(ROOT, 'functions', `${entry}.ts`)],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'esm',
+    mainFields: ['module', 'main'],
+    banner: {
+      js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+    },
+    minify: true,
+    sourcemap: true,
+    sourcesContent: false,
+    logLevel,
+    external: EXTERNAL_MODULES,
+  });
+}
+
 export async function bundleFigures(outDir: string): Promise<Record<string, BundleFigures>> {
   const out: Record<string, BundleFigures> = {};
   for (const name of FUNCTIONS) {
     const outfile = join(outDir, name, 'index.mjs');
-    await build({
-      entryPoints: [join(ROOT, 'functions', `${name}.ts`)],
-      outfile,
-      bundle: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
-      mainFields: ['module', 'main'],
-      banner: {
-        js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-      },
-      minify: true,
-      sourcemap: true,
-      sourcesContent: false,
-      logLevel: 'warning',
-      external: EXTERNAL_MODULES,
-    });
+    await buildFunctionBundle(name, outfile);
     const bundleKb = Math.round((await stat(outfile)).size / 1024);
     try {
       const times: number[] = [];

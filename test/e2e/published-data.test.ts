@@ -24,29 +24,32 @@ interface Published {
   edit_types: string[];
 }
 
+/** Runs `suite` on the simulator through the CLI into `out`: its report.json and labeled.csv's rows. */
+async function runSuite(
+  suite: string,
+  dir: string,
+  out: string,
+): Promise<{ report: Report; rows: Record<string, string>[] }> {
+  await assayCli(['run', suite, '--simulate', '--out', out, '--no-progress'], dir);
+  const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+  const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
+    columns: true,
+    bom: true,
+  }) as Record<string, string>[];
+  return { report, rows };
+}
+
+/** An example suite's path. */
+const example = (name: string) => join(REPO, 'examples', name);
+
 describe('a published JSON array with recoded labels and slices', { timeout: 180_000 }, () => {
   it('runs the SummEdits example as published, its figures equal to a hand count', async () => {
     const dir = await tempDir('assay-published-');
     const out = join(dir, 'out');
-    await assayCli(
-      [
-        'run',
-        join(REPO, 'examples', 'summedits-judge.suite.json'),
-        '--simulate',
-        '--out',
-        out,
-        '--no-progress',
-      ],
-      dir,
-    );
+    const { report, rows } = await runSuite(example('summedits-judge.suite.json'), dir, out);
     const published = JSON.parse(
       await readFile(join(REPO, 'examples', 'data', 'summedits-samsum-160.json'), 'utf8'),
     ) as Published[];
-    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
-    const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
-      columns: true,
-      bom: true,
-    }) as Record<string, string>[];
 
     expect(report.counts).toMatchObject({ items: 160, scored: 160, invalidRows: 0 });
     expect(rows).toHaveLength(160);
@@ -91,7 +94,7 @@ describe('a published JSON array with recoded labels and slices', { timeout: 180
       .map((line) => JSON.parse(line) as { answer: string });
     // The key as GSM8K's own evaluation reads it: the text after the last "#### ", commas removed.
     const keys = published.map((p) => p.answer.split('#### ').at(-1)!.replaceAll(',', '').trim());
-    const suite = JSON.parse(await readFile(join(REPO, 'examples', 'gsm8k.suite.json'), 'utf8'));
+    const suite = JSON.parse(await readFile(example('gsm8k.suite.json'), 'utf8'));
     const gzipped = join(dir, 'gsm8k.suite.json');
     await writeFile(
       join(dir, 'test.jsonl.gz'),
@@ -102,43 +105,22 @@ describe('a published JSON array with recoded labels and slices', { timeout: 180
       JSON.stringify({ ...suite, $schema: undefined, dataset: { ...suite.dataset, path: 'test.jsonl.gz' } }),
     );
     for (const [path, out] of [
-      [join(REPO, 'examples', 'gsm8k.suite.json'), join(dir, 'plain')],
+      [example('gsm8k.suite.json'), join(dir, 'plain')],
       [gzipped, join(dir, 'gzipped')],
     ] as const) {
-      await assayCli(['run', path, '--simulate', '--out', out, '--no-progress'], dir);
-      const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+      const { report, rows } = await runSuite(path, dir, out);
       expect(report.counts).toMatchObject({ items: 20, invalidRows: 0 });
-      const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
-        columns: true,
-        bom: true,
-      }) as Record<string, string>[];
       expect(rows.map((r) => r.gold)).toEqual(keys);
     }
   });
 
   it("runs LLMBar's JSON array as published, its 1/2 gold recoded to the pairwise judge's A/B", async () => {
     const dir = await tempDir('assay-llmbar-');
-    const out = join(dir, 'out');
-    await assayCli(
-      [
-        'run',
-        join(REPO, 'examples', 'llmbar-natural.suite.json'),
-        '--simulate',
-        '--out',
-        out,
-        '--no-progress',
-      ],
-      dir,
-    );
+    const { report, rows } = await runSuite(example('llmbar-natural.suite.json'), dir, join(dir, 'out'));
     const published = JSON.parse(
       await readFile(join(REPO, 'examples', 'data', 'llmbar-natural-6.json'), 'utf8'),
     ) as { output_1: string; label: number }[];
-    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
     expect(report.counts).toMatchObject({ items: 6, invalidRows: 0 });
-    const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
-      columns: true,
-      bom: true,
-    }) as Record<string, string>[];
     expect(rows.map((r) => r.output_1)).toEqual(published.map((p) => p.output_1));
     expect(rows.map((r) => r.gold)).toEqual(published.map((p) => (p.label === 1 ? 'A' : 'B')));
   });
@@ -146,16 +128,8 @@ describe('a published JSON array with recoded labels and slices', { timeout: 180
   it("runs QAGS' nested JSONL with three annotators as published: their majority as gold, the human ceiling by hand", async () => {
     const dir = await tempDir('assay-qags-');
     const out = join(dir, 'out');
-    await assayCli(
-      ['run', join(REPO, 'examples', 'qags-xsum.suite.json'), '--simulate', '--out', out, '--no-progress'],
-      dir,
-    );
-    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
+    const { report, rows } = await runSuite(example('qags-xsum.suite.json'), dir, out);
     expect(report.counts).toMatchObject({ items: 3, invalidRows: 0 });
-    const rows = parse(await readFile(join(out, 'labeled.csv'), 'utf8'), {
-      columns: true,
-      bom: true,
-    }) as Record<string, string>[];
     // The workers answered [yes, yes, no], [no, no, yes], [no, no, no]: majorities yes, no, no.
     expect(rows.map((r) => r.gold)).toEqual(['yes', 'no', 'no']);
     const judge = rows.map((r) => r.label);

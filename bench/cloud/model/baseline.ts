@@ -12,10 +12,8 @@ import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
-import { EXTERNAL_MODULES } from '../../../infra/bundling.js';
 import type { FunctionName } from '../../../shared/lib/layout/queues.js';
-import { ROOT } from '../../parts/data.js';
+import { buildFunctionBundle } from '../../parts/bundles.js';
 
 export interface ContainerBaseline {
   bundleKb: number;
@@ -49,23 +47,7 @@ export async function measureBaselines(
     const out = {} as Record<FunctionName, ContainerBaseline>;
     for (const [fn, entry] of Object.entries(ENTRIES) as [FunctionName, string][]) {
       const outfile = join(dir, entry, 'index.mjs');
-      await build({
-        entryPoints: [join(ROOT, 'functions', `${entry}.ts`)],
-        outfile,
-        bundle: true,
-        platform: 'node',
-        target: 'node20',
-        format: 'esm',
-        mainFields: ['module', 'main'],
-        banner: {
-          js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
-        },
-        minify: true,
-        sourcemap: true,
-        sourcesContent: false,
-        logLevel: 'silent',
-        external: EXTERNAL_MODULES,
-      });
+      await buildFunctionBundle(entry, outfile, 'silent');
       const bundleKb = Math.round((await stat(outfile)).size / 1024);
       const runs: { initMs: number; rssMb: number; heapMb: number }[] = [];
       let error: string | undefined;
