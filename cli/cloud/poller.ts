@@ -336,7 +336,7 @@ export class QueuePoller {
   }
 
   private async invoke(source: EventSource, messages: Message[]): Promise<Invocation> {
-    const event: SQSEvent = { Records: messages.map((m) => this.toRecord(m, source.queueArn)) };
+    const event: SQSEvent = { Records: messages.map((m) => sqsRecord(m, source.queueArn, this.region)) };
     const started = this.now();
     let failedIds: Set<string>;
     let error: unknown;
@@ -381,43 +381,6 @@ export class QueuePoller {
     };
     this.onInvocation?.(invocation);
     return invocation;
-  }
-
-  /** The record Lambda builds from a received message. */
-  private toRecord(message: Message, queueArn: string): SQSRecord {
-    const attributes = (message.Attributes ?? {}) as Record<string, string>;
-    const messageAttributes: SQSMessageAttributes = {};
-    for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
-      messageAttributes[name] = {
-        dataType: value.DataType ?? 'String',
-        stringListValues: value.StringListValues ?? [],
-        binaryListValues: [],
-        ...(value.StringValue === undefined ? {} : { stringValue: value.StringValue }),
-        ...(value.BinaryValue === undefined
-          ? {}
-          : { binaryValue: Buffer.from(value.BinaryValue).toString('base64') }),
-      };
-    }
-    return {
-      messageId: message.MessageId ?? '',
-      receiptHandle: message.ReceiptHandle ?? '',
-      body: message.Body ?? '',
-      attributes: {
-        ...attributes,
-        ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
-        SentTimestamp: attributes.SentTimestamp ?? String(Date.now()),
-        SenderId: attributes.SenderId ?? '',
-        ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(Date.now()),
-      },
-      messageAttributes,
-      md5OfBody: message.MD5OfBody ?? '',
-      ...(message.MD5OfMessageAttributes === undefined
-        ? {}
-        : { md5OfMessageAttributes: message.MD5OfMessageAttributes }),
-      eventSource: 'aws:sqs',
-      eventSourceARN: queueArn,
-      awsRegion: this.region,
-    };
   }
 
   private context(source: HandlerEventSource, started: number): Context {
@@ -473,4 +436,49 @@ function failuresOf(response: SQSBatchResponse | undefined, event: SQSEvent): Se
   const ids = new Set(failures.map((f) => f.itemIdentifier));
   for (const id of ids) if (!id || !all.has(id)) return all;
   return ids;
+}
+
+/**
+ * The record Lambda builds from a received message (the local cloud's poller and the capacity
+ * model's both hand their handlers these); `now` stands in for a send time SQS did not give.
+ */
+export function sqsRecord(
+  message: Message,
+  queueArn: string,
+  region: string,
+  now: () => number = Date.now,
+): SQSRecord {
+  const attributes = (message.Attributes ?? {}) as Record<string, string>;
+  const messageAttributes: SQSMessageAttributes = {};
+  for (const [name, value] of Object.entries(message.MessageAttributes ?? {})) {
+    messageAttributes[name] = {
+      dataType: value.DataType ?? 'String',
+      stringListValues: value.StringListValues ?? [],
+      binaryListValues: [],
+      ...(value.StringValue === undefined ? {} : { stringValue: value.StringValue }),
+      ...(value.BinaryValue === undefined
+        ? {}
+        : { binaryValue: Buffer.from(value.BinaryValue).toString('base64') }),
+    };
+  }
+  return {
+    messageId: message.MessageId ?? '',
+    receiptHandle: message.ReceiptHandle ?? '',
+    body: message.Body ?? '',
+    attributes: {
+      ...attributes,
+      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
+      SentTimestamp: attributes.SentTimestamp ?? String(now()),
+      SenderId: attributes.SenderId ?? '',
+      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? String(now()),
+    },
+    messageAttributes,
+    md5OfBody: message.MD5OfBody ?? '',
+    ...(message.MD5OfMessageAttributes === undefined
+      ? {}
+      : { md5OfMessageAttributes: message.MD5OfMessageAttributes }),
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: region,
+  };
 }

@@ -20,14 +20,10 @@
  * the bundle's measured init time. What AWS does on its side (serving requests) and Lambda's
  * own polling are not charged to any function.
  */
-import {
-  DeleteMessageBatchCommand,
-  type Message,
-  ReceiveMessageCommand,
-  type SQSClient,
-} from '@aws-sdk/client-sqs';
-import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
+import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import type { Context, SQSEvent } from 'aws-lambda';
 import { lambdaContext } from '../../../cli/cloud/lambda-context.js';
+import { sqsRecord } from '../../../cli/cloud/poller.js';
 import type { ContainerOptions } from '../../../functions/root.js';
 import type { AwsClients } from '../../../shared/adapters/aws/clients.js';
 import type { FunctionName } from '../../../shared/lib/layout/queues.js';
@@ -203,7 +199,7 @@ export class Fleet {
         if (Messages.length === 0) continue;
         container ??= this.build(mapping.fn);
         const event: SQSEvent = {
-          Records: Messages.map((m) => toRecord(m, mapping.queueArn, this.options.region)),
+          Records: Messages.map((m) => sqsRecord(m, mapping.queueArn, this.options.region, () => 0)),
         };
         const { failed } = await this.invoke(container, mapping.fn, event, event);
         const succeeded = event.Records.filter((r) => !failed.has(r.messageId));
@@ -352,38 +348,6 @@ function failedRecords(response: unknown, event: SQSEvent, error: unknown): Set<
   const ids = new Set((reported ?? []).map((f) => f.itemIdentifier ?? ''));
   for (const id of ids) if (!id || !all.has(id)) return all;
   return ids;
-}
-
-/** The record Lambda builds from a received message. */
-function toRecord(message: Message, queueArn: string, region: string): SQSRecord {
-  const attributes = (message.Attributes ?? {}) as Record<string, string>;
-  return {
-    messageId: message.MessageId ?? '',
-    receiptHandle: message.ReceiptHandle ?? '',
-    body: message.Body ?? '',
-    attributes: {
-      ...attributes,
-      ApproximateReceiveCount: attributes.ApproximateReceiveCount ?? '1',
-      SentTimestamp: attributes.SentTimestamp ?? '0',
-      SenderId: attributes.SenderId ?? '',
-      ApproximateFirstReceiveTimestamp: attributes.ApproximateFirstReceiveTimestamp ?? '0',
-    },
-    messageAttributes: Object.fromEntries(
-      Object.entries(message.MessageAttributes ?? {}).map(([name, value]) => [
-        name,
-        {
-          dataType: value.DataType ?? 'String',
-          stringListValues: [],
-          binaryListValues: [],
-          ...(value.StringValue === undefined ? {} : { stringValue: value.StringValue }),
-        },
-      ]),
-    ),
-    md5OfBody: message.MD5OfBody ?? '',
-    eventSource: 'aws:sqs',
-    eventSourceARN: queueArn,
-    awsRegion: region,
-  };
 }
 
 function errorText(error: unknown): string {
