@@ -69,20 +69,9 @@ export async function writeReportFiles(
   const files = await ItemFiles.open(family, suite, view, known, report.counts.items);
   try {
     const { sections, primary } = files;
-    async function* labeled(): AsyncGenerator<string> {
-      let chunk = `\uFEFF${csvHeader(known.inputColumns(), view, known.keptColumns())}\r\n`;
-      for await (const r of source()) {
-        chunk += await files.add(r);
-        if (chunk.length >= CHUNK_CHARS) {
-          yield chunk;
-          chunk = '';
-        }
-      }
-      yield chunk;
-      await files.closeSections();
-    }
+    const header = `\uFEFF${csvHeader(known.inputColumns(), view, known.keptColumns())}\r\n`;
     const csv = `${prefix}labeled.csv`;
-    await store.putStream(csv, labeled(), 'text/csv; charset=utf-8');
+    await store.putStream(csv, files.labeled(header, source()), 'text/csv; charset=utf-8');
     const errors = `${prefix}errors.txt`;
     await store.putStream(
       errors,
@@ -154,6 +143,8 @@ export const pageTitle = (report: Pick<Report, 'suite' | 'runId'>) =>
  */
 export class ItemFiles {
   readonly items: ItemColumns;
+  /** Results added through {@link labeled}. */
+  added = 0;
   readonly sections: Record<SectionName, Spill>;
   /** The primary scorer's name. */
   readonly primary: string;
@@ -228,6 +219,24 @@ export class ItemFiles {
   /** Ends the sections' files (once every result is in): they can be read back. */
   async closeSections(): Promise<void> {
     for (const section of Object.values(this.sections)) await section.close();
+  }
+
+  /**
+   * labeled.csv's text, a chunk at a time: `head`, then each result's row (each result added as
+   * {@link add} does); the sections are closed once the last row is in. `added` counts them.
+   */
+  async *labeled(head: string, results: AsyncIterable<ItemResult>): AsyncGenerator<string> {
+    let chunk = head;
+    for await (const r of results) {
+      this.added += 1;
+      chunk += await this.add(r);
+      if (chunk.length >= CHUNK_CHARS) {
+        yield chunk;
+        chunk = '';
+      }
+    }
+    yield chunk;
+    await this.closeSections();
   }
 
   /** Removes the temporary files (a section left open by a failure is closed first: see `discard`). */

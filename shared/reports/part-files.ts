@@ -4,7 +4,6 @@ import type { Report } from '../model/report.js';
 import type { BlobPiece, BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import {
-  CHUNK_CHARS,
   csvHeader,
   ItemFiles,
   pageTitle,
@@ -63,25 +62,9 @@ export async function writePartFiles(
   const view = resultView(family, suite, layout);
   const files = await ItemFiles.open(family, suite, view, layout, runItems, { part: true });
   try {
-    let items = 0;
     const labeled = keyOf('labeled.csv');
-    await store.putStream(
-      labeled,
-      (async function* () {
-        let chunk = '';
-        for await (const r of results) {
-          items += 1;
-          chunk += await files.add(r);
-          if (chunk.length >= CHUNK_CHARS) {
-            yield chunk;
-            chunk = '';
-          }
-        }
-        yield chunk;
-        await files.closeSections();
-      })(),
-      'text/csv; charset=utf-8',
-    );
+    await store.putStream(labeled, files.labeled('', results), 'text/csv; charset=utf-8');
+    const items = files.added;
     const sections = {} as PartFilesIndex['sections'];
     for (const name of SECTIONS) {
       const key = keyOf(`${name}.txt`);
