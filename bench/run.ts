@@ -25,6 +25,7 @@ import { profileSummary } from './parts/profile.js';
 import { rateLimitFigures } from './parts/rate-limit.js';
 import { runPart, startFake } from './parts/spawn.js';
 import { type Check, renderTable } from './parts/table.js';
+import { ppiCoverage } from './ppi-coverage.js';
 import { startupFigures } from './startup.js';
 
 async function time<T>(fn: () => Promise<T> | T): Promise<{ ms: number; value: T }> {
@@ -492,6 +493,11 @@ async function main() {
   const cloud = await cloudModelPart();
   results.cloud = cloud.figures;
   checks.push(...cloud.checks);
+
+  // 13. The PPI++ interval's coverage on 200 simulated datasets (bench/ppi-coverage.ts).
+  const ppi = ppiCoverage();
+  results.ppiCoverage = ppi.figures;
+  checks.push(...ppi.checks);
 
   results.checks = checks;
   results.benchSeconds = Math.round((performance.now() - benchStarted) / 1000);
