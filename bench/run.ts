@@ -26,6 +26,7 @@ import { rateLimitFigures } from './parts/rate-limit.js';
 import { runPart, startFake } from './parts/spawn.js';
 import { type Check, renderTable } from './parts/table.js';
 import { ppiCoverage } from './ppi-coverage.js';
+import { sequentialGates } from './sequential-gates.js';
 import { startupFigures } from './startup.js';
 
 async function time<T>(fn: () => Promise<T> | T): Promise<{ ms: number; value: T }> {
@@ -498,6 +499,11 @@ async function main() {
   const ppi = ppiCoverage();
   results.ppiCoverage = ppi.figures;
   checks.push(...ppi.checks);
+
+  // 14. Early-stopping gates: verdicts, items used and calls saved on 500 simulated sweeps.
+  const seq = sequentialGates();
+  results.sequentialGates = seq.figures;
+  checks.push(...seq.checks);
 
   results.checks = checks;
   results.benchSeconds = Math.round((performance.now() - benchStarted) / 1000);
