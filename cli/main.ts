@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { CloudFlags } from './commands/cloud.js';
+import type { CloudFlags, CloudStopFlags } from './commands/cloud.js';
 import type { EstimateFlags } from './commands/estimate.js';
 import type { RunFlags } from './commands/run.js';
 import type { ScoreFlags } from './commands/score.js';
@@ -103,7 +103,7 @@ runOptions(
   await quickstartCommand(flags);
 });
 
-program
+const cloudProgram = program
   .command('cloud [suite]')
   .description(
     'run a suite through the AWS pipeline on this machine: moto_server for S3, SQS and DynamoDB, the real Lambda handlers (default suite: the quickstart)',
@@ -124,6 +124,19 @@ program
     // The AWS SDK and the handlers load only here.
     const { cloudCommand } = await import('./commands/cloud.js');
     await cloudCommand(suite, flags);
+  });
+
+cloudProgram
+  .command('stop <runId>')
+  .description(
+    'stop a run on AWS (or in a running local cloud): its items without a result end as "stopped" without a model call, and the run is reported',
+  )
+  .option('--table <name>', "the stack's table (its TableName output; default ASSAY_TABLE_NAME)")
+  .option('--endpoint <url>', "moto_server's URL, for the local cloud (default AWS_ENDPOINT_URL; unset: AWS)")
+  .option('--reason <text>', 'why, as the run record and its stopped items say')
+  .action(async (runId: string, flags: CloudStopFlags) => {
+    const { cloudStopCommand } = await import('./commands/cloud.js');
+    await cloudStopCommand(runId, flags);
   });
 
 program
@@ -233,7 +246,9 @@ program
     await schemaCommand(flags);
   });
 
-program.parseAsync(process.argv).catch((error: unknown) => {
-  process.stderr.write(`\nassay: ${error instanceof Error ? error.message : String(error)}\n`);
+program.parseAsync(process.argv).catch(async (error: unknown) => {
+  // A message may quote the data (a file name, a cell): its control characters are shown, not obeyed.
+  const { visible } = await import('../shared/lib/format.js');
+  process.stderr.write(`\nassay: ${visible(error instanceof Error ? error.message : String(error))}\n`);
   process.exitCode = 1;
 });

@@ -3,6 +3,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
+import { visible } from '../../shared/lib/format.js';
 import { validateSuite } from '../../shared/registry/suite.js';
 import { compareRuns, type RunSide } from '../../shared/reports/compare-runs.js';
 import {
@@ -45,7 +46,9 @@ export async function compareCommand(
   }
   if (base.run.datasetKey !== candidate.run.datasetKey) {
     process.stderr.write(
-      `warning: the runs used different datasets (${base.run.datasetKey} vs ${candidate.run.datasetKey}); only items with the same id are paired\n`,
+      visible(
+        `warning: the runs used different datasets (${base.run.datasetKey} vs ${candidate.run.datasetKey}); only items with the same id are paired\n`,
+      ),
     );
   }
   const comparison = compareRuns(base, candidate);

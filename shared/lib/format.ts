@@ -36,8 +36,12 @@ export function ceilingSentence(judge: number | null, annotators: number | null)
   return `the judge agrees with the annotators as much as they agree with each other ${figures}`;
 }
 
-/** A plain-text table: a header, a rule, the rows; cells padded to their column. */
-export function textTable(header: string[], rows: string[][]): string[] {
+/**
+ * A plain-text table: a header, a rule, the rows; cells padded to their column. Cells are data
+ * (labels, suites): written visibly on one line (see {@link visibleLine}) before they are measured.
+ */
+export function textTable(header: string[], rawRows: string[][]): string[] {
+  const rows = rawRows.map((row) => row.map((cell) => visibleLine(cell)));
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells
@@ -53,3 +57,27 @@ export const ms = (v: number | null | undefined): string =>
 
 /** `camelCase` → `camel case`, for keys shown to people. */
 export const words = (key: string): string => key.replace(/([A-Z])/g, ' $1').toLowerCase();
+
+/**
+ * Control characters (C0 but tab and line feed, DEL, and C1): a dataset or a model can put
+ * terminal escape sequences in an id, a label or an output, which a terminal or a pager would
+ * obey (clear the screen, forge a hyperlink, rewrite a line with a carriage return).
+ */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+/** The same and tab and line feed: for text that must stay on one line (a table cell). */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
+const CONTROL_OR_BREAK = /[\u0000-\u001f\u007f-\u009f]/g;
+
+const escapeControl = (c: string): string => `\\x${c.charCodeAt(0).toString(16).padStart(2, '0')}`;
+
+/**
+ * Text as a text file or the terminal shows it: every control character but tab and line feed
+ * written visibly as `\xNN` (ESC as `\x1b`, CR as `\x0d`), so that no byte of data is obeyed
+ * as a command. Every text output of data (report.txt, errors.txt, correct.txt, comparison.txt,
+ * what the CLI prints) goes through this.
+ */
+export const visible = (text: string): string => text.replace(CONTROL, escapeControl);
+
+/** {@link visible}, with tab and line feed escaped too: a value kept on one line. */
+export const visibleLine = (text: string): string => text.replace(CONTROL_OR_BREAK, escapeControl);

@@ -1,4 +1,4 @@
-import { num, pValue, signed, usd } from '../lib/format.js';
+import { num, pValue, signed, usd, visible, visibleLine } from '../lib/format.js';
 import { METRIC_NAMES, type PairedDelta } from '../lib/metrics/index.js';
 import type { ScoreKind } from '../model/model.js';
 import { HEADLINE_METRICS } from '../model/report.js';
@@ -85,7 +85,9 @@ function sideLine(label: string, side: FlippedSide): string {
 }
 
 function flippedBlock(f: FlippedItem): string[] {
-  const lines = [`[${f.itemId}] row ${f.row}  gold=${f.gold ?? '-'}  ${f.kind}`];
+  const lines = [
+    `[${visibleLine(f.itemId)}] row ${f.row}  gold=${visibleLine(String(f.gold ?? '-'))}  ${f.kind}`,
+  ];
   for (const [key, value] of Object.entries(f.input)) lines.push(`  ${key}: ${value}`);
   lines.push(sideLine('base', f.base), sideLine('candidate', f.candidate));
   return lines;
@@ -198,5 +200,6 @@ export function renderComparisonText(c: Comparison, options: ComparisonTextOptio
   if (Object.keys(c.scores).length === 0) lines.push('', 'Scorers: none in common');
   for (const [name, s] of Object.entries(c.scores))
     lines.push(...scorerSection(name, s, name === c.primaryScorer, options));
-  return `${lines.join('\n')}\n`;
+  // Data (ids, inputs, reasons, labels) shown, never obeyed: see `visible`.
+  return visible(`${lines.join('\n')}\n`);
 }

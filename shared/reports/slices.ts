@@ -20,6 +20,7 @@ import {
   ValueRows,
   type ValueRowsState,
 } from '../lib/metrics/index.js';
+import { dict } from '../model/dict.js';
 import type { ItemResult, ScoreKind } from '../model/model.js';
 import { MAX_SLICE_VALUES, NO_VALUE, OTHER_VALUE, type SliceFigures } from '../model/report.js';
 
@@ -112,7 +113,8 @@ class SliceColumn {
   }
 
   figures(scorer: Pick<Scorer, 'metrics'>): Record<string, SliceFigures> {
-    const out: Record<string, SliceFigures> = {};
+    // Keyed by the column's values, which are data: an object without a prototype (see `dict`).
+    const out = dict<SliceFigures>();
     const sorted = [...this.values.keys()].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
     for (const value of sorted) {
       const { items, rows } = this.values.get(value)!;

@@ -4,6 +4,8 @@
  * output's length in characters and the score, over every scored item and within each gold
  * class (a length effect inside a class is not explained by the gold).
  */
+
+import { dict } from '../../model/dict.js';
 import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Correlation, LengthBias } from '../../model/report.js';
 import { spearman } from './agreement.js';
@@ -102,7 +104,7 @@ export class LengthRows {
     const lengths = this.lengths.values();
     const scores = this.scores.values();
     const golds = this.golds.values();
-    const byGold: Record<string, Correlation> = {};
+    const byGold = dict<Correlation>();
     const classes = [...this.classes].sort();
     if (classes.length <= MAX_GOLD_CLASSES) {
       for (const gold of classes) {

@@ -35,6 +35,7 @@
  * - Labels are compared exactly (case-sensitive); trimming/normalising is the caller's job.
  */
 
+import { dict } from '../../model/dict.js';
 import type { Interval } from '../../model/report.js';
 import { type BootstrapOptions, bootstrapCis, codeOf } from './stats.js';
 
@@ -326,14 +327,15 @@ export function classificationMetrics(
   } else for (let i = 0; i < n; i++) counts[gold[i]! * width + pred[i]!]!++;
   const scores = scoreConfusion(counts, width, isPositive, weighted ? ranks : undefined);
 
-  const perClass: Record<string, ClassScores> = {};
+  // Keyed by labels, which are data: objects without a prototype (see `dict`).
+  const perClass = dict<ClassScores>();
   labels.forEach((label, k) => {
     perClass[label] = scores.perClass[k]!;
   });
-  const confusion: Record<string, Record<string, number>> = {};
+  const confusion = dict<Record<string, number>>();
   labels.forEach((goldLabel, g) => {
     if (scores.perClass[g]!.support === 0) return;
-    const row: Record<string, number> = {};
+    const row = dict<number>();
     labels.forEach((predLabel, p) => {
       row[predLabel] = counts[g * width + p]!;
     });

@@ -16,6 +16,8 @@
  *   way reaches under 5-fold cross-validation).
  * - pass: the pass rate with a CI; against a pass/fail gold, accuracy and balanced accuracy.
  */
+
+import { dict, own } from '../../model/dict.js';
 import type { FailureKind, ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js';
 import {
@@ -100,7 +102,8 @@ export function addCounts<K extends string>(
   into: Partial<Record<K, number>>,
   later: Partial<Record<K, number>>,
 ): void {
-  for (const [key, n] of Object.entries(later) as [K, number][]) into[key] = (into[key] ?? 0) + n;
+  for (const [key, n] of Object.entries(later) as [K, number][])
+    into[key] = (Object.hasOwn(into, key) ? (into[key] ?? 0) : 0) + n;
 }
 
 /** {@link ValueRows} saved: its counts and typed columns (see the class). */
@@ -243,7 +246,8 @@ export interface LabelRowsState {
 export class LabelRows {
   n = 0;
   readonly unscored: Partial<Record<FailureKind, number>> = {};
-  readonly distribution: Record<string, number> = {};
+  /** Keyed by the values, which are data (see `dict`). */
+  readonly distribution: Record<string, number> = dict();
   withGold = new CodedLabelPairs();
 
   add(row: ScoreRow): void {
@@ -251,7 +255,7 @@ export class LabelRows {
     if (row.value !== undefined) {
       this.n += 1;
       const value = String(row.value);
-      this.distribution[value] = (this.distribution[value] ?? 0) + 1;
+      this.distribution[value] = (own(this.distribution, value) ?? 0) + 1;
     }
     if (row.target !== undefined && row.unscored !== 'invalid_row')
       this.withGold.add(String(row.target), row.value === undefined ? 'Error' : String(row.value));
@@ -269,7 +273,7 @@ export class LabelRows {
     return {
       n: this.n,
       unscored: { ...this.unscored },
-      distribution: { ...this.distribution },
+      distribution: dict(Object.entries(this.distribution)),
       withGold: this.withGold.toState(),
     };
   }
