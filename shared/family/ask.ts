@@ -41,6 +41,8 @@ export async function ask<T>(
   const first = await ctx.call(stage, provider, request);
   const refusal = refused(first);
   if (refusal) return refusal;
+  // The budget went to thinking: a repair with the same budget would end the same way.
+  if (first.thinkingExhausted) return thinkingTruncated(stage, first);
   const parsed = parse(first.text);
   if (parsed.ok) return parsed;
 
@@ -65,6 +67,21 @@ export async function ask<T>(
       message: `${stage}: unparseable answer after one repair: ${repaired.problem}`,
     },
     raw: `${first.text}\n--- repair ---\n${second.text}`,
+  };
+}
+
+/** An answer cut off while the model was still thinking, as a truncated answer (no repair). */
+function thinkingTruncated(
+  stage: string,
+  completion: Completion,
+): { ok: false; failure: Failure; raw: string } {
+  return {
+    ok: false,
+    failure: {
+      kind: 'truncated',
+      message: `${stage}: the output budget was spent on thinking before any answer (${completion.usage.output} output tokens); raise params.maxTokens`,
+    },
+    raw: completion.text,
   };
 }
 

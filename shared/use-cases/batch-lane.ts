@@ -26,6 +26,7 @@
  * before the first round, so nothing is submitted twice.
  */
 
+import { packBatches } from '../lib/providers/batch.js';
 import { cacheKey } from '../lib/providers/call.js';
 import { type Sleep, withRetry } from '../lib/providers/retry.js';
 import { RunNotFoundError } from '../model/errors.js';
@@ -112,9 +113,7 @@ export async function submitCalls(calls: readonly WaitingCall[], options: Submit
   for (const list of groups.values()) {
     const backend = list[0]!.backend;
     const api = options.providerFor(backend).batch!;
-    const size = Math.min(api.maxRequests, options.maxRequests ?? Number.POSITIVE_INFINITY);
-    for (let at = 0; at < list.length; at += size) {
-      const chunk = list.slice(at, at + size);
+    for (const chunk of packBatches(list, api, options.maxRequests)) {
       try {
         const batchId = await withRetry(() => api.submit(chunk, options.label), {
           maxAttempts: options.maxAttempts,
@@ -179,6 +178,7 @@ interface LaneState {
 class DeferringProvider implements LlmProvider {
   readonly id: string;
   readonly simulated: boolean;
+  readonly endpoint?: string;
 
   constructor(
     private readonly inner: LlmProvider,
@@ -192,6 +192,7 @@ class DeferringProvider implements LlmProvider {
   ) {
     this.id = inner.id;
     this.simulated = inner.simulated;
+    this.endpoint = inner.endpoint;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -325,6 +326,7 @@ export async function runBatchLane(options: BatchLaneOptions): Promise<void> {
 class WaitingProvider implements LlmProvider {
   readonly id: string;
   readonly simulated: boolean;
+  readonly endpoint?: string;
 
   constructor(
     private readonly inner: LlmProvider,
@@ -336,6 +338,7 @@ class WaitingProvider implements LlmProvider {
   ) {
     this.id = inner.id;
     this.simulated = inner.simulated;
+    this.endpoint = inner.endpoint;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {

@@ -18,7 +18,7 @@ import type {
   FinishReason,
   LlmProvider,
 } from '../../model/provider.js';
-import { answeredOutcome } from './batch.js';
+import { ANTHROPIC_BATCH_MAX_BYTES, answeredOutcome } from './batch.js';
 import {
   buildCompletion,
   DEFAULT_TIMEOUT_MS,
@@ -40,10 +40,15 @@ export interface AnthropicProviderOptions {
   timeoutMs?: number;
   /** `max_tokens` is required by the API; used when the request sets none. Default 4096. */
   defaultMaxTokens?: number;
+  /** Most bytes one Message Batches submission may carry; default the API's 256 MB (tests set less). */
+  batchMaxBytes?: number;
   fetch?: typeof fetch;
 }
 
 const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
+/** Request params as sent: the SDK's type, plus `temperature`, which the API takes but this SDK's type dropped. */
+type SentParams = MessageCreateParamsNonStreaming & { temperature?: number };
 
 type AnthropicSdk = typeof import('@anthropic-ai/sdk');
 let loadingSdk: Promise<AnthropicSdk> | undefined;
@@ -62,6 +67,8 @@ interface Loaded {
 export class AnthropicProvider implements LlmProvider {
   readonly id: string;
   readonly simulated = false;
+  /** The base URL, unless it is Anthropic's own (see `LlmProvider.endpoint`). */
+  readonly endpoint?: string;
   private readonly model: string;
   private loaded?: Promise<Loaded>;
   readonly batch: BatchApi;
@@ -69,6 +76,8 @@ export class AnthropicProvider implements LlmProvider {
   constructor(private readonly options: AnthropicProviderOptions) {
     this.id = options.id;
     this.model = options.id.slice(options.id.indexOf(':') + 1);
+    const endpoint = options.baseURL?.trim().replace(/\/+$/, '');
+    if (endpoint && endpoint !== DEFAULT_BASE_URL) this.endpoint = endpoint;
     this.batch = this.batchApi();
   }
 
@@ -137,19 +146,28 @@ export class AnthropicProvider implements LlmProvider {
     // input_tokens excludes cache reads and writes; our `input` is every input token.
     const usage = message.usage;
     const cacheRead = tokens(usage?.cache_read_input_tokens);
-    const cacheWrite = tokens(usage?.cache_creation_input_tokens);
-    return buildCompletion({
+    const writes = cacheWrites(usage);
+    const finishReason = mapStopReason(message.stop_reason, toolUse !== undefined);
+    const completion = buildCompletion({
       providerId,
       text,
-      finishReason: mapStopReason(message.stop_reason, toolUse !== undefined),
+      finishReason,
       usage: {
-        input: tokens(usage?.input_tokens) + cacheRead + cacheWrite,
+        input: tokens(usage?.input_tokens) + cacheRead + writes.total,
         output: tokens(usage?.output_tokens),
         cached: cacheRead,
+        ...(writes.fiveMinutes > 0 ? { cacheWrite5m: writes.fiveMinutes } : {}),
+        ...(writes.oneHour > 0 ? { cacheWrite1h: writes.oneHour } : {}),
       },
       latencyMs,
       prices: this.options.prices,
     });
+    // Extended thinking cut off before any answer: the budget went to the thinking blocks.
+    const thought = message.content.some(
+      (block) => block.type === 'thinking' || block.type === 'redacted_thinking',
+    );
+    if (finishReason === 'length' && thought && text.trim() === '') completion.thinkingExhausted = true;
+    return completion;
   }
 
   /**
@@ -165,8 +183,18 @@ export class AnthropicProvider implements LlmProvider {
       };
     };
     const modelOf = (request: CompletionRequest) => request.model || this.model;
+    const maxBytes = this.options.batchMaxBytes ?? ANTHROPIC_BATCH_MAX_BYTES;
     return {
       maxRequests: 100_000,
+      maxBytes,
+      // One request as it sits in the `requests` array of the submission body.
+      bytesOf: (entry) =>
+        Buffer.byteLength(
+          JSON.stringify({
+            custom_id: entry.customId,
+            params: this.params({ ...entry.request, model: modelOf(entry.request) }),
+          }),
+        ),
       accepts: () => true,
       submit: async (entries) => {
         const { batches, vendorError } = await sdk();
@@ -227,20 +255,22 @@ export class AnthropicProvider implements LlmProvider {
     };
   }
 
-  private params(request: CompletionRequest): MessageCreateParamsNonStreaming {
+  private params(request: CompletionRequest): SentParams {
     const messages: MessageParam[] = (request.history ?? []).map((turn) => ({
       role: turn.role,
       content: turn.content,
     }));
     messages.push({ role: 'user', content: request.prompt });
-    const params: MessageCreateParamsNonStreaming = {
+    const params: SentParams = {
       model: request.model,
       max_tokens: request.maxTokens ?? this.options.defaultMaxTokens ?? 4096,
       messages,
     };
     if (request.system) params.system = request.system;
-    // `temperature` is not sent: this SDK's Messages API no longer has the parameter (it was
-    // deprecated and removed from the request type), so sending it risks a 400 on every call.
+    // The Messages API takes `temperature` (0 to 1) though this SDK's request type no longer
+    // lists it; the SDK sends the body as given. Extended thinking refuses any temperature but
+    // the default, so none is sent when thinking is on.
+    if (request.temperature !== undefined && !thinkingOn(params)) params.temperature = request.temperature;
     if (request.jsonSchema) {
       const { name, schema } = request.jsonSchema;
       params.tools = [
@@ -254,6 +284,31 @@ export class AnthropicProvider implements LlmProvider {
     }
     return params;
   }
+}
+
+/** Extended thinking is on (this adapter does not turn it on today; a caller's params might). */
+function thinkingOn(params: SentParams): boolean {
+  const type = params.thinking?.type;
+  return type !== undefined && type !== 'disabled';
+}
+
+/**
+ * Cache-write tokens by lifetime. `cache_creation` splits them into five-minute and one-hour
+ * entries; without the split (older API versions, a gateway) every write is a five-minute one,
+ * the API's default lifetime, and so is any part of the total the split does not cover.
+ */
+function cacheWrites(usage: Message['usage'] | undefined): {
+  total: number;
+  fiveMinutes: number;
+  oneHour: number;
+} {
+  const split = usage?.cache_creation;
+  const oneHour = tokens(split?.ephemeral_1h_input_tokens);
+  const total = Math.max(
+    tokens(usage?.cache_creation_input_tokens),
+    oneHour + tokens(split?.ephemeral_5m_input_tokens),
+  );
+  return { total, fiveMinutes: total - oneHour, oneHour };
 }
 
 function isMessage(value: unknown): value is Message {

@@ -4,7 +4,7 @@
  * vendor adapter implements {@link BatchApi} next to its synchronous `complete` (same request
  * building, same answer parsing); the batch lane (`shared/use-cases/batch-lane.ts`) drives it.
  */
-import type { BatchOutcome, Completion } from '../../model/provider.js';
+import type { BatchApi, BatchEntry, BatchOutcome, Completion } from '../../model/provider.js';
 
 /**
  * Share of the synchronous price the batch APIs take off: 50% at OpenAI, Anthropic and Gemini
@@ -32,4 +32,45 @@ export function answeredOutcome(customId: string, parse: () => Completion): Batc
   } catch (error) {
     return { customId, ok: false, error: error instanceof Error ? error.message : String(error) };
   }
+}
+
+/** Anthropic Message Batches take at most 256 MB per batch (and 100,000 requests). */
+export const ANTHROPIC_BATCH_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
+ * Bytes of the submission body around its requests (`{"requests":[` … `]}` and a little slack),
+ * and between two of them (a comma).
+ */
+const ENVELOPE_BYTES = 64;
+const SEPARATOR_BYTES = 1;
+
+/**
+ * The entries split into batches the vendor takes, in order: each holds at most `maxRequests`
+ * entries and, when the API limits bytes (`maxBytes` with `bytesOf`), at most `maxBytes` of them
+ * as sent. An entry too large for any batch on its own goes alone (the vendor refuses that
+ * batch, and its call is made synchronously).
+ */
+export function packBatches<T extends BatchEntry>(
+  entries: readonly T[],
+  api: Pick<BatchApi, 'maxRequests' | 'maxBytes' | 'bytesOf'>,
+  maxRequests: number = api.maxRequests,
+): T[][] {
+  const count = Math.max(1, Math.min(api.maxRequests, maxRequests));
+  const { maxBytes, bytesOf } = api;
+  const batches: T[][] = [];
+  let current: T[] = [];
+  let bytes = ENVELOPE_BYTES;
+  for (const entry of entries) {
+    const size = maxBytes !== undefined && bytesOf ? bytesOf(entry) + SEPARATOR_BYTES : 0;
+    const full = current.length >= count || (maxBytes !== undefined && bytes + size > maxBytes);
+    if (current.length > 0 && full) {
+      batches.push(current);
+      current = [];
+      bytes = ENVELOPE_BYTES;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
 }

@@ -60,13 +60,17 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * The cache key of a call: SHA-256 (hex) of the canonical JSON of everything that shapes the
- * answer: provider id, model, system, history, prompt, temperature, maxTokens, jsonSchema, and
- * the sample number of a repeated call (from 2 on: the first sample keeps the plain call's key).
+ * answer: provider id, the endpoint when it is not the vendor's default (`provider.endpoint`: a
+ * local server answering as `openai:` is not OpenAI), model, system, history, prompt,
+ * temperature, maxTokens, jsonSchema, and the sample number of a repeated call (from 2 on: the
+ * first sample keeps the plain call's key). A call to a default endpoint has no endpoint in its
+ * key, so it keeps the key it had before endpoints were keyed.
  */
 export function cacheKey(provider: LlmProvider, request: CompletionRequest): string {
   const material = canonicalJson({
     v: CACHE_KEY_VERSION,
     provider: provider.id,
+    endpoint: provider.endpoint,
     model: request.model,
     system: request.system,
     history: request.history,

@@ -10,6 +10,8 @@ import type {
   GenerateContentResponse,
   GoogleGenAI,
   InlinedRequest,
+  ThinkingConfig,
+  ThinkingLevel,
 } from '@google/genai';
 import type {
   BatchApi,
@@ -45,6 +47,24 @@ export interface GeminiProviderOptions {
   timeoutMs?: number;
   fetch?: typeof fetch;
 }
+
+const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
+
+/**
+ * Gemini 2.5 models think before they answer, and the thoughts come out of `maxOutputTokens`:
+ * a budget sized for the answer alone is often spent before the answer starts (2.5 Pro cannot
+ * turn thinking off). So their thinking is bounded to this many tokens and `maxOutputTokens`
+ * raised by as much, leaving the asked budget to the answer. It is a ceiling: only the tokens
+ * used are billed.
+ */
+export const GEMINI_THINKING_BUDGET = 1_024;
+
+/**
+ * Gemini 2.5 models that think by default (a thinking budget in tokens; 2.5 Flash-Lite does not
+ * think unless asked, and is left so) and later ones (a thinking level).
+ */
+const THINKING_BUDGET_MODEL = /^gemini-2\.5-(?!flash-lite)/;
+const THINKING_LEVEL_MODEL = /^gemini-([3-9]|\d{2,})/;
 
 type GenAiSdk = typeof import('@google/genai');
 /** The SDK once loaded (its error class maps failures, which only a loaded SDK can throw). */
@@ -89,6 +109,8 @@ export function geminiClient(options: {
 export class GeminiProvider implements LlmProvider {
   readonly id: string;
   readonly simulated = false;
+  /** The base URL, unless it is Google's own (see `LlmProvider.endpoint`). */
+  readonly endpoint?: string;
   private readonly model: string;
   private client?: Promise<GoogleGenAI>;
   private readonly fetchFn: typeof fetch;
@@ -98,6 +120,8 @@ export class GeminiProvider implements LlmProvider {
     this.id = options.id;
     this.model = options.id.slice(options.id.indexOf(':') + 1);
     this.fetchFn = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    const endpoint = options.baseUrl?.trim().replace(/\/+$/, '');
+    if (endpoint && endpoint !== DEFAULT_BASE_URL) this.endpoint = endpoint;
     this.batch = this.batchApi();
   }
 
@@ -119,7 +143,7 @@ export class GeminiProvider implements LlmProvider {
       return response;
     };
     const config: GenerateContentConfig = {
-      ...generationConfig(request),
+      ...generationConfig({ ...request, model }),
       httpOptions: { fetch: capturingFetch },
       abortSignal: signal,
       // One request per call: continuation hops would hide attempts from retry.ts and the cost.
@@ -163,19 +187,24 @@ export class GeminiProvider implements LlmProvider {
     if (!candidate && response.promptFeedback?.blockReason) finishReason = 'content_filter';
 
     const usage = response.usageMetadata;
-    return buildCompletion({
+    const thoughts = tokens(usage?.thoughtsTokenCount);
+    const completion = buildCompletion({
       providerId,
       text,
       finishReason,
       usage: {
         input: tokens(usage?.promptTokenCount),
         // Thinking tokens are billed as output.
-        output: tokens(usage?.candidatesTokenCount) + tokens(usage?.thoughtsTokenCount),
+        output: tokens(usage?.candidatesTokenCount) + thoughts,
         cached: tokens(usage?.cachedContentTokenCount),
+        ...(thoughts > 0 ? { reasoning: thoughts } : {}),
       },
       latencyMs,
       prices: this.options.prices,
     });
+    // MAX_TOKENS with no answer part: the budget went to thoughts before the answer started.
+    if (finishReason === 'length' && text.trim() === '' && thoughts > 0) completion.thinkingExhausted = true;
+    return completion;
   }
 
   /**
@@ -201,7 +230,7 @@ export class GeminiProvider implements LlmProvider {
         const model = modelOf(entries[0]!.request);
         const src: InlinedRequest[] = entries.map((entry) => ({
           contents: contentsOf(entry.request),
-          config: generationConfig(entry.request),
+          config: generationConfig({ ...entry.request, model: modelOf(entry.request) }),
           metadata: { key: entry.customId },
         }));
         let job: BatchJob;
@@ -254,17 +283,37 @@ const GEMINI_DONE_STATES = new Set([
   'JOB_STATE_EXPIRED',
 ]);
 
-/** The generation settings of a request (no transport options), for a call or a batch entry. */
+/**
+ * The generation settings of a request (no transport options), for a call or a batch entry;
+ * `request.model` is the model called.
+ */
 function generationConfig(request: CompletionRequest): GenerateContentConfig {
   const config: GenerateContentConfig = {};
   if (request.system) config.systemInstruction = request.system;
   if (request.temperature !== undefined) config.temperature = request.temperature;
-  if (request.maxTokens !== undefined) config.maxOutputTokens = request.maxTokens;
+  const thinking = thinkingConfig(request.model);
+  if (thinking) config.thinkingConfig = thinking;
+  if (request.maxTokens !== undefined) {
+    // Thoughts come out of the same budget: the answer keeps the share the caller asked for.
+    config.maxOutputTokens = request.maxTokens + (thinking ? GEMINI_THINKING_BUDGET : 0);
+  }
   if (request.jsonSchema) {
     config.responseMimeType = 'application/json';
     config.responseJsonSchema = request.jsonSchema.schema;
   }
   return config;
+}
+
+/**
+ * How a thinking model thinks: Gemini 2.5 within {@link GEMINI_THINKING_BUDGET} tokens; later
+ * models (which take a level, not a budget) at the low level. Undefined for models that do not
+ * think.
+ */
+function thinkingConfig(model: string): ThinkingConfig | undefined {
+  if (THINKING_BUDGET_MODEL.test(model)) return { thinkingBudget: GEMINI_THINKING_BUDGET };
+  // `ThinkingLevel` is an enum of the SDK, which is loaded lazily: its value is the wire string.
+  if (THINKING_LEVEL_MODEL.test(model)) return { thinkingLevel: 'LOW' as ThinkingLevel };
+  return undefined;
 }
 
 /** The conversation: earlier turns, then the prompt as the last user turn. */

@@ -31,6 +31,7 @@ import {
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
 import { openAiLearnedLimits } from './rate-limit/learned-limits.js';
+import { dropOptionalNulls, strictSchema } from './strict-schema.js';
 
 /**
  * How `request.jsonSchema` is sent: `json_schema` (strict native structured output, OpenAI and
@@ -58,12 +59,50 @@ export interface OpenAiProviderOptions {
   headers?: Record<string, string>;
 }
 
-/** OpenAI reasoning models reject any `temperature` but the default. */
-const REASONING_MODEL = /^(o\d|gpt-5)/;
+/**
+ * OpenAI reasoning models (the o-series, gpt-5 but its `-chat` variants): they reject any
+ * `temperature` but the default, and think before they answer, out of the same output budget.
+ */
+const REASONING_MODEL = /^(o\d|gpt-5(?!.*-chat))/;
+
+/**
+ * What a reasoning model may think, on top of the answer budget the suite asks for
+ * (`maxTokens`): `max_completion_tokens` covers reasoning and answer alike, so a budget sized
+ * for the answer alone would often be spent before the answer starts. It is a ceiling: only the
+ * tokens used are billed.
+ */
+export const OPENAI_REASONING_HEADROOM = 4_096;
+
+/** How hard a reasoning model thinks unless told otherwise: low keeps a judge's answer cheap and quick. */
+export const OPENAI_REASONING_EFFORT = 'low';
+
+/** Where OpenAI itself answers: a provider at this base URL keeps the cache keys it always had. */
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** The default endpoints of the compatible presets (see registry.ts), which keep their cache keys too. */
+const DEFAULT_ENDPOINTS: Record<string, string> = {
+  openai: OPENAI_DEFAULT_BASE_URL,
+  openrouter: 'https://openrouter.ai/api/v1',
+  together: 'https://api.together.xyz/v1',
+  ollama: 'http://localhost:11434/v1',
+};
+
+/** A base URL compared as an address: no trailing slashes, scheme and host in lower case. */
+export function endpointOf(baseURL: string): string {
+  const trimmed = baseURL.trim().replace(/\/+$/, '');
+  try {
+    const url = new URL(trimmed);
+    return `${url.protocol}//${url.host}${url.pathname.replace(/\/+$/, '')}${url.search}`;
+  } catch {
+    return trimmed;
+  }
+}
 
 export class OpenAiProvider implements LlmProvider {
   readonly id: string;
   readonly simulated = false;
+  /** The base URL, unless it is the vendor's default (see `LlmProvider.endpoint`). */
+  readonly endpoint?: string;
   private readonly vendor: string;
   private readonly model: string;
   private readonly client: OpenAI;
@@ -85,6 +124,9 @@ export class OpenAiProvider implements LlmProvider {
     this.maxTokensField =
       options.maxTokensField ?? (this.vendor === 'openai' ? 'max_completion_tokens' : 'max_tokens');
     this.client = openAiClient(options);
+    const endpoint = endpointOf(options.baseURL);
+    const standard = DEFAULT_ENDPOINTS[this.vendor];
+    if (standard === undefined || endpoint !== endpointOf(standard)) this.endpoint = endpoint;
     if (this.vendor === 'openai') this.batch = this.batchApi();
   }
 
@@ -166,7 +208,7 @@ export class OpenAiProvider implements LlmProvider {
     }
     const providerId = `${this.vendor}:${request.model || this.model}`;
     const body = line.response.body as unknown as ChatCompletion;
-    return answeredOutcome(customId, () => this.chatCompletionOf(body, providerId, 0));
+    return answeredOutcome(customId, () => this.chatCompletionOf(body, request, providerId, 0));
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
@@ -186,11 +228,19 @@ export class OpenAiProvider implements LlmProvider {
     } catch (error) {
       throw stainlessProviderError(OpenAI, providerId, error, signal);
     }
-    return withLearned(this.chatCompletionOf(response, providerId, performance.now() - started), headers);
+    return withLearned(
+      this.chatCompletionOf(response, request, providerId, performance.now() - started),
+      headers,
+    );
   }
 
   /** The normalised completion of a chat.completion body (a synchronous answer or a batch line's). */
-  private chatCompletionOf(response: ChatCompletion, providerId: string, latencyMs: number): Completion {
+  private chatCompletionOf(
+    response: ChatCompletion,
+    request: CompletionRequest,
+    providerId: string,
+    latencyMs: number,
+  ): Completion {
     const choice = isChatCompletion(response) ? response.choices[0] : undefined;
     if (!choice) {
       throw malformedResponseError(
@@ -202,18 +252,43 @@ export class OpenAiProvider implements LlmProvider {
     const refusal = message?.refusal ?? undefined;
     const finishReason: FinishReason = refusal ? 'refusal' : mapFinishReason(choice.finish_reason);
     const usage = response.usage;
-    return buildCompletion({
+    const reasoning = tokens(usage?.completion_tokens_details?.reasoning_tokens);
+    const content = message?.content ?? '';
+    const completion = buildCompletion({
       providerId,
-      text: message?.content ?? refusal ?? '',
+      text: refusal ?? this.answerText(content, request),
       finishReason,
       usage: {
         input: tokens(usage?.prompt_tokens),
         output: tokens(usage?.completion_tokens),
         cached: tokens(usage?.prompt_tokens_details?.cached_tokens),
+        ...(reasoning > 0 ? { reasoning } : {}),
       },
       latencyMs,
       prices: this.options.prices,
     });
+    // Cut off while still reasoning: the budget went to thoughts, no answer was started.
+    if (finishReason === 'length' && content.trim() === '' && reasoning > 0)
+      completion.thinkingExhausted = true;
+    return completion;
+  }
+
+  /**
+   * The answer as the caller's schema declares it: under strict structured output a property the
+   * schema made optional was sent as required-but-nullable, so its `null` means "absent".
+   */
+  private answerText(content: string, request: CompletionRequest): string {
+    if (!request.jsonSchema || this.structured !== 'json_schema') return content;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(content);
+    } catch {
+      // Not JSON (truncated, or a server that ignored the schema): the caller's parser says so.
+      return content;
+    }
+    const declared = JSON.stringify(dropOptionalNulls(parsed, request.jsonSchema.schema));
+    // Unchanged answers keep the model's own text.
+    return declared === JSON.stringify(parsed) ? content : declared;
   }
 
   /** The prompt as is, on the text-completion endpoint (an instruction-formatted prompt for vLLM). */
@@ -270,11 +345,23 @@ export class OpenAiProvider implements LlmProvider {
     const params: ChatCompletionCreateParamsNonStreaming = { model: request.model, messages };
     const reasoning = this.vendor === 'openai' && REASONING_MODEL.test(request.model);
     if (request.temperature !== undefined && !reasoning) params.temperature = request.temperature;
-    if (request.maxTokens !== undefined) params[this.maxTokensField] = request.maxTokens;
+    if (reasoning) {
+      params.reasoning_effort = OPENAI_REASONING_EFFORT;
+      // The budget covers the thinking and the answer: the answer's share stays what was asked.
+      if (request.maxTokens !== undefined) {
+        params.max_completion_tokens = request.maxTokens + OPENAI_REASONING_HEADROOM;
+      }
+    } else if (request.maxTokens !== undefined) {
+      params[this.maxTokensField] = request.maxTokens;
+    }
     if (request.jsonSchema && this.structured === 'json_schema') {
       params.response_format = {
         type: 'json_schema',
-        json_schema: { name: request.jsonSchema.name, schema: request.jsonSchema.schema, strict: true },
+        json_schema: {
+          name: request.jsonSchema.name,
+          schema: strictSchema(request.jsonSchema.schema),
+          strict: true,
+        },
       };
     } else if (request.jsonSchema && this.structured === 'json_object') {
       params.response_format = { type: 'json_object' };

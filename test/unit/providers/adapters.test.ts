@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { OPENAI_REASONING_HEADROOM } from '../../../shared/lib/providers/openai.js';
 import { costOf, EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
 import { createProvider } from '../../../shared/lib/providers/registry.js';
 import { ProviderError } from '../../../shared/model/errors.js';
@@ -244,7 +245,8 @@ describe('structured output request shapes', () => {
     });
 
     expect(fake.requests[0]?.body).not.toHaveProperty('temperature');
-    expect(fake.requests[0]?.body.max_completion_tokens).toBe(50);
+    // The reasoning model's budget covers its reasoning and the asked answer budget.
+    expect(fake.requests[0]?.body.max_completion_tokens).toBe(50 + OPENAI_REASONING_HEADROOM);
     expect(fake.requests[1]?.body.temperature).toBe(0);
   });
 
@@ -269,7 +271,7 @@ describe('structured output request shapes', () => {
     expect(completion.finishReason).toBe('stop');
   });
 
-  it('anthropic counts cache reads and writes into the total input tokens', async () => {
+  it('anthropic counts cache reads and writes into the total input tokens, writes apart', async () => {
     fake.setHandler(() => ({
       text: 'ok',
       usage: { input: 1_000, cached: 300, cacheWrite: 200, output: 10 },
@@ -278,7 +280,7 @@ describe('structured output request shapes', () => {
 
     const completion = await provider(id).complete(request(id));
 
-    expect(completion.usage).toEqual({ input: 1_000, cached: 300, output: 10 });
+    expect(completion.usage).toEqual({ input: 1_000, cached: 300, cacheWrite5m: 200, output: 10 });
   });
 
   it('anthropic maps stop_reason refusal to refusal', async () => {
