@@ -10,6 +10,7 @@ import { discoverSuites, promptChanges } from '../changed.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, RunInterrupted, runSuite } from '../local-run.js';
 import { assayCommand } from '../package-root.js';
 import { progressReporter } from '../progress.js';
+import { quickstartBackendLine } from '../quickstart-backend.js';
 import { runSweep, unscorableVariants } from '../sweep.js';
 import { comparisonLine, failOnRequiredGate, summary, sweepSummary } from './summary.js';
 
@@ -95,9 +96,10 @@ export async function stoppable(again: string, work: (signal: AbortSignal) => Pr
 
 /** `assay quickstart`: the embedded example, on a real model if a key is set, else the simulator. */
 export async function quickstartCommand(flags: RunFlags): Promise<void> {
-  await stoppable(resumeCommand(), (signal) =>
-    run(QUICKSTART_SUITE, flags, [detectDefaultBackend(process.env)], undefined, signal),
-  );
+  const detected = detectDefaultBackend(process.env, { bedrock: true });
+  const chosen = flags.backend === undefined ? quickstartBackendLine(detected, process.env) : undefined;
+  if (chosen) process.stderr.write(chosen);
+  await stoppable(resumeCommand(), (signal) => run(QUICKSTART_SUITE, flags, [detected], undefined, signal));
 }
 
 async function run(

@@ -5,7 +5,7 @@
 import { UnknownProviderError } from './provider-errors.js';
 
 /** Vendors with their own wire format. */
-export const NATIVE_VENDORS = ['openai', 'anthropic', 'gemini', 'sim'] as const;
+export const NATIVE_VENDORS = ['openai', 'anthropic', 'gemini', 'bedrock', 'sim'] as const;
 /** Presets that speak the OpenAI chat-completions format at another base URL. */
 export const OPENAI_COMPATIBLE_VENDORS = ['openrouter', 'together', 'ollama', 'vllm'] as const;
 export const VENDORS = [...NATIVE_VENDORS, ...OPENAI_COMPATIBLE_VENDORS] as const;

@@ -8,6 +8,7 @@ import { MissingCredentialsError } from '../../model/provider-errors.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
 import { rememberSecret } from '../../model/secrets.js';
 import { AnthropicProvider } from './anthropic.js';
+import { BedrockProvider, type BedrockStructuredMode } from './bedrock.js';
 import { GeminiProvider } from './gemini.js';
 import { OpenAiProvider, type OpenAiStructuredMode } from './openai.js';
 import type { PriceTable } from './pricing.js';
@@ -111,6 +112,16 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
         apiKey: requireVar(env, id, ['GEMINI_API_KEY', 'GOOGLE_API_KEY']),
         baseUrl: firstSet(env, ['GEMINI_BASE_URL']),
       });
+    case 'bedrock': {
+      // No key to read: the AWS SDK's credential chain signs each request.
+      const region = bedrockRegion(env, id);
+      return new BedrockProvider({
+        ...common,
+        region,
+        endpoint: bedrockEndpoint(env, region),
+        structuredOutput: bedrockStructuredFromEnv(env),
+      });
+    }
     case 'openai':
     case 'openrouter':
     case 'together':
@@ -143,6 +154,47 @@ function compatibleApiKey(preset: CompatiblePreset, env: NodeJS.ProcessEnv, prov
   return requireVar(env, providerId, [preset.keyEnv]);
 }
 
+/** Where AWS SDKs look for the region; no region, no Bedrock (models differ by region). */
+export const AWS_REGION_VARS = ['AWS_REGION', 'AWS_DEFAULT_REGION'] as const;
+
+/**
+ * The region Bedrock is called in. Bedrock needs no key (the AWS SDK's credential chain signs
+ * each request), but it does need a region.
+ */
+function bedrockRegion(env: NodeJS.ProcessEnv, providerId: string): string {
+  const region = firstSet(env, AWS_REGION_VARS);
+  if (region === undefined) {
+    throw new MissingCredentialsError(
+      providerId,
+      AWS_REGION_VARS,
+      `${providerId} needs an AWS region: set AWS_REGION (e.g. us-east-1) to one where the model is enabled (or use a sim: backend)`,
+    );
+  }
+  return region;
+}
+
+/**
+ * The Bedrock Runtime endpoint: the service's own override variable (which the AWS SDK also
+ * reads) or BEDROCK_ENDPOINT_URL, for tests and VPC endpoints. A general AWS_ENDPOINT_URL alone
+ * points at an emulator of S3, SQS and DynamoDB (the local cloud's moto_server), which serves no
+ * Bedrock: the public regional endpoint is named then, so the SDK does not follow it there.
+ */
+function bedrockEndpoint(env: NodeJS.ProcessEnv, region: string): string | undefined {
+  const own = firstSet(env, ['AWS_ENDPOINT_URL_BEDROCK_RUNTIME', 'BEDROCK_ENDPOINT_URL']);
+  if (own !== undefined) return own;
+  if (firstSet(env, ['AWS_ENDPOINT_URL']) === undefined) return undefined;
+  return `https://bedrock-runtime.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
+}
+
+function bedrockStructuredFromEnv(env: NodeJS.ProcessEnv): BedrockStructuredMode | undefined {
+  const value = firstSet(env, ['BEDROCK_STRUCTURED_OUTPUT']);
+  if (value === undefined) return undefined;
+  if (value !== 'tool' && value !== 'none') {
+    throw new Error(`BEDROCK_STRUCTURED_OUTPUT must be tool or none, got "${value}"`);
+  }
+  return value;
+}
+
 function structuredFromEnv(env: NodeJS.ProcessEnv, name: string): OpenAiStructuredMode | undefined {
   const value = firstSet(env, [name]);
   if (value === undefined) return undefined;
@@ -154,13 +206,39 @@ function structuredFromEnv(env: NodeJS.ProcessEnv, name: string): OpenAiStructur
 
 /**
  * The backend to use when the user named none: the first vendor with a key in `env`
- * (OpenAI, then Anthropic, then Gemini), else the simulator.
+ * (OpenAI, then Anthropic, then Gemini), else, with `bedrock`, Amazon Bedrock when AWS
+ * credentials and a region are set, else the simulator. `bedrock` is for runs on this machine:
+ * the local cloud swaps the machine's AWS credentials for its emulator's, which Bedrock refuses.
  */
-export function detectDefaultBackend(env: NodeJS.ProcessEnv = process.env): string {
+export function detectDefaultBackend(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { bedrock?: boolean } = {},
+): string {
   if (firstSet(env, ['OPENAI_API_KEY'])) return 'openai:gpt-4o-mini';
   if (firstSet(env, ['ANTHROPIC_API_KEY'])) return 'anthropic:claude-3-5-haiku-latest';
   if (firstSet(env, ['GEMINI_API_KEY', 'GOOGLE_API_KEY'])) return 'gemini:gemini-2.0-flash-lite';
+  const bedrock = options.bedrock ? defaultBedrockModel(env) : undefined;
+  if (bedrock !== undefined) return bedrock;
   return 'sim:gold';
+}
+
+/**
+ * The Bedrock model the quickstart uses when AWS credentials (a profile or an access key) and a
+ * region are set: Amazon Nova Lite, which needs no vendor use-case form to enable and answers
+ * with a forced tool call. Called through the cross-region inference profile of the region's
+ * geography (`us.`, `eu.`, `apac.`), which Nova needs in most regions; elsewhere by its own id.
+ */
+export function defaultBedrockModel(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const region = firstSet(env, AWS_REGION_VARS);
+  if (region === undefined || !firstSet(env, ['AWS_PROFILE', 'AWS_ACCESS_KEY_ID'])) return undefined;
+  const geography = region.startsWith('us-')
+    ? 'us.'
+    : region.startsWith('eu-')
+      ? 'eu.'
+      : region.startsWith('ap-')
+        ? 'apac.'
+        : '';
+  return `bedrock:${geography}amazon.nova-lite-v1:0`;
 }
 
 /**

@@ -43,7 +43,9 @@ describe('resolveProviderId', () => {
 
   it('rejects an unknown vendor, naming the valid ones', () => {
     expect(() => resolveProviderId('mistral:large')).toThrow(UnknownProviderError);
-    expect(() => resolveProviderId('mistral:large')).toThrow(/openai, anthropic, gemini, sim, openrouter/);
+    expect(() => resolveProviderId('mistral:large')).toThrow(
+      /openai, anthropic, gemini, bedrock, sim, openrouter/,
+    );
   });
 
   it('rejects a bare name whose vendor cannot be inferred', () => {
