@@ -2,9 +2,14 @@ import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import { BlobChangedError, NotFoundError } from '../../model/errors.js';
+import { BlobChangedError, InputError, NotFoundError } from '../../model/errors.js';
 import { discard } from '../../model/streams.js';
 import type { BlobPiece, BlobRead, BlobStore } from '../../ports/ports.js';
+
+/** A key that would lead out of a folder store (`../x`, an absolute path): no retry can change it. */
+export class KeyEscapesStoreError extends InputError {
+  override readonly name = 'KeyEscapesStoreError';
+}
 
 /** A folder as a bucket: keys are paths under `root`. Writes are atomic (temp file + rename). */
 export class FolderBlobStore implements BlobStore {
@@ -17,7 +22,7 @@ export class FolderBlobStore implements BlobStore {
   private path(key: string): string {
     const path = resolve(this.root, key);
     if (path !== this.root && !path.startsWith(this.root + sep))
-      throw new Error(`key escapes the store: ${key}`);
+      throw new KeyEscapesStoreError(`${key} escapes the store: it leads out of ${this.root}`);
     return path;
   }
 

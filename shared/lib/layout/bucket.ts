@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { posix } from 'node:path';
 
 /**
  * The bucket layout of the AWS shell, in one place: what an uploaded key means, where a run's
@@ -9,7 +8,9 @@ import { posix } from 'node:path';
  *
  * ```
  * suites/<name>.json            a suite; its upload runs it on its dataset
- * datasets/<name>/<file>        a dataset of suite <name>; its upload runs suites/<name>.json on it
+ * datasets/<name>/<file>        a dataset of suite <name>; its upload runs suites/<name>.json on it;
+ *                               suite <name> reads datasets only here (and under the deployment's
+ *                               shared folders, ASSAY_DATASET_PREFIXES: see suite-paths.ts)
  * prompts/<path>                prompt files (override the ones bundled with the functions);
  *                               a changed one re-runs the suites that read it
  * reports/<name>/<runId>/       report files of a run (a sweep variant's runs: reports/<name>.<variant>/<runId>/)
@@ -92,22 +93,56 @@ export function spillKey(runId: string, itemId: string): string {
   return `${SPILL_PREFIX}${runId}/${createHash('sha256').update(itemId).digest('hex')}.json`;
 }
 
+/** The folder of the bucket whose datasets suite `name` reads, and whose uploads run it. */
+export function ownDatasetPrefix(suiteName: string): string {
+  return `${DATASETS_PREFIX}${suiteName}/`;
+}
+
 /**
- * The bucket key of a suite's dataset: `dataset.path` itself when it is a `datasets/` key, else
- * the path inside the suite's dataset folder `datasets/<name>/`. A path that leaves that folder
- * (`../gold.csv`, written relative to the suite file on disk) is looked up by its file name
- * there (`datasets/<name>/gold.csv`), so a suite that runs locally runs on AWS unchanged.
- * The `..` check comes before any normalising: `datasets/<name>/../gold.csv` would otherwise
- * become `datasets/gold.csv`, a key no upload event maps to the suite. Undefined only for a
- * path that names no file (`..`).
+ * Why `path` cannot be read as a key of the bucket as it stands (an HTTP client or a folder
+ * could normalise `..` into another key), or undefined when it can.
  */
+export function keyPathProblem(path: string): string | undefined {
+  if (path === '') return 'is empty';
+  if (path.startsWith('/') || /^[A-Za-z]:[\\/]/.test(path)) return 'is absolute';
+  const segments = path.split('/');
+  if (segments.includes('..')) return 'has a `..` segment';
+  if (segments.includes('')) return 'has an empty segment (`//` or a trailing `/`)';
+  return undefined;
+}
+
+/**
+ * The bucket key `dataset.path` names, or why it names none:
+ * - a `datasets/…` key is itself;
+ * - any other relative path lies inside the suite's folder (`gold.csv` → `datasets/<name>/gold.csv`);
+ * - a path that first climbs out of the suite's folder on disk (`../gold.csv`, `../../data/gold.csv`:
+ *   leading `..` segments only) is its file name in the suite's folder, so a suite that runs
+ *   locally runs on AWS unchanged (`assay cloud` uploads the file there);
+ * - `.` segments are dropped; a `..` anywhere else, an absolute path and empty segments name no
+ *   key (normalising `datasets/<name>/../x.csv` would leave the suite's folder).
+ * Whether the suite may read the key is suite-paths.ts's to say.
+ */
+export function datasetKeyFor(suite: {
+  name: string;
+  dataset: { path: string };
+}): { key: string } | { problem: string } {
+  const path = suite.dataset.path;
+  const folder = ownDatasetPrefix(suite.name);
+  const segments = path.split('/').filter((s) => s !== '.');
+  let up = 0;
+  while (segments[up] === '..') up += 1;
+  const rest = segments.slice(up);
+  const problem = rest.length === 0 ? 'names no file' : keyPathProblem(rest.join('/'));
+  if (problem !== undefined) return { problem: `dataset.path ${JSON.stringify(path)} ${problem}` };
+  if (up > 0) return { key: folder + rest.at(-1) };
+  const relative = rest.join('/');
+  return { key: relative.startsWith(DATASETS_PREFIX) ? relative : folder + relative };
+}
+
+/** The bucket key `dataset.path` names (see {@link datasetKeyFor}); undefined when it names none. */
 export function datasetKeyOf(suite: { name: string; dataset: { path: string } }): string | undefined {
-  const path = suite.dataset.path.replace(/^\/+/, '');
-  const folder = `${DATASETS_PREFIX}${suite.name}/`;
-  const inside = !path.split('/').includes('..');
-  if (inside) return path.startsWith(DATASETS_PREFIX) ? posix.normalize(path) : posix.join(folder, path);
-  const file = posix.basename(path);
-  return file === '' || file === '.' || file === '..' ? undefined : folder + file;
+  const named = datasetKeyFor(suite);
+  return 'key' in named ? named.key : undefined;
 }
 
 /** The key of a dataset file dropped for a suite (`datasets/<name>/<file>`). */

@@ -55,8 +55,11 @@ describe('bucket layout', () => {
     // by its file name in that folder, never normalised out of it into another area.
     expect(of('../x.csv')).toBe('datasets/demo/x.csv');
     expect(of('../../suites/demo.json')).toBe('datasets/demo/demo.json');
-    expect(of('datasets/demo/../x.csv')).toBe('datasets/demo/x.csv');
-    expect(of('sub/../../x.csv')).toBe('datasets/demo/x.csv');
+    // A `..` after the path's start, an absolute path and empty segments name no key.
+    expect(of('datasets/demo/../x.csv')).toBeUndefined();
+    expect(of('sub/../../x.csv')).toBeUndefined();
+    expect(of('/etc/passwd')).toBeUndefined();
+    expect(of('sub//x.csv')).toBeUndefined();
     expect(of('..')).toBeUndefined();
   });
 });
