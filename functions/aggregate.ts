@@ -59,6 +59,8 @@ async function aggregateRecord(deps: AggregateRoot, record: SQSRecord): Promise<
     metrics.addMetric('RunsAggregated', MetricUnit.Count, 1);
   }
   const finished = await finishRun(deps.finish, runId, outcome);
+  if (finished.status === 'finished' && finished.stopped !== undefined)
+    logger.info('stopped run reported, left off the leaderboard', { runId, reason: finished.stopped });
   if (finished.status === 'finished')
     for (const { sweepId, outcome: swept } of finished.sweeps) logSweep(sweepId, swept);
 }

@@ -158,6 +158,14 @@ async function ingestUpload(root: IngestRoot, key: string, version: string): Pro
             : { total: start.total, invalidRows: start.invalidRows, queued: start.queued }),
       });
       metrics.addMetric('RunsStarted', MetricUnit.Count, 1);
+      if ('stopped' in start && start.stopped) {
+        logger.error('upload over a deployment limit: run stopped', {
+          key,
+          runId: outcome.runId,
+          reason: start.stopped,
+        });
+        metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+      }
       return;
     }
     case 'sweep':

@@ -34,7 +34,8 @@ import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/fold
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
 import { FUNCTION_TIMEOUT_SECONDS, PART_ROWS } from '../shared/lib/layout/queues.js';
-import { loadPriceTable } from '../shared/lib/providers/pricing.js';
+import { parseDatasetPrefixes } from '../shared/lib/layout/suite-paths.js';
+import { loadPriceTable, requirePricedBackends, withPriceOverride } from '../shared/lib/providers/pricing.js';
 import { fleetSizeOf, RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
 import type { RunRecord } from '../shared/model/model.js';
@@ -48,7 +49,9 @@ import type { AdvanceBatchesDeps } from '../shared/use-cases/batch-lane.js';
 import type { FinishRunDeps } from '../shared/use-cases/finish-run.js';
 import type { IngestObjectDeps } from '../shared/use-cases/ingest-object.js';
 import type { ScoreItemDeps } from '../shared/use-cases/score-item.js';
+import type { HaltDeps } from '../shared/use-cases/stop-run.js';
 import type { WatchRunsDeps } from '../shared/use-cases/watch-runs.js';
+import { dailySpendLimitFromEnv, deployLimitsFromEnv, stopCacheMsFromEnv } from './deploy-env.js';
 import { parseSqsEvent } from './sqs-event.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
@@ -103,6 +106,7 @@ function base<Q extends QueueVariable>(queues: readonly Q[], options: ContainerO
       client: clients.doc,
       tableName: env.TABLE_NAME,
       checkSuite: validateSuite,
+      stopCacheMs: stopCacheMsFromEnv(processEnv),
     }),
   };
 }
@@ -145,6 +149,8 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
       checkBackends: async (suite) => {
         const env = await keys();
         new ProviderPool({ env, prices }).require(suite.backends, suite.sim);
+        // A run with a budget needs a price for each backend (the table's or the suite's run.prices).
+        requirePricedBackends(suite, prices);
         new EncoderPool({ env, prices, s3: () => b.clients.s3 }).require(encodersOf(suite));
       },
       runStore: b.runStore,
@@ -174,7 +180,11 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
         );
       },
       chunkBytes: b.env.ASSAY_INGEST_CHUNK_BYTES,
+      // A suite reads its own datasets/<name>/, and these shared folders (a bad list fails the cold start).
+      datasetPrefixes: parseDatasetPrefixes(b.env.ASSAY_DATASET_PREFIXES),
       partRows: PART_ROWS,
+      // The deployment's limits on an upload: its rows, runs × repeats, answer length, default budget.
+      limits: deployLimitsFromEnv(b.processEnv),
       // A chunk is held a little longer than an invocation can run.
       chunkLeaseMs: (FUNCTION_TIMEOUT_SECONDS.ingest + 60) * 1000,
     },
@@ -188,6 +198,8 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
 export function workerRoot(options: ContainerOptions = {}): {
   blobs: S3BlobStore;
   batchStore: DynamoBatchStore;
+  /** What ends an item before it is scored: its run stopped, the day's spend at the daily limit. */
+  halt: HaltDeps;
   scoring(): Promise<ScoreItemDeps>;
 } {
   const b = base(['AGGREGATE_QUEUE_URL'], options);
@@ -228,16 +240,29 @@ export function workerRoot(options: ContainerOptions = {}): {
   return {
     blobs: b.blobs,
     batchStore: batchStore(b),
+    halt: { runStore: b.runStore, trigger, dailySpendLimitUsd: dailySpendLimitFromEnv(b.processEnv) },
     async scoring() {
       if (deps) return deps;
       const env = await keys();
-      const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
+      // One pool per set of suite prices (run.prices): a run's calls cost what its suite says.
+      const pools = new Map<string, ProviderPool>();
+      const poolFor = (run: RunRecord) => {
+        const key = JSON.stringify(run.suite.run.prices ?? null);
+        let pool = pools.get(key);
+        if (!pool) {
+          const table = withPriceOverride(prices, run.suite.run.prices, "the suite's run.prices");
+          pool = new ProviderPool({ env, prices: table, simulator: simulateAnswer });
+          pools.set(key, pool);
+        }
+        return pool;
+      };
       deps = {
         runStore: b.runStore,
         trigger,
         cache,
+        prices,
         providerFor: (backend: string, run: RunRecord) =>
-          providers.get(backend, run.suite.sim, run.suite.run.timeoutMs),
+          poolFor(run).get(backend, run.suite.sim, run.suite.run.timeoutMs),
         encoders: new EncoderPool({ env, prices, s3: () => b.clients.s3 }),
         onTransientError: 'throw',
         limiters,
@@ -336,6 +361,7 @@ export function aggregateRoot(options: ContainerOptions = {}): {
       leaderboardFiles: { blobs: b.blobs, prefix: REPORTS_PREFIX },
       sweeps,
       sweepFiles: () => b.blobs,
+      stopped: (runId) => b.runStore.stopped(runId),
     },
   };
 }

@@ -9,6 +9,7 @@ import { decodeItemMessage, InvalidItemMessageError } from '../shared/adapters/a
 import type { ItemMessage, ItemResult } from '../shared/model/model.js';
 import { scoreOrWait } from '../shared/use-cases/batch-lane.js';
 import { loadRun, scoreItem } from '../shared/use-cases/score-item.js';
+import { endHalted, haltCheck } from '../shared/use-cases/stop-run.js';
 import { logger, metrics, sqsBatchHandler, workerRoot } from './root.js';
 
 type WorkerRoot = ReturnType<typeof workerRoot>;
@@ -18,7 +19,10 @@ export function createWorkerHandler(root: WorkerRoot = workerRoot()) {
   return sqsBatchHandler((record) => scoreRecord(root, record), { parallel: true });
 }
 
-async function scoreRecord({ blobs, scoring, batchStore }: WorkerRoot, record: SQSRecord): Promise<void> {
+async function scoreRecord(
+  { blobs, scoring, batchStore, halt }: WorkerRoot,
+  record: SQSRecord,
+): Promise<void> {
   let message: ItemMessage;
   try {
     message = await decodeItemMessage(record.body, blobs);
@@ -39,6 +43,21 @@ async function scoreRecord({ blobs, scoring, batchStore }: WorkerRoot, record: S
     receiveCount: Number(record.attributes.ApproximateReceiveCount),
   };
   try {
+    // A stopped run, or a day whose spend reached the daily limit: the item ends unscored.
+    const check = await haltCheck(halt, message.runId);
+    if (check.daySpentUsd !== undefined)
+      metrics.addMetric('DailySpendUsd', MetricUnit.NoUnit, check.daySpentUsd);
+    if (check.failure) {
+      const { outcome } = await endHalted(halt, message, check.failure);
+      if (!outcome.recorded) return;
+      metrics.addMetric(
+        check.failure.kind === 'stopped' ? 'ItemsStopped' : 'ItemsOverDailyLimit',
+        MetricUnit.Count,
+        1,
+      );
+      logger.warn('item not scored', { ...keys, failure: check.failure });
+      return;
+    }
     const deps = await scoring();
     const run = await loadRun(deps.runStore, message.runId);
     // The batch lane: a call waiting for a batch lets this message go; the poller sends it again.

@@ -1,6 +1,7 @@
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { DEFAULT_MAX_RECEIVE_COUNT } from '../shared/lib/layout/queues.js';
+import { parseDatasetPrefixes } from '../shared/lib/layout/suite-paths.js';
 import { parseLimitSpec } from '../shared/lib/providers/rate-limit/spec.js';
 
 /**
@@ -40,6 +41,37 @@ export interface AssayConfig {
    * more in `run.limits`; the stricter wins.
    */
   readonly rateLimits?: string;
+  /**
+   * The most rows an uploaded dataset may have (ASSAY_MAX_ITEMS_PER_UPLOAD of ingest): a run
+   * stops reading there, its record says why, and its items end as `stopped`. 0: no limit.
+   */
+  readonly maxItemsPerUpload: number;
+  /**
+   * The most times one upload may score each item: a sweep's variants × each one's
+   * `run.repeats` (a plain suite: its repeats). An upload over it is rejected. 0: no limit.
+   */
+  readonly maxVariantsTimesRepeats: number;
+  /** The most output tokens a call may ask for: a suite whose `params.maxTokens` is higher is rejected at upload. 0: no limit. */
+  readonly maxOutputTokens: number;
+  /** The budget (USD) a run gets when its suite gives no `run.budgetUsd`. 0: none. */
+  readonly defaultRunBudgetUsd: number;
+  /**
+   * Spend (USD) across every run in a UTC day after which no item is scored: the items fail as
+   * `budget` (resumable, as a spent run budget), and an alarm speaks at 80 % of it. 0: no limit.
+   */
+  readonly dailySpendLimitUsd: number;
+  /**
+   * Bedrock model ids (`anthropic.claude-3-5-haiku-20241022-v1:0`) or inference profile ids
+   * (`us.anthropic…`) the workers and the batch poller may invoke: `bedrock:InvokeModel` on
+   * exactly those ARNs in the stack's region (and, for a profile, the models it routes to).
+   * Empty: no Bedrock access at all. `-c bedrockModels=a,b` or a JSON list in cdk.json.
+   */
+  readonly bedrockModels: readonly string[];
+  /**
+   * ASSAY_DATASET_PREFIXES of ingest: folders under `datasets/` every suite may read besides its
+   * own `datasets/<name>/` (`datasets/shared/,datasets/public/`); none when unset.
+   */
+  readonly datasetPrefixes?: string;
 }
 
 export const DEFAULT_CONFIG: AssayConfig = {
@@ -55,6 +87,12 @@ export const DEFAULT_CONFIG: AssayConfig = {
   batchPollMinutes: 1,
   watchdogMinutes: 5,
   stuckAfterMinutes: 60,
+  maxItemsPerUpload: 1_000_000,
+  maxVariantsTimesRepeats: 50,
+  maxOutputTokens: 4_096,
+  defaultRunBudgetUsd: 100,
+  dailySpendLimitUsd: 1_000,
+  bedrockModels: [],
 };
 
 /** Thrown when a setting is malformed or inconsistent; the message names the setting and what it accepts. */
@@ -70,6 +108,29 @@ const MAX_CONCURRENCY_KEYS = [
   'aggregateMaxConcurrency',
 ] as const;
 
+/** Bedrock model and inference-profile ids: letters, digits and `.-:_/` (no wildcard, no ARN). */
+const BEDROCK_MODEL_ID = /^[a-z0-9][a-z0-9._:/-]*$/i;
+
+function bedrockModels(raw: unknown): readonly string[] {
+  if (raw === undefined || raw === '') return [];
+  let list: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      list = raw.trim().startsWith('[') ? JSON.parse(raw) : raw.split(',').map((id) => id.trim());
+    } catch {
+      list = raw;
+    }
+  }
+  const valid = (id: unknown) =>
+    typeof id === 'string' && BEDROCK_MODEL_ID.test(id) && !id.startsWith('arn:');
+  if (!Array.isArray(list) || !list.every(valid)) {
+    throw new ConfigError(
+      `context "bedrockModels" must be Bedrock model or inference profile ids (a list, or separated by ","), without wildcards or ARNs, got ${JSON.stringify(raw)}`,
+    );
+  }
+  return [...new Set(list as string[])];
+}
+
 function rateLimits(raw: unknown): string | undefined {
   if (raw === undefined || raw === '') return undefined;
   try {
@@ -81,6 +142,18 @@ function rateLimits(raw: unknown): string | undefined {
     );
   }
   return raw;
+}
+
+function datasetPrefixes(raw: unknown): string | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    if (typeof raw !== 'string') throw new Error('it is not a string');
+    return parseDatasetPrefixes(raw).join(',') || undefined;
+  } catch (error) {
+    throw new ConfigError(
+      `context "datasetPrefixes" must be folders under datasets/ separated by ",", got ${JSON.stringify(raw)}: ${(error as Error).message}`,
+    );
+  }
 }
 
 /**
@@ -95,6 +168,16 @@ export function configFromContext(node: Node): AssayConfig {
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
       throw new ConfigError(
         `context "${key}" must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`,
+      );
+    }
+    return value;
+  };
+  const amount = (key: keyof AssayConfig, max: number): number => {
+    const raw: unknown = node.tryGetContext(key) ?? DEFAULT_CONFIG[key];
+    const value = typeof raw === 'string' && raw.trim() !== '' ? Number(raw.trim()) : raw;
+    if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > max) {
+      throw new ConfigError(
+        `context "${key}" must be a number from 0 (no limit) to ${max}, got ${JSON.stringify(raw)}`,
       );
     }
     return value;
@@ -149,5 +232,30 @@ export function configFromContext(node: Node): AssayConfig {
     ),
     alarmEmail: optionalString('alarmEmail', /^[^@\s]+@[^@\s]+$/, 'an e-mail address'),
     rateLimits: rateLimits(node.tryGetContext('rateLimits')),
+    maxItemsPerUpload: int('maxItemsPerUpload', 0, 1_000_000_000),
+    maxVariantsTimesRepeats: int('maxVariantsTimesRepeats', 0, 100_000),
+    maxOutputTokens: int('maxOutputTokens', 0, 1_000_000),
+    defaultRunBudgetUsd: amount('defaultRunBudgetUsd', 1_000_000),
+    dailySpendLimitUsd: amount('dailySpendLimitUsd', 10_000_000),
+    bedrockModels: bedrockModels(node.tryGetContext('bedrockModels')),
+    datasetPrefixes: datasetPrefixes(node.tryGetContext('datasetPrefixes')),
   };
+}
+
+/**
+ * Ingest's environment for the deployment's limits on an upload (read by functions/deploy-env.ts;
+ * 0: no limit of that kind).
+ */
+export function uploadLimitsEnv(config: AssayConfig): Record<string, string> {
+  return {
+    ASSAY_MAX_ITEMS_PER_UPLOAD: String(config.maxItemsPerUpload),
+    ASSAY_MAX_VARIANTS_TIMES_REPEATS: String(config.maxVariantsTimesRepeats),
+    ASSAY_MAX_OUTPUT_TOKENS: String(config.maxOutputTokens),
+    ASSAY_DEFAULT_BUDGET_USD: String(config.defaultRunBudgetUsd),
+  };
+}
+
+/** The workers' environment for the daily spend limit across runs (0: none). */
+export function spendLimitEnv(config: AssayConfig): Record<string, string> {
+  return { ASSAY_DAILY_SPEND_LIMIT_USD: String(config.dailySpendLimitUsd) };
 }

@@ -18,12 +18,13 @@ import {
   FUNCTION_TMP_MB,
   type FunctionName,
 } from '../shared/lib/layout/queues.js';
-import type { AssayConfig } from './config.js';
+import { type AssayConfig, spendLimitEnv, uploadLimitsEnv } from './config.js';
 import { AssayAlarms } from './constructs/alarms.js';
 import { AssayFunction, REPO_ROOT } from './constructs/functions.js';
 import { AssayQueues } from './constructs/queues.js';
 import { AssayStorage } from './constructs/storage.js';
 import { acknowledge, iam5ResourceFinding } from './nag.js';
+import { TABLE_ACCESS } from './table-access.js';
 
 export interface AssayStackProps extends StackProps {
   readonly config: AssayConfig;
@@ -94,8 +95,14 @@ export class AssayStack extends Stack {
         // A run's prompt files are snapshotted by ingest: the repo's copies ship with it, and
         // uploads under prompts/ in the bucket override them. Workers use the run's snapshot.
         bundledFolders: ['prompts'],
+        // The dataset folders every suite may read besides its own datasets/<name>/.
+        ...(config.datasetPrefixes
+          ? { environment: { ASSAY_DATASET_PREFIXES: config.datasetPrefixes } }
+          : {}),
       })
-        .useTable(table)
+        .useTable(table, TABLE_ACCESS.ingest)
+        // The deployment's limits on an upload (infra/config.ts).
+        .withEnvironment(uploadLimitsEnv(config))
         // spill/: oversize item bodies, and a sampled run's reservoir between chunks.
         .useBucket(bucket, { read: [...UPLOAD_PREFIXES, SPILL_PREFIX], write: [SPILL_PREFIX] })
         .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
@@ -122,7 +129,11 @@ export class AssayStack extends Stack {
           ASSAY_WORKER_MAX_CONCURRENCY: String(config.workerMaxConcurrency),
         },
       })
-        .useTable(table)
+        .useTable(table, TABLE_ACCESS.worker)
+        // The deployment's spend limit across runs, per UTC day.
+        .withEnvironment(spendLimitEnv(config))
+        // Bedrock: InvokeModel on the deploy's list of models only (none when it is empty).
+        .invokesBedrock(config.bedrockModels)
         .useBucket(bucket, { read: [SPILL_PREFIX] })
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .readsSecret(this.providerSecret)
@@ -138,7 +149,7 @@ export class AssayStack extends Stack {
         description: 'Records items that exhausted their receives as failed results',
         ...SIZES.deadLetter,
       })
-        .useTable(table)
+        .useTable(table, TABLE_ACCESS.deadLetter)
         .useBucket(bucket, { read: [SPILL_PREFIX] })
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .consumes(items.deadLetterQueue, {
@@ -153,7 +164,7 @@ export class AssayStack extends Stack {
           'Computes metrics of a finished run and writes its report files; aggregates sweeps; keeps the leaderboard',
         ...SIZES.aggregate,
       })
-        .useTable(table)
+        .useTable(table, TABLE_ACCESS.aggregate)
         // suites/ for the run's definition, reports/ for the previous run to compare with,
         // spill/ for what the steps of a run aggregated in parts hand each other.
         .useBucket(bucket, {
@@ -178,7 +189,7 @@ export class AssayStack extends Stack {
           'Batch lane: submits waiting model calls as vendor batches, collects them, wakes the items',
         ...SIZES.batchPoller,
       })
-        .useTable(table)
+        .useTable(table, TABLE_ACCESS.batchPoller)
         .useBucket(bucket, { read: [SPILL_PREFIX] })
         .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
         .readsSecret(this.providerSecret),
@@ -193,7 +204,7 @@ export class AssayStack extends Stack {
         ...SIZES.watchdog,
         environment: { ASSAY_STUCK_AFTER_MS: String(config.stuckAfterMinutes * 60_000) },
       })
-        .useTable(table)
+        .useTable(table, TABLE_ACCESS.watchdog)
         // No object access: the bucket is named because every container's environment names it.
         .useBucket(bucket, {})
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL'),
@@ -214,6 +225,7 @@ export class AssayStack extends Stack {
       queues: this.queues.all,
       alarmEmail: config.alarmEmail,
       watchdogMinutes: config.watchdogMinutes,
+      dailySpendLimitUsd: config.dailySpendLimitUsd,
     });
 
     new CfnOutput(this, 'BucketName', { value: bucket.bucketName });

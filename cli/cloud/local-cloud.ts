@@ -12,6 +12,7 @@ import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
 import {
+  DATASETS_PREFIX,
   datasetKeyOf,
   datasetUploadKey,
   PROMPT_PREFIX,
@@ -306,6 +307,9 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
   const containers = new Containers();
   try {
     log(`moto_server on ${moto.endpoint}; creating the stack's bucket, queues and table`);
+    log(
+      `  (to stop a run meanwhile: assay cloud stop <runId> --endpoint ${moto.endpoint} --table ${NAMES.table})`,
+    );
     const resources = await createCloudResources(clients, NAMES, {
       // A failed item comes back after a minute (the other queues: after moto's local default).
       visibilityTimeouts: { items: 60 },
@@ -319,6 +323,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       POWERTOOLS_METRICS_DISABLED:
         process.env.POWERTOOLS_METRICS_DISABLED ?? (options.verbose ? 'false' : 'true'),
       AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      ...sharedDatasetEnv(suite.name, datasetKey, log),
       ...functionEnv(moto.endpoint, resources),
     };
     const blobs = new S3BlobStore({ client: clients.s3, bucket: resources.bucket });
@@ -444,6 +449,26 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
 export function datasetUploadStartsRun(suiteName: string, datasetKey: string): boolean {
   const route = routeKey(datasetKey);
   return route.kind === 'dataset' && route.suiteName === suiteName;
+}
+
+/**
+ * A suite reads only its own `datasets/<name>/` unless the deployment shares a folder
+ * (ASSAY_DATASET_PREFIXES): a suite whose dataset is another folder's key (`datasets/shared/…`)
+ * runs here as on a stack deployed with that folder shared, and the log says so.
+ */
+function sharedDatasetEnv(
+  suiteName: string,
+  datasetKey: string,
+  log: (line: string) => void,
+): { ASSAY_DATASET_PREFIXES?: string } {
+  if (datasetUploadStartsRun(suiteName, datasetKey)) return {};
+  const folder = datasetKey.slice(0, datasetKey.lastIndexOf('/') + 1);
+  if (!folder.startsWith(DATASETS_PREFIX) || folder === DATASETS_PREFIX) return {};
+  const shared = [process.env.ASSAY_DATASET_PREFIXES, folder].filter(Boolean).join(',');
+  log(
+    `the functions share ${folder} with every suite (ASSAY_DATASET_PREFIXES=${shared}, deploy with -c datasetPrefixes=${folder})`,
+  );
+  return { ASSAY_DATASET_PREFIXES: shared };
 }
 
 /** Copies every object under `prefix` into `outDir` (the prefix cut off); returns the paths. */

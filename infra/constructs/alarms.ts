@@ -12,20 +12,28 @@ export interface AssayAlarmsProps {
   readonly watchdogMinutes: number;
   /** Subscribe this address to a topic that receives every alarm; no topic when unset. */
   readonly alarmEmail?: string;
+  /** The deployment's daily spend limit across runs, USD (0: none, and no spend alarm). */
+  readonly dailySpendLimitUsd?: number;
 }
+
+/** The day's spend alarms at this share of the daily limit: before the workers start refusing items. */
+export const DAILY_SPEND_ALARM_SHARE = 0.8;
 
 /**
  * One alarm per dead-letter queue, raised while the queue holds any visible message: a message
  * there has failed `maxReceiveCount` times. The items DLQ is drained by the dead-letter
  * function, so a message seen there for a moment is expected; its alarm waits for three
  * consecutive 5-minute periods (items keep failing, or the dead-letter function is failing or
- * not keeping up). And one on the watchdog's `RunsStuck`: a run in any state whose progress
- * has not moved for the deploy's `stuckAfterMinutes`.
+ * not keeping up). One on the watchdog's `RunsStuck`: a run in any state whose progress
+ * has not moved for the deploy's `stuckAfterMinutes`. And, with a daily spend limit, one on the
+ * day's spend across runs the workers publish (`DailySpendUsd`), at 80 % of the limit.
  */
 export class AssayAlarms extends Construct {
   readonly alarms: readonly cloudwatch.Alarm[];
   /** Raised when the watchdog counts a stuck run. */
   readonly runsStuck: cloudwatch.Alarm;
+  /** Raised when the day's spend across runs nears the daily limit; none without a limit. */
+  readonly dailySpend?: cloudwatch.Alarm;
   readonly topic?: sns.Topic;
 
   constructor(scope: Construct, id: string, props: AssayAlarmsProps) {
@@ -69,5 +77,26 @@ export class AssayAlarms extends Construct {
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
     });
     if (this.topic) this.runsStuck.addAlarmAction(new actions.SnsAction(this.topic));
+
+    // The workers publish the day's spend across runs (DailySpendUsd, USD) as they read it
+    // before scoring items; at the limit they refuse items (failed as `budget`).
+    const limit = props.dailySpendLimitUsd ?? 0;
+    if (limit > 0) {
+      this.dailySpend = new cloudwatch.Alarm(this, 'DailySpend', {
+        alarmDescription: `The day's spend across runs (UTC day) passed ${DAILY_SPEND_ALARM_SHARE * 100} % of the daily limit of $${limit}: at the limit the workers stop scoring items (they fail as "budget") until the next UTC day.`,
+        metric: new cloudwatch.Metric({
+          namespace: 'Assay',
+          metricName: 'DailySpendUsd',
+          dimensionsMap: { service: 'assay-worker' },
+          period: Duration.minutes(5),
+          statistic: cloudwatch.Stats.MAXIMUM,
+        }),
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        threshold: limit * DAILY_SPEND_ALARM_SHARE,
+        evaluationPeriods: 1,
+        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      });
+      if (this.topic) this.dailySpend.addAlarmAction(new actions.SnsAction(this.topic));
+    }
   }
 }

@@ -1,5 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { Duration, RemovalPolicy, Size, Token } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Size, Stack, Token } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -14,6 +14,16 @@ import { VISIBILITY_TO_TIMEOUT_RATIO } from '../../shared/lib/layout/queues.js';
 import { EXTERNAL_MODULES } from '../bundling.js';
 import { ConfigError } from '../config.js';
 import { acknowledge, iam5ResourceFinding } from '../nag.js';
+import type { TableAction } from '../table-access.js';
+
+/** The geographies of Bedrock's cross-region inference profiles: an id `us.anthropic.…` is a profile. */
+const PROFILE_GEOGRAPHIES = ['us', 'us-gov', 'eu', 'apac', 'jp', 'au', 'ca', 'global'];
+
+/** The model an inference profile id routes to (`us.anthropic.x` → `anthropic.x`); undefined for a model id. */
+export function inferenceProfileModel(id: string): string | undefined {
+  const dot = id.indexOf('.');
+  return dot > 0 && PROFILE_GEOGRAPHIES.includes(id.slice(0, dot)) ? id.slice(dot + 1) : undefined;
+}
 
 /** Repository root: the bundler resolves `functions/*.ts`, tsconfig.json and package-lock.json from here. */
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -87,7 +97,7 @@ export class AssayFunction extends NodejsFunction {
       memorySize: props.memorySize,
       ephemeralStorageSize: Size.mebibytes(props.tmpSize),
       timeout: props.timeout,
-      tracing: lambda.Tracing.ACTIVE,
+      // Active tracing is set on the resource below, with its permission in a policy of its own.
       logGroup,
       role,
       environment: {
@@ -124,18 +134,65 @@ export class AssayFunction extends NodejsFunction {
       },
     });
 
-    // X-Ray's PutTraceSegments/PutTelemetryRecords, added by `tracing: ACTIVE`, have no resource-level permissions.
+    // Active tracing. X-Ray's PutTraceSegments/PutTelemetryRecords have no resource-level
+    // permissions: their one statement with Resource "*" is a policy of its own, and only that
+    // policy carries the acknowledgement, so a "*" anywhere else on the role fails the synth.
+    (this.node.defaultChild as lambda.CfnFunction).tracingConfig = { mode: lambda.Tracing.ACTIVE };
+    const tracing = new iam.Policy(scope, `${id}TracingPolicy`, {
+      roles: [role],
+      statements: [
+        new iam.PolicyStatement({
+          actions: ['xray:PutTraceSegments', 'xray:PutTelemetryRecords'],
+          resources: ['*'],
+        }),
+      ],
+    });
+    // Lambda refuses active tracing to a role that cannot write traces yet.
+    this.node.addDependency(tracing);
     acknowledge(
-      role,
+      tracing,
       'AwsSolutions-IAM5[Resource::*]',
-      'Only X-Ray PutTraceSegments/PutTelemetryRecords (added by active tracing) use Resource "*": X-Ray supports no resource-level permissions for them.',
+      'This policy holds one statement: X-Ray PutTraceSegments/PutTelemetryRecords for active tracing, which support no resource-level permissions.',
     );
   }
 
-  /** Read/write items of the table (no table management); sets TABLE_NAME. */
-  useTable(table: dynamodb.ITable): this {
-    table.grantReadWriteData(this);
+  /**
+   * Item access to the table: exactly `actions` (what this function's code sends; see
+   * infra/table-access.ts), no table management; sets TABLE_NAME.
+   */
+  useTable(table: dynamodb.ITable, actions: readonly TableAction[]): this {
+    if (actions.length === 0) throw new ConfigError(`${this.node.path}: useTable needs the actions it sends`);
+    table.grant(this, ...actions.map((action) => `dynamodb:${action}`));
     this.addEnvironment('TABLE_NAME', table.tableName);
+    return this;
+  }
+
+  /**
+   * `bedrock:InvokeModel` (which the Converse API is authorised by) on exactly `models`, in the
+   * stack's region: a foundation model id by its ARN; an inference profile id (`us.…`, `eu.…`)
+   * by the profile's ARN and its model's ARN in any region (a profile routes a call to one of
+   * several regions). Nothing when `models` is empty.
+   */
+  invokesBedrock(models: readonly string[]): this {
+    if (models.length === 0) return this;
+    const stack = Stack.of(this);
+    const resources = models.flatMap((id) => {
+      const profile = inferenceProfileModel(id);
+      if (profile === undefined)
+        return [`arn:${stack.partition}:bedrock:${stack.region}::foundation-model/${id}`];
+      return [
+        `arn:${stack.partition}:bedrock:${stack.region}:${stack.account}:inference-profile/${id}`,
+        `arn:${stack.partition}:bedrock:*::foundation-model/${profile}`,
+      ];
+    });
+    this.addToRolePolicy(new iam.PolicyStatement({ actions: ['bedrock:InvokeModel'], resources }));
+    for (const resource of resources.filter((arn) => arn.includes(':bedrock:*:'))) {
+      acknowledge(
+        this.role!,
+        iam5ResourceFinding(this, resource),
+        'An inference profile routes each call to its model in one of several regions: the model is named exactly, the region is whichever the profile picks.',
+      );
+    }
     return this;
   }
 
@@ -183,6 +240,12 @@ export class AssayFunction extends NodejsFunction {
       );
     }
     this.addEnvironment('BUCKET_NAME', bucket.bucketName);
+    return this;
+  }
+
+  /** Sets environment variables of this function (settings its handler reads). */
+  withEnvironment(variables: Readonly<Record<string, string>>): this {
+    for (const [name, value] of Object.entries(variables)) this.addEnvironment(name, value);
     return this;
   }
 

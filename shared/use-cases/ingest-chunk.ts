@@ -5,6 +5,7 @@ import { PART_ROWS } from '../lib/layout/queues.js';
 import { BlobChangedError } from '../model/errors.js';
 import type { Item, ItemMessage } from '../model/model.js';
 import type { BlobStore, ChunkStore } from '../ports/ports.js';
+import { withinItemLimit } from './deploy-limits.js';
 import {
   duplicateReason,
   invalidResult,
@@ -125,13 +126,19 @@ export async function ingestChunk(deps: IngestChunkDeps, task: ChunkTask): Promi
   }
   if (!object) return rejected(`${task.key} is gone (deleted while run ${runId} was reading it)`);
   // A chunk's rows are a part of the run: no more than a part holds.
-  const read = await readChunk(
-    object.body,
-    task.format,
-    run.suite.dataset,
-    task,
-    deps.chunkBytes,
-    deps.partRows ?? PART_ROWS,
+  // Rows past the deployment's item limit are not read: the run is stopped there.
+  const read = await withinItemLimit(
+    runStore,
+    runId,
+    await readChunk(
+      object.body,
+      task.format,
+      run.suite.dataset,
+      task,
+      deps.chunkBytes,
+      deps.partRows ?? PART_ROWS,
+    ),
+    deps.limits,
   );
 
   const parse = rowParser(run);

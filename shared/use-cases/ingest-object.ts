@@ -1,14 +1,22 @@
 import { readsInChunks } from '../lib/datasets/chunks.js';
 import { type DatasetFormat, datasetReading, type ReadOptions, readRows } from '../lib/datasets/read.js';
 import { blobSource } from '../lib/datasets/source.js';
-import { datasetKeyOf, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
+import { reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
+import {
+  checkDatasetKey,
+  checkPromptPaths,
+  promptPathProblem,
+  suiteDatasetKey,
+} from '../lib/layout/suite-paths.js';
 import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
 import { AssayError, InputError, RunExistsError, SweepExistsError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import { isSweep } from '../model/variants.js';
 import type { BlobStore, PromptIndex, RunHistory, SweepStore } from '../ports/ports.js';
+import { taskFor } from '../registry/registry.js';
 import { parseSuite, type Suite, variantSuites } from '../registry/suite.js';
 import { prepareSweep } from '../sweeps/sweep.js';
+import { type DeployLimits, deployLimited } from './deploy-limits.js';
 import type { IngestChunkDeps } from './ingest-chunk.js';
 import { prepareRun } from './prepare-run.js';
 import { type StartRunOutcome, startRun } from './start-run.js';
@@ -35,6 +43,11 @@ export interface IngestObjectDeps extends IngestChunkDeps {
   history: RunHistory;
   /** A suite with variants starts a sweep: its record says which runs make it. */
   sweeps: SweepStore;
+  /**
+   * Folders under `datasets/` every suite may read besides its own `datasets/<name>/`
+   * (`ASSAY_DATASET_PREFIXES`, each ending in `/`); none by default.
+   */
+  datasetPrefixes?: readonly string[];
 }
 
 export interface UploadedObject {
@@ -73,8 +86,12 @@ export type IngestOutcome =
 export async function ingestObject(deps: IngestObjectDeps, object: UploadedObject): Promise<IngestOutcome> {
   const route = routeKey(object.key);
   switch (route.kind) {
-    case 'prompt':
+    case 'prompt': {
+      // A key no suite can name as its prompt (`prompts/a/../b.md`): nothing reads it.
+      const problem = promptPathProblem(route.path);
+      if (problem !== undefined) return { status: 'rejected', reason: `${problem}: no suite can read it` };
       return reevaluatePrompt(deps, route.path);
+    }
     case 'other':
       return {
         status: 'ignored',
@@ -84,7 +101,7 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
   }
 
   const { suiteName } = route;
-  const loaded = await loadSuite(deps.bucket, suiteName);
+  const loaded = await loadSuite(deps.bucket, suiteName, deps.limits);
   if ('rejected' in loaded) return { status: 'rejected', reason: loaded.rejected, suiteName };
   const { suite } = loaded;
 
@@ -94,13 +111,14 @@ export async function ingestObject(deps: IngestObjectDeps, object: UploadedObjec
     datasetKey = object.key;
     datasetVersion = object.version;
   } else {
-    const key = datasetKeyOf(suite);
-    if (key === undefined) {
-      return {
-        status: 'rejected',
-        reason: `dataset.path ${JSON.stringify(suite.dataset.path)} names no file`,
-        suiteName,
-      };
+    // Only the suite's own folder, or one the deployment shares: never another suite's data.
+    let key: string;
+    try {
+      key = suiteDatasetKey(suite, deps.datasetPrefixes);
+    } catch (error) {
+      if (error instanceof AssayError && error.permanent)
+        return { status: 'rejected', reason: error.message, suiteName };
+      throw error;
     }
     datasetKey = key;
     // The suite was uploaded: its upload identifies the run (a new suite upload is a new run).
@@ -307,7 +325,7 @@ async function rerunSuite(
   path: string,
   hash: string,
 ): Promise<PromptChangeOutcome> {
-  const loaded = await loadSuite(deps.bucket, suiteName);
+  const loaded = await loadSuite(deps.bucket, suiteName, deps.limits);
   if ('rejected' in loaded) return { suiteName, status: 'rejected', reason: loaded.rejected };
   const { suite } = loaded;
   // A sweep's runs are its variants' (`<suite>.<variant>`): the newest of them is its latest.
@@ -323,6 +341,8 @@ async function rerunSuite(
   }
   let reading: ReturnType<typeof datasetReading>;
   try {
+    // The deployment's shared folders may have changed since that run.
+    checkDatasetKey(suiteName, latest.datasetKey, deps.datasetPrefixes);
     reading = datasetReading(latest.datasetKey, suite.dataset);
   } catch (error) {
     return { suiteName, status: 'rejected', reason: (error as Error).message };
@@ -357,6 +377,8 @@ async function prepareChecked(
   datasetVersion: string,
 ): Promise<RunRecord | { rejected: string }> {
   try {
+    // Prompts are keys of the bucket: a path that could leave prompts/ is refused before any read.
+    checkPromptPaths(Object.values(taskFor(suite).promptPaths(suite)));
     await deps.checkBackends(suite);
     return await prepareRun({
       suite,
@@ -373,9 +395,11 @@ async function prepareChecked(
   }
 }
 
+/** The suite uploaded under `suiteName`, as the deployment's limits let it run (see deploy-limits.ts), or why it cannot. */
 async function loadSuite(
   bucket: BlobStore,
   suiteName: string,
+  limits?: DeployLimits,
 ): Promise<{ suite: Suite } | { rejected: string }> {
   const key = suiteKey(suiteName);
   const body = await bucket.get(key);
@@ -391,5 +415,5 @@ async function loadSuite(
       rejected: `${key} declares the suite name ${JSON.stringify(suite.name)}: a suite lives at suites/<its name>.json`,
     };
   }
-  return { suite };
+  return deployLimited(suite, limits);
 }

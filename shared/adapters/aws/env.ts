@@ -40,6 +40,12 @@ export const awsEnvSchema = z.object({
    * time (see use-cases/aggregate-parts.ts); a smaller one in one pass. Tests set 0.
    */
   ASSAY_AGGREGATE_IN_PARTS_FROM: z.coerce.number().int().nonnegative().default(50_000),
+  /**
+   * Ingest: folders under `datasets/` every suite may read besides its own
+   * `datasets/<name>/`, comma-separated (`datasets/shared/`); unset, none. Checked by
+   * `parseDatasetPrefixes` (shared/lib/layout/suite-paths.ts).
+   */
+  ASSAY_DATASET_PREFIXES: optionalString,
   /** The watchdog reports a run stuck once its progress has not moved for this long, ms (default an hour). */
   ASSAY_STUCK_AFTER_MS: z.coerce.number().int().positive().default(3_600_000),
   /** Set for moto_server / LocalStack; unset on AWS. */

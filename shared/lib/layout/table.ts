@@ -13,6 +13,7 @@
  * | result            | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | dynamo-run-store.ts      |
  * | slot counter      | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | dynamo-run-store.ts      |
  * | spend shard       | `SPEND#<runId>#<shard>` | `SPEND`                   | dynamo-run-store.ts      |
+ * | day's spend shard | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`           | dynamo-run-store.ts      |
  * | active run        | `ACTIVE`               | `RUN#<runId>`              | dynamo-run-store.ts      |
  * | sweep membership  | `RUN#<runId>`          | `SWEEP#<sweepId>`          | dynamo-sweeps.ts         |
  * | suite index       | `SUITE#<suiteName>`    | `RUN#<startedAt>#<runId>`  | dynamo-run-store.ts      |
@@ -50,6 +51,7 @@ export const KEY_PREFIXES = {
   results: 'RESULTS#',
   result: 'R#',
   spend: 'SPEND#',
+  daySpend: 'DAYSPEND#',
   activeRun: 'RUN#',
   chunk: 'CHUNK#',
   ids: 'IDS#',
@@ -127,6 +129,15 @@ export const partSk = (part: number) => `${P.part}${String(part).padStart(6, '0'
 export const SPEND_SHARDS = 16;
 export const spendPk = (runId: string, shard: number) => `${P.spend}${runId}#${shard}`;
 export const SPEND_SK = FIXED_KEYS.spend;
+/**
+ * Every result's cost, whatever its run, is also added to one of these shards of its UTC day
+ * (by run and row), so the day's spend across runs (the deploy's daily limit) is read from a
+ * handful of items, and no shard takes more than a few hundred writes a second from a fleet
+ * recording thousands of results a second.
+ */
+export const DAY_SPEND_SHARDS = 32;
+/** `day` is the UTC date, `yyyy-mm-dd`. */
+export const daySpendPk = (day: string, shard: number) => `${P.daySpend}${day}#${shard}`;
 // The ingest of a dataset in chunks (dynamo-chunk-store.ts): a chunk's holder and progress, and
 // which row first had each item id, spread over shards by the id's hash.
 export const chunkSk = (chunk: number) => `${P.chunk}${String(chunk).padStart(6, '0')}`;

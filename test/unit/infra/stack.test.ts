@@ -343,6 +343,10 @@ describe('AssayStack', () => {
         'AGGREGATE_QUEUE_URL',
         'EVENTS_QUEUE_URL',
         'PROVIDER_SECRET_ARN',
+        'ASSAY_MAX_ITEMS_PER_UPLOAD',
+        'ASSAY_MAX_VARIANTS_TIMES_REPEATS',
+        'ASSAY_MAX_OUTPUT_TOKENS',
+        'ASSAY_DEFAULT_BUDGET_USD',
       ],
       worker: [
         'BUCKET_NAME',
@@ -350,6 +354,7 @@ describe('AssayStack', () => {
         'AGGREGATE_QUEUE_URL',
         'PROVIDER_SECRET_ARN',
         'ASSAY_WORKER_MAX_CONCURRENCY',
+        'ASSAY_DAILY_SPEND_LIMIT_USD',
       ],
       deadLetter: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
       aggregate: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
@@ -457,7 +462,8 @@ describe('AssayStack', () => {
           Threshold: 0,
         });
       }
-      template.resourceCountIs('AWS::CloudWatch::Alarm', 4);
+      // Three dead-letter queues, stuck runs, the day's spend.
+      template.resourceCountIs('AWS::CloudWatch::Alarm', 5);
       template.resourceCountIs('AWS::SNS::Topic', 0);
     });
 
@@ -565,7 +571,7 @@ describe('AssayStack options', () => {
       },
     });
     const topicRef = { Ref: logicalId(stack, stack.alarms.topic!) };
-    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { AlarmActions: [topicRef] }, 4);
+    template.resourcePropertiesCountIs('AWS::CloudWatch::Alarm', { AlarmActions: [topicRef] }, 5);
     expect(nagFindings(stack)).toEqual([]);
   }, 60_000);
 
