@@ -11,12 +11,13 @@ import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
 import { LocalLeaderboard, LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
 import { LocalWorkQueue } from '../shared/adapters/local/local-work-queue.js';
 import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
+import { resolveSuiteFile, SuiteFolderStore, warnOnStderr } from '../shared/adapters/local/suite-folder.js';
 import { columnList, fileColumns } from '../shared/lib/datasets/columns.js';
 import { datasetReading, type RawRow } from '../shared/lib/datasets/read.js';
 import { readDatasetFile } from '../shared/lib/datasets/source.js';
 import { requireOnnxRuntime } from '../shared/lib/encoders/onnx.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
-import { loadPriceTable } from '../shared/lib/providers/pricing.js';
+import { loadPriceTable, withPriceOverride } from '../shared/lib/providers/pricing.js';
 import { RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
 import { InputError, ProviderError } from '../shared/model/errors.js';
@@ -112,9 +113,13 @@ type RunEventBody =
   | { type: 'batch'; event: BatchEvent }
   | { type: 'finished'; outcome: AggregateOutcome };
 
-/** Where a local run reads `prompts/<path>`: next to the suite first, then the prompts Assay ships. */
+/**
+ * Where a local run reads `prompts/<path>`: next to the suite first (by real path; a file
+ * outside the suite's folder, through `..` or a symlink, is said on stderr), then the prompts
+ * Assay ships.
+ */
 export function promptStoreFor(suiteDir: string): LayeredBlobStore {
-  return new LayeredBlobStore([new FolderBlobStore(suiteDir), new FolderBlobStore(PACKAGE_ROOT)]);
+  return new LayeredBlobStore([new SuiteFolderStore(suiteDir), new FolderBlobStore(PACKAGE_ROOT)]);
 }
 
 /** A file the user named (a suite, a dataset) that is missing, a folder or unreadable. */
@@ -190,15 +195,20 @@ export async function runLocal(options: LocalRunOptions): Promise<LocalRunOutcom
 
 /** The suite's dataset file (`dataset.path`, relative to the suite's folder) as a run's source. */
 export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<DatasetSource> {
-  const datasetPath = resolve(suiteDir, suite.dataset.path);
+  const named = resolve(suiteDir, suite.dataset.path);
   await expectFile(
-    datasetPath,
+    named,
     `${DATASET_FILE} as dataset.path of suite ${suite.name}`,
-    `dataset ${shownPath(datasetPath)}`,
+    `dataset ${shownPath(named)}`,
   );
-  const { format, options } = datasetReading(datasetPath, suite.dataset);
+  // Read by its real path; a file outside the suite's folder is read, and said on stderr.
+  const real = await resolveSuiteFile(suiteDir, suite.dataset.path);
+  if (real?.outside) warnOnStderr(`dataset.path of suite ${suite.name}`, real.path);
+  const datasetPath = real?.path ?? named;
+  // Its format and its name in the reports are the path the suite gave.
+  const { format, options } = datasetReading(named, suite.dataset);
   return {
-    key: datasetPath,
+    key: named,
     version: await fileHash(datasetPath),
     bytes: (await stat(datasetPath)).size,
     rows: () => readDatasetFile(datasetPath, { ...options, format }),
@@ -238,15 +248,18 @@ export async function runSuite(
   const env = options.env ?? process.env;
   const suite = applySettings(loaded, options);
   const prompts = promptStoreFor(suiteDir);
+  // A run with a budget and a backend without a price is refused here, before anything is written.
+  const table = loadPriceTable(options.pricesPath, env);
   const prepare = (datasetVersion: string) =>
-    prepareRun({ suite, prompts, datasetKey: dataset.key, datasetVersion, reportPrefix: '' });
+    prepareRun({ suite, prompts, datasetKey: dataset.key, datasetVersion, reportPrefix: '', prices: table });
   const prepared = options.fresh
     ? await prepare(freshVersion(dataset.version))
     : ((options.outDir === undefined
         ? await latestSameRun(options.runsDir ?? 'runs', dataset.version, prepare)
         : undefined) ?? (await prepare(dataset.version)));
   // A backend without its key (or an unknown vendor) fails here, before anything is written.
-  const prices = loadPriceTable(options.pricesPath, env);
+  // The suite's own prices (run.prices) over the table: what its calls cost.
+  const prices = withPriceOverride(table, prepared.suite.run.prices, "the suite's run.prices");
   const providers = new ProviderPool({ env, prices, simulator: simulateAnswer });
   // Outputs the dataset gives call no model unless a scorer grades with one: their backends are
   // built when first called, so scoring given outputs needs no key.
@@ -290,6 +303,7 @@ export async function runSuite(
     encoders,
     onTransientError: 'fail' as const,
     limiters,
+    prices: table,
     onCall: (completion: Completion) => emit({ type: 'call', completion }),
   };
   // Ingest and scoring run side by side through a bounded queue: the dataset is read as fast

@@ -1,9 +1,10 @@
 /** What the commands print on the terminal once a run, a sweep or a rebuilt report is done. */
 import { join } from 'node:path';
-import { ms, usd } from '../../shared/lib/format.js';
+import { ms, usd, visible } from '../../shared/lib/format.js';
 import type { Report } from '../../shared/model/report.js';
 import type { ComparisonSummary } from '../../shared/reports/compare-runs.js';
 import { headline, incompleteNotice, reliabilityLines } from '../../shared/reports/files.js';
+import { isPriced, unpricedLabel } from '../../shared/reports/unpriced.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { renderSweepText } from '../../shared/sweeps/sweep-files.js';
 import type { LocalSweepResult } from '../sweep.js';
@@ -32,7 +33,8 @@ export function summary(report: Report, outDir: string): string {
       `!! ${report.notice}`,
       '!! Set OPENAI_API_KEY (or ANTHROPIC_API_KEY / GEMINI_API_KEY) to judge with a real model.',
     );
-  return `${lines.join('\n')}\n`;
+  // Labels and names from the data shown, never obeyed by the terminal: see `visible`.
+  return visible(`${lines.join('\n')}\n`);
 }
 
 /**
@@ -40,6 +42,11 @@ export function summary(report: Report, outDir: string): string {
  * answers priced as if called) and, when the LLM cache answered some calls, what this run paid.
  */
 export function costLine(cost: Report['cost']): string {
+  if (!isPriced(cost)) {
+    // Some calls had no price: a dollar figure alone would read as the whole cost.
+    if (cost.totalUsd === 0) return `cost ${unpricedLabel(cost)}`;
+    return `cost ${unpricedLabel(cost)}; the priced calls: ${costLine({ ...cost, priced: true })}`;
+  }
   const batch = cost.batch ? ` (batch lane saved ${usd(cost.batch.savedUsd)})` : '';
   if (cost.cachedCalls === 0) return `cost ${usd(cost.totalUsd)}${batch}  per 10K ${usd(cost.per10kUsd)}`;
   const share = cost.calls > 0 ? Math.round((cost.cachedCalls / cost.calls) * 100) : 0;
@@ -56,7 +63,7 @@ export function sweepSummary({ sweep, outDir, runs }: LocalSweepResult): string 
     ...runs.map((r) => `  ${r.variant.padEnd(width)}  ${r.outDir}`),
     `sweep report: ${join(outDir, 'sweep.txt')} (and sweep.html, sweep.json)`,
   ];
-  return `${lines.join('\n')}\n`;
+  return visible(`${lines.join('\n')}\n`);
 }
 
 /** For CI jobs: a sweep whose required gate failed ends the command with exit 1, saying why. */
@@ -79,7 +86,7 @@ export function comparisonLine(report: Report): string {
     | (Partial<ComparisonSummary> & { baseRunId: string; error?: string })
     | undefined;
   if (!c) return '';
-  if (c.error) return `not compared with ${c.baseRunId}: ${c.error}\n`;
+  if (c.error) return visible(`not compared with ${c.baseRunId}: ${c.error}\n`);
   const primary = c.scores?.[report.primaryScorer];
   // No metric moved on a paired item: nothing to say.
   if (!primary || Object.keys(primary.deltas).length === 0) return '';
@@ -92,5 +99,5 @@ export function comparisonLine(report: Report): string {
   const flipped = Object.entries(primary.flipped)
     .map(([kind, n]) => `${kind} ${n}`)
     .join(', ');
-  return `compared with ${c.baseRunId}: ${deltas}; flipped: ${flipped} (comparison.txt)\n`;
+  return visible(`compared with ${c.baseRunId}: ${deltas}; flipped: ${flipped} (comparison.txt)\n`);
 }

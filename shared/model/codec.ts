@@ -42,6 +42,8 @@ const stageSchema = z.object({
   batchCalls: z.number().optional(),
   batchSavedUsd: z.number().optional(),
   costUsd: z.number(),
+  // Absent in results written before unpriced models were recorded: read as priced.
+  unpriced: z.array(z.string()).optional(),
   latencyMs: z.number(),
   usage: usageSchema,
 });

@@ -42,6 +42,7 @@ export const FAILURE_KINDS = [
   'provider', // permanent provider error, or transient ones that exhausted retries
   'dead_letter', // the message exhausted its receives on the queue
   'budget', // the run's budget stopped it before this item was scored
+  'stopped', // the run was stopped (`assay cloud stop`, or an upload over a deploy limit) before this item was scored: no model was called
   'internal',
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
@@ -99,6 +100,11 @@ export interface StageSpend {
   /** What the batch discount took off those calls' synchronous price. */
   batchSavedUsd?: number;
   costUsd: number;
+  /**
+   * The models whose calls in this stage had no price (their cost is unknown, not 0): absent
+   * when every call was priced (results written before this field existed were).
+   */
+  unpriced?: string[];
   latencyMs: number;
   usage: TokenUsage;
 }

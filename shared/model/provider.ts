@@ -9,6 +9,18 @@ export interface TokenUsage {
   output: number;
   /** Input tokens served from the provider's prompt cache (a subset of `input`). */
   cached: number;
+  /**
+   * Input tokens written to the provider's prompt cache for five minutes (a subset of `input`,
+   * billed at the model's `cacheWrite5m` price). Anthropic only; absent when none.
+   */
+  cacheWrite5m?: number;
+  /** Likewise for one-hour cache entries (billed at `cacheWrite1h`). Absent when none. */
+  cacheWrite1h?: number;
+  /**
+   * Output tokens the model spent thinking before it answered (a subset of `output`, billed as
+   * output), when the vendor says. Absent when none.
+   */
+  reasoning?: number;
 }
 
 export interface JsonSchemaSpec {
@@ -63,6 +75,11 @@ export interface Completion {
   finishReason: FinishReason;
   usage: TokenUsage;
   costUsd: number;
+  /**
+   * False when the price table has no price for the model: `costUsd` (0) is then not a figure
+   * but unknown. Absent means priced (answers stored before this field existed were priced).
+   */
+  priced?: false;
   latencyMs: number;
   /** True when answered from the LLM cache (no provider call, no cost). */
   cached: boolean;
@@ -79,6 +96,12 @@ export interface Completion {
   simulated: boolean;
   /** `vendor:model` that produced it. */
   providerId: string;
+  /**
+   * The output budget ran out while the model was still thinking: no answer came back
+   * (`finishReason` is `length`). Asking again with the same budget would end the same way, so
+   * the answer is not repaired: the item fails as truncated.
+   */
+  thinkingExhausted?: boolean;
   /**
    * The rate limits the vendor reported on this answer's response headers, when it sent any
    * (OpenAI and Anthropic do on every answer; Gemini rarely). Never stored in the cache.
@@ -108,6 +131,13 @@ export interface LlmProvider {
   /** `vendor:model` */
   readonly id: string;
   readonly simulated: boolean;
+  /**
+   * Where the calls go when it is not the vendor's default endpoint (a base URL override:
+   * `OPENAI_BASE_URL=http://localhost:8000/v1`, a vLLM server…); undefined for the default
+   * endpoint. Part of the cache key, so an answer one server gave is never served for another.
+   * A provider that wraps another passes the inner one's on.
+   */
+  readonly endpoint?: string;
   /** The vendor's batch API, when it has one (OpenAI, Anthropic, Gemini); the batch lane uses it. */
   readonly batch?: BatchApi;
   complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion>;
@@ -138,6 +168,12 @@ export type BatchOutcome =
 export interface BatchApi {
   /** Most requests one batch may hold (the vendor's limit, or less to keep inline bodies small). */
   readonly maxRequests: number;
+  /**
+   * Most bytes one batch's submission may carry, when the vendor limits it (Anthropic: 256 MB);
+   * `bytesOf` measures one entry as it is sent. Batches are packed with `packBatches` (batch.ts).
+   */
+  readonly maxBytes?: number;
+  bytesOf?(entry: BatchEntry): number;
   /** False for requests this vendor's batch endpoint cannot take (they go to the sync lane). */
   accepts(request: CompletionRequest): boolean;
   /** Submits the entries (all for one model) as one batch; returns the vendor's batch id. */

@@ -82,6 +82,8 @@ export interface StageCost {
   usd: number;
   calls: number;
   tokens: TokenUsage;
+  /** False when a model called in this stage had no price: `usd` leaves its calls out. Absent: priced. */
+  priced?: false;
 }
 
 export interface CostSummary {
@@ -92,6 +94,14 @@ export interface CostSummary {
   perItemUsd: number | null;
   tokens: TokenUsage;
   byStage: Record<string, StageCost>;
+  /**
+   * False when some calls were made to a model the price table has no price for: the dollar
+   * figures leave those calls out, so they are a floor, not the cost. Absent in reports written
+   * before it was recorded (they are read as priced).
+   */
+  priced?: boolean;
+  /** The models that had no price (empty when `priced`). */
+  unpriced?: string[];
 }
 
 export const REPORT_SCHEMA_VERSION = 2;
@@ -192,6 +202,8 @@ export interface LeaderboardEntry {
   items: number;
   scored: number;
   per10kUsd: number | null;
+  /** False when the run called a model without a price (its cost is unknown). Absent: priced. */
+  priced?: false;
   p50LatencyMs: number | null;
   finishedAt: string;
 }
@@ -231,6 +243,7 @@ export function leaderboardEntry(report: Report): LeaderboardEntry {
     items: report.counts.items,
     scored: report.counts.scored,
     per10kUsd: report.cost.per10kUsd,
+    ...(report.cost.priced === false ? { priced: false as const } : {}),
     p50LatencyMs: report.latencyMs.p50,
     finishedAt: report.finishedAt ?? report.startedAt,
   };

@@ -217,6 +217,22 @@ export const runSettingsSchema = z
       .describe(
         'No provider call starts once the run has spent this much; the items left fail as `budget`, and running again with a higher budget resumes them.',
       ),
+    prices: z
+      .object({
+        asOf: z.string().optional(),
+        currency: z.literal('USD').optional(),
+        unit: z.literal('per 1M tokens').optional(),
+        notes: z.string().optional(),
+        models: z.record(
+          z.string().regex(/^[a-z0-9_-]+:.+$/, 'model keys are vendor:model ids'),
+          z.record(z.string(), z.number().nonnegative()),
+        ),
+      })
+      .strict()
+      .optional()
+      .describe(
+        'Prices for this suite\'s models, over the shipped price table: the same shape as a price override file (`--prices FILE`, ASSAY_PRICES), e.g. {"models": {"openai:my-finetune": {"input": 0.3, "output": 1.2}}} in USD per 1M tokens. A run with a budget needs a price for every backend it calls.',
+      ),
     limits: z
       .record(z.string(), rateLimitSchema)
       .superRefine((limits, ctx) => {

@@ -98,6 +98,12 @@ export interface PartClosing {
  * when the last part is known and every part has all its results. A store may keep each
  * part's results apart (DynamoDB spreads them over many partition keys).
  */
+/** Who holds a budget reservation: an item of the run (its row places it, on DynamoDB). */
+export interface BudgetHolder {
+  itemId: string;
+  row: number;
+}
+
 export interface RunStore {
   /**
    * Creates the run record. A second create of the same runId changes nothing and throws
@@ -117,6 +123,27 @@ export interface RunStore {
    * result recorded before that.
    */
   spent(runId: string): Promise<number>;
+  /**
+   * Reserves `usd` of a run's budget for a model call the item `holder` is about to send:
+   * refused (false, nothing reserved) when what the recorded results spent, plus every
+   * reservation held, plus `usd` would pass `budgetUsd`. Concurrent reservations never pass
+   * the budget together, whatever process makes them, and none is refused while there is room.
+   */
+  reserve(runId: string, holder: BudgetHolder, usd: number, budgetUsd: number): Promise<boolean>;
+  /**
+   * After the call: the holder's reservation of `reservedUsd` becomes `actualUsd` (what the
+   * call cost; 0 when it failed or cost the item nothing), held until the holder's result is
+   * recorded. {@link recordResult} releases whatever the item holds, so a worker that died
+   * holding a reservation holds it only until its item's result is recorded.
+   */
+  settleReservation(
+    runId: string,
+    holder: BudgetHolder,
+    reservedUsd: number,
+    actualUsd: number,
+  ): Promise<void>;
+  /** What the run's items hold reserved now (calls in flight, and spend not yet recorded). */
+  reserved(runId: string): Promise<number>;
   /**
    * Writes the item's result (in its part, `result.part`) only if it has none yet — or has a
    * `budget` failure, which a resumed run replaces — and counts it in the same atomic step, so
@@ -161,6 +188,24 @@ export interface RunStore {
   activeRuns(): Promise<ActiveRun[]>;
   /** Records the progress the watchdog saw on a run, and since when it has been that. */
   noteProgress(runId: string, progress: number, since: number): Promise<void>;
+  /**
+   * Stops the run: from now on its items that have no result end as failed `stopped` without a
+   * model call (the workers look at {@link stopped}), and the run completes and is reported as
+   * usual. The first reason stays; stopping again changes nothing. Throws `RunNotFoundError`.
+   * A store without it cannot stop runs (the local shell stops with its process).
+   */
+  stop?(runId: string, reason: string): Promise<void>;
+  /**
+   * Why the run was stopped, or undefined while it runs on. A store may answer from a cache a
+   * few seconds old (DynamoDB: per process), so items already started may still be scored.
+   */
+  stopped?(runId: string): Promise<string | undefined>;
+  /**
+   * Money the results recorded on this UTC day spent, across every run of the store (the
+   * deploy's daily limit is checked against it); a store may give a figure a few seconds old,
+   * never one that forgets what this process recorded. A store without it has no daily limit.
+   */
+  spentToday?(): Promise<number>;
 }
 
 /** A run not finished yet, as the watchdog sees it (times in epoch ms). */

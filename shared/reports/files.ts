@@ -4,7 +4,17 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AnyTaskFamily } from '../family/types.js';
-import { ceilingSentence, interval, ms, num, usd, withInterval, words } from '../lib/format.js';
+import {
+  ceilingSentence,
+  interval,
+  ms,
+  num,
+  usd,
+  visible,
+  visibleLine,
+  withInterval,
+  words,
+} from '../lib/format.js';
 import { METRIC_NAMES, verdictOf } from '../lib/metrics/index.js';
 import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../model/model.js';
 import {
@@ -25,6 +35,7 @@ import { renderPageChunks } from './html/render.js';
 import { FileLayout } from './layout.js';
 import { targetReader } from './report.js';
 import type { ResultView } from './result-view.js';
+import { isPriced, UNPRICED_HINT, unpricedLabel } from './unpriced.js';
 
 export { FileLayout } from './layout.js';
 
@@ -450,13 +461,16 @@ function block(r: ItemResult, view: ResultView, extra: string[] = []): string {
     if (!isScored(score)) return `${s.name}=(${score.unscored.kind})`;
     return `${s.name}=${score.value}${score.decidedBy ? ` (by ${score.decidedBy})` : ''}`;
   });
-  const lines = [`[${r.itemId}] row ${r.row}  gold=${r.gold ?? '-'}  ${scores.join('  ')}`];
+  const lines = [
+    `[${visibleLine(r.itemId)}] row ${r.row}  gold=${visibleLine(String(r.gold ?? '-'))}  ${scores.join('  ')}`,
+  ];
   for (const [key, value] of Object.entries(r.input)) lines.push(`  ${key}: ${value}`);
   const output = view.outputText(r.output);
   const reason = reasonOf(r, view);
   if (reason) lines.push(`  reason: ${reason}`);
   if (output !== undefined && output !== reason) lines.push(`  output: ${output.slice(0, 2000)}`);
-  return [...lines, ...extra].join('\n');
+  // Data (inputs, outputs, failure messages) shown, never obeyed: see `visible`.
+  return visible([...lines, ...extra].join('\n'));
 }
 
 function round(value: number, digits: number): number {
@@ -642,9 +656,10 @@ export function renderText(report: Report): string {
   lines.push(...(taskFor(report).reportText?.(report) ?? []));
   lines.push(...renderComparisonSummary(report.comparison as ComparisonView | undefined));
   const cost = report.cost;
+  if (!isPriced(cost)) lines.push('', `Cost ${unpricedLabel(cost)}: ${UNPRICED_HINT}`);
   lines.push(
-    '',
-    `Cost ${usd(cost.totalUsd)} paid   at list price (cached answers priced as if called): per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
+    ...(isPriced(cost) ? [''] : []),
+    `${isPriced(cost) ? 'Cost' : '  priced calls:'} ${usd(cost.totalUsd)} paid   at list price (cached answers priced as if called): per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
     `  calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd ?? 0)})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
   );
   if (cost.batch) {
@@ -653,7 +668,9 @@ export function renderText(report: Report): string {
     );
   }
   for (const [stage, s] of Object.entries(cost.byStage)) {
-    lines.push(`  ${stage.padEnd(24)} ${usd(s.usd).padStart(11)}  calls ${s.calls}`);
+    lines.push(
+      `  ${stage.padEnd(24)} ${(s.priced === false ? 'unpriced' : usd(s.usd)).padStart(11)}  calls ${s.calls}`,
+    );
   }
   lines.push(
     `Latency per item: p50 ${ms(report.latencyMs.p50)}, p95 ${ms(report.latencyMs.p95)}`,
@@ -661,7 +678,7 @@ export function renderText(report: Report): string {
     'Prompts:',
     ...Object.entries(report.prompts).map(([path, hash]) => `  ${path}  ${hash}`),
   );
-  return `${lines.join('\n')}\n`;
+  return visible(`${lines.join('\n')}\n`);
 }
 
 interface ComparisonView {

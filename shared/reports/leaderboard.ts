@@ -4,7 +4,7 @@
  * otherwise type by hand, built from the runs' reports. Pure: the shells read and store entries.
  */
 
-import { ms, textTable, withInterval } from '../lib/format.js';
+import { ms, textTable, visible, withInterval } from '../lib/format.js';
 import type { LeaderboardEntry } from '../model/report.js';
 
 export interface LeaderboardTable {
@@ -94,7 +94,7 @@ export function renderLeaderboard(tables: readonly LeaderboardTable[]): string {
       sourceCell(e),
       e.promptVersion || '-',
       ...metricNames.map((m) => (e.metrics[m] ? withInterval(e.metrics[m]) : '')),
-      e.per10kUsd === null ? 'n/a' : `$${e.per10kUsd.toFixed(2)}`,
+      e.priced === false ? 'unpriced' : e.per10kUsd === null ? 'n/a' : `$${e.per10kUsd.toFixed(2)}`,
       ms(e.p50LatencyMs),
       String(e.items),
       e.runId,
@@ -119,5 +119,6 @@ export function renderLeaderboard(tables: readonly LeaderboardTable[]): string {
       '',
     );
   }
-  return `${lines.join('\n')}\n`;
+  // Names from the runs shown, never obeyed by the terminal: see `visible`.
+  return visible(`${lines.join('\n')}\n`);
 }

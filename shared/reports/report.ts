@@ -333,7 +333,7 @@ export class ReportTally {
       this.byFailure[result.failure.kind] = (this.byFailure[result.failure.kind] ?? 0) + 1;
     if (result.simulated) this.anySimulated = true;
     for (const [stage, s] of Object.entries(result.stages)) {
-      this.spend.add({ stage, costUsd: s.costUsd, usage: s.usage, calls: s.calls });
+      this.spend.add({ stage, costUsd: s.costUsd, usage: s.usage, calls: s.calls, unpriced: s.unpriced });
       this.calls += s.calls;
       this.cachedCalls += s.cachedCalls;
       this.savedUsd += s.savedUsd ?? 0;

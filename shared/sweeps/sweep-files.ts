@@ -4,7 +4,7 @@
  * variant against the baseline, and the gate's verdicts with their figures.
  */
 
-import { interval, ms, num, pValue, signed, textTable, usd, withInterval } from '../lib/format.js';
+import { interval, ms, num, pValue, signed, textTable, usd, visible, withInterval } from '../lib/format.js';
 import { METRIC_NAMES } from '../lib/metrics/index.js';
 import type { BlobStore } from '../ports/ports.js';
 import type { PromptChange } from '../reports/compare-runs.js';
@@ -56,7 +56,7 @@ export function renderSweepText(report: SweepReport): string {
     `${v.name}${v.simulated && report.simulated === 'mixed' ? ' (SIM)' : ''}`,
     v.backends.join(' ') || '(given)',
     withInterval(v.rankValue),
-    v.per10kUsd === null ? 'n/a' : `$${v.per10kUsd.toFixed(2)}`,
+    v.priced === false ? 'unpriced' : v.per10kUsd === null ? 'n/a' : `$${v.per10kUsd.toFixed(2)}`,
     ms(v.latencyMs.p50),
     ms(v.latencyMs.p95),
     `${v.counts.scored}/${v.counts.items}`,
@@ -70,6 +70,7 @@ export function renderSweepText(report: SweepReport): string {
     ),
     '',
     '* on the Pareto front of quality against cost per 10K: no other variant is as good and cheaper, or better and as cheap.',
+    ...unpricedNote(report),
     '',
   );
 
@@ -78,9 +79,7 @@ export function renderSweepText(report: SweepReport): string {
   );
   for (const v of report.variants) {
     if (!v.comparison) continue;
-    lines.push(
-      `  ${v.name}: ${v.comparison.paired} paired items, cost ${v.comparison.costDeltaUsd < 0 ? '-' : '+'}${usd(Math.abs(v.comparison.costDeltaUsd))}`,
-    );
+    lines.push(`  ${v.name}: ${v.comparison.paired} paired items, cost ${costDelta(report, v)}`);
     for (const [scorer, s] of Object.entries(v.comparison.scores)) {
       const deltas = Object.entries(s.deltas).map(
         ([metric, d]) =>
@@ -108,7 +107,8 @@ export function renderSweepText(report: SweepReport): string {
     }
     lines.push('', gateOutcome({ gate: report.gate, variants: report.variants }).text);
   }
-  return `${lines.join('\n')}\n`;
+  // Names and labels from the data shown, never obeyed: see `visible`.
+  return visible(`${lines.join('\n')}\n`);
 }
 
 /** Writes sweep.json, sweep.txt and sweep.html (the same figures as a page with charts) under `prefix`; returns their keys. */
@@ -131,4 +131,22 @@ export async function writeSweepFiles(
   ];
   for (const [name, body, type] of files) await reports.put(`${prefix}${name}`, body, type);
   return files.map(([name]) => `${prefix}${name}`);
+}
+
+/** Which variants are off the cost front for want of a price, and why. */
+function unpricedNote(report: SweepReport): string[] {
+  const unpriced = report.variants.filter((v) => v.priced === false);
+  if (unpriced.length === 0) return [];
+  const models = [...new Set(unpriced.flatMap((v) => v.unpriced ?? []))];
+  return [
+    `  unpriced: ${unpriced.map((v) => v.name).join(', ')} called ${models.join(', ') || 'a model'} without a price, so ${unpriced.length === 1 ? 'its' : 'their'} cost is unknown and ${unpriced.length === 1 ? 'it is' : 'they are'} left off the Pareto front (price them with run.prices or --prices FILE).`,
+  ];
+}
+
+/** A variant's cost against the baseline's: unknown when either called a model without a price. */
+function costDelta(report: SweepReport, v: SweepVariant): string {
+  const base = report.variants.find((o) => o.name === report.baseline);
+  if (v.priced === false || base?.priced === false) return 'unpriced';
+  const delta = v.comparison?.costDeltaUsd ?? 0;
+  return `${delta < 0 ? '-' : '+'}${usd(Math.abs(delta))}`;
 }

@@ -89,8 +89,19 @@ export interface SweepVariant {
   counts: Report['counts'];
   costUsd: number;
   per10kUsd: number | null;
+  /**
+   * False when the variant called a model without a price: its dollar figures leave those calls
+   * out, so it is on no cost front and is shown as unpriced. Absent in sweeps written before
+   * this was recorded (read as priced).
+   */
+  priced?: boolean;
+  /** The models without a price (when not `priced`). */
+  unpriced?: string[];
   latencyMs: { p50: number | null; p95: number | null };
-  /** Not beaten on both quality (the ranking metric) and cost per 10K by another variant. */
+  /**
+   * Not beaten on both quality (the ranking metric) and cost per 10K by another variant. An
+   * unpriced variant is never on the front (its cost is unknown), nor does it push others off.
+   */
   pareto: boolean;
   /** Against the baseline on the same items (absent for the baseline itself). */
   comparison?: Pick<ComparisonSummary, 'paired' | 'promptChanges' | 'scores'> & { costDeltaUsd: number };
@@ -149,7 +160,11 @@ function gateFigures(report: Report, results: readonly ItemResult[]): GateFigure
 function rankFigure(ref: MetricRef, figures: GateFigures): MetricValue | null {
   const { report } = figures;
   if (ref.kind === 'cost')
-    return { value: report.cost.per10kUsd, n: report.counts.items - report.counts.invalidRows };
+    return {
+      // A cost that leaves unpriced calls out ranks nowhere: it is not the variant's cost.
+      value: report.cost.priced === false ? null : report.cost.per10kUsd,
+      n: report.counts.items - report.counts.invalidRows,
+    };
   if (ref.kind === 'latency') return latencyOf(figures, ref.percentile, ref.slice);
   const located = locateMetric(ref.name, report, ref.slice);
   if ('unknown' in located) return null;
@@ -200,6 +215,8 @@ export async function buildSweepReport(
       counts: report.counts,
       costUsd: report.cost.totalUsd,
       per10kUsd: report.cost.per10kUsd,
+      priced: report.cost.priced !== false,
+      ...(report.cost.priced === false ? { unpriced: report.cost.unpriced ?? [] } : {}),
       latencyMs: { p50: report.latencyMs.p50, p95: report.latencyMs.p95 },
       pareto: false,
       verdict: i === baseIndex ? 'baseline' : 'no gate',
@@ -230,14 +247,16 @@ export async function buildSweepReport(
     v.rank = 1 + others.filter((o) => sign * figureOf(o)! > sign * mine).length;
     v.tied = others.some((o) => figureOf(o) === mine);
   }
-  // The Pareto front of quality against cost per 10K: nobody at least as good on both and better on one.
+  // The Pareto front of quality against cost per 10K: nobody at least as good on both and better
+  // on one. A variant without a price has no known cost: it is not on the front.
+  const costOf = (v: SweepVariant) => (v.priced === false ? null : v.per10kUsd);
   for (const v of variants) {
     const q = figureOf(v);
-    const c = v.per10kUsd;
+    const c = costOf(v);
     if (q === null || c === null) continue;
     v.pareto = !variants.some((o) => {
       const oq = figureOf(o);
-      const oc = o.per10kUsd;
+      const oc = costOf(o);
       if (o === v || oq === null || oc === null) return false;
       const asGood = sign * oq >= sign * q && oc <= c;
       return asGood && (sign * oq > sign * q || oc < c);
@@ -246,7 +265,7 @@ export async function buildSweepReport(
   variants.sort(
     (a, b) =>
       (a.rank ?? Number.POSITIVE_INFINITY) - (b.rank ?? Number.POSITIVE_INFINITY) ||
-      (a.per10kUsd ?? Number.POSITIVE_INFINITY) - (b.per10kUsd ?? Number.POSITIVE_INFINITY) ||
+      (costOf(a) ?? Number.POSITIVE_INFINITY) - (costOf(b) ?? Number.POSITIVE_INFINITY) ||
       a.name.localeCompare(b.name),
   );
 

@@ -20,6 +20,11 @@ export interface FinishRunDeps {
   sweeps: SweepStore;
   /** Where a sweep's report files go (the bucket on AWS, the sweep's folder locally). */
   sweepFiles(sweepId: string): BlobStore;
+  /**
+   * Why the run was stopped (`assay cloud stop`, a deploy limit), if it was: a stopped run's
+   * figures cover only the items scored before, so it does not join the leaderboard.
+   */
+  stopped?(runId: string): Promise<string | undefined>;
   now?: () => Date;
 }
 
@@ -28,8 +33,10 @@ export type FinishRunOutcome =
   | { status: 'not-done'; reason: string }
   | {
       status: 'finished';
-      /** Whether the run's entry was recorded (false when it has no report to publish). */
+      /** Whether the run's entry was recorded (false when it has no report to publish, or was stopped). */
       recorded: boolean;
+      /** The run was stopped, and why: its report stands, the leaderboard leaves it out. */
+      stopped?: string;
       /** The leaderboard files written. */
       leaderboardKeys: string[];
       /** Every sweep the run is a variant of, and what aggregating it did. */
@@ -58,7 +65,10 @@ export async function finishRun(
       ? aggregated.report
       : await readReport(deps.reports, `${run.reportPrefix}report.json`);
   let leaderboardKeys: string[] = [];
-  if (report && deps.leaderboardFiles) {
+  const stopped = await deps.stopped?.(runId);
+  if (stopped !== undefined) {
+    // Its report is written; a board entry would rank a part of the dataset against whole runs.
+  } else if (report && deps.leaderboardFiles) {
     const { blobs, prefix } = deps.leaderboardFiles;
     leaderboardKeys = await publishToLeaderboard(
       { leaderboard: deps.leaderboard, reports: blobs },
@@ -76,7 +86,13 @@ export async function finishRun(
     };
     sweeps.push({ sweepId, outcome: await aggregateSweep(sweepDeps, sweepId) });
   }
-  return { status: 'finished', recorded: report !== undefined, leaderboardKeys, sweeps };
+  return {
+    status: 'finished',
+    recorded: report !== undefined && stopped === undefined,
+    leaderboardKeys,
+    sweeps,
+    ...(stopped !== undefined ? { stopped } : {}),
+  };
 }
 
 async function readReport(blobs: BlobStore, key: string): Promise<Report | undefined> {

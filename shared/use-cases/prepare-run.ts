@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { snapshotPrompts } from '../lib/prompts/prompts.js';
+import { type PriceTable, requirePricedBackends } from '../lib/providers/pricing.js';
 import { RESULT_SCHEMA_VERSION, type RunRecord } from '../model/model.js';
 import { resolveProviderId } from '../model/provider-ids.js';
 import type { BlobStore } from '../ports/ports.js';
@@ -15,6 +16,11 @@ export interface PrepareRunInput {
   datasetVersion: string;
   /** Report folder for this run; `{runId}` is replaced. */
   reportPrefix: string;
+  /**
+   * The process's price table: given, a run with a budget is refused here when a backend has
+   * no price in it (nor in the suite's `run.prices`), before any call.
+   */
+  prices?: PriceTable;
   now?: () => Date;
 }
 
@@ -27,6 +33,7 @@ export interface PrepareRunInput {
 export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
   const backends = input.suite.backends.map((b) => resolveProviderId(b).id);
   const suite: Suite = { ...input.suite, backends };
+  if (input.prices) requirePricedBackends(suite, input.prices);
   const task = taskFor(suite);
   const paths = task.promptPaths(suite);
   const prompts = await snapshotPrompts(input.prompts, Object.values(paths));
@@ -37,7 +44,7 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
   );
   // How fast and how far a run goes does not change its answers: concurrency, retries, rate
   // limits, the request timeout and the budget stay out of the id, so a run stopped by its
-  // budget resumes under a higher one; nor does the lane (a batch answer is the same answer, cheaper).
+  // budget resumes under a higher one; nor do the prices; nor does the lane (a batch answer is the same answer, cheaper).
   const {
     concurrency: _c,
     timeoutMs: _t,
@@ -46,6 +53,7 @@ export async function prepareRun(input: PrepareRunInput): Promise<RunRecord> {
     limits: _r,
     lane: _l,
     batchPollSeconds: _p,
+    prices: _prices,
     ...answers
   } = suite.run;
   const fingerprint = createHash('sha256')

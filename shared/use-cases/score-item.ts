@@ -5,6 +5,7 @@ import type { EncoderSpend } from '../lib/encoders/types.js';
 import { combineRepeats } from '../lib/metrics/reliability.js';
 import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
 import { callModel } from '../lib/providers/call.js';
+import { EMBEDDED_PRICES, maxCostOf, type PriceTable, withPriceOverride } from '../lib/providers/pricing.js';
 import type { RateLimiters } from '../lib/providers/rate-limit/limiters.js';
 import { suiteLimitsById } from '../lib/providers/rate-limit/spec.js';
 import { DeferredError, ProviderError, RunNotFoundError, StoppedError } from '../model/errors.js';
@@ -52,6 +53,11 @@ export interface ScoreItemDeps {
    * parallel calls to settle before it decides what the item waits for.
    */
   onCallStarted?: (pending: Promise<Completion>) => void;
+  /**
+   * The process's price table, that a run's budget projects each call's most cost at (the
+   * suite's `run.prices` merged over it). Default: the embedded table.
+   */
+  prices?: PriceTable;
   /** Called after each model call, e.g. to feed a live cost counter. */
   onCall?: (completion: Completion) => void;
   /**
@@ -105,17 +111,17 @@ export async function loadRun(store: RunStore, runId: string): Promise<RunRecord
   return run;
 }
 
-/**
- * Money spent by items still in progress in this process, per run: a budget check adds it to
- * what the recorded results spent, so concurrent items cannot all pass the check at once.
- * (Across Lambda containers the overshoot is bounded by the calls in flight.)
- */
-const inFlightSpend = new Map<string, number>();
+/** Each run's price table (the process's, with the suite's `run.prices` over it), worked out once per run record. */
+const pricesByRun = new WeakMap<RunRecord, PriceTable>();
 
-function addInFlight(runId: string, usd: number): void {
-  const total = (inFlightSpend.get(runId) ?? 0) + usd;
-  if (total <= 1e-12) inFlightSpend.delete(runId);
-  else inFlightSpend.set(runId, total);
+/** The prices a run's budget projects its calls at: the process's table with the suite's `run.prices` merged over it. */
+export function runPrices(table: PriceTable, run: RunRecord): PriceTable {
+  let prices = pricesByRun.get(run);
+  if (!prices) {
+    prices = withPriceOverride(table, run.suite.run.prices, "the suite's run.prices");
+    pricesByRun.set(run, prices);
+  }
+  return prices;
 }
 
 /** Renders a family's prompt roles from a run's snapshot, data placeholders escaped. */
@@ -148,7 +154,8 @@ function taskContext(
   // Without `run.cache` answers are not shared, but what an item paid for is still kept for it.
   const reuse = suite.run.cache ? 'any' : 'own';
   const budget = suite.run.budgetUsd;
-  let recordedSpend: number | undefined;
+  const prices = budget === undefined ? undefined : runPrices(deps.prices ?? EMBEDDED_PRICES, run);
+  const holder = { itemId: item.id, row: item.row };
   const paths = family.promptPaths(suite);
   const limits = deps.limiters ? suiteLimitsById(suite.run) : undefined;
   return {
@@ -160,15 +167,23 @@ function taskContext(
     async call(stage: string, provider: LlmProvider, given: CompletionRequest) {
       // Repeats after the first are other samples of the same call: their own cache key and noise.
       const request = sample > 1 ? { ...given, sample } : given;
-      if (budget !== undefined) {
-        recordedSpend ??= await deps.runStore.spent(run.runId);
-        const spent = recordedSpend + (inFlightSpend.get(run.runId) ?? 0);
-        if (spent >= budget) {
-          throw new BudgetExceededError(
-            `the run's budget of $${budget} is spent ($${spent.toFixed(4)}); raise run.budgetUsd and run again to resume`,
-          );
-        }
+      // The most the call may cost is reserved before it is sent, and refused when it does not
+      // fit what the run's budget has left (spent, plus what calls in flight hold).
+      const reservation = prices ? maxCostOf(prices, provider.id, request).usd : 0;
+      if (budget !== undefined && !(await deps.runStore.reserve(run.runId, holder, reservation, budget))) {
+        const spent = await deps.runStore.spent(run.runId);
+        const why =
+          reservation > budget
+            ? `one call may cost up to $${reservation.toPrecision(3)} (its prompt and its most output, params.maxTokens), more than the whole budget`
+            : `this call may cost up to $${reservation.toPrecision(3)}; $${spent.toFixed(4)} is spent and the rest is held by calls in flight`;
+        throw new BudgetExceededError(
+          `the run's budget of $${budget} has no room left: ${why}; raise run.budgetUsd and run again to resume`,
+        );
       }
+      const settle = (actualUsd: number) =>
+        budget === undefined
+          ? undefined
+          : deps.runStore.settleReservation(run.runId, holder, reservation, actualUsd);
       let completion: Completion;
       try {
         const pending = callModel(provider, request, {
@@ -186,8 +201,12 @@ function taskContext(
         completion = await pending;
       } catch (error) {
         if (error instanceof DeferredCall) error.stage = stage;
+        // Nothing was bought: the reservation goes back (its failure must not hide the call's).
+        await settle(0)?.catch(() => undefined);
         throw error;
       }
+      // What the call cost the item (a hit on an answer someone else paid for: nothing).
+      await settle(completion.cached && completion.savedUsd !== undefined ? 0 : completion.costUsd);
       bookSpend(stages, stage, completion);
       onCompletion(completion);
       deps.onCall?.(completion);
@@ -219,6 +238,7 @@ function taskContext(
       finishReason: 'stop',
       usage: { input: spend.tokens, output: 0, cached: 0 },
       costUsd: spend.costUsd,
+      ...(spend.priced === false ? { priced: false as const } : {}),
       latencyMs: spend.latencyMs,
       cached: false,
       simulated,
@@ -262,13 +282,8 @@ export async function scoreItem(
   const family = taskFor(run.suite);
   const stages: Record<string, StageSpend> = {};
   let simulated = false;
-  let spent = 0;
   const onCompletion = (completion: Completion) => {
     simulated ||= completion.simulated;
-    if (!completion.cached || completion.savedUsd === undefined) {
-      spent += completion.costUsd;
-      addInFlight(run.runId, completion.costUsd);
-    }
   };
 
   /** Solves the item and runs every scorer on the output, as sample `sample` of its calls. */
@@ -296,39 +311,35 @@ export async function scoreItem(
     return { solved, scores };
   };
 
-  try {
-    const repeats = run.suite.run.repeats ?? 1;
-    const { solved, scores } = repeats > 1 ? await repeated(family, run, repeats, attempt) : await attempt(1);
+  const repeats = run.suite.run.repeats ?? 1;
+  const { solved, scores } = repeats > 1 ? await repeated(family, run, repeats, attempt) : await attempt(1);
 
-    const input = storedInput(item.input);
-    const result: ItemResult = {
-      schemaVersion: RESULT_SCHEMA_VERSION,
-      runId: run.runId,
-      itemId: item.id,
-      row: item.row,
-      status: solved.ok ? 'scored' : 'failed',
-      ...(item.gold !== undefined ? { gold: item.gold } : {}),
-      input,
-      // The row's other columns, cut for the store as long inputs are.
-      ...(item.columns ? { columns: storedInput(item.columns) } : {}),
-      ...(item.annotations ? { annotations: item.annotations } : {}),
-      inputDigest: inputDigest({ input, gold: item.gold }),
-      ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
-      scores,
-      ...(solved.details ? { details: solved.details } : {}),
-      ...(!solved.ok && solved.raw !== undefined ? { raw: solved.raw } : {}),
-      stages,
-      prompts: promptHashes(run),
-      simulated: simulated || run.simulated,
-      finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
-      ...partOf(message.part),
-    };
-    const recorded = await deps.runStore.recordResult(result);
-    if (recorded.complete) await deps.trigger.trigger(run.runId);
-    return { result, outcome: recorded };
-  } finally {
-    addInFlight(run.runId, -spent);
-  }
+  const input = storedInput(item.input);
+  const result: ItemResult = {
+    schemaVersion: RESULT_SCHEMA_VERSION,
+    runId: run.runId,
+    itemId: item.id,
+    row: item.row,
+    status: solved.ok ? 'scored' : 'failed',
+    ...(item.gold !== undefined ? { gold: item.gold } : {}),
+    input,
+    // The row's other columns, cut for the store as long inputs are.
+    ...(item.columns ? { columns: storedInput(item.columns) } : {}),
+    ...(item.annotations ? { annotations: item.annotations } : {}),
+    inputDigest: inputDigest({ input, gold: item.gold }),
+    ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
+    scores,
+    ...(solved.details ? { details: solved.details } : {}),
+    ...(!solved.ok && solved.raw !== undefined ? { raw: solved.raw } : {}),
+    stages,
+    prompts: promptHashes(run),
+    simulated: simulated || run.simulated,
+    finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
+    ...partOf(message.part),
+  };
+  const recorded = await deps.runStore.recordResult(result);
+  if (recorded.complete) await deps.trigger.trigger(run.runId);
+  return { result, outcome: recorded };
 }
 
 /** One pass over an item: what solving gave, and each scorer's score of it. */
@@ -442,6 +453,8 @@ function bookSpend(stages: Record<string, StageSpend>, stage: string, completion
     }
   }
   spend.costUsd += completion.costUsd;
+  if (completion.priced === false && !spend.unpriced?.includes(completion.providerId))
+    spend.unpriced = [...(spend.unpriced ?? []), completion.providerId];
   if (completion.batchSavedUsd !== undefined) {
     spend.batchCalls = (spend.batchCalls ?? 0) + 1;
     spend.batchSavedUsd = (spend.batchSavedUsd ?? 0) + completion.batchSavedUsd;

@@ -15,11 +15,12 @@ import {
 import type { AggregateTrigger, ItemIdSet, RunStore, WorkQueue } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import type { Suite } from '../registry/suite.js';
+import { type DeployLimits, itemLimitReason } from './deploy-limits.js';
 
 /** What ingest does with a run store: create the run, record invalid rows, close its parts. */
 export type IngestRunStore = Pick<
   RunStore,
-  'createRun' | 'getRun' | 'resultIds' | 'recordResult' | 'closePart'
+  'createRun' | 'getRun' | 'resultIds' | 'recordResult' | 'closePart' | 'stop'
 >;
 
 export interface StartRunDeps {
@@ -32,6 +33,8 @@ export interface StartRunDeps {
    * sampled run's results are one part whatever its size (its rows are known only at the end).
    */
   partRows?: number;
+  /** What the deployment allows an upload (AWS); none locally. */
+  limits?: DeployLimits;
   now?: () => Date;
 }
 
@@ -63,6 +66,8 @@ export type StartRunOutcome =
       queued: number;
       /** Every item already had its result (a resumed run that was done): the run was sent to aggregation. */
       complete: boolean;
+      /** The dataset had more rows than the deployment allows: the run was stopped there, and why. */
+      stopped?: string;
     }
   | { status: 'duplicate'; runId: string };
 
@@ -144,7 +149,15 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     await runStore.recordResult(result);
   };
 
+  const maxItems = deps.limits?.maxItems || undefined;
+  let stopped: string | undefined;
   for await (const raw of rows ? rows() : (input.rows as AsyncIterable<RawRow>)) {
+    if (maxItems !== undefined && raw.row > maxItems) {
+      // Over the deployment's limit: nothing past it is read, and the items sent end as `stopped`.
+      stopped = itemLimitReason(maxItems);
+      await runStore.stop?.(run.runId, stopped);
+      break;
+    }
     const parsed = parse(raw);
     if ('error' in parsed) {
       total += 1;
@@ -177,7 +190,15 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     last: true,
   });
   if (complete) await deps.trigger.trigger(run.runId);
-  return { status: created ? 'started' : 'resumed', runId: run.runId, total, invalidRows, queued, complete };
+  return {
+    status: created ? 'started' : 'resumed',
+    runId: run.runId,
+    total,
+    invalidRows,
+    queued,
+    complete,
+    ...(stopped ? { stopped } : {}),
+  };
 }
 
 /** Where a reservoir sample stands after some items: every item offered, the draws made, what it holds. */

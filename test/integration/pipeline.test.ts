@@ -398,16 +398,18 @@ describe('declared judges, from their example suites, on moto and locally', { ti
 
 describe('a budget on AWS', { timeout: 90_000 }, () => {
   it('stops provider calls once the run has spent it: the rest fail as budget, and the run completes', async () => {
-    // A simulated gpt-4o is priced as gpt-4o; the budget is spent by the first answer.
+    // A simulated gpt-4o is priced as gpt-4o: each call reserves about $0.005 (its prompt and
+    // 400 output tokens) and costs about $0.0014, so the budget has room for a few calls only.
+    const budgetUsd = 0.01;
     const suite = simSuite('budget-aws', {
       backends: ['sim:gpt-4o'],
-      run: { budgetUsd: 0.000001 },
+      run: { budgetUsd },
       sim: { latencyMs: 0 },
     });
     await uploadSuite(suite);
     await blobs.put('datasets/budget-aws/data.csv', await readFile(GOLD_CSV));
     const report = await reportOf('budget-aws');
-    // Items that started before any spend was recorded were judged; the later ones were not.
+    // Items whose calls fitted the budget were judged; the others were not.
     expect(report.counts.items).toBe(14);
     expect(report.counts.scored).toBeGreaterThanOrEqual(1);
     expect(report.counts.byFailure.budget).toBeGreaterThanOrEqual(1);
@@ -416,6 +418,10 @@ describe('a budget on AWS', { timeout: 90_000 }, () => {
     const counters = await runStore.counters(report.runId);
     expect(counters!.spentUsd).toBeCloseTo(report.cost.totalUsd, 12);
     expect(counters!.spentUsd).toBeGreaterThan(0);
+    // However many workers ran at once, the run stayed within its budget, and every item's hold
+    // was released with its result.
+    expect(counters!.spentUsd).toBeLessThanOrEqual(budgetUsd);
+    expect(await runStore.reserved(report.runId)).toBeCloseTo(0, 12);
   });
 });
 

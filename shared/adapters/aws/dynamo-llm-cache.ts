@@ -23,13 +23,24 @@ export interface DynamoLlmCacheOptions {
 const completionSchema = z.object({
   text: z.string(),
   finishReason: z.enum(['stop', 'length', 'refusal', 'content_filter', 'other']),
-  usage: z.object({ input: z.number(), output: z.number(), cached: z.number() }),
+  usage: z.object({
+    input: z.number(),
+    output: z.number(),
+    cached: z.number(),
+    cacheWrite5m: z.number().optional(),
+    cacheWrite1h: z.number().optional(),
+    reasoning: z.number().optional(),
+  }),
   costUsd: z.number(),
+  // An answer from a model without a price: its cost is unknown, not 0.
+  priced: z.literal(false).optional(),
   latencyMs: z.number(),
   cached: z.boolean(),
   simulated: z.boolean(),
   providerId: z.string(),
   batchSavedUsd: z.number().optional(),
+  // A resumed item must not repair an answer that was spent on thinking.
+  thinkingExhausted: z.boolean().optional(),
   // Who paid: without it a resumed item would take its own answer for someone else's, free.
   paidBy: z.string().optional(),
 });

@@ -12,6 +12,9 @@
  * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON)                       | one conditional put per item              |
  * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `rows` (the rows counted, a number set), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
  * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result it counts                |
+ * | budget ledger | `SPEND#<runId>#budget`         | `SPEND`            | `committedUsd`: what the results spent plus what the items hold (only for a run with a budget)          | a conditional ADD per reservation (kept within the budget), an ADD per settlement, per result and per hold released |
+ * | budget hold  | `SPEND#<runId>#budget`          | `HOLD#<itemId>`    | `usd`: what the item holds reserved (its calls in flight, its spend not yet recorded)                    | with the ledger, in one transaction; deleted when its result is recorded |
+ * | day's spend  | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`            | `spentUsd`, `ttl`: every run's results of that UTC day (32 shards by run and row)                         | with each result it counts that cost money |
  * | active run   | `ACTIVE`                        | `RUN#<runId>`      | `runId`, `startedAt`                                                                                     | at create; deleted when the run is done   |
  * | suite index  | `SUITE#<suiteName>`             | `RUN#<startedAt>#<runId>` | `runId`, `startedAt`                                                                              | at create                                 |
  *
@@ -46,6 +49,8 @@ import {
   ACTIVE_PK,
   activeSk,
   COUNT_SK,
+  DAY_SPEND_SHARDS,
+  daySpendPk,
   itemIdOfResultSk,
   KEY_PREFIXES,
   META_SK as META,
@@ -76,7 +81,14 @@ import {
   resultCost,
 } from '../../model/model.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
-import type { ActiveRun, PartClosing, RecordOutcome, RunHistory, RunStore } from '../../ports/ports.js';
+import type {
+  ActiveRun,
+  BudgetHolder,
+  PartClosing,
+  RecordOutcome,
+  RunHistory,
+  RunStore,
+} from '../../ports/ports.js';
 import { batchGetAll } from './dynamo-batches.js';
 import { type Backoff, retryThrottled } from './throttle.js';
 
@@ -94,6 +106,13 @@ export interface DynamoRunStoreOptions {
   backoff?: Backoff;
   /** How long a run's spend, once read, is used before it is read again, ms; default 1,000. */
   spentCacheMs?: number;
+  /** How long the day's spend across runs, once read, is used before it is read again, ms; default 2,000. */
+  daySpentCacheMs?: number;
+  /**
+   * How long a run found not stopped is taken as running before its record is read again, ms;
+   * default 5,000 (a stopped run is known for good). Tests set 0.
+   */
+  stopCacheMs?: number;
 }
 
 /**
@@ -120,6 +139,9 @@ type MetaItem = TableKey &
     invalidClosed?: number;
     /** The aggregation's lease (epoch ms). */
     leaseUntil?: number;
+    /** Why the run was stopped, and when (epoch ms): its items without a result end as `stopped`. */
+    stopReason?: string;
+    stoppedAt?: number;
     /** When the run entered its status (epoch ms): the watchdog's measure of a stuck run. */
     statusSince?: number;
     /** Written by Assay versions that kept the run whole on this item. */
@@ -177,6 +199,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * at once, so that this process never sees less than it recorded itself).
    */
   private readonly spentCache = new Map<string, { at: number; read: Promise<number>; since: number }>();
+  private readonly daySpentCacheMs: number;
+  /** The day's spend as last read (of which UTC day, when), and what this process recorded that day since. */
+  private daySpent: { day: string; at: number; read: Promise<number>; since: number } | undefined;
+  private readonly stopCacheMs: number;
+  /** Each run's stop as last read: a reason is kept for good, a run found running for `stopCacheMs`. */
+  private readonly stopCache = new Map<string, { at: number; read: Promise<string | undefined> }>();
 
   constructor({
     client,
@@ -186,6 +214,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
     now = Date.now,
     backoff = {},
     spentCacheMs = 1_000,
+    daySpentCacheMs = 2_000,
+    stopCacheMs = 5_000,
   }: DynamoRunStoreOptions) {
     this.client = client;
     this.tableName = tableName;
@@ -194,6 +224,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
     this.now = now;
     this.backoff = { ...backoff, attempts: backoff.attempts ?? THROTTLED_ATTEMPTS };
     this.spentCacheMs = spentCacheMs;
+    this.daySpentCacheMs = daySpentCacheMs;
+    this.stopCacheMs = stopCacheMs;
   }
 
   /** Sends a document-client command, retrying it while it is throttled. */
@@ -335,6 +367,124 @@ export class DynamoRunStore implements RunStore, RunHistory {
     return total;
   }
 
+  /**
+   * One conditional ADD on the run's budget ledger, in a transaction with the item's hold: the
+   * ledger's `committedUsd` (what the recorded results spent plus what every item holds) grows
+   * by `usd` only if it stays within the budget, so concurrent reservations, from any number of
+   * containers, never pass it together, and none is refused while there is room for it.
+   */
+  async reserve(runId: string, holder: BudgetHolder, usd: number, budgetUsd: number): Promise<boolean> {
+    const room = budgetUsd - usd + BUDGET_EPSILON;
+    if (room < 0) return false;
+    try {
+      await this.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            {
+              Update: {
+                TableName: this.tableName,
+                Key: ledgerKey(runId),
+                UpdateExpression: 'ADD #committed :usd',
+                ConditionExpression: 'attribute_not_exists(#committed) OR #committed <= :room',
+                ExpressionAttributeNames: { '#committed': 'committedUsd' },
+                ExpressionAttributeValues: { ':usd': usd, ':room': room },
+              },
+            },
+            this.holdUpdate(runId, holder.itemId, usd),
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (err instanceof TransactionCanceledException) return false;
+      throw err;
+    }
+  }
+
+  async settleReservation(
+    runId: string,
+    holder: BudgetHolder,
+    reservedUsd: number,
+    actualUsd: number,
+  ): Promise<void> {
+    const delta = actualUsd - reservedUsd;
+    if (delta === 0) return;
+    await this.send(
+      new TransactWriteCommand({
+        TransactItems: [this.ledgerAdd(runId, delta), this.holdUpdate(runId, holder.itemId, delta)],
+      }),
+    );
+  }
+
+  async reserved(runId: string): Promise<number> {
+    let total = 0;
+    for await (const hold of this.query(ledgerKey(runId).pk, HOLD_PREFIX, 'usd'))
+      total += Number(hold.usd ?? 0);
+    return total;
+  }
+
+  private ledgerAdd(runId: string, usd: number) {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: ledgerKey(runId),
+        UpdateExpression: 'ADD #committed :usd',
+        ExpressionAttributeNames: { '#committed': 'committedUsd' },
+        ExpressionAttributeValues: { ':usd': usd },
+      },
+    };
+  }
+
+  private holdUpdate(runId: string, itemId: string, usd: number) {
+    return {
+      Update: {
+        TableName: this.tableName,
+        Key: { pk: ledgerKey(runId).pk, sk: `${HOLD_PREFIX}${itemId}` },
+        UpdateExpression: 'ADD #usd :usd',
+        ExpressionAttributeNames: { '#usd': 'usd' },
+        ExpressionAttributeValues: { ':usd': usd },
+      },
+    };
+  }
+
+  /**
+   * Gives back whatever the result's item holds, once its cost is on the ledger (see
+   * {@link addSpend}): the reservations of an attempt that died with its worker are released
+   * here too, when the item's redelivery (or the dead-letter handler) records its result.
+   */
+  private async releaseHold(result: ItemResult): Promise<void> {
+    const key = { pk: ledgerKey(result.runId).pk, sk: `${HOLD_PREFIX}${result.itemId}` };
+    // A concurrent attempt of the same item may change the hold between the read and the
+    // delete: read it again and retry.
+    for (let tries = 0; tries < 5; tries += 1) {
+      const out = await this.send<{ Item?: Record<string, unknown> }>(
+        new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
+      );
+      if (out.Item === undefined) return;
+      try {
+        await this.send(
+          new TransactWriteCommand({
+            TransactItems: [
+              {
+                Delete: {
+                  TableName: this.tableName,
+                  Key: key,
+                  ConditionExpression: '#usd = :held',
+                  ExpressionAttributeNames: { '#usd': 'usd' },
+                  ExpressionAttributeValues: { ':held': out.Item.usd ?? 0 },
+                },
+              },
+              this.ledgerAdd(result.runId, -Number(out.Item.usd ?? 0)),
+            ],
+          }),
+        );
+        return;
+      } catch (err) {
+        if (!(err instanceof TransactionCanceledException)) throw err;
+      }
+    }
+  }
+
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     const facts = await this.runFacts(result.runId);
     const cost = resultCost(result);
@@ -352,6 +502,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
       recorded = await this.replaceBudgetResult(result, cost);
     }
     const count = await this.count(result, cost, facts);
+    if (facts.budgeted) await this.releaseHold(result);
     return {
       recorded,
       complete: await this.settle(result.runId, result.part ?? 0, slotOf(result.row), count),
@@ -415,9 +566,99 @@ export class DynamoRunStore implements RunStore, RunHistory {
           ExpressionAttributeValues: { ':cost': cost },
         }),
       );
+      // On the budget ledger too, before the item's hold is released: money on its way from
+      // held to spent is counted twice for a moment, never not at all.
+      await this.send(new UpdateCommand(this.ledgerAdd(result.runId, cost).Update));
     }
     const cached = this.spentCache.get(result.runId);
     if (cached) cached.since += cost;
+    await this.addDaySpend(result, cost);
+  }
+
+  /**
+   * Every result's cost, whatever its run, also goes to a shard of the UTC day it is recorded
+   * on (by run and row: a fleet's writes spread over {@link DAY_SPEND_SHARDS} keys), which
+   * expires a month after; this process's view of the day takes it at once.
+   */
+  private async addDaySpend(result: ItemResult, cost: number): Promise<void> {
+    if (cost === 0) return;
+    const now = this.now();
+    const day = utcDay(now);
+    await this.send(
+      new UpdateCommand({
+        TableName: this.tableName,
+        Key: { pk: daySpendPk(day, (hashOf(result.runId) + result.row) % DAY_SPEND_SHARDS), sk: SPEND_SK },
+        UpdateExpression: 'ADD #spent :cost SET #ttl = if_not_exists(#ttl, :ttl)',
+        ExpressionAttributeNames: { '#spent': 'spentUsd', '#ttl': 'ttl' },
+        ExpressionAttributeValues: {
+          ':cost': cost,
+          ':ttl': Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + DAY_SPEND_TTL_SECONDS,
+        },
+      }),
+    );
+    if (this.daySpent?.day === day) this.daySpent.since += cost;
+  }
+
+  /** The UTC day's spend across runs: its shards read at most every `daySpentCacheMs`, plus what this process recorded since. */
+  async spentToday(): Promise<number> {
+    const now = this.now();
+    const day = utcDay(now);
+    let cached = this.daySpent;
+    if (!cached || cached.day !== day || now - cached.at >= this.daySpentCacheMs) {
+      const keys = Array.from({ length: DAY_SPEND_SHARDS }, (_, shard) => ({
+        pk: daySpendPk(day, shard),
+        sk: SPEND_SK,
+      }));
+      const read = this.batchGet(keys, false).then((items) =>
+        items.reduce((total, item) => total + Number(item.spentUsd ?? 0), 0),
+      );
+      const entry = { day, at: now, read, since: 0 };
+      this.daySpent = entry;
+      read.catch(() => {
+        if (this.daySpent === entry) this.daySpent = undefined;
+      });
+      cached = entry;
+    }
+    return (await cached.read) + cached.since;
+  }
+
+  async stop(runId: string, reason: string): Promise<void> {
+    try {
+      await this.send(
+        new UpdateCommand({
+          TableName: this.tableName,
+          Key: { pk: runPk(runId), sk: META },
+          // The first stop's reason and time stay.
+          UpdateExpression: 'SET #reason = if_not_exists(#reason, :reason), #at = if_not_exists(#at, :at)',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#reason': 'stopReason', '#at': 'stoppedAt' },
+          ExpressionAttributeValues: { ':reason': reason, ':at': this.now() },
+        }),
+      );
+    } catch (err) {
+      if (isConditionalCheckFailed(err)) throw new RunNotFoundError(runId);
+      throw err;
+    }
+    this.stopCache.set(runId, { at: this.now(), read: Promise.resolve(reason) });
+  }
+
+  async stopped(runId: string): Promise<string | undefined> {
+    const cached = this.stopCache.get(runId);
+    if (cached && this.now() - cached.at < this.stopCacheMs) return cached.read;
+    if (cached && (await cached.read) !== undefined) return cached.read;
+    const read = this.send<{ Item?: Record<string, unknown> }>(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: { pk: runPk(runId), sk: META },
+        ProjectionExpression: 'stopReason',
+      }),
+    ).then((out) => (out.Item?.stopReason === undefined ? undefined : String(out.Item.stopReason)));
+    const entry = { at: this.now(), read };
+    this.stopCache.set(runId, entry);
+    read.catch(() => {
+      if (this.stopCache.get(runId) === entry) this.stopCache.delete(runId);
+    });
+    return read;
   }
 
   /**
@@ -980,6 +1221,19 @@ export class DynamoRunStore implements RunStore, RunHistory {
 /** The rows a slot's counter has counted. */
 const counted = (count: CountItem) => count.rows?.size ?? 0;
 
+/** A day's spend shards outlive it by a month (then DynamoDB's TTL removes them). */
+const DAY_SPEND_TTL_SECONDS = 32 * 24 * 3600;
+
+/** The UTC date of epoch ms `ms`, `yyyy-mm-dd`. */
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/** A small, stable hash of a string (FNV-1a), to spread runs over the day's shards. */
+function hashOf(text: string): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
+  return hash >>> 0;
+}
+
 /** A result as its item stores it: the result whole (JSON), and what queries project. */
 function resultItem(result: ItemResult, cost: number): Record<string, unknown> {
   return {
@@ -1106,6 +1360,17 @@ export function cancelledByCondition(err: unknown, index: number): boolean {
 }
 
 /** True when a single write's condition failed (a lost conditional create or claim). */
+/** Dollar sums are floating point: a reservation this close to the budget still fits. */
+const BUDGET_EPSILON = 1e-12;
+
+/**
+ * A budgeted run's ledger: `committedUsd`, what its recorded results spent plus what its items
+ * hold reserved; its items' holds are in the same partition.
+ */
+const ledgerKey = (runId: string) => ({ pk: `${KEY_PREFIXES.spend}${runId}#budget`, sk: SPEND_SK });
+/** An item's budget hold (what it holds reserved), in its run's ledger partition. */
+const HOLD_PREFIX = 'HOLD#';
+
 export function isConditionalCheckFailed(err: unknown): err is ConditionalCheckFailedException {
   return err instanceof ConditionalCheckFailedException;
 }

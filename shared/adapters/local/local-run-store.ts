@@ -11,10 +11,13 @@ import {
   resultCost,
 } from '../../model/model.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
-import type { ActiveRun, PartClosing, RecordOutcome, RunStore } from '../../ports/ports.js';
+import type { ActiveRun, BudgetHolder, PartClosing, RecordOutcome, RunStore } from '../../ports/ports.js';
 import { JsonLinesWriter, jsonLines } from './jsonl.js';
 
 /** A result a resumed run replaces: the budget stopped it before it was scored. */
+/** Dollar sums are floating point: a reservation this close to the budget still fits. */
+const BUDGET_EPSILON = 1e-12;
+
 const replaceable = (result: ItemResult | undefined) => result?.failure?.kind === 'budget';
 
 /**
@@ -59,6 +62,12 @@ export class LocalRunStore implements RunStore {
   private readonly budgetCost = new Map<string, number>();
   /** Lines in the log so far: the next result goes on line `lines + 1`. */
   private lines = 0;
+  /**
+   * The budget reservations of items in progress in this process, by item id, and their sum:
+   * a reservation lives only as long as the process (a run reopened starts with none).
+   */
+  private readonly holds = new Map<string, number>();
+  private held = 0;
   /** The parts ingest has closed, with their rows and invalid rows, and how many parts there are once known. */
   private readonly closed = new Map<number, { rows: number; invalidRows: number }>();
   private parts: number | undefined;
@@ -68,6 +77,8 @@ export class LocalRunStore implements RunStore {
   private statusSince: number;
   /** What the watchdog saw last. */
   private watched: { progress: number; since: number } | undefined;
+  /** Why this process stopped the run (see `stop`). */
+  private stopReason: string | undefined;
   /** The first read of the folder (every call waits for it), and a read of the log under way. */
   private loading: Promise<void> | undefined;
   private replaying: Promise<IdIndex> | undefined;
@@ -204,6 +215,46 @@ export class LocalRunStore implements RunStore {
     return this.counts.spentUsd;
   }
 
+  async reserve(runId: string, holder: BudgetHolder, usd: number, budgetUsd: number): Promise<boolean> {
+    await this.load();
+    this.need(runId);
+    // Checked and taken in one step of this process: nothing else reserves in between.
+    if (this.counts.spentUsd + this.held + usd > budgetUsd + BUDGET_EPSILON) return false;
+    this.hold(holder.itemId, usd);
+    return true;
+  }
+
+  async settleReservation(
+    runId: string,
+    holder: BudgetHolder,
+    reservedUsd: number,
+    actualUsd: number,
+  ): Promise<void> {
+    await this.load();
+    this.need(runId);
+    this.hold(holder.itemId, actualUsd - reservedUsd);
+  }
+
+  async reserved(runId: string): Promise<number> {
+    await this.load();
+    this.need(runId);
+    return this.held;
+  }
+
+  private hold(itemId: string, usd: number): void {
+    const now = (this.holds.get(itemId) ?? 0) + usd;
+    this.held += usd;
+    if (now > BUDGET_EPSILON) this.holds.set(itemId, now);
+    else this.release(itemId);
+  }
+
+  /** Lets go of what the item holds: its spend is now the recorded result's. */
+  private release(itemId: string): void {
+    this.held -= this.holds.get(itemId) ?? 0;
+    this.holds.delete(itemId);
+    if (this.holds.size === 0) this.held = 0;
+  }
+
   /**
    * Counts the part's rows; once the last part is known and every part is closed, the run's
    * total and invalid rows are set (in run.json) and an ingesting run is running.
@@ -234,6 +285,8 @@ export class LocalRunStore implements RunStore {
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     await this.load();
     const index = await this.index(this.need(result.runId));
+    // In the same step as the result's cost is counted: the item's spend is never in neither.
+    this.release(result.itemId);
     if (!this.remember(index, result, this.lines + 1)) return { recorded: false, complete: this.complete() };
     this.lines += 1;
     const complete = this.complete();
@@ -333,6 +386,19 @@ export class LocalRunStore implements RunStore {
     await this.load();
     this.need(runId);
     this.watched = { progress, since };
+  }
+
+  /** Stops the run for this process (the one that owns the folder); a reopened folder runs again. */
+  async stop(runId: string, reason: string): Promise<void> {
+    await this.load();
+    this.need(runId);
+    this.stopReason ??= reason;
+  }
+
+  async stopped(runId: string): Promise<string | undefined> {
+    await this.load();
+    this.need(runId);
+    return this.stopReason;
   }
 
   async setStatus(runId: string, status: RunStatus, finishedAt?: string): Promise<void> {

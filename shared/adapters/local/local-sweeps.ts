@@ -2,9 +2,9 @@ import { mkdir, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { decodeRun } from '../../model/codec.js';
 import { SweepExistsError, SweepNotFoundError } from '../../model/errors.js';
+import { entryOfReport, entryProblem } from '../../model/leaderboard-entry.js';
 import type { RunRecord } from '../../model/model.js';
 import type { LeaderboardEntry, Report } from '../../model/report.js';
-import { leaderboardEntry } from '../../model/report.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
 import type { Leaderboard, SweepStore } from '../../ports/ports.js';
 import { FolderBlobStore } from './folder-blob-store.js';
@@ -146,7 +146,12 @@ export class LocalLeaderboard implements Leaderboard {
 
   async entries(): Promise<LeaderboardEntry[]> {
     const byRun = new Map<string, LeaderboardEntry>();
-    for (const entry of await readJsonLines<LeaderboardEntry>(this.path)) byRun.set(entry.runId, entry);
+    for (const entry of await readJsonLines<LeaderboardEntry>(this.path)) {
+      // A line of another shape (edited by hand, or by another program) is left out, named.
+      const problem = entryProblem(entry);
+      if (problem) this.onSkip(this.path, `an entry of the wrong shape: ${problem}`);
+      else byRun.set(entry.runId, entry);
+    }
     const folders = await findRunFolders(this.root);
     let finished = 0;
     for (const dir of folders) {
@@ -165,9 +170,22 @@ export class LocalLeaderboard implements Leaderboard {
       }
       const text = await readFile(join(dir, 'report.json'), 'utf8').catch(() => undefined);
       if (!text) continue;
-      const report = JSON.parse(text) as Report;
-      if (report.status === 'incomplete') continue;
-      byRun.set(run.runId, leaderboardEntry(report));
+      // A report.json that is cut short or of another shape leaves its folder out, named.
+      let entry: LeaderboardEntry;
+      try {
+        const report = JSON.parse(text) as Report | null;
+        if (report?.status === 'incomplete') continue;
+        entry = entryOfReport(report);
+      } catch (error) {
+        this.onSkip(
+          dir,
+          error instanceof SyntaxError
+            ? `report.json is not JSON: ${error.message}`
+            : (error as Error).message,
+        );
+        continue;
+      }
+      byRun.set(run.runId, entry);
       finished += 1;
     }
     this.found = { folders: folders.length, finished };

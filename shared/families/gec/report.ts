@@ -36,9 +36,11 @@ export function renderMethod(report: Report): string[] {
       '  accuracy against cost',
       `  ${'policy'.padEnd(32)} ${'n'.padStart(5)} ${'acc'.padStart(6)} ${'macroF1'.padStart(8)} ${'bin macro F1'.padStart(12)} ${'cost'.padStart(11)} ${'per 10K'.padStart(10)}`,
     );
+    // A run that called a model without a price has no known cost: no policy's figure is one.
+    const cost = (v: number | null) => (report.cost.priced === false ? 'unpriced' : usd(v));
     for (const p of points) {
       lines.push(
-        `  ${p.policy.padEnd(32)} ${String(p.n).padStart(5)} ${num(p.accuracy).padStart(6)} ${num(p.macroF1).padStart(8)} ${num(p.binaryF1).padStart(12)} ${usd(p.costUsd).padStart(11)} ${usd(p.per10kUsd).padStart(10)}`,
+        `  ${p.policy.padEnd(32)} ${String(p.n).padStart(5)} ${num(p.accuracy).padStart(6)} ${num(p.macroF1).padStart(8)} ${num(p.binaryF1).padStart(12)} ${cost(p.costUsd).padStart(11)} ${cost(p.per10kUsd).padStart(10)}`,
       );
     }
   }

@@ -44,8 +44,16 @@ async function inBatches(
     vectors.push(...out.vectors);
     tokens += out.tokens;
   }
-  const costUsd = costOf(options.prices, options.id, { input: tokens, output: 0, cached: 0 }).usd;
-  return { vectors, spend: { tokens, costUsd, latencyMs: performance.now() - started } };
+  const cost = costOf(options.prices, options.id, { input: tokens, output: 0, cached: 0 });
+  return {
+    vectors,
+    spend: {
+      tokens,
+      costUsd: cost.usd,
+      ...(cost.priced ? {} : { priced: false as const }),
+      latencyMs: performance.now() - started,
+    },
+  };
 }
 
 export class OpenAiEmbedder implements Embedder {

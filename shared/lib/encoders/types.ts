@@ -12,6 +12,8 @@ export interface EncoderSpend {
   /** Input tokens (provider APIs count them; local models count their own tokenizer's). */
   tokens: number;
   costUsd: number;
+  /** False when the price table has no price for the model (`costUsd` is then unknown). Absent: priced. */
+  priced?: false;
   latencyMs: number;
 }
 

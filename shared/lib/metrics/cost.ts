@@ -14,6 +14,8 @@ export interface CostItem {
   stage?: string;
   /** Provider calls this entry stands for (default 1), e.g. a per-item `StageSpend.calls`. */
   calls?: number;
+  /** Models whose calls in this entry had no price: their cost is unknown, not 0. */
+  unpriced?: readonly string[];
 }
 
 export const DEFAULT_COST_STAGE = 'default';
@@ -29,13 +31,19 @@ export function costSummary(items: readonly CostItem[], itemCount: number): Cost
 export interface CostTallyState {
   total: CompensatedSumState;
   tokens: TokenUsage;
-  stages: [name: string, { usd: CompensatedSumState; calls: number; tokens: TokenUsage }][];
+  stages: [
+    name: string,
+    { usd: CompensatedSumState; calls: number; tokens: TokenUsage; unpriced?: string[] },
+  ][];
+  /** Absent in tallies saved before unpriced models were tracked (every call was taken as priced). */
+  unpriced?: string[];
 }
 
 interface StageTally {
   usd: CompensatedSum;
   calls: number;
   tokens: TokenUsage;
+  unpriced: Set<string>;
 }
 
 /** {@link costSummary} one spend at a time, holding only the running sums (a stream of results). */
@@ -43,6 +51,7 @@ export class CostTally {
   private total = new CompensatedSum();
   private readonly tokens: TokenUsage = { input: 0, output: 0, cached: 0 };
   private readonly stages = new Map<string, StageTally>();
+  private readonly unpriced = new Set<string>();
 
   add(item: CostItem): void {
     const stage = this.stage(item.stage ?? DEFAULT_COST_STAGE);
@@ -51,6 +60,10 @@ export class CostTally {
     stage.calls += item.calls ?? 1;
     addTokens(this.tokens, item.usage);
     addTokens(stage.tokens, item.usage);
+    for (const model of item.unpriced ?? []) {
+      this.unpriced.add(model);
+      stage.unpriced.add(model);
+    }
   }
 
   /**
@@ -65,13 +78,20 @@ export class CostTally {
       stage.usd.merge(spent.usd);
       stage.calls += spent.calls;
       addTokens(stage.tokens, spent.tokens);
+      for (const model of spent.unpriced) stage.unpriced.add(model);
     }
+    for (const model of later.unpriced) this.unpriced.add(model);
   }
 
   private stage(name: string): StageTally {
     let stage = this.stages.get(name);
     if (!stage) {
-      stage = { usd: new CompensatedSum(), calls: 0, tokens: { input: 0, output: 0, cached: 0 } };
+      stage = {
+        usd: new CompensatedSum(),
+        calls: 0,
+        tokens: { input: 0, output: 0, cached: 0 },
+        unpriced: new Set(),
+      };
       this.stages.set(name, stage);
     }
     return stage;
@@ -81,7 +101,12 @@ export class CostTally {
     const totalUsd = this.total.value();
     const byStage: Record<string, StageCost> = {};
     for (const [name, stage] of this.stages) {
-      byStage[name] = { usd: stage.usd.value(), calls: stage.calls, tokens: { ...stage.tokens } };
+      byStage[name] = {
+        usd: stage.usd.value(),
+        calls: stage.calls,
+        tokens: { ...stage.tokens },
+        ...(stage.unpriced.size > 0 ? { priced: false as const } : {}),
+      };
     }
     const perItemUsd = itemCount > 0 ? totalUsd / itemCount : null;
     return {
@@ -90,6 +115,8 @@ export class CostTally {
       perItemUsd,
       tokens: { ...this.tokens },
       byStage,
+      priced: this.unpriced.size === 0,
+      unpriced: [...this.unpriced].sort(),
     };
   }
 
@@ -99,8 +126,14 @@ export class CostTally {
       tokens: { ...this.tokens },
       stages: Array.from(this.stages, ([name, stage]) => [
         name,
-        { usd: stage.usd.toState(), calls: stage.calls, tokens: { ...stage.tokens } },
+        {
+          usd: stage.usd.toState(),
+          calls: stage.calls,
+          tokens: { ...stage.tokens },
+          unpriced: [...stage.unpriced],
+        },
       ]),
+      unpriced: [...this.unpriced],
     };
   }
 
@@ -113,8 +146,10 @@ export class CostTally {
         usd: CompensatedSum.fromState(stage.usd),
         calls: stage.calls,
         tokens: { ...stage.tokens },
+        unpriced: new Set(stage.unpriced ?? []),
       });
     }
+    for (const model of state.unpriced ?? []) tally.unpriced.add(model);
     return tally;
   }
 }

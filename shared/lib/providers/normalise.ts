@@ -90,11 +90,13 @@ export function buildCompletion(args: {
   prices: PriceTable;
   simulated?: boolean;
 }): Completion {
+  const cost = costOf(args.prices, args.providerId, args.usage);
   return {
     text: args.text,
     finishReason: args.finishReason,
     usage: args.usage,
-    costUsd: costOf(args.prices, args.providerId, args.usage).usd,
+    costUsd: cost.usd,
+    ...(cost.priced ? {} : { priced: false as const }),
     latencyMs: args.latencyMs,
     cached: false,
     simulated: args.simulated ?? false,

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { ConfigError } from '../../model/errors.js';
-import type { TokenUsage } from '../../model/provider.js';
+import type { CompletionRequest, TokenUsage } from '../../model/provider.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
 import embedded from './prices.json' with { type: 'json' };
 
@@ -14,6 +14,10 @@ const ModelPriceSchema = z.strictObject({
   input: z.number().nonnegative(),
   /** USD per 1M cache-read input tokens; defaults to `input`. */
   cachedInput: z.number().nonnegative().optional(),
+  /** USD per 1M input tokens written to a five-minute prompt cache entry (Anthropic: 1.25× input); defaults to `input`. */
+  cacheWrite5m: z.number().nonnegative().optional(),
+  /** USD per 1M input tokens written to a one-hour prompt cache entry (Anthropic: 2× input); defaults to `input`. */
+  cacheWrite1h: z.number().nonnegative().optional(),
   /** USD per 1M output tokens (reasoning/thinking tokens included). */
   output: z.number().nonnegative(),
 });
@@ -111,8 +115,8 @@ function standIn(simId: string): string | undefined {
 }
 
 /**
- * Cost of one call: cached input tokens at `cachedInput`, the rest of the input at `input`,
- * output at `output`. A simulated call (`sim:`) is priced as the real model it is named after
+ * Cost of one call: cached input tokens at `cachedInput`, cache writes at `cacheWrite5m` and
+ * `cacheWrite1h`, the rest of the input at `input`, output at `output`. A simulated call (`sim:`) is priced as the real model it is named after
  * (a projection of what the run would cost; the report says SIMULATED), else it is free; either
  * way it counts as priced.
  */
@@ -125,10 +129,94 @@ export function costOf(table: PriceTable, providerId: string, usage: TokenUsage)
   if (providerId.startsWith('onnx:')) return { usd: 0, priced: true };
   const price = table.models[providerId];
   if (!price) return { usd: 0, priced: false };
-  const cached = Math.min(Math.max(usage.cached, 0), usage.input);
-  const fresh = usage.input - cached;
+  // Each part is a subset of `input`; none may take more than what is left of it.
+  let left = Math.max(usage.input, 0);
+  const part = (n: number | undefined) => {
+    const taken = Math.min(Math.max(n ?? 0, 0), left);
+    left -= taken;
+    return taken;
+  };
+  const cached = part(usage.cached);
+  const write5m = part(usage.cacheWrite5m);
+  const write1h = part(usage.cacheWrite1h);
   const usd =
-    (fresh * price.input + cached * (price.cachedInput ?? price.input) + usage.output * price.output) /
+    (left * price.input +
+      cached * (price.cachedInput ?? price.input) +
+      write5m * (price.cacheWrite5m ?? price.input) +
+      write1h * (price.cacheWrite1h ?? price.input) +
+      usage.output * price.output) /
     1_000_000;
   return { usd, priced: true };
+}
+
+/**
+ * A price override given inline (a suite's `run.prices`, same shape as the override file)
+ * merged over a table; `where` names it in the error when it does not have the table's shape.
+ */
+export function withPriceOverride(table: PriceTable, override: unknown, where: string): PriceTable {
+  if (override === undefined) return table;
+  const parsed = PriceOverrideSchema.safeParse(override);
+  if (!parsed.success) {
+    throw new PriceTableError(`${where} is not a price table: ${z.prettifyError(parsed.error)}`);
+  }
+  return mergePrices(table, parsed.data);
+}
+
+/** Input tokens a budget projects for a text before a call: one per four characters, rounded up. */
+export function projectedTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** Tokens a chat format adds per message (role and framing), projected generously. */
+const FRAMING_TOKENS_PER_MESSAGE = 4;
+
+/**
+ * Output tokens a budget reserves for a request that sets no `maxTokens` (the model may answer
+ * at any length; every family of this repo sets one).
+ */
+export const UNBOUNDED_OUTPUT_TOKENS = 4_096;
+
+/** What a request may cost at most: its projected input and its maximum output, both as the table prices them. */
+export interface ProjectedCost extends Cost {
+  tokens: { input: number; output: number };
+}
+
+/**
+ * The most a call may cost before it is sent: input tokens projected locally
+ * ({@link projectedTokens} of every message, plus framing), none of them from the vendor's cache,
+ * and the request's maximum output. A run's budget reserves this much before each call. The
+ * input projection is an estimate: a call may cost more than this by what the estimate missed.
+ */
+export function maxCostOf(
+  table: PriceTable,
+  providerId: string,
+  request: Pick<CompletionRequest, 'system' | 'prompt' | 'history' | 'maxTokens'>,
+): ProjectedCost {
+  const messages = [request.system ?? '', ...(request.history ?? []).map((t) => t.content), request.prompt];
+  let input = 0;
+  for (const text of messages) input += projectedTokens(text) + FRAMING_TOKENS_PER_MESSAGE;
+  const output = request.maxTokens ?? UNBOUNDED_OUTPUT_TOKENS;
+  return { ...costOf(table, providerId, { input, output, cached: 0 }), tokens: { input, output } };
+}
+
+/**
+ * A budget can only hold a run whose calls have a price: a run with `run.budgetUsd` is refused
+ * when any backend (resolved ids) has none in `table` with the suite's `run.prices` over it, as
+ * every such call would count as free. A run without a budget may call an unpriced model; its
+ * report says the cost is unpriced.
+ */
+export function requirePricedBackends(
+  suite: { backends: readonly string[]; run: { budgetUsd?: number; prices?: unknown } },
+  table: PriceTable,
+): void {
+  if (suite.run.budgetUsd === undefined) return;
+  const prices = withPriceOverride(table, suite.run.prices, "the suite's run.prices");
+  const unpriced = suite.backends.filter(
+    (backend) => !costOf(prices, resolveProviderId(backend).id, { input: 0, output: 0, cached: 0 }).priced,
+  );
+  if (unpriced.length === 0) return;
+  const ids = unpriced.map((b) => resolveProviderId(b).id);
+  throw new PriceTableError(
+    `the run has a budget ($${suite.run.budgetUsd}) but ${ids.join(', ')} ${ids.length === 1 ? 'has' : 'have'} no price, so ${ids.length === 1 ? 'its' : 'their'} calls could not be counted against it: add ${ids.length === 1 ? 'its price' : 'their prices'} under run.prices in the suite (e.g. "prices": {"models": {"${ids[0]}": {"input": 0.5, "output": 1.5}}}, USD per 1M tokens) or in a price file given with --prices FILE (or ASSAY_PRICES), or run without run.budgetUsd`,
+  );
 }

@@ -131,6 +131,63 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     expect(await collect(s.results(id))).toEqual([result(id, 'a')]);
   });
 
+  it('reserves a budget: a reservation that would pass it is refused, and nothing is kept of it', async () => {
+    const id = fresh('reserve');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: budgeted }));
+    expect(await s.reserve(id, { itemId: 'a', row: 1 }, 0.6, 1)).toBe(true);
+    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 0.5, 1)).toBe(false);
+    expect(await s.reserved(id)).toBeCloseTo(0.6, 12);
+    // What is left fits exactly.
+    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 0.4, 1)).toBe(true);
+    expect(await s.reserved(id)).toBeCloseTo(1, 12);
+    expect(await s.spent(id)).toBe(0);
+  });
+
+  it('never lets concurrent reservations pass the budget together', async () => {
+    const id = fresh('reserve-race');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: budgeted }));
+    const granted = await Promise.all(
+      Array.from({ length: 24 }, (_, i) => s.reserve(id, { itemId: `i${i}`, row: i }, 0.1, 1)),
+    );
+    // Ten fit: no more pass together, and none is refused while there is room.
+    expect(granted.filter(Boolean)).toHaveLength(10);
+    expect(await s.reserved(id)).toBeCloseTo(1, 9);
+  });
+
+  it('settles a reservation to what the call cost, held until the result is recorded, which releases it', async () => {
+    const id = fresh('settle');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: budgeted }));
+    const a = { itemId: 'a', row: 1 };
+    expect(await s.reserve(id, a, 0.5, 1)).toBe(true);
+    await s.settleReservation(id, a, 0.5, 0.0001);
+    expect(await s.reserved(id)).toBeCloseTo(0.0001, 12);
+    // The item's spend is held until its result is recorded, then it is spent.
+    await s.recordResult(result(id, 'a'));
+    expect(await s.reserved(id)).toBeCloseTo(0, 12);
+    expect(await s.spent(id)).toBeCloseTo(0.0001, 12);
+    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 0.9999, 1)).toBe(true);
+    expect(await s.reserve(id, { itemId: 'c', row: 3 }, 0.001, 1)).toBe(false);
+  });
+
+  it('releases what an attempt that died held once the result of its item is recorded', async () => {
+    const id = fresh('settle-crash');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: budgeted }));
+    // An attempt reserved twice and died before settling; the item's redelivery then recorded it.
+    expect(await s.reserve(id, { itemId: 'a', row: 1 }, 0.3, 1)).toBe(true);
+    expect(await s.reserve(id, { itemId: 'a', row: 1 }, 0.2, 1)).toBe(true);
+    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 0.1, 1)).toBe(true);
+    await s.recordResult(result(id, 'a'));
+    expect(await s.reserved(id)).toBeCloseTo(0.1, 12);
+    // A duplicate delivery's result releases what its attempt held too.
+    await s.settleReservation(id, { itemId: 'a', row: 1 }, 0, 0.05);
+    expect((await s.recordResult(result(id, 'a'))).recorded).toBe(false);
+    expect(await s.reserved(id)).toBeCloseTo(0.1, 12);
+  });
+
   it('closing the only part sets the total and starts the run; the result that completes it says so', async () => {
     const id = fresh('close');
     const s = await storeFor(id);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CostTally } from '../../../shared/lib/metrics/cost.js';
 import { costSummary } from '../../../shared/lib/metrics/index.js';
 
 describe('costSummary', () => {
@@ -44,6 +45,25 @@ describe('costSummary', () => {
       perItemUsd: null,
       tokens: { input: 0, output: 0, cached: 0 },
       byStage: {},
+      priced: true,
+      unpriced: [],
     });
+  });
+
+  it('says which models had no price, overall and by stage, through a merge and a saved tally', () => {
+    const usage = { input: 1, output: 1, cached: 0 };
+    const first = new CostTally();
+    first.add({ stage: 'classify', costUsd: 0.01, usage });
+    const later = new CostTally();
+    later.add({ stage: 'repair', costUsd: 0, usage, unpriced: ['openai:my-finetune'] });
+    first.merge(CostTally.fromState(later.toState()));
+    const s = CostTally.fromState(first.toState()).summary(2);
+    expect(s.priced).toBe(false);
+    expect(s.unpriced).toEqual(['openai:my-finetune']);
+    expect(s.byStage.classify).not.toHaveProperty('priced');
+    expect(s.byStage.repair!.priced).toBe(false);
+    // A tally saved before unpriced models were tracked reads as priced.
+    const { unpriced: _u, ...old } = new CostTally().toState();
+    expect(CostTally.fromState(old).summary(1).priced).toBe(true);
   });
 });

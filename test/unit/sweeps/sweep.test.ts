@@ -9,7 +9,7 @@ import {
   prepareSweep,
   type VariantRun,
 } from '../../../shared/sweeps/sweep.js';
-import { promptChangeLines } from '../../../shared/sweeps/sweep-files.js';
+import { promptChangeLines, renderSweepText } from '../../../shared/sweeps/sweep-files.js';
 import { suiteInput } from '../../helpers.js';
 
 describe('expandMatrix', () => {
@@ -268,6 +268,8 @@ interface VariantSpec {
   costUsd: number;
   latencyMs: number;
   simulated?: boolean;
+  /** A model the variant called that had no price (its calls then cost "0", unknown). */
+  unpriced?: string;
 }
 
 // Accuracy and cost per 10K (= costUsd × 10,000), by hand:
@@ -333,6 +335,7 @@ function variantRun(suite: Suite, spec: VariantSpec, simulatedAll: boolean): Var
           costUsd: spec.costUsd,
           latencyMs: spec.latencyMs,
           usage: { input: 10, output: 5, cached: 0 },
+          ...(spec.unpriced ? { unpriced: [spec.unpriced] } : {}),
         },
       },
       simulated,
@@ -607,5 +610,38 @@ describe('promptChangeLines', () => {
       ]),
     ).toEqual(['prompt changed: a.md (edited)', 'prompt added: b.md']);
     expect(promptChangeLines([{ path: 'c.md', base: 'h4' }])).toEqual(['prompt dropped: c.md']);
+  });
+});
+
+describe('a variant that called a model without a price', () => {
+  // good is the best; its model has no price, so its cost reads $0 and is unknown.
+  const specs = SPECS.map((s) =>
+    s.name === 'good' ? { ...s, costUsd: 0, unpriced: 'openai:my-finetune-unpriced' } : s,
+  );
+
+  it('is left off the Pareto front instead of sitting on it at $0, and pushes nobody off it', async () => {
+    const { report } = await sweep({ specs });
+    const good = report.variants.find((v) => v.name === 'good')!;
+    expect(good).toMatchObject({ priced: false, unpriced: ['openai:my-finetune-unpriced'], pareto: false });
+    // At $0 good would have beaten base (cheaper and better); without a price, base stays on.
+    expect(report.variants.filter((v) => v.pareto).map((v) => v.name)).toEqual(['good-pricey', 'base']);
+    expect(report.variants.find((v) => v.name === 'base')!.priced).toBe(true);
+  });
+
+  it('shows as unpriced in the sweep table, with a note of why it is off the front', async () => {
+    const { report } = await sweep({ specs });
+    const text = renderSweepText(report);
+    const row = text.split('\n').find((line) => /\bgood\b/.test(line) && !line.includes('good-pricey'))!;
+    expect(row).toContain('unpriced');
+    expect(row).not.toContain('$0.00');
+    expect(text).toContain('unpriced: good called openai:my-finetune-unpriced without a price');
+    expect(text).toContain('good: 4 paired items, cost unpriced');
+  });
+
+  it('has no cost to rank by', async () => {
+    const { report } = await sweep({ specs, extra: { rankBy: 'cost per 10k' } });
+    const good = report.variants.find((v) => v.name === 'good')!;
+    expect(good.rank).toBeNull();
+    expect(good.rankValue?.value).toBeNull();
   });
 });

@@ -52,6 +52,9 @@ export function sweepPage(s: Json): HTMLElement[] {
     counts: { items: number; scored: number };
     costUsd: number;
     per10kUsd: number | null;
+    /** False: the variant called a model without a price (absent in older sweeps: priced). */
+    priced?: boolean;
+    unpriced?: string[];
     latencyMs: { p50: number | null; p95: number | null };
     pareto: boolean;
     comparison?: {
@@ -120,7 +123,7 @@ export function sweepPage(s: Json): HTMLElement[] {
           h('span', { class: 'figure-value', 'data-variant': v.name }, num(v.rankValue?.value ?? null)),
           v.rankValue?.ci ? `[${num(v.rankValue.ci[0])}, ${num(v.rankValue.ci[1])}]` : 'n/a',
           ciBar(v.rankValue?.value ?? null, v.rankValue?.ci, lo, hi),
-          v.per10kUsd === null ? 'n/a' : usd(v.per10kUsd),
+          v.priced === false ? 'unpriced' : v.per10kUsd === null ? 'n/a' : usd(v.per10kUsd),
           ms(v.latencyMs.p50),
           ms(v.latencyMs.p95),
           `${v.counts.scored}/${v.counts.items}`,
@@ -135,8 +138,17 @@ export function sweepPage(s: Json): HTMLElement[] {
       ),
     ),
   );
+  const unpricedVariants = variants.filter((v) => v.priced === false);
+  if (unpricedVariants.length > 0)
+    out.push(
+      h(
+        'p',
+        { class: 'note', 'data-testid': 'unpriced-variants' },
+        `Unpriced: ${unpricedVariants.map((v) => `${v.name} (${(v.unpriced ?? []).join(', ')})`).join('; ')} called a model without a price: its cost is unknown, so it is left off the Pareto front and the chart.`,
+      ),
+    );
   const points = variants
-    .filter((v) => v.per10kUsd !== null && typeof v.rankValue?.value === 'number')
+    .filter((v) => v.priced !== false && v.per10kUsd !== null && typeof v.rankValue?.value === 'number')
     .map((v) => ({ x: v.per10kUsd!, y: v.rankValue!.value!, label: v.name, front: v.pareto }));
   if (points.length > 0) {
     out.push(
@@ -433,7 +445,7 @@ export function leaderboardPage(tables: Json[]): HTMLElement[] {
             return v ? `${num(v.value)}${v.ci ? ` [${num(v.ci[0])}, ${num(v.ci[1])}]` : ''}` : 'n/a';
           }),
           ...(ranked ? [ciBar(e.metrics[ranked]?.value ?? null, e.metrics[ranked]?.ci, lo, hi)] : []),
-          usd(e.per10kUsd),
+          e.priced === false ? 'unpriced' : usd(e.per10kUsd),
           ms(e.p50LatencyMs),
           `${e.scored}/${e.items}`,
           e.finishedAt,
@@ -442,7 +454,13 @@ export function leaderboardPage(tables: Json[]): HTMLElement[] {
       ),
     );
     const points = entries
-      .filter((e) => ranked && e.per10kUsd !== null && typeof e.metrics[ranked]?.value === 'number')
+      .filter(
+        (e) =>
+          ranked &&
+          e.priced !== false &&
+          e.per10kUsd !== null &&
+          typeof e.metrics[ranked]?.value === 'number',
+      )
       .map((e) => ({ x: e.per10kUsd!, y: e.metrics[ranked!]!.value!, label: e.runId, front: false }));
     if (ranked && points.length > 1) {
       parts.push(

@@ -403,8 +403,18 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
             'headline',
           )
         : null,
-      tile('cost', usd(report.cost.totalUsd), 'cost'),
-      tile('per 10K items at list price', usd(report.cost.per10kUsd)),
+      // A cost with calls to a model without a price is not a figure: say so, never $0.
+      tile(
+        report.cost.priced === false
+          ? `cost (no price for ${(report.cost.unpriced ?? []).join(', ')})`
+          : 'cost',
+        report.cost.priced === false ? 'unpriced' : usd(report.cost.totalUsd),
+        'cost',
+      ),
+      tile(
+        'per 10K items at list price',
+        report.cost.priced === false ? 'unpriced' : usd(report.cost.per10kUsd),
+      ),
       tile('latency p50 / p95', `${ms(report.latencyMs.p50)} / ${ms(report.latencyMs.p95)}`),
     ),
   );
@@ -434,6 +444,9 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
       h(
         'p',
         null,
+        cost.priced === false
+          ? `Unpriced: ${(cost.unpriced ?? []).join(', ')} had no price in the price table (give one with run.prices in the suite or --prices FILE), so the figures below leave their calls out. `
+          : '',
         `Paid ${usd(cost.totalUsd)} · at list price (cached answers priced as if called): per item ${usd(cost.perItemUsd)}, per 10K ${usd(cost.per10kUsd)} · calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd)}) · tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}), out ${cost.tokens.output}`,
         cost.batch
           ? ` · batch lane: ${cost.batch.calls} calls at ${Math.round(cost.batch.discount * 100)}% off, saving ${usd(cost.batch.savedUsd)}`
@@ -450,7 +463,7 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
             ['stage', 'cost', 'share', 'calls'],
             stages.map(([stage, s]) => [
               stage,
-              usd(s.usd),
+              s.priced === false ? `unpriced (priced calls ${usd(s.usd)})` : usd(s.usd),
               h(
                 'span',
                 { class: 'share' },
