@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { CloudFlags, CloudStopFlags } from './commands/cloud.js';
 import type { EstimateFlags } from './commands/estimate.js';
+import type { LabelFlags } from './commands/label.js';
 import type { RunFlags } from './commands/run.js';
 import type { ScoreFlags } from './commands/score.js';
 
@@ -159,6 +160,30 @@ program
   .action(async (suitePath: string, flags: EstimateFlags) => {
     const { estimateCommand } = await import('./commands/estimate.js');
     await estimateCommand(suitePath, flags);
+  });
+
+program
+  .command('label <suite>')
+  .description(
+    "choose the items of the suite's latest run that have no gold and whose label would narrow the prediction-powered estimate the most (where the judge was least sure), and write label.html: an offline page to label them with the keyboard and export id,label,p for dataset.goldFile",
+  )
+  .option('-n, --n <n>', 'items to choose', positiveInt, 50)
+  .option('--run <dir>', "the run folder to label from (default: the suite's latest finished run in --runs)")
+  .option('--runs <dir>', 'folder of run folders searched for the latest run', 'runs')
+  .option('-o, --out <file>', 'the page written (default: label.html in the run folder)')
+  .option('--seed <s>', 'sampling seed', positiveInt, 1)
+  .option(
+    '--floor <share>',
+    'share of the label budget spread uniformly over every item, so that each has a chance of being chosen (default 0.2)',
+    (value: string) => {
+      const share = Number(value);
+      if (!(share > 0 && share <= 1)) throw new InvalidArgumentError('must be a share in (0, 1]');
+      return share;
+    },
+  )
+  .action(async (suitePath: string, flags: LabelFlags) => {
+    const { labelCommand } = await import('./commands/label.js');
+    await labelCommand(suitePath, flags);
   });
 
 program

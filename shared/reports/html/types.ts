@@ -40,7 +40,65 @@ export interface ItemTable {
   columns: Record<string, Column<string | number | boolean | null>>;
 }
 
+/** One key a person presses to give a label on the labelling page. */
+export interface LabelChoice {
+  /** The label as the gold column takes it (what the exported CSV writes). */
+  value: string;
+  /** Its digit key (1–9), when it is one of the first nine labels. */
+  digit?: string;
+  /** Its letter key: the label's first letter, when no other label shares it and it is not u or s. */
+  letter?: string;
+  /** A word shown beside it (pass or fail for a score against a threshold). */
+  hint?: string;
+}
+
+/** An item chosen for a person's label, with what the judge said (shown once the person answered). */
+export interface LabelPageItem {
+  id: string;
+  row: number;
+  /** Its probability of being chosen for a label (the CSV's `p`, the weight 1/p). */
+  p: number;
+  /** How unsure the judge was (see label-uncertainty.ts); null when the run showed nothing. */
+  uncertainty: number | null;
+  signal: string | null;
+  /** The item's input fields, in the family's order, as the run kept them. */
+  inputs: [string, string][];
+  verdict: {
+    value: string;
+    explanation?: string;
+    decidedBy?: string;
+    /** The repeats' values, or the judges' votes (`backend: label`), as text. */
+    evidence?: string[];
+  };
+}
+
+/** The labelling page: items chosen from a run for a person's labels (`assay label`). */
+export interface LabelPageData {
+  runId: string;
+  suiteName: string;
+  task: string;
+  simulated: boolean;
+  /** What progress in the browser's storage is saved under: the run and the chosen items. */
+  storageKey: string;
+  /** The scorer whose verdict is checked, and the labels a person chooses from. */
+  scorer: string;
+  labels: LabelChoice[];
+  /** How the items were chosen: candidates, budget, seed, floor, and the evidence used. */
+  selection: {
+    candidates: number;
+    budget: number;
+    seed: number;
+    floor: number;
+    /** Items per kind of evidence; empty when the run had none (uniform sampling). */
+    signals: Record<string, number>;
+    uniform: boolean;
+    note: string;
+  };
+  items: LabelPageItem[];
+}
+
 export type PageData =
+  | { kind: 'label'; label: LabelPageData }
   | { kind: 'run'; report: Record<string, unknown>; items: ItemTable }
   | { kind: 'sweep'; sweep: Record<string, unknown> }
   | { kind: 'comparison'; comparison: Record<string, unknown> }

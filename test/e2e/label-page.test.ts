@@ -1,0 +1,240 @@
+/**
+ * `assay label` end to end in a real browser (headless Chromium driven by playwright-core): a
+ * judge suite whose dataset has gold on half its rows is run, `assay label` chooses items
+ * without gold and writes label.html, a person answers them with the keyboard (with an undo and
+ * a skip), the progress survives a reload, the exported CSV is captured, and a second run that
+ * points `dataset.goldFile` at that CSV takes its labels as gold.
+ */
+import { existsSync } from 'node:fs';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { type Browser, chromium, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { LabelPageData } from '../../shared/reports/html/types.js';
+import { assayCli, EXAMPLE_DATA, REPO, tempDir } from '../helpers.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** The example replies (24 of them) with the human label blanked on every other row. */
+async function partialDataset(dir: string): Promise<void> {
+  const lines = (await readFile(join(EXAMPLE_DATA, 'replies.csv'), 'utf8')).trimEnd().split('\n');
+  const kept = [lines[0]!];
+  for (const [i, line] of lines.slice(1, 25).entries()) {
+    // The label is the last field, and no label holds a comma.
+    kept.push(i % 2 === 1 ? line.replace(/,(polite|neutral|rude)$/, ',') : line);
+  }
+  await writeFile(join(dir, 'replies.csv'), `${kept.join('\n')}\n`);
+}
+
+function suiteJson(dataset: Record<string, unknown>): string {
+  return JSON.stringify({
+    version: 1,
+    name: 'tone-labels',
+    task: 'judge',
+    dataset: { path: 'replies.csv', columns: { gold: 'human' }, partialGold: true, ...dataset },
+    judge: { prompt: 'prompts/tone.md', labels: ['polite', 'neutral', 'rude'] },
+    backends: ['sim:gpt-4o-mini'],
+    run: { repeats: 3 },
+  });
+}
+
+describe.skipIf(!existsSync(CHROMIUM))(
+  'assay label: the labelling page in a browser',
+  { timeout: 240_000 },
+  () => {
+    let browser: Browser;
+    let dir: string;
+    let labelPage: string;
+    let labelOut: string;
+    let html: string;
+    let data: LabelPageData;
+    const suitePath = () => join(dir, 'tone.suite.json');
+    const runs = () => join(dir, 'runs');
+    beforeAll(async () => {
+      browser = await chromium.launch({ executablePath: CHROMIUM });
+      dir = await tempDir('assay-label-');
+      await mkdir(join(dir, 'prompts'));
+      await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(dir, 'prompts', 'tone.md'));
+      await partialDataset(dir);
+      await writeFile(suitePath(), suiteJson({}));
+      await assayCli(['run', suitePath(), '--runs', runs(), '--no-progress'], dir);
+      labelPage = join(dir, 'label.html');
+      ({ stdout: labelOut } = await assayCli(
+        ['label', suitePath(), '--n', '5', '--runs', runs(), '--out', labelPage, '--seed', '4'],
+        dir,
+      ));
+      html = await readFile(labelPage, 'utf8');
+      const embedded = /<script type="application\/json" id="assay-data">([\s\S]*?)<\/script>/.exec(
+        html,
+      )![1]!;
+      data = (JSON.parse(embedded) as { kind: string; label: LabelPageData }).label;
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    /** What the page shows now: the item on the card, whether its verdict shows, the progress line. */
+    async function seen(page: Page) {
+      return {
+        item: await page.getAttribute('[data-testid=card]', 'data-item-id'),
+        verdictShown: await page.isVisible('[data-testid=card] [data-testid=verdict]'),
+        answer: (await page.$('[data-testid=card] [data-testid=answer]'))
+          ? await page.textContent('[data-testid=card] [data-testid=answer]')
+          : null,
+        progress: await page.textContent('[data-testid=progress]'),
+      };
+    }
+
+    it('labels with the keyboard, exports id,label,p, and a run merges the CSV as gold', async () => {
+      expect(labelOut).toMatch(/12 items without gold \(12 with gold, 0 without a verdict/);
+      expect(labelOut).toMatch(/chose 5 to label/);
+      expect(labelOut).toMatch(/repeats: 12 items/);
+      expect(html).toMatch(/<meta http-equiv="Content-Security-Policy" content="default-src 'none'/);
+      const ids = data.items.map((item) => item.id);
+      expect(ids).toHaveLength(5);
+
+      const page = await browser.newPage({ acceptDownloads: true });
+      const errors: string[] = [];
+      const violations: string[] = [];
+      const requests: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      page.on('request', (request) => requests.push(request.url()));
+      await page.exposeFunction('reportViolation', (directive: string) => violations.push(directive));
+      await page.addInitScript(() => {
+        document.addEventListener('securitypolicyviolation', (e) =>
+          (window as unknown as { reportViolation: (d: string) => void }).reportViolation(
+            e.effectiveDirective,
+          ),
+        );
+      });
+      await page.goto(pathToFileURL(labelPage).href);
+      await page.waitForSelector('body[data-ready="true"]');
+      expect(await page.textContent('body')).toContain('1 / p');
+
+      // The judge's verdict is not shown before an answer.
+      expect(await seen(page)).toMatchObject({ item: ids[0], verdictShown: false, answer: null });
+      await page.keyboard.press('1'); // polite, by its digit
+      expect(await page.textContent('[data-testid=last]')).toContain(
+        `Item ${ids[0]}: you said polite; the judge said`,
+      );
+      expect(await seen(page)).toMatchObject({ item: ids[1], verdictShown: false });
+      await page.keyboard.press('r'); // rude, by its letter…
+      await page.keyboard.press('u'); // …undone: back on the item, unanswered
+      expect(await seen(page)).toMatchObject({ item: ids[1], verdictShown: false, answer: null });
+      await page.keyboard.press('n'); // neutral
+      await page.keyboard.press('s'); // skip the third
+      expect(await seen(page)).toMatchObject({
+        item: ids[3],
+        progress: '2 labelled, 1 skipped, 2 to go (of 5)',
+      });
+      await page.keyboard.press('ArrowLeft');
+      expect(await seen(page)).toMatchObject({ item: ids[2], verdictShown: false, answer: 'skipped' });
+      await page.keyboard.press('ArrowLeft');
+      expect(await seen(page)).toMatchObject({ item: ids[1], verdictShown: true, answer: 'you: neutral' });
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('ArrowRight');
+      await page.keyboard.press('3'); // rude
+      expect(await seen(page)).toMatchObject({
+        item: ids[4],
+        progress: '3 labelled, 1 skipped, 1 to go (of 5)',
+      });
+
+      // The progress is kept by the browser: a reload finds it.
+      await page.reload();
+      await page.waitForSelector('body[data-ready="true"]');
+      expect(await seen(page)).toMatchObject({
+        item: ids[4],
+        progress: '3 labelled, 1 skipped, 1 to go (of 5)',
+      });
+
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.click('[data-testid=export]'),
+      ]);
+      const csvPath = join(dir, 'labels.csv');
+      await download.saveAs(csvPath);
+      const csv = await readFile(csvPath, 'utf8');
+      const p = (id: string) => String(data.items.find((item) => item.id === id)!.p);
+      expect(csv).toBe(
+        [
+          'id,label,p',
+          `${ids[0]},polite,${p(ids[0]!)}`,
+          `${ids[1]},neutral,${p(ids[1]!)}`,
+          `${ids[3]},rude,${p(ids[3]!)}`,
+          '',
+        ].join('\n'),
+      );
+      expect(errors).toEqual([]);
+      expect(violations).toEqual([]);
+      // Nothing but the page itself (and the CSV's blob) was ever fetched.
+      expect(requests.filter((url) => !url.startsWith('file:') && !url.startsWith('blob:'))).toEqual([]);
+      await page.close();
+
+      // A run with the CSV as gold takes the three labels: those items now have gold.
+      await writeFile(suitePath(), suiteJson({ goldFile: csvPath }));
+      await assayCli(['run', suitePath(), '--runs', runs(), '--no-progress'], dir);
+      const folders = (await readdir(runs(), { withFileTypes: true })).filter((e) => e.isDirectory());
+      expect(folders).toHaveLength(2);
+      const gold = new Map<string, string | undefined>();
+      let report: { scores: Record<string, { ppi?: { nLabelled?: number } }> } | undefined;
+      for (const folder of folders) {
+        const run = JSON.parse(await readFile(join(runs(), folder.name, 'run.json'), 'utf8')) as {
+          suite: { dataset: { goldFile?: string } };
+        };
+        if (!run.suite.dataset.goldFile) continue;
+        const lines = (await readFile(join(runs(), folder.name, 'results.jsonl'), 'utf8')).trim().split('\n');
+        for (const line of lines) {
+          const result = JSON.parse(line) as { itemId: string; gold?: string };
+          gold.set(result.itemId, result.gold);
+        }
+        report = JSON.parse(await readFile(join(runs(), folder.name, 'report.json'), 'utf8'));
+      }
+      expect(gold.size).toBe(24);
+      expect([gold.get(ids[0]!), gold.get(ids[1]!), gold.get(ids[2]!), gold.get(ids[3]!)]).toEqual([
+        'polite',
+        'neutral',
+        undefined,
+        'rude',
+      ]);
+      expect([...gold.values()].filter((g) => g !== undefined)).toHaveLength(15);
+      expect(report?.scores.label?.ppi?.nLabelled).toBe(15);
+    });
+
+    it('still labels and exports when the browser blocks storage, and says progress is not saved', async () => {
+      const page = await browser.newPage({ acceptDownloads: true });
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.addInitScript(() => {
+        Object.defineProperty(window, 'localStorage', {
+          get() {
+            throw new DOMException('storage is blocked', 'SecurityError');
+          },
+        });
+      });
+      await page.goto(pathToFileURL(labelPage).href);
+      await page.waitForSelector('body[data-ready="true"]');
+      expect(await page.textContent('[data-testid=storage]')).toMatch(/does not let the page save progress/);
+      await page.keyboard.press('2');
+      expect(await page.textContent('[data-testid=progress]')).toBe('1 labelled, 0 skipped, 4 to go (of 5)');
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.click('[data-testid=export]'),
+      ]);
+      const csvPath = join(dir, 'blocked.csv');
+      await download.saveAs(csvPath);
+      expect(await readFile(csvPath, 'utf8')).toBe(
+        `id,label,p\n${data.items[0]!.id},neutral,${data.items[0]!.p}\n`,
+      );
+      expect(errors).toEqual([]);
+      await page.close();
+    });
+
+    it('says what is missing when the suite has no run', async () => {
+      const empty = join(dir, 'no-runs');
+      await expect(assayCli(['label', suitePath(), '--runs', empty], dir)).rejects.toMatchObject({
+        stderr: expect.stringMatching(/suite tone-labels has no run in .*no-runs\/: run it first/),
+      });
+    });
+  },
+);
