@@ -1,11 +1,19 @@
+import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { LocalRunHistory } from '../shared/adapters/local/local-run-history.js';
+import { LocalRunStore } from '../shared/adapters/local/local-run-store.js';
 import { LocalSweepStore } from '../shared/adapters/local/local-sweeps.js';
-import { SweepExistsError } from '../shared/model/errors.js';
-import type { RunRecord } from '../shared/model/model.js';
+import { InputError, SweepExistsError } from '../shared/model/errors.js';
+import type { ItemResult, RunRecord } from '../shared/model/model.js';
 import type { Report } from '../shared/model/report.js';
 import { type Suite, validateSuite, variantSuites } from '../shared/registry/suite.js';
+import {
+  SequentialGate,
+  SequentialRunControl,
+  sequentialPlan,
+  sequentialSpec,
+} from '../shared/sweeps/sequential.js';
 import { prepareSweep, type SweepReport } from '../shared/sweeps/sweep.js';
 import { whyNotWritten } from '../shared/use-cases/aggregate-run.js';
 import { aggregateSweep, writeSweepReport } from '../shared/use-cases/aggregate-sweep.js';
@@ -50,16 +58,29 @@ export async function runSweep(
   const variants = variantSuites(suite);
   const sweepDir = options.outDir === undefined ? undefined : resolve(options.outDir);
   const runsDir = sweepDir ?? resolve(options.runsDir ?? 'runs');
+  const sequential = sequentialSweep(suite, variants, options);
   const runs: LocalSweepResult['runs'] = [];
-  for (const [i, { variant, suite: variantSuite }] of variants.entries()) {
+  // A sequential gate scores the baseline first: paired conditions read its results.
+  const order = sequential
+    ? [...variants].sort(
+        (a, b) =>
+          Number(b.variant.name === sequential.baseline) - Number(a.variant.name === sequential.baseline),
+      )
+    : variants;
+  for (const [i, { variant, suite: variantSuite }] of order.entries()) {
     options.onVariant?.(variant.name, i, variants.length);
-    const done = await runSuite(variantSuite, suiteDir, datasetOf(variant.name), {
+    const source = datasetOf(variant.name);
+    const control = sequential?.controlFor(variant.name, variantSuite);
+    const done = await runSuite(variantSuite, suiteDir, control?.dataset(source) ?? source, {
       ...options,
       outDir: undefined,
       runsDir,
+      ...(control ? { sequential: control.control } : {}),
     });
     if (done.outcome.status !== 'written')
       throw new Error(`variant ${variant.name}: ${whyNotWritten(done.outcome)}`);
+    if (sequential && variant.name === sequential.baseline)
+      await sequential.baselineDone(done.outDir, done.run.runId);
     runs.push({
       variant: variant.name,
       run: done.run,
@@ -68,6 +89,12 @@ export async function runSweep(
       ...(done.unscorable ? { unscorable: done.unscorable } : {}),
     });
   }
+  // The sweep's record and report list the variants in the suite's order.
+  runs.sort(
+    (a, b) =>
+      variants.findIndex((v) => v.variant.name === a.variant) -
+      variants.findIndex((v) => v.variant.name === b.variant),
+  );
 
   const sweeps = sweepDir ? new LocalSweepStore(sweepDir, { oneSweep: true }) : new LocalSweepStore(runsDir);
   const record = prepareSweep(
@@ -89,4 +116,66 @@ export async function runSweep(
   const aggregated = await aggregateSweep(deps, record.sweepId);
   const outcome = aggregated.status === 'written' ? aggregated : await writeSweepReport(deps, record.sweepId);
   return { outDir, runsDir, sweep: outcome.report, runs };
+}
+
+/**
+ * A sweep with `gate.sequential`: the baseline is scored first, in full and in the gate's
+ * order; every other variant in the same order, stopping as soon as its gate is settled (see
+ * shared/sweeps/sequential.ts). A sequential variant's run is a run of its own: its dataset
+ * version carries the gate and the baseline run it was settled against, so a plain run of the
+ * same variant never reuses its partial results, nor it theirs; running the sweep again
+ * resumes it and settles at the same item.
+ */
+function sequentialSweep(
+  suite: Suite,
+  variants: ReturnType<typeof variantSuites>,
+  options: RunSettings,
+):
+  | {
+      baseline: string;
+      controlFor(
+        variant: string,
+        variantSuite: Suite,
+      ): { control: SequentialRunControl; dataset(source: DatasetSource): DatasetSource };
+      baselineDone(outDir: string, runId: string): Promise<void>;
+    }
+  | undefined {
+  const spec = sequentialSpec(suite.gate, suite.run.sample?.seed);
+  if (!spec || variants.length === 0) return undefined;
+  for (const { variant, suite: variantSuite } of variants) {
+    if ((options.lane ?? variantSuite.run.lane) === 'batch')
+      throw new InputError(
+        `variant ${variant.name}: gate.sequential scores items one after another and stops early; the batch lane sends them all at once: use run.lane "sync"`,
+      );
+    // A condition the variant's scorers cannot follow fails here, before anything is paid for.
+    sequentialPlan(spec, variantSuite);
+  }
+  const baseline = suite.baseline ?? variants[0]!.variant.name;
+  let baselineResults: ItemResult[] = [];
+  let baselineRun = '';
+  return {
+    baseline,
+    controlFor(variant, variantSuite) {
+      if (variant === baseline) return { control: new SequentialRunControl(spec.seed), dataset: (s) => s };
+      const plan = sequentialPlan(spec, variantSuite);
+      const byId = new Map(baselineResults.map((r) => [r.itemId, r]));
+      const tag = createHash('sha256')
+        .update(JSON.stringify({ spec, baselineRun }))
+        .digest('hex')
+        .slice(0, 12);
+      return {
+        control: new SequentialRunControl(
+          spec.seed,
+          (population) => new SequentialGate(plan, population, byId),
+        ),
+        dataset: (source) => ({ ...source, version: `${source.version}+sequential-${tag}` }),
+      };
+    },
+    async baselineDone(outDir, runId) {
+      baselineRun = runId;
+      baselineResults = [];
+      const store = new LocalRunStore(outDir, { checkSuite: validateSuite });
+      for await (const result of store.results(runId)) baselineResults.push(result);
+    },
+  };
 }

@@ -496,3 +496,54 @@ export function evaluateGate(
   const failed = verdicts.filter((v) => !v.passed).map((v) => v.condition);
   return { promoted: failed.length === 0, conditions: verdicts, failed };
 }
+
+/** Per-item rates a sequential gate can follow item by item: each item adds a 0 or a 1. */
+export const SEQUENTIAL_METRICS = ['accuracy', 'passRate'] as const;
+
+/**
+ * A condition as a sequential gate reads it: a per-item rate of the variant (`threshold`), or
+ * the mean of the per-item difference variant − baseline on the same items (`paired`), against
+ * a number (the threshold, or the margin).
+ */
+export interface SequencedCondition {
+  text: string;
+  /** The metric as the condition names it: `accuracy`, or `<scorer>.accuracy`. */
+  metric: string;
+  paired: boolean;
+  op: '>=' | '>' | '<=' | '<';
+  against: number;
+}
+
+/**
+ * How a sequential gate settles `condition`, or a GateSyntaxError saying why it cannot: only a
+ * rate that is a mean over items (accuracy, passRate) can be followed by a confidence sequence
+ * one item at a time; `accuracy >= baseline - 0.02` is read, like `delta accuracy >= -0.02`, on
+ * the paired per-item difference.
+ */
+export function sequencedCondition(condition: Condition): SequencedCondition {
+  const { text, metric } = condition;
+  const name = metric.kind === 'named' ? metric.name : undefined;
+  const last = name?.split('.').at(-1);
+  if (
+    metric.kind !== 'named' ||
+    metric.slice ||
+    !(SEQUENTIAL_METRICS as readonly string[]).includes(last ?? '')
+  )
+    throw new GateSyntaxError(
+      `${text}: a sequential gate settles conditions on a per-item rate (${SEQUENTIAL_METRICS.join(', ')}, of the whole run), which a confidence sequence follows item by item; drop gate.sequential or this condition`,
+    );
+  if (condition.op === '==')
+    throw new GateSyntaxError(`${text}: == cannot be settled by an interval; use >=, >, <= or <`);
+  if (condition.rhs.kind === 'noise')
+    throw new GateSyntaxError(
+      `${text}: a sequential gate compares with a number or the baseline, not a noise floor`,
+    );
+  if (condition.alpha !== undefined)
+    throw new GateSyntaxError(
+      `${text}: a sequential verdict is already held at the gate's level (gate.alpha); drop "with p < ${condition.alpha}"`,
+    );
+  const op = condition.op;
+  if (condition.rhs.kind === 'baseline')
+    return { text, metric: name!, paired: true, op, against: condition.rhs.offset };
+  return { text, metric: name!, paired: condition.delta, op, against: condition.rhs.value };
+}

@@ -43,6 +43,7 @@ export const FAILURE_KINDS = [
   'dead_letter', // the message exhausted its receives on the queue
   'budget', // the run's budget stopped it before this item was scored
   'stopped', // the run was stopped (`assay cloud stop`, or an upload over a deploy limit) before this item was scored: no model was called
+  'gate_settled', // a sequential gate settled the variant's verdict before this item's turn: no model was called
   'internal',
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];

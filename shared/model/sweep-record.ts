@@ -15,7 +15,16 @@ const sweepRecordSchema = z.object({
   variants: z.array(z.object({ name: z.string(), runId: z.string() })).min(1),
   baseline: z.string(),
   gate: z
-    .object({ conditions: z.array(z.string()), required: z.union([z.boolean(), z.array(z.string())]) })
+    .object({
+      conditions: z.array(z.string()),
+      required: z.union([z.boolean(), z.array(z.string())]),
+      /** Variants stop as soon as an anytime-valid confidence sequence settles the gate. */
+      sequential: z.boolean().optional(),
+      /** The sequential verdict's error level. */
+      alpha: z.number().optional(),
+      /** The seed of the order items are scored in. */
+      seed: z.number().optional(),
+    })
     .optional(),
   rankBy: z.string().optional(),
   status: z.enum(['running', 'aggregating', 'done']),

@@ -37,3 +37,31 @@ export function gateOutcome({ gate, variants }: GateOutcomeInput): GateOutcome {
         : `Every required variant passed the gate; not promoted (not required): ${notPromoted.join(', ')}.`,
   };
 }
+
+/** What {@link sequentialLine} reads of a sweep variant's sequential gate figures. */
+export interface SequentialLineInput {
+  verdict: 'promote' | 'reject' | 'undecided';
+  alpha: number;
+  settledAfter: number | null;
+  items: number;
+  itemsUsed: number;
+  itemsSkipped: number;
+  callsSaved: number;
+  costSavedUsd: number | null;
+}
+
+/**
+ * One sentence on what a sequential gate did for a variant, the same in sweep.txt and
+ * sweep.html: when it settled, the items it used and spared, what that saved, and the error
+ * level its verdict holds at.
+ */
+export function sequentialLine(s: SequentialLineInput): string {
+  const saved =
+    s.itemsSkipped === 0
+      ? 'no item spared'
+      : `${s.itemsSkipped} items not called: ${s.callsSaved} model calls${s.costSavedUsd === null ? '' : ` and about $${s.costSavedUsd.toPrecision(3)}`} saved`;
+  const used = `${s.itemsUsed} of ${s.items} items scored`;
+  if (s.verdict === 'undecided')
+    return `sequential: not settled by the last item (${used}); judged on its full results by the ordinary gate`;
+  return `sequential: ${s.verdict === 'promote' ? 'PROMOTE' : 'REJECT'} settled after ${s.settledAfter} items in the gate's order; ${used}, ${saved}; a wrong verdict has probability at most ${s.alpha}, whenever the variant stops (anytime-valid confidence sequences)`;
+}

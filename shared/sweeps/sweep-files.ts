@@ -8,7 +8,7 @@ import { interval, ms, num, pValue, signed, textTable, usd, visible, withInterva
 import { METRIC_NAMES } from '../lib/metrics/index.js';
 import type { BlobStore } from '../ports/ports.js';
 import type { PromptChange } from '../reports/compare-runs.js';
-import { gateOutcome } from '../reports/gate-outcome.js';
+import { gateOutcome, sequentialLine } from '../reports/gate-outcome.js';
 import { renderPage } from '../reports/html/render.js';
 import type { SweepReport, SweepVariant } from './sweep.js';
 
@@ -99,9 +99,14 @@ export function renderSweepText(report: SweepReport): string {
       `Gate: ${report.gate.conditions.join('  AND  ')}`,
       `required: ${report.gate.required.length > 0 ? report.gate.required.join(', ') : 'none'}`,
     );
+    if (report.gate.sequential)
+      lines.push(
+        `sequential: each variant's items scored in a seeded random order (seed ${report.gate.sequential.seed}), the baseline first and in full; a variant stops once its confidence sequences settle the gate, and its verdict is wrong with probability at most ${report.gate.sequential.alpha}`,
+      );
     for (const v of report.variants) {
       if (!v.gate) continue;
       lines.push(`  ${v.name}: ${verdictCell(v)}`);
+      if (v.sequential) lines.push(`    ${sequentialLine(v.sequential)}`);
       for (const c of v.gate.conditions)
         lines.push(`    ${c.passed ? 'pass' : 'FAIL'}  ${c.condition}: ${c.reason}`);
     }

@@ -28,6 +28,12 @@ import {
   comparisonSummary,
 } from '../reports/compare-runs.js';
 import { buildReport, SIMULATED_NOTICE } from '../reports/report.js';
+import {
+  replaySequentialGate,
+  type SequentialOutcome,
+  sequentialPlan,
+  sequentialSpec,
+} from './sequential.js';
 
 /**
  * The record of a sweep whose variant runs are `runs` (in the suite's order). Its id derives
@@ -106,6 +112,12 @@ export interface SweepVariant {
   /** Against the baseline on the same items (absent for the baseline itself). */
   comparison?: Pick<ComparisonSummary, 'paired' | 'promptChanges' | 'scores'> & { costDeltaUsd: number };
   gate?: GateVerdict & { required: boolean };
+  /**
+   * A sequential gate's figures (`gate.sequential`): the verdict it settled on, the items it
+   * used and spared, and its error level. When it settled, it is the variant's verdict: the
+   * fixed-sample gate is not applied to the partial results.
+   */
+  sequential?: SequentialOutcome;
   verdict: PromotionVerdict;
 }
 
@@ -131,6 +143,8 @@ export interface SweepReport {
     required: string[];
     /** Required variants that were not: `assay run` exits 1 when any. */
     failedRequired: string[];
+    /** Variants stopped early by anytime-valid confidence sequences; a wrong verdict has probability at most `alpha`. */
+    sequential?: { alpha: number; seed: number };
   };
 }
 
@@ -199,6 +213,7 @@ export async function buildSweepReport(
         : record.gate.required
     : [];
 
+  const sequential = sequentialSpec(record.gate);
   const variants: SweepVariant[] = runs.map((r, i) => {
     const report = reports[i]!;
     const primary = report.scores[report.primaryScorer];
@@ -231,7 +246,17 @@ export async function buildSweepReport(
       costDeltaUsd: comparison.cost.delta,
     };
     if (record.gate) {
-      const verdict = evaluateGate(conditions, figures[i]!, figures[baseIndex]!, comparison.scores);
+      let verdict: GateVerdict | undefined;
+      if (sequential) {
+        variant.sequential = replaySequentialGate(
+          sequentialPlan(sequential, r.run.suite),
+          r.results,
+          base.results,
+        );
+        verdict = sequentialVerdict(variant.sequential);
+      }
+      // Unsettled, the variant scored every item: the ordinary gate judges its full results.
+      verdict ??= evaluateGate(conditions, figures[i]!, figures[baseIndex]!, comparison.scores);
       variant.gate = { ...verdict, required: requiredNames.includes(r.variant) };
       variant.verdict = verdict.promoted ? 'promoted' : 'not promoted';
     }
@@ -295,7 +320,54 @@ export async function buildSweepReport(
       conditions: record.gate.conditions,
       required: requiredNames,
       failedRequired: variants.filter((v) => v.gate?.required && !v.gate.promoted).map((v) => v.name),
+      ...(sequential ? { sequential: { alpha: sequential.alpha, seed: sequential.seed } } : {}),
     };
   }
   return report;
+}
+
+const figure = (x: number | null) => (x === null ? 'n/a' : Number(x.toPrecision(3)).toString());
+
+/**
+ * The gate's verdict as a sequential gate settled it (undefined when it did not: the ordinary
+ * gate judges the full run). A condition passes when its interval lies wholly on its side.
+ */
+export function sequentialVerdict(outcome: SequentialOutcome): GateVerdict | undefined {
+  if (outcome.verdict === 'undecided') {
+    if (outcome.itemsSkipped === 0) return undefined;
+    // Items were spared, yet the results do not settle: they are not the results the run stopped on.
+    return {
+      promoted: false,
+      conditions: outcome.conditions.map((c) => ({
+        condition: c.condition,
+        passed: false,
+        value: c.mean,
+        against: c.against,
+        reason: `n/a: ${outcome.itemsSkipped} items were not scored, yet the results do not settle the gate (were they edited?)`,
+      })),
+      failed: outcome.conditions.map((c) => c.condition),
+    };
+  }
+  const conditions = outcome.conditions.map((c) => {
+    const what = c.paired ? 'paired delta (variant − baseline)' : 'rate';
+    const interval = `[${figure(c.lo)}, ${figure(c.hi)}]`;
+    const state =
+      c.state === 'met'
+        ? `lies wholly where ${c.op} ${c.against} holds: met`
+        : c.state === 'failed'
+          ? `lies wholly where ${c.op} ${c.against} fails: failed`
+          : `straddles ${c.against}: undecided when the gate settled`;
+    return {
+      condition: c.condition,
+      passed: c.state === 'met',
+      value: c.mean,
+      against: c.against,
+      reason: `${what} ${figure(c.mean)} over ${c.n} items; its confidence sequence ${interval} (each at ${figure(outcome.conditionAlpha)}) ${state}`,
+    };
+  });
+  return {
+    promoted: outcome.verdict === 'promote',
+    conditions,
+    failed: conditions.filter((c) => !c.passed).map((c) => c.condition),
+  };
 }

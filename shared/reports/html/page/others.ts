@@ -4,7 +4,7 @@
 
 import type { PairedDelta } from '../../../lib/metrics/index.js';
 import type { LeaderboardEntry, MetricValue } from '../../../model/report.js';
-import { gateOutcome } from '../../gate-outcome.js';
+import { gateOutcome, type SequentialLineInput, sequentialLine } from '../../gate-outcome.js';
 import { scatter } from './charts.js';
 import { banner, ciBar, h, metricName, ms, num, pValue, section, signed, table, usd } from './dom.js';
 import { VirtualTable } from './virtual.js';
@@ -67,6 +67,7 @@ export function sweepPage(s: Json): HTMLElement[] {
       >;
     };
     gate?: { conditions: { condition: string; passed: boolean; reason: string }[]; required: boolean };
+    sequential?: SequentialLineInput;
     verdict: string;
   }[];
   const rankBy = s.rankBy as { metric: string; better: string };
@@ -216,6 +217,15 @@ export function sweepPage(s: Json): HTMLElement[] {
           ),
           'grid gate',
         ),
+        ...variants
+          .filter((v) => v.sequential)
+          .map((v) =>
+            h(
+              'p',
+              { class: 'note', 'data-testid': 'sequential-gate' },
+              `${v.name}: ${sequentialLine(v.sequential!)}`,
+            ),
+          ),
         h(
           'p',
           { class: outcome!.tone === 'neutral' ? null : outcome!.tone, 'data-testid': 'gate-outcome' },
