@@ -19,7 +19,7 @@ import type {
   ScoreValue,
 } from '../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider, SimHint } from '../model/provider.js';
-import type { Report } from '../model/report.js';
+import type { PanelSummary, Report } from '../model/report.js';
 import type { BaseSuite } from '../model/suite-base.js';
 
 /** What a family may do while solving or scoring one item: render its prompts and call models. */
@@ -81,6 +81,8 @@ export type ParsedRow = { item: Item } | { error: string; id?: string };
 export interface ReportSection {
   /** Merged into report.json `metrics`. */
   metrics?: Record<string, unknown>;
+  /** report.json `panel`: the family's judges labelled each item (an ensemble's backends). */
+  panel?: PanelSummary;
 }
 
 /**

@@ -12,10 +12,13 @@ import {
   LabelPairCounts,
   type LabelPairCountsState,
 } from '../../lib/metrics/index.js';
+import { PanelRows, type PanelRowsState } from '../../lib/metrics/panel-rows.js';
 import { type ItemResult, isScored, resultCost, type StageSpend } from '../../model/model.js';
+import type { PanelSummary } from '../../model/report.js';
 import type { Vote } from './ensemble.js';
 import type { EscalationDetails } from './escalation.js';
 import { FUSION_INPUTS, FUSIONS, type Fusion, fuse, type SubScores } from './fusion.js';
+import { ENSEMBLE_PANEL, ensembleLabels } from './panel.js';
 import type { GecSuite } from './suite.js';
 
 /** The GEC family's one scorer: the judge's label against the gold label. */
@@ -60,6 +63,8 @@ interface MethodTally {
   merge(later: this): void;
   toState(): unknown;
   figures(overall: CostPoint): Record<string, unknown>;
+  /** report.json `panel`, for a method whose backends each label the item (the ensemble). */
+  panel?(): PanelSummary | null;
 }
 
 /** A {@link GecReportTally} saved. */
@@ -124,7 +129,8 @@ export class GecReportTally implements FamilyReportTally {
   }
 
   section(): ReportSection {
-    return { metrics: { method: this.figures() } };
+    const panel = this.own?.panel?.();
+    return { metrics: { method: this.figures() }, ...(panel ? { panel } : {}) };
   }
 }
 
@@ -239,6 +245,7 @@ interface EnsembleState {
   items: number;
   unanimous: number;
   members?: { backend: string; pairs: LabelPairCountsState; cost: number }[];
+  panel?: PanelRowsState;
 }
 
 /** Ensemble: each member (the first voted item's backends) alone, and how often the votes agreed. */
@@ -246,8 +253,11 @@ class EnsembleTally implements MethodTally {
   private items = 0;
   private unanimous = 0;
   private members?: { backend: string; pairs: LabelPairCounts; cost: number }[];
+  /** Each backend's vote on each item, kept for the panel's figures. */
+  private readonly votes: PanelRows;
 
   constructor(state?: EnsembleState) {
+    this.votes = state?.panel ? PanelRows.fromState(state.panel) : new PanelRows(ENSEMBLE_PANEL);
     if (!state) return;
     this.items = state.items;
     this.unanimous = state.unanimous;
@@ -260,6 +270,8 @@ class EnsembleTally implements MethodTally {
     this.members ??= votes.map((v) => ({ backend: v.backend, pairs: new LabelPairCounts(), cost: 0 }));
     this.items += 1;
     if (r.details.unanimous === true) this.unanimous += 1;
+    const labels = ensembleLabels(r);
+    if (labels) this.votes.add(r.gold!, labels);
     this.members.forEach((member, i) => {
       member.pairs.add(r.gold!, votes[i]?.label ?? 'Error');
       member.cost += spend(r, (stage) => stage.startsWith(`vote:${member.backend}`));
@@ -273,6 +285,7 @@ class EnsembleTally implements MethodTally {
   merge(later: EnsembleTally): void {
     this.items += later.items;
     this.unanimous += later.unanimous;
+    this.votes.merge(later.votes);
     if (!later.members) return;
     if (!this.members) {
       this.members = later.members;
@@ -290,6 +303,7 @@ class EnsembleTally implements MethodTally {
     return {
       items: this.items,
       unanimous: this.unanimous,
+      panel: this.votes.toState(),
       ...(this.members
         ? {
             members: this.members.map((m) => ({
@@ -309,6 +323,10 @@ class EnsembleTally implements MethodTally {
       unanimousRate: this.items > 0 ? this.unanimous / this.items : null,
       accuracyVsCost: [...members, overall],
     };
+  }
+
+  panel(): PanelSummary | null {
+    return this.votes.figures();
   }
 }
 

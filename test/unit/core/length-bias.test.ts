@@ -55,14 +55,14 @@ describe('length bias in the report', () => {
 
   it("sets each scored item's output length against its score, overall and by gold class", () => {
     // Lengths 2, 4, 6, 8 against 0.2, 0.4, 0.9, 0.7: ranks 1 2 3 4 vs 1 2 4 3 → ρ = 1 − 6·2/(4·15) = 0.8.
-    expect(scores.score!.bias!.length.spearman).toBeCloseTo(0.8, 12);
-    expect(scores.score!.bias!.length.n).toBe(4);
+    expect(scores.score!.bias!.length!.spearman).toBeCloseTo(0.8, 12);
+    expect(scores.score!.bias!.length!.n).toBe(4);
     // The number scorer has no gold here; the pass scorer's gold is true for items 2–4.
-    expect(scores.score!.bias!.length.byGold).toEqual({});
+    expect(scores.score!.bias!.length!.byGold).toEqual({});
     // Passes 0 0 1 1 against lengths 2 4 6 8: ranks 1.5 1.5 3.5 3.5 vs 1 2 3 4 → ρ = 4/√(4·5).
-    expect(scores.pass!.bias!.length.spearman).toBeCloseTo(4 / Math.sqrt(20), 12);
+    expect(scores.pass!.bias!.length!.spearman).toBeCloseTo(4 / Math.sqrt(20), 12);
     // Gold true (items 2–4): passes 0 1 1 (ranks 1 2.5 2.5) vs lengths 4 6 8 → ρ = 1.5/√(2·1.5).
-    expect(scores.pass!.bias!.length.byGold).toEqual({
+    expect(scores.pass!.bias!.length!.byGold).toEqual({
       false: { spearman: null, n: 1 },
       true: { spearman: expect.closeTo(1.5 / Math.sqrt(3), 12), n: 3 },
     });
