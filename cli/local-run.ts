@@ -13,6 +13,7 @@ import { LocalWorkQueue } from '../shared/adapters/local/local-work-queue.js';
 import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit-store.js';
 import { resolveSuiteFile, SuiteFolderStore, warnOnStderr } from '../shared/adapters/local/suite-folder.js';
 import { columnList, fileColumns } from '../shared/lib/datasets/columns.js';
+import { checkGoldIds, readGoldFile, withGoldLabels } from '../shared/lib/datasets/gold-file.js';
 import { datasetReading, type RawRow } from '../shared/lib/datasets/read.js';
 import { readDatasetFile } from '../shared/lib/datasets/source.js';
 import { requireOnnxRuntime } from '../shared/lib/encoders/onnx.js';
@@ -23,14 +24,16 @@ import { ProviderPool } from '../shared/lib/providers/registry.js';
 import { InputError, ProviderError } from '../shared/model/errors.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../shared/model/model.js';
 import type { Completion, LlmProvider } from '../shared/model/provider.js';
-import { encodersOf, simulateAnswer, simulateSuite } from '../shared/registry/registry.js';
+import { encodersOf, simulateAnswer, simulateSuite, taskFor } from '../shared/registry/registry.js';
 import { parseSuite, type Suite, validateSuite } from '../shared/registry/suite.js';
+import type { SequentialRunControl } from '../shared/sweeps/sequential.js';
 import { type AggregateOutcome, aggregateRun, writeRunReport } from '../shared/use-cases/aggregate-run.js';
 import { type BatchEvent, runBatchLane } from '../shared/use-cases/batch-lane.js';
 import { type FinishRunDeps, finishRun } from '../shared/use-cases/finish-run.js';
 import { prepareRun } from '../shared/use-cases/prepare-run.js';
 import { scoreItem } from '../shared/use-cases/score-item.js';
 import { startRun } from '../shared/use-cases/start-run.js';
+import { endHalted } from '../shared/use-cases/stop-run.js';
 import { withReportHeap } from './heap.js';
 import { PACKAGE_ROOT } from './package-root.js';
 
@@ -73,6 +76,12 @@ export interface RunSettings {
    * recorded, and ends with {@link RunInterrupted}. Running it again resumes it.
    */
   signal?: AbortSignal;
+  /**
+   * A sweep's sequential gate (sync lane only): the items are scored in its seeded order, each
+   * result is handed to it, and once it has settled the items not yet taken end as
+   * `gate_settled` without a model call.
+   */
+  sequential?: SequentialRunControl;
 }
 
 /** How long a stopped run waits for the items in flight to be recorded (ms). */
@@ -207,13 +216,45 @@ export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<Dat
   const datasetPath = real?.path ?? named;
   // Its format and its name in the reports are the path the suite gave.
   const { format, options } = datasetReading(named, suite.dataset);
-  return {
+  const source: DatasetSource = {
     key: named,
     version: await fileHash(datasetPath),
     bytes: (await stat(datasetPath)).size,
     rows: () => readDatasetFile(datasetPath, { ...options, format }),
     columns: () => fileColumns(datasetPath, format, options),
   };
+  return suite.dataset.goldFile === undefined ? source : withGoldFile(suite, suiteDir, source);
+}
+
+/**
+ * The dataset with `dataset.goldFile`'s labels as its gold, by item id (see gold-file.ts): its
+ * version is the dataset's and the gold file's together, so new labels make a new run. A label
+ * whose id the dataset does not have is an error, before anything runs.
+ */
+async function withGoldFile(suite: Suite, suiteDir: string, dataset: DatasetSource): Promise<DatasetSource> {
+  const named = resolve(suiteDir, suite.dataset.goldFile!);
+  await expectFile(
+    named,
+    `a CSV of id,label as dataset.goldFile of suite ${suite.name}`,
+    `gold file ${shownPath(named)}`,
+  );
+  const path = (await resolveSuiteFile(suiteDir, suite.dataset.goldFile!))?.path ?? named;
+  const shown = `dataset.goldFile ${shownPath(named)}`;
+  const labels = await readGoldFile(readDatasetFile(path, { format: 'csv' }), shown);
+  const { columns } = suite.dataset;
+  if (Array.isArray(columns.gold))
+    throw new InputError(
+      `${shown}: a gold file is one label an item; dataset.columns.gold names several annotators`,
+    );
+  const where = {
+    id: columns.id ?? 'id',
+    gold: (columns.gold as string | undefined) ?? taskFor(suite).suite.goldColumns ?? ['gold'],
+  };
+  await checkGoldIds(dataset.rows(), labels, where, shown);
+  const version = createHash('sha256')
+    .update(`${dataset.version}\n${await fileHash(path)}`)
+    .digest('hex');
+  return { ...dataset, version, rows: () => withGoldLabels(dataset.rows(), labels, where) };
 }
 
 /**
@@ -352,16 +393,43 @@ export async function runSuite(
             onBatch: (event) => emit({ type: 'batch', event }),
           });
         })()
-      : pool(queue, concurrency, async (message) => {
-          const scoring = scoreItem(deps, message);
-          inFlight.add(scoring);
-          try {
-            const { result } = await scoring;
-            emit({ type: 'item', result });
-          } finally {
-            inFlight.delete(scoring);
-          }
-        });
+      : options.sequential
+        ? sequentialLane(options.sequential)
+        : pool(queue, concurrency, score);
+  async function score(message: ItemMessage): Promise<void> {
+    const scoring = scoreItem(deps, message);
+    inFlight.add(scoring);
+    try {
+      const { result } = await scoring;
+      options.sequential?.record(result);
+      emit({ type: 'item', result });
+    } finally {
+      inFlight.delete(scoring);
+    }
+  }
+  /**
+   * Every pending item in the gate's order, taken while the gate is unsettled; then the rest end
+   * unscored. The order needs every item: they are all read (and held, as the batch lane holds
+   * them) before the first is scored.
+   */
+  async function sequentialLane(control: SequentialRunControl): Promise<void> {
+    const messages: ItemMessage[] = [];
+    for await (const message of queue) messages.push(message);
+    const done: ItemResult[] = [];
+    for await (const result of runStore.results(run.runId)) done.push(result);
+    const ordered = control.begin(messages, done);
+    let next = 0;
+    const taken = function* () {
+      while (next < ordered.length && control.settled() === undefined) yield ordered[next++]!;
+    };
+    await pool(taken(), concurrency, score);
+    const failure = control.settled();
+    if (!failure) return;
+    for (const message of ordered.slice(next)) {
+      const { result } = await endHalted({ runStore, trigger }, message, failure);
+      emit({ type: 'item', result });
+    }
+  }
   try {
     // Whichever side fails first stops the other (a full queue would otherwise wait forever).
     await Promise.all([

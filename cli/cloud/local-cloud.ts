@@ -16,6 +16,7 @@ import {
   datasetKeyOf,
   datasetUploadKey,
   PROMPT_PREFIX,
+  rejectionKey,
   routeKey,
   suiteKey,
   suiteReportsPrefix,
@@ -38,6 +39,7 @@ import { simulateSuite } from '../../shared/registry/registry.js';
 import { parseSuite, type Suite, validateSuite } from '../../shared/registry/suite.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { writeRunReport } from '../../shared/use-cases/aggregate-run.js';
+import type { RejectedUpload } from '../../shared/use-cases/ingest-object.js';
 import { DATASET_FILE, expectFile, PACKAGE_ROOT, SUITE_FILE } from '../local-run.js';
 import { type ContainerConfig, type ContainerOutcome, Containers, type KillReason } from './containers.js';
 import {
@@ -419,6 +421,11 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     }
     const reportKey = await findReport();
     if (!reportKey) {
+      const rejected = await blobs.get(rejectionKey(suite.name));
+      if (rejected) {
+        const { key, reason } = JSON.parse(new TextDecoder().decode(rejected)) as RejectedUpload;
+        throw new Error(`the upload of ${key} was rejected: ${reason}`);
+      }
       throw new Error(
         'the pipeline went idle without writing a report: see the log lines above (--verbose shows every one)',
       );

@@ -49,9 +49,11 @@ export interface ScorerSummary {
   tables?: Record<string, unknown>;
   /**
    * Whether the scores follow something other than quality: `length`, Spearman's ρ of the
-   * output's length against the score (families that expose an output length; see `outputLength`).
+   * output's length against the score (families that expose an output length; see `outputLength`);
+   * `selfPreference`, the judge's verdicts against gold by the output's producer family, when the
+   * suite names the producer column (`dataset.columns.producer`).
    */
-  bias?: { length: LengthBias };
+  bias?: { length?: LengthBias; selfPreference?: SelfPreferenceBias };
   /** A run that scored each item k > 1 times (`run.repeats`): how stable the values are across repeats. */
   reliability?: ScorerReliability;
   /**
@@ -59,6 +61,44 @@ export interface ScorerSummary {
    * (the human ceiling) and how far the judge agrees with them.
    */
   humanAgreement?: HumanAgreement;
+  /**
+   * Some items have gold and some not (`dataset.partialGold`, `dataset.goldFile`): the
+   * prediction-powered estimate of what the gold would say over every item (see {@link PpiFigures}).
+   */
+  ppi?: PpiFigures;
+}
+
+/**
+ * One prediction-powered estimate (PPI++, power-tuned λ in [0, 1]) of a mean over every item:
+ * the judge's values on all items corrected by the gold on the labelled ones. Beside it the
+ * classical estimate from the labelled items alone and the judge-only mean over every item
+ * (biased by the judge's errors: shown for contrast, never an estimate to report). A figure that
+ * cannot be computed (fewer than 2 labelled items) is null.
+ */
+export interface PpiEstimate {
+  estimate: number | null;
+  /** The 95% interval of `estimate`. */
+  ci: Interval | null;
+  classical: { estimate: number | null; ci: Interval | null };
+  judgeOnly: { estimate: number | null };
+  /** Items with gold (and a judge's value), and items with a judge's value and no gold. */
+  nLabelled: number;
+  nUnlabelled: number;
+  lambda: number | null;
+  /** The gold labels a classical interval would need to be as narrow as the PPI one. */
+  effectiveLabels: number | null;
+}
+
+/**
+ * report.json `scores.<scorer>.ppi`. The top-level estimate is of `quantity`: for a number
+ * scorer the mean of the gold, for a pass scorer the share passing, for a label scorer the share
+ * of its positive class (its `positive` labels) or, without one, of its first label. A label
+ * scorer also gives the share of each label (`byLabel`).
+ */
+export interface PpiFigures extends PpiEstimate {
+  /** What the estimate is of, for people: `mean`, `share passing`, `share of helpful`. */
+  quantity: string;
+  byLabel?: Record<string, PpiEstimate>;
 }
 
 /** Values of one slice column kept with their own metrics; the items of the rest are counted under {@link OTHER_VALUE}. */
@@ -178,6 +218,8 @@ export interface Report {
   prompts: Record<string, string>;
   /** Against the suite's previous finished run (details in comparison.json / comparison.txt). */
   comparison?: Record<string, unknown>;
+  /** Several judges labelled each item (the backends of an ensemble): how they agree and err together. */
+  panel?: PanelSummary;
 }
 
 export const LEADERBOARD_SCHEMA_VERSION = 1;
@@ -313,4 +355,92 @@ export interface HumanAgreement {
   judgeAgreement: MetricValue;
   /** The distance alpha weighs a disagreement by: as across repeats (see {@link ScorerReliability}). */
   level: AlphaLevel;
+}
+
+/** A producer family's items: report.json `scores.<scorer>.bias.selfPreference.byProducer.<family>`. */
+export interface ProducerFamilySummary {
+  n: number;
+  /** Of them, items judged by a judge of the same family. */
+  ownFamily: number;
+  /** The judge's mean verdict (a pass or a positive label 1, a fail 0, a number itself). */
+  judge: MetricValue;
+  /** Gold's mean on the same scale. */
+  gold: MetricValue;
+  /** The judge's mean error, judge − gold. */
+  error: MetricValue;
+}
+
+/** The judge's mean error on its own family's outputs minus that on other families'. */
+export interface SelfPreferenceDifference {
+  value: number;
+  ci?: Interval;
+  own: { n: number; error: number };
+  other: { n: number; error: number };
+}
+
+export interface SelfPreferenceGroupSummary {
+  /** Items with both a verdict and gold. */
+  items: number;
+  byProducer: Record<string, ProducerFamilySummary>;
+  /** Positive: the judge rates its own family's outputs higher, relative to gold, than others'. Null when a side has no item. */
+  selfPreference: SelfPreferenceDifference | null;
+}
+
+/**
+ * report.json `scores.<scorer>.bias.selfPreference`: the judge's verdicts against gold by the
+ * family of the model that produced each output (read from `column`), and how much more
+ * favourably it judges its own family's outputs.
+ */
+export interface SelfPreferenceBias extends SelfPreferenceGroupSummary {
+  /** The dataset column naming each output's producer. */
+  column: string;
+  /** Items whose row names no producer. */
+  noProducer: number;
+  /** Items whose judge's model is not known (given outputs, or several backends that could have judged). */
+  noJudge: number;
+  /** Items with a producer and a judge but no verdict or no gold. */
+  skipped: number;
+  /** The same figures for each judge family on its own items. */
+  byJudge: Record<string, SelfPreferenceGroupSummary>;
+}
+
+/** One pair of a panel's judges over the items both labelled. */
+export interface PanelPairSummary {
+  judges: [string, string];
+  /** Share of those items both labelled identically. */
+  agreement: MetricValue;
+  /** Pearson correlation (phi) of the two judges' error indicators against gold; null when either does not vary. */
+  errorCorrelation: MetricValue;
+}
+
+/**
+ * report.json `panel`: several judges labelled each item (the backends of an ensemble). Each
+ * judge's accuracy against gold, each pair's agreement and error correlation, the effective
+ * number of independent judges k / (1 + (k − 1)·ρ̄), and the panel's plurality vote against its
+ * best single judge. Intervals are 95% bootstrap intervals over items.
+ */
+export interface PanelSummary {
+  /** Where the judges come from (`ensemble backends`). */
+  source: string;
+  judges: string[];
+  items: number;
+  accuracy: Record<string, MetricValue>;
+  pairs: PanelPairSummary[];
+  /** The panel's plurality label's accuracy (ties broken by the most accurate voting judge, or counted wrong). */
+  majority: MetricValue;
+  /** Items whose vote was tied. */
+  ties: number;
+  tiesPolicy: 'best-judge' | 'wrong';
+  /** Majority minus the best single judge on that judge's items, with a paired-bootstrap interval. */
+  majorityVsBest: {
+    bestJudge: string;
+    n: number;
+    best: number;
+    majority: number;
+    delta: number;
+    ci?: Interval;
+    pValue?: number;
+  } | null;
+  /** n_eff, clipped to [1, k]; null below two judges or without a defined pair. */
+  effectiveJudges: MetricValue & { k: number; meanErrorCorrelation: number | null; pairs: number };
 }

@@ -29,6 +29,13 @@ const commonColumns = {
     .string()
     .optional()
     .describe('With `output`: the column explaining it (default `reason`, then `judge_reason`).'),
+  producer: z
+    .string()
+    .min(1)
+    .optional()
+    .describe(
+      "Column naming the model that produced each judged output (`openai:gpt-4o`, `claude-3-5-sonnet`, a Bedrock id): the report sets the judge's verdicts against gold by the producer's model family, and gives how much more favourably the judge rates its own family's outputs (report.json `scores.<scorer>.bias.selfPreference`).",
+    ),
 };
 
 function isTextEncoding(label: string): boolean {
@@ -145,6 +152,19 @@ export function datasetSchema<C extends z.ZodRawShape>(columns: C, options: Colu
         .optional()
         .describe(
           'Several annotators (a list of gold columns, or a gold path with `*`) whose most frequent labels tie: `invalid` (default) makes the row invalid, `first` takes the tied label the earliest annotator gave.',
+        ),
+      partialGold: z
+        .boolean()
+        .optional()
+        .describe(
+          'Gold on only some rows by design: a blank gold is an unlabelled item (the judge still runs on it), agreement metrics use the labelled items, and each scorer adds the prediction-powered estimate (`ppi` in report.json) of what gold would say over every item. A family whose scorers need gold on every item (qa, gec, cleanup) refuses it.',
+        ),
+      goldFile: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          "A CSV of `id,label` (what `assay label` exports; optional column `p`: the probability the item was chosen for labelling) merged into the dataset as gold by item id, over any gold the row has; the dataset needs an id column. A `p` becomes the row's `gold_p` column (weight 1/p in the prediction-powered estimates). Relative to the suite file. Implies `partialGold`. Local runs only.",
         ),
       encoding: z
         .string()
@@ -351,6 +371,27 @@ export const sweepShape = {
         .default(false)
         .describe(
           'true: every variant but the baseline must pass (assay run exits 1 otherwise); or the variants that must.',
+        ),
+      sequential: z
+        .boolean()
+        .optional()
+        .describe(
+          "true: each variant's items are scored in a seeded random order and the variant stops as soon as anytime-valid confidence sequences settle every condition (promote) or one of them (reject); the items left end as `gate_settled` without a model call. Conditions must be on a per-item rate (accuracy, passRate) against a number or the baseline. Local shell only.",
+        ),
+      alpha: z
+        .number()
+        .gt(0)
+        .lt(1)
+        .optional()
+        .describe(
+          'With sequential: the most a sequential verdict may be wrong, whenever the variant stops (default 0.05).',
+        ),
+      seed: z
+        .number()
+        .int()
+        .optional()
+        .describe(
+          "With sequential: the seed of the order items are scored in (default: run.sample's seed, else 1).",
         ),
     })
     .strict()

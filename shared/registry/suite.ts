@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { GateSyntaxError, parseCondition, parseMetric } from '../lib/gate.js';
+import { GateSyntaxError, parseCondition, parseMetric, sequencedCondition } from '../lib/gate.js';
 import { type BaseSuite, commonSuiteShape, SuiteError } from '../model/suite-base.js';
 import { allVariants, type Variant, variantOverlay } from '../model/variants.js';
 import { FAMILIES, familyNames, taskFor } from './registry.js';
@@ -34,7 +34,16 @@ export const suiteSchema = z.discriminatedUnion('task', [first!, ...rest]).super
   // A sweep's own suite need not be runnable (its variants bring the backends, say): each variant's is.
   if (variants.length === 0) taskFor(suite).suite.check?.(suite as BaseSuite, issue);
   checkSweep(suite as BaseSuite, variants, issue);
+  const { partialGold, goldFile } = (suite as BaseSuite).dataset;
+  if ((partialGold || goldFile) && !PARTIAL_GOLD_TASKS.has(suite.task))
+    issue(
+      ['dataset', partialGold ? 'partialGold' : 'goldFile'],
+      `task ${suite.task} scores each item against its gold, so every row needs one: partial gold is for the tasks whose scorers judge without it (${[...PARTIAL_GOLD_TASKS].join(', ')})`,
+    );
 });
+
+/** Tasks whose scorers give a value on an item without gold (a judge's label or score). */
+const PARTIAL_GOLD_TASKS = new Set(['judge', 'summarization']);
 
 /** A sweep's variants each make a valid suite, with distinct names; the baseline and gate name real variants. */
 function checkSweep(
@@ -74,7 +83,9 @@ function checkSweep(
     }
   };
   for (const [i, text] of (suite.gate?.conditions ?? []).entries()) {
-    syntax(['gate', 'conditions', i], () => parseCondition(text));
+    syntax(['gate', 'conditions', i], () =>
+      suite.gate?.sequential ? sequencedCondition(parseCondition(text)) : parseCondition(text),
+    );
   }
   if (suite.rankBy !== undefined) syntax(['rankBy'], () => parseMetric(suite.rankBy!));
   variants.forEach((variant, i) => {

@@ -32,7 +32,9 @@ import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import { ChunkFile, ItemColumns } from './html/columns.js';
 import { renderPageChunks } from './html/render.js';
+import { panelLines, selfPreferenceLines } from './judges-text.js';
 import { FileLayout } from './layout.js';
+import { ppiLines } from './ppi-text.js';
 import { targetReader } from './report.js';
 import type { ResultView } from './result-view.js';
 import { isPriced, UNPRICED_HINT, unpricedLabel } from './unpriced.js';
@@ -503,9 +505,11 @@ export function renderScorer(name: string, s: ScorerSummary, primary: boolean): 
     `  ${name} (${s.kind}${primary ? ', primary' : ''}): ${s.n} scored${unscored.length > 0 ? `, unscored: ${unscored.join(', ')}` : ''}`,
   ];
   for (const [metric, m] of Object.entries(s.metrics)) lines.push(metricLine(metric, m));
-  if (s.bias) lines.push(lengthBiasLine(s.bias.length));
+  if (s.bias?.length) lines.push(lengthBiasLine(s.bias.length));
+  if (s.bias?.selfPreference) lines.push(...selfPreferenceLines(s.bias.selfPreference));
   if (s.reliability) lines.push(...reliabilityLines(s.reliability, '    '));
   if (s.humanAgreement) lines.push(...humanAgreementLines(s.humanAgreement, '    '));
+  if (s.ppi) lines.push(...ppiLines(s.ppi, '    '));
   const tables = s.tables as
     | {
         perClass?: Record<string, { precision: number; recall: number; f1: number; support: number }>;
@@ -609,7 +613,8 @@ export function headline(name: string, s: ScorerSummary): string {
     .filter((metric) => s.metrics[metric] !== undefined)
     .map((metric) => `${metricName(metric, s.metrics[metric]!)} ${num(s.metrics[metric]!.value)}`);
   const unscored = Object.values(s.unscored).reduce((a, b) => a + (b ?? 0), 0);
-  return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${s.n}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
+  const gold = s.ppi ? `, gold on ${s.ppi.nLabelled}` : '';
+  return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${s.n}${gold}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
 }
 
 /** What a report of an incomplete run says first (report.txt, the terminal); undefined when complete. */
@@ -653,6 +658,7 @@ export function renderText(report: Report): string {
     lines.push(...renderScorer(name, summary, name === report.primaryScorer));
   }
   lines.push(...renderSlices(report));
+  lines.push(...panelLines(report.panel));
   lines.push(...(taskFor(report).reportText?.(report) ?? []));
   lines.push(...renderComparisonSummary(report.comparison as ComparisonView | undefined));
   const cost = report.cost;

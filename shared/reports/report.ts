@@ -1,5 +1,6 @@
 import { deserialize, serialize } from 'node:v8';
 import type { AnyTaskFamily, FamilyReportTally, Scorer } from '../family/types.js';
+import { GOLD_P_COLUMN } from '../lib/datasets/gold-file.js';
 import {
   AnnotationRows,
   type AnnotationRowsState,
@@ -44,6 +45,7 @@ import {
 } from '../model/report.js';
 import { compareReportOrder, type ResultSource, sourceOf } from '../model/report-order.js';
 import { FileLayout, type FileLayoutState, targetReader } from './layout.js';
+import { SelfPreferenceTally, type SelfPreferenceTallyState } from './self-preference-tally.js';
 import { SliceTally, type SliceTallyState } from './slices.js';
 
 export { targetReader } from './layout.js';
@@ -70,6 +72,9 @@ export function scoreRow(
   const target = targetOf(result);
   const row: ScoreRow = isScored(score) ? { value: score.value } : { unscored: score.unscored.kind };
   if (target !== undefined) row.target = target;
+  // An item chosen for labelling with probability p weighs 1/p in the prediction-powered estimates.
+  const p = target === undefined ? undefined : result.columns?.[GOLD_P_COLUMN];
+  if (p !== undefined && Number(p) > 0 && Number(p) <= 1) row.weight = 1 / Number(p);
   return row;
 }
 
@@ -107,6 +112,8 @@ export interface ScoreTallyState {
   annotations?: Record<string, AnnotationRowsState>;
   /** The primary scorer's rows by the suite's slice columns. */
   slices?: SliceTallyState;
+  /** With `dataset.columns.producer`: each scorer's producer, judge, verdict and gold. */
+  producers?: SelfPreferenceTallyState;
 }
 
 /**
@@ -128,6 +135,10 @@ export class ScoreTally {
   /** The primary scorer's name, and its rows by each of the suite's slice columns (none without `slices`). */
   private readonly primary: string;
   private readonly slices: SliceTally | undefined;
+  /** Gold on only some items by design (`dataset.partialGold`, `dataset.goldFile`): scorers add PPI figures. */
+  private readonly ppi: boolean;
+  /** With `dataset.columns.producer`: the self-preference rows of the scorers it applies to. */
+  private readonly producers: SelfPreferenceTally | undefined;
 
   /** A tally of no result, or loaded from `state` (see `toState`). */
   constructor(
@@ -160,9 +171,12 @@ export class ScoreTally {
       if (annotations) this.annotations.set(name, AnnotationRows.fromState(annotations));
     }
     this.primary = family.primaryScorer(suite);
+    // Optional chaining: a family's own tests build scorer figures from a suite without a dataset.
+    this.ppi = Boolean(suite.dataset?.partialGold || suite.dataset?.goldFile);
     const primary = this.scorers.find(([name]) => name === this.primary);
     if (suite.slices?.length && primary)
       this.slices = new SliceTally(suite.slices, primary[1], state?.slices);
+    this.producers = SelfPreferenceTally.of(suite, this.scorers, state?.producers);
   }
 
   add(result: ItemResult): void {
@@ -176,6 +190,7 @@ export class ScoreTally {
       if (result.annotations?.length && scorer.target && row.unscored !== 'invalid_row')
         this.annotated(name, kind).add(annotatorTargets(result, scorer), row.value);
       if (name === this.primary) this.slices?.add(result, row);
+      this.producers?.add(result, name, row);
       const repeats = this.repeats.get(name);
       if (repeats) {
         const score = result.scores[name];
@@ -200,6 +215,7 @@ export class ScoreTally {
       else this.annotations.set(name, annotations);
     }
     if (this.slices && later.slices) this.slices.merge(later.slices);
+    if (this.producers && later.producers) this.producers.merge(later.producers);
   }
 
   /** The scorer's annotators' labels, made at its first annotated result. */
@@ -220,6 +236,7 @@ export class ScoreTally {
         ? { annotations: states<AnnotationRows, AnnotationRowsState>(this.annotations) }
         : {}),
       ...(this.slices ? { slices: this.slices.toState() } : {}),
+      ...(this.producers ? { producers: this.producers.toState() } : {}),
     };
   }
 
@@ -233,10 +250,12 @@ export class ScoreTally {
     const scores: Record<string, ScorerSummary> = {};
     let flat: Record<string, unknown> = {};
     for (const [name, kind, scorer] of this.scorers) {
-      const figures = scorerFigures(kind, this.rows.get(name)!, scorer.metrics);
+      const figures = scorerFigures(kind, this.rows.get(name)!, { ...scorer.metrics, ppi: this.ppi });
       scores[name] = figures.summary;
       const lengths = this.lengths.get(name);
       if (lengths) scores[name].bias = { length: lengths.figures() };
+      const selfPreference = this.producers?.figures(name);
+      if (selfPreference) scores[name].bias = { ...scores[name].bias, selfPreference };
       const repeats = this.repeats.get(name);
       if (repeats) scores[name].reliability = repeats.figures(scorer.metrics);
       const annotations = this.annotations.get(name);
@@ -463,6 +482,7 @@ export class ReportTally {
       scores,
       metrics: { ...flat, ...familyFigures?.metrics },
       ...(slices ? { slices } : {}),
+      ...(familyFigures?.panel ? { panel: familyFigures.panel } : {}),
       cost: {
         ...atListPrice(this.spend.summary(items - invalidRows), this.savedUsd, items - invalidRows),
         calls: this.calls,

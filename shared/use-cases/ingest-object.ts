@@ -1,7 +1,7 @@
 import { readsInChunks } from '../lib/datasets/chunks.js';
 import { type DatasetFormat, datasetReading, type ReadOptions, readRows } from '../lib/datasets/read.js';
 import { blobSource } from '../lib/datasets/source.js';
-import { reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
+import { rejectionKey, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
 import {
   checkDatasetKey,
   checkPromptPaths,
@@ -84,6 +84,27 @@ export type IngestOutcome =
  * throw, so the event is retried, and a retried event resumes the same run.
  */
 export async function ingestObject(deps: IngestObjectDeps, object: UploadedObject): Promise<IngestOutcome> {
+  const outcome = await ingestUpload(deps, object);
+  // Rejected once, for good: the reason is kept where the suite's reports go, beside the log line.
+  if (outcome.status === 'rejected' && outcome.suiteName !== undefined) {
+    const record: RejectedUpload = { key: object.key, version: object.version, reason: outcome.reason };
+    await deps.bucket.put(
+      rejectionKey(outcome.suiteName),
+      `${JSON.stringify(record, null, 2)}\n`,
+      'application/json',
+    );
+  }
+  return outcome;
+}
+
+/** The last upload of a suite that could not start a run, and why (`reports/<name>/rejected.json`). */
+export interface RejectedUpload {
+  key: string;
+  version: string;
+  reason: string;
+}
+
+async function ingestUpload(deps: IngestObjectDeps, object: UploadedObject): Promise<IngestOutcome> {
   const route = routeKey(object.key);
   switch (route.kind) {
     case 'prompt': {
@@ -248,6 +269,14 @@ async function ingestSweep(
   suiteUpload: boolean,
 ): Promise<IngestOutcome> {
   const suiteName = suite.name;
+  // The cloud's workers take items from a queue in any order and cannot stop a variant early.
+  if (suite.gate?.sequential)
+    return {
+      status: 'rejected',
+      reason:
+        'gate.sequential: a sequential gate (items in a seeded order, a variant stopped once settled) runs in the local shell only (assay run); the AWS shell cannot stop a variant early yet: drop gate.sequential to run this sweep here',
+      suiteName,
+    };
   let variants: ReturnType<typeof variantSuites>;
   try {
     variants = variantSuites(suite);
@@ -415,5 +444,9 @@ async function loadSuite(
       rejected: `${key} declares the suite name ${JSON.stringify(suite.name)}: a suite lives at suites/<its name>.json`,
     };
   }
+  if (suite.dataset.goldFile !== undefined)
+    return {
+      rejected: `${key}: dataset.goldFile is merged by a local run (assay run); here the gold comes from the dataset object: upload it with the labels in its gold column, and dataset.partialGold for the rows without`,
+    };
   return deployLimited(suite, limits);
 }

@@ -12,7 +12,7 @@ import { eventSources, loadFunctions, uploadFolder } from '../../cli/cloud/local
 import { type Invocation, QueuePoller } from '../../cli/cloud/poller.js';
 import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
-import { suiteKey } from '../../shared/lib/layout/bucket.js';
+import { rejectionKey, suiteKey } from '../../shared/lib/layout/bucket.js';
 import { REPO, snapshotEnv, suiteInput } from '../helpers.js';
 import {
   createTestResources,
@@ -122,6 +122,12 @@ describe('ingest on moto: what a suite may read', { timeout: 60_000 }, () => {
       },
     ]);
     expect(rejected).toBe(1);
+    // The reason is kept where the suite's reports go, for whoever looks for the run.
+    const record = JSON.parse(new TextDecoder().decode(await blobs.get(rejectionKey('thief'))));
+    expect(record).toMatchObject({
+      key: 'suites/thief.json',
+      reason: expect.stringContaining('outside the suite'),
+    });
     await expectNothingRetriedOrQueued();
   });
 

@@ -61,6 +61,11 @@ export function suiteReportsPrefix(suiteName: string): string {
   return `${REPORTS_PREFIX}${suiteName}/`;
 }
 
+/** The last upload of the suite that was rejected, with the reason (`reports/<name>/rejected.json`). */
+export function rejectionKey(suiteName: string): string {
+  return `${suiteReportsPrefix(suiteName)}rejected.json`;
+}
+
 /** Where `reports/<name>/{runId}/` report files of the suite's runs go (`{runId}` is filled by prepareRun). */
 export function reportPrefixOf(suiteName: string): string {
   return `${suiteReportsPrefix(suiteName)}{runId}/`;

@@ -38,6 +38,7 @@
  * labels a classical interval would need to be as narrow as the PPI one.
  */
 import type { Interval } from '../../model/report.js';
+import { CompensatedSum, type CompensatedSumState } from './stats.js';
 
 export interface PpiMeanInput {
   /** Y: the gold value of each labelled row (0/1 for a share of a label). */
@@ -119,6 +120,359 @@ export function ppiMean(input: PpiMeanInput): PpiMeanResult {
     lambda,
     effectiveLabels: classicalPart.se > 0 && ppi.se > 0 ? n * (width(classical.ci) / width(ci)) ** 2 : null,
   };
+}
+
+/**
+ * The sums every PPI figure is a function of, kept as rows come instead of the rows themselves,
+ * so that a run tallied in parts merges to the figures of one pass. Weights are kept raw and
+ * rescaled when the figures are computed (to sum to n and to N, as {@link ppiMean} rescales
+ * them): with a = n / Σw, Σ (a·w)ᵏ·f = aᵏ · Σ wᵏ·f.
+ *
+ *   labelled rows (gold Y, judge Ŷ, weight w): n, Σw, Σw², ΣwY, ΣwŶ, Σw²Y, Σw²Ŷ, Σw²Y², Σw²Ŷ², Σw²YŶ, ΣŶ
+ *   unlabelled rows (judge Ỹ, weight w̃):        N, Σw̃, Σw̃², Σw̃Ỹ, Σw̃²Ỹ, Σw̃²Ỹ², ΣỸ
+ *
+ * (the plain sums of the judge give the judge-only mean, which is unweighted).
+ *
+ * Each sum is compensated, so the merged sums equal one pass's to within their last bits (and
+ * exactly for 0/1 values and unit weights, whose sums are whole numbers).
+ */
+export class PpiSums {
+  /** Labelled rows, then unlabelled rows (see {@link PpiSumsState} for the order of the sums). */
+  private labelled = 0;
+  private unlabelled = 0;
+  private readonly l = Array.from({ length: 10 }, () => new CompensatedSum());
+  private readonly u = Array.from({ length: 6 }, () => new CompensatedSum());
+
+  get nLabelled(): number {
+    return this.labelled;
+  }
+
+  get nUnlabelled(): number {
+    return this.unlabelled;
+  }
+
+  /** A row with gold `gold`, judged `judge`, carrying weight `weight` (an inverse sampling probability). */
+  addLabelled(gold: number, judge: number, weight = 1): void {
+    checkRow(gold, judge, weight);
+    const w2 = weight * weight;
+    const terms = [weight, w2, weight * gold, weight * judge, w2 * gold, w2 * judge];
+    terms.push(w2 * gold * gold, w2 * judge * judge, w2 * gold * judge, judge);
+    this.labelled += 1;
+    terms.forEach((t, i) => {
+      this.l[i]!.add(t);
+    });
+  }
+
+  /** A row without gold, judged `judge`. */
+  addUnlabelled(judge: number, weight = 1): void {
+    checkRow(0, judge, weight);
+    const w2 = weight * weight;
+    this.unlabelled += 1;
+    [weight, w2, weight * judge, w2 * judge, w2 * judge * judge, judge].forEach((t, i) => {
+      this.u[i]!.add(t);
+    });
+  }
+
+  /** Adds `later`'s rows (the sums are the same whichever order rows come in). */
+  merge(later: PpiSums): void {
+    this.labelled += later.labelled;
+    this.unlabelled += later.unlabelled;
+    this.l.forEach((sum, i) => {
+      sum.merge(later.l[i]!);
+    });
+    this.u.forEach((sum, i) => {
+      sum.merge(later.u[i]!);
+    });
+  }
+
+  toState(): PpiSumsState {
+    return {
+      labelled: this.labelled,
+      unlabelled: this.unlabelled,
+      l: this.l.map((s) => s.toState()),
+      u: this.u.map((s) => s.toState()),
+    };
+  }
+
+  static fromState(state: PpiSumsState): PpiSums {
+    const sums = new PpiSums();
+    sums.labelled = state.labelled;
+    sums.unlabelled = state.unlabelled;
+    state.l.forEach((s, i) => {
+      sums.l[i] = CompensatedSum.fromState(s);
+    });
+    state.u.forEach((s, i) => {
+      sums.u[i] = CompensatedSum.fromState(s);
+    });
+    return sums;
+  }
+
+  /** The sums as plain numbers, in the order of the class comment (labelled `l`, unlabelled `u`, counts left out). */
+  values(): { l: number[]; u: number[] } {
+    return { l: this.l.map((s) => s.value()), u: this.u.map((s) => s.value()) };
+  }
+}
+
+/** {@link PpiSums} saved: the counts and each compensated sum, in the order `values()` gives. */
+export interface PpiSumsState {
+  labelled: number;
+  unlabelled: number;
+  l: CompensatedSumState[];
+  u: CompensatedSumState[];
+}
+
+function checkRow(gold: number, judge: number, weight: number): void {
+  if (!Number.isFinite(gold)) throw new RangeError(`PpiSums: gold is not a finite number: ${gold}`);
+  if (!Number.isFinite(judge)) throw new RangeError(`PpiSums: judge is not a finite number: ${judge}`);
+  if (!(Number.isFinite(weight) && weight > 0))
+    throw new RangeError(`PpiSums: a weight must be a finite number > 0, got ${weight}`);
+}
+
+/**
+ * A variance from a mean of squares and a mean, 0 where the difference is rounding: a judge
+ * that gives one value everywhere has variance 0 here as in {@link ppiMean}'s two passes.
+ */
+function varianceOf(meanOfSquares: number, mean: number): number {
+  const v = meanOfSquares - mean * mean;
+  return v <= 1e-12 * Math.abs(meanOfSquares) ? 0 : v;
+}
+
+/**
+ * {@link ppiMean} from the sums of a {@link PpiSums}: the same figures (to within rounding) for the
+ * same rows, without the rows. Unlabelled weights are rescaled to sum to N as the labelled ones are.
+ */
+export function ppiMeanOfSums(
+  sums: PpiSums,
+  options: { alpha?: number; lambda?: number } = {},
+): PpiMeanResult {
+  const alpha = options.alpha ?? 0.05;
+  if (!(alpha > 0 && alpha < 1)) throw new RangeError(`ppiMean: alpha must be in (0, 1), got ${alpha}`);
+  if (options.lambda !== undefined && !Number.isFinite(options.lambda))
+    throw new RangeError(`ppiMean: lambda must be a finite number, got ${options.lambda}`);
+  const n = sums.nLabelled;
+  const N = sums.nUnlabelled;
+  const {
+    l: [sw, sw2, swy, swf, sw2y, sw2f, sw2yy, sw2ff, sw2yf, sf],
+    u: [su, su2, suf, su2f, su2ff, sfu],
+  } = sums.values() as { l: number[]; u: number[] };
+  const rows = n + N;
+  // The judge-only figure is the plain mean over every row (weights are about gold's sampling).
+  const judgeOnly = { estimate: rows === 0 ? null : (sf! + sfu!) / rows };
+  const empty: PpiMeanResult = {
+    estimate: null,
+    ci: null,
+    classical: { estimate: null, ci: null },
+    judgeOnly,
+    nLabelled: n,
+    nUnlabelled: N,
+    alpha,
+    lambda: null,
+    effectiveLabels: null,
+  };
+  if (n < 2) return empty;
+  const a = n / sw!;
+  const meanY = (a * swy!) / n;
+  const meanF = (a * swf!) / n;
+  const z = normalQuantile(1 - alpha / 2);
+  /** Estimate and standard error at λ (the unlabelled rows count when λ ≠ 0 and there are some). */
+  const at = (lambda: number): { estimate: number; se: number } => {
+    const meanR = meanY - lambda * meanF;
+    const meanR2 = (a * a * (sw2yy! - 2 * lambda * sw2yf! + lambda * lambda * sw2ff!)) / n;
+    let estimate = meanR;
+    let variance = varianceOf(meanR2, meanR) / n;
+    if (N > 0 && lambda !== 0) {
+      const b = N / su!;
+      const meanU = (b * suf!) / N;
+      estimate += lambda * meanU;
+      variance += (lambda * lambda * varianceOf((b * b * su2ff!) / N, meanU)) / N;
+    }
+    return { estimate, se: Math.sqrt(variance) };
+  };
+  const classicalPart = at(0);
+  const classical = { estimate: classicalPart.estimate, ci: interval(classicalPart, z) };
+  if (N === 0) return { ...empty, classical };
+
+  let lambda = options.lambda;
+  if (lambda === undefined) {
+    const b = N / su!;
+    const theta = at(1).estimate;
+    const meanGG = (a * a * (sw2yf! - theta * sw2y! - theta * sw2f! + theta * theta * sw2!)) / n;
+    const covariance = meanGG - (meanY - theta) * (meanF - theta);
+    const total = n * (meanF - theta) + b * suf! - theta * N;
+    const squares =
+      a * a * (sw2ff! - 2 * theta * sw2f! + theta * theta * sw2!) +
+      b * b * (su2ff! - 2 * theta * su2f! + theta * theta * su2!);
+    const m = n + N;
+    const sampleVariance = (varianceOf(squares / m, total / m) * m) / (m - 1);
+    const denominator = (1 + n / N) * sampleVariance;
+    lambda = denominator > 0 ? Math.min(1, Math.max(0, covariance / denominator)) : 0;
+  }
+  const ppi = at(lambda);
+  const ci = interval(ppi, z);
+  return {
+    ...empty,
+    estimate: ppi.estimate,
+    ci,
+    classical,
+    lambda,
+    effectiveLabels: classicalPart.se > 0 && ppi.se > 0 ? n * (width(classical.ci) / width(ci)) ** 2 : null,
+  };
+}
+
+/**
+ * The share of each label, or of a class of several labels (the mean of a 0/1 indicator), by
+ * PPI, tallied as rows come: for the labelled rows a weighted confusion table (each pair of gold
+ * and judge label: rows, Σw, Σw²), for the unlabelled rows the same by the judge's label. Every
+ * sum {@link PpiSums} keeps for an indicator is a sum of cells (a row has one gold and at most
+ * one judge label, so Y² = Y, Ŷ² = Ŷ and YŶ = 1 where both are in the class), so the share of any
+ * class is known without the rows. Mergeable like {@link PpiSums}: cells add.
+ */
+export class PpiLabelShares {
+  /** Keyed by `[gold, judge]` as JSON (labels are data: a Map, never an object's keys); judge null: no label. */
+  private readonly labelled = new Map<string, Cell>();
+  /** Keyed by the judge's label as JSON (null: no label). */
+  private readonly unlabelled = new Map<string, Cell>();
+
+  get nLabelled(): number {
+    return countOf(this.labelled);
+  }
+
+  get nUnlabelled(): number {
+    return countOf(this.unlabelled);
+  }
+
+  /** A row with gold `gold` that the judge labelled `judge` (undefined: the judge gave no label). */
+  addLabelled(gold: string, judge: string | undefined, weight = 1): void {
+    checkRow(0, 0, weight);
+    addToCell(this.labelled, JSON.stringify([gold, judge ?? null]), weight);
+  }
+
+  /** A row without gold that the judge labelled `judge` (undefined: no label). */
+  addUnlabelled(judge: string | undefined, weight = 1): void {
+    checkRow(0, 0, weight);
+    addToCell(this.unlabelled, JSON.stringify(judge ?? null), weight);
+  }
+
+  merge(later: PpiLabelShares): void {
+    for (const [own, other] of [
+      [this.labelled, later.labelled],
+      [this.unlabelled, later.unlabelled],
+    ] as const)
+      for (const [key, cell] of other) {
+        const into = own.get(key);
+        if (!into) own.set(key, cellFromState(cellState(cell)));
+        else {
+          into.n += cell.n;
+          into.w.merge(cell.w);
+          into.w2.merge(cell.w2);
+        }
+      }
+  }
+
+  /** Every label met, as gold or the judge's, in sort order. */
+  labelsMet(): string[] {
+    const labels = new Set<string>();
+    for (const key of this.labelled.keys())
+      for (const label of JSON.parse(key) as (string | null)[]) if (label !== null) labels.add(label);
+    for (const key of this.unlabelled.keys()) {
+      const label = JSON.parse(key) as string | null;
+      if (label !== null) labels.add(label);
+    }
+    return [...labels].sort();
+  }
+
+  /** The sums of the indicator "the label is one of `labels`" (one label, or a class of several). */
+  sums(labels: readonly string[]): PpiSums {
+    const inClass = new Set(labels);
+    const l = new Array<number>(10).fill(0);
+    const u = new Array<number>(6).fill(0);
+    // Cells in key order, so that the sums are the same however the cells were met.
+    for (const key of [...this.labelled.keys()].sort()) {
+      const cell = this.labelled.get(key)!;
+      const [gold, judge] = JSON.parse(key) as [string, string | null];
+      const y = inClass.has(gold) ? 1 : 0;
+      const f = judge !== null && inClass.has(judge) ? 1 : 0;
+      const w = cell.w.value();
+      const w2 = cell.w2.value();
+      // Σw, Σw², ΣwY, ΣwŶ, Σw²Y, Σw²Ŷ, Σw²Y², Σw²Ŷ², Σw²YŶ, ΣŶ
+      [w, w2, w * y, w * f, w2 * y, w2 * f, w2 * y, w2 * f, w2 * y * f, cell.n * f].forEach((t, i) => {
+        l[i]! += t;
+      });
+    }
+    for (const key of [...this.unlabelled.keys()].sort()) {
+      const cell = this.unlabelled.get(key)!;
+      const judge = JSON.parse(key) as string | null;
+      const f = judge !== null && inClass.has(judge) ? 1 : 0;
+      const w = cell.w.value();
+      const w2 = cell.w2.value();
+      // Σw̃, Σw̃², Σw̃Ỹ, Σw̃²Ỹ, Σw̃²Ỹ², ΣỸ
+      [w, w2, w * f, w2 * f, w2 * f, cell.n * f].forEach((t, i) => {
+        u[i]! += t;
+      });
+    }
+    return PpiSums.fromState({
+      labelled: this.nLabelled,
+      unlabelled: this.nUnlabelled,
+      l: l.map((v) => [v, 0]),
+      u: u.map((v) => [v, 0]),
+    });
+  }
+
+  /** The PPI share of the rows whose label is one of `labels` (see {@link ppiMeanOfSums}). */
+  share(labels: readonly string[], options: { alpha?: number; lambda?: number } = {}): PpiMeanResult {
+    return ppiMeanOfSums(this.sums(labels), options);
+  }
+
+  toState(): PpiLabelSharesState {
+    const cells = (map: Map<string, Cell>) =>
+      [...map].map(([key, cell]) => [key, cellState(cell)] as [string, CellState]);
+    return { labelled: cells(this.labelled), unlabelled: cells(this.unlabelled) };
+  }
+
+  static fromState(state: PpiLabelSharesState): PpiLabelShares {
+    const shares = new PpiLabelShares();
+    for (const [key, cell] of state.labelled) shares.labelled.set(key, cellFromState(cell));
+    for (const [key, cell] of state.unlabelled) shares.unlabelled.set(key, cellFromState(cell));
+    return shares;
+  }
+}
+
+/** One cell of {@link PpiLabelShares}: its rows and the sums of their weights and squared weights. */
+interface Cell {
+  n: number;
+  w: CompensatedSum;
+  w2: CompensatedSum;
+}
+
+type CellState = [n: number, w: CompensatedSumState, w2: CompensatedSumState];
+
+export interface PpiLabelSharesState {
+  labelled: [key: string, cell: CellState][];
+  unlabelled: [key: string, cell: CellState][];
+}
+
+function addToCell(cells: Map<string, Cell>, key: string, weight: number): void {
+  let cell = cells.get(key);
+  if (!cell) {
+    cell = { n: 0, w: new CompensatedSum(), w2: new CompensatedSum() };
+    cells.set(key, cell);
+  }
+  cell.n += 1;
+  cell.w.add(weight);
+  cell.w2.add(weight * weight);
+}
+
+const cellState = (cell: Cell): CellState => [cell.n, cell.w.toState(), cell.w2.toState()];
+const cellFromState = ([n, w, w2]: CellState): Cell => ({
+  n,
+  w: CompensatedSum.fromState(w),
+  w2: CompensatedSum.fromState(w2),
+});
+
+function countOf(cells: Map<string, Cell>): number {
+  let n = 0;
+  for (const cell of cells.values()) n += cell.n;
+  return n;
 }
 
 /** The PPI estimate and its standard error at a given λ (λ = 0: the classical ones). */

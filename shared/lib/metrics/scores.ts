@@ -15,11 +15,15 @@
  *   maximises balanced accuracy on all the data; the balanced accuracy a threshold chosen that
  *   way reaches under 5-fold cross-validation).
  * - pass: the pass rate with a CI; against a pass/fail gold, accuracy and balanced accuracy.
+ *
+ * When some items have gold and others not by design (`ppi`), the prediction-powered estimate
+ * of what gold would say over every item (ppi.ts): for a label scorer the share of each label
+ * and of its positive class, for a number scorer the mean, for a pass scorer the share passing.
  */
 
 import { dict, own } from '../../model/dict.js';
 import type { FailureKind, ScoreKind, ScoreValue } from '../../model/model.js';
-import type { Interval, MetricValue, ScorerSummary } from '../../model/report.js';
+import type { Interval, MetricValue, PpiEstimate, PpiFigures, ScorerSummary } from '../../model/report.js';
 import {
   balancedAccuracy,
   meanAbsoluteError,
@@ -35,6 +39,14 @@ import {
   type CodedLabelPairsState,
   classificationMetrics,
 } from './classification.js';
+import {
+  PpiLabelShares,
+  type PpiLabelSharesState,
+  type PpiMeanResult,
+  PpiSums,
+  type PpiSumsState,
+  ppiMeanOfSums,
+} from './ppi.js';
 import {
   type BootstrapOptions,
   bootstrapCis,
@@ -60,6 +72,11 @@ export interface ScorerMetricOptions {
   threshold?: number;
   /** false: no intervals (the single-repeat runs a noise floor is computed over). */
   bootstrap?: BootstrapOptions | false;
+  /**
+   * Some items have no gold by design (`dataset.partialGold`, `dataset.goldFile`): add the
+   * prediction-powered estimates (`ppi`) when there are items without gold.
+   */
+  ppi?: boolean;
 }
 
 /** One item as a scorer's metrics see it. */
@@ -70,6 +87,11 @@ export interface ScoreRow {
   target?: ScoreValue;
   /** Why there is no value. */
   unscored?: FailureKind;
+  /**
+   * An item with gold: the inverse of the probability it was chosen for labelling (the goldFile's
+   * `p`), its weight in the prediction-powered estimates. Default 1.
+   */
+  weight?: number;
 }
 
 export interface ScorerFigures {
@@ -112,6 +134,7 @@ export interface ValueRowsState {
   unscored: Partial<Record<FailureKind, number>>;
   values: NumberArray;
   paired?: { targets: NumberArray; has: NumberArray };
+  ppi?: PpiSumsState;
 }
 
 /**
@@ -129,6 +152,8 @@ export class ValueRows {
    * before it filled with NaN and 0), so both columns run beside `values`.
    */
   private paired: { targets: NumberColumn; has: NumberColumn } | undefined;
+  /** The sums of the prediction-powered mean: scored items with gold, and scored items without. */
+  ppi = new PpiSums();
 
   constructor(readonly kind: 'number' | 'pass') {}
 
@@ -140,7 +165,9 @@ export class ValueRows {
     if (row.unscored) this.unscored[row.unscored] = (this.unscored[row.unscored] ?? 0) + 1;
     if (row.value === undefined) return;
     const number = this.kind === 'number';
-    this.values.push(number ? (row.value as number) : row.value === true ? 1 : 0);
+    const value = number ? (row.value as number) : row.value === true ? 1 : 0;
+    this.values.push(value);
+    this.addPpi(row, value);
     const paired = typeof row.target === (number ? 'number' : 'boolean');
     if (paired && !this.paired) this.paired = unpaired(this.values.length - 1);
     if (!this.paired) return;
@@ -148,6 +175,14 @@ export class ValueRows {
       !paired ? Number.NaN : number ? (row.target as number) : row.target === true ? 1 : 0,
     );
     this.paired.has.push(paired ? 1 : 0);
+  }
+
+  /** A scored item into the PPI sums: with a target of the kind's type labelled, without one unlabelled. */
+  private addPpi(row: ScoreRow, value: number): void {
+    const number = this.kind === 'number';
+    if (row.target === undefined) this.ppi.addUnlabelled(value);
+    else if (typeof row.target === (number ? 'number' : 'boolean'))
+      this.ppi.addLabelled(number ? (row.target as number) : row.target ? 1 : 0, value, row.weight ?? 1);
   }
 
   /**
@@ -167,6 +202,7 @@ export class ValueRows {
       }
     }
     this.values.merge(later.values);
+    this.ppi.merge(later.ppi);
   }
 
   toState(): ValueRowsState {
@@ -177,6 +213,7 @@ export class ValueRows {
       ...(this.paired
         ? { paired: { targets: this.paired.targets.toState(), has: this.paired.has.toState() } }
         : {}),
+      ppi: this.ppi.toState(),
     };
   }
 
@@ -189,6 +226,7 @@ export class ValueRows {
         targets: NumberColumn.fromState(state.paired.targets),
         has: NumberColumn.fromState(state.paired.has),
       };
+    if (state.ppi) rows.ppi = PpiSums.fromState(state.ppi);
     return rows;
   }
 
@@ -225,9 +263,47 @@ function unpaired(n: number): { targets: NumberColumn; has: NumberColumn } {
 function valueFigures(rows: ValueRows, options: ScorerMetricOptions): ScorerFigures {
   const base: Base = { kind: rows.kind, n: rows.n, unscored: rows.unscored };
   const { values, paired } = rows.columns();
-  return rows.kind === 'number'
-    ? numberFigures(values, paired, base, options)
-    : passFigures(values, paired, base, options);
+  const figures =
+    rows.kind === 'number'
+      ? numberFigures(values, paired, base, options)
+      : passFigures(values, paired, base, options);
+  if (options.ppi && rows.ppi.nUnlabelled > 0)
+    figures.summary.ppi = {
+      quantity: rows.kind === 'number' ? 'mean' : 'share passing',
+      ...ppiEstimate(ppiMeanOfSums(rows.ppi)),
+    };
+  return figures;
+}
+
+/** One PPI result as report.json gives it (the interval level is the report's, 95%). */
+function ppiEstimate(r: PpiMeanResult): PpiEstimate {
+  return {
+    estimate: r.estimate,
+    ci: r.ci,
+    classical: r.classical,
+    judgeOnly: r.judgeOnly,
+    nLabelled: r.nLabelled,
+    nUnlabelled: r.nUnlabelled,
+    lambda: r.lambda,
+    effectiveLabels: r.effectiveLabels,
+  };
+}
+
+/**
+ * A label scorer's PPI figures: the share of each label met (declared order first), and at the
+ * top the share of the positive class (its labels joined by `/`), else of the first label.
+ */
+function labelPpi(shares: PpiLabelShares, options: ScorerMetricOptions): PpiFigures | undefined {
+  const met = shares.labelsMet();
+  const order = [...(options.labelOrder ?? []), ...met.filter((l) => !options.labelOrder?.includes(l))];
+  if (order.length === 0) return undefined;
+  const byLabel = dict(order.map((label) => [label, ppiEstimate(shares.share([label]))] as const));
+  const positive = options.positive?.length ? options.positive : [order[0]!];
+  return {
+    quantity: `share of ${positive.join('/')}`,
+    ...(positive.length === 1 ? byLabel[positive[0]!]! : ppiEstimate(shares.share(positive))),
+    byLabel,
+  };
 }
 
 /** {@link LabelRows} saved. */
@@ -236,6 +312,7 @@ export interface LabelRowsState {
   unscored: Partial<Record<FailureKind, number>>;
   distribution: Record<string, number>;
   withGold: CodedLabelPairsState;
+  ppi?: PpiLabelSharesState;
 }
 
 /**
@@ -249,6 +326,11 @@ export class LabelRows {
   /** Keyed by the values, which are data (see `dict`). */
   readonly distribution: Record<string, number> = dict();
   withGold = new CodedLabelPairs();
+  /**
+   * The prediction-powered shares of the labels: every item but invalid rows, with gold or
+   * without; an item the judge gave no label counts as judged none of the labels.
+   */
+  ppi = new PpiLabelShares();
 
   add(row: ScoreRow): void {
     if (row.unscored) this.unscored[row.unscored] = (this.unscored[row.unscored] ?? 0) + 1;
@@ -259,6 +341,11 @@ export class LabelRows {
     }
     if (row.target !== undefined && row.unscored !== 'invalid_row')
       this.withGold.add(String(row.target), row.value === undefined ? 'Error' : String(row.value));
+    if (row.unscored !== 'invalid_row') {
+      const judged = row.value === undefined ? undefined : String(row.value);
+      if (row.target === undefined) this.ppi.addUnlabelled(judged);
+      else this.ppi.addLabelled(String(row.target), judged, row.weight ?? 1);
+    }
   }
 
   /** Appends `later`, the rows that come after this one's (counts and tables in one pass's order). */
@@ -267,6 +354,7 @@ export class LabelRows {
     addCounts(this.unscored, later.unscored);
     addCounts(this.distribution, later.distribution);
     this.withGold.merge(later.withGold);
+    this.ppi.merge(later.ppi);
   }
 
   toState(): LabelRowsState {
@@ -275,6 +363,7 @@ export class LabelRows {
       unscored: { ...this.unscored },
       distribution: dict(Object.entries(this.distribution)),
       withGold: this.withGold.toState(),
+      ppi: this.ppi.toState(),
     };
   }
 
@@ -284,6 +373,7 @@ export class LabelRows {
     Object.assign(rows.unscored, state.unscored);
     Object.assign(rows.distribution, state.distribution);
     rows.withGold = CodedLabelPairs.fromState(state.withGold);
+    if (state.ppi) rows.ppi = PpiLabelShares.fromState(state.ppi);
     return rows;
   }
 }
@@ -303,6 +393,13 @@ export function mergeRows(rows: LabelRows | ValueRows, later: LabelRows | ValueR
 
 /** Label figures: the classification metrics over items with gold (unscored = `Error`, excluded inside). */
 function labelFigures(rows: LabelRows, options: ScorerMetricOptions): ScorerFigures {
+  const figures = labelMetricFigures(rows, options);
+  const ppi = options.ppi && rows.ppi.nUnlabelled > 0 ? labelPpi(rows.ppi, options) : undefined;
+  if (ppi) figures.summary.ppi = ppi;
+  return figures;
+}
+
+function labelMetricFigures(rows: LabelRows, options: ScorerMetricOptions): ScorerFigures {
   const { distribution } = rows;
   const base: Base = { kind: 'label', n: rows.n, unscored: rows.unscored };
   if (rows.withGold.length === 0) {

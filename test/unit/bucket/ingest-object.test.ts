@@ -247,6 +247,17 @@ describe('ingestObject', () => {
       /gec\/missing\.md/,
     ],
     ['a file that is no dataset format', {}, 'datasets/demo/readme.md', /unknown dataset format/],
+    [
+      'a gold file (a local run merges it)',
+      {
+        task: 'judge',
+        method: undefined,
+        judge: { prompt: 'p.md', labels: ['a', 'b'] },
+        dataset: { path: 'data.csv', goldFile: 'labels.csv' },
+      },
+      'datasets/demo/data.csv',
+      /dataset\.goldFile is merged by a local run/,
+    ],
     ['a dataset deleted since its upload', {}, 'datasets/demo/gone.csv', /is gone/],
   ])('rejects %s (retrying cannot fix it)', async (_, suiteOverride, key, reason) => {
     const { bucket, deps, putSuite, sent } = await setUp();

@@ -96,6 +96,11 @@ const SCENARIOS: Scenario[] = [
     edges: true,
   },
   { name: 'pairwise judge', suite: 'pairwise-preference' },
+  {
+    name: 'judge with gold on some items (prediction-powered estimates)',
+    suite: 'fewer-labels',
+    sample: 400,
+  },
   { name: 'labels, run.repeats 3', suite: 'reply-tone', repeats: 3 },
   { name: 'scores, run.repeats 3', suite: 'answer-helpfulness', repeats: 3, edges: true },
   { name: 'GEC, run.repeats 3', suite: 'quickstart', sample: 40, repeats: 3 },
@@ -252,6 +257,8 @@ describe('a report tallied in parts', () => {
     expect(deserialize(loaded.toBytes())).toStrictEqual(deserialize(bytes));
     expect(differences(await loaded.report(AT), whole)).toEqual([]);
     expect(JSON.stringify(await one.report(AT))).toBe(JSON.stringify(whole));
+    // Gold on some items by design: the PPI figures are there to be compared part by part.
+    if (scenario.suite === 'fewer-labels') expect(whole.scores.label?.ppi?.nUnlabelled).toBeGreaterThan(0);
     if (scenario.annotators) {
       const ceiling = Object.values(whole.scores).map((s) => s.humanAgreement);
       expect(ceiling.every((h) => h !== undefined && h.annotators === 3 && h.alpha.value !== null)).toBe(

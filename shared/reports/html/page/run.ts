@@ -20,6 +20,8 @@ import {
   usd,
 } from './dom.js';
 import { itemsSection } from './items.js';
+import { panelSection, selfPreferenceFigure } from './judges.js';
+import { ppiFigure } from './ppi.js';
 
 /** Metrics whose range is [0, 1] (their CI bars span it); others span their own interval. */
 const UNIT_METRICS = new Set([
@@ -289,7 +291,7 @@ function scorerSection(report: Report, items: ItemTable, name: string, s: Scorer
   for (const [key, value] of rest) {
     charts.push(h('figure', { class: 'figure' }, h('figcaption', null, metricName(key)), anyTable(value)));
   }
-  if (s.bias) {
+  if (s.bias?.length) {
     const b = s.bias.length;
     charts.push(
       h(
@@ -306,7 +308,9 @@ function scorerSection(report: Report, items: ItemTable, name: string, s: Scorer
       ),
     );
   }
+  if (s.ppi) charts.push(ppiFigure(name, s.ppi));
   if (s.humanAgreement) charts.push(humanCeiling(name, s.humanAgreement));
+  if (s.bias?.selfPreference) charts.push(selfPreferenceFigure(name, s.bias.selfPreference));
   parts.push(h('div', { class: 'charts' }, charts));
   return h(
     'section',
@@ -505,6 +509,8 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
       ),
     );
   }
+  const panel = panelSection(report.panel);
+  if (panel) out.push(panel);
   const slices = slicesSection(report);
   if (slices) out.push(slices);
   if (report.comparison) out.push(comparisonSummary(report.comparison));
