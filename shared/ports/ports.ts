@@ -127,7 +127,10 @@ export interface RunStore {
    * Reserves `usd` of a run's budget for a model call the item `holder` is about to send:
    * refused (false, nothing reserved) when what the recorded results spent, plus every
    * reservation held, plus `usd` would pass `budgetUsd`. Concurrent reservations never pass
-   * the budget together, whatever process makes them, and none is refused while there is room.
+   * the budget together, whatever process makes them. A store may keep the budget in shares
+   * (DynamoDB: a ledger in shards) and refuse a reservation that no share has room for: what it
+   * leaves unused is then less than one reservation per share; a budget kept whole refuses none
+   * while there is room.
    */
   reserve(runId: string, holder: BudgetHolder, usd: number, budgetUsd: number): Promise<boolean>;
   /**

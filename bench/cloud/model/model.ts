@@ -365,7 +365,7 @@ function notes(run: RunFigures, deployment: Deployment): string[] {
     `An on-demand table’s own ramp is not modelled (a new table serves 4,000 WRU/s and 12,000 RRU/s at first, then twice its previous peak): the run’s busiest second took ${run.dynamo.tablePeakWruPerSecond} WRU and ${run.dynamo.tablePeakRruPerSecond} RRU.`,
     'S3’s request rates per prefix, X-Ray tracing (its cost and log lines) and CloudWatch custom metrics from EMF are not modelled.',
     'CPU time is this machine’s (Node 20); Lambda runs nodejs24.x on Graviton: no speed factor is applied.',
-    'The composition root keeps one Powertools logger and metrics object per module; the model routes their calls to each container’s own (logging.ts). Other module-wide state of shared/ (score-item’s spend in flight, for budgets) is shared by the containers of this process; the suite has no budget.',
+    'The composition root keeps one Powertools logger and metrics object per module; the model routes their calls to each container’s own (logging.ts). Other module-wide state of shared/ (score-item’s spend in flight, for budgets) is shared by the containers of this process; the run has the deploy’s default budget (its ledger’s shards are modelled, not this shared state).',
     'Each container’s module state is otherwise its own: its root, SDK clients, caches and limiters.',
   ];
 }

@@ -6,14 +6,14 @@
  *
  * | entity       | pk                              | sk                 | attributes                                                                                               | written                                   |
  * |--------------|---------------------------------|--------------------|----------------------------------------------------------------------------------------------------------|-------------------------------------------|
- * | run          | `RUN#<runId>`                   | `META`             | the RunRecord's small fields, `budgeted`, `parts`, `partsClosed`, `partsDone`, `rowsClosed`, `invalidClosed`, `leaseUntil`, `statusSince` | at create, as parts close and complete, on status changes |
+ * | run          | `RUN#<runId>`                   | `META`             | the RunRecord's small fields, `budgeted`, `ledgerShards`, `parts`, `partsClosed`, `partsDone`, `rowsClosed`, `invalidClosed`, `leaseUntil`, `statusSince` | at create, as parts close and complete, on status changes |
  * | definition   | `RUN#<runId>`                   | `SPEC`             | `suite`, `prompts` (JSON): read once per process                                                         | at create                                 |
  * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `slots`, `slotsDone`, `done`                                                  | when the part closes, once per slot that completes, when it completes |
  * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON)                       | one conditional put per item              |
  * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `rows` (the rows counted, a number set), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
  * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result it counts                |
- * | budget ledger | `SPEND#<runId>#budget`         | `SPEND`            | `committedUsd`: what the results spent plus what the items hold (only for a run with a budget)          | a conditional ADD per reservation (kept within the budget), an ADD per settlement, per result and per hold released |
- * | budget hold  | `SPEND#<runId>#budget`          | `HOLD#<itemId>`    | `usd`: what the item holds reserved (its calls in flight, its spend not yet recorded)                    | with the ledger, in one transaction; deleted when its result is recorded |
+ * | budget ledger | `SPEND#<runId>#budget#<shard>` | `SPEND`            | `committedUsd`: what the results spent plus what the items hold, on this shard (only for a run with a budget; `ledgerShards` shards, each allowed an equal share of it) | a conditional ADD per reservation (kept within the shard's share), an ADD per settlement, per result and per hold released |
+ * | budget hold  | `SPEND#<runId>#budget#<home>`   | `HOLD#<itemId>`    | `usd`: what the item holds reserved (its calls in flight, its spend not yet recorded); `shard<k>`: the part of it on shard k; `writes` | after the ledger's ADD on a reservation, ADDs as calls settle; deleted when its result is recorded |
  * | day's spend  | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`            | `spentUsd`, `ttl`: every run's results of that UTC day (32 shards by run and row)                         | with each result it counts that cost money |
  * | active run   | `ACTIVE`                        | `RUN#<runId>`      | `runId`, `startedAt`                                                                                     | at create; deleted when the run is done   |
  * | suite index  | `SUITE#<suiteName>`             | `RUN#<startedAt>#<runId>` | `runId`, `startedAt`                                                                              | at create                                 |
@@ -53,6 +53,7 @@ import {
   daySpendPk,
   itemIdOfResultSk,
   KEY_PREFIXES,
+  ledgerShardsFor,
   META_SK as META,
   PART_PREFIX,
   partSk,
@@ -90,6 +91,7 @@ import type {
   RunStore,
 } from '../../ports/ports.js';
 import { batchGetAll } from './dynamo-batches.js';
+import { DynamoBudgetLedger, type Hold } from './dynamo-budget-ledger.js';
 import { type Backoff, retryThrottled } from './throttle.js';
 
 export interface DynamoRunStoreOptions {
@@ -130,6 +132,8 @@ type MetaItem = TableKey &
     schemaVersion?: number;
     /** The run has a budget: its results also add their cost to a spend shard. */
     budgeted?: boolean;
+    /** How many shards its budget ledger has (set from its budget when the run is created). */
+    ledgerShards?: number;
     /** How many parts the run has, once ingest has met the dataset's end. */
     parts?: number;
     partsClosed?: number;
@@ -179,6 +183,8 @@ interface PartItem {
 /** Of a run, what recording a result needs: that it exists, and whether it has a budget. */
 interface RunFacts {
   budgeted: boolean;
+  /** Shards of its budget ledger (1 for a run created before the ledger had shards). */
+  ledgerShards: number;
 }
 
 /** Calls a store makes at once while it closes a part or reads a part's slots. */
@@ -205,6 +211,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private readonly stopCacheMs: number;
   /** Each run's stop as last read: a reason is kept for good, a run found running for `stopCacheMs`. */
   private readonly stopCache = new Map<string, { at: number; read: Promise<string | undefined> }>();
+  /** Budgeted runs' ledgers (their shards and the items' holds). */
+  private readonly ledger: DynamoBudgetLedger;
 
   constructor({
     client,
@@ -226,6 +234,13 @@ export class DynamoRunStore implements RunStore, RunHistory {
     this.spentCacheMs = spentCacheMs;
     this.daySpentCacheMs = daySpentCacheMs;
     this.stopCacheMs = stopCacheMs;
+    this.ledger = new DynamoBudgetLedger({
+      tableName,
+      send: (command) => this.send(command),
+      now,
+      // A shard's refusal is believed as long as a read of the spend is.
+      refusalMemoMs: spentCacheMs,
+    });
   }
 
   /** Sends a document-client command, retrying it while it is throttled. */
@@ -251,6 +266,9 @@ export class DynamoRunStore implements RunStore, RunHistory {
       datasetVersion: run.datasetVersion,
       simulated: run.simulated,
       budgeted: run.suite.run?.budgetUsd !== undefined,
+      ...(run.suite.run?.budgetUsd === undefined
+        ? {}
+        : { ledgerShards: ledgerShardsFor(run.suite.run.budgetUsd) }),
       partsClosed: 0,
       partsDone: 0,
       rowsClosed: 0,
@@ -368,37 +386,13 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /**
-   * One conditional ADD on the run's budget ledger, in a transaction with the item's hold: the
-   * ledger's `committedUsd` (what the recorded results spent plus what every item holds) grows
-   * by `usd` only if it stays within the budget, so concurrent reservations, from any number of
-   * containers, never pass it together, and none is refused while there is room for it.
+   * A conditional ADD on one shard of the run's budget ledger (see dynamo-budget-ledger.ts): the
+   * shards together never pass the budget, whatever containers reserve at once, and a
+   * reservation is refused only when no shard has room for it.
    */
   async reserve(runId: string, holder: BudgetHolder, usd: number, budgetUsd: number): Promise<boolean> {
-    const room = budgetUsd - usd + BUDGET_EPSILON;
-    if (room < 0) return false;
-    try {
-      await this.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            {
-              Update: {
-                TableName: this.tableName,
-                Key: ledgerKey(runId),
-                UpdateExpression: 'ADD #committed :usd',
-                ConditionExpression: 'attribute_not_exists(#committed) OR #committed <= :room',
-                ExpressionAttributeNames: { '#committed': 'committedUsd' },
-                ExpressionAttributeValues: { ':usd': usd, ':room': room },
-              },
-            },
-            this.holdUpdate(runId, holder.itemId, usd),
-          ],
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof TransactionCanceledException) return false;
-      throw err;
-    }
+    const { ledgerShards } = await this.runFacts(runId);
+    return this.ledger.reserve(runId, ledgerShards, holder.itemId, usd, budgetUsd);
   }
 
   async settleReservation(
@@ -407,87 +401,22 @@ export class DynamoRunStore implements RunStore, RunHistory {
     reservedUsd: number,
     actualUsd: number,
   ): Promise<void> {
-    const delta = actualUsd - reservedUsd;
-    if (delta === 0) return;
-    await this.send(
-      new TransactWriteCommand({
-        TransactItems: [this.ledgerAdd(runId, delta), this.holdUpdate(runId, holder.itemId, delta)],
-      }),
-    );
+    const { ledgerShards } = await this.runFacts(runId);
+    await this.ledger.settle(runId, ledgerShards, holder.itemId, reservedUsd, actualUsd);
   }
 
   async reserved(runId: string): Promise<number> {
-    let total = 0;
-    for await (const hold of this.query(ledgerKey(runId).pk, HOLD_PREFIX, 'usd'))
-      total += Number(hold.usd ?? 0);
-    return total;
-  }
-
-  private ledgerAdd(runId: string, usd: number) {
-    return {
-      Update: {
-        TableName: this.tableName,
-        Key: ledgerKey(runId),
-        UpdateExpression: 'ADD #committed :usd',
-        ExpressionAttributeNames: { '#committed': 'committedUsd' },
-        ExpressionAttributeValues: { ':usd': usd },
-      },
-    };
-  }
-
-  private holdUpdate(runId: string, itemId: string, usd: number) {
-    return {
-      Update: {
-        TableName: this.tableName,
-        Key: { pk: ledgerKey(runId).pk, sk: `${HOLD_PREFIX}${itemId}` },
-        UpdateExpression: 'ADD #usd :usd',
-        ExpressionAttributeNames: { '#usd': 'usd' },
-        ExpressionAttributeValues: { ':usd': usd },
-      },
-    };
-  }
-
-  /**
-   * Gives back whatever the result's item holds, once its cost is on the ledger (see
-   * {@link addSpend}): the reservations of an attempt that died with its worker are released
-   * here too, when the item's redelivery (or the dead-letter handler) records its result.
-   */
-  private async releaseHold(result: ItemResult): Promise<void> {
-    const key = { pk: ledgerKey(result.runId).pk, sk: `${HOLD_PREFIX}${result.itemId}` };
-    // A concurrent attempt of the same item may change the hold between the read and the
-    // delete: read it again and retry.
-    for (let tries = 0; tries < 5; tries += 1) {
-      const out = await this.send<{ Item?: Record<string, unknown> }>(
-        new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
-      );
-      if (out.Item === undefined) return;
-      try {
-        await this.send(
-          new TransactWriteCommand({
-            TransactItems: [
-              {
-                Delete: {
-                  TableName: this.tableName,
-                  Key: key,
-                  ConditionExpression: '#usd = :held',
-                  ExpressionAttributeNames: { '#usd': 'usd' },
-                  ExpressionAttributeValues: { ':held': out.Item.usd ?? 0 },
-                },
-              },
-              this.ledgerAdd(result.runId, -Number(out.Item.usd ?? 0)),
-            ],
-          }),
-        );
-        return;
-      } catch (err) {
-        if (!(err instanceof TransactionCanceledException)) throw err;
-      }
-    }
+    const { ledgerShards } = await this.runFacts(runId);
+    return this.ledger.reserved(runId, ledgerShards);
   }
 
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     const facts = await this.runFacts(result.runId);
     const cost = resultCost(result);
+    // What the item holds, read once: where its cost goes on the ledger, and what is released.
+    const hold = facts.budgeted
+      ? await this.ledger.readHold(result.runId, facts.ledgerShards, result.itemId)
+      : undefined;
     let recorded = true;
     try {
       await this.send(
@@ -499,10 +428,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
       );
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
-      recorded = await this.replaceBudgetResult(result, cost);
+      recorded = await this.replaceBudgetResult(result, cost, facts, hold);
     }
-    const count = await this.count(result, cost, facts);
-    if (facts.budgeted) await this.releaseHold(result);
+    const count = await this.count(result, cost, facts, hold);
+    // The reservations of an attempt that died with its worker are released here too, when the
+    // item's redelivery (or the dead-letter handler) records its result.
+    if (facts.budgeted) await this.ledger.release(result.runId, facts.ledgerShards, result.itemId, hold);
     return {
       recorded,
       complete: await this.settle(result.runId, result.part ?? 0, slotOf(result.row), count),
@@ -516,7 +447,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * counting) is counted if it was not, never twice; no transaction, so results of one slot
    * never conflict. Returns the counter as it is now.
    */
-  private async count(result: ItemResult, cost: number, facts: RunFacts): Promise<CountItem> {
+  private async count(
+    result: ItemResult,
+    cost: number,
+    facts: RunFacts,
+    hold: Hold | undefined,
+  ): Promise<CountItem> {
     const key = { pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)), sk: COUNT_SK };
     try {
       const out = await this.send<{ Attributes?: Record<string, unknown> }>(
@@ -539,7 +475,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      await this.addSpend(result, cost, facts);
+      await this.addSpend(result, cost, facts, hold);
       return out.Attributes as CountItem;
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
@@ -555,7 +491,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * A run with a budget also adds what the result spent to a spend shard (the shards are what a
    * budget check reads), and this process's view of the spend takes it at once.
    */
-  private async addSpend(result: ItemResult, cost: number, facts: RunFacts): Promise<void> {
+  private async addSpend(
+    result: ItemResult,
+    cost: number,
+    facts: RunFacts,
+    hold: Hold | undefined,
+  ): Promise<void> {
     if (facts.budgeted && cost !== 0) {
       await this.send(
         new UpdateCommand({
@@ -568,7 +509,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
       );
       // On the budget ledger too, before the item's hold is released: money on its way from
       // held to spent is counted twice for a moment, never not at all.
-      await this.send(new UpdateCommand(this.ledgerAdd(result.runId, cost).Update));
+      await this.ledger.addCost(result.runId, facts.ledgerShards, result.itemId, hold, cost);
     }
     const cached = this.spentCache.get(result.runId);
     if (cached) cached.since += cost;
@@ -668,7 +609,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * failed to done and its spend by the difference (were that step lost with its process, only
    * those two figures would be off: the row is counted once either way).
    */
-  private async replaceBudgetResult(result: ItemResult, cost: number): Promise<boolean> {
+  private async replaceBudgetResult(
+    result: ItemResult,
+    cost: number,
+    facts: RunFacts,
+    hold: Hold | undefined,
+  ): Promise<boolean> {
     const key = {
       pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
       sk: resultSk(result.row, result.itemId),
@@ -704,7 +650,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
         ExpressionAttributeValues: { ':minusOne': -1, ':one': 1, ':delta': delta },
       }),
     );
-    await this.addSpend(result, delta, await this.runFacts(result.runId));
+    await this.addSpend(result, delta, facts, hold);
     return true;
   }
 
@@ -1123,7 +1069,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private runFacts(runId: string): Promise<RunFacts> {
     let facts = this.facts.get(runId);
     if (!facts) {
-      facts = this.requireMeta(runId).then((meta) => ({ budgeted: meta.budgeted === true }));
+      facts = this.requireMeta(runId).then(factsOf);
       this.facts.set(runId, facts);
       facts.catch(() => this.facts.delete(runId));
     }
@@ -1145,7 +1091,10 @@ export class DynamoRunStore implements RunStore, RunHistory {
         ConsistentRead: true,
       }),
     );
-    return out.Item as MetaItem | undefined;
+    const meta = out.Item as MetaItem | undefined;
+    // A run's facts never change once it is created: any read of its record gives them.
+    if (meta && !this.facts.has(runId)) this.facts.set(runId, Promise.resolve(factsOf(meta)));
+    return meta;
   }
 
   /** The parts whose results may exist: every part once their number is known, else those begun so far. */
@@ -1228,6 +1177,10 @@ const DAY_SPEND_TTL_SECONDS = 32 * 24 * 3600;
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** A small, stable hash of a string (FNV-1a), to spread runs over the day's shards. */
+function factsOf(meta: MetaItem): RunFacts {
+  return { budgeted: meta.budgeted === true, ledgerShards: meta.ledgerShards ?? 1 };
+}
+
 function hashOf(text: string): number {
   let hash = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
@@ -1360,17 +1313,6 @@ export function cancelledByCondition(err: unknown, index: number): boolean {
 }
 
 /** True when a single write's condition failed (a lost conditional create or claim). */
-/** Dollar sums are floating point: a reservation this close to the budget still fits. */
-const BUDGET_EPSILON = 1e-12;
-
-/**
- * A budgeted run's ledger: `committedUsd`, what its recorded results spent plus what its items
- * hold reserved; its items' holds are in the same partition.
- */
-const ledgerKey = (runId: string) => ({ pk: `${KEY_PREFIXES.spend}${runId}#budget`, sk: SPEND_SK });
-/** An item's budget hold (what it holds reserved), in its run's ledger partition. */
-const HOLD_PREFIX = 'HOLD#';
-
 export function isConditionalCheckFailed(err: unknown): err is ConditionalCheckFailedException {
   return err instanceof ConditionalCheckFailedException;
 }

@@ -245,7 +245,11 @@ export class LocalRunStore implements RunStore {
     const now = (this.holds.get(itemId) ?? 0) + usd;
     this.held += usd;
     if (now > BUDGET_EPSILON) this.holds.set(itemId, now);
-    else this.release(itemId);
+    else {
+      // Nothing left held: `held` already lost this hold's last part.
+      this.holds.delete(itemId);
+      if (this.holds.size === 0) this.held = 0;
+    }
   }
 
   /** Lets go of what the item holds: its spend is now the recorded result's. */

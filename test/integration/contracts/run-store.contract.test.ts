@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DynamoRunStore } from '../../../shared/adapters/aws/dynamo-run-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
+import { ledgerHomeShard, ledgerShardsFor } from '../../../shared/lib/layout/table.js';
 import {
   ConflictError,
   NotFoundError,
@@ -28,6 +29,30 @@ const now = () => clock.ms;
 /** A run with a budget (DynamoDB keeps its spend in shards of its own). */
 const plain = runRecord('any').suite;
 const budgeted = { ...plain, run: { ...plain.run, budgetUsd: 1 } };
+/** A budget DynamoDB splits over a few ledger shards of $1 each. */
+const SHARDED_BUDGET = 4;
+const sharded = { ...plain, run: { ...plain.run, budgetUsd: SHARDED_BUDGET } };
+const SHARDS = ledgerShardsFor(SHARDED_BUDGET);
+const SHARE = SHARDED_BUDGET / SHARDS;
+
+/** `n` item ids that DynamoDB's ledger gives the same home shard, so their reservations must spill. */
+function sameHomeIds(n: number): string[] {
+  const ids: string[] = [];
+  for (let i = 0; ids.length < n; i += 1)
+    if (ledgerHomeShard(`spill-${i}`, SHARDS) === ledgerHomeShard('spill-0', SHARDS)) ids.push(`spill-${i}`);
+  return ids;
+}
+
+/** A seeded stream of numbers in [0, 1) (mulberry32), so that a failure can be replayed. */
+function seeded(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 const adapters: [string, () => StoreFor][] = [
   [
@@ -154,6 +179,67 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     // Ten fit: no more pass together, and none is refused while there is room.
     expect(granted.filter(Boolean)).toHaveLength(10);
     expect(await s.reserved(id)).toBeCloseTo(1, 9);
+  });
+
+  it('takes reservations whose first choice is full elsewhere, and settles and releases them where they are', async () => {
+    const id = fresh('reserve-spill');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: sharded }));
+    const first = sameHomeIds(SHARDS);
+    // Each takes most of a shard's share: on DynamoDB all but the first spill to other shards.
+    for (const itemId of first)
+      expect(await s.reserve(id, { itemId, row: 1 }, 0.9 * SHARE, SHARDED_BUDGET)).toBe(true);
+    expect(await s.reserved(id)).toBeCloseTo(0.9 * SHARE * SHARDS, 9);
+    for (const [row, itemId] of first.entries()) {
+      await s.settleReservation(id, { itemId, row }, 0.9 * SHARE, 0.1 * SHARE);
+      await s.recordResult(result(id, itemId, { row }));
+    }
+    expect(await s.reserved(id)).toBeCloseTo(0, 9);
+    // What the results spent stayed where it was held; what they did not spend went back there,
+    // so the same reservations fit again, and together they fill the budget.
+    for (const itemId of sameHomeIds(2 * SHARDS).slice(SHARDS))
+      expect(
+        await s.reserve(
+          id,
+          { itemId, row: 1 },
+          (SHARDED_BUDGET - (await s.spent(id))) / SHARDS,
+          SHARDED_BUDGET,
+        ),
+      ).toBe(true);
+    expect(await s.reserve(id, { itemId: 'late', row: 9 }, 0.001, SHARDED_BUDGET)).toBe(false);
+  });
+
+  it("spreads a reservation larger than a shard's share over several, and refuses what no shards fit", async () => {
+    const id = fresh('reserve-wide');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: sharded }));
+    // Three shards' shares at once, then one that fits no shard, then the last share.
+    expect(await s.reserve(id, { itemId: 'a', row: 1 }, 3, SHARDED_BUDGET)).toBe(true);
+    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 1.5, SHARDED_BUDGET)).toBe(false);
+    expect(await s.reserve(id, { itemId: 'c', row: 3 }, 1, SHARDED_BUDGET)).toBe(true);
+    expect(await s.reserved(id)).toBeCloseTo(4, 9);
+    // Given back to the shards that held it: the three are free again, together.
+    await s.settleReservation(id, { itemId: 'a', row: 1 }, 3, 0);
+    expect(await s.reserved(id)).toBeCloseTo(1, 9);
+    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 2.5, SHARDED_BUDGET)).toBe(true);
+    expect(await s.reserve(id, { itemId: 'd', row: 4 }, 0.6, SHARDED_BUDGET)).toBe(false);
+    expect(await s.reserved(id)).toBeCloseTo(3.5, 9);
+  });
+
+  it('never lets concurrent reservations of any size pass the budget, and wastes at most one per shard', async () => {
+    const id = fresh('reserve-crowd');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: sharded }));
+    const random = seeded(7);
+    const largest = 0.05;
+    const sizes = Array.from({ length: 200 }, () => 0.001 + random() * (largest - 0.001));
+    const granted = await Promise.all(
+      sizes.map((usd, i) => s.reserve(id, { itemId: `c${i}`, row: i }, usd, SHARDED_BUDGET)),
+    );
+    const accepted = sizes.filter((_, i) => granted[i]).reduce((a, b) => a + b, 0);
+    expect(accepted).toBeLessThanOrEqual(SHARDED_BUDGET + 1e-9);
+    expect(accepted).toBeGreaterThanOrEqual(SHARDED_BUDGET - SHARDS * largest);
+    expect(await s.reserved(id)).toBeCloseTo(accepted, 9);
   });
 
   it('settles a reservation to what the call cost, held until the result is recorded, which releases it', async () => {
