@@ -93,11 +93,14 @@ export class DeferredCall extends DeferredError {
   }
 }
 
-/** Runs are immutable once started: cache their records per process (per Lambda container). */
-const runCache = new WeakMap<RunStore, Map<string, RunRecord>>();
+/**
+ * Runs are immutable once started: cache their records per process (per Lambda container). The
+ * read itself is shared: a container's concurrent records of one run read it once, not once each.
+ */
+const runCache = new WeakMap<RunStore, Map<string, Promise<RunRecord>>>();
 
 /** The run record, read once per process. */
-export async function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
+export function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
   let byId = runCache.get(store);
   if (!byId) {
     byId = new Map();
@@ -105,10 +108,14 @@ export async function loadRun(store: RunStore, runId: string): Promise<RunRecord
   }
   const cached = byId.get(runId);
   if (cached) return cached;
-  const run = await store.getRun(runId);
-  if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
-  byId.set(runId, run);
-  return run;
+  const loading = store.getRun(runId).then((run) => {
+    if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
+    return run;
+  });
+  byId.set(runId, loading);
+  // A failed read is not kept: the next record reads again.
+  loading.catch(() => byId.delete(runId));
+  return loading;
 }
 
 /** Each run's price table (the process's, with the suite's `run.prices` over it), worked out once per run record. */
