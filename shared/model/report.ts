@@ -84,8 +84,13 @@ export interface PpiEstimate {
   /** Items with gold (and a judge's value), and items with a judge's value and no gold. */
   nLabelled: number;
   nUnlabelled: number;
+  /** The λ used (given, or power-tuned and clipped); null with the estimate. */
   lambda: number | null;
-  /** The gold labels a classical interval would need to be as narrow as the PPI one. */
+  /**
+   * The gold labels a classical interval would need to be as narrow as the PPI one:
+   * n · (classical width / PPI width)². Null with the estimate, or when either interval has
+   * width 0 (the ratio then means nothing).
+   */
   effectiveLabels: number | null;
 }
 
@@ -431,16 +436,32 @@ export interface PanelSummary {
   /** Items whose vote was tied. */
   ties: number;
   tiesPolicy: 'best-judge' | 'wrong';
-  /** Majority minus the best single judge on that judge's items, with a paired-bootstrap interval. */
-  majorityVsBest: {
-    bestJudge: string;
-    n: number;
-    best: number;
-    majority: number;
-    delta: number;
-    ci?: Interval;
-    pValue?: number;
-  } | null;
+  /** Majority minus the best single judge on that judge's items; null when no judge labelled anything. */
+  majorityVsBest: PanelMajorityVsBest | null;
   /** n_eff, clipped to [1, k]; null below two judges or without a defined pair. */
-  effectiveJudges: MetricValue & { k: number; meanErrorCorrelation: number | null; pairs: number };
+  effectiveJudges: PanelEffectiveJudges;
+}
+
+/** The panel's majority against its best single judge, over the items that judge labelled. */
+export interface PanelMajorityVsBest {
+  bestJudge: string;
+  n: number;
+  best: number;
+  majority: number;
+  /** majority − best. */
+  delta: number;
+  /** Paired-bootstrap interval of the delta. */
+  ci?: Interval;
+  /** Two-sided paired-bootstrap p-value of the delta. */
+  pValue?: number;
+}
+
+/** The effective number of independent judges, with what it is computed from. */
+export interface PanelEffectiveJudges extends MetricValue {
+  /** Judges that labelled at least one item. */
+  k: number;
+  /** Mean pairwise error correlation ρ̄ among them; null when no pair has one. */
+  meanErrorCorrelation: number | null;
+  /** Pairs whose error correlation is defined (those ρ̄ averages). */
+  pairs: number;
 }

@@ -40,13 +40,20 @@ export function gateOutcome({ gate, variants }: GateOutcomeInput): GateOutcome {
 
 /** What {@link sequentialLine} reads of a sweep variant's sequential gate figures. */
 export interface SequentialLineInput {
+  /** `undecided`: the sequences never settled (some items not counted); the ordinary gate judged the full run. */
   verdict: 'promote' | 'reject' | 'undecided';
+  /** The most the verdict may be wrong, whenever the variant stopped: the gate's level. */
   alpha: number;
+  /** Items in the order the gate had seen when it settled. */
   settledAfter: number | null;
+  /** Items of the dataset (invalid rows included) and those that went to a model. */
   items: number;
   itemsUsed: number;
+  /** Items the gate's settling spared: they end as `gate_settled`, no model called. */
   itemsSkipped: number;
+  /** Model calls spared: the items spared times the mean calls of an item used. */
   callsSaved: number;
+  /** The items spared times the mean cost of an item used (USD); null when no item was used. */
   costSavedUsd: number | null;
 }
 

@@ -45,6 +45,7 @@ import { InputError } from '../model/errors.js';
 import { type Failure, type ItemResult, isScored, resultCost, scoreOf } from '../model/model.js';
 import { taskFor } from '../registry/registry.js';
 import type { Suite } from '../registry/suite.js';
+import type { SequentialLineInput } from '../reports/gate-outcome.js';
 import { targetReader } from '../reports/layout.js';
 
 /** The sequential verdict's error level when the gate gives none. */
@@ -308,25 +309,10 @@ export class SequentialRunControl {
 }
 
 /** A sequential variant's figures in the sweep report. */
-export interface SequentialOutcome {
-  /** `undecided`: the sequences never settled (some items not counted); the ordinary gate judged the full run. */
-  verdict: 'promote' | 'reject' | 'undecided';
-  /** The most the verdict may be wrong, whenever the variant stopped: the gate's level. */
-  alpha: number;
+export interface SequentialOutcome extends SequentialLineInput {
   /** The level of each condition's confidence sequence (2α/k). */
   conditionAlpha: number;
   seed: number;
-  /** Items in the order the gate had seen when it settled. */
-  settledAfter: number | null;
-  /** Items of the dataset (invalid rows included) and those that went to a model. */
-  items: number;
-  itemsUsed: number;
-  /** Items the gate's settling spared: they end as `gate_settled`, no model called. */
-  itemsSkipped: number;
-  /** Model calls spared: the items spared times the mean calls of an item used. */
-  callsSaved: number;
-  /** The items spared times the mean cost of an item used (USD); null when no item was used. */
-  costSavedUsd: number | null;
   conditions: SequentialConditionFigures[];
 }
 

@@ -1,5 +1,6 @@
-import { failedResult, type ItemMessage } from '../model/model.js';
-import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports/ports.js';
+import type { ItemMessage } from '../model/model.js';
+import type { RecordOutcome } from '../ports/ports.js';
+import { type EndItemDeps, endItemFailed } from './end-item.js';
 
 /**
  * A message that exhausted its receives becomes a failed result, so the run still completes.
@@ -7,24 +8,10 @@ import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports/ports.j
  * died), nothing changes.
  */
 export async function recordDeadLetter(
-  deps: { runStore: RunStore; trigger: AggregateTrigger; now?: () => Date },
+  deps: EndItemDeps,
   message: ItemMessage,
   reason: string,
 ): Promise<RecordOutcome> {
-  const { item } = message;
-  const result = failedResult(
-    {
-      runId: message.runId,
-      itemId: item.id,
-      row: item.row,
-      input: item.input,
-      gold: item.gold,
-      part: message.part,
-    },
-    { kind: 'dead_letter', message: reason },
-    (deps.now ?? (() => new Date()))(),
-  );
-  const outcome = await deps.runStore.recordResult(result);
-  if (outcome.complete) await deps.trigger.trigger(message.runId);
+  const { outcome } = await endItemFailed(deps, message, { kind: 'dead_letter', message: reason });
   return outcome;
 }

@@ -1,6 +1,7 @@
 import { RunNotFoundError } from '../model/errors.js';
-import { type Failure, failedResult, type ItemMessage, type ItemResult } from '../model/model.js';
-import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports/ports.js';
+import type { Failure } from '../model/model.js';
+import type { AggregateTrigger, RunStore } from '../ports/ports.js';
+import { endItemFailed } from './end-item.js';
 
 export type StopOutcome =
   /** The run is stopped now (or was already: `reason` is the first stop's). */
@@ -67,25 +68,4 @@ export async function haltCheck(deps: HaltDeps, runId: string): Promise<HaltChec
 }
 
 /** Ends an item that must not be scored with `failure`, as its one result; asks for aggregation when that completes the run. */
-export async function endHalted(
-  deps: Pick<HaltDeps, 'runStore' | 'trigger' | 'now'>,
-  message: ItemMessage,
-  failure: Failure,
-): Promise<{ result: ItemResult; outcome: RecordOutcome }> {
-  const { item } = message;
-  const result = failedResult(
-    {
-      runId: message.runId,
-      itemId: item.id,
-      row: item.row,
-      input: item.input,
-      gold: item.gold,
-      part: message.part,
-    },
-    failure,
-    (deps.now ?? (() => new Date()))(),
-  );
-  const outcome = await deps.runStore.recordResult(result);
-  if (outcome.complete) await deps.trigger.trigger(message.runId);
-  return { result, outcome };
-}
+export const endHalted = endItemFailed;

@@ -6,31 +6,17 @@
  * what `assay label` exports) merges as gold by id, its `p` weighing each label by 1/p; an id the
  * dataset does not have is refused, named.
  */
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ppiMean } from '../../shared/lib/metrics/ppi.js';
 import type { ItemResult } from '../../shared/model/model.js';
-import type { Report } from '../../shared/model/report.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
+import { launchBrowser, openPage, readReport, readResultLines } from './run-output.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM);
-
-const readReport = async (out: string) =>
-  JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
-
-async function readResults(out: string): Promise<ItemResult[]> {
-  const text = await readFile(join(out, 'results.jsonl'), 'utf8');
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as ItemResult)
-    .filter((r) => r.itemId !== undefined);
-}
+/** The item results of results.jsonl. */
+const readResults = async (out: string) => (await readResultLines(out)).filter((r) => r.itemId !== undefined);
 
 /** The judge's label of a result (undefined when it gave none). */
 const judged = (r: ItemResult) => r.scores.label?.value as string | undefined;
@@ -51,7 +37,7 @@ describe('fewer labels: prediction-powered estimates end to end', { timeout: 240
   let browser: Browser | undefined;
   beforeAll(async () => {
     dir = await tempDir('assay-ppi-');
-    if (hasBrowser) browser = await chromium.launch({ executablePath: CHROMIUM });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();
@@ -114,11 +100,7 @@ describe('fewer labels: prediction-powered estimates end to end', { timeout: 240
     expect(txt).toMatch(new RegExp(`judge only +${ppi.judgeOnly.estimate!.toFixed(3)} .*BIASED`));
 
     if (!browser) return;
-    const page = await browser.newPage();
-    const errors: string[] = [];
-    page.on('pageerror', (error) => errors.push(error.message));
-    await page.goto(pathToFileURL(join(out, 'report.html')).href);
-    await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
+    const { page, errors } = await openPage(browser, join(out, 'report.html'));
     expect(errors).toEqual([]);
     const figure = page.locator('[data-scorer="label"] [data-testid="ppi"]');
     expect(await figure.isVisible()).toBe(true);

@@ -5,49 +5,25 @@
  * judge's verdicts against gold by producer family and its own-family bias
  * (`scores.<scorer>.bias.selfPreference`). Each figure is worked out again from results.jsonl.
  */
-import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { panelAgreement } from '../../shared/lib/metrics/panel.js';
 import { selfPreference } from '../../shared/lib/metrics/self-preference.js';
-import type { ItemResult } from '../../shared/model/model.js';
-import type { Report } from '../../shared/model/report.js';
 import { compareReportOrder } from '../../shared/model/report-order.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
+import { launchBrowser, openPage, readReport, readResultLines } from './run-output.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const hasBrowser = existsSync(CHROMIUM);
-
-const readReport = async (out: string) =>
-  JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as Report;
-async function readResults(out: string): Promise<ItemResult[]> {
-  const text = await readFile(join(out, 'results.jsonl'), 'utf8');
-  return text
-    .split('\n')
-    .filter((line) => line.trim() !== '')
-    .map((line) => JSON.parse(line) as ItemResult)
-    .sort(compareReportOrder);
-}
-
-/** Opens a report.html from disk and waits until it is drawn; page errors are collected. */
-async function openPage(browser: Browser, file: string) {
-  const page = await browser.newPage();
-  const errors: string[] = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  await page.goto(pathToFileURL(file).href);
-  await page.waitForSelector('body[data-ready="true"]', { timeout: 30_000 });
-  return { page, errors };
-}
+/** results.jsonl in report order. */
+const readResults = async (out: string) => (await readResultLines(out)).sort(compareReportOrder);
 
 describe('judge panels and self-preference, end to end', { timeout: 240_000 }, () => {
   let dir: string;
   let browser: Browser | undefined;
   beforeAll(async () => {
     dir = await tempDir('assay-judges-');
-    if (hasBrowser) browser = await chromium.launch({ executablePath: CHROMIUM });
+    browser = await launchBrowser();
   });
   afterAll(async () => {
     await browser?.close();

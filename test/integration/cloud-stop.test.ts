@@ -22,18 +22,16 @@ import type { Report } from '../../shared/model/report.js';
 import { prepareRun } from '../../shared/use-cases/prepare-run.js';
 import { REPO, snapshotEnv, suite } from '../helpers.js';
 import {
-  createTestResources,
-  functionEnv,
-  type Moto,
-  motoClients,
+  quietFunctionEnv,
   resetAllQueues,
-  startMoto,
+  startTestStack,
+  stopTestStack,
   type TestResources,
-  uniqueNames,
+  type TestStack,
 } from './moto.js';
 
 const restoreEnv = snapshotEnv();
-let moto: Moto;
+let stack: TestStack;
 let clients: AwsClients;
 let res: TestResources;
 let functions: CloudFunctions;
@@ -45,12 +43,9 @@ let root: typeof import('../../functions/root.js');
 const MAX_ITEMS = 20;
 
 beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('stop'));
-  Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
+  stack = await startTestStack('stop');
+  ({ clients, res } = stack);
+  Object.assign(process.env, quietFunctionEnv(stack), {
     // A stop is seen at once (on AWS a worker looks again every few seconds).
     ASSAY_STOP_CACHE_MS: '0',
     ASSAY_MAX_ITEMS_PER_UPLOAD: String(MAX_ITEMS),
@@ -69,8 +64,7 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
+  await stopTestStack(stack);
   restoreEnv();
 });
 
@@ -168,7 +162,7 @@ describe('assay cloud stop', { timeout: 90_000 }, () => {
     // Some items are scored, then the run is stopped, then the rest are delivered.
     expect(await deliver('items', functions.worker, 4)).toBe(4);
     expect(
-      await stopCloudRun({ runId, table: res.table, endpoint: moto.endpoint, reason: 'enough' }),
+      await stopCloudRun({ runId, table: res.table, endpoint: stack.moto.endpoint, reason: 'enough' }),
     ).toEqual({
       status: 'stopped',
       runId,
@@ -202,12 +196,12 @@ describe('assay cloud stop', { timeout: 90_000 }, () => {
     expect(board === undefined || !new TextDecoder().decode(board).includes(runId)).toBe(true);
 
     // Stopping a done run changes nothing; an unknown run is an error.
-    expect(await stopCloudRun({ runId, table: res.table, endpoint: moto.endpoint })).toEqual({
+    expect(await stopCloudRun({ runId, table: res.table, endpoint: stack.moto.endpoint })).toEqual({
       status: 'done',
       runId,
     });
     await expect(
-      stopCloudRun({ runId: 'nobody-0', table: res.table, endpoint: moto.endpoint }),
+      stopCloudRun({ runId: 'nobody-0', table: res.table, endpoint: stack.moto.endpoint }),
     ).rejects.toThrow(RunNotFoundError);
   });
 });

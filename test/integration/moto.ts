@@ -10,11 +10,17 @@ import {
 } from '@aws-sdk/client-sqs';
 import { inject } from 'vitest';
 import {
+  type CloudResourceOptions,
   type CloudResources,
+  createCloudResources,
+  functionEnv,
   type Moto,
+  motoClients,
   purgeQueues,
   startMoto as startOwnMoto,
+  uniqueNames,
 } from '../../cli/cloud/moto.js';
+import type { AwsClients } from '../../shared/adapters/aws/clients.js';
 
 /**
  * The moto_server of this test worker, started once for the run (./moto-global-setup.ts);
@@ -25,6 +31,46 @@ export async function startMoto(): Promise<Moto> {
   if (endpoints.length === 0) return startOwnMoto();
   const worker = Math.max(1, Number(process.env.VITEST_POOL_ID) || 1);
   return { endpoint: endpoints[(worker - 1) % endpoints.length]!, stop: async () => {} };
+}
+
+/** A test file's moto server, the clients on it and the stack of resources it made there. */
+export interface TestStack {
+  moto: Moto;
+  clients: AwsClients;
+  res: CloudResources;
+}
+
+/** Starts (or joins) this worker's moto server and makes a fresh stack named after `prefix`. */
+export async function startTestStack(prefix: string, options?: CloudResourceOptions): Promise<TestStack> {
+  const moto = await startMoto();
+  const clients = motoClients(moto.endpoint);
+  try {
+    const res = await createCloudResources(clients, uniqueNames(prefix), options);
+    return { moto, clients, res };
+  } catch (error) {
+    for (const client of Object.values(clients)) client.destroy();
+    await moto.stop();
+    throw error;
+  }
+}
+
+/**
+ * The environment the functions read on the stack, as `assay cloud` sets it, with Powertools
+ * quiet: its logs silent unless POWERTOOLS_LOG_LEVEL says otherwise, no metrics.
+ */
+export function quietFunctionEnv({ moto, res }: TestStack): Record<string, string> {
+  return {
+    ...functionEnv(moto.endpoint, res),
+    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
+    POWERTOOLS_METRICS_DISABLED: 'true',
+  };
+}
+
+/** Closes the stack's clients and lets go of its server; a stack that never started is skipped. */
+export async function stopTestStack(stack: TestStack | undefined): Promise<void> {
+  if (!stack) return;
+  for (const client of Object.values(stack.clients)) client.destroy();
+  await stack.moto.stop();
 }
 
 /** Empties every queue of the stack, so one test's leftovers never reach the next. */

@@ -21,13 +21,12 @@ import { datasetUploadKey, suiteKey } from '../../shared/lib/layout/bucket.js';
 import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, suiteInput } from '../helpers.js';
 import {
-  createTestResources,
   functionEnv,
-  type Moto,
-  motoClients,
-  startMoto,
+  startTestStack,
+  stopTestStack,
   TEST_REGION,
   type TestResources,
+  type TestStack,
   uniqueNames,
 } from './moto.js';
 
@@ -37,7 +36,7 @@ const KEY = 'tenant-SECRET123-from-secrets-manager';
 const PLAIN = 'plain-SECRET456-not-json';
 const GOLD = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
 
-let moto: Moto;
+let stack: TestStack;
 let clients: AwsClients;
 let res: TestResources;
 let blobs: S3BlobStore;
@@ -74,7 +73,7 @@ function functionsEnv(secretArn: string): Record<string, string | undefined> {
   for (const name of Object.keys(env)) if (name.endsWith('_API_KEY')) delete env[name];
   return {
     ...env,
-    ...functionEnv(moto.endpoint, res),
+    ...functionEnv(stack.moto.endpoint, res),
     OPENAI_BASE_URL: fake.env.OPENAI_BASE_URL,
     PROVIDER_SECRET_ARN: secretArn,
     // Every line the functions can print: debug logs and the metrics.
@@ -94,6 +93,17 @@ function pollerFor(env: Record<string, string | undefined>, invocations: Invocat
   });
 }
 
+/** Uploads the suite `name`: the edit judge on OpenAI over its `gold.csv`. */
+async function putSuite(name: string): Promise<void> {
+  const suite = suiteInput({
+    name,
+    judge: 'edit',
+    dataset: { path: 'gold.csv' },
+    backends: ['openai:gpt-4o-mini'],
+  });
+  await blobs.put(suiteKey(name), JSON.stringify(suite), 'application/json');
+}
+
 /** Every DynamoDB item of the table, as text. */
 async function tableText(): Promise<string[]> {
   const items: string[] = [];
@@ -111,9 +121,8 @@ async function bucketText(): Promise<Map<string, string>> {
 }
 
 beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('secret-echo'));
+  stack = await startTestStack('secret-echo');
+  ({ clients, res } = stack);
   blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
   fake = await startVendorFake(() => {
     const authorization = String(fake.requests.at(-1)?.headers.authorization ?? '');
@@ -134,8 +143,7 @@ beforeAll(async () => {
 afterAll(async () => {
   release();
   await fake?.close();
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
+  await stopTestStack(stack);
 });
 
 describe('a key from Secrets Manager echoed in a provider error body, on the AWS shell', {
@@ -148,18 +156,7 @@ describe('a key from Secrets Manager echoed in a provider error body, on the AWS
     const name = 'secret-echo';
     capture();
     try {
-      await blobs.put(
-        suiteKey(name),
-        JSON.stringify(
-          suiteInput({
-            name,
-            judge: 'edit',
-            dataset: { path: 'gold.csv' },
-            backends: ['openai:gpt-4o-mini'],
-          }),
-        ),
-        'application/json',
-      );
+      await putSuite(name);
       await blobs.put(datasetUploadKey(name, 'gold.csv'), await readFile(GOLD));
       await poller.runUntil(
         async () => (await blobs.list(`reports/${name}/`)).some((key) => key.endsWith('/report.json')),
@@ -207,18 +204,7 @@ describe('a key from Secrets Manager echoed in a provider error body, on the AWS
     try {
       await blobs.put(datasetUploadKey(name, 'gold.csv'), await readFile(GOLD));
       await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
-      await blobs.put(
-        suiteKey(name),
-        JSON.stringify(
-          suiteInput({
-            name,
-            judge: 'edit',
-            dataset: { path: 'gold.csv' },
-            backends: ['openai:gpt-4o-mini'],
-          }),
-        ),
-        'application/json',
-      );
+      await putSuite(name);
       await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
     } finally {
       await poller.close();

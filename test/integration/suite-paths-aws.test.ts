@@ -15,19 +15,17 @@ import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { rejectionKey, suiteKey } from '../../shared/lib/layout/bucket.js';
 import { REPO, snapshotEnv, suiteInput } from '../helpers.js';
 import {
-  createTestResources,
-  functionEnv,
-  type Moto,
-  motoClients,
+  quietFunctionEnv,
   resetAllQueues,
-  startMoto,
+  startTestStack,
+  stopTestStack,
   TEST_REGION,
   type TestResources,
-  uniqueNames,
+  type TestStack,
 } from './moto.js';
 
 const restoreEnv = snapshotEnv();
-let moto: Moto;
+let stack: TestStack;
 let clients: AwsClients;
 let res: TestResources;
 let poller: QueuePoller;
@@ -44,19 +42,12 @@ async function waiting(queueUrl: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
   // A record the handler failed would be back in a second and in the DLQ after its second receive.
-  res = await createTestResources(clients, uniqueNames('suite-paths'), {
-    maxReceiveCount: 2,
-    visibilityTimeouts: { events: 1 },
-  });
+  stack = await startTestStack('suite-paths', { maxReceiveCount: 2, visibilityTimeouts: { events: 1 } });
+  ({ clients, res } = stack);
   for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
   delete process.env.ASSAY_DATASET_PREFIXES;
-  Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-  });
+  Object.assign(process.env, quietFunctionEnv(stack));
   const functions = await loadFunctions();
   root = await import('../../functions/root.js');
   poller = new QueuePoller({
@@ -79,8 +70,7 @@ afterEach(async () => {
 
 afterAll(async () => {
   await poller?.close();
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
+  await stopTestStack(stack);
   restoreEnv();
 });
 

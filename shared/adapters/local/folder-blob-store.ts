@@ -1,5 +1,5 @@
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type Stats } from 'node:fs';
 import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { BlobChangedError, InputError, NotFoundError } from '../../model/errors.js';
@@ -9,6 +9,27 @@ import type { BlobPiece, BlobRead, BlobStore } from '../../ports/ports.js';
 /** A key that would lead out of a folder store (`../x`, an absolute path): no retry can change it. */
 export class KeyEscapesStoreError extends InputError {
   override readonly name = 'KeyEscapesStoreError';
+}
+
+/**
+ * The file at `path` (the store's `key`, of the given `stat`) from `start` to `end`, streamed;
+ * its version is its size and modification time, and a read of another version is refused.
+ */
+export function readFileRange(
+  key: string,
+  path: string,
+  info: Stats,
+  options: { start?: number; end?: number; version?: string },
+): BlobRead {
+  const version = `${info.size}-${info.mtimeMs}`;
+  if (options.version !== undefined && options.version !== version) throw new BlobChangedError(key);
+  const start = options.start ?? 0;
+  const end = Math.min(options.end ?? info.size, info.size);
+  const body =
+    start >= end
+      ? (async function* (): AsyncGenerator<Uint8Array> {})()
+      : (createReadStream(path, { start, end: end - 1 }) as AsyncIterable<Uint8Array>);
+  return { size: info.size, version, body };
 }
 
 /** A folder as a bucket: keys are paths under `root`. Writes are atomic (temp file + rename). */
@@ -41,22 +62,14 @@ export class FolderBlobStore implements BlobStore {
     options: { start?: number; end?: number; version?: string } = {},
   ): Promise<BlobRead | undefined> {
     const path = this.path(key);
-    let info: import('node:fs').Stats;
+    let info: Stats;
     try {
       info = await stat(path);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
       throw error;
     }
-    const version = `${info.size}-${info.mtimeMs}`;
-    if (options.version !== undefined && options.version !== version) throw new BlobChangedError(key);
-    const start = options.start ?? 0;
-    const end = Math.min(options.end ?? info.size, info.size);
-    const body =
-      start >= end
-        ? (async function* (): AsyncGenerator<Uint8Array> {})()
-        : (createReadStream(path, { start, end: end - 1 }) as AsyncIterable<Uint8Array>);
-    return { size: info.size, version, body };
+    return readFileRange(key, path, info, options);
   }
 
   async put(key: string, body: Uint8Array | string): Promise<void> {

@@ -1,9 +1,7 @@
-import { createReadStream } from 'node:fs';
 import { readFile, realpath, stat } from 'node:fs/promises';
 import { resolve, sep } from 'node:path';
-import { BlobChangedError } from '../../model/errors.js';
 import type { BlobRead } from '../../ports/ports.js';
-import { FolderBlobStore } from './folder-blob-store.js';
+import { FolderBlobStore, readFileRange } from './folder-blob-store.js';
 
 /**
  * A suite's files as a local run reads them: by their real path (symlinks resolved), so what
@@ -86,14 +84,6 @@ export class SuiteFolderStore extends FolderBlobStore {
     if (path === undefined) return undefined;
     const info = await stat(path);
     if (info.isDirectory()) return undefined;
-    const version = `${info.size}-${info.mtimeMs}`;
-    if (options.version !== undefined && options.version !== version) throw new BlobChangedError(key);
-    const start = options.start ?? 0;
-    const end = Math.min(options.end ?? info.size, info.size);
-    const body =
-      start >= end
-        ? (async function* (): AsyncGenerator<Uint8Array> {})()
-        : (createReadStream(path, { start, end: end - 1 }) as AsyncIterable<Uint8Array>);
-    return { size: info.size, version, body };
+    return readFileRange(key, path, info, options);
   }
 }

@@ -29,7 +29,13 @@
  * with no data is null, never 0.
  */
 import type { ScoreValue } from '../../model/model.js';
-import type { Interval, MetricValue } from '../../model/report.js';
+import type {
+  Interval,
+  MetricValue,
+  PanelMajorityVsBest,
+  PanelPairSummary,
+  PanelSummary,
+} from '../../model/report.js';
 import { type BootstrapOptions, bootstrapCis, codeOf, type Indices, pairedBootstrapsAt } from './stats.js';
 
 /** A judge's label for an item; undefined or null when it gave none. */
@@ -44,7 +50,7 @@ export interface PanelItem {
 }
 
 /** How a tied majority vote is settled (see the module comment). */
-export type PanelTies = 'best-judge' | 'wrong';
+export type PanelTies = PanelSummary['tiesPolicy'];
 
 export interface PanelOptions {
   /** The judges, in order (the order settles equal accuracies). Default: in order of first appearance. */
@@ -55,52 +61,8 @@ export interface PanelOptions {
   bootstrap?: BootstrapOptions | false;
 }
 
-/** Two judges over the items both labelled. */
-export interface PanelPair {
-  judges: [string, string];
-  /** Share of those items both labelled identically. */
-  agreement: MetricValue;
-  /** Pearson correlation of their error indicators; null when either does not vary. */
-  errorCorrelation: MetricValue;
-}
-
-/** The panel's majority against its best single judge, over the items that judge labelled. */
-export interface MajorityVsBest {
-  bestJudge: string;
-  n: number;
-  best: number;
-  majority: number;
-  /** majority − best. */
-  delta: number;
-  /** Paired-bootstrap interval of the delta. */
-  ci?: Interval;
-  /** Two-sided paired-bootstrap p-value of the delta. */
-  pValue?: number;
-}
-
-export interface EffectiveJudges extends MetricValue {
-  /** Judges that labelled at least one item. */
-  k: number;
-  /** Mean pairwise error correlation ρ̄ among them; null when no pair has one. */
-  meanErrorCorrelation: number | null;
-  /** Pairs whose error correlation is defined (those ρ̄ averages). */
-  pairs: number;
-}
-
-export interface PanelFigures {
-  judges: string[];
-  /** Items given. */
-  items: number;
-  accuracy: Record<string, MetricValue>;
-  pairs: PanelPair[];
-  majority: MetricValue;
-  /** Items whose vote was tied between labels. */
-  ties: number;
-  tiesPolicy: PanelTies;
-  /** Null when no judge labelled anything. */
-  majorityVsBest: MajorityVsBest | null;
-  effectiveJudges: EffectiveJudges;
-}
+/** The panel's figures: report.json `panel` without its `source`. */
+export type PanelFigures = Omit<PanelSummary, 'source'>;
 
 const MISSING = -1;
 /** A majority vote that counts as wrong (a tie, under `ties: 'wrong'`). */
@@ -269,7 +231,7 @@ export function panelAgreement(items: readonly PanelItem[], options: PanelOption
     return value !== null && ci ? { value, n: over, ci } : { value, n: over };
   };
 
-  const pairs = pairIndex.map(([a, b], p): PanelPair => {
+  const pairs = pairIndex.map(([a, b], p): PanelPairSummary => {
     const pair = pairOf(a, b, all);
     return {
       judges: [judges[a]!, judges[b]!],
@@ -297,7 +259,7 @@ export function panelAgreement(items: readonly PanelItem[], options: PanelOption
     },
   };
 
-  function versusBest(): MajorityVsBest | null {
+  function versusBest(): PanelMajorityVsBest | null {
     const best = ranking[0];
     if (best === undefined || accuracies[best] === null) return null;
     // Correctness (0/1) of the best judge and of the majority on the items the best judge labelled.
@@ -315,7 +277,7 @@ export function panelAgreement(items: readonly PanelItem[], options: PanelOption
     };
     const bestValue = share(bestRight, undefined);
     const majorityValue = share(majorityRight, undefined);
-    const out: MajorityVsBest = {
+    const out: PanelMajorityVsBest = {
       bestJudge: judges[best]!,
       n: rows.length,
       best: bestValue,

@@ -37,7 +37,7 @@
  * and the effective number of labels, n · (classical width / PPI width)², the number of gold
  * labels a classical interval would need to be as narrow as the PPI one.
  */
-import type { Interval } from '../../model/report.js';
+import type { Interval, PpiEstimate } from '../../model/report.js';
 import { CompensatedSum, type CompensatedSumState } from './stats.js';
 
 export interface PpiMeanInput {
@@ -60,24 +60,12 @@ export interface PpiMeanInput {
   weightsUnlabelled?: readonly number[];
 }
 
-export interface PpiMeanResult {
-  /** The PPI estimate of the mean; null when it cannot be computed (n < 2, or N = 0). */
-  estimate: number | null;
-  ci: Interval | null;
-  /** Gold only: the (weighted) mean of the labelled rows and its z interval; null when n < 2. */
-  classical: { estimate: number | null; ci: Interval | null };
-  /** The judge's mean over every row, labelled and unlabelled; biased. Null when there are no rows. */
-  judgeOnly: { estimate: number | null };
-  nLabelled: number;
-  nUnlabelled: number;
+/**
+ * report.json's PPI estimate (see {@link PpiEstimate}) at any level: its interval and the
+ * classical one target coverage 1 − alpha.
+ */
+export interface PpiMeanResult extends PpiEstimate {
   alpha: number;
-  /** The λ used (given, or power-tuned and clipped); null with the estimate. */
-  lambda: number | null;
-  /**
-   * n · (classical CI width / PPI CI width)²: the gold labels the PPI interval is worth. Null
-   * with the estimate, or when either interval has width 0 (the ratio then means nothing).
-   */
-  effectiveLabels: number | null;
 }
 
 /** The prediction-powered (PPI++) estimate of a mean, with its interval and the figures beside it. */
@@ -89,17 +77,7 @@ export function ppiMean(input: PpiMeanInput): PpiMeanResult {
   const N = judgeUnlabelled.length;
   const rows = n + N;
   const judgeOnly = { estimate: rows === 0 ? null : (sumOf(judge) + sumOf(judgeUnlabelled)) / rows };
-  const empty: PpiMeanResult = {
-    estimate: null,
-    ci: null,
-    classical: { estimate: null, ci: null },
-    judgeOnly,
-    nLabelled: n,
-    nUnlabelled: N,
-    alpha,
-    lambda: null,
-    effectiveLabels: null,
-  };
+  const empty = emptyResult(n, N, alpha, judgeOnly);
   if (n < 2) return empty;
 
   const w = normalisedWeights(n, input.weights);
@@ -111,15 +89,7 @@ export function ppiMean(input: PpiMeanInput): PpiMeanResult {
   const wU = normalisedWeights(N, input.weightsUnlabelled);
   const lambda = input.lambda ?? tunedLambda(gold, judge, judgeUnlabelled, w, wU);
   const ppi = ppiParts(gold, judge, judgeUnlabelled, w, wU, lambda);
-  const ci = interval(ppi, z);
-  return {
-    ...empty,
-    estimate: ppi.estimate,
-    ci,
-    classical,
-    lambda,
-    effectiveLabels: classicalPart.se > 0 && ppi.se > 0 ? n * (width(classical.ci) / width(ci)) ** 2 : null,
-  };
+  return estimated(empty, classical, classicalPart.se, ppi, lambda, z);
 }
 
 /**
@@ -258,17 +228,7 @@ export function ppiMeanOfSums(
   const rows = n + N;
   // The judge-only figure is the plain mean over every row (weights are about gold's sampling).
   const judgeOnly = { estimate: rows === 0 ? null : (sf! + sfu!) / rows };
-  const empty: PpiMeanResult = {
-    estimate: null,
-    ci: null,
-    classical: { estimate: null, ci: null },
-    judgeOnly,
-    nLabelled: n,
-    nUnlabelled: N,
-    alpha,
-    lambda: null,
-    effectiveLabels: null,
-  };
+  const empty = emptyResult(n, N, alpha, judgeOnly);
   if (n < 2) return empty;
   const a = n / sw!;
   const meanY = (a * swy!) / n;
@@ -308,15 +268,7 @@ export function ppiMeanOfSums(
     lambda = denominator > 0 ? Math.min(1, Math.max(0, covariance / denominator)) : 0;
   }
   const ppi = at(lambda);
-  const ci = interval(ppi, z);
-  return {
-    ...empty,
-    estimate: ppi.estimate,
-    ci,
-    classical,
-    lambda,
-    effectiveLabels: classicalPart.se > 0 && ppi.se > 0 ? n * (width(classical.ci) / width(ci)) ** 2 : null,
-  };
+  return estimated(empty, classical, classicalPart.se, ppi, lambda, z);
 }
 
 /**
@@ -530,6 +482,47 @@ function tunedLambda(
   const denominator = (1 + n / N) * sampleVariance;
   if (!(denominator > 0)) return 0;
   return Math.min(1, Math.max(0, covariance / denominator));
+}
+
+/** The result with the PPI estimate at `lambda` beside the classical one (of standard error `classicalSe`). */
+function estimated(
+  empty: PpiMeanResult,
+  classical: { estimate: number; ci: Interval },
+  classicalSe: number,
+  ppi: { estimate: number; se: number },
+  lambda: number,
+  z: number,
+): PpiMeanResult {
+  const ci = interval(ppi, z);
+  const worth = classicalSe > 0 && ppi.se > 0;
+  return {
+    ...empty,
+    estimate: ppi.estimate,
+    ci,
+    classical,
+    lambda,
+    effectiveLabels: worth ? empty.nLabelled * (width(classical.ci) / width(ci)) ** 2 : null,
+  };
+}
+
+/** The result before any estimate: only the counts and the judge-only mean are known. */
+function emptyResult(
+  n: number,
+  N: number,
+  alpha: number,
+  judgeOnly: { estimate: number | null },
+): PpiMeanResult {
+  return {
+    estimate: null,
+    ci: null,
+    classical: { estimate: null, ci: null },
+    judgeOnly,
+    nLabelled: n,
+    nUnlabelled: N,
+    alpha,
+    lambda: null,
+    effectiveLabels: null,
+  };
 }
 
 function interval(part: { estimate: number; se: number }, z: number): Interval {

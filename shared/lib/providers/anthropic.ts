@@ -21,23 +21,19 @@ import type {
 import { ANTHROPIC_BATCH_MAX_BYTES, answeredOutcome } from './batch.js';
 import {
   buildCompletion,
+  claudeFinishReason,
   DEFAULT_TIMEOUT_MS,
   malformedResponseError,
   stainlessProviderError,
   tokens,
+  type VendorProviderOptions,
 } from './normalise.js';
-import type { PriceTable } from './pricing.js';
 import { anthropicLearnedLimits } from './rate-limit/learned-limits.js';
 
-export interface AnthropicProviderOptions {
-  /** `anthropic:model` */
-  id: string;
+export interface AnthropicProviderOptions extends VendorProviderOptions {
   apiKey: string;
   /** Default `https://api.anthropic.com`. */
   baseURL?: string;
-  prices: PriceTable;
-  /** Per request; default 60 s. */
-  timeoutMs?: number;
   /** `max_tokens` is required by the API; used when the request sets none. Default 4096. */
   defaultMaxTokens?: number;
   /** Most bytes one Message Batches submission may carry; default the API's 256 MB (tests set less). */
@@ -315,20 +311,9 @@ function isMessage(value: unknown): value is Message {
   return typeof value === 'object' && value !== null && Array.isArray((value as Message).content);
 }
 
+/** The Messages API's stop reason for a declined answer. */
+const REFUSALS: ReadonlySet<string> = new Set(['refusal']);
+
 function mapStopReason(reason: string | null | undefined, answeredWithTool: boolean): FinishReason {
-  switch (reason) {
-    case 'end_turn':
-    case 'stop_sequence':
-      return 'stop';
-    case 'tool_use':
-      // The forced tool call is how a structured answer ends normally.
-      return answeredWithTool ? 'stop' : 'other';
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'refusal':
-      return 'refusal';
-    default:
-      return 'other';
-  }
+  return claudeFinishReason(reason, answeredWithTool, REFUSALS);
 }

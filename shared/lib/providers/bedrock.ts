@@ -24,11 +24,13 @@ import { kindFromStatus } from '../../model/provider-errors.js';
 import {
   buildCompletion,
   callerAbortReason,
+  claudeFinishReason,
   DEFAULT_TIMEOUT_MS,
   errorMessage,
   malformedResponseError,
   tokens,
   transportProviderError,
+  type VendorProviderOptions,
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
 import { headerGetter, parseRetryAfterMs } from './retry.js';
@@ -40,16 +42,13 @@ import { headerGetter, parseRetryAfterMs } from './retry.js';
  */
 export type BedrockStructuredMode = 'tool' | 'none';
 
-export interface BedrockProviderOptions {
+export interface BedrockProviderOptions extends VendorProviderOptions {
   /** `bedrock:<model id or inference profile id>` */
   id: string;
   /** The AWS region the model is called in (`us-east-1`). */
   region: string;
   /** Override of the regional Bedrock Runtime endpoint (tests, VPC endpoints, proxies). */
   endpoint?: string;
-  prices: PriceTable;
-  /** Per request; default 60 s. */
-  timeoutMs?: number;
   /** Converse's `maxTokens` when the request sets none; default 4096 (some models default far lower). */
   defaultMaxTokens?: number;
   structuredOutput?: BedrockStructuredMode;
@@ -206,23 +205,11 @@ export function completionOf(
   });
 }
 
+/** Converse's stop reasons for an answer a guardrail or the model's content filter withheld. */
+const REFUSALS: ReadonlySet<string> = new Set(['guardrail_intervened', 'content_filtered']);
+
 export function mapStopReason(reason: string | undefined, answeredWithTool: boolean): FinishReason {
-  switch (reason) {
-    case 'end_turn':
-    case 'stop_sequence':
-      return 'stop';
-    case 'tool_use':
-      // The forced tool call is how a structured answer ends normally.
-      return answeredWithTool ? 'stop' : 'other';
-    case 'max_tokens':
-    case 'model_context_window_exceeded':
-      return 'length';
-    case 'guardrail_intervened':
-    case 'content_filtered':
-      return 'refusal';
-    default:
-      return 'other';
-  }
+  return claudeFinishReason(reason, answeredWithTool, REFUSALS);
 }
 
 /** Bedrock's exceptions that the same call may survive later, and how to count them. */

@@ -32,19 +32,14 @@ import {
   malformedResponseError,
   tokens,
   transportProviderError,
+  type VendorProviderOptions,
 } from './normalise.js';
-import type { PriceTable } from './pricing.js';
 import { learnedLimitsFromHeaders } from './rate-limit/learned-limits.js';
 
-export interface GeminiProviderOptions {
-  /** `gemini:model` */
-  id: string;
+export interface GeminiProviderOptions extends VendorProviderOptions {
   apiKey: string;
   /** Override of `https://generativelanguage.googleapis.com` (tests, proxies). */
   baseUrl?: string;
-  prices: PriceTable;
-  /** Per request; default 60 s. */
-  timeoutMs?: number;
   fetch?: typeof fetch;
 }
 

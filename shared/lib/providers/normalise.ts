@@ -12,6 +12,40 @@ import { headerGetter, parseRetryAfterMs } from './retry.js';
 /** Default per-request timeout of every vendor adapter. */
 export const DEFAULT_TIMEOUT_MS = 60_000;
 
+/** What every vendor adapter is given, beside its own settings. */
+export interface VendorProviderOptions {
+  /** `vendor:model` */
+  id: string;
+  prices: PriceTable;
+  /** Per request; default 60 s. */
+  timeoutMs?: number;
+}
+
+/**
+ * The finish reason of a Claude-style answer (Anthropic's Messages API, Bedrock's Converse API),
+ * where structured output is one forced tool call. `refusals` are the vendor's own stop reasons
+ * for an answer it declined to give.
+ */
+export function claudeFinishReason(
+  reason: string | null | undefined,
+  answeredWithTool: boolean,
+  refusals: ReadonlySet<string>,
+): FinishReason {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'stop';
+    case 'tool_use':
+      // The forced tool call is how a structured answer ends normally.
+      return answeredWithTool ? 'stop' : 'other';
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length';
+    default:
+      return reason != null && refusals.has(reason) ? 'refusal' : 'other';
+  }
+}
+
 /** A ProviderError from an HTTP status and the response's headers. */
 export function httpProviderError(
   providerId: string,

@@ -28,8 +28,8 @@ import {
   malformedResponseError,
   stainlessProviderError,
   tokens,
+  type VendorProviderOptions,
 } from './normalise.js';
-import type { PriceTable } from './pricing.js';
 import { openAiLearnedLimits } from './rate-limit/learned-limits.js';
 import { dropOptionalNulls, strictSchema } from './strict-schema.js';
 
@@ -40,15 +40,12 @@ import { dropOptionalNulls, strictSchema } from './strict-schema.js';
  */
 export type OpenAiStructuredMode = 'json_schema' | 'json_object' | 'none';
 
-export interface OpenAiProviderOptions {
+export interface OpenAiProviderOptions extends VendorProviderOptions {
   /** `vendor:model`; the vendor part may be a compatible preset (`vllm`, `ollama`, …). */
   id: string;
   apiKey: string;
   /** e.g. `https://api.openai.com/v1`, `http://localhost:11434/v1`. */
   baseURL: string;
-  prices: PriceTable;
-  /** Per request; default 60 s. */
-  timeoutMs?: number;
   structuredOutput?: OpenAiStructuredMode;
   /**
    * Which token-limit field to send: OpenAI wants `max_completion_tokens` (reasoning models

@@ -1,0 +1,36 @@
+import { type Failure, failedResult, type ItemMessage, type ItemResult } from '../model/model.js';
+import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports/ports.js';
+
+export interface EndItemDeps {
+  runStore: Pick<RunStore, 'recordResult'>;
+  trigger: AggregateTrigger;
+  now?: () => Date;
+}
+
+/**
+ * Ends an item that is not scored (its run was stopped, a limit was reached, its message died)
+ * with `failure` as its one result, no model called; asks for aggregation when that completes
+ * the run. An item that already has a result keeps it (the store records one per item).
+ */
+export async function endItemFailed(
+  deps: EndItemDeps,
+  message: ItemMessage,
+  failure: Failure,
+): Promise<{ result: ItemResult; outcome: RecordOutcome }> {
+  const { item } = message;
+  const result = failedResult(
+    {
+      runId: message.runId,
+      itemId: item.id,
+      row: item.row,
+      input: item.input,
+      gold: item.gold,
+      part: message.part,
+    },
+    failure,
+    (deps.now ?? (() => new Date()))(),
+  );
+  const outcome = await deps.runStore.recordResult(result);
+  if (outcome.complete) await deps.trigger.trigger(message.runId);
+  return { result, outcome };
+}
