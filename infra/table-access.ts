@@ -25,13 +25,12 @@ export const TABLE_ACCESS: Readonly<Record<FunctionName, readonly TableAction[]>
   // the prompt index (Put, BatchWrite of new and stale entries), sweeps (a transaction of Puts),
   // a run stopped at the item limit (Update).
   ingest: [...READ, 'PutItem', 'UpdateItem', 'BatchWriteItem'],
-  // Results (Put, counted with Updates and small transactions of Updates), spend shards (Update),
-  // the LLM cache and the rate limits' buckets (Put), a batch-lane wait (Put); a budgeted run's
-  // item holds its calls' money while they run, released with its result (a transaction
-  // deleting the hold).
-  worker: [...READ, 'PutItem', 'UpdateItem', 'DeleteItem'],
-  // A dead item's failed result: Put, counted with Updates; the hold it died with released (Delete).
-  deadLetter: [...READ, 'PutItem', 'UpdateItem', 'DeleteItem'],
+  // Results (Put, counted with Updates and small transactions of Updates), spend shards and a
+  // budgeted run's ledger leases (Update), the LLM cache and the rate limits' buckets (Put), a
+  // batch-lane wait (Put).
+  worker: [...READ, 'PutItem', 'UpdateItem'],
+  // A dead item's failed result: Put, counted with Updates.
+  deadLetter: [...READ, 'PutItem', 'UpdateItem'],
   // The claim, its renewals and the status (Updates), the aggregation's steps (Updates), the
   // leaderboard entry (Put), a sweep's claim (Update); a run done leaves the ACTIVE partition (Delete).
   aggregate: [...READ, 'PutItem', 'UpdateItem', 'DeleteItem'],

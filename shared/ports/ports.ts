@@ -125,19 +125,25 @@ export interface RunStore {
   spent(runId: string): Promise<number>;
   /**
    * Reserves `usd` of a run's budget for a model call the item `holder` is about to send:
-   * refused (false, nothing reserved) when what the recorded results spent, plus every
-   * reservation held, plus `usd` would pass `budgetUsd`. Concurrent reservations never pass
-   * the budget together, whatever process makes them. A store may keep the budget in shares
-   * (DynamoDB: a ledger in shards) and refuse a reservation that no share has room for: what it
-   * leaves unused is then less than one reservation per share; a budget kept whole refuses none
-   * while there is room.
+   * refused (false, nothing reserved) when the budget has no room for it. Concurrent
+   * reservations never pass the budget together, whatever process makes them, and a refusal
+   * comes only when the budget is (nearly) used. The local store checks what the recorded
+   * results spent, plus every reservation held, plus `usd`, refusing none while there is room.
+   * DynamoDB leases the budget to each process in blocks and reserves from the process's block
+   * (see dynamo-budget-ledger.ts): a process refused may leave unused less than one call, plus
+   * what other processes hold unspent of their blocks, and what a process that stopped had
+   * leased and not spent (at most one block) is lost to the run, never spent twice.
    */
   reserve(runId: string, holder: BudgetHolder, usd: number, budgetUsd: number): Promise<boolean>;
   /**
    * After the call: the holder's reservation of `reservedUsd` becomes `actualUsd` (what the
    * call cost; 0 when it failed or cost the item nothing), held until the holder's result is
-   * recorded. {@link recordResult} releases whatever the item holds, so a worker that died
-   * holding a reservation holds it only until its item's result is recorded.
+   * recorded. What the call did not spend is room again (DynamoDB: in this process's block); what
+   * it cost beyond its reservation is taken even past the budget (a settlement is never
+   * refused), so a run spends at most its budget plus what its reservations underestimated.
+   * {@link recordResult} releases whatever the item holds. On the local store a reservation
+   * never settled (its attempt died) is released then too; on DynamoDB the money stays spent
+   * from the block of the process that reserved it.
    */
   settleReservation(
     runId: string,
@@ -145,7 +151,11 @@ export interface RunStore {
     reservedUsd: number,
     actualUsd: number,
   ): Promise<void>;
-  /** What the run's items hold reserved now (calls in flight, and spend not yet recorded). */
+  /**
+   * What the run's items hold reserved now (calls in flight, and spend not yet recorded), as
+   * this process knows it: the local store is one process; on DynamoDB, the reservations this
+   * process made.
+   */
   reserved(runId: string): Promise<number>;
   /**
    * Writes the item's result (in its part, `result.part`) only if it has none yet — or has a

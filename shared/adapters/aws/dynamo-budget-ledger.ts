@@ -1,352 +1,226 @@
 /**
- * A budgeted run's ledger on DynamoDB, in shards: `committedUsd` on each shard's ledger item is
- * what the run's recorded results spent plus what its items hold reserved, on that shard; each
- * shard is allowed `budget / shards` (see `LEDGER_SHARDS` in shared/lib/layout/table.ts).
+ * A budgeted run's budget on DynamoDB, leased to processes in blocks. The run's ledger item
+ * (`SPEND#<runId>#budget`, sk `SPEND`) holds `grantedUsd`: all the money any process has leased
+ * of the run's budget. A process leases a block with one conditional ADD that keeps `grantedUsd`
+ * within the budget, and then reserves calls from its block in memory: concurrent calls of the
+ * process share it, with no write. A settlement gives back to the process's block what a call
+ * cost less than it reserved, and takes from it what the call cost more (adding to the ledger
+ * what the block lacks, past the budget if it must: a settlement is never refused). Nothing per item or per call is written.
  *
- * | entity       | pk                             | sk              | attributes                                                                 |
- * |--------------|--------------------------------|-----------------|----------------------------------------------------------------------------|
- * | ledger shard | `SPEND#<runId>#budget#<shard>` | `SPEND`         | `committedUsd`                                                             |
- * | hold         | `SPEND#<runId>#budget#<home>`  | `HOLD#<itemId>` | `usd` (all the item holds), `shard<k>` (the part of it on shard k), `writes` |
+ * Safety: `grantedUsd` never passes the budget on a lease, and a process spends only what it
+ * leased, so a run spends at most its budget plus what calls cost beyond their reservation (the
+ * error of the input's estimate). The ledger only grows: what a process leased and did not spend
+ * when it ended (a container stopped or crashed) is lost to the run, at most one block a process.
  *
- * A reservation is a conditional ADD on one shard that keeps the shard within its allowance,
- * tried first on the item's home shard (by the hash of its id) and, when that shard has no room,
- * on the next ones in turn, until one takes it or all have refused: the shards together never
- * pass the budget, and a reservation is refused only when no shard has room for it, so what is
- * left unused when the run runs out is less than one reservation per shard. A reservation larger
- * than one shard's allowance is split evenly over as many neighbouring shards, taken together in
- * one transaction, from each start in the same order. The item's hold, in its home shard's partition, says which shards hold what
- * for it, so that settlement and release give back to the shards that gave.
- *
- * No write here is a transaction over a ledger item and a hold: a ledger item takes a hundred
- * writes a second, and transactions holding it would refuse each other. The two writes of a step
- * are ordered instead so that the ledger never says less than the results spent plus what the
- * items hold: the ledger grows before a hold does, a hold shrinks before the ledger does. A
- * process that dies between the two leaves the ledger saying more than that (the run can spend
- * that much less), never less.
+ * Block size: a lease is at least what the call needs; beyond that it takes
+ * {@link LEASE_CALLS} calls' worth, at most {@link LEASE_BUDGET_SHARE} of the budget, and at
+ * most {@link LEASE_LEFT_SHARE} of what the process last saw left of the budget, so blocks
+ * shrink as the run nears its budget and the last cents are not parked in idle processes. A
+ * fleet making 7,000 calls a second then leases at most about 110 times a second (one lease
+ * per 64 calls), a tenth of what one DynamoDB key takes, so the ledger is one item. A lease that
+ * does not fit reads what is left (the refused write returns the item) and leases exactly that
+ * if the call fits in it, or refuses the call; a process that has seen the budget full refuses
+ * further calls without a write (the ledger never shrinks).
  */
-import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
-import {
-  DeleteCommand,
-  GetCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
-import { HOLD_PREFIX, holdSk, LEDGER_SK, ledgerHomeShard, ledgerPk } from '../../lib/layout/table.js';
+import { ConditionalCheckFailedException } from '@aws-sdk/client-dynamodb';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { LEDGER_SK, ledgerPk } from '../../lib/layout/table.js';
 
 export interface DynamoBudgetLedgerOptions {
   tableName: string;
   /** Sends a command, retrying throttled calls (the run store's). */
   send: <T = unknown>(command: object) => Promise<T>;
-  /** Clock in epoch milliseconds. */
-  now: () => number;
-  /**
-   * How long a shard that refused a reservation is not asked again for as much or more, ms (0:
-   * always asked). This process's own settlements and releases on the shard end it at once.
-   */
-  refusalMemoMs: number;
 }
 
-/** What an item holds reserved: in all, and by ledger shard. */
-export interface Hold {
-  usd: number;
-  byShard: Map<number, number>;
-  /**
-   * How many times the hold was written (its version): a release deletes the hold it read on
-   * this, not on `usd`, which DynamoDB keeps to more digits than a read gives back.
-   */
-  writes: number | undefined;
-}
-
-/** The part of a reservation one shard took. */
-interface Part {
-  shard: number;
-  usd: number;
-}
-
-/** Dollar sums are floating point: a reservation this close to a shard's allowance still fits. */
+/** Calls' worth of a call's reservation a lease takes beyond what the call needs. */
+export const LEASE_CALLS = 64;
+/** The most of the budget one lease takes (0.5 %): a stopped process loses at most this. */
+export const LEASE_BUDGET_SHARE = 0.005;
+/** The most of what is left of the budget (as last seen) one lease takes. */
+export const LEASE_LEFT_SHARE = 1 / 16;
+/** Dollar sums are floating point: a reservation this close to the budget still fits. */
 const EPSILON = 1e-12;
-/** Tries of a release while concurrent attempts of the same item change its hold. */
-const RELEASE_TRIES = 5;
-const SHARD_ATTRIBUTE = /^shard(\d+)$/;
+/** Leases refused in a row (others took the room first) before a call is refused. */
+const LEASE_TRIES = 5;
+
+/**
+ * How much a process leases when it needs `needUsd` more for a call reserving `callUsd`, of a
+ * budget of which `grantedUsd` was last seen leased (0 when not seen yet).
+ */
+export function leaseSize(needUsd: number, callUsd: number, budgetUsd: number, grantedUsd: number): number {
+  const left = Math.max(0, budgetUsd - grantedUsd);
+  const block = Math.min(LEASE_CALLS * callUsd, LEASE_BUDGET_SHARE * budgetUsd, LEASE_LEFT_SHARE * left);
+  return Math.max(needUsd, block);
+}
+
+/** One run's money in this process. */
+interface RunLease {
+  /** Leased and not yet reserved by a call. */
+  freeUsd: number;
+  /** The ledger's `grantedUsd` as this process last saw it (it only grows). */
+  grantedUsd: number;
+  /** The lease being asked for, which other calls of the process wait for. */
+  leasing: Promise<unknown> | undefined;
+  /** What each item holds: its calls in flight and its settled spend not recorded yet. */
+  holds: Map<string, number>;
+  heldUsd: number;
+}
 
 export class DynamoBudgetLedger {
-  /** Reservations this process made and has not settled: by run and item, the parts of each. */
-  private readonly pending = new Map<string, { usd: number; parts: Part[] }[]>();
-  /** Shards that refused a reservation lately: by run and shard, the smallest refused and when. */
-  private readonly refusals = new Map<string, { usd: number; at: number }>();
+  private readonly runs = new Map<string, RunLease>();
 
   constructor(private readonly options: DynamoBudgetLedgerOptions) {}
 
-  async reserve(
+  /** Reserves `usd` for a call of `itemId` from this process's lease, leasing more when it must. */
+  async reserve(runId: string, itemId: string, usd: number, budgetUsd: number): Promise<boolean> {
+    if (usd > budgetUsd + EPSILON) return false;
+    const run = this.run(runId);
+    for (;;) {
+      if (run.freeUsd + EPSILON >= usd) {
+        run.freeUsd -= usd;
+        this.hold(run, itemId, usd);
+        return true;
+      }
+      if (run.leasing) {
+        await run.leasing.catch(() => undefined);
+        continue;
+      }
+      const need = usd - run.freeUsd;
+      // Nothing gives money back to the ledger: a budget seen full stays full.
+      if (run.grantedUsd + need > budgetUsd + EPSILON) return false;
+      const leased = this.lease(runId, run, need, usd, budgetUsd);
+      run.leasing = leased;
+      try {
+        if (!(await leased)) return false;
+      } finally {
+        run.leasing = undefined;
+      }
+    }
+  }
+
+  /**
+   * The call reserved `reservedUsd` and cost `actualUsd`: the difference goes back to (or comes
+   * from) this process's lease. A shortfall the lease cannot cover (the call cost more than its
+   * reservation, and the lease had no more) is added to the ledger as it is, past the budget if
+   * it must be: the call is bought, and its cost counts.
+   */
+  async settle(runId: string, itemId: string, reservedUsd: number, actualUsd: number): Promise<void> {
+    const run = this.run(runId);
+    run.freeUsd += reservedUsd - actualUsd;
+    this.hold(run, itemId, actualUsd - reservedUsd);
+    if (run.freeUsd >= -EPSILON) return;
+    // Counted on the lease once the ledger has it: a reservation meanwhile finds the lease short
+    // and leases the shortfall too.
+    const need = -run.freeUsd;
+    const granted = await this.add(runId, need);
+    run.freeUsd += need;
+    run.grantedUsd = Math.max(run.grantedUsd, granted);
+  }
+
+  /** What this process's items hold now: calls in flight and settled spend not recorded yet. */
+  reserved(runId: string): number {
+    return this.runs.get(runId)?.heldUsd ?? 0;
+  }
+
+  /** The item's result is recorded: what it spent is spent, and it holds nothing more here. */
+  release(runId: string, itemId: string): void {
+    const run = this.runs.get(runId);
+    const held = run?.holds.get(itemId);
+    if (!run || held === undefined) return;
+    run.holds.delete(itemId);
+    run.heldUsd -= held;
+    if (run.holds.size === 0) run.heldUsd = 0;
+  }
+
+  private run(runId: string): RunLease {
+    let run = this.runs.get(runId);
+    if (!run) {
+      run = { freeUsd: 0, grantedUsd: 0, leasing: undefined, holds: new Map(), heldUsd: 0 };
+      this.runs.set(runId, run);
+    }
+    return run;
+  }
+
+  private hold(run: RunLease, itemId: string, usd: number): void {
+    const now = (run.holds.get(itemId) ?? 0) + usd;
+    run.heldUsd += usd;
+    if (now > EPSILON) run.holds.set(itemId, now);
+    else run.holds.delete(itemId);
+    if (run.holds.size === 0) run.heldUsd = 0;
+  }
+
+  /**
+   * Leases a block of at least `need` into the process's lease: true when leased. A block that
+   * does not fit is retried as exactly what is left, when `need` fits in that.
+   */
+  private async lease(
     runId: string,
-    shards: number,
-    itemId: string,
-    usd: number,
+    run: RunLease,
+    need: number,
+    callUsd: number,
     budgetUsd: number,
   ): Promise<boolean> {
-    if (usd > budgetUsd + EPSILON) return false;
-    const allowance = budgetUsd / shards;
-    const width = Math.min(shards, Math.max(1, Math.ceil(usd / allowance - 1e-9)));
-    const home = ledgerHomeShard(itemId, shards);
-    for (let step = 0; step < shards; step += 1) {
-      const parts = Array.from({ length: width }, (_, j) => ({
-        shard: (home + step + j) % shards,
-        usd: usd / width,
-      }));
-      if (parts.some((part) => this.refusedLately(runId, part))) continue;
-      if (!(await this.take(runId, parts, allowance))) continue;
+    let usd = Math.min(budgetUsd, leaseSize(need, callUsd, budgetUsd, run.grantedUsd));
+    for (let tries = 0; tries < LEASE_TRIES; tries += 1) {
       try {
-        await this.holdAdd(runId, shards, itemId, parts);
+        const out = await this.options.send<{ Attributes?: Record<string, unknown> }>(
+          new UpdateCommand({
+            TableName: this.options.tableName,
+            Key: { pk: ledgerPk(runId), sk: LEDGER_SK },
+            UpdateExpression: 'ADD #granted :usd',
+            ConditionExpression: 'attribute_not_exists(#granted) OR #granted <= :room',
+            ExpressionAttributeNames: { '#granted': 'grantedUsd' },
+            ExpressionAttributeValues: { ':usd': usd, ':room': budgetUsd - usd + EPSILON },
+            ReturnValues: 'UPDATED_NEW',
+            ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+          }),
+        );
+        run.freeUsd += usd;
+        run.grantedUsd = Math.max(run.grantedUsd, Number(out.Attributes?.grantedUsd ?? usd));
+        return true;
       } catch (err) {
-        // The hold could not say what the item holds: give the shards their room back.
-        await Promise.all(parts.map((p) => this.ledgerAdd(runId, p.shard, -p.usd))).catch(() => undefined);
-        throw err;
+        if (!(err instanceof ConditionalCheckFailedException)) throw err;
+        const granted = grantedOf(err.Item) ?? (await this.granted(runId));
+        run.grantedUsd = Math.max(run.grantedUsd, granted);
+        const left = budgetUsd - run.grantedUsd;
+        if (left + EPSILON < need) return false;
+        usd = Math.max(need, left);
       }
-      const key = pendingKey(runId, itemId);
-      this.pending.set(key, [...(this.pending.get(key) ?? []), { usd, parts }]);
-      return true;
     }
     return false;
   }
 
-  async settle(
-    runId: string,
-    shards: number,
-    itemId: string,
-    reservedUsd: number,
-    actualUsd: number,
-  ): Promise<void> {
-    const parts = this.takePending(runId, itemId, reservedUsd) ?? [
-      { shard: ledgerHomeShard(itemId, shards), usd: reservedUsd },
-    ];
-    const delta = actualUsd - reservedUsd;
-    if (delta === 0) return;
-    const total = parts.reduce((sum, p) => sum + p.usd, 0);
-    const deltas = parts.map((p) => ({
-      shard: p.shard,
-      usd: total === 0 ? delta / parts.length : (delta * p.usd) / total,
-    }));
-    const ledger = () => Promise.all(deltas.map((d) => this.ledgerAdd(runId, d.shard, d.usd)));
-    if (delta > 0) {
-      await ledger();
-      await this.holdAdd(runId, shards, itemId, deltas);
-    } else {
-      await this.holdAdd(runId, shards, itemId, deltas);
-      await ledger();
-      for (const d of deltas) this.refusals.delete(refusalKey(runId, d.shard));
-    }
-  }
-
-  /** What the run's items hold now: every shard's holds, a Query per shard. */
-  async reserved(runId: string, shards: number): Promise<number> {
-    const sums = await Promise.all(
-      Array.from({ length: shards }, async (_, shard) => {
-        let sum = 0;
-        let start: Record<string, unknown> | undefined;
-        do {
-          const out = await this.options.send<{
-            Items?: Record<string, unknown>[];
-            LastEvaluatedKey?: Record<string, unknown>;
-          }>(
-            new QueryCommand({
-              TableName: this.options.tableName,
-              KeyConditionExpression: 'pk = :pk AND begins_with(sk, :hold)',
-              ExpressionAttributeValues: { ':pk': ledgerPk(runId, shard), ':hold': HOLD_PREFIX },
-              ProjectionExpression: 'usd',
-              ...(start ? { ExclusiveStartKey: start } : {}),
-            }),
-          );
-          for (const item of out.Items ?? []) sum += Number(item.usd ?? 0);
-          start = out.LastEvaluatedKey;
-        } while (start);
-        return sum;
-      }),
-    );
-    return sums.reduce((a, b) => a + b, 0);
-  }
-
-  /** The item's hold as it is now (a consistent read), or undefined when it holds nothing. */
-  async readHold(runId: string, shards: number, itemId: string): Promise<Hold | undefined> {
+  /** The ledger's `grantedUsd` now (a consistent read). */
+  private async granted(runId: string): Promise<number> {
     const out = await this.options.send<{ Item?: Record<string, unknown> }>(
       new GetCommand({
         TableName: this.options.tableName,
-        Key: this.holdKey(runId, shards, itemId),
+        Key: { pk: ledgerPk(runId), sk: LEDGER_SK },
         ConsistentRead: true,
       }),
     );
-    if (!out.Item) return undefined;
-    const byShard = new Map<number, number>();
-    for (const [name, value] of Object.entries(out.Item)) {
-      const match = SHARD_ATTRIBUTE.exec(name);
-      if (match) byShard.set(Number(match[1]), Number(value));
-    }
-    return {
-      usd: Number(out.Item.usd ?? 0),
-      byShard,
-      writes: out.Item.writes === undefined ? undefined : Number(out.Item.writes),
-    };
+    return Number(out.Item?.grantedUsd ?? 0);
   }
 
-  /**
-   * A recorded result's cost goes onto the shards that hold the item's money (what each holds,
-   * at most; what is left over, onto its home shard), before the hold is released, so money on
-   * its way from held to spent is counted twice for a moment, never not at all.
-   */
-  async addCost(
-    runId: string,
-    shards: number,
-    itemId: string,
-    hold: Hold | undefined,
-    cost: number,
-  ): Promise<void> {
-    if (cost === 0) return;
-    const home = ledgerHomeShard(itemId, shards);
-    const adds = new Map<number, number>();
-    let left = cost;
-    for (const [shard, held] of hold?.byShard ?? []) {
-      const part = Math.min(Math.max(held, 0), left);
-      if (part > 0) adds.set(shard, part);
-      left -= part;
-    }
-    if (left !== 0) adds.set(home, (adds.get(home) ?? 0) + left);
-    await Promise.all([...adds].map(([shard, usd]) => this.ledgerAdd(runId, shard, usd)));
-  }
-
-  /**
-   * Gives back whatever the item holds (`first`: its hold as last read): the hold is deleted on
-   * the condition that it was not written since it was read (a concurrent attempt of the same item may change
-   * it: read again and retry), then each shard gets its part back.
-   */
-  async release(runId: string, shards: number, itemId: string, first: Hold | undefined): Promise<void> {
-    const key = this.holdKey(runId, shards, itemId);
-    let hold = first;
-    for (let tries = 0; tries < RELEASE_TRIES && hold !== undefined; tries += 1) {
-      try {
-        await this.options.send(
-          new DeleteCommand({
-            TableName: this.options.tableName,
-            Key: key,
-            ...(hold.writes === undefined
-              ? { ConditionExpression: 'attribute_not_exists(#writes)' }
-              : {
-                  ConditionExpression: '#writes = :writes',
-                  ExpressionAttributeValues: { ':writes': hold.writes },
-                }),
-            ExpressionAttributeNames: { '#writes': 'writes' },
-          }),
-        );
-      } catch (err) {
-        if (!(err instanceof ConditionalCheckFailedException)) throw err;
-        hold = await this.readHold(runId, shards, itemId);
-        continue;
-      }
-      const given = [...hold.byShard].filter(([, usd]) => usd !== 0);
-      await Promise.all(given.map(([shard, usd]) => this.ledgerAdd(runId, shard, -usd)));
-      for (const [shard] of given) this.refusals.delete(refusalKey(runId, shard));
-      return;
-    }
-  }
-
-  /** The parts' conditional ADDs (one shard: one update; more: one transaction); false when refused. */
-  private async take(runId: string, parts: Part[], allowance: number): Promise<boolean> {
-    const updates = parts.map((part) => ({
-      TableName: this.options.tableName,
-      Key: { pk: ledgerPk(runId, part.shard), sk: LEDGER_SK },
-      UpdateExpression: 'ADD #committed :usd',
-      ConditionExpression: 'attribute_not_exists(#committed) OR #committed <= :room',
-      ExpressionAttributeNames: { '#committed': 'committedUsd' },
-      ExpressionAttributeValues: { ':usd': part.usd, ':room': allowance - part.usd + EPSILON },
-    }));
-    try {
-      if (updates.length === 1) await this.options.send(new UpdateCommand(updates[0]!));
-      else
-        await this.options.send(
-          new TransactWriteCommand({ TransactItems: updates.map((Update) => ({ Update })) }),
-        );
-      return true;
-    } catch (err) {
-      const at = this.options.now();
-      if (err instanceof ConditionalCheckFailedException) {
-        this.refused(runId, parts[0]!, at);
-        return false;
-      }
-      if (err instanceof TransactionCanceledException) {
-        const reasons = err.CancellationReasons ?? [];
-        if (!reasons.some((r) => r.Code === 'ConditionalCheckFailed')) throw err;
-        parts.forEach((part, i) => {
-          if (reasons[i]?.Code === 'ConditionalCheckFailed') this.refused(runId, part, at);
-        });
-        return false;
-      }
-      throw err;
-    }
-  }
-
-  private refused(runId: string, part: Part, at: number): void {
-    if (this.options.refusalMemoMs <= 0) return;
-    const key = refusalKey(runId, part.shard);
-    const known = this.refusals.get(key);
-    if (!known || at - known.at >= this.options.refusalMemoMs || part.usd < known.usd)
-      this.refusals.set(key, { usd: part.usd, at });
-  }
-
-  private refusedLately(runId: string, part: Part): boolean {
-    const known = this.refusals.get(refusalKey(runId, part.shard));
-    return (
-      known !== undefined &&
-      part.usd >= known.usd &&
-      this.options.now() - known.at < this.options.refusalMemoMs
-    );
-  }
-
-  private takePending(runId: string, itemId: string, usd: number): Part[] | undefined {
-    const key = pendingKey(runId, itemId);
-    const list = this.pending.get(key);
-    const at = list?.findIndex((r) => r.usd === usd) ?? -1;
-    if (!list || at < 0) return undefined;
-    const [taken] = list.splice(at, 1);
-    if (list.length === 0) this.pending.delete(key);
-    return taken!.parts;
-  }
-
-  private holdKey(runId: string, shards: number, itemId: string) {
-    return { pk: ledgerPk(runId, ledgerHomeShard(itemId, shards)), sk: holdSk(itemId) };
-  }
-
-  /** ADDs to the item's hold: in all, and to each part's shard attribute. */
-  private holdAdd(runId: string, shards: number, itemId: string, parts: Part[]): Promise<unknown> {
-    const names: Record<string, string> = { '#usd': 'usd', '#writes': 'writes' };
-    const values: Record<string, number> = { ':usd': parts.reduce((sum, p) => sum + p.usd, 0), ':one': 1 };
-    const adds = ['#usd :usd', '#writes :one'];
-    parts.forEach((part, i) => {
-      names[`#s${i}`] = `shard${part.shard}`;
-      values[`:s${i}`] = part.usd;
-      adds.push(`#s${i} :s${i}`);
-    });
-    return this.options.send(
+  /** An unconditional ADD to the ledger: `grantedUsd` after it. */
+  private async add(runId: string, usd: number): Promise<number> {
+    const out = await this.options.send<{ Attributes?: Record<string, unknown> }>(
       new UpdateCommand({
         TableName: this.options.tableName,
-        Key: this.holdKey(runId, shards, itemId),
-        UpdateExpression: `ADD ${adds.join(', ')}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    );
-  }
-
-  private ledgerAdd(runId: string, shard: number, usd: number): Promise<unknown> {
-    return this.options.send(
-      new UpdateCommand({
-        TableName: this.options.tableName,
-        Key: { pk: ledgerPk(runId, shard), sk: LEDGER_SK },
-        UpdateExpression: 'ADD #committed :usd',
-        ExpressionAttributeNames: { '#committed': 'committedUsd' },
+        Key: { pk: ledgerPk(runId), sk: LEDGER_SK },
+        UpdateExpression: 'ADD #granted :usd',
+        ExpressionAttributeNames: { '#granted': 'grantedUsd' },
         ExpressionAttributeValues: { ':usd': usd },
+        ReturnValues: 'UPDATED_NEW',
       }),
     );
+    return Number(out.Attributes?.grantedUsd ?? usd);
   }
 }
 
-const pendingKey = (runId: string, itemId: string) => `${runId}\n${itemId}`;
-const refusalKey = (runId: string, shard: number) => `${runId}\n${shard}`;
+/** `grantedUsd` of the item a refused write returns (in DynamoDB's own form): undefined when absent. */
+function grantedOf(item: Record<string, unknown> | undefined): number | undefined {
+  const value = item?.grantedUsd as { N?: string } | number | undefined;
+  if (value === undefined) return undefined;
+  return typeof value === 'number' ? value : Number(value.N);
+}

@@ -6,14 +6,13 @@
  *
  * | entity       | pk                              | sk                 | attributes                                                                                               | written                                   |
  * |--------------|---------------------------------|--------------------|----------------------------------------------------------------------------------------------------------|-------------------------------------------|
- * | run          | `RUN#<runId>`                   | `META`             | the RunRecord's small fields, `budgeted`, `ledgerShards`, `parts`, `partsClosed`, `partsDone`, `rowsClosed`, `invalidClosed`, `leaseUntil`, `statusSince` | at create, as parts close and complete, on status changes |
+ * | run          | `RUN#<runId>`                   | `META`             | the RunRecord's small fields, `budgeted`, `parts`, `partsClosed`, `partsDone`, `rowsClosed`, `invalidClosed`, `leaseUntil`, `statusSince` | at create, as parts close and complete, on status changes |
  * | definition   | `RUN#<runId>`                   | `SPEC`             | `suite`, `prompts` (JSON): read once per process                                                         | at create                                 |
  * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `slots`, `slotsDone`, `done`                                                  | when the part closes, once per slot that completes, when it completes |
  * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON)                       | one conditional put per item              |
  * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `rows` (the rows counted, a number set), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
  * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result it counts                |
- * | budget ledger | `SPEND#<runId>#budget#<shard>` | `SPEND`            | `committedUsd`: what the results spent plus what the items hold, on this shard (only for a run with a budget; `ledgerShards` shards, each allowed an equal share of it) | a conditional ADD per reservation (kept within the shard's share), an ADD per settlement, per result and per hold released |
- * | budget hold  | `SPEND#<runId>#budget#<home>`   | `HOLD#<itemId>`    | `usd`: what the item holds reserved (its calls in flight, its spend not yet recorded); `shard<k>`: the part of it on shard k; `writes` | after the ledger's ADD on a reservation, ADDs as calls settle; deleted when its result is recorded |
+ * | budget ledger | `SPEND#<runId>#budget`         | `SPEND`            | `grantedUsd`: what processes leased of the run's budget (only for a run with a budget; see dynamo-budget-ledger.ts) | a conditional ADD per lease (a block of many calls), kept within the budget |
  * | day's spend  | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`            | `spentUsd`, `ttl`: every run's results of that UTC day (32 shards by run and row)                         | with each result it counts that cost money |
  * | active run   | `ACTIVE`                        | `RUN#<runId>`      | `runId`, `startedAt`                                                                                     | at create; deleted when the run is done   |
  * | suite index  | `SUITE#<suiteName>`             | `RUN#<startedAt>#<runId>` | `runId`, `startedAt`                                                                              | at create                                 |
@@ -53,7 +52,6 @@ import {
   daySpendPk,
   itemIdOfResultSk,
   KEY_PREFIXES,
-  ledgerShardsFor,
   META_SK as META,
   PART_PREFIX,
   partSk,
@@ -91,7 +89,7 @@ import type {
   RunStore,
 } from '../../ports/ports.js';
 import { batchGetAll } from './dynamo-batches.js';
-import { DynamoBudgetLedger, type Hold } from './dynamo-budget-ledger.js';
+import { DynamoBudgetLedger } from './dynamo-budget-ledger.js';
 import { type Backoff, retryThrottled } from './throttle.js';
 
 export interface DynamoRunStoreOptions {
@@ -132,8 +130,6 @@ type MetaItem = TableKey &
     schemaVersion?: number;
     /** The run has a budget: its results also add their cost to a spend shard. */
     budgeted?: boolean;
-    /** How many shards its budget ledger has (set from its budget when the run is created). */
-    ledgerShards?: number;
     /** How many parts the run has, once ingest has met the dataset's end. */
     parts?: number;
     partsClosed?: number;
@@ -183,8 +179,6 @@ interface PartItem {
 /** Of a run, what recording a result needs: that it exists, and whether it has a budget. */
 interface RunFacts {
   budgeted: boolean;
-  /** Shards of its budget ledger (1 for a run created before the ledger had shards). */
-  ledgerShards: number;
 }
 
 /** Calls a store makes at once while it closes a part or reads a part's slots. */
@@ -211,7 +205,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private readonly stopCacheMs: number;
   /** Each run's stop as last read: a reason is kept for good, a run found running for `stopCacheMs`. */
   private readonly stopCache = new Map<string, { at: number; read: Promise<string | undefined> }>();
-  /** Budgeted runs' ledgers (their shards and the items' holds). */
+  /** Budgeted runs' money this process leased (see dynamo-budget-ledger.ts). */
   private readonly ledger: DynamoBudgetLedger;
 
   constructor({
@@ -234,13 +228,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     this.spentCacheMs = spentCacheMs;
     this.daySpentCacheMs = daySpentCacheMs;
     this.stopCacheMs = stopCacheMs;
-    this.ledger = new DynamoBudgetLedger({
-      tableName,
-      send: (command) => this.send(command),
-      now,
-      // A shard's refusal is believed as long as a read of the spend is.
-      refusalMemoMs: spentCacheMs,
-    });
+    this.ledger = new DynamoBudgetLedger({ tableName, send: (command) => this.send(command) });
   }
 
   /** Sends a document-client command, retrying it while it is throttled. */
@@ -266,9 +254,6 @@ export class DynamoRunStore implements RunStore, RunHistory {
       datasetVersion: run.datasetVersion,
       simulated: run.simulated,
       budgeted: run.suite.run?.budgetUsd !== undefined,
-      ...(run.suite.run?.budgetUsd === undefined
-        ? {}
-        : { ledgerShards: ledgerShardsFor(run.suite.run.budgetUsd) }),
       partsClosed: 0,
       partsDone: 0,
       rowsClosed: 0,
@@ -386,13 +371,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /**
-   * A conditional ADD on one shard of the run's budget ledger (see dynamo-budget-ledger.ts): the
-   * shards together never pass the budget, whatever containers reserve at once, and a
-   * reservation is refused only when no shard has room for it.
+   * Taken from the block of the budget this process leased, leasing another (a conditional ADD
+   * on the run's ledger, kept within the budget) when it has no room: see dynamo-budget-ledger.ts.
    */
   async reserve(runId: string, holder: BudgetHolder, usd: number, budgetUsd: number): Promise<boolean> {
-    const { ledgerShards } = await this.runFacts(runId);
-    return this.ledger.reserve(runId, ledgerShards, holder.itemId, usd, budgetUsd);
+    await this.runFacts(runId);
+    return this.ledger.reserve(runId, holder.itemId, usd, budgetUsd);
   }
 
   async settleReservation(
@@ -401,22 +385,19 @@ export class DynamoRunStore implements RunStore, RunHistory {
     reservedUsd: number,
     actualUsd: number,
   ): Promise<void> {
-    const { ledgerShards } = await this.runFacts(runId);
-    await this.ledger.settle(runId, ledgerShards, holder.itemId, reservedUsd, actualUsd);
+    await this.runFacts(runId);
+    await this.ledger.settle(runId, holder.itemId, reservedUsd, actualUsd);
   }
 
+  /** What this process's items hold: a process knows only its own reservations. */
   async reserved(runId: string): Promise<number> {
-    const { ledgerShards } = await this.runFacts(runId);
-    return this.ledger.reserved(runId, ledgerShards);
+    await this.runFacts(runId);
+    return this.ledger.reserved(runId);
   }
 
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     const facts = await this.runFacts(result.runId);
     const cost = resultCost(result);
-    // What the item holds, read once: where its cost goes on the ledger, and what is released.
-    const hold = facts.budgeted
-      ? await this.ledger.readHold(result.runId, facts.ledgerShards, result.itemId)
-      : undefined;
     let recorded = true;
     try {
       await this.send(
@@ -428,12 +409,11 @@ export class DynamoRunStore implements RunStore, RunHistory {
       );
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
-      recorded = await this.replaceBudgetResult(result, cost, facts, hold);
+      recorded = await this.replaceBudgetResult(result, cost, facts);
     }
-    const count = await this.count(result, cost, facts, hold);
-    // The reservations of an attempt that died with its worker are released here too, when the
-    // item's redelivery (or the dead-letter handler) records its result.
-    if (facts.budgeted) await this.ledger.release(result.runId, facts.ledgerShards, result.itemId, hold);
+    const count = await this.count(result, cost, facts);
+    // What the item held in this process is spent now (its lease already paid for it).
+    if (facts.budgeted) this.ledger.release(result.runId, result.itemId);
     return {
       recorded,
       complete: await this.settle(result.runId, result.part ?? 0, slotOf(result.row), count),
@@ -447,12 +427,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * counting) is counted if it was not, never twice; no transaction, so results of one slot
    * never conflict. Returns the counter as it is now.
    */
-  private async count(
-    result: ItemResult,
-    cost: number,
-    facts: RunFacts,
-    hold: Hold | undefined,
-  ): Promise<CountItem> {
+  private async count(result: ItemResult, cost: number, facts: RunFacts): Promise<CountItem> {
     const key = { pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)), sk: COUNT_SK };
     try {
       const out = await this.send<{ Attributes?: Record<string, unknown> }>(
@@ -475,7 +450,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
           ReturnValues: 'ALL_NEW',
         }),
       );
-      await this.addSpend(result, cost, facts, hold);
+      await this.addSpend(result, cost, facts);
       return out.Attributes as CountItem;
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
@@ -491,12 +466,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * A run with a budget also adds what the result spent to a spend shard (the shards are what a
    * budget check reads), and this process's view of the spend takes it at once.
    */
-  private async addSpend(
-    result: ItemResult,
-    cost: number,
-    facts: RunFacts,
-    hold: Hold | undefined,
-  ): Promise<void> {
+  private async addSpend(result: ItemResult, cost: number, facts: RunFacts): Promise<void> {
     if (facts.budgeted && cost !== 0) {
       await this.send(
         new UpdateCommand({
@@ -507,9 +477,6 @@ export class DynamoRunStore implements RunStore, RunHistory {
           ExpressionAttributeValues: { ':cost': cost },
         }),
       );
-      // On the budget ledger too, before the item's hold is released: money on its way from
-      // held to spent is counted twice for a moment, never not at all.
-      await this.ledger.addCost(result.runId, facts.ledgerShards, result.itemId, hold, cost);
     }
     const cached = this.spentCache.get(result.runId);
     if (cached) cached.since += cost;
@@ -609,12 +576,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * failed to done and its spend by the difference (were that step lost with its process, only
    * those two figures would be off: the row is counted once either way).
    */
-  private async replaceBudgetResult(
-    result: ItemResult,
-    cost: number,
-    facts: RunFacts,
-    hold: Hold | undefined,
-  ): Promise<boolean> {
+  private async replaceBudgetResult(result: ItemResult, cost: number, facts: RunFacts): Promise<boolean> {
     const key = {
       pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
       sk: resultSk(result.row, result.itemId),
@@ -650,7 +612,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
         ExpressionAttributeValues: { ':minusOne': -1, ':one': 1, ':delta': delta },
       }),
     );
-    await this.addSpend(result, delta, facts, hold);
+    await this.addSpend(result, delta, facts);
     return true;
   }
 
@@ -1178,7 +1140,7 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** A small, stable hash of a string (FNV-1a), to spread runs over the day's shards. */
 function factsOf(meta: MetaItem): RunFacts {
-  return { budgeted: meta.budgeted === true, ledgerShards: meta.ledgerShards ?? 1 };
+  return { budgeted: meta.budgeted === true };
 }
 
 function hashOf(text: string): number {

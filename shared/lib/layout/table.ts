@@ -13,8 +13,7 @@
  * | result            | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | dynamo-run-store.ts      |
  * | slot counter      | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | dynamo-run-store.ts      |
  * | spend shard       | `SPEND#<runId>#<shard>` | `SPEND`                   | dynamo-run-store.ts      |
- * | budget ledger shard | `SPEND#<runId>#budget#<shard>` | `SPEND`          | dynamo-budget-ledger.ts  |
- * | budget hold       | `SPEND#<runId>#budget#<shard>` | `HOLD#<itemId>`    | dynamo-budget-ledger.ts  |
+ * | budget ledger     | `SPEND#<runId>#budget` | `SPEND`                    | dynamo-budget-ledger.ts  |
  * | day's spend shard | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`           | dynamo-run-store.ts      |
  * | active run        | `ACTIVE`               | `RUN#<runId>`              | dynamo-run-store.ts      |
  * | sweep membership  | `RUN#<runId>`          | `SWEEP#<sweepId>`          | dynamo-sweeps.ts         |
@@ -53,7 +52,6 @@ export const KEY_PREFIXES = {
   results: 'RESULTS#',
   result: 'R#',
   spend: 'SPEND#',
-  hold: 'HOLD#',
   daySpend: 'DAYSPEND#',
   activeRun: 'RUN#',
   chunk: 'CHUNK#',
@@ -133,45 +131,12 @@ export const SPEND_SHARDS = 16;
 export const spendPk = (runId: string, shard: number) => `${P.spend}${runId}#${shard}`;
 export const SPEND_SK = FIXED_KEYS.spend;
 /**
- * A budgeted run's ledger (what its results spent plus what its items hold reserved) is split
- * into shards, each allowed an equal share of the budget: a reservation is a conditional ADD on
- * one shard, kept within that shard's allowance, so the shards together never pass the budget,
- * and no one item takes every reservation of a run scored thousands of items a second. Each
- * reservation also writes its item's hold, in the same partition, and each call settles both,
- * so a shard's partition takes about seven write units per item it is home to: a fleet scoring
- * 7,000 items a second puts some 55 items a second, under 400 write units, on each of 128
- * shards, with room for the hash's unevenness. The price of shards is waste at the end: a
- * reservation is refused when no shard has room for it, which can leave up to one call's
- * reservation unused on each shard, S × one call's reservation in all.
+ * A budgeted run's ledger: what processes leased of its budget, in blocks of many calls (see
+ * dynamo-budget-ledger.ts), so one item takes a fleet's leases (about one per 64 calls: some
+ * 110 writes a second at 7,000 calls a second, within the 1,000 a key takes).
  */
-export const LEDGER_SHARDS = 128;
-/**
- * A run has a shard per this much of its budget (USD), up to {@link LEDGER_SHARDS}: a $32 budget
- * has them all, and a shard's allowance fits a call of a few cents many times over (a larger
- * one takes parts of several shards).
- */
-export const LEDGER_SHARD_USD = 0.25;
-/**
- * A budget under this (USD) is one shard, which wastes nothing: a run that small spends it in
- * seconds, whatever its pace, and its last cents are not left on the shards.
- */
-export const LEDGER_ONE_SHARD_BELOW_USD = 2;
-/** How many ledger shards a run with this budget has (fixed when the run is created). */
-export const ledgerShardsFor = (budgetUsd: number) =>
-  budgetUsd < LEDGER_ONE_SHARD_BELOW_USD
-    ? 1
-    : Math.min(LEDGER_SHARDS, Math.max(1, Math.floor(budgetUsd / LEDGER_SHARD_USD)));
-export const ledgerPk = (runId: string, shard: number) => `${P.spend}${runId}#budget#${shard}`;
-/** The ledger item of a shard, beside the holds of the items whose home the shard is. */
+export const ledgerPk = (runId: string) => `${P.spend}${runId}#budget`;
 export const LEDGER_SK = FIXED_KEYS.spend;
-export const HOLD_PREFIX = P.hold;
-export const holdSk = (itemId: string) => `${P.hold}${itemId}`;
-/** The shard an item reserves on first and whose partition holds its hold: by the id's hash (FNV-1a). */
-export const ledgerHomeShard = (itemId: string, shards: number) => {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < itemId.length; i++) hash = Math.imul(hash ^ itemId.charCodeAt(i), 0x01000193);
-  return (hash >>> 0) % shards;
-};
 /**
  * Every result's cost, whatever its run, is also added to one of these shards of its UTC day
  * (by run and row), so the day's spend across runs (the deploy's daily limit) is read from a

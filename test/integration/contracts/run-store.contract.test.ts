@@ -6,7 +6,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DynamoRunStore } from '../../../shared/adapters/aws/dynamo-run-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
-import { ledgerHomeShard, ledgerShardsFor } from '../../../shared/lib/layout/table.js';
 import {
   ConflictError,
   NotFoundError,
@@ -29,19 +28,9 @@ const now = () => clock.ms;
 /** A run with a budget (DynamoDB keeps its spend in shards of its own). */
 const plain = runRecord('any').suite;
 const budgeted = { ...plain, run: { ...plain.run, budgetUsd: 1 } };
-/** A budget DynamoDB splits over a few ledger shards of $1 each. */
-const SHARDED_BUDGET = 4;
-const sharded = { ...plain, run: { ...plain.run, budgetUsd: SHARDED_BUDGET } };
-const SHARDS = ledgerShardsFor(SHARDED_BUDGET);
-const SHARE = SHARDED_BUDGET / SHARDS;
-
-/** `n` item ids that DynamoDB's ledger gives the same home shard, so their reservations must spill. */
-function sameHomeIds(n: number): string[] {
-  const ids: string[] = [];
-  for (let i = 0; ids.length < n; i += 1)
-    if (ledgerHomeShard(`spill-${i}`, SHARDS) === ledgerHomeShard('spill-0', SHARDS)) ids.push(`spill-${i}`);
-  return ids;
-}
+/** A budget a crowd of calls of a few cents each runs out of. */
+const SMALL_BUDGET = 4;
+const small = { ...plain, run: { ...plain.run, budgetUsd: SMALL_BUDGET } };
 
 /** A seeded stream of numbers in [0, 1) (mulberry32), so that a failure can be replayed. */
 function seeded(seed: number): () => number {
@@ -181,65 +170,53 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     expect(await s.reserved(id)).toBeCloseTo(1, 9);
   });
 
-  it('takes reservations whose first choice is full elsewhere, and settles and releases them where they are', async () => {
-    const id = fresh('reserve-spill');
-    const s = await storeFor(id);
-    await s.createRun(runRecord(id, { suite: sharded }));
-    const first = sameHomeIds(SHARDS);
-    // Each takes most of a shard's share: on DynamoDB all but the first spill to other shards.
-    for (const itemId of first)
-      expect(await s.reserve(id, { itemId, row: 1 }, 0.9 * SHARE, SHARDED_BUDGET)).toBe(true);
-    expect(await s.reserved(id)).toBeCloseTo(0.9 * SHARE * SHARDS, 9);
-    for (const [row, itemId] of first.entries()) {
-      await s.settleReservation(id, { itemId, row }, 0.9 * SHARE, 0.1 * SHARE);
-      await s.recordResult(result(id, itemId, { row }));
-    }
-    expect(await s.reserved(id)).toBeCloseTo(0, 9);
-    // What the results spent stayed where it was held; what they did not spend went back there,
-    // so the same reservations fit again, and together they fill the budget.
-    for (const itemId of sameHomeIds(2 * SHARDS).slice(SHARDS))
-      expect(
-        await s.reserve(
-          id,
-          { itemId, row: 1 },
-          (SHARDED_BUDGET - (await s.spent(id))) / SHARDS,
-          SHARDED_BUDGET,
-        ),
-      ).toBe(true);
-    expect(await s.reserve(id, { itemId: 'late', row: 9 }, 0.001, SHARDED_BUDGET)).toBe(false);
-  });
-
-  it("spreads a reservation larger than a shard's share over several, and refuses what no shards fit", async () => {
-    const id = fresh('reserve-wide');
-    const s = await storeFor(id);
-    await s.createRun(runRecord(id, { suite: sharded }));
-    // Three shards' shares at once, then one that fits no shard, then the last share.
-    expect(await s.reserve(id, { itemId: 'a', row: 1 }, 3, SHARDED_BUDGET)).toBe(true);
-    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 1.5, SHARDED_BUDGET)).toBe(false);
-    expect(await s.reserve(id, { itemId: 'c', row: 3 }, 1, SHARDED_BUDGET)).toBe(true);
-    expect(await s.reserved(id)).toBeCloseTo(4, 9);
-    // Given back to the shards that held it: the three are free again, together.
-    await s.settleReservation(id, { itemId: 'a', row: 1 }, 3, 0);
-    expect(await s.reserved(id)).toBeCloseTo(1, 9);
-    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 2.5, SHARDED_BUDGET)).toBe(true);
-    expect(await s.reserve(id, { itemId: 'd', row: 4 }, 0.6, SHARDED_BUDGET)).toBe(false);
-    expect(await s.reserved(id)).toBeCloseTo(3.5, 9);
-  });
-
-  it('never lets concurrent reservations of any size pass the budget, and wastes at most one per shard', async () => {
+  it('never lets concurrent reservations of any size pass the budget, and refuses only when it is nearly used', async () => {
     const id = fresh('reserve-crowd');
     const s = await storeFor(id);
-    await s.createRun(runRecord(id, { suite: sharded }));
+    await s.createRun(runRecord(id, { suite: small }));
     const random = seeded(7);
     const largest = 0.05;
     const sizes = Array.from({ length: 200 }, () => 0.001 + random() * (largest - 0.001));
     const granted = await Promise.all(
-      sizes.map((usd, i) => s.reserve(id, { itemId: `c${i}`, row: i }, usd, SHARDED_BUDGET)),
+      sizes.map((usd, i) => s.reserve(id, { itemId: `c${i}`, row: i }, usd, SMALL_BUDGET)),
     );
     const accepted = sizes.filter((_, i) => granted[i]).reduce((a, b) => a + b, 0);
-    expect(accepted).toBeLessThanOrEqual(SHARDED_BUDGET + 1e-9);
-    expect(accepted).toBeGreaterThanOrEqual(SHARDED_BUDGET - SHARDS * largest);
+    // The crowd asks for more than the budget: some are refused, but only once less than the
+    // largest call is left.
+    expect(granted.filter((g) => !g).length).toBeGreaterThan(0);
+    expect(accepted).toBeLessThanOrEqual(SMALL_BUDGET + 1e-9);
+    expect(accepted).toBeGreaterThanOrEqual(SMALL_BUDGET - largest);
     expect(await s.reserved(id)).toBeCloseTo(accepted, 9);
+
+    // Each call cost at most what it reserved: what it did not spend is room again, and what
+    // the run spends in the end never passes the budget.
+    for (const [row, usd] of sizes.entries()) {
+      if (!granted[row]) continue;
+      const holder = { itemId: `c${row}`, row };
+      const actual = usd * random();
+      await s.settleReservation(id, holder, usd, actual);
+      const recorded = result(id, holder.itemId, { row });
+      const classify = { ...recorded.stages.classify!, costUsd: actual };
+      await s.recordResult({ ...recorded, stages: { classify } });
+    }
+    expect(await s.reserved(id)).toBeCloseTo(0, 9);
+    const spent = await s.spent(id);
+    expect(spent).toBeLessThanOrEqual(SMALL_BUDGET + 1e-9);
+    const left = SMALL_BUDGET - spent;
+    expect(await s.reserve(id, { itemId: 'rest', row: 500 }, left, SMALL_BUDGET)).toBe(true);
+    expect(await s.reserve(id, { itemId: 'late', row: 501 }, 0.001, SMALL_BUDGET)).toBe(false);
+  });
+
+  it('never refuses a settlement, even past the budget: later calls are refused', async () => {
+    const id = fresh('settle-over');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: budgeted }));
+    const a = { itemId: 'a', row: 1 };
+    expect(await s.reserve(id, a, 0.9, 1)).toBe(true);
+    // The input was underestimated: the call cost more than the whole budget had left.
+    await s.settleReservation(id, a, 0.9, 1.1);
+    expect(await s.reserved(id)).toBeCloseTo(1.1, 12);
+    expect(await s.reserve(id, { itemId: 'b', row: 2 }, 0.001, 1)).toBe(false);
   });
 
   it('settles a reservation to what the call cost, held until the result is recorded, which releases it', async () => {
@@ -387,5 +364,72 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
   it('a claim of a run that does not exist loses', async () => {
     const id = fresh('ghost');
     expect(await (await storeFor(id)).claimAggregation(id, 60_000)).toBe(false);
+  });
+});
+
+/**
+ * On DynamoDB each process (a store) leases blocks of a run's budget from the run's ledger and
+ * reserves calls from its own block: processes together never pass the budget, one write leases
+ * many calls, and what a stopped process had leased is lost to the run, never more than a block.
+ */
+describe('RunStore budget on DynamoDB: processes lease it in blocks', { timeout: 60_000 }, () => {
+  /** A process's store, counting the writes it sends to budget ledgers. */
+  function processStore() {
+    const writes = { ledger: 0 };
+    const doc = aws().clients.doc;
+    const client = {
+      send(command: { input?: { Key?: { pk?: string } } }) {
+        if (String(command.input?.Key?.pk ?? '').endsWith('#budget')) writes.ledger += 1;
+        return doc.send(command as Parameters<typeof doc.send>[0]);
+      },
+    } as unknown as typeof doc;
+    return {
+      store: new DynamoRunStore({ client, tableName: aws().res.table, now, spentCacheMs: 0 }),
+      writes,
+    };
+  }
+
+  it('never lets processes pass the budget together, and refuses only once it is nearly used', async () => {
+    const id = fresh('lease-fleet');
+    const processes = [processStore(), processStore(), processStore()].map((p) => p.store);
+    await processes[0]!.createRun(runRecord(id, { suite: budgeted }));
+    const random = seeded(11);
+    const largest = 0.01;
+    const sizes = Array.from({ length: 300 }, () => 0.001 + random() * (largest - 0.001));
+    const granted = await Promise.all(
+      sizes.map((usd, i) => processes[i % 3]!.reserve(id, { itemId: `f${i}`, row: i }, usd, 1)),
+    );
+    const accepted = sizes.filter((_, i) => granted[i]).reduce((a, b) => a + b, 0);
+    expect(granted.filter((g) => !g).length).toBeGreaterThan(0);
+    expect(accepted).toBeLessThanOrEqual(1 + 1e-9);
+    // Each process may keep less than one call of its block unused when it is refused.
+    expect(accepted).toBeGreaterThanOrEqual(1 - 4 * largest);
+    // A process knows what its own items hold.
+    const held = await Promise.all(processes.map((p) => p.reserved(id)));
+    expect(held.reduce((a, b) => a + b, 0)).toBeCloseTo(accepted, 9);
+  });
+
+  it('leases many calls with one write', async () => {
+    const id = fresh('lease-block');
+    const { store, writes } = processStore();
+    await store.createRun(runRecord(id, { suite: { ...plain, run: { ...plain.run, budgetUsd: 100 } } }));
+    const before = writes.ledger;
+    for (let i = 0; i < 1_000; i += 1)
+      expect(await store.reserve(id, { itemId: `b${i}`, row: i }, 0.0001, 100)).toBe(true);
+    // A block is 64 calls' worth: 1,000 calls lease 16 times.
+    expect(writes.ledger - before).toBe(16);
+  });
+
+  it('loses what a stopped process leased and did not spend: one block at most', async () => {
+    const id = fresh('lease-lost');
+    const stopped = processStore().store;
+    await stopped.createRun(runRecord(id, { suite: budgeted }));
+    expect(await stopped.reserve(id, { itemId: 'a', row: 1 }, 0.001, 1)).toBe(true);
+    // The process stops holding its block; another fills the budget.
+    const other = processStore().store;
+    let taken = 0;
+    for (let i = 0; await other.reserve(id, { itemId: `o${i}`, row: i }, 0.01, 1); i += 1) taken += 0.01;
+    expect(taken).toBeLessThanOrEqual(1 - 0.001 + 1e-9);
+    expect(taken).toBeGreaterThanOrEqual(1 - 0.005 - 0.01);
   });
 });
