@@ -4,7 +4,7 @@
  * variant). Needs no key and calls nothing.
  */
 import { dirname, resolve } from 'node:path';
-import { loadPriceTable } from '../shared/lib/providers/pricing.js';
+import { loadPriceTable, withPriceOverride } from '../shared/lib/providers/pricing.js';
 import { isSweep } from '../shared/model/variants.js';
 import { type Suite, variantSuites } from '../shared/registry/suite.js';
 import { type Estimate, estimateRun } from '../shared/use-cases/estimate/estimate.js';
@@ -49,7 +49,15 @@ export async function estimateSuiteFile(
       reportPrefix: '',
     });
     estimates.push(
-      await estimateRun({ run, rows: dataset.rows(), prices, tokens, env, latencyMs: settings.latencyMs }),
+      await estimateRun({
+        run,
+        rows: dataset.rows(),
+        // The suite's own prices (run.prices) over the table, as the run itself is priced.
+        prices: withPriceOverride(prices, suite.run.prices, "the suite's run.prices"),
+        tokens,
+        env,
+        latencyMs: settings.latencyMs,
+      }),
     );
   }
   return estimates;

@@ -95,6 +95,19 @@ describe('assay estimate', { timeout: 60_000 }, () => {
     expect(estimate!.boundBy).toBe('vllm:tiny-model');
   });
 
+  it("prices a backend the table lacks from the suite's run.prices, as the run does", async () => {
+    const suite = JSON.parse(await readFile(join(dir, 'tiny.suite.json'), 'utf8'));
+    suite.run.prices = { models: { 'vllm:tiny-model': { input: 2, output: 10 } } };
+    await writeFile(join(dir, 'priced.suite.json'), JSON.stringify(suite));
+    const [estimate] = await estimateSuiteFile(join(dir, 'priced.suite.json'), { env: {} });
+    const vllm = estimate!.backends.find((b) => b.backend === 'vllm:tiny-model')!;
+    // 94 input tokens at $2 per 1M; 8 to 100 output tokens at $10 per 1M.
+    expect(vllm.costUsd!.min).toBeCloseTo((94 * 2 + 8 * 10) / 1e6, 12);
+    expect(vllm.costUsd!.max).toBeCloseTo((94 * 2 + 100 * 10) / 1e6, 12);
+    // Every backend priced now: the run's cost is known.
+    expect(estimate!.costUsd).not.toBeNull();
+  });
+
   it('applies ASSAY_LIMITS, the stricter of it and the suite', async () => {
     const [estimate] = await estimateSuiteFile(join(dir, 'tiny.suite.json'), {
       env: { ASSAY_LIMITS: 'vllm:tiny-model=10rpm;anthropic:claude-haiku-4-5=600rpm' },
