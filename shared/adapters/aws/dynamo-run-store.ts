@@ -179,6 +179,8 @@ interface PartItem {
 /** Of a run, what recording a result needs: that it exists, and whether it has a budget. */
 interface RunFacts {
   budgeted: boolean;
+  /** Why the run was stopped, when it was when the record was read. */
+  stopReason?: string;
 }
 
 /** Calls a store makes at once while it closes a part or reads a part's slots. */
@@ -554,13 +556,24 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const cached = this.stopCache.get(runId);
     if (cached && this.now() - cached.at < this.stopCacheMs) return cached.read;
     if (cached && (await cached.read) !== undefined) return cached.read;
-    const read = this.send<{ Item?: Record<string, unknown> }>(
-      new GetCommand({
-        TableName: this.tableName,
-        Key: { pk: runPk(runId), sk: META },
-        ProjectionExpression: 'stopReason',
-      }),
-    ).then((out) => (out.Item?.stopReason === undefined ? undefined : String(out.Item.stopReason)));
+    // The first look in this process takes the record the run's facts are read from (once per
+    // process, and needed to record a result anyway): a thousand cold containers then add no
+    // read of RUN# at their start. Later looks read the record again.
+    const read = cached
+      ? this.send<{ Item?: Record<string, unknown> }>(
+          new GetCommand({
+            TableName: this.tableName,
+            Key: { pk: runPk(runId), sk: META },
+            ProjectionExpression: 'stopReason',
+          }),
+        ).then((out) => (out.Item?.stopReason === undefined ? undefined : String(out.Item.stopReason)))
+      : this.runFacts(runId).then(
+          (facts) => facts.stopReason,
+          (error: unknown) => {
+            if (error instanceof RunNotFoundError) return undefined;
+            throw error;
+          },
+        );
     const entry = { at: this.now(), read };
     this.stopCache.set(runId, entry);
     read.catch(() => {
@@ -1140,7 +1153,10 @@ const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** A small, stable hash of a string (FNV-1a), to spread runs over the day's shards. */
 function factsOf(meta: MetaItem): RunFacts {
-  return { budgeted: meta.budgeted === true };
+  return {
+    budgeted: meta.budgeted === true,
+    ...(meta.stopReason === undefined ? {} : { stopReason: String(meta.stopReason) }),
+  };
 }
 
 function hashOf(text: string): number {
