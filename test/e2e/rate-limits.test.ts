@@ -80,7 +80,10 @@ describe('declared rate limits against a vendor that enforces them', { timeout: 
   });
 
   it('no limit declared: refused more, backs off, loses nothing', async () => {
-    const { report, throttled } = await run('undeclared', {});
+    // The fake's window is of real time: on a loaded machine a call can be refused more than
+    // the default 5 attempts allow, so this run keeps the most the schema allows (what it tests
+    // is that backing off loses nothing, not how few attempts it takes).
+    const { report, throttled } = await run('undeclared', { maxAttempts: 10 });
     expect(report.counts).toMatchObject({ items: ITEMS, scored: ITEMS, failed: 0 });
     // 32 calls at once against a burst of 20: at least the first 12 are refused.
     expect(throttled).toBeGreaterThanOrEqual(12);
