@@ -26,9 +26,14 @@
  *   have fails the condition and says so.
  * - A name is looked up as a run figure (`scored_rate`, `parse_valid_rate`, `error_rate`), then
  *   a metric of the primary scorer, then a figure of the family's report metrics (`binary.f1`).
+ * - `coverage` (or `<scorer>.coverage`): the share of a scorer's items it scored (invalid rows and
+ *   items a sequential gate settled left out); its delta is the paired difference over the items
+ *   of both runs. Every scorer metric's delta is over the items both runs scored.
  *
  * A condition with no data on either side (a metric that is n/a, a slice with no items) fails
- * and says so: a gate never promotes on figures it does not have.
+ * and says so: a gate never promotes on figures it does not have. Nor does it promote a variant
+ * for leaving the hard items unscored: {@link coverageGuard} fails a variant whose coverage is
+ * below the baseline's beyond chance unless a condition on `coverage` says what is acceptable.
  */
 
 import { InputError } from '../model/errors.js';
@@ -193,6 +198,8 @@ export type GatePairing = Readonly<
     string,
     {
       deltas: Readonly<Record<string, PairedDelta>>;
+      /** The paired difference of the scorer's coverage (the share of the paired items it scored). */
+      coverage?: PairedDelta;
       /** The primary scorer: per slice column, per value, the paired deltas over that value's items. */
       slices?: Readonly<
         Record<string, Readonly<Record<string, { deltas: Readonly<Record<string, PairedDelta>> }>>>
@@ -274,11 +281,40 @@ function locateSliceMetric(name: string, slice: SliceRef, report: GateFigures['r
   return { value: m.value, scorer: primary, metric, found: m };
 }
 
+/** The name of a scorer's coverage as conditions write it: `coverage`, `<scorer>.coverage`. */
+export const COVERAGE = 'coverage';
+
+/**
+ * A scorer's coverage: the share of its items it scored, over the items that reached a model
+ * (invalid rows left out) and were asked (items a sequential gate settled left out).
+ */
+export function scorerCoverage(summary: {
+  n: number;
+  unscored: Readonly<Partial<Record<string, number>>>;
+}): MetricValue {
+  let total = summary.n;
+  for (const [kind, count] of Object.entries(summary.unscored))
+    if (kind !== 'invalid_row' && kind !== 'gate_settled') total += count ?? 0;
+  return { value: total === 0 ? null : summary.n / total, n: total };
+}
+
+/** `coverage` or `<scorer>.coverage`, when the scorer's report has no metric of that name: its coverage. */
+function locateCoverage(name: string, report: GateFigures['report']): Located | undefined {
+  const scorer = name === COVERAGE ? report.primaryScorer : name.slice(0, -COVERAGE.length - 1);
+  if (name !== COVERAGE && name !== `${scorer}.${COVERAGE}`) return undefined;
+  const summary = report.scores[scorer];
+  if (!summary || summary.metrics[COVERAGE]) return undefined;
+  const found = scorerCoverage(summary);
+  return { value: found.value, scorer, metric: COVERAGE, found };
+}
+
 /** A named metric of a variant, by the lookup rules above (the gate's and `rankBy`'s). */
 export function locateMetric(name: string, report: GateFigures['report'], slice?: SliceRef): Located {
   if (slice) return locateSliceMetric(name, slice, report);
   const run = RUN_FIGURES[name];
   if (run) return { value: run(report) };
+  const coverage = locateCoverage(name, report);
+  if (coverage) return coverage;
   const dot = name.indexOf('.');
   if (dot > 0 && report.scores[name.slice(0, dot)]) {
     const scorer = name.slice(0, dot);
@@ -408,7 +444,9 @@ export function evaluateCondition(
       located = { scorer: a.scorer, metric: a.metric };
       paired = metric.slice
         ? pairing[a.scorer]?.slices?.[metric.slice.column]?.[metric.slice.value]?.deltas[a.metric]
-        : pairing[a.scorer]?.deltas[a.metric];
+        : a.metric === COVERAGE && !pairing[a.scorer]?.deltas[COVERAGE]
+          ? pairing[a.scorer]?.coverage
+          : pairing[a.scorer]?.deltas[a.metric];
     }
   }
   if (ours === null) return fail(`n/a: ${label} has no data`);
@@ -485,7 +523,7 @@ export function noiseFloorOf(
   return floors.length === 0 ? null : Math.max(...floors);
 }
 
-/** Every condition on a variant: promoted when all pass. */
+/** Every condition on a variant, and the coverage guard: promoted when all pass. */
 export function evaluateGate(
   conditions: readonly Condition[],
   variant: GateFigures,
@@ -493,8 +531,58 @@ export function evaluateGate(
   pairing: GatePairing = {},
 ): GateVerdict {
   const verdicts = conditions.map((c) => evaluateCondition(c, variant, baseline, pairing));
+  return withCoverageGuard(
+    { promoted: true, conditions: verdicts, failed: [] },
+    conditions,
+    variant,
+    pairing,
+  );
+}
+
+/** What the coverage guard's verdict is called among the conditions. */
+export const COVERAGE_GUARD = 'coverage not below the baseline (implicit)';
+
+/**
+ * The coverage guard: a variant that scored a smaller share of the paired items than the
+ * baseline did, beyond chance (the upper end of the paired difference's 95% interval below 0),
+ * fails — its figures are over the items it chose to answer — unless a condition names the
+ * coverage of a scorer (`delta coverage >= -0.05`, `coverage >= 0.9`), which then says what is
+ * acceptable. Undefined when the guard does not apply (no pairing for the scorer).
+ */
+export function coverageGuard(
+  conditions: readonly Condition[],
+  variant: Pick<GateFigures, 'report'>,
+  pairing: GatePairing,
+): ConditionVerdict | undefined {
+  const scorer = variant.report.primaryScorer;
+  const named = conditions.some(
+    (c) =>
+      c.metric.kind === 'named' && (c.metric.name === COVERAGE || c.metric.name.endsWith(`.${COVERAGE}`)),
+  );
+  const delta = pairing[scorer]?.coverage;
+  if (named || !delta) return undefined;
+  const lower = delta.ci[1] < 0;
+  return {
+    condition: COVERAGE_GUARD,
+    passed: !lower,
+    value: delta.delta,
+    against: 0,
+    pValue: delta.pValue,
+    reason: `${scorer} coverage ${show(delta.candidate)} vs baseline ${show(delta.base)} over ${delta.n} paired items: delta ${show(delta.delta)} [${show(delta.ci[0])}, ${show(delta.ci[1])}], ${lower ? 'lower beyond chance: a variant does not pass by leaving items unscored (its other figures are over the items both scored); to accept it, add a condition on coverage, e.g. "delta coverage >= -0.05"' : 'not lower beyond chance'}`,
+  };
+}
+
+/** A verdict with the coverage guard added (when it applies) and `promoted`/`failed` made whole. */
+export function withCoverageGuard(
+  verdict: GateVerdict,
+  conditions: readonly Condition[],
+  variant: Pick<GateFigures, 'report'>,
+  pairing: GatePairing,
+): GateVerdict {
+  const guard = coverageGuard(conditions, variant, pairing);
+  const verdicts = guard ? [...verdict.conditions, guard] : verdict.conditions;
   const failed = verdicts.filter((v) => !v.passed).map((v) => v.condition);
-  return { promoted: failed.length === 0, conditions: verdicts, failed };
+  return { promoted: verdict.promoted && failed.length === 0, conditions: verdicts, failed };
 }
 
 /** Per-item rates a sequential gate can follow item by item: each item adds a 0 or a 1. */

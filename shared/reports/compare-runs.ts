@@ -14,6 +14,8 @@ import {
   meanAt,
   type NumberArray,
   NumberColumn,
+  newcombePaired,
+  type PairedCounts,
   type PairedDelta,
   type PairedSide,
   pairedBootstrapsAt,
@@ -50,9 +52,13 @@ import { MAX_SLICE_VALUES, OTHER_VALUE, shownValue, sliceValue } from './slices.
  *
  * Conventions (the same as the run report's):
  * - `invalid_row` results never reached a model: they are left out of the pairing.
- * - Label scorers keep the AQUA convention: an unscored item predicts `Error`, excluded inside
- *   each side's statistic; McNemar counts it as wrong.
- * - Number and pass scorers compare the items scored on both sides.
+ * - Paired means paired: every scorer's deltas, intervals and tests run over the items scored on
+ *   both sides (and, for label scorers, with gold). An item one side failed or refused and the
+ *   other scored is an outcome, not a row dropped from one side: it shows in each side's
+ *   coverage (scored / paired items) and in the coverage delta, with its own interval and test.
+ *   A variant that fails the hard items has a lower coverage, not a better accuracy.
+ * - Differences of proportions (accuracy, binary accuracy, pass rate, coverage) take Newcombe's
+ *   paired interval (method 10) and McNemar's test; the other metrics the paired bootstrap.
  * - Everything resampled is in the base run's report order (row, then item id), so the same two
  *   runs always give the same numbers whatever order the stores returned the results in.
  */
@@ -102,11 +108,17 @@ export interface PromptChange {
 /** One scorer of both runs, compared on the paired items. */
 export interface ScorerComparison {
   kind: ScoreKind;
-  /** Paired items the statistics ran over. */
+  /** Paired items the statistics ran over: scored on both sides (label scorers: with gold). */
   n: number;
-  /** Paired bootstrap of each metric (candidate − base), by metric name. */
+  /**
+   * Each side's share of the paired items it scored and their paired difference (candidate −
+   * base, Newcombe's interval, McNemar's p). Items a sequential gate settled without scoring are
+   * left out of it. Absent in comparisons written before it was recorded.
+   */
+  coverage?: CoverageDelta;
+  /** Each metric's paired difference (candidate − base) over the `n` items, by metric name. */
   deltas: Record<string, PairedDelta>;
-  /** Label and pass scorers: right vs wrong on the same items; b = base right only, c = candidate right only. */
+  /** Label and pass scorers: right vs wrong on the `n` items; b = base right only, c = candidate right only. */
   mcnemar?: McNemarResult;
   /** Paired items whose value differs, in (row, itemId) order. */
   flipped: FlippedItem[];
@@ -121,6 +133,12 @@ export interface ScorerComparison {
    * base item's), the paired deltas over the paired items of that value.
    */
   slices?: Record<string, Record<string, SliceComparison>>;
+}
+
+/** The paired difference of coverage: each side's share of the paired items it scored. */
+export interface CoverageDelta extends PairedDelta {
+  /** Items each side scored, of the `n` paired items. */
+  scored: { base: number; candidate: number };
 }
 
 /** One slice value of both runs, compared on its paired items. */
@@ -170,8 +188,6 @@ export interface Comparison {
 export interface CompareOptions {
   bootstrap?: BootstrapOptions;
 }
-
-const ERROR_LABEL = 'Error';
 
 /** What a comparison with a simulated run says first, in every output. */
 export function simulatedNotice(base: boolean, candidate: boolean): string {
@@ -580,7 +596,7 @@ interface ScorerPairsState {
   targeted: boolean;
   baseGold: GoldSeen;
   flipGold: GoldSeen;
-  discordant: [number, number];
+  scored: PairedCountsState;
   flips: Flip[];
   repeats: Partial<Record<PairedSide, RepeatRowsState>>;
   /** Each slice column's values, and each pair's code into them (beside `rows`). */
@@ -594,11 +610,12 @@ const DENSE_LABELS = 1024;
  * One scorer of both runs, its paired items as typed columns (a few bytes an item, never the
  * results), in the order the pairs came, each with the base run's row so that they are put in
  * the base run's report order before they are resampled:
- * - label: the pairs with gold on both sides, each side's gold and prediction as codes into one
- *   table of labels (unscored predicts `Error`), and McNemar's discordant counts;
+ * - label: the pairs scored on both sides with gold on both sides, each side's gold and
+ *   prediction as codes into one table of labels;
  * - pass: the pairs scored on both sides, each side's pass and whether it is right (1/0);
  * - number: the pairs scored on both sides, each side's value and numeric target (NaN: none).
- * Beside them, the flipped items, and each run's repeat rows for its noise floors.
+ * Beside them, every pair counted by which sides scored it (coverage), the flipped items, and
+ * each run's repeat rows for their noise floors.
  */
 class ScorerPairs {
   private labels: string[] = [];
@@ -611,8 +628,8 @@ class ScorerPairs {
   private baseGold: GoldSeen = [false, true];
   /** Number: the base gold of every pair, read as the candidate's scorer reads it (for flip kinds). */
   private flipGold: GoldSeen = [false, true];
-  /** Label: [base right only, candidate right only]. */
-  private discordant: [number, number] = [0, 0];
+  /** Every pair (but those a sequential gate settled) by which sides scored it. */
+  private scored: PairedCountsState = [0, 0, 0, 0];
   /**
    * Every flipped item. Unlike the columns, each holds its item's inputs (every input text, as
    * large as the item is: a long document for a summary judge) and both sides' values and
@@ -655,7 +672,7 @@ class ScorerPairs {
     this.targeted = state.targeted;
     this.baseGold = [...state.baseGold];
     this.flipGold = [...state.flipGold];
-    this.discordant = [...state.discordant];
+    this.scored = [...state.scored];
     this.flips = state.flips;
   }
 
@@ -673,18 +690,19 @@ class ScorerPairs {
     const cs = scoredSide(c, name, scorers.candidate, targets.candidate, false);
     if (kind === 'number') seeGold(this.flipGold, targets.candidate(b));
     if (bs.shown !== cs.shown) this.flip(bs, cs);
+    // Coverage: which sides scored the item. An item a sequential gate settled was never asked.
+    if (b.failure?.kind !== 'gate_settled' && c.failure?.kind !== 'gate_settled')
+      this.scored[scoredCell(bs.value !== undefined, cs.value !== undefined)] += 1;
+    // Paired means paired: the statistics run over the items both sides scored.
+    if (bs.value === undefined || cs.value === undefined) return;
     const [c0, c1, c2, c3] = this.columns as [NumberColumn, NumberColumn, NumberColumn, NumberColumn];
     if (kind === 'label') {
-      // The AQUA convention: items with gold on both sides; unscored predicts Error, excluded inside.
       if (bs.target === undefined || cs.target === undefined) return;
       c0.push(this.code(String(bs.target)));
-      c1.push(this.code(bs.value === undefined ? ERROR_LABEL : String(bs.value)));
+      c1.push(this.code(String(bs.value)));
       c2.push(this.code(String(cs.target)));
-      c3.push(this.code(cs.value === undefined ? ERROR_LABEL : String(cs.value)));
-      if (bs.verdict === true && cs.verdict !== true) this.discordant[0] += 1;
-      else if (bs.verdict !== true && cs.verdict === true) this.discordant[1] += 1;
+      c3.push(this.code(String(cs.value)));
     } else {
-      if (bs.value === undefined || cs.value === undefined) return;
       if (kind === 'pass') {
         c0.push(bs.value === true ? 1 : 0);
         c1.push(bs.verdict === true ? 1 : 0);
@@ -759,8 +777,9 @@ class ScorerPairs {
       into[0] ||= from[0];
       into[1] &&= from[1];
     }
-    this.discordant[0] += later.discordant[0];
-    this.discordant[1] += later.discordant[1];
+    this.scored.forEach((_, i) => {
+      this.scored[i]! += later.scored[i]!;
+    });
     for (const flip of later.flips) this.flips.push(flip);
     for (const s of ['base', 'candidate'] as const) {
       const repeats = this.repeats[s];
@@ -781,10 +800,21 @@ class ScorerPairs {
       targeted: this.targeted,
       baseGold: [...this.baseGold],
       flipGold: [...this.flipGold],
-      discordant: [...this.discordant],
+      scored: [...this.scored],
       flips: this.flips,
       repeats,
       slices: this.slices.map((slice) => ({ values: [...slice.values], codes: slice.column.toState() })),
+    };
+  }
+
+  /** Each side's coverage of the paired items and its paired difference; undefined with no pair. */
+  coverage(): CoverageDelta | undefined {
+    const counts = countsOf(this.scored);
+    const delta = proportionDelta(counts);
+    if (!delta) return undefined;
+    return {
+      ...delta,
+      scored: { base: counts.both + counts.baseOnly, candidate: counts.both + counts.candidateOnly },
     };
   }
 
@@ -799,8 +829,10 @@ class ScorerPairs {
     const floors = (s: PairedSide) =>
       this.repeats[s]?.noiseFloors({ ...this.scorers[s].metrics, bootstrap: false }).noiseFloor;
     const noise = deltaNoise(compared.deltas, floors('base'), floors('candidate'));
+    const coverage = this.coverage();
     return {
       kind: this.kind,
+      ...(coverage ? { coverage } : {}),
       ...compared,
       flipped,
       ...(noise ? { noise } : {}),
@@ -890,17 +922,45 @@ class ScorerPairs {
       pairedBootstraps(n, (s, indices) => statistic(s, indices ?? every().subarray(0, n)), options.bootstrap);
 
     if (this.kind === 'label') {
-      const positive = this.scorers.candidate.metrics?.positive ?? false;
+      const { positive: declared, ordinal, labelOrder } = this.scorers.candidate.metrics ?? {};
+      const positive = declared ?? false;
       const counts = new LabelCells(this.labels);
       const deltas = bootstrap((s, indices) => {
         const [gold, pred] = s === 'base' ? [c0, c1] : [c2, c3];
-        const m = classificationMetrics(counts.of(gold, pred, indices), { bootstrap: false, positive });
+        const m = classificationMetrics(counts.of(gold, pred, indices), {
+          bootstrap: false,
+          positive,
+          ...(ordinal ? { ordinal, labelOrder } : {}),
+        });
         const stats: Record<string, number | null> = { accuracy: m.accuracy, macroF1: m.macroF1 };
-        if (m.binary) stats.binaryF1 = m.binary.f1;
+        if (m.binary) {
+          stats.binaryAccuracy = m.binary.accuracy;
+          stats.binaryF1 = m.binary.f1;
+          stats.positiveF1 = m.binary.positive.f1;
+        }
         stats.kappa = m.kappa;
+        if (m.weightedKappa !== undefined) stats.weightedKappa = m.weightedKappa;
         return stats;
       });
-      return { n, deltas, mcnemar: mcnemar(this.discordant[0], this.discordant[1]) };
+      const right = pairedCountsOf(
+        n,
+        (i) => c0[i] === c1[i],
+        (i) => c2[i] === c3[i],
+      );
+      closedForm(deltas.accuracy, right);
+      if (positive) {
+        const isPositive = new Set(positive);
+        const codes = this.labels.map((label) => isPositive.has(label));
+        closedForm(
+          deltas.binaryAccuracy,
+          pairedCountsOf(
+            n,
+            (i) => codes[c0[i]!] === codes[c1[i]!],
+            (i) => codes[c2[i]!] === codes[c3[i]!],
+          ),
+        );
+      }
+      return { n, deltas, mcnemar: mcnemar(right.baseOnly, right.candidateOnly) };
     }
 
     if (this.kind === 'pass') {
@@ -911,15 +971,23 @@ class ScorerPairs {
         if (targeted) stats.accuracy = meanAt(right, indices);
         return stats;
       });
+      closedForm(
+        deltas.passRate,
+        pairedCountsOf(
+          n,
+          (i) => c0[i] === 1,
+          (i) => c2[i] === 1,
+        ),
+      );
       // Right: the verdict against a pass/fail gold, else a pass.
       const [b, c] = targeted ? [c1, c3] : [c0, c2];
-      let baseOnly = 0;
-      let candidateOnly = 0;
-      for (let i = 0; i < n; i++) {
-        if (b[i] === 1 && c[i] !== 1) baseOnly += 1;
-        else if (b[i] !== 1 && c[i] === 1) candidateOnly += 1;
-      }
-      return { n, deltas, mcnemar: mcnemar(baseOnly, candidateOnly) };
+      const right = pairedCountsOf(
+        n,
+        (i) => b[i] === 1,
+        (i) => c[i] === 1,
+      );
+      if (targeted) closedForm(deltas.accuracy, right);
+      return { n, deltas, mcnemar: mcnemar(right.baseOnly, right.candidateOnly) };
     }
 
     const numericTargets = this.targeted;
@@ -945,6 +1013,62 @@ class ScorerPairs {
 }
 
 const pick = (values: NumberArray, indices: Indices): number[] => Array.from(indices, (i) => values[i]!);
+
+/** A {@link PairedCounts} saved: [both, base only, candidate only, neither]. */
+type PairedCountsState = [both: number, baseOnly: number, candidateOnly: number, neither: number];
+
+/** The cell of a {@link PairedCountsState} an item whose sides are `base` and `candidate` counts in. */
+const scoredCell = (base: boolean, candidate: boolean): 0 | 1 | 2 | 3 =>
+  base ? (candidate ? 0 : 1) : candidate ? 2 : 3;
+
+const countsOf = ([both, baseOnly, candidateOnly, neither]: PairedCountsState): PairedCounts => ({
+  both,
+  baseOnly,
+  candidateOnly,
+  neither,
+});
+
+/** The paired 2×2 table of a 0/1 outcome over `n` pairs. */
+function pairedCountsOf(
+  n: number,
+  base: (i: number) => boolean,
+  candidate: (i: number) => boolean,
+): PairedCounts {
+  const cells: PairedCountsState = [0, 0, 0, 0];
+  for (let i = 0; i < n; i++) cells[scoredCell(base(i), candidate(i))] += 1;
+  return countsOf(cells);
+}
+
+/**
+ * A paired difference of proportions: Newcombe's interval and McNemar's p in place of the
+ * bootstrap's, whose percentile interval has poor coverage for a proportion at small n.
+ */
+function closedForm(delta: PairedDelta | undefined, counts: PairedCounts): void {
+  if (!delta) return;
+  const ci = newcombePaired(counts);
+  if (!ci) return;
+  delta.ci = ci;
+  delta.pValue = mcnemar(counts.baseOnly, counts.candidateOnly).pValue;
+  delta.interval = 'newcombe';
+}
+
+/** The paired difference of two sides' shares of `counts`' items with a 1 (coverage, a rate). */
+function proportionDelta(counts: PairedCounts): PairedDelta | undefined {
+  const n = counts.both + counts.baseOnly + counts.candidateOnly + counts.neither;
+  const ci = newcombePaired(counts);
+  if (n === 0 || !ci) return undefined;
+  const base = (counts.both + counts.baseOnly) / n;
+  const candidate = (counts.both + counts.candidateOnly) / n;
+  return {
+    n,
+    base,
+    candidate,
+    delta: candidate - base,
+    ci,
+    pValue: mcnemar(counts.baseOnly, counts.candidateOnly).pValue,
+    interval: 'newcombe',
+  };
+}
 
 function pairedBootstraps(
   n: number,
@@ -1020,7 +1144,7 @@ function deltaNoise(
 }
 
 /** Version of {@link ComparisonTally}'s bytes: a tally saved by another version is not read. */
-const COMPARISON_TALLY_VERSION = 3;
+const COMPARISON_TALLY_VERSION = 4;
 
 type RowRange = [first: number, last: number];
 
@@ -1293,9 +1417,18 @@ export interface ComparisonSummary {
   scores: Record<
     string,
     {
+      /** Each side's coverage of the paired items and its paired difference (see ScorerComparison). */
+      coverage?: CoverageDelta;
       deltas: Record<
         string,
-        { delta: number; ci: [number, number]; pValue: number; noiseFloor?: number; withinNoise?: boolean }
+        {
+          delta: number;
+          ci: [number, number];
+          pValue: number;
+          interval?: PairedDelta['interval'];
+          noiseFloor?: number;
+          withinNoise?: boolean;
+        }
       >;
       mcnemarPValue?: number;
       flipped: Record<FlippedItem['kind'], number>;
@@ -1328,12 +1461,14 @@ export function comparisonSummary(c: Comparison): ComparisonSummary {
         delta: d.delta,
         ci: d.ci,
         pValue: d.pValue,
+        ...(d.interval ? { interval: d.interval } : {}),
         ...(noise ? { noiseFloor: noise.floor, withinNoise: noise.withinNoise } : {}),
       };
     }
     const flipped = { fixed: 0, broken: 0, changed: 0 };
     for (const f of s.flipped) flipped[f.kind] += 1;
     scores[name] = {
+      ...(s.coverage ? { coverage: s.coverage } : {}),
       deltas,
       ...(s.mcnemar ? { mcnemarPValue: s.mcnemar.pValue } : {}),
       flipped,

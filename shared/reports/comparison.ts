@@ -5,6 +5,7 @@ import { HEADLINE_METRICS } from '../model/report.js';
 import type { BlobStore } from '../ports/ports.js';
 import {
   type Comparison,
+  type CoverageDelta,
   type DeltaNoise,
   datasetChanges,
   type FlippedItem,
@@ -72,6 +73,23 @@ function sliceRows(s: ScorerComparison): string[] {
   return lines;
 }
 
+/**
+ * Each side's coverage of the paired items and its paired difference: an item one side failed
+ * and the other scored is counted here, never dropped from one side of the metrics.
+ */
+export function coverageLines(c: CoverageDelta): string[] {
+  const share = (scored: number, rate: number) => `${scored}/${c.n} (${num(rate)})`;
+  const lines = [
+    `  coverage (scored / paired items): base ${share(c.scored.base, c.base)}, candidate ${share(c.scored.candidate, c.candidate)}; Δ ${signed(c.delta)} [${signed(c.ci[0])}, ${signed(c.ci[1])}] p ${pValue(c.pValue)}`,
+  ];
+  if (c.ci[1] < 0)
+    lines.push(
+      '    the candidate scores fewer items beyond chance: its metrics below are over the items both sides scored, and the items it left unscored are not counted against it there',
+    );
+  else if (c.ci[0] > 0) lines.push('    the candidate scores more items beyond chance');
+  return lines;
+}
+
 /** One line saying what McNemar's test means for these two runs. */
 export function mcnemarReading(m: { b: number; c: number; pValue: number }): string {
   if (m.b + m.c === 0) return 'no discordant items: no evidence of a difference';
@@ -117,14 +135,12 @@ function scorerSection(
   options: ComparisonTextOptions = {},
 ): string[] {
   const lines = ['', `Scorer ${name} (${s.kind}${primary ? ', primary' : ''})`];
+  if (s.coverage) lines.push(...coverageLines(s.coverage));
   const rows = Object.entries(s.deltas);
   if (rows.length > 0) {
-    const over =
-      s.kind === 'label'
-        ? 'paired items with gold; unscored excluded on each side'
-        : 'items scored on both sides';
+    const over = s.kind === 'label' ? 'items scored on both sides, with gold' : 'items scored on both sides';
     lines.push(
-      `  metrics (n = ${s.n} ${over}; paired bootstrap)`,
+      `  metrics (n = ${s.n} ${over}; proportions: Newcombe's paired interval and McNemar's p; the rest: paired bootstrap)`,
       `  ${'metric'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}${s.noise ? '  noise floor' : ''}`,
     );
     for (const [metric, d] of rows) lines.push(metricRow(metric, d, s.noise?.[metric]));

@@ -10,7 +10,7 @@ import type { BlobStore } from '../ports/ports.js';
 import type { PromptChange } from '../reports/compare-runs.js';
 import { gateOutcome, sequentialLine } from '../reports/gate-outcome.js';
 import { renderPage } from '../reports/html/render.js';
-import type { SweepReport, SweepVariant } from './sweep.js';
+import { lowerCoverage, type SweepReport, type SweepVariant } from './sweep.js';
 
 export const SWEEP_FILES = ['sweep.json', 'sweep.txt', 'sweep.html'] as const;
 
@@ -48,7 +48,8 @@ export function renderSweepText(report: SweepReport): string {
     `Assay sweep — ${report.suite} (${report.task}), ${report.variants.length} variants`,
     `sweep ${report.sweepId}   ${report.createdAt} → ${report.finishedAt}`,
     `dataset: ${report.dataset}`,
-    `baseline: ${report.baseline}   ranked by: ${rankName} (${report.rankBy.better} is better; 95% bootstrap CI)`,
+    `baseline: ${report.baseline}   ranked by: ${rankName} (${report.rankBy.better} is better; 95% CI)`,
+    `ranking and Pareto front over: ${report.rankBy.over ?? "each variant's own scored items"}`,
     '',
   );
   const rows = report.variants.map((v) => [
@@ -60,17 +61,31 @@ export function renderSweepText(report: SweepReport): string {
     ms(v.latencyMs.p50),
     ms(v.latencyMs.p95),
     `${v.counts.scored}/${v.counts.items}`,
+    v.coverage?.value == null ? 'n/a' : num(v.coverage.value),
     v.pareto ? '*' : '',
     verdictCell(v),
   ]);
   lines.push(
     ...textTable(
-      ['rank', 'variant', 'backends', rankName, 'cost/10K', 'p50', 'p95', 'scored', 'pareto', 'gate'],
+      [
+        'rank',
+        'variant',
+        'backends',
+        rankName,
+        'cost/10K',
+        'p50',
+        'p95',
+        'scored',
+        'coverage',
+        'pareto',
+        'gate',
+      ],
       rows,
     ),
     '',
     '* on the Pareto front of quality against cost per 10K: no other variant is as good and cheaper, or better and as cheap.',
     ...unpricedNote(report),
+    ...lowerCoverageNote(report),
     '',
   );
 
@@ -86,8 +101,12 @@ export function renderSweepText(report: SweepReport): string {
           `${METRIC_NAMES[metric] ?? metric} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
       );
       const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
+      const c = s.coverage;
+      const over = c
+        ? `coverage ${c.scored.candidate}/${c.n} vs ${c.scored.base}/${c.n} Δ ${signed(c.delta)} ${interval(c.ci)} p=${pValue(c.pValue)}; over the ${c.n === c.scored.base && c.n === c.scored.candidate ? c.n : 'items both scored'}: `
+        : '';
       lines.push(
-        `    ${scorer}: ${deltas.length > 0 ? deltas.join('; ') : 'no paired figures'}${mcnemar}; flipped: ${s.flipped.fixed} fixed, ${s.flipped.broken} broken, ${s.flipped.changed} changed`,
+        `    ${scorer}: ${over}${deltas.length > 0 ? deltas.join('; ') : 'no paired figures'}${mcnemar}; flipped: ${s.flipped.fixed} fixed, ${s.flipped.broken} broken, ${s.flipped.changed} changed`,
       );
     }
     for (const change of promptChangeLines(v.comparison.promptChanges)) lines.push(`    ${change}`);
@@ -145,6 +164,15 @@ function unpricedNote(report: SweepReport): string[] {
   const models = [...new Set(unpriced.flatMap((v) => v.unpriced ?? []))];
   return [
     `  unpriced: ${unpriced.map((v) => v.name).join(', ')} called ${models.join(', ') || 'a model'} without a price, so ${unpriced.length === 1 ? 'its' : 'their'} cost is unknown and ${unpriced.length === 1 ? 'it is' : 'they are'} left off the Pareto front (price them with run.prices or --prices FILE).`,
+  ];
+}
+
+/** Which variants are off the front for scoring fewer items than the baseline. */
+function lowerCoverageNote(report: SweepReport): string[] {
+  const lower = report.variants.filter((v) => lowerCoverage(v, report.primaryScorer));
+  if (lower.length === 0) return [];
+  return [
+    `  lower coverage: ${lower.map((v) => v.name).join(', ')} scored fewer items than the baseline beyond chance, so ${lower.length === 1 ? 'its' : 'their'} ${METRIC_NAMES[report.rankBy.metric] ?? report.rankBy.metric} is over the items ${lower.length === 1 ? 'it' : 'they'} chose to answer: left off the Pareto front.`,
   ];
 }
 

@@ -15,6 +15,8 @@ import {
   type MetricRef,
   parseCondition,
   parseMetric,
+  scorerCoverage,
+  withCoverageGuard,
 } from '../lib/gate.js';
 import { type ItemResult, type RunRecord, resultLatencyMs } from '../model/model.js';
 import type { MetricValue, Report } from '../model/report.js';
@@ -92,6 +94,13 @@ export interface SweepVariant {
   rankValue: MetricValue | null;
   /** The primary scorer's headline metrics. */
   metrics: Record<string, MetricValue>;
+  /**
+   * The primary scorer's coverage: the share of its items it scored (`n` the items asked). The
+   * rank and the Pareto front are over each variant's own scored items: a variant of lower
+   * coverage is ranked on fewer, possibly easier, items; its paired comparison and the gate are
+   * over the items both it and the baseline scored. Absent in sweeps written before it was recorded.
+   */
+  coverage?: MetricValue;
   counts: Report['counts'];
   costUsd: number;
   per10kUsd: number | null;
@@ -129,7 +138,12 @@ export interface SweepReport {
   dataset: string;
   baseline: string;
   primaryScorer: string;
-  rankBy: { metric: string; better: 'higher' | 'lower' };
+  rankBy: {
+    metric: string;
+    better: 'higher' | 'lower';
+    /** Which items the ranking figure is over (each variant's own scored items). */
+    over?: string;
+  };
   /** Every variant simulated, some (`mixed`), or none. */
   simulated: 'all' | 'mixed' | 'none';
   notice?: string;
@@ -150,6 +164,10 @@ export interface SweepReport {
 
 export const MIXED_NOTICE =
   'MIXED: some variants are simulated and some are real. Simulated rows (SIM) are ranked beside real ones only to show the pipeline; their figures measure nothing about a model.';
+
+/** Which items a sweep's ranking and Pareto front are over. */
+export const RANK_OVER =
+  "each variant's own scored items (see its coverage); the paired comparison and the gate are over the items both it and the baseline scored";
 
 /** Figures where lower is better. */
 const LOWER_IS_BETTER = new Set(['mae', 'error_rate']);
@@ -227,6 +245,7 @@ export async function buildSweepReport(
       tied: false,
       rankValue: rankFigure(rankRef, figures[i]!),
       metrics: primary?.metrics ?? {},
+      ...(primary ? { coverage: scorerCoverage(primary) } : {}),
       counts: report.counts,
       costUsd: report.cost.totalUsd,
       per10kUsd: report.cost.per10kUsd,
@@ -256,7 +275,11 @@ export async function buildSweepReport(
         verdict = sequentialVerdict(variant.sequential);
       }
       // Unsettled, the variant scored every item: the ordinary gate judges its full results.
-      verdict ??= evaluateGate(conditions, figures[i]!, figures[baseIndex]!, comparison.scores);
+      // Settled or not, a variant that left more items unscored than the baseline fails the
+      // coverage guard unless a condition on coverage accepts it.
+      verdict = verdict
+        ? withCoverageGuard(verdict, conditions, figures[i]!, comparison.scores)
+        : evaluateGate(conditions, figures[i]!, figures[baseIndex]!, comparison.scores);
       variant.gate = { ...verdict, required: requiredNames.includes(r.variant) };
       variant.verdict = verdict.promoted ? 'promoted' : 'not promoted';
     }
@@ -273,12 +296,15 @@ export async function buildSweepReport(
     v.tied = others.some((o) => figureOf(o) === mine);
   }
   // The Pareto front of quality against cost per 10K: nobody at least as good on both and better
-  // on one. A variant without a price has no known cost: it is not on the front.
+  // on one. A variant without a price has no known cost: it is not on the front. Nor is one that
+  // scored fewer items than the baseline beyond chance: its quality is over the items it chose
+  // to answer, not comparable with the others'.
   const costOf = (v: SweepVariant) => (v.priced === false ? null : v.per10kUsd);
+  const primary = reports[baseIndex]!.primaryScorer;
   for (const v of variants) {
     const q = figureOf(v);
     const c = costOf(v);
-    if (q === null || c === null) continue;
+    if (q === null || c === null || lowerCoverage(v, primary)) continue;
     v.pareto = !variants.some((o) => {
       const oq = figureOf(o);
       const oc = costOf(o);
@@ -304,7 +330,7 @@ export async function buildSweepReport(
     dataset: record.datasetKey,
     baseline: record.baseline,
     primaryScorer: reports[baseIndex]!.primaryScorer,
-    rankBy: { metric: rankName, better },
+    rankBy: { metric: rankName, better, over: RANK_OVER },
     simulated,
     ...(simulated === 'all'
       ? { notice: SIMULATED_NOTICE }
@@ -327,6 +353,15 @@ export async function buildSweepReport(
 }
 
 const figure = (x: number | null) => (x === null ? 'n/a' : Number(x.toPrecision(3)).toString());
+
+/**
+ * Whether a variant scored a smaller share of the paired items than the baseline, beyond chance
+ * (the upper end of the coverage delta's 95% interval below 0): it is off the Pareto front.
+ */
+export function lowerCoverage(v: Pick<SweepVariant, 'comparison'>, scorer: string): boolean {
+  const coverage = v.comparison?.scores[scorer]?.coverage;
+  return coverage !== undefined && coverage.ci[1] < 0;
+}
 
 /**
  * The gate's verdict as a sequential gate settled it (undefined when it did not: the ordinary

@@ -5,6 +5,7 @@ export * from './bias.js';
 export * from './calibration.js';
 export * from './classification.js';
 export * from './cost.js';
+export * from './intervals.js';
 export * from './reliability.js';
 export * from './scores.js';
 export * from './stats.js';

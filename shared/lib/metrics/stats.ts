@@ -372,8 +372,13 @@ export interface PairedDelta {
   candidate: number;
   /** candidate − base. */
   delta: number;
-  /** Percentile-bootstrap interval of the delta. */
+  /** Percentile-bootstrap interval of the delta, unless `interval` names another. */
   ci: Interval;
+  /**
+   * How `ci` and `pValue` were found: `newcombe` for a difference of proportions (Newcombe's
+   * paired interval, McNemar's test); absent: the paired bootstrap.
+   */
+  interval?: 'newcombe';
   /**
    * Two-sided p-value of the paired bootstrap: the share of resampled deltas on the other side
    * of 0 from the observed delta (0 itself counts as the other side), ×2, capped at 1. 1 when

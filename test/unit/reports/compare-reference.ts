@@ -1,7 +1,8 @@
 /**
  * The comparison as it was computed before it was tallied in parts: both runs' results in
  * memory, joined on the item id, an object per pair and per side. Kept for the tests as the
- * figures the tally must give, to the last bit.
+ * figures the tally must give, to the last bit: every statistic over the pairs both sides
+ * scored, each side's coverage beside it, proportions with Newcombe's interval and McNemar's p.
  */
 import type { Scorer } from '../../../shared/family/types.js';
 import {
@@ -13,6 +14,7 @@ import {
   meanAbsoluteError,
   meanOrNull,
   mulberry32,
+  newcombePaired,
   type PairedDelta,
   RepeatRows,
   rocAuc,
@@ -43,8 +45,6 @@ import {
   simulatedNotice,
 } from '../../../shared/reports/compare-runs.js';
 import { scoreRow, targetReader } from '../../../shared/reports/report.js';
-
-const ERROR_LABEL = 'Error';
 
 function header(side: RunSide): RunHeader {
   const { run } = side;
@@ -131,35 +131,47 @@ function compareScorer(
   scorer: Scorer,
   options: CompareOptions,
 ): Pick<ScorerComparison, 'n' | 'deltas' | 'mcnemar'> {
+  const both = pairs.filter(([b, c]) => b.value !== undefined && c.value !== undefined);
   if (kind === 'label') {
-    // The AQUA convention: items with gold on both sides; unscored predicts Error, excluded inside.
-    const gold = pairs.filter(([b, c]) => b.target !== undefined && c.target !== undefined);
+    const gold = both.filter(([b, c]) => b.target !== undefined && c.target !== undefined);
     if (gold.length === 0) return { n: 0, deltas: {} };
-    const label = (s: Side) => ({
-      gold: String(s.target),
-      pred: s.value === undefined ? ERROR_LABEL : String(s.value),
-    });
-    const positive = scorer.metrics?.positive ?? false;
+    const label = (s: Side) => ({ gold: String(s.target), pred: String(s.value) });
+    const { positive: declared, ordinal, labelOrder } = scorer.metrics ?? {};
+    const positive = declared ?? false;
     const deltas = pairedBootstraps(
       gold.map(([b]) => label(b)),
       gold.map(([, c]) => label(c)),
       (rows) => {
-        const m = classificationMetrics(rows, { bootstrap: false, positive });
+        const m = classificationMetrics(rows, {
+          bootstrap: false,
+          positive,
+          ...(ordinal ? { ordinal, labelOrder } : {}),
+        });
         const stats: Record<string, number | null> = { accuracy: m.accuracy, macroF1: m.macroF1 };
-        if (m.binary) stats.binaryF1 = m.binary.f1;
+        if (m.binary) {
+          stats.binaryAccuracy = m.binary.accuracy;
+          stats.binaryF1 = m.binary.f1;
+          stats.positiveF1 = m.binary.positive.f1;
+        }
         stats.kappa = m.kappa;
+        if (m.weightedKappa !== undefined) stats.weightedKappa = m.weightedKappa;
         return stats;
       },
       options.bootstrap,
     ) as Record<string, PairedDelta>;
+    const right = (s: Side) => s.target === s.value;
+    proportion(deltas.accuracy, gold, right);
+    if (positive) {
+      const isPositive = (label: unknown) => positive.includes(String(label));
+      proportion(deltas.binaryAccuracy, gold, (s) => isPositive(s.target) === isPositive(s.value));
+    }
     const mcnemar = mcnemarPaired(
-      gold.map(([b]) => b.verdict === true),
-      gold.map(([, c]) => c.verdict === true),
+      gold.map(([b]) => right(b)),
+      gold.map(([, c]) => right(c)),
     );
     return { n: gold.length, deltas, mcnemar };
   }
 
-  const both = pairs.filter(([b, c]) => b.value !== undefined && c.value !== undefined);
   if (both.length === 0) return { n: 0, deltas: {} };
   if (kind === 'pass') {
     const targeted = both.every(([b, c]) => typeof b.target === 'boolean' && typeof c.target === 'boolean');
@@ -176,6 +188,8 @@ function compareScorer(
       options.bootstrap,
     ) as Record<string, PairedDelta>;
     const right = (s: Side) => (targeted ? s.verdict === true : s.value === true);
+    proportion(deltas.passRate, both, (s) => s.value === true);
+    if (targeted) proportion(deltas.accuracy, both, right);
     const mcnemar = mcnemarPaired(
       both.map(([b]) => right(b)),
       both.map(([, c]) => right(c)),
@@ -206,6 +220,54 @@ function compareScorer(
     options.bootstrap,
   ) as Record<string, PairedDelta>;
   return { n: both.length, deltas };
+}
+
+/** A 0/1 outcome's paired 2×2 table over `pairs`: [both, base only, candidate only, neither]. */
+function table(pairs: [Side, Side][], one: (s: Side) => boolean) {
+  const count = (b: boolean, c: boolean) => pairs.filter(([x, y]) => one(x) === b && one(y) === c).length;
+  return {
+    both: count(true, true),
+    baseOnly: count(true, false),
+    candidateOnly: count(false, true),
+    neither: count(false, false),
+  };
+}
+
+/** A difference of proportions: Newcombe's interval and McNemar's p in place of the bootstrap's. */
+function proportion(delta: PairedDelta | undefined, pairs: [Side, Side][], one: (s: Side) => boolean): void {
+  if (!delta) return;
+  const t = table(pairs, one);
+  delta.ci = newcombePaired(t)!;
+  delta.pValue = mcnemarPaired(
+    pairs.map(([b]) => one(b)),
+    pairs.map(([, c]) => one(c)),
+  ).pValue;
+  delta.interval = 'newcombe';
+}
+
+/** Each side's coverage of the pairs (those a sequential gate settled left out). */
+function coverageOf(sides: [Side, Side][]): ScorerComparison['coverage'] {
+  const asked = sides.filter(
+    ([b, c]) => b.result.failure?.kind !== 'gate_settled' && c.result.failure?.kind !== 'gate_settled',
+  );
+  if (asked.length === 0) return undefined;
+  const scored = (s: Side) => s.value !== undefined;
+  const t = table(asked, scored);
+  const base = (t.both + t.baseOnly) / asked.length;
+  const candidate = (t.both + t.candidateOnly) / asked.length;
+  return {
+    n: asked.length,
+    base,
+    candidate,
+    delta: candidate - base,
+    ci: newcombePaired(t)!,
+    pValue: mcnemarPaired(
+      asked.map(([b]) => scored(b)),
+      asked.map(([, c]) => scored(c)),
+    ).pValue,
+    interval: 'newcombe',
+    scored: { base: t.both + t.baseOnly, candidate: t.both + t.candidateOnly },
+  };
 }
 
 /**
@@ -294,7 +356,14 @@ export function referenceCompareRuns(
       noiseFloors(base, name, baseScorer),
       noiseFloors(candidate, name, scorer),
     );
-    scores[name] = { kind: scorer.kind, ...compared, flipped, ...(noise ? { noise } : {}) };
+    const coverage = coverageOf(sides);
+    scores[name] = {
+      kind: scorer.kind,
+      ...(coverage ? { coverage } : {}),
+      ...compared,
+      flipped,
+      ...(noise ? { noise } : {}),
+    };
   }
 
   const baseCost = sum(base.results.map(resultCost));

@@ -179,7 +179,7 @@ describe('a comparison tallied from the pairs of two runs', () => {
       ),
     );
     expect(() => ComparisonTally.fromBytes(base.run, candidate.run, serialize({ version: 0 }))).toThrow(
-      /a comparison tally of version 0; this Assay reads version 3/,
+      /a comparison tally of version 0; this Assay reads version 4/,
     );
     const other = new ComparisonTally(base.run, { ...candidate.run, runId: 'another' });
     expect(() => new ComparisonTally(base.run, candidate.run).merge(other)).toThrow(/cannot merge/);

@@ -7,6 +7,7 @@ import {
   buildSweepReport,
   MIXED_NOTICE,
   prepareSweep,
+  RANK_OVER,
   type VariantRun,
 } from '../../../shared/sweeps/sweep.js';
 import { promptChangeLines, renderSweepText } from '../../../shared/sweeps/sweep-files.js';
@@ -470,8 +471,19 @@ describe('buildSweepReport', () => {
     expect(Object.keys(weak.comparison!.scores.label!.deltas.accuracy!).sort()).toEqual([
       'ci',
       'delta',
+      'interval',
       'pValue',
     ]);
+    // Every variant scored the 4 items: coverage 1 on both sides, no difference.
+    expect(weak.comparison!.scores.label!.coverage).toMatchObject({
+      n: 4,
+      base: 1,
+      candidate: 1,
+      delta: 0,
+      pValue: 1,
+      scored: { base: 4, candidate: 4 },
+    });
+    expect(weak.coverage).toEqual({ value: 1, n: 4 });
     expect(weak.comparison!.scores.label!.deltas.accuracy!.delta).toBeCloseTo(-0.25, 12);
     expect(byName('good').comparison!.scores.label!.deltas.accuracy!.delta).toBeCloseTo(0.25, 12);
   });
@@ -535,7 +547,7 @@ describe('buildSweepReport', () => {
 
   it('ranks lower-is-better figures ascending', async () => {
     const { report: byCost } = await sweep({ extra: { rankBy: 'cost per 10k' } });
-    expect(byCost.rankBy).toEqual({ metric: 'cost per 10k', better: 'lower' });
+    expect(byCost.rankBy).toEqual({ metric: 'cost per 10k', better: 'lower', over: RANK_OVER });
     expect(byCost.variants.map((v) => [v.name, v.rank])).toEqual([
       ['base', 1],
       ['weak', 2],
@@ -565,7 +577,7 @@ describe('buildSweepReport', () => {
     ]);
     // GEC's binary view (TP against the FP labels), from report.metrics: perfect for the two good ones.
     const { report: byBinary } = await sweep({ extra: { rankBy: 'binary.f1' } });
-    expect(byBinary.rankBy).toEqual({ metric: 'binary.f1', better: 'higher' });
+    expect(byBinary.rankBy).toEqual({ metric: 'binary.f1', better: 'higher', over: RANK_OVER });
     expect(byBinary.variants.slice(0, 2).map((v) => [v.name, v.rank, v.rankValue?.value])).toEqual([
       ['good', 1, 1],
       ['good-pricey', 1, 1],

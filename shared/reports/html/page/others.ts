@@ -50,6 +50,8 @@ export function sweepPage(s: Json): HTMLElement[] {
     tied: boolean;
     rankValue: MetricValue | null;
     counts: { items: number; scored: number };
+    /** The primary scorer's share of its items scored (absent in older sweeps). */
+    coverage?: MetricValue;
     costUsd: number;
     per10kUsd: number | null;
     /** False: the variant called a model without a price (absent in older sweeps: priced). */
@@ -63,14 +65,19 @@ export function sweepPage(s: Json): HTMLElement[] {
       promptChanges: { path: string }[];
       scores: Record<
         string,
-        { deltas: Record<string, PairedDelta>; mcnemarPValue?: number; flipped: Record<string, number> }
+        {
+          coverage?: PairedDelta;
+          deltas: Record<string, PairedDelta>;
+          mcnemarPValue?: number;
+          flipped: Record<string, number>;
+        }
       >;
     };
     gate?: { conditions: { condition: string; passed: boolean; reason: string }[]; required: boolean };
     sequential?: SequentialLineInput;
     verdict: string;
   }[];
-  const rankBy = s.rankBy as { metric: string; better: string };
+  const rankBy = s.rankBy as { metric: string; better: string; over?: string };
   const gate = s.gate as { conditions: string[]; required: string[]; failedRequired: string[] } | undefined;
   const outcome = gate ? gateOutcome({ gate, variants }) : undefined;
   const out: HTMLElement[] = [];
@@ -83,7 +90,8 @@ export function sweepPage(s: Json): HTMLElement[] {
       ['task', String(s.task)],
       ['dataset', String(s.dataset)],
       ['baseline', String(s.baseline)],
-      ['ranked by', `${metricName(rankBy.metric)} (${rankBy.better} is better; 95% bootstrap CI)`],
+      ['ranked by', `${metricName(rankBy.metric)} (${rankBy.better} is better; 95% CI)`],
+      ['ranked over', rankBy.over ?? "each variant's own scored items"],
       ['time', `${String(s.createdAt)} → ${String(s.finishedAt)}`],
     ]),
   );
@@ -109,6 +117,7 @@ export function sweepPage(s: Json): HTMLElement[] {
           'p50',
           'p95',
           'scored',
+          'coverage',
           'Pareto',
           'gate',
         ],
@@ -128,6 +137,7 @@ export function sweepPage(s: Json): HTMLElement[] {
           ms(v.latencyMs.p50),
           ms(v.latencyMs.p95),
           `${v.counts.scored}/${v.counts.items}`,
+          num(v.coverage?.value ?? null),
           v.pareto ? '★' : '',
           h(
             'span',
@@ -167,7 +177,7 @@ export function sweepPage(s: Json): HTMLElement[] {
   }
   const rows = variants.flatMap((v) =>
     Object.entries(v.comparison?.scores ?? {}).flatMap(([scorer, sc]) =>
-      Object.entries(sc.deltas).map(([metric, d]) => [
+      withCoverage(sc).map(([metric, d]) => [
         v.name,
         `${scorer} ${metricName(metric)}`,
         signed(d.delta),
@@ -186,7 +196,7 @@ export function sweepPage(s: Json): HTMLElement[] {
         h(
           'p',
           { class: 'muted' },
-          'Paired on the same items; Δ = variant − baseline, with its paired bootstrap 95% CI.',
+          "Coverage: each side's share of the paired items it scored. Every other figure is over the items both scored; Δ = variant − baseline, with its 95% CI (proportions: Newcombe's paired interval; the rest: paired bootstrap).",
         ),
         table(
           ['variant', 'figure', 'Δ', '95% CI', '', 'p', 'McNemar p', 'flipped'],
@@ -254,6 +264,7 @@ export function comparisonPage(c: Json): HTMLElement[] {
     {
       kind: string;
       n: number;
+      coverage?: PairedDelta;
       deltas: Record<string, PairedDelta>;
       mcnemar?: { b: number; c: number; pValue: number; method: string };
       flipped: {
@@ -309,10 +320,10 @@ export function comparisonPage(c: Json): HTMLElement[] {
     const kinds: Record<string, number> = { fixed: 0, broken: 0, changed: 0 };
     for (const f of s.flipped) kinds[f.kind] = (kinds[f.kind] ?? 0) + 1;
     const parts: (HTMLElement | null)[] = [
-      Object.keys(s.deltas).length > 0
+      Object.keys(s.deltas).length > 0 || s.coverage
         ? table(
             ['metric', 'base', 'candidate', 'Δ', '95% CI of Δ', '', 'p'],
-            Object.entries(s.deltas).map(([metric, d]) => [
+            withCoverage(s).map(([metric, d]) => [
               metricName(metric),
               num(d.base),
               num(d.candidate),
@@ -487,4 +498,18 @@ export function leaderboardPage(tables: Json[]): HTMLElement[] {
     );
   }
   return out;
+}
+
+/**
+ * A scorer's paired figures with its coverage first: each side's share of the paired items it
+ * scored, then the deltas over the items both scored.
+ */
+function withCoverage(s: {
+  coverage?: PairedDelta;
+  deltas: Record<string, PairedDelta>;
+}): [string, PairedDelta][] {
+  return [
+    ...(s.coverage ? [['coverage (scored share)', s.coverage] as [string, PairedDelta]] : []),
+    ...Object.entries(s.deltas),
+  ];
 }
