@@ -1,7 +1,9 @@
 /**
  * report.txt lines for a scorer's prediction-powered estimate (report.json `scores.<scorer>.ppi`):
  * the PPI estimate, the classical one from the labelled items alone and the judge-only figure
- * side by side, with what the PPI interval is worth in labels.
+ * side by side, with what the PPI interval is worth in labels; when labels were chosen with known
+ * probabilities (`ppi.design`), which estimator that takes and that the agreement metrics above
+ * are over a non-random sample, with the design-weighted accuracy.
  */
 import { interval, num } from '../lib/format.js';
 import type { PpiEstimate, PpiFigures } from '../model/report.js';
@@ -29,6 +31,7 @@ export function ppiLines(ppi: PpiFigures, indent = '    '): string[] {
   const lines = [
     `${indent}prediction-powered estimate of the ${ppi.quantity} over all ${ppi.nLabelled + ppi.nUnlabelled} items (gold on ${ppi.nLabelled}; 95% CI):`,
     ...estimateLines(ppi, `${indent}  `),
+    ...designLines(ppi, `${indent}  `),
   ];
   const byLabel = Object.entries(ppi.byLabel ?? {});
   if (byLabel.length > 2) {
@@ -41,5 +44,20 @@ export function ppiLines(ppi: PpiFigures, indent = '    '): string[] {
         `${indent}  ${''.padEnd(20)}${label.padEnd(width)}  ${num(e.estimate)} ${interval(e.ci ?? undefined)}   ${num(e.classical.estimate)} ${interval(e.classical.ci ?? undefined)}   ${num(e.judgeOnly.estimate)}`.trimEnd(),
       );
   }
+  return lines;
+}
+
+/** What `ppi.design` says: the labels' design and, beside the unweighted metrics, the weighted accuracy. */
+function designLines(ppi: PpiFigures, indent: string): string[] {
+  const d = ppi.design;
+  if (!d) return [];
+  const lines = [
+    `${indent}labels chosen with known probabilities (${d.chosen} with a p, ${d.certain} certain): active inference (Zrnic & Candès 2024), each weighted 1/p`,
+    `${indent}NON-RANDOM SAMPLE: the accuracy, F1 and kappa above are over these labels as they are, not over the items`,
+  ];
+  if (d.accuracy)
+    lines.push(
+      `${indent}${'accuracy'.padEnd(12)} ${num(d.accuracy.estimate).padStart(6)}  ${interval(d.accuracy.ci ?? undefined).padEnd(17)} over every item: each of the ${d.accuracy.n} labels weighted 1/p`,
+    );
   return lines;
 }

@@ -10,7 +10,7 @@ import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ppiMean } from '../../shared/lib/metrics/ppi.js';
+import { activeMean, ppiMean } from '../../shared/lib/metrics/ppi.js';
 import type { ItemResult } from '../../shared/model/model.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
 import { launchBrowser, openPage, readReport, readResultLines } from './run-output.js';
@@ -21,15 +21,18 @@ const readResults = async (out: string) => (await readResultLines(out)).filter((
 /** The judge's label of a result (undefined when it gave none). */
 const judged = (r: ItemResult) => r.scores.label?.value as string | undefined;
 
-/** The PPI share of `label` worked out from the results themselves, by the array entry point. */
-function shareFromResults(results: ItemResult[], label: string, weightOf?: (r: ItemResult) => number) {
+/**
+ * The PPI share of `label` worked out from the results themselves, by the array entry points:
+ * PPI++, or with each label's probability `pOf` the active estimator.
+ */
+function shareFromResults(results: ItemResult[], label: string, pOf?: (r: ItemResult) => number) {
   const withGold = results.filter((r) => r.gold !== undefined);
-  return ppiMean({
+  const rows = {
     gold: withGold.map((r) => (r.gold === label ? 1 : 0)),
     judge: withGold.map((r) => (judged(r) === label ? 1 : 0)),
     judgeUnlabelled: results.filter((r) => r.gold === undefined).map((r) => (judged(r) === label ? 1 : 0)),
-    ...(weightOf ? { weights: withGold.map(weightOf) } : {}),
-  });
+  };
+  return pOf ? activeMean({ ...rows, probabilities: withGold.map(pOf) }) : ppiMean(rows);
 }
 
 describe('fewer labels: prediction-powered estimates end to end', { timeout: 240_000 }, () => {
@@ -49,8 +52,8 @@ describe('fewer labels: prediction-powered estimates end to end', { timeout: 240
       ['run', 'examples/fewer-labels.suite.json', '--out', out, '--no-progress'],
       dir,
     );
-    // The summary says the agreement figures are over the labelled items.
-    expect(stdout).toContain('(n 2000, gold on 300)');
+    // The summary says the agreement figures are over the labelled items, of every item scored.
+    expect(stdout).toContain('(n 300 of 2000 scored)');
     const report = await readReport(out);
     const ppi = report.scores.label!.ppi!;
     expect(ppi).toMatchObject({ quantity: 'share of unfaithful', nLabelled: 300, nUnlabelled: 1700 });
@@ -176,7 +179,9 @@ describe('fewer labels: prediction-powered estimates end to end', { timeout: 240
     const labelled = results.filter((r) => r.gold !== undefined);
     expect(labelled).toHaveLength(40);
     expect(labelled.every((r) => r.columns?.gold_p === '0.5' || r.columns?.gold_p === '0.1')).toBe(true);
-    const again = shareFromResults(results, 'unfaithful', (r) => 1 / Number(r.columns!.gold_p));
+    const again = shareFromResults(results, 'unfaithful', (r) => Number(r.columns!.gold_p));
+    expect(ppi.estimator).toBe('active');
+    expect(ppi.design).toMatchObject({ sample: 'non-random', chosen: 40, certain: 0 });
     expect(ppi.estimate).toBeCloseTo(again.estimate!, 12);
     expect(ppi.ci![1]).toBeCloseTo(again.ci![1], 12);
     expect(ppi.classical.estimate).toBeCloseTo(again.classical.estimate!, 12);

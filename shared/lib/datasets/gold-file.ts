@@ -2,8 +2,11 @@
  * Gold from a file of its own (`dataset.goldFile`): a CSV of `id,label` — what a person exported
  * from the labelling page — merged into the dataset's rows as their gold, by item id. An optional
  * column `p` gives the probability with which the item was chosen for labelling; it reaches the
- * item as the column {@link GOLD_P_COLUMN}, and the item's weight in the prediction-powered
- * estimates is 1/p (so that items chosen where the judge was least sure do not bias them).
+ * item as the column {@link GOLD_P_COLUMN}. With a `p` on some label, the prediction-powered
+ * estimates are the active-inference ones (metrics/ppi.ts): each such label weighs 1/p, so that
+ * items chosen where the judge was least sure do not bias them, and a label without one (the
+ * dataset's own gold, there before `assay label` drew among the items without) counts as certain.
+ * One file is one draw: its `p` is the chance of being chosen given the labels that existed.
  */
 import { InputError } from '../../model/errors.js';
 import type { RawRow } from './read.js';

@@ -83,13 +83,23 @@ describe('scorerFigures: ppi', () => {
     expectHand(pass);
   });
 
-  it("weighs a labelled item by its row's weight", () => {
+  it("weighs a labelled item by its row's weight 1/p: the active estimator, the others certain", () => {
+    // Weights 2, 1, 4 on the first three labelled items (chosen with p = 1/2, 1, 1/4), none on
+    // the fourth (a label there before the draw: certain, weight 1).
+    // M = 10, F̄ = 6/10. A = w(Y − F̄) = [0.8, −0.6, 1.6, 0.4] (0 unlabelled), mean 0.22;
+    // B = (1 − w)(f − F̄) = [−0.4, 0, 1.8, 0] and f − F̄ on the six unlabelled (sum 0.4), mean 0.18.
+    // Cov(A, B) = 2.56/10 − 0.22·0.18 = 0.2164 > 0, so λ = −Cov/Var(B) < 0 clips to 0:
+    // estimate F̄ + mean(A) = 0.82, σ̂² = Var(A)/M = (3.72/10 − 0.22²)/10 = 0.03236.
     const weights = [2, 1, 4, 1];
-    const rows = rowsAs((x) => x).map((r, i) => (i < 4 ? { ...r, weight: weights[i] } : r));
+    const rows = rowsAs((x) => x).map((r, i) => (i < 2 || i === 2 ? { ...r, weight: weights[i] } : r));
     const ppi = scorerFigures('number', rows, { ppi: true, bootstrap: false }).summary.ppi!;
-    const again = ppiMean({ gold, judge, judgeUnlabelled: unlabelled, weights });
-    expect(ppi.estimate).toBeCloseTo(again.estimate!, 14);
+    expect(ppi.estimator).toBe('active');
+    expect(ppi.lambda).toBe(0);
+    expect(ppi.estimate).toBeCloseTo(0.82, 14);
+    expect(ppi.ci![1]).toBeCloseTo(0.82 + Z95 * Math.sqrt(0.03236), 13);
+    // Classical: the Hájek mean Σ wY / Σ w = 7/8.
     expect(ppi.classical.estimate).toBeCloseTo(7 / 8, 14);
+    expect(ppi.design).toEqual({ sample: 'non-random', chosen: 3, certain: 1 });
   });
 
   it('leaves out number items the judge did not score; counts label items it did not label as none', () => {

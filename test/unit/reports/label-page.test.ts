@@ -150,6 +150,9 @@ describe('label keys and the exported CSV', () => {
       { id: 'c', p: 1 },
     ].map((x) => ({ ...x, row: 1, uncertainty: null, signal: null, inputs: [], verdict: { value: 'x' } }));
     const csv = labelsCsv(items, { 'a,1': { label: 'say "hi"' }, b: { skip: true }, c: { label: 'rude' } });
-    expect(csv).toBe('id,label,p\n"a,1","say ""hi""",0.25\nc,rude,1\n');
+    // 2 of the 3 chosen items labelled: each label's chance of being labelled is p · 2/3.
+    expect(csv).toBe('id,label,p\n"a,1","say ""hi""",0.166666666667\nc,rude,0.666666666667\n');
+    const all = labelsCsv(items, { 'a,1': { label: 'x' }, b: { label: 'y' }, c: { label: 'z' } });
+    expect(all).toBe('id,label,p\n"a,1",x,0.25\nb,y,0.5\nc,z,1\n');
   });
 });

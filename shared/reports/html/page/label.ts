@@ -53,12 +53,23 @@ function cell(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-/** The answered items (not the skipped ones) as CSV `id,label,p`, in page order. */
+/**
+ * The answered items (not the skipped ones) as CSV `id,label,p`, in page order. `p` is the
+ * probability the item came to be labelled: the chance it was chosen times the share of the
+ * chosen items that were labelled — the page shows them in a random order, so stopping partway
+ * labels a random share of them, and an estimate that weighs each label by 1/p stays unbiased.
+ * With every item labelled, `p` is the chance it was chosen.
+ */
 export function labelsCsv(items: readonly LabelPageItem[], answers: Record<string, Answer>): string {
-  const lines = ['id,label,p'];
-  for (const item of items) {
+  const labelled = items.filter((item) => {
     const a = answers[item.id];
-    if (a && 'label' in a) lines.push([cell(item.id), cell(a.label), String(item.p)].join(','));
+    return a !== undefined && 'label' in a;
+  });
+  const share = items.length === 0 ? 1 : labelled.length / items.length;
+  const lines = ['id,label,p'];
+  for (const item of labelled) {
+    const a = answers[item.id] as { label: string };
+    lines.push([cell(item.id), cell(a.label), String(Number((item.p * share).toPrecision(12)))].join(','));
   }
   return `${lines.join('\n')}\n`;
 }
@@ -307,7 +318,7 @@ export function labelPage(data: LabelPageData): HTMLElement[] {
     h(
       'p',
       { class: 'note' },
-      'Items come in a random order: stopping partway keeps the labels a fair sample. A skipped item stays unlabelled; skip only when you cannot tell.',
+      'Items come in a random order: stopping partway keeps the labels a fair sample (the exported p counts the share you labelled). A skipped item stays unlabelled; skip only when you cannot tell.',
     ),
     legend,
     progress,
