@@ -4,11 +4,15 @@
  * it (see fields.ts): an exact column, else a dot path into the row's objects and arrays. The
  * values of the roles the suite transforms are ready before the family reads them:
  * `dataset.extract` (a capture group) first, then `dataset.recode` (a map of values), and the
- * majority of several annotators (`columns.gold` a list, or a path with `*`). What the family
- * read tells what it did not: the row's other columns travel with the item as `columns`.
+ * gold of several annotators (`columns.gold` a list, or a path with `*`): their majority, or
+ * the mean or median of their ratings (`dataset.goldAggregate`). What the family read tells
+ * what it did not: the row's other columns travel with the item as `columns`. A gold cell
+ * the family read blank, in a suite that does not say some rows have none
+ * (`dataset.partialGold`), makes the row invalid: it would leave the metrics' items silently.
  */
 
 import { type Field, readField, rootColumn, structuredProblem } from '../lib/datasets/fields.js';
+import type { Item } from '../model/model.js';
 import type { BaseSuite } from '../model/suite-base.js';
 
 /** What of a family the row reader needs: where it reads its gold and outputs when the suite names none. */
@@ -17,15 +21,29 @@ export interface RowDefaults {
   outputColumns?: readonly string[];
   /** Roles whose column may hold an object or an array, read as its JSON text. */
   jsonColumns?: readonly string[];
+  /**
+   * The gold is a rating on a number scale (a judge with a `range`): several annotators' ratings
+   * are averaged unless `dataset.goldAggregate` says otherwise. Without it the gold is a label.
+   */
+  numericGold?(suite: BaseSuite): boolean;
 }
+
+/** How several annotators' labels make the gold: see `dataset.goldAggregate`. */
+export type GoldAggregate = 'mode' | 'mean' | 'median';
 
 /** One row as the family reads it, and what came of the reading. */
 export interface RowReading {
   /** The record the family's `parseRow` reads (each name resolved as the suite means it). */
   record: Record<string, string>;
-  /** Why the row is invalid, found before or while the family read it (the first reason). */
-  problem(): string | undefined;
-  /** Several annotators' labels, in order (blank as ""), when the gold is given by several. */
+  /**
+   * Why the row is invalid, found before or while the family read it (the first reason). Given
+   * the item the family made of it, also a gold cell it read blank when the suite allows none.
+   */
+  problem(item?: Pick<Item, 'gold'>): string | undefined;
+  /**
+   * Several annotators' labels, in order (blank as ""), when the gold is given by several and
+   * each was read (an invalid row keeps them too: a tie among them still tells of their agreement).
+   */
   annotations?: string[];
   /** The row's columns that nothing read, each cut to `dataset.maxFieldChars`; undefined when none. */
   kept(): Record<string, string> | undefined;
@@ -45,6 +63,10 @@ const quote = (value: string) => JSON.stringify(value.length > 60 ? `${value.sli
 /** Reads the rows of `suite`'s dataset for a family with these defaults. */
 export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {}): RowReader<S> {
   const { columns, recode = {}, extract = {}, goldTie, maxFieldChars } = suite.dataset;
+  const aggregate: GoldAggregate =
+    suite.dataset.goldAggregate ?? (family.numericGold?.(suite) ? 'mean' : 'mode');
+  /** Rows without gold are expected: a blank gold is an item without one. */
+  const partial = Boolean(suite.dataset.partialGold || suite.dataset.goldFile);
   const mapped = columns as Record<string, string | readonly string[] | undefined>;
   const gold = columns.gold;
   const several = Array.isArray(gold) || (typeof gold === 'string' && hasStar(gold));
@@ -66,6 +88,8 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
     ...(role === 'gold' ? (family.goldColumns ?? []) : role === 'output' ? (family.outputColumns ?? []) : []),
     role,
   ];
+  /** The names the family may read its gold by: the suite's, else the family's defaults. */
+  const goldNames = new Set(goldKey !== undefined ? [goldKey] : defaults('gold'));
 
   /** A role's value after `extract` and `recode`; a blank value stays blank. */
   const transform = (role: string, value: string): { value: string } | { error: string } => {
@@ -96,6 +120,8 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
       const read = new Map<string, string | undefined>();
       /** Columns read for the family's sake but not by it (several annotators' own columns). */
       const touched = new Set<string>();
+      /** A gold name the family read that gave a blank value. */
+      let blankGold: string | undefined;
       const textOf = (name: string, field: Field | undefined): string | undefined => {
         if (!field) return undefined;
         if (field.kind === 'many') {
@@ -114,10 +140,15 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
           );
         return field.value;
       };
-      const value = (name: string): string | undefined => {
+      const lookup = (name: string): string | undefined => {
         if (read.has(name)) return read.get(name);
         const text = textOf(name, readField(fields, name));
         read.set(name, text);
+        return text;
+      };
+      const value = (name: string): string | undefined => {
+        const text = lookup(name);
+        if (text !== undefined && text.trim() === '' && goldNames.has(name)) blankGold ??= name;
         return text;
       };
 
@@ -133,17 +164,20 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
             else votes.push(textOf(source, field));
           }
           if (votes.every((vote) => vote === undefined)) continue;
-          annotations = votes.map((vote) => {
+          let readable = true;
+          const labels = votes.map((vote) => {
             const done = transform(role, vote ?? '');
             if ('error' in done) {
               problems.push(done.error);
+              readable = false;
               return vote ?? '';
             }
             return done.value;
           });
-          const majority = majorityOf(annotations, goldTie ?? 'invalid');
-          if (majority.error !== undefined) problems.push(majority.error);
-          read.set(goldKey, majority.value);
+          if (readable) annotations = labels;
+          const aggregated = goldOf(labels, aggregate, goldTie ?? 'invalid');
+          if (aggregated.error !== undefined) problems.push(aggregated.error);
+          read.set(goldKey, aggregated.value);
           continue;
         }
         const name = mapped[role];
@@ -156,7 +190,7 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
                   .filter((candidate) => readField(fields, candidate) !== undefined)
                   .slice(0, 1);
         for (const column of names) {
-          const text = value(column);
+          const text = lookup(column);
           if (text === undefined) continue;
           const done = transform(role, text);
           if ('error' in done) problems.push(done.error);
@@ -176,7 +210,12 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
       });
       return {
         record: view,
-        problem: () => problems[0],
+        problem: (item) => {
+          if (problems[0] !== undefined) return problems[0];
+          if (item && item.gold === undefined && blankGold !== undefined && !partial)
+            return `the gold (${several ? 'every annotator' : `column ${JSON.stringify(blankGold)}`}) is blank: a row without gold is invalid unless dataset.partialGold says some rows have none by design`;
+          return undefined;
+        },
         ...(annotations ? { annotations } : {}),
         kept: () => {
           const used = new Set<string>();
@@ -215,5 +254,37 @@ export function majorityOf(
   return {
     value: undefined,
     error: `the annotators tie: ${[...counts].map(([label, n]) => `${quote(label)} ×${n}`).join(', ')} (dataset.goldTie "first" takes the label the earliest annotator gave)`,
+  };
+}
+
+/**
+ * The gold of several annotators' labels (blank ones are no vote) by `rule`: `mode` their
+ * majority ({@link majorityOf}, a tie by `tie`); `mean` the mean of their ratings; `median` the
+ * middle rating (the mean of the two middle ones when their number is even). A rating that is
+ * not a number makes the row invalid under `mean` and `median`. No vote at all: a blank gold.
+ */
+export function goldOf(
+  labels: readonly string[],
+  rule: GoldAggregate,
+  tie: 'first' | 'invalid',
+): { value: string; error?: undefined } | { value: undefined; error: string } {
+  if (rule === 'mode') return majorityOf(labels, tie);
+  const ratings: number[] = [];
+  for (const label of labels) {
+    if (label.trim() === '') continue;
+    const x = Number(label.trim());
+    if (!Number.isFinite(x))
+      return {
+        value: undefined,
+        error: `an annotator's rating ${quote(label)} is not a number (dataset.goldAggregate "${rule}" needs numbers; "mode" takes the most frequent label)`,
+      };
+    ratings.push(x);
+  }
+  if (ratings.length === 0) return { value: '' };
+  if (rule === 'mean') return { value: String(ratings.reduce((a, b) => a + b, 0) / ratings.length) };
+  ratings.sort((a, b) => a - b);
+  const mid = ratings.length >> 1;
+  return {
+    value: String(ratings.length % 2 === 1 ? ratings[mid]! : (ratings[mid - 1]! + ratings[mid]!) / 2),
   };
 }

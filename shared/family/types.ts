@@ -117,6 +117,8 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
     outputColumns?: readonly string[];
     /** Columns the gold is read from when the suite maps none, tried in order (`assay score` never takes it as the output). */
     goldColumns?: readonly string[];
+    /** The gold is a rating on a number scale: several annotators' ratings are averaged by default (`dataset.goldAggregate`). */
+    numericGold?(suite: S): boolean;
     /**
      * Roles whose column may hold an object or an array (a JSON, JSONL or Parquet row), which
      * the family reads as its JSON text. Any other column that holds one makes its row invalid.

@@ -17,23 +17,57 @@ export const pValue = (p: number): string => (p < 0.001 ? '<0.001' : p.toFixed(3
 export const interval = (ci: readonly [number, number] | undefined): string =>
   ci ? `[${num(ci[0])}, ${num(ci[1])}]` : '';
 
-/** A metric with its interval, `0.777 [0.723, 0.828]`; `n/a` when there is no data. */
+/**
+ * A metric with its interval, `0.777 [0.723, 0.828]`; with the reason it has none when it says
+ * one, `0.204 (too few items for an interval (n 5 < 200))`; `n/a` when there is no data.
+ */
 export const withInterval = (
-  m: { value: number | null; ci?: readonly [number, number] } | null | undefined,
-): string => (!m || m.value === null ? 'n/a' : m.ci ? `${num(m.value)} ${interval(m.ci)}` : num(m.value));
+  m: { value: number | null; ci?: readonly [number, number]; reason?: string } | null | undefined,
+): string =>
+  !m || m.value === null
+    ? 'n/a'
+    : m.ci
+      ? `${num(m.value)} ${interval(m.ci)}`
+      : m.reason
+        ? `${num(m.value)} (${m.reason})`
+        : num(m.value);
 
 /**
  * The human ceiling in one sentence: whether the judge agrees with the annotators more or less
- * than they agree with each other (compared as printed, to three decimals).
+ * than they agree with each other (compared as printed, to three decimals). `measure` names the
+ * two figures when they are not raw agreements (`Krippendorff's alpha`).
  */
-export function ceilingSentence(judge: number | null, annotators: number | null): string {
+export function ceilingSentence(judge: number | null, annotators: number | null, measure?: string): string {
+  const named = measure ? `${measure} ` : '';
   if (judge === null || annotators === null)
-    return `the judge's agreement with the annotators and theirs with each other cannot be compared (${num(judge)} vs ${num(annotators)})`;
-  const figures = `(${num(judge)} vs ${num(annotators)})`;
+    return `the judge's agreement with the annotators and theirs with each other cannot be compared (${named}${num(judge)} vs ${num(annotators)})`;
+  const figures = `(${named}${num(judge)} vs ${num(annotators)})`;
   const [j, a] = [Number(num(judge)), Number(num(annotators))];
   if (j > a) return `the judge agrees with the annotators more than they agree with each other ${figures}`;
   if (j < a) return `the judge agrees with the annotators less than they agree with each other ${figures}`;
   return `the judge agrees with the annotators as much as they agree with each other ${figures}`;
+}
+
+/**
+ * The human ceiling of a report's `humanAgreement` in one sentence, comparing only figures that
+ * measure the same thing: Krippendorff's alpha over judge–annotator pairs beside alpha over
+ * annotator–annotator pairs (chance-corrected alike, so a judge that always gives the commonest
+ * label does not pass for one that agrees, as it would on raw agreement). A number scorer without a threshold against
+ * 0/1 labels has no verdict to compare: the sentence says so and gives its correlation. A report
+ * written before `judgeAlpha` compares the raw agreements, as it did.
+ */
+export function humanCeilingSentence(h: {
+  alpha: { value: number | null };
+  pairwiseAgreement: { value: number | null };
+  judgeAgreement: { value: number | null };
+  judgeAlpha?: { value: number | null };
+  judgeCorrelation?: { value: number | null };
+  judgeVerdict?: string;
+}): string {
+  if (h.judgeVerdict === 'none')
+    return `the judge is not compared with the annotators: its scores are numbers with no threshold to make them 0/1 labels like theirs (mean Pearson r with each annotator ${num(h.judgeCorrelation?.value ?? null)})`;
+  if (h.judgeAlpha) return ceilingSentence(h.judgeAlpha.value, h.alpha.value, "Krippendorff's alpha");
+  return ceilingSentence(h.judgeAgreement.value, h.pairwiseAgreement.value);
 }
 
 /**

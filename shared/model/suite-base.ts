@@ -17,7 +17,7 @@ const commonColumns = {
     .union([z.string(), z.array(z.string().min(1)).min(2)])
     .optional()
     .describe(
-      'Gold (reference) column; each family has its defaults. A list of columns (`["w1", "w2", "w3"]`), or a path with `*` over an array (`sentences.0.responses.*.response`), gives several annotators: the gold is their majority, each one is kept in the result (`annotations`), and a tie follows `dataset.goldTie`.',
+      'Gold (reference) column; each family has its defaults. A list of columns (`["w1", "w2", "w3"]`), or a path with `*` over an array (`sentences.0.responses.*.response`), gives several annotators: the gold is their majority (or the mean or median of their ratings: `dataset.goldAggregate`), each one is kept in the result (`annotations`), and a tie follows `dataset.goldTie`.',
     ),
   output: z
     .string()
@@ -147,17 +147,23 @@ export function datasetSchema<C extends z.ZodRawShape>(columns: C, options: Colu
         .describe(
           'Role → a map of values: the value the role reads is replaced by its entry ({"gold": {"1": "A", "2": "B"}}); a value not in the map stays as it is. Applies after `extract`, to each annotator with several.',
         ),
+      goldAggregate: z
+        .enum(['mode', 'mean', 'median'])
+        .optional()
+        .describe(
+          'How several annotators (a list of gold columns, or a gold path with `*`) make the gold: `mode` their most frequent label (a tie follows `goldTie`); `mean` the mean of their ratings ([3, 5, 5] → 4.333…); `median` the middle rating ([3, 1, 2] → 2; the mean of the two middle ones for an even number). Blank ratings are no vote; under `mean` and `median` a rating that is not a number makes the row invalid. Default: `mean` where the gold is a number on a scale (a judge with a `range`: an interval scale), `mode` for labels. Several 0/1 ratings of a number judge average to a share unless `mode` keeps the gold 0/1.',
+        ),
       goldTie: z
         .enum(['first', 'invalid'])
         .optional()
         .describe(
-          'Several annotators (a list of gold columns, or a gold path with `*`) whose most frequent labels tie: `invalid` (default) makes the row invalid, `first` takes the tied label the earliest annotator gave.',
+          "Several annotators (a list of gold columns, or a gold path with `*`) whose most frequent labels tie, when the gold is their mode (`goldAggregate`): `invalid` (default) makes the row invalid for the judge's metrics (its labels still count in the annotators' alpha and pairwise agreement), `first` takes the tied label the earliest annotator gave.",
         ),
       partialGold: z
         .boolean()
         .optional()
         .describe(
-          'Gold on only some rows by design: a blank gold is an unlabelled item (the judge still runs on it), agreement metrics use the labelled items, and each scorer adds the prediction-powered estimate (`ppi` in report.json) of what gold would say over every item. A family whose scorers need gold on every item (qa, gec, cleanup) refuses it.',
+          'Gold on only some rows by design: a blank gold is an unlabelled item (the judge still runs on it; without `partialGold` a blank gold cell makes the row invalid), agreement metrics use the labelled items, and each scorer adds the prediction-powered estimate (`ppi` in report.json) of what gold would say over every item. A family whose scorers need gold on every item (qa, gec, cleanup) refuses it.',
         ),
       goldFile: z
         .string()

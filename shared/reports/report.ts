@@ -187,7 +187,8 @@ export class ScoreTally {
     for (const [name, kind, scorer, target] of this.scorers) {
       const row = scoreRow(result, name, scorer, target);
       this.rows.get(name)!.add(row);
-      if (result.annotations?.length && scorer.target && row.unscored !== 'invalid_row')
+      // An invalid row's labels (its annotators tie) count among the annotators, with no judge value.
+      if (result.annotations?.length && scorer.target)
         this.annotated(name, kind).add(annotatorTargets(result, scorer), row.value);
       if (name === this.primary) this.slices?.add(result, row);
       this.producers?.add(result, name, row);

@@ -140,11 +140,21 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
       pending = [];
     }
   };
-  const reject = async (row: number, reason: string, input: Record<string, string> = {}, id?: string) => {
+  const reject = async (
+    row: number,
+    reason: string,
+    input: Record<string, string> = {},
+    id?: string,
+    annotations?: string[],
+  ) => {
     invalidRows += 1;
     await hand(row);
     invalidInPart += 1;
-    const result = invalidResult(run.runId, { row, reason, input, id, ...(part ? { part } : {}) }, now());
+    const result = invalidResult(
+      run.runId,
+      { row, reason, input, id, ...(part ? { part } : {}), ...(annotations ? { annotations } : {}) },
+      now(),
+    );
     if (finished.has(result.itemId)) return;
     await runStore.recordResult(result);
   };
@@ -161,7 +171,7 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     const parsed = parse(raw);
     if ('error' in parsed) {
       total += 1;
-      await reject(raw.row, parsed.error, parsed.input, parsed.id);
+      await reject(raw.row, parsed.error, parsed.input, parsed.id, parsed.annotations);
       continue;
     }
     const { item } = parsed;
@@ -274,8 +284,13 @@ export class RowList {
   }
 }
 
-/** A dataset row as ingest takes it: an item, or why it is not one (and what the row holds). */
-export type ParsedRow = { item: Item } | { error: string; input?: Record<string, string>; id?: string };
+/**
+ * A dataset row as ingest takes it: an item, or why it is not one (and what the row holds, with
+ * its several annotators' labels: they count among the annotators even when the row is invalid).
+ */
+export type ParsedRow =
+  | { item: Item }
+  | { error: string; input?: Record<string, string>; id?: string; annotations?: string[] };
 
 /**
  * Reads dataset rows into the run's items by its family's rules (with the output a row gives),
@@ -290,13 +305,14 @@ export function rowParser(run: RunRecord): (raw: RawRow) => ParsedRow {
     if (raw.error !== undefined)
       return { error: raw.line > 0 ? `line ${raw.line}: ${raw.error}` : raw.error, id: raw.id };
     const reading = rows.read(raw.record, raw.structured);
+    const annotations = reading.annotations ? { annotations: reading.annotations } : {};
     const before = reading.problem();
-    if (before !== undefined) return { error: before, input: raw.record };
+    if (before !== undefined) return { error: before, input: raw.record, ...annotations };
     const parsed = task.parseRow(reading.record, raw.row, rows.suite, run.prompts);
-    // An object the family read as text, a field too long inside one: the row is invalid.
-    const problem = reading.problem();
-    if (problem !== undefined) return { error: problem, input: raw.record };
-    if ('error' in parsed) return { error: parsed.error, input: raw.record };
+    // An object the family read as text, a field too long inside one, a blank gold: the row is invalid.
+    const problem = reading.problem('item' in parsed ? parsed.item : undefined);
+    if (problem !== undefined) return { error: problem, input: raw.record, ...annotations };
+    if ('error' in parsed) return { error: parsed.error, input: raw.record, ...annotations };
     const item = withGiven(parsed.item, reading.record, run.suite);
     const columns = reading.kept();
     return {
@@ -318,14 +334,23 @@ export function invalidResult(
     input = {},
     id,
     part,
-  }: { row: number; reason: string; input?: Record<string, string>; id?: string; part?: number },
+    annotations,
+  }: {
+    row: number;
+    reason: string;
+    input?: Record<string, string>;
+    id?: string;
+    part?: number;
+    annotations?: string[];
+  },
   at: Date,
 ): ItemResult {
-  return failedResult(
+  const result = failedResult(
     { runId, itemId: id ?? `row-${row}`, row, input, part },
     { kind: 'invalid_row', message: `row ${row}: ${reason}` },
     at,
   );
+  return annotations ? { ...result, annotations } : result;
 }
 
 /** Why a row whose id an earlier row had is invalid. */

@@ -235,13 +235,14 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
 
     const { page, requests, errors } = await open(browser, join(out, 'report.html'));
     expect(errors).toEqual([]);
-    for (const key of ['alpha', 'pairwiseAgreement', 'judgeAgreement'])
+    for (const key of ['alpha', 'pairwiseAgreement', 'judgeAgreement', 'judgeAlpha'])
       expect(await page.textContent(`[data-metric="label.humanAgreement.${key}"]`)).toBe(
         fixed(ceiling[key].value),
       );
+    // The sentence compares the judge's alpha against the annotators with theirs among themselves.
     const sentence = await page.textContent('[data-scorer="label"] [data-testid="human-ceiling"]');
     expect(sentence).toContain(
-      `(${fixed(ceiling.judgeAgreement.value)} vs ${fixed(ceiling.pairwiseAgreement.value)})`,
+      `(Krippendorff's alpha ${fixed(ceiling.judgeAlpha.value)} vs ${fixed(ceiling.alpha.value)})`,
     );
     expect(requests).toHaveLength(1);
   });

@@ -10,8 +10,10 @@
  */
 import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { HumanAgreement, MetricValue } from '../../model/report.js';
-import { alphaLevel, alphaStatistic, type RepeatValue } from './reliability.js';
-import type { ScorerMetricOptions } from './scores.js';
+import { pearson } from './agreement.js';
+import { withheldReason } from './intervals.js';
+import { alphaLevel, alphaStatistic, judgeAlphaStatistic, type RepeatValue } from './reliability.js';
+import { binaryTargets, type ScorerMetricOptions } from './scores.js';
 import { bootstrapCis, codeOf, type Indices, type NumberArray, NumberColumn } from './stats.js';
 
 /** {@link AnnotationRows} saved: the value table and the columns (see the class). */
@@ -129,17 +131,33 @@ export class AnnotationRows {
 }
 
 /**
+ * How the judge's value meets an annotator's label (report.json `humanAgreement.judgeVerdict`):
+ * `value` as it is (a label, a pass, a number against numeric ratings); `threshold` for a number
+ * scorer against 0/1 labels, its verdict being 1 at or above the scorer's threshold and 0 below;
+ * `none` for such a scorer without a threshold: it gives no label to set against theirs, only a
+ * correlation.
+ */
+export type JudgeVerdictBasis = 'value' | 'threshold' | 'none';
+
+/**
  * The human ceiling of one scorer over its annotated items (in report order: the intervals
  * resample them). `labels[i]` is item i's annotators' labels in order (undefined where one left
- * it blank), `judge[i]` the scorer's value for it (undefined when unscored).
+ * it blank), `judge[i]` the scorer's value for it (undefined when unscored, or the row invalid:
+ * its labels still count among the annotators).
  *
  * - `alpha`: Krippendorff's alpha among the annotators, blanks missing, at the scorer's level
  *   (ordinal for a declared scale, interval for other numbers, nominal otherwise);
  * - `pairwiseAgreement`: over items with two labels or more, the mean share of the item's
  *   annotator pairs that gave the same label;
- * - `judgeAgreement`: for each annotator, the share of the items with both a judge value and
+ * - `judgeAgreement`: for each annotator, the share of the items with both a judge verdict and
  *   that annotator's label on which the two are equal; their mean over the annotators with any
- *   such item.
+ *   such item. The verdict is the judge's value, or for a number scorer against 0/1 labels its
+ *   value at or above the threshold (see {@link JudgeVerdictBasis});
+ * - `judgeAlpha`: Krippendorff's alpha of the judge's verdict against each annotator's label
+ *   (alpha over judge–annotator pairs, see `judgeAlphaStatistic`), over the items with both: the
+ *   figure set against `alpha`, which is over annotator–annotator pairs;
+ * - `judgeCorrelation` (number scorers): for each annotator, Pearson's r between the judge's
+ *   value and that annotator's rating over the items with both; their mean.
  *
  * Each is null when nothing is there to compute it on (and alpha when the labels never vary).
  */
@@ -161,12 +179,29 @@ export function humanAgreement(
   const units: RepeatValue[][] = kept.map((i) => labels[i]!.map((v) => (v === undefined ? null : v)));
   const alpha = alphaStatistic(units, level, scale);
 
+  // A number scorer against 0/1 labels gives a verdict through its threshold, or none.
+  const binary = kind === 'number' && binaryTargets(units.flat().map((v) => (v === null ? undefined : v)));
+  const basis: JudgeVerdictBasis = !binary ? 'value' : options.threshold === undefined ? 'none' : 'threshold';
+  const verdictOf = (value: ScoreValue | undefined): ScoreValue | undefined => {
+    if (value === undefined || basis === 'none') return undefined;
+    if (basis === 'threshold') return Number(value) >= options.threshold! ? 1 : 0;
+    return value;
+  };
+  const verdicts = kept.map((i) => verdictOf(judge[i]));
+  const judgeAlpha = judgeAlphaStatistic(
+    units,
+    verdicts.map((v) => (v === undefined ? null : v)),
+    level,
+    scale,
+  );
+
   // Per item: the share of its annotator pairs that agree (NaN below two labels).
   const pairShare = new Float64Array(n);
   // Per item and annotator: 0 nothing to compare, 1 the judge differs, 2 the judge agrees.
   const versus = new Uint8Array(n * annotators);
   let paired = 0;
   let judged = 0;
+  let valued = 0;
   kept.forEach((item, i) => {
     const present = labels[item]!.filter((v): v is ScoreValue => v !== undefined);
     const m = present.length;
@@ -178,13 +213,52 @@ export function humanAgreement(
       pairShare[i] = same / (m * (m - 1));
       paired += 1;
     } else pairShare[i] = Number.NaN;
-    const verdict = judge[item];
+    if (judge[item] !== undefined) valued += 1;
+    const verdict = verdicts[i];
     if (verdict === undefined) return;
     judged += 1;
     labels[item]!.forEach((v, a) => {
       if (v !== undefined) versus[i * annotators + a] = key(v) === key(verdict) ? 2 : 1;
     });
   });
+
+  // Number scorers: per item and annotator the judge's value and the rating (NaN where either is
+  // missing), read into one buffer pair per draw.
+  let correlation: ((ix: Indices) => number | null) | undefined;
+  if (kind === 'number') {
+    const xs = new Float64Array(n * annotators).fill(Number.NaN);
+    const ys = new Float64Array(n * annotators).fill(Number.NaN);
+    kept.forEach((item, i) => {
+      const x = judge[item];
+      if (x === undefined) return;
+      labels[item]!.forEach((y, a) => {
+        if (y === undefined) return;
+        xs[a * n + i] = Number(x);
+        ys[a * n + i] = Number(y);
+      });
+    });
+    const bx = new Float64Array(n);
+    const by = new Float64Array(n);
+    correlation = (ix) => {
+      let sum = 0;
+      let count = 0;
+      for (let a = 0; a < annotators; a += 1) {
+        let m = 0;
+        for (const i of ix) {
+          const x = xs[a * n + i]!;
+          if (Number.isNaN(x)) continue;
+          bx[m] = x;
+          by[m] = ys[a * n + i]!;
+          m += 1;
+        }
+        const r = pearson(bx.subarray(0, m), by.subarray(0, m));
+        if (r === null) continue;
+        sum += r;
+        count += 1;
+      }
+      return count === 0 ? null : sum / count;
+    };
+  }
 
   const statistics = {
     alpha: (ix: Indices) => alpha(ix),
@@ -219,31 +293,51 @@ export function humanAgreement(
       }
       return count === 0 ? null : sum / count;
     },
-  };
+    judgeAlpha: (ix: Indices) => judgeAlpha(ix),
+    ...(correlation ? { judgeCorrelation: correlation } : {}),
+  } as Record<string, (ix: Indices) => number | null>;
   const all = Uint32Array.from(kept.keys());
-  const metric = (name: keyof typeof statistics, over: number): MetricValue => ({
-    value: over === 0 ? null : statistics[name](all),
+  const metric = (name: string, over: number): MetricValue => ({
+    value: over === 0 ? null : statistics[name]!(all),
     n: over,
   });
-  const figures = {
+  const figures: Record<string, MetricValue> = {
     alpha: metric('alpha', paired),
     pairwiseAgreement: metric('pairwiseAgreement', paired),
     judgeAgreement: metric('judgeAgreement', judged),
+    judgeAlpha: metric('judgeAlpha', judged),
+    ...(correlation ? { judgeCorrelation: metric('judgeCorrelation', valued) } : {}),
   };
+  if (basis === 'none') {
+    const reason = 'a number scorer without a threshold gives no label to set against 0/1 labels';
+    figures.judgeAgreement!.reason = reason;
+    figures.judgeAlpha!.reason = reason;
+  }
   if (n > 0 && options.bootstrap !== false) {
     const cis = bootstrapCis(
       n,
-      (ix) => ({
-        alpha: statistics.alpha(ix),
-        pairwiseAgreement: statistics.pairwiseAgreement(ix),
-        judgeAgreement: statistics.judgeAgreement(ix),
-      }),
+      (ix) => Object.fromEntries(Object.entries(statistics).map(([name, f]) => [name, f(ix)])),
       options.bootstrap ?? {},
     );
-    for (const name of Object.keys(figures) as (keyof typeof figures)[]) {
+    for (const name of Object.keys(figures)) {
+      const figure = figures[name]!;
       const ci = cis[name];
-      if (figures[name].value !== null && ci) figures[name].ci = ci;
+      const withheld = figure.value === null ? undefined : withheldReason(name, figure.n);
+      if (withheld) figure.reason ??= withheld;
+      else if (figure.value !== null && ci) figure.ci = ci;
     }
   }
-  return { annotators, items: n, ...figures, level };
+  const { alpha: a, pairwiseAgreement, judgeAgreement, judgeAlpha: ja, judgeCorrelation } = figures;
+  return {
+    annotators,
+    items: n,
+    alpha: a!,
+    pairwiseAgreement: pairwiseAgreement!,
+    judgeAgreement: judgeAgreement!,
+    judgeAlpha: ja!,
+    ...(judgeCorrelation ? { judgeCorrelation } : {}),
+    level,
+    judgeVerdict: basis,
+    ...(basis === 'threshold' ? { threshold: options.threshold! } : {}),
+  };
 }

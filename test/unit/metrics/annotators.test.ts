@@ -59,16 +59,27 @@ describe('the human ceiling, by hand', () => {
     expect(h.judgeAgreement.value).toBeCloseTo(2.15 / 3, 12);
     expect(h.judgeAgreement.n).toBe(5);
     expect(h).toMatchObject({ annotators: 3, items: 5, level: 'nominal' });
+    // The judge's alpha against them: 7/16 by hand in human-ceiling.test.ts.
+    expect(h.judgeAlpha!.value).toBeCloseTo(7 / 16, 12);
+    expect(h.judgeAlpha!.n).toBe(5);
     expect(Object.keys(h)).toEqual([
       'annotators',
       'items',
       'alpha',
       'pairwiseAgreement',
       'judgeAgreement',
+      'judgeAlpha',
       'level',
+      'judgeVerdict',
     ]);
-    // Intervals: a seeded bootstrap over the items, the same every time, around each value.
-    for (const m of [h.alpha, h.pairwiseAgreement, h.judgeAgreement]) {
+    expect(h.judgeVerdict).toBe('value');
+    // Intervals: a seeded bootstrap over the items, the same every time, around each value;
+    // alpha's only from 200 items on (its coverage below is poor): on 5, none, and why.
+    for (const m of [h.alpha, h.judgeAlpha!]) {
+      expect(m.ci).toBeUndefined();
+      expect(m.reason).toBe('too few items for an interval (n 5 < 200)');
+    }
+    for (const m of [h.pairwiseAgreement, h.judgeAgreement]) {
       expect(m.ci).toBeDefined();
       expect(m.ci![0]).toBeLessThanOrEqual(m.value!);
       expect(m.ci![1]).toBeGreaterThanOrEqual(m.value!);
@@ -84,14 +95,14 @@ describe('the human ceiling, by hand', () => {
     expect(rows.figures()).toEqual(humanAgreement('label', LABELS, JUDGE));
   });
 
-  it('report.txt prints the block and says which agreement is higher', () => {
+  it('report.txt prints the block and compares the two alphas (judge–annotator, annotator–annotator)', () => {
     const h = humanAgreement('label', LABELS, JUDGE);
     const lines = humanAgreementLines(h, '    ');
     expect(lines[0]).toMatch(
-      /^ {4}human agreement \(3 annotators, 5 items\): Krippendorff's alpha 0\.204 \[.*\] \(nominal, n 5\) {2}pairwise agreement 0\.533 \[.*\] \(n 5\) {2}judge agreement 0\.717 \[.*\] \(n 5\)$/,
+      /^ {4}human agreement \(3 annotators, 5 items\): Krippendorff's alpha 0\.204 \(too few items for an interval \(n 5 < 200\)\) \(nominal, n 5\) {2}pairwise agreement 0\.533 \[.*\] \(n 5\) {2}judge agreement 0\.717 \[.*\] \(n 5\) {2}judge alpha 0\.438 \(too few items for an interval \(n 5 < 200\)\) \(n 5\)$/,
     );
     expect(lines[1]).toBe(
-      '    the judge agrees with the annotators more than they agree with each other (0.717 vs 0.533)',
+      "    the judge agrees with the annotators more than they agree with each other (Krippendorff's alpha 0.438 vs 0.204)",
     );
     expect(ceilingSentence(0.61, 0.74)).toBe(
       'the judge agrees with the annotators less than they agree with each other (0.610 vs 0.740)',
@@ -159,7 +170,9 @@ describe('no data is null, never 0', () => {
       alpha: { value: null, n: 0 },
       pairwiseAgreement: { value: null, n: 0 },
       judgeAgreement: { value: null, n: 0 },
+      judgeAlpha: { value: null, n: 0 },
       level: 'nominal',
+      judgeVerdict: 'value',
     });
   });
 
