@@ -33,13 +33,13 @@ export const judgeBlock = z
       .boolean()
       .optional()
       .describe(
-        "With `labels`: the labels, in their declared order, are a scale from low to high (bad, ok, good). Adds the quadratic weighted kappa against gold (a near miss costs less than a far one), and Krippendorff's alpha across repeats uses the ordinal distance. An integer `range` is such a scale without it.",
+        "The answers are a scale from low to high. With `labels`: the labels in their declared order (bad, ok, good). With `range`: the numbers; without `ordinal`, a range with whole-number bounds and at least three points ([1, 5], not [0, 1]) is a scale and any other is not, and `ordinal: false` or `true` overrides that. A scale adds the quadratic weighted kappa against gold (a near miss costs less than a far one), and Krippendorff's alpha across repeats uses the ordinal distance.",
       ),
     range: z
       .tuple([z.number(), z.number()])
       .optional()
       .describe(
-        "The answer is a number in [min, max]; gold is a number (a 0/1 gold is a binary human label). With integer bounds (1, 5) the numbers are an ordinal scale: adds the quadratic weighted kappa against gold, and Krippendorff's alpha across repeats uses the ordinal distance.",
+        "The answer is a number in [min, max]; gold is a number (a 0/1 gold is a binary human label). With whole-number bounds and at least three points ([1, 5]) the numbers are an ordinal scale unless `ordinal: false`: adds the quadratic weighted kappa against gold, and Krippendorff's alpha across repeats uses the ordinal distance. [0, 1] (a fraction, a probability) is not a scale unless `ordinal: true`.",
       ),
     threshold: z
       .number()
@@ -97,8 +97,8 @@ export function checkJudgeSuite(
     issue(['judge', 'labels'], 'labels must differ (case-insensitively)');
   }
   if (positive && !labels) issue(['judge', 'positive'], '`positive` needs `labels`');
-  if (ordinal !== undefined && !labels)
-    issue(['judge', 'ordinal'], '`ordinal` needs `labels` (an integer `range` is a scale already)');
+  if (ordinal !== undefined && !labels && !range)
+    issue(['judge', 'ordinal'], '`ordinal` needs `labels` or `range`');
   for (const label of positive ?? []) {
     if (labels && !labels.includes(label)) issue(['judge', 'positive'], `${label} is not one of the labels`);
   }

@@ -117,10 +117,19 @@ function readGiven(suite: JudgeSuite, value: string, explanation: string | undef
   };
 }
 
-/** Whether the judge's range is a scale of whole numbers (1 to 5): its answers are ordinal. */
-function integerRange(suite: JudgeSuite): boolean {
-  const { range } = suite.judge;
-  return range !== undefined && Number.isInteger(range[0]) && Number.isInteger(range[1]);
+/**
+ * Whether a range judge's numbers are an ordinal scale (the quadratic weighted kappa, ordinal
+ * alpha): as the suite declares with `ordinal`, else when the range is whole numbers with at
+ * least three points (1 to 5, 0 to 10). A two-point range such as [0, 1] is not a scale by
+ * default: its answers are fractions (a share, a probability) and its gold often 0/1, where a
+ * weighted kappa of fractional scores against 0/1 labels measures no agreement on a scale; and
+ * a true two-point scale has no near miss for a weighted kappa to weigh.
+ */
+export function ordinalRange(judge: JudgeSuite['judge']): boolean {
+  const { range, ordinal } = judge;
+  if (range === undefined) return false;
+  if (ordinal !== undefined) return ordinal;
+  return Number.isInteger(range[0]) && Number.isInteger(range[1]) && range[1] - range[0] >= 2;
 }
 
 function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSuite>> {
@@ -150,7 +159,7 @@ function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSui
       target: (item) => (item.gold === undefined ? undefined : Number(item.gold)),
       metrics: {
         ...(threshold === undefined ? {} : { threshold }),
-        ...(integerRange(suite) ? { ordinal: true } : {}),
+        ...(ordinalRange(suite.judge) ? { ordinal: true } : {}),
       },
     },
   };
@@ -174,14 +183,21 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   description:
     'A judge declared without code: a prompt whose placeholders are dataset columns, answering one of some labels or a number in a range.',
 
-  suite: { shape: judgeShape, check: checkJudgeSuite, goldColumns: GOLD_COLUMNS, placeholderColumns: true },
+  suite: {
+    shape: judgeShape,
+    check: checkJudgeSuite,
+    goldColumns: GOLD_COLUMNS,
+    placeholderColumns: true,
+    // A judge with a range scores a number, its gold a rating: several annotators' are averaged.
+    numericGold: (suite) => suite.judge.range !== undefined,
+  },
 
   config: (suite) => ({
     answer: suite.judge.pairwise
       ? `pairwise ${suite.judge.pairwise.join(' vs ')}, both orders, inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
       : suite.judge.labels
         ? `labels ${suite.judge.labels.join('/')}${suite.judge.ordinal ? ' (ordinal)' : ''}`
-        : `range ${suite.judge.range!.join('..')}`,
+        : `range ${suite.judge.range!.join('..')}${suite.judge.ordinal === undefined ? '' : suite.judge.ordinal ? ' (ordinal)' : ' (not ordinal)'}`,
   }),
 
   roles: {

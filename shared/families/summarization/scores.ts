@@ -8,7 +8,9 @@
  *   sentence is 0.5 or more.
  * - judge: the harsh judge's factual accuracy and completeness (each 1–5), their mean mapped
  *   to 0–1.
- * - composite = 0.35·NLI + 0.40·judge + 0.25·coverage (weights configurable, normalised).
+ * - composite = 0.35·NLI + 0.40·judge + 0.25·coverage against a reference summary, 0.35·NLI +
+ *   0.40·judge (renormalised: coverage left out) against the document (weights configurable,
+ *   normalised; see `defaultWeights`).
  */
 
 export const CONTRADICTION_THRESHOLD = 0.5;
@@ -63,6 +65,30 @@ export interface CompositeWeights {
 }
 
 export const DEFAULT_WEIGHTS: CompositeWeights = { nli: 0.35, judge: 0.4, coverage: 0.25 };
+
+/**
+ * The composite's weights when the suite sets none, by what a summary is checked against.
+ *
+ * Against a reference summary, coverage is the share of the reference's points the summary
+ * makes: two texts of a summary's length, so a good summary covers most of them. Against the
+ * document it is the share of the document's sentences the summary is close to, and a summary
+ * is short by design: it restates a small share of the document's sentences, so coverage sits
+ * near 0 for faithful and unfaithful summaries alike and says little about faithfulness. Weighted 0.25 it would cap the composite near 0.75 (every other
+ * score perfect), never above its default threshold in practice. So against the document it
+ * weighs 0 and the composite is 0.35·NLI + 0.40·judge renormalised (0.467·NLI + 0.533·judge);
+ * coverage is still scored and reported on its own.
+ */
+export function defaultWeights(against: 'reference' | 'document'): CompositeWeights {
+  return against === 'document' ? { ...DEFAULT_WEIGHTS, coverage: 0 } : DEFAULT_WEIGHTS;
+}
+
+/** The weights the composite uses: the suite's own, else the default for what it is checked against. */
+export function compositeWeights(block: {
+  against: 'reference' | 'document';
+  weights?: CompositeWeights | undefined;
+}): CompositeWeights {
+  return block.weights ?? defaultWeights(block.against);
+}
 
 /**
  * The weighted mean of the scores there are (weights normalised over them); null when none is.

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import { encoderIdProblem } from '../../lib/encoders/registry.js';
 import { commonSuiteShape } from '../../model/suite-base.js';
-import { DEFAULT_WEIGHTS } from './scores.js';
 
 /**
  * Summarization faithfulness, after the legal summarization benchmark: models summarize
@@ -34,9 +33,9 @@ export const summarizationBlock = z
     weights: z
       .object({ nli: weight, judge: weight, coverage: weight })
       .strict()
-      .default(DEFAULT_WEIGHTS)
+      .optional()
       .describe(
-        'Composite weights (normalised over the scores present); default 0.35 NLI, 0.40 judge, 0.25 coverage.',
+        "Composite weights (normalised over the scores present). Default by `against`: with `reference`, 0.35 NLI, 0.40 judge, 0.25 coverage; with `document`, 0.35 NLI, 0.40 judge and coverage 0 (a summary covers a small share of a document's sentences by design, so coverage sits near 0 whatever the summary's quality; it is still reported on its own).",
       ),
     thresholds: z
       .object({ nli: weight, judge: weight, coverage: weight, composite: weight })
@@ -84,7 +83,7 @@ export function checkSummarizationSuite(
     const nliProblem = encoderIdProblem('nli', nli);
     if (nliProblem) issue(['summarization', 'nli'], `${nliProblem}, or llm`);
   }
-  if (weights.nli + weights.judge + weights.coverage === 0)
+  if (weights && weights.nli + weights.judge + weights.coverage === 0)
     issue(['summarization', 'weights'], 'at least one weight must be above 0');
   if (suite.dataset.columns.output === undefined && suite.backends.length === 0)
     issue(['backends'], 'needs a summarizer and a judge, or dataset.columns.output to score given summaries');

@@ -8,7 +8,7 @@ import { DeferredError } from '../../model/errors.js';
 import type { Failure, Item, Score } from '../../model/model.js';
 import type { JsonSchemaSpec } from '../../model/provider.js';
 import { SummarizationTally, type SummarizationTallyState, summarizationReportText } from './report.js';
-import { composite, coverageScore, judgeScore, nliScore } from './scores.js';
+import { composite, compositeWeights, coverageScore, judgeScore, nliScore } from './scores.js';
 import { splitSentences } from './sentences.js';
 import { type SummarizationHint, simulateSummarization } from './simulate.js';
 import {
@@ -243,10 +243,15 @@ function scorers(suite: SummarizationSuite): Record<string, Scorer<SummaryOutput
     target,
     score: (output, item, ctx) => parts(output, item, ctx)[name],
   });
+  // The suite's weights, else the default for `against` (no coverage against a document).
+  const weights = compositeWeights(suite.summarization);
+  const weighed = (['nli', 'judge', 'coverage'] as const)
+    .filter((name) => weights[name] > 0)
+    .map((name) => `${weights[name]}·${name === 'nli' ? 'NLI' : name}`);
   return {
     composite: {
       kind: 'number',
-      description: `${suite.summarization.weights.nli}·NLI + ${suite.summarization.weights.judge}·judge + ${suite.summarization.weights.coverage}·coverage, over the scores there are`,
+      description: `${weighed.join(' + ')}, over the scores there are`,
       metrics: { threshold: thresholds.composite },
       target,
       score: async (output, item, ctx) => {
@@ -259,10 +264,13 @@ function scorers(suite: SummarizationSuite): Record<string, Scorer<SummaryOutput
         const num = (v: number | Failure) => (typeof v === 'number' ? v : null);
         const value = composite(
           { nli: num(got.nli), judge: num(got.judge), coverage: num(got.coverage) },
-          ctx.suite.summarization.weights,
+          compositeWeights(ctx.suite.summarization),
         );
         if (value === null) {
-          const failures = Object.entries(got).map(([name, v]) => ({ name, failure: v as Failure }));
+          // Every part with a weight failed (a part that scored weighs 0).
+          const failures = Object.entries(got).flatMap(([name, v]) =>
+            typeof v === 'number' ? [] : [{ name, failure: v }],
+          );
           const why = failures.map(({ name, failure }) => `${name}: ${failure.message}`).join('; ');
           return {
             kind: 'number',

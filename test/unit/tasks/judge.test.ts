@@ -160,8 +160,10 @@ describe('judge scorers', () => {
     expect(judgeFamily.scorers(fractional as never).score!.metrics).toEqual({});
   });
 
-  it('refuses `ordinal` without labels', () => {
-    expect(() => judgeSuite({ range: [1, 5], ordinal: true })).toThrow(/`ordinal` needs `labels`/);
+  it('refuses `ordinal` without labels or a range', () => {
+    expect(() => judgeSuite({ pairwise: ['a', 'b'], ordinal: true })).toThrow(
+      /`ordinal` needs `labels` or `range`/,
+    );
   });
 });
 
