@@ -17,6 +17,7 @@ import { classificationMetrics } from '../shared/lib/metrics/index.js';
 import { validateSuite } from '../shared/registry/suite.js';
 import { compareRuns, type RunSide } from '../shared/reports/compare-runs.js';
 import { cloudModelPart } from './cloud/model/bench-part.js';
+import { coverage, writeCoverage } from './coverage.js';
 import { bundleFigures } from './parts/bundles.js';
 import { AWS_PRICES, infrastructureCost } from './parts/cost.js';
 import { goldCsv, ROOT } from './parts/data.js';
@@ -505,6 +506,16 @@ async function main() {
   results.sequentialGates = seq.figures;
   checks.push(...seq.checks);
 
+  // 15. Coverage of every interval the product reports (bench/coverage.ts), also written alone.
+  const intervals = coverage();
+  await writeCoverage(intervals.figures);
+  results.coverage = {
+    worst: intervals.figures.worst,
+    pass: intervals.figures.pass,
+    ms: intervals.figures.ms,
+  };
+  checks.push(...intervals.checks);
+
   results.checks = checks;
   results.benchSeconds = Math.round((performance.now() - benchStarted) / 1000);
   const md = [
@@ -596,4 +607,12 @@ async function countLines(path: string): Promise<number> {
 
 const fmtS = (ms: number | undefined) => (ms === undefined ? '—' : `${(ms / 1000).toFixed(1)} s`);
 
-await main();
+/** `npm run bench -- coverage`: the coverage part alone (bench/results/coverage.json). */
+async function coverageOnly() {
+  const { figures, checks } = coverage();
+  await writeCoverage(figures);
+  process.stdout.write(`${renderTable(checks)}\n\nwritten to bench/results/coverage.json\n`);
+}
+
+if (process.argv[2] === 'coverage') await coverageOnly();
+else await main();

@@ -3,6 +3,7 @@
  * run, local or AWS, whatever the task family. Types only (and the schema versions): the
  * code that computes the figures is in the metrics library and in reports.
  */
+import { headlineMetrics } from './metrics.js';
 import type { FailureKind, ScoreKind } from './model.js';
 import type { TokenUsage } from './provider.js';
 
@@ -35,6 +36,11 @@ export interface MetricValue {
   ci?: Interval;
   /** How people read it when its key alone does not say: `F1 of helpful` for `positiveF1`. */
   name?: string;
+  /**
+   * Why the value is null although there are items (its formula is 0/0 there: `undefined: one
+   * label everywhere`), or why it has no interval (`too few items for an interval (n 5 < 20)`).
+   */
+  reason?: string;
 }
 
 /** A scorer's part of report.json `scores`. */
@@ -69,13 +75,22 @@ export interface ScorerSummary {
 }
 
 /**
- * One prediction-powered estimate (PPI++, power-tuned λ in [0, 1]) of a mean over every item:
- * the judge's values on all items corrected by the gold on the labelled ones. Beside it the
+ * Which prediction-powered estimator gave a figure: `ppi++` when the labelled items are a random
+ * sample of the items (Angelopoulos, Duchi & Zrnic 2023); `active` when some labels were chosen
+ * with known probabilities (a gold file's `p`: active inference, Zrnic & Candès 2024).
+ */
+export type PpiEstimator = 'ppi++' | 'active';
+
+/**
+ * One prediction-powered estimate (power-tuned λ in [0, 1]) of a mean over every item: the
+ * judge's values on all items corrected by the gold on the labelled ones. Beside it the
  * classical estimate from the labelled items alone and the judge-only mean over every item
  * (biased by the judge's errors: shown for contrast, never an estimate to report). A figure that
  * cannot be computed (fewer than 2 labelled items) is null.
  */
 export interface PpiEstimate {
+  /** The estimator, chosen by how the labels were chosen (absent in reports written before it). */
+  estimator?: PpiEstimator;
   estimate: number | null;
   /** The 95% interval of `estimate`. */
   ci: Interval | null;
@@ -104,6 +119,28 @@ export interface PpiFigures extends PpiEstimate {
   /** What the estimate is of, for people: `mean`, `share passing`, `share of helpful`. */
   quantity: string;
   byLabel?: Record<string, PpiEstimate>;
+  /** Some labels were chosen with known probabilities (a gold file's `p`): see {@link PpiDesign}. */
+  design?: PpiDesign;
+}
+
+/**
+ * report.json `scores.<scorer>.ppi.design`: the labels are not a random sample of the items
+ * (chosen by `assay label`, more often where the judge was unsure), so the agreement metrics of
+ * `scores.<scorer>.metrics` (accuracy, F1, κ), computed over the labelled items as they are,
+ * describe that sample, not the items. `accuracy` is the design-weighted one.
+ */
+export interface PpiDesign {
+  sample: 'non-random';
+  /** Labels with a probability `p` (weight 1/p). */
+  chosen: number;
+  /** Labels without one, there before the draw: probability 1 (weight 1). */
+  certain: number;
+  /**
+   * The judge's accuracy over every item, each labelled item weighted by 1/p (the Hájek ratio
+   * estimator), with a 95% Wilson interval at the design's effective number of items; over the
+   * labelled items the judge gave a value. Label and pass scorers only.
+   */
+  accuracy?: { estimate: number | null; ci: Interval | null; n: number };
 }
 
 /** Values of one slice column kept with their own metrics; the items of the rest are counted under {@link OTHER_VALUE}. */
@@ -255,12 +292,18 @@ export interface LeaderboardEntry {
   finishedAt: string;
 }
 
-/** The headline metrics of a kind, in the order summaries print them. */
-export const HEADLINE_METRICS: Record<ScoreKind, readonly string[]> = {
-  label: ['accuracy', 'macroF1', 'binaryF1', 'positiveF1', 'kappa', 'weightedKappa'],
-  number: ['mean', 'mae', 'spearman', 'weightedKappa', 'rocAuc', 'balancedAccuracy'],
-  pass: ['passRate', 'accuracy', 'balancedAccuracy'],
-};
+/** The headline metrics of a kind, in the order summaries print them (from the metric table). */
+export const HEADLINE_METRICS: Readonly<Record<ScoreKind, readonly string[]>> = Object.freeze({
+  get label() {
+    return headlineMetrics('label');
+  },
+  get number() {
+    return headlineMetrics('number');
+  },
+  get pass() {
+    return headlineMetrics('pass');
+  },
+});
 
 /** A run's entry, from its report. */
 export function leaderboardEntry(report: Report): LeaderboardEntry {
@@ -310,6 +353,8 @@ export interface Alpha {
   n: number;
   /** 95 % percentile-bootstrap interval, resampling units; absent when there is no value. */
   ci?: Interval;
+  /** Why there is a value but no interval: too few units for one (the coverage bench's minimum). */
+  reason?: string;
 }
 
 /** A scorer's reliability across repeats: report.json `scores.<scorer>.reliability` (k > 1 only). */
@@ -358,8 +403,24 @@ export interface HumanAgreement {
    * and that annotator's label) where the two agree; the mean over annotators.
    */
   judgeAgreement: MetricValue;
+  /**
+   * Krippendorff's alpha of the judge's verdict against each annotator's label: alpha over the
+   * judge–annotator pairs (as `alpha` is over the annotator–annotator pairs), on the items with
+   * a verdict and a label. The figure set against `alpha` (absent in reports written before it).
+   */
+  judgeAlpha?: MetricValue;
+  /** Number scorers: per annotator, Pearson's r between the judge's value and the rating; the mean. */
+  judgeCorrelation?: MetricValue;
   /** The distance alpha weighs a disagreement by: as across repeats (see {@link ScorerReliability}). */
   level: AlphaLevel;
+  /**
+   * How the judge's value meets a label in `judgeAgreement` and `judgeAlpha`: `value` as it is;
+   * `threshold` (a number scorer against 0/1 labels) 1 at or above `threshold`, else 0; `none`
+   * (such a scorer without a threshold) not at all: both are null, `judgeCorrelation` remains.
+   */
+  judgeVerdict?: 'value' | 'threshold' | 'none';
+  /** With `judgeVerdict: "threshold"`: the scorer's threshold. */
+  threshold?: number;
 }
 
 /** A producer family's items: report.json `scores.<scorer>.bias.selfPreference.byProducer.<family>`. */

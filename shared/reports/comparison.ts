@@ -1,5 +1,6 @@
 import { num, pValue, signed, usd, visible, visibleLine } from '../lib/format.js';
-import { METRIC_NAMES, type PairedDelta } from '../lib/metrics/index.js';
+import type { PairedDelta } from '../lib/metrics/index.js';
+import { metricDisplayName } from '../model/metrics.js';
 import type { ScoreKind } from '../model/model.js';
 import { HEADLINE_METRICS } from '../model/report.js';
 import type { BlobStore } from '../ports/ports.js';
@@ -42,7 +43,7 @@ const usdSigned = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${usd(Math.
 function metricRow(name: string, d: PairedDelta, noise?: DeltaNoise): string {
   const ci = `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`;
   const floor = noise ? `  ±${num(noise.floor)} ${noise.withinNoise ? 'within noise' : 'beyond noise'}` : '';
-  return `  ${(METRIC_NAMES[name] ?? name).padEnd(17)} ${num(d.base).padStart(7)} ${num(d.candidate).padStart(10)} ${signed(d.delta).padStart(8)}  ${ci.padEnd(18)} ${pValue(d.pValue).padStart(7)}${floor}`;
+  return `  ${metricDisplayName(name).padEnd(17)} ${num(d.base).padStart(7)} ${num(d.candidate).padStart(10)} ${signed(d.delta).padStart(8)}  ${ci.padEnd(18)} ${pValue(d.pValue).padStart(7)}${floor}`;
 }
 
 /** The metric a slice's line shows: the kind's first headline metric the deltas have. */
@@ -59,7 +60,7 @@ function sliceRows(s: ScorerComparison): string[] {
       .map((v) => sliceHeadline(s.kind, v.deltas))
       .find((m) => m !== undefined);
     lines.push(
-      `  slices by ${column}${metric ? ` (${METRIC_NAMES[metric] ?? metric}, paired on the items of each value)` : ''}`,
+      `  slices by ${column}${metric ? ` (${metricDisplayName(metric)}, paired on the items of each value)` : ''}`,
       `  ${'value'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}  n`,
     );
     for (const [value, slice] of Object.entries(values)) {
@@ -140,7 +141,7 @@ function scorerSection(
   if (rows.length > 0) {
     const over = s.kind === 'label' ? 'items scored on both sides, with gold' : 'items scored on both sides';
     lines.push(
-      `  metrics (n = ${s.n} ${over}; proportions: Newcombe's paired interval and McNemar's p; the rest: paired bootstrap)`,
+      `  metrics (n = ${s.n} ${over}; ${s.kind === 'number' ? 'paired bootstrap' : "proportions: Newcombe's paired interval and McNemar's p; the rest: paired bootstrap"})`,
       `  ${'metric'.padEnd(17)} ${'base'.padStart(7)} ${'candidate'.padStart(10)} ${'Δ'.padStart(8)}  ${'95% CI of Δ'.padEnd(18)} ${'p'.padStart(7)}${s.noise ? '  noise floor' : ''}`,
     );
     for (const [metric, d] of rows) lines.push(metricRow(metric, d, s.noise?.[metric]));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { AnyTaskFamily } from '../family/types.js';
 import {
-  ceilingSentence,
+  humanCeilingSentence,
   interval,
   ms,
   num,
@@ -13,9 +13,9 @@ import {
   visible,
   visibleLine,
   withInterval,
-  words,
 } from '../lib/format.js';
-import { METRIC_NAMES, verdictOf } from '../lib/metrics/index.js';
+import { verdictOf } from '../lib/metrics/index.js';
+import { metricDisplayName } from '../model/metrics.js';
 import { type ItemResult, isScored, resultCost, resultLatencyMs, scoreOf } from '../model/model.js';
 import {
   HEADLINE_METRICS,
@@ -482,13 +482,14 @@ function round(value: number, digits: number): number {
 
 /** How people read a metric: its own name when it has one (`F1 of helpful`), else by its key. */
 function metricName(key: string, m: MetricValue): string {
-  return m.name ?? METRIC_NAMES[key] ?? words(key);
+  return m.name ?? metricDisplayName(key);
 }
 
-/** One metric line: name, value, CI, n. */
+/** One metric line: name, value, CI, n; the reason when there is no value or no interval. */
 function metricLine(name: string, m: MetricValue): string {
   const ci = interval(m.ci);
-  return `    ${metricName(name, m).padEnd(18)} ${num(m.value).padStart(6)}  ${ci.padEnd(17)} n ${m.n}`;
+  const line = `    ${metricName(name, m).padEnd(18)} ${num(m.value).padStart(6)}  ${ci.padEnd(17)} n ${m.n}`;
+  return m.reason && !m.ci ? `${line}  (${m.reason})` : line;
 }
 
 /** The length bias of a scorer: Spearman's ρ of output length against score, overall and by gold class. */
@@ -552,10 +553,10 @@ export function renderScorer(name: string, s: ScorerSummary, primary: boolean): 
 export function reliabilityLines(r: ScorerReliability, indent: string): string[] {
   const sd = r.withinItemSd === undefined ? '' : `  within-item SD ${num(r.withinItemSd)}`;
   const floors = Object.entries(r.noiseFloor).map(
-    ([metric, floor]) => `${METRIC_NAMES[metric] ?? words(metric)} ±${num(floor)}`,
+    ([metric, floor]) => `${metricDisplayName(metric)} ±${num(floor)}`,
   );
   return [
-    `${indent}repeats ${r.repeats} (${r.n} items with two or more values): flip rate ${num(r.flipRate)}  ties ${r.ties}  Krippendorff's alpha ${num(r.alpha.value)} ${interval(r.alpha.ci)} (${r.alpha.level})${sd}`,
+    `${indent}repeats ${r.repeats} (${r.n} items with two or more values): flip rate ${num(r.flipRate)}  ties ${r.ties}  Krippendorff's alpha ${withInterval(r.alpha)} (${r.alpha.level})${sd}`,
     `${indent}noise floor (SD across single-repeat runs): ${floors.length > 0 ? floors.join('  ') : 'none'}`,
   ];
 }
@@ -598,23 +599,58 @@ export function renderSlices(report: Pick<Report, 'slices' | 'scores' | 'primary
 
 /**
  * The human ceiling of a scorer: how far the annotators agree with each other (alpha and the
- * pairwise agreement) and with the judge, then one sentence saying which agreement is higher.
+ * pairwise agreement) and with the judge (its agreement, its alpha against them, a number
+ * scorer's correlation), then one sentence comparing the two figures that measure the same thing.
  */
 export function humanAgreementLines(h: HumanAgreement, indent: string): string[] {
+  const verdict =
+    h.judgeVerdict === 'threshold'
+      ? ` (the judge's value ≥ ${h.threshold} as 1, else 0, against 0/1 labels)`
+      : '';
+  const judge = [
+    `judge agreement ${withInterval(h.judgeAgreement)} (n ${h.judgeAgreement.n})`,
+    ...(h.judgeAlpha ? [`judge alpha ${withInterval(h.judgeAlpha)} (n ${h.judgeAlpha.n})`] : []),
+    ...(h.judgeCorrelation
+      ? [`judge correlation (Pearson r) ${withInterval(h.judgeCorrelation)} (n ${h.judgeCorrelation.n})`]
+      : []),
+  ];
   return [
-    `${indent}human agreement (${h.annotators} annotators, ${h.items} items): Krippendorff's alpha ${withInterval(h.alpha)} (${h.level}, n ${h.alpha.n})  pairwise agreement ${withInterval(h.pairwiseAgreement)} (n ${h.pairwiseAgreement.n})  judge agreement ${withInterval(h.judgeAgreement)} (n ${h.judgeAgreement.n})`,
-    `${indent}${ceilingSentence(h.judgeAgreement.value, h.pairwiseAgreement.value)}`,
+    `${indent}human agreement (${h.annotators} annotators, ${h.items} items): Krippendorff's alpha ${withInterval(h.alpha)} (${h.level}, n ${h.alpha.n})  pairwise agreement ${withInterval(h.pairwiseAgreement)} (n ${h.pairwiseAgreement.n})  ${judge.join('  ')}${verdict}`,
+    `${indent}${humanCeilingSentence(h)}`,
   ];
 }
 
-/** The headline figures of a scorer on one line (CLI summary, leaderboards). */
+/**
+ * The headline figures of a scorer on one line (CLI summary, leaderboards). Its n is the n the
+ * figures shown ran over, from each metric's own `n` (the items with gold for agreement figures,
+ * which can be fewer than the items scored): the n most of them share, a figure over other items
+ * named with its own (`pass rate on 2000`), and the items scored beside it when none ran over all.
+ */
 export function headline(name: string, s: ScorerSummary): string {
-  const shown = HEADLINE_METRICS[s.kind]
+  const metrics = HEADLINE_METRICS[s.kind]
     .filter((metric) => s.metrics[metric] !== undefined)
-    .map((metric) => `${metricName(metric, s.metrics[metric]!)} ${num(s.metrics[metric]!.value)}`);
+    .map((metric) => ({ metric, m: s.metrics[metric]! }));
+  const shown = metrics.map(({ metric, m }) => `${metricName(metric, m)} ${num(m.value)}`);
+  const n = sharedN(metrics.map(({ m }) => m.n)) ?? s.n;
+  const others = metrics
+    .filter(({ m }) => m.n !== n)
+    .map(({ metric, m }) => `, ${metricName(metric, m)} on ${m.n}`);
+  const scored = n < s.n && !metrics.some(({ m }) => m.n === s.n) ? ` of ${s.n} scored` : '';
   const unscored = Object.values(s.unscored).reduce((a, b) => a + (b ?? 0), 0);
-  const gold = s.ppi ? `, gold on ${s.ppi.nLabelled}` : '';
-  return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${s.n}${gold}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
+  const gold = s.ppi && s.ppi.nLabelled !== n ? `, gold on ${s.ppi.nLabelled}` : '';
+  return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${n}${scored}${others.join('')}${gold}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
+}
+
+/** The n most of `ns` share (the smallest of those tied); undefined when there is none. */
+function sharedN(ns: readonly number[]): number | undefined {
+  const counts = new Map<number, number>();
+  for (const n of ns) counts.set(n, (counts.get(n) ?? 0) + 1);
+  let best: number | undefined;
+  for (const [n, count] of counts) {
+    const bestCount = best === undefined ? 0 : counts.get(best)!;
+    if (count > bestCount || (count === bestCount && n < best!)) best = n;
+  }
+  return best;
 }
 
 /** What a report of an incomplete run says first (report.txt, the terminal); undefined when complete. */
@@ -695,6 +731,13 @@ interface ComparisonView {
   scores: Record<
     string,
     {
+      coverage?: {
+        n: number;
+        delta: number;
+        ci: [number, number];
+        pValue: number;
+        scored: { base: number; candidate: number };
+      };
       deltas: Record<
         string,
         { delta: number; ci: [number, number]; pValue: number; noiseFloor?: number; withinNoise?: boolean }
@@ -717,10 +760,16 @@ function renderComparisonSummary(c: ComparisonView | undefined): string[] {
   for (const change of c.promptChanges) {
     lines.push(`  prompt ${change.path}: ${change.base ?? '(none)'} → ${change.candidate ?? '(none)'}`);
   }
+  const p = (v: number) => (v < 0.001 ? '<0.001' : v.toFixed(3));
   for (const [scorer, s] of Object.entries(c.scores)) {
+    const k = s.coverage;
+    if (k)
+      lines.push(
+        `  ${`${scorer} coverage`.padEnd(26)} Δ ${signed(k.delta)}  [${signed(k.ci[0])}, ${signed(k.ci[1])}]  p ${p(k.pValue)}  (scored ${k.scored.base} → ${k.scored.candidate} of ${k.n}; the figures below are over the items both runs scored)`,
+      );
     for (const [name, d] of Object.entries(s.deltas)) {
       lines.push(
-        `  ${`${scorer} ${METRIC_NAMES[name] ?? words(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3)}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
+        `  ${`${scorer} ${metricDisplayName(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${p(d.pValue)}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
       );
     }
     if (s.mcnemarPValue !== undefined)

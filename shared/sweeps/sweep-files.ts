@@ -5,7 +5,7 @@
  */
 
 import { interval, ms, num, pValue, signed, textTable, usd, visible, withInterval } from '../lib/format.js';
-import { METRIC_NAMES } from '../lib/metrics/index.js';
+import { metricDisplayName } from '../model/metrics.js';
 import type { BlobStore } from '../ports/ports.js';
 import type { PromptChange } from '../reports/compare-runs.js';
 import { gateOutcome, sequentialLine } from '../reports/gate-outcome.js';
@@ -43,7 +43,7 @@ export function promptChangeLines(changes: readonly PromptChange[]): string[] {
 export function renderSweepText(report: SweepReport): string {
   const lines: string[] = [];
   if (report.notice) lines.push('*'.repeat(78), report.notice, '*'.repeat(78), '');
-  const rankName = METRIC_NAMES[report.rankBy.metric] ?? report.rankBy.metric;
+  const rankName = metricDisplayName(report.rankBy.metric);
   lines.push(
     `Assay sweep — ${report.suite} (${report.task}), ${report.variants.length} variants`,
     `sweep ${report.sweepId}   ${report.createdAt} → ${report.finishedAt}`,
@@ -98,7 +98,7 @@ export function renderSweepText(report: SweepReport): string {
     for (const [scorer, s] of Object.entries(v.comparison.scores)) {
       const deltas = Object.entries(s.deltas).map(
         ([metric, d]) =>
-          `${METRIC_NAMES[metric] ?? metric} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
+          `${metricDisplayName(metric)} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
       );
       const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
       const c = s.coverage;
@@ -172,7 +172,7 @@ function lowerCoverageNote(report: SweepReport): string[] {
   const lower = report.variants.filter((v) => lowerCoverage(v, report.primaryScorer));
   if (lower.length === 0) return [];
   return [
-    `  lower coverage: ${lower.map((v) => v.name).join(', ')} scored fewer items than the baseline beyond chance, so ${lower.length === 1 ? 'its' : 'their'} ${METRIC_NAMES[report.rankBy.metric] ?? report.rankBy.metric} is over the items ${lower.length === 1 ? 'it' : 'they'} chose to answer: left off the Pareto front.`,
+    `  lower coverage: ${lower.map((v) => v.name).join(', ')} scored fewer items than the baseline beyond chance, so ${lower.length === 1 ? 'its' : 'their'} ${metricDisplayName(report.rankBy.metric)} is over the items ${lower.length === 1 ? 'it' : 'they'} chose to answer: left off the Pareto front.`,
   ];
 }
 

@@ -18,6 +18,7 @@ import {
   scorerCoverage,
   withCoverageGuard,
 } from '../lib/gate.js';
+import { metricSpec } from '../model/metrics.js';
 import { type ItemResult, type RunRecord, resultLatencyMs } from '../model/model.js';
 import type { MetricValue, Report } from '../model/report.js';
 import { SWEEP_SCHEMA_VERSION, type SweepRecord } from '../model/sweep-record.js';
@@ -169,8 +170,8 @@ export const MIXED_NOTICE =
 export const RANK_OVER =
   "each variant's own scored items (see its coverage); the paired comparison and the gate are over the items both it and the baseline scored";
 
-/** Figures where lower is better. */
-const LOWER_IS_BETTER = new Set(['mae', 'error_rate']);
+/** Whether lower is better for a figure: a scorer metric by the metric table, the error rate. */
+const lowerIsBetter = (name: string) => name === 'error_rate' || metricSpec(name)?.better === 'lower';
 
 /** What a sweep ranks by when the suite does not say: the primary scorer's leading agreement metric. */
 function defaultRankMetric(report: Report): string {
@@ -220,7 +221,7 @@ export async function buildSweepReport(
   const rankName = record.rankBy ?? defaultRankMetric(reports[baseIndex]!);
   const rankRef = parseMetric(rankName);
   const better: 'higher' | 'lower' =
-    rankRef.kind !== 'named' || LOWER_IS_BETTER.has(rankRef.name.split('.').at(-1)!) ? 'lower' : 'higher';
+    rankRef.kind !== 'named' || lowerIsBetter(rankRef.name.split('.').at(-1)!) ? 'lower' : 'higher';
   const sign = better === 'higher' ? 1 : -1;
   const conditions: Condition[] = (record.gate?.conditions ?? []).map(parseCondition);
   const requiredNames = record.gate

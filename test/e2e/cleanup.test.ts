@@ -27,7 +27,11 @@ describe('cleanup, end to end', { timeout: 120_000 }, () => {
     expect(stdout).toContain('Assay sweep — dictation-cleanup (cleanup), 3 variants');
     const sweepDir = (await readdir(runs)).find((d) => d.startsWith('dictation-cleanup-sweep-'))!;
     const sweep = JSON.parse(await readFile(join(runs, sweepDir, 'sweep.json'), 'utf8')) as SweepReport;
-    expect(sweep.rankBy).toEqual({ metric: 'mean', better: 'higher' });
+    expect(sweep.rankBy).toMatchObject({
+      metric: 'mean',
+      better: 'higher',
+      over: expect.stringMatching(/own scored items/),
+    });
     expect(sweep.variants.map((v) => v.rank)).toEqual(
       [...sweep.variants.map((v) => v.rank)].sort((a, b) => (a ?? 9) - (b ?? 9)),
     );
@@ -42,7 +46,9 @@ describe('cleanup, end to end', { timeout: 120_000 }, () => {
         continue;
       }
       expect(['promoted', 'not promoted']).toContain(v.verdict);
-      expect(v.gate?.conditions).toHaveLength(3);
+      // The study gate's three conditions, then the coverage guard.
+      expect(v.gate?.conditions).toHaveLength(4);
+      expect(v.gate?.conditions[3]?.condition).toBe('coverage not below the baseline (implicit)');
       // The long-text slice has items: three dictations of 156 words.
       expect(v.gate?.conditions[2]?.value).toEqual(expect.any(Number));
     }

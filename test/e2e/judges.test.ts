@@ -79,16 +79,24 @@ describe('declared judges, end to end', { timeout: 120_000 }, () => {
       'mae',
       'pearson',
       'spearman',
+      'kendallTau',
       'weightedKappa',
     ]);
-    expect(report.scores.score!.metrics.weightedKappa!.ci).toHaveLength(2);
+    // 40 items: below weighted kappa's 200, its bootstrap interval is withheld, and says why.
+    expect(report.scores.score!.metrics.weightedKappa!.ci).toBeUndefined();
+    expect(report.scores.score!.metrics.weightedKappa!.reason).toBe(
+      'too few items for an interval (n 40 < 200)',
+    );
     expect(report.metrics).toMatchObject({ n: 40, mean: expect.any(Number), mae: expect.any(Number) });
     const text = await readFile(join(dir, 'a', 'report.txt'), 'utf8');
     expect(text).toMatch(/score \(number, primary\): 40 scored/);
-    expect(text).toMatch(/ {4}mean +\d\.\d{3} +\[\d\.\d{3}, \d\.\d{3}\] +n 40/);
+    // 40 items: the mean's bootstrap interval starts at 50 (the coverage bench); the line says why.
+    expect(text).toMatch(/ {4}mean +\d\.\d{3} +n 40 {2}\(too few items for an interval \(n 40 < 50\)\)/);
     expect(text).toMatch(/ {4}MAE +\d\.\d{3}/);
     expect(text).toMatch(/ {4}Spearman ρ +-?\d\.\d{3}/);
-    expect(text).toMatch(/ {4}weighted kappa +-?\d\.\d{3} +\[-?\d\.\d{3}, -?\d\.\d{3}\] +n 40/);
+    expect(text).toMatch(
+      / {4}weighted kappa +-?\d\.\d{3} +n 40 {2}\(too few items for an interval \(n 40 < 200\)\)/,
+    );
     // No classification lines: no macro F1, Cohen's kappa, per-class table or confusion matrix.
     expect(text).not.toMatch(/macro F1|Cohen's kappa|confusion|precision/);
 
@@ -135,7 +143,7 @@ describe('declared judges, end to end', { timeout: 120_000 }, () => {
     const label = report.scores.label!;
     expect(label.metrics.weightedKappa).toMatchObject({
       n: 30,
-      ci: [expect.any(Number), expect.any(Number)],
+      reason: 'too few items for an interval (n 30 < 200)',
     });
     expect(label.metrics.positiveF1).toMatchObject({ n: 30, name: 'F1 of good' });
     expect(report.metrics).toMatchObject({
@@ -144,8 +152,12 @@ describe('declared judges, end to end', { timeout: 120_000 }, () => {
     });
     expect(label.reliability!.alpha.level).toBe('ordinal');
     const text = await readFile(join(out, 'report.txt'), 'utf8');
-    expect(text).toMatch(/ {4}weighted kappa +-?\d\.\d{3} +\[/);
-    expect(text).toMatch(/ {4}F1 of good +\d\.\d{3} +\[/);
+    expect(text).toMatch(
+      / {4}weighted kappa +-?\d\.\d{3} +n 30 {2}\(too few items for an interval \(n 30 < 200\)\)/,
+    );
+    expect(text).toMatch(
+      / {4}F1 of good +\d\.\d{3} +n 30 {2}\(too few items for an interval \(n 30 < 1000\)\)/,
+    );
     expect(text).toMatch(/Krippendorff's alpha -?\d\.\d{3} .*\(ordinal\)/);
   });
 });

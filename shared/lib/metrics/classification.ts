@@ -25,9 +25,13 @@
  * - Macro averages (multi-class and binary) run over the classes present in gold or
  *   predictions; so when every row is positive and every prediction equals gold, binary macro F1 = 1
  *   (the absent negative class is not averaged in as a 0).
- * - Kappa when expected agreement is 1 (one single label in both gold and predictions): 1 if
- *   observed agreement is 1, else 0 (the usual formula is 0/0 there); weighted kappa likewise
- *   (its expected disagreement is 0 only when every row has the same label on both sides).
+ * - Kappa when expected agreement is 1 (one single label in both gold and predictions, as with
+ *   one row): null, as the formula is 0/0 there; weighted kappa likewise (its expected
+ *   disagreement is 0 only when every row has the same label on both sides). A resample where
+ *   it is undefined adds nothing to its interval.
+ * - Intervals: accuracy and binary accuracy, proportions of rows, have Wilson's interval
+ *   (intervals.ts); macro F1, the binary F1s and the kappas the percentile bootstrap, given only
+ *   from `MIN_ITEMS_FOR_INTERVAL` rows on (fewer: no interval, see `withheldReason`).
  * - n = 0 (no rows, or all rows are errors): accuracy, macro F1, kappa, weighted kappa and the
  *   binary figures (the positive class's precision, recall and F1 too) are null (no data is not
  *   a score of 0), empty tables, `ci` undefined. The positive class's figures are null too when
@@ -37,6 +41,7 @@
 
 import { dict } from '../../model/dict.js';
 import type { Interval } from '../../model/report.js';
+import { bootstrapAllowed, proportionInterval } from './intervals.js';
 import { type BootstrapOptions, bootstrapCis, codeOf } from './stats.js';
 
 export interface LabelPair {
@@ -71,13 +76,18 @@ export interface BinaryMetrics {
   negative: ClassScores;
 }
 
+/**
+ * 95% intervals by default: Wilson's for the proportions, the percentile bootstrap for the
+ * rest (absent below their minimum number of rows, or when the figure is null).
+ */
 export interface ClassificationCis {
   accuracy: Interval;
-  macroF1: Interval;
+  binaryAccuracy?: Interval;
+  macroF1?: Interval;
   binaryF1?: Interval;
   /** The positive class's F1 (`binary.positive.f1`). */
   positiveF1?: Interval;
-  kappa: Interval;
+  kappa?: Interval;
   weightedKappa?: Interval;
 }
 
@@ -102,7 +112,7 @@ export type ClassificationMetrics = {
   weightedKappa?: number | null;
   /** gold label (labels present in gold) → predicted label (every label of the union) → count, zeros included. */
   confusion: Record<string, Record<string, number>>;
-  /** Percentile-bootstrap intervals (95% by default); undefined when n = 0 or bootstrap is off. */
+  /** Intervals (see {@link ClassificationCis}); undefined when n = 0 or bootstrap is off. */
   ci: ClassificationCis | undefined;
 };
 
@@ -344,24 +354,42 @@ export function classificationMetrics(
 
   let ci: ClassificationCis | undefined;
   if (n > 0 && options.bootstrap !== false) {
-    const sample = new Array<number>(width * width);
-    ci = bootstrapCis(
-      n,
-      (indices) => {
-        sample.fill(0);
-        for (const i of indices) sample[gold[i]! * width + pred[i]!]!++;
-        const s = scoreConfusion(sample, width, isPositive, weighted ? ranks : undefined);
-        const stats: Record<string, number> = { accuracy: s.accuracy, macroF1: s.macroF1, kappa: s.kappa };
-        if (binaryView) {
-          stats.binaryF1 = s.binary.f1;
-          // A resample without the positive class has no F1 of it: skipped, not a 0.
-          if (s.binary.positivePresent) stats.positiveF1 = s.binary.positive.f1;
-        }
-        if (s.weightedKappa !== undefined) stats.weightedKappa = s.weightedKappa;
-        return stats;
-      },
-      options.bootstrap,
-    ) as unknown as ClassificationCis;
+    const alpha = options.bootstrap?.alpha;
+    const binaryRight = scores.binary.accuracy * n;
+    ci = {
+      accuracy: proportionInterval(Math.round(scores.accuracy * n), n, alpha)!,
+      ...(binaryView ? { binaryAccuracy: proportionInterval(Math.round(binaryRight), n, alpha)! } : {}),
+    };
+    // The figures whose interval is a bootstrap, from their minimum number of rows on.
+    const booted = (['macroF1', 'kappa', 'binaryF1', 'positiveF1', 'weightedKappa'] as const).filter(
+      (key) =>
+        bootstrapAllowed(key, n) &&
+        (key === 'binaryF1' || key === 'positiveF1' ? binaryView : key !== 'weightedKappa' || weighted),
+    );
+    if (booted.length > 0 && !counted) {
+      const sample = new Array<number>(width * width);
+      const cis = bootstrapCis(
+        n,
+        (indices) => {
+          sample.fill(0);
+          for (const i of indices) sample[gold[i]! * width + pred[i]!]!++;
+          const s = scoreConfusion(sample, width, isPositive, weighted ? ranks : undefined);
+          const all: Record<(typeof booted)[number], number | null> = {
+            macroF1: s.macroF1,
+            kappa: s.kappa,
+            binaryF1: s.binary.f1,
+            // A resample without the positive class has no F1 of it: skipped, not a 0.
+            positiveF1: s.binary.positivePresent ? s.binary.positive.f1 : null,
+            weightedKappa: s.weightedKappa ?? null,
+          };
+          const stats: Partial<Record<(typeof booted)[number], number | null>> = {};
+          for (const key of booted) stats[key] = all[key];
+          return stats as Record<(typeof booted)[number], number | null>;
+        },
+        options.bootstrap,
+      );
+      Object.assign(ci, cis);
+    }
   }
 
   const empty = n === 0;
@@ -389,7 +417,7 @@ export function classificationMetrics(
     perClass,
     binary: binaryView ? binary : undefined,
     kappa: empty ? null : scores.kappa,
-    ...(scale ? { weightedKappa: empty || !weighted ? null : scores.weightedKappa! } : {}),
+    ...(scale ? { weightedKappa: empty || !weighted ? null : (scores.weightedKappa ?? null) } : {}),
     confusion,
     ci,
   };
@@ -407,9 +435,10 @@ function orderLabels(present: ReadonlySet<string>, preferred: readonly string[] 
 interface ConfusionScores {
   accuracy: number;
   macroF1: number;
-  kappa: number;
-  /** Only when the labels have places on a scale (`ranks`). */
-  weightedKappa?: number;
+  /** Null where it is 0/0 (one label everywhere). */
+  kappa: number | null;
+  /** Only when the labels have places on a scale (`ranks`); null where it is 0/0. */
+  weightedKappa?: number | null;
   binary: {
     accuracy: number;
     f1: number;
@@ -496,7 +525,7 @@ function scoreConfusion(
  * Quadratic weighted kappa from the counts: κw = 1 − n·O / E, with O = Σ count(g, p)·(r_g − r_p)²
  * the disagreement seen and E = Σ gold_g·pred_p·(r_g − r_p)² (n times the disagreement expected
  * by chance from the two sides' label shares). E = 0 only when every row has one and the same
- * label on both sides: then 1 (nothing disagrees), as for unweighted kappa.
+ * label on both sides: then null (0/0), as for unweighted kappa.
  */
 function weightedKappa(
   counts: readonly number[],
@@ -504,7 +533,7 @@ function weightedKappa(
   ranks: readonly number[],
   goldTotals: readonly number[],
   predTotals: readonly number[],
-): number {
+): number | null {
   let n = 0;
   let observed = 0;
   let expected = 0;
@@ -516,8 +545,7 @@ function weightedKappa(
       expected += goldTotals[g]! * predTotals[p]! * d;
     }
   }
-  if (n === 0) return 0;
-  if (expected <= 0) return 1;
+  if (n === 0 || expected <= 0) return null;
   return Math.max(-1, Math.min(1, 1 - (n * observed) / expected));
 }
 
@@ -532,13 +560,13 @@ function classScores(truePositives: number, predicted: number, support: number):
 /**
  * κ = (pₒ − pₑ) / (1 − pₑ) with pₑ = Σₖ (goldₖ/n)(predₖ/n), computed on integer counts as
  * (n·agree − Σₖ goldₖ·predₖ) / (n² − Σₖ goldₖ·predₖ) so the pₑ = 1 test is exact.
- * pₑ = 1 (one single label everywhere) → 1 if pₒ = 1, else 0.
+ * pₑ = 1 (one single label everywhere, so pₒ = 1 too) → null: 0/0.
  */
-function cohensKappa(n: number, agree: number, goldTotals: number[], predTotals: number[]): number {
-  if (n === 0) return 0;
+function cohensKappa(n: number, agree: number, goldTotals: number[], predTotals: number[]): number | null {
+  if (n === 0) return null;
   let chance = 0;
   for (let k = 0; k < goldTotals.length; k++) chance += goldTotals[k]! * predTotals[k]!;
   const denominator = n * n - chance;
-  if (denominator <= 0) return agree === n ? 1 : 0;
+  if (denominator <= 0) return null;
   return Math.max(-1, Math.min(1, (n * agree - chance) / denominator));
 }

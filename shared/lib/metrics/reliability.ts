@@ -9,6 +9,7 @@
 import type { ScoreKind, ScoreValue } from '../../model/model.js';
 import type { Alpha, AlphaLevel, ScorerReliability } from '../../model/report.js';
 import { HEADLINE_METRICS } from '../../model/report.js';
+import { withheldReason } from './intervals.js';
 import {
   LabelRows,
   type LabelRowsState,
@@ -79,6 +80,48 @@ interface AlphaUnit {
   counts?: Map<string, number>;
   sum?: number;
   sumSq?: number;
+  /** `counts` coded (see {@link categoryTable}): each category's place in the table, and its count. */
+  cats?: Int32Array;
+  ks?: Float64Array;
+}
+
+/**
+ * The categories of coded units (nominal and ordinal), each given a place in first-seen order,
+ * and the places in scale order: the units' `cats` and `ks` are filled in, so that a draw tallies
+ * its categories in an array, not a map (a bootstrap draws thousands of times).
+ */
+interface CategoryTable {
+  size: number;
+  /** The places sorted by the categories' rank on the scale. */
+  order: Int32Array;
+  /** A category's place. */
+  place(value: string): number | undefined;
+}
+
+function categoryTable(units: readonly AlphaUnit[], rank: (value: string) => number): CategoryTable {
+  const places = new Map<string, number>();
+  const names: string[] = [];
+  for (const unit of units) {
+    if (!unit.counts) continue;
+    const cats = new Int32Array(unit.counts.size);
+    const ks = new Float64Array(unit.counts.size);
+    let j = 0;
+    for (const [c, k] of unit.counts) {
+      let place = places.get(c);
+      if (place === undefined) {
+        place = names.length;
+        places.set(c, place);
+        names.push(c);
+      }
+      cats[j] = place;
+      ks[j] = k;
+      j += 1;
+    }
+    unit.cats = cats;
+    unit.ks = ks;
+  }
+  const order = Int32Array.from(names.keys()).sort((a, b) => rank(names[a]!) - rank(names[b]!));
+  return { size: names.length, order, place: (value) => places.get(value) };
 }
 
 function alphaUnit(values: readonly ScoreValue[], level: AlphaLevel): AlphaUnit {
@@ -112,14 +155,14 @@ function alphaOf(
   units: readonly AlphaUnit[],
   indices: Iterable<number>,
   level: AlphaLevel,
-  rank: (value: string) => number,
+  table: CategoryTable,
 ): number | null {
-  if (level === 'ordinal') return ordinalAlpha(units, indices, rank);
+  if (level === 'ordinal') return ordinalAlpha(units, indices, table);
   let n = 0;
   let observed = 0;
   let sum = 0;
   let sumSq = 0;
-  const counts = new Map<string, number>();
+  const counts = new Float64Array(table.size);
   for (const i of indices) {
     const unit = units[i]!;
     n += unit.m;
@@ -128,7 +171,8 @@ function alphaOf(
       sum += unit.sum!;
       sumSq += unit.sumSq!;
     } else {
-      for (const [c, k] of unit.counts!) counts.set(c, (counts.get(c) ?? 0) + k);
+      const { cats, ks } = unit;
+      for (let j = 0; j < cats!.length; j += 1) counts[cats![j]!]! += ks![j]!;
     }
   }
   if (n < 2) return null;
@@ -136,12 +180,28 @@ function alphaOf(
   if (level === 'interval') expected = Math.max(0, 2 * n * sumSq - 2 * sum * sum);
   else {
     let same = 0;
-    for (const c of counts.values()) same += c * c;
+    for (const c of counts) same += c * c;
     expected = n * n - same;
   }
   // No variation at all among the values: agreement is undefined, not perfect.
   if (expected <= 1e-12 * Math.max(1, n * n)) return null;
   return 1 - ((n - 1) * observed) / expected;
+}
+
+/**
+ * Each category's mid-rank among values counted `counts` (by place in the table): the values
+ * below it on the scale, plus the middle of its own run. Categories not drawn have none.
+ */
+function midRanks(counts: Float64Array, table: CategoryTable): Float64Array {
+  const midRank = new Float64Array(table.size);
+  let below = 0;
+  for (const c of table.order) {
+    const k = counts[c]!;
+    if (k === 0) continue;
+    midRank[c] = below + (k + 1) / 2;
+    below += k;
+  }
+  return midRank;
 }
 
 /**
@@ -154,33 +214,30 @@ function alphaOf(
 function ordinalAlpha(
   units: readonly AlphaUnit[],
   indices: Iterable<number>,
-  rank: (value: string) => number,
+  table: CategoryTable,
 ): number | null {
   const drawn = Array.from(indices);
-  const counts = new Map<string, number>();
+  const counts = new Float64Array(table.size);
   let n = 0;
   for (const i of drawn) {
     const unit = units[i]!;
     n += unit.m;
-    for (const [c, k] of unit.counts!) counts.set(c, (counts.get(c) ?? 0) + k);
+    const { cats, ks } = unit;
+    for (let j = 0; j < cats!.length; j += 1) counts[cats![j]!]! += ks![j]!;
   }
   if (n < 2) return null;
-  // Mid-rank of each category: the values below it on the scale, plus the middle of its own run.
-  const midRank = new Map<string, number>();
-  let below = 0;
-  for (const [c, k] of [...counts].sort(([a], [b]) => rank(a) - rank(b))) {
-    midRank.set(c, below + (k + 1) / 2);
-    below += k;
-  }
+  const midRank = midRanks(counts, table);
   let observed = 0;
   let sum = 0;
   let sumSq = 0;
   for (const i of drawn) {
     const unit = units[i]!;
+    const { cats, ks } = unit;
     let s = 0;
     let sq = 0;
-    for (const [c, k] of unit.counts!) {
-      const r = midRank.get(c)!;
+    for (let j = 0; j < cats!.length; j += 1) {
+      const r = midRank[cats![j]!]!;
+      const k = ks![j]!;
       s += k * r;
       sq += k * r * r;
     }
@@ -214,6 +271,9 @@ export function krippendorffAlpha(
   const value = statistic(pairable.map((_, i) => i));
   const out: Alpha = { value, n: pairable.length };
   if (value === null || bootstrap === false) return out;
+  // The percentile bootstrap of alpha covers poorly on few units (the coverage bench).
+  const withheld = withheldReason('alpha', pairable.length);
+  if (withheld) return { ...out, reason: withheld };
   const ci = bootstrapCis(pairable.length, (ix) => ({ alpha: statistic(ix) }), bootstrap).alpha;
   if (ci) out.ci = ci;
   return out;
@@ -235,11 +295,122 @@ export function alphaStatistic(
     return values.length >= 2 ? alphaUnit(values, level) : undefined;
   });
   const pairable = coded.filter((unit): unit is AlphaUnit => unit !== undefined);
-  const rank = scaleRank(pairable, scale);
+  const table = categoryTable(pairable, scaleRank(pairable, scale));
   return (indices) => {
     const drawn: number[] = [];
     for (const i of indices) if (coded[i] !== undefined) drawn.push(i);
-    return alphaOf(coded as AlphaUnit[], drawn, level, rank);
+    return alphaOf(coded as AlphaUnit[], drawn, level, table);
+  };
+}
+
+/**
+ * Krippendorff's alpha between a judge and the units' coders: alpha of the reliability data whose
+ * units are the pairs (the judge's value of a unit, one coder's value of it), every coder value
+ * of a unit with a judge value paired with it once. So D_o is the mean δ² between the judge and
+ * a coder, and D_e the disagreement expected among the values of those pairs pooled (the
+ * judge's, once per coder value, and the coders'): alpha's own construction, on judge–coder
+ * pairs where alpha among the coders has coder–coder pairs. A judge that always gives the
+ * commonest label scores about 0, however high its raw agreement; one that disagrees with the
+ * coders less than they do with each other scores above their alpha.
+ *
+ * A unit counts when it has a judge value and a coder value. At the ordinal level the mid-ranks
+ * are those of the pooled values (a judge's value is a category of its own when no coder gave
+ * it). Given the indices of the units drawn (repeats allowed, as a bootstrap draws them); null
+ * when no unit pairs the judge with a coder, or the pooled values never vary.
+ */
+export function judgeAlphaStatistic(
+  units: readonly (readonly RepeatValue[])[],
+  judge: readonly RepeatValue[],
+  level: AlphaLevel,
+  scale?: readonly string[],
+): (indices: Iterable<number>) => number | null {
+  // Each unit with a judge value: its judge–coder pairs as a unit of their own values pooled,
+  // the judge's value once per coder value. Nominal and interval need only the sums below.
+  interface Paired {
+    m: number;
+    j: string;
+    x: number;
+    counts: Map<string, number>;
+    miss: number;
+    sum: number;
+    sumSq: number;
+  }
+  const paired: (Paired | undefined)[] = units.map((unit, i) => {
+    const values = present(unit);
+    const j = judge[i];
+    if (values.length === 0 || j === null || j === undefined) return undefined;
+    const m = values.length;
+    const key = String(j);
+    const x = Number(j);
+    const counts = new Map<string, number>([[key, m]]);
+    let miss = 0;
+    let sum = m * x;
+    let sumSq = m * x * x;
+    for (const v of values) {
+      const c = String(v);
+      counts.set(c, (counts.get(c) ?? 0) + 1);
+      if (level === 'nominal') miss += c === key ? 0 : 1;
+      else if (level === 'interval') miss += (x - Number(v)) ** 2;
+      sum += Number(v);
+      sumSq += Number(v) ** 2;
+    }
+    return { m, j: key, x, counts, miss, sum, sumSq };
+  });
+  const kept = paired.filter((p): p is Paired => p !== undefined);
+  const coded = kept.map((p) => ({ m: 2 * p.m, observed: 0, counts: p.counts }) as AlphaUnit);
+  const table = categoryTable(coded, scaleRank(coded, scale));
+  // Per unit with a judge value: its pooled categories coded, and the judge's place among them.
+  const codedOf = new Map(kept.map((p, i) => [p, coded[i]!]));
+  const judgePlace = new Map(kept.map((p) => [p, table.place(p.j)!]));
+  return (indices) => {
+    let n = 0;
+    let miss = 0;
+    let sum = 0;
+    let sumSq = 0;
+    const counts = new Float64Array(table.size);
+    const drawn: Paired[] = [];
+    for (const i of indices) {
+      const p = paired[i];
+      if (p === undefined) continue;
+      drawn.push(p);
+      n += 2 * p.m;
+      miss += p.miss;
+      sum += p.sum;
+      sumSq += p.sumSq;
+      if (level !== 'interval') {
+        const { cats, ks } = codedOf.get(p)!;
+        for (let j = 0; j < cats!.length; j += 1) counts[cats![j]!]! += ks![j]!;
+      }
+    }
+    if (n < 2) return null;
+    let expected: number;
+    if (level === 'interval') expected = Math.max(0, 2 * n * sumSq - 2 * sum * sum);
+    else if (level === 'nominal') {
+      let same = 0;
+      for (const c of counts) same += c * c;
+      expected = n * n - same;
+    } else {
+      // Interval alpha on the pooled values' mid-ranks (see `ordinalAlpha`).
+      const midRank = midRanks(counts, table);
+      let rs = 0;
+      let rsq = 0;
+      for (let c = 0; c < table.size; c += 1) {
+        rs += counts[c]! * midRank[c]!;
+        rsq += counts[c]! * midRank[c]! ** 2;
+      }
+      expected = Math.max(0, 2 * n * rsq - 2 * rs * rs);
+      miss = 0;
+      for (const p of drawn) {
+        const j = judgePlace.get(p)!;
+        const rj = midRank[j]!;
+        const { cats, ks } = codedOf.get(p)!;
+        for (let x = 0; x < cats!.length; x += 1)
+          if (cats![x] !== j) miss += ks![x]! * (rj - midRank[cats![x]!]!) ** 2;
+      }
+    }
+    if (expected <= 1e-12 * Math.max(1, n * n)) return null;
+    // Each judge–coder pair is a unit of two values: its ordered pairs count 2δ² / (2 − 1).
+    return 1 - ((n - 1) * 2 * miss) / expected;
   };
 }
 

@@ -6,15 +6,20 @@
  * - label: the AQUA classification metrics against gold (accuracy, macro F1, Cohen's kappa;
  *   when the scorer names its positive labels, binary accuracy, the binary macro F1 and the F1
  *   of the positive class; the quadratic weighted kappa when its labels are an ordinal scale)
- *   with bootstrap CIs, the per-class table and confusion matrix; the distribution of values
- *   with or without gold.
- * - number: the mean with a bootstrap CI; against a numeric gold MAE, Pearson and Spearman (and
- *   the quadratic weighted kappa when the values are an integer scale);
+ *   with CIs, the per-class table and confusion matrix; the distribution of values with or
+ *   without gold.
+ * - number: the mean with a bootstrap CI; against a numeric gold MAE, Pearson, Spearman and
+ *   Kendall's τ-b (and the quadratic weighted kappa when the values are an integer scale);
  *   against a binary gold (every target 0 or 1, a human "consistent / not" label) ROC-AUC,
  *   balanced accuracy at the scorer's threshold, and the calibrated figures (the threshold that
  *   maximises balanced accuracy on all the data; the balanced accuracy a threshold chosen that
  *   way reaches under 5-fold cross-validation).
  * - pass: the pass rate with a CI; against a pass/fail gold, accuracy and balanced accuracy.
+ *
+ * Intervals: a proportion of items (accuracy, binary accuracy, pass rate) has Wilson's interval;
+ * every other figure the percentile bootstrap, withheld below its minimum number of items
+ * (intervals.ts). A figure that is null although there are items (its formula is 0/0) or has
+ * no interval for its few items says why in its `reason`.
  *
  * When some items have gold and others not by design (`ppi`), the prediction-powered estimate
  * of what gold would say over every item (ppi.ts): for a label scorer the share of each label
@@ -23,9 +28,17 @@
 
 import { dict, own } from '../../model/dict.js';
 import type { FailureKind, ScoreKind, ScoreValue } from '../../model/model.js';
-import type { Interval, MetricValue, PpiEstimate, PpiFigures, ScorerSummary } from '../../model/report.js';
+import type {
+  Interval,
+  MetricValue,
+  PpiDesign,
+  PpiEstimate,
+  PpiFigures,
+  ScorerSummary,
+} from '../../model/report.js';
 import {
   balancedAccuracy,
+  kendallTauB,
   meanAbsoluteError,
   pearson,
   quadraticWeightedKappa,
@@ -39,6 +52,7 @@ import {
   type CodedLabelPairsState,
   classificationMetrics,
 } from './classification.js';
+import { proportionInterval, withheldReason } from './intervals.js';
 import {
   PpiLabelShares,
   type PpiLabelSharesState,
@@ -46,15 +60,9 @@ import {
   PpiSums,
   type PpiSumsState,
   ppiMeanOfSums,
+  type WeightedShare,
 } from './ppi.js';
-import {
-  type BootstrapOptions,
-  bootstrapCis,
-  type Indices,
-  meanAt,
-  type NumberArray,
-  NumberColumn,
-} from './stats.js';
+import { type BootstrapOptions, bootstrapCis, type NumberArray, NumberColumn, sum } from './stats.js';
 
 export interface ScorerMetricOptions {
   /** Label scorers: labels mapped to the binary positive class; none: no binary view. */
@@ -88,8 +96,10 @@ export interface ScoreRow {
   /** Why there is no value. */
   unscored?: FailureKind;
   /**
-   * An item with gold: the inverse of the probability it was chosen for labelling (the goldFile's
-   * `p`), its weight in the prediction-powered estimates. Default 1.
+   * An item with gold chosen for labelling with a known probability p (the goldFile's `p`): 1/p.
+   * Its label then weighs 1/p and the prediction-powered estimates are the active estimator's
+   * (ppi.ts), the labels without a weight counting as certain (there before the draw). Absent
+   * on every item: the labels are a random sample (PPI++).
    */
   weight?: number;
 }
@@ -177,12 +187,18 @@ export class ValueRows {
     this.paired.has.push(paired ? 1 : 0);
   }
 
-  /** A scored item into the PPI sums: with a target of the kind's type labelled, without one unlabelled. */
+  /**
+   * A scored item into the PPI sums: with a target of the kind's type labelled (chosen, when it
+   * carries a weight 1/p), without one unlabelled.
+   */
   private addPpi(row: ScoreRow, value: number): void {
     const number = this.kind === 'number';
     if (row.target === undefined) this.ppi.addUnlabelled(value);
-    else if (typeof row.target === (number ? 'number' : 'boolean'))
-      this.ppi.addLabelled(number ? (row.target as number) : row.target ? 1 : 0, value, row.weight ?? 1);
+    else if (typeof row.target === (number ? 'number' : 'boolean')) {
+      const gold = number ? (row.target as number) : row.target ? 1 : 0;
+      if (row.weight === undefined) this.ppi.addLabelled(gold, value);
+      else this.ppi.addChosen(gold, value, Math.min(1, 1 / row.weight));
+    }
   }
 
   /**
@@ -267,17 +283,41 @@ function valueFigures(rows: ValueRows, options: ScorerMetricOptions): ScorerFigu
     rows.kind === 'number'
       ? numberFigures(values, paired, base, options)
       : passFigures(values, paired, base, options);
-  if (options.ppi && rows.ppi.nUnlabelled > 0)
+  if (options.ppi && rows.ppi.nUnlabelled > 0) {
+    const { ppi } = rows;
     figures.summary.ppi = {
       quantity: rows.kind === 'number' ? 'mean' : 'share passing',
-      ...ppiEstimate(ppiMeanOfSums(rows.ppi)),
+      ...ppiEstimate(ppiMeanOfSums(ppi)),
+      ...designOf(ppi.nLabelled, ppi.nChosen, rows.kind === 'pass' ? ppi.agreementOfBinary() : undefined),
     };
+  }
   return figures;
+}
+
+/**
+ * `ppi.design` when some labels were chosen with known probabilities (see {@link PpiDesign}):
+ * their count, the others', and the design-weighted accuracy when the scorer has one.
+ */
+function designOf(
+  labelled: number,
+  chosen: number,
+  accuracy: WeightedShare | undefined,
+): { design?: PpiDesign } {
+  if (chosen === 0) return {};
+  return {
+    design: {
+      sample: 'non-random',
+      chosen,
+      certain: labelled - chosen,
+      ...(accuracy ? { accuracy: { estimate: accuracy.estimate, ci: accuracy.ci, n: accuracy.n } } : {}),
+    },
+  };
 }
 
 /** One PPI result as report.json gives it (the interval level is the report's, 95%). */
 function ppiEstimate(r: PpiMeanResult): PpiEstimate {
   return {
+    estimator: r.estimator,
     estimate: r.estimate,
     ci: r.ci,
     classical: r.classical,
@@ -303,6 +343,7 @@ function labelPpi(shares: PpiLabelShares, options: ScorerMetricOptions): PpiFigu
     quantity: `share of ${positive.join('/')}`,
     ...(positive.length === 1 ? byLabel[positive[0]!]! : ppiEstimate(shares.share(positive))),
     byLabel,
+    ...designOf(shares.nLabelled, shares.nChosen, shares.agreement()),
   };
 }
 
@@ -344,7 +385,8 @@ export class LabelRows {
     if (row.unscored !== 'invalid_row') {
       const judged = row.value === undefined ? undefined : String(row.value);
       if (row.target === undefined) this.ppi.addUnlabelled(judged);
-      else this.ppi.addLabelled(String(row.target), judged, row.weight ?? 1);
+      else if (row.weight === undefined) this.ppi.addLabelled(String(row.target), judged);
+      else this.ppi.addChosen(String(row.target), judged, Math.min(1, 1 / row.weight));
     }
   }
 
@@ -414,23 +456,22 @@ function labelMetricFigures(rows: LabelRows, options: ScorerMetricOptions): Scor
     ordinal: options.ordinal,
     bootstrap: options.bootstrap,
   });
-  const metric = (value: number | null, ci?: Interval): MetricValue => ({
-    value,
-    n: m.n,
-    ...(ci ? { ci } : {}),
-  });
+  const withCi = options.bootstrap !== false;
+  const metric = (key: string, value: number | null, ci?: Interval): MetricValue =>
+    withReason(key, { value, n: m.n, ...(ci ? { ci } : {}) }, withCi);
   const metrics: Record<string, MetricValue> = {
-    accuracy: metric(m.accuracy, m.ci?.accuracy),
-    macroF1: metric(m.macroF1, m.ci?.macroF1),
-    kappa: metric(m.kappa, m.ci?.kappa),
+    accuracy: metric('accuracy', m.accuracy, m.ci?.accuracy),
+    macroF1: metric('macroF1', m.macroF1, m.ci?.macroF1),
+    kappa: metric('kappa', m.kappa, m.ci?.kappa),
   };
-  if (m.weightedKappa !== undefined) metrics.weightedKappa = metric(m.weightedKappa, m.ci?.weightedKappa);
+  if (m.weightedKappa !== undefined)
+    metrics.weightedKappa = metric('weightedKappa', m.weightedKappa, m.ci?.weightedKappa);
   if (m.binary) {
-    metrics.binaryAccuracy = metric(m.binary.accuracy);
-    metrics.binaryF1 = metric(m.binary.f1, m.ci?.binaryF1);
+    metrics.binaryAccuracy = metric('binaryAccuracy', m.binary.accuracy, m.ci?.binaryAccuracy);
+    metrics.binaryF1 = metric('binaryF1', m.binary.f1, m.ci?.binaryF1);
     const positive = m.binary.positive;
     metrics.positiveF1 = {
-      ...metric(positive.f1, positive.f1 === null ? undefined : m.ci?.positiveF1),
+      ...metric('positiveF1', positive.f1, positive.f1 === null ? undefined : m.ci?.positiveF1),
       name: `F1 of ${positive.label}`,
     };
   }
@@ -440,28 +481,94 @@ function labelMetricFigures(rows: LabelRows, options: ScorerMetricOptions): Scor
   };
 }
 
-/** Resamples `n` items once and computes every statistic on the same resamples. */
-function withCis(
-  n: number,
-  statistics: Record<string, (indices: Indices) => number | null>,
+/**
+ * Why a figure that is null although it has items is undefined there (its formula is 0/0), by
+ * metric key.
+ */
+const UNDEFINED_REASONS: Record<string, string> = {
+  kappa: 'undefined: one label everywhere (chance agreement 1, the formula is 0/0)',
+  weightedKappa: 'undefined: one value everywhere (no disagreement expected, the formula is 0/0)',
+  pearson: 'undefined: fewer than two items or a constant side (the formula is 0/0)',
+  spearman: 'undefined: fewer than two items or a constant side (the formula is 0/0)',
+  kendallTau: 'undefined: fewer than two items or a constant side (the formula is 0/0)',
+  rocAuc: 'undefined: the gold has one class only (no positive–negative pair)',
+  positiveF1: 'undefined: the positive class never occurs, in gold or in the values',
+};
+
+/**
+ * `m` with its `reason`: why it is null although there are items, or, when intervals were
+ * asked for (`withCi`), why a figure with a value has none for its few items.
+ */
+function withReason(key: string, m: MetricValue, withCi: boolean): MetricValue {
+  if (m.n === 0 || m.reason) return m;
+  const reason =
+    m.value === null ? UNDEFINED_REASONS[key] : withCi && !m.ci ? withheldReason(key, m.n) : undefined;
+  return reason ? { ...m, reason } : m;
+}
+
+/** Per-item columns a figure is computed from, all of one length. */
+type Columns = Record<string, ArrayLike<number>>;
+/** A figure of the columns: of every item, or of a resample's (typed arrays refilled each resample). */
+type Statistic<C extends Columns> = (columns: { [K in keyof C]: Float64Array | C[K] }) => number | null;
+
+/**
+ * Every statistic on the items' `columns`, and on the same resamples their intervals (those not
+ * withheld for the items' number: see intervals.ts). Each resample is copied once into one typed
+ * array a column, which every statistic reads (a resample of a million items allocates nothing).
+ * A statistic named in `proportions` is a share of the items: its interval is Wilson's, not a
+ * resample's.
+ */
+function withCis<C extends Columns>(
+  columns: C,
+  statistics: Record<string, Statistic<C>>,
   options: ScorerMetricOptions,
+  proportions: readonly string[] = [],
 ): Record<string, MetricValue> {
-  const all = new Uint32Array(n);
-  for (let i = 0; i < n; i += 1) all[i] = i;
+  const names = Object.keys(columns) as (keyof C & string)[];
+  const n = columns[names[0]!]!.length;
   const out: Record<string, MetricValue> = {};
-  for (const [name, stat] of Object.entries(statistics)) out[name] = { value: stat(all), n };
-  if (n === 0 || options.bootstrap === false) return out;
-  const cis = bootstrapCis(
-    n,
-    (indices) => Object.fromEntries(Object.entries(statistics).map(([name, stat]) => [name, stat(indices)])),
-    options.bootstrap,
-  );
-  for (const [name, ci] of Object.entries(cis)) if (out[name]!.value !== null && ci) out[name]!.ci = ci;
+  for (const [name, stat] of Object.entries(statistics)) out[name] = { value: stat(columns), n };
+  const bootstrap = options.bootstrap;
+  const withCi = n > 0 && bootstrap !== false;
+  if (withCi) {
+    const alpha = bootstrap?.alpha;
+    for (const name of proportions) {
+      const value = out[name]?.value;
+      const ci =
+        value === null || value === undefined ? null : proportionInterval(Math.round(value * n), n, alpha);
+      if (ci) out[name]!.ci = ci;
+    }
+    const booted = Object.entries(statistics).filter(
+      ([name]) => !proportions.includes(name) && out[name]!.value !== null && !withheldReason(name, n),
+    );
+    if (booted.length > 0) {
+      const resampled = Object.fromEntries(names.map((name) => [name, new Float64Array(n)])) as {
+        [K in keyof C]: Float64Array;
+      };
+      const cis = bootstrapCis(
+        n,
+        (indices) => {
+          for (const name of names) {
+            const from = columns[name]!;
+            const to = resampled[name];
+            for (let i = 0; i < n; i += 1) to[i] = from[indices[i]!]!;
+          }
+          return Object.fromEntries(booted.map(([name, stat]) => [name, stat(resampled)]));
+        },
+        bootstrap,
+      );
+      for (const [name, ci] of Object.entries(cis)) if (ci) out[name]!.ci = ci;
+    }
+  }
+  for (const name of Object.keys(out)) out[name] = withReason(name, out[name]!, withCi);
   return out;
 }
 
-const pick = <T>(values: ArrayLike<T>, indices: Indices): T[] => Array.from(indices, (i) => values[i]!);
-/** Number figures: the mean; against numeric gold MAE/Pearson/Spearman, against binary gold ROC-AUC. */
+/** The mean of a column (compensated sum), null when empty. */
+const meanOf = (values: ArrayLike<number> & Iterable<number>): number | null =>
+  values.length === 0 ? null : sum(values) / values.length;
+
+/** Number figures: the mean; against numeric gold MAE/Pearson/Spearman/Kendall, against binary gold ROC-AUC. */
 function numberFigures(
   values: NumberArray,
   paired: { values: Float64Array; targets: Float64Array },
@@ -469,38 +576,33 @@ function numberFigures(
   options: ScorerMetricOptions,
 ): ScorerFigures {
   const metrics: Record<string, MetricValue> = withCis(
-    values.length,
-    { mean: (ix) => meanAt(values, ix) },
+    { values },
+    { mean: (c) => meanOf(c.values) },
     options,
   );
   const { values: v, targets: t } = paired;
   // The quadratic weighted kappa of an integer scale, on the same resamples as its neighbours.
-  const weighted: Record<string, (indices: Indices) => number | null> = options.ordinal
-    ? { weightedKappa: (ix) => quadraticWeightedKappa(pick(v, ix), pick(t, ix)) }
+  const weighted: Record<string, Statistic<{ v: Float64Array; t: Float64Array }>> = options.ordinal
+    ? { weightedKappa: (c) => quadraticWeightedKappa(c.v, c.t) }
     : {};
   if (binaryTargets(t)) {
-    const positive = Array.from(t, (x) => x === 1);
     const threshold = options.threshold;
+    // 1 where the value is at or above the threshold: the scorer's verdict, a column resampled beside.
+    const above = new Float64Array(v.length);
+    if (threshold !== undefined) for (let i = 0; i < v.length; i += 1) above[i] = v[i]! >= threshold ? 1 : 0;
     Object.assign(
       metrics,
       withCis(
-        v.length,
+        { v, t, above },
         {
-          rocAuc: (ix) => rocAuc(pick(v, ix), pick(positive, ix)),
+          rocAuc: (c) => rocAuc(c.v, c.t),
           ...weighted,
-          ...(threshold === undefined
-            ? {}
-            : {
-                balancedAccuracy: (ix: Indices) =>
-                  balancedAccuracy(
-                    pick(v, ix).map((x) => x >= threshold),
-                    pick(positive, ix),
-                  ),
-              }),
+          ...(threshold === undefined ? {} : { balancedAccuracy: (c) => balancedAccuracy(c.above, c.t) }),
         },
         options,
       ),
     );
+    const positive = Array.from(t, (x) => x === 1);
     const calibrated = calibration(Array.from(v), positive);
     metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: v.length };
     metrics.calibratedThreshold = { value: calibrated.calibratedThreshold, n: v.length };
@@ -508,11 +610,12 @@ function numberFigures(
     Object.assign(
       metrics,
       withCis(
-        v.length,
+        { v, t },
         {
-          mae: (ix) => meanAbsoluteError(pick(v, ix), pick(t, ix)),
-          pearson: (ix) => pearson(pick(v, ix), pick(t, ix)),
-          spearman: (ix) => spearman(pick(v, ix), pick(t, ix)),
+          mae: (c) => meanAbsoluteError(c.v, c.t),
+          pearson: (c) => pearson(c.v, c.t),
+          spearman: (c) => spearman(c.v, c.t),
+          kendallTau: (c) => kendallTauB(c.v, c.t),
           ...weighted,
         },
         options,
@@ -530,23 +633,24 @@ function passFigures(
   options: ScorerMetricOptions,
 ): ScorerFigures {
   const metrics: Record<string, MetricValue> = withCis(
-    passes.length,
-    { passRate: (ix) => meanAt(passes, ix) },
+    { passes },
+    { passRate: (c) => meanOf(c.passes) },
     options,
+    ['passRate'],
   );
   if (paired.values.length > 0) {
-    const v = Array.from(paired.values, (x) => x === 1);
-    const t = Array.from(paired.targets, (x) => x === 1);
-    const right = v.map((x, i) => Number(x === t[i]));
+    const { values: v, targets: t } = paired;
+    const right = Float64Array.from(v, (x, i) => Number(x === t[i]));
     Object.assign(
       metrics,
       withCis(
-        v.length,
+        { right, v, t },
         {
-          accuracy: (ix) => meanAt(right, ix),
-          balancedAccuracy: (ix) => balancedAccuracy(pick(v, ix), pick(t, ix)),
+          accuracy: (c) => meanOf(c.right),
+          balancedAccuracy: (c) => balancedAccuracy(c.v, c.t),
         },
         options,
+        ['accuracy'],
       ),
     );
   }
@@ -563,26 +667,6 @@ function flatten(n: number, metrics: Record<string, MetricValue>): Record<string
   if (Object.keys(ci).length > 0) flat.ci = ci;
   return flat;
 }
-
-/** How metrics are named for people. */
-export const METRIC_NAMES: Record<string, string> = {
-  accuracy: 'accuracy',
-  macroF1: 'macro F1',
-  binaryAccuracy: 'binary accuracy',
-  binaryF1: 'binary macro F1',
-  positiveF1: 'positive-class F1',
-  kappa: "Cohen's kappa",
-  weightedKappa: 'weighted kappa',
-  mean: 'mean',
-  mae: 'MAE',
-  pearson: 'Pearson r',
-  spearman: 'Spearman ρ',
-  rocAuc: 'ROC-AUC',
-  balancedAccuracy: 'balanced accuracy',
-  cvBalancedAccuracy: 'CV balanced acc.',
-  calibratedThreshold: 'fitted threshold',
-  passRate: 'pass rate',
-};
 
 /**
  * Whether a number scorer's gold values are a binary human label: every numeric target is 0

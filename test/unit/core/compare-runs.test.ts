@@ -165,23 +165,41 @@ describe('compareRuns', () => {
     expect(c.scores.label!.kind).toBe('label');
   });
 
-  it('computes the paired label metrics as counted by hand', () => {
-    // Base: i7 is Error → excluded, n = 9; right on i1 i2 i4 i6 i8 i10 → 6/9.
-    // Candidate: n = 10; right on i1 i2 i3 i6 i7 i8 i10 → 7/10.
+  it('computes the paired label metrics as counted by hand, over the items both runs scored', () => {
+    // The base failed i7: it is left out of both sides, n = 9 (not the candidate's 10 against
+    // the base's 9). Base right on i1 i2 i4 i6 i8 i10 → 6/9; candidate on i1 i2 i3 i6 i8 i10 → 6/9.
     const accuracy = c.scores.label!.deltas.accuracy!;
-    expect(accuracy.n).toBe(10);
+    expect(c.scores.label!.n).toBe(9);
+    expect(accuracy.n).toBe(9);
     expect(accuracy.base).toBeCloseTo(6 / 9, 12);
-    expect(accuracy.candidate).toBeCloseTo(7 / 10, 12);
-    expect(accuracy.delta).toBeCloseTo(7 / 10 - 6 / 9, 12);
+    expect(accuracy.candidate).toBeCloseTo(6 / 9, 12);
+    expect(accuracy.delta).toBe(0);
+    expect(accuracy.interval).toBe('newcombe');
     expect(accuracy.ci[0]).toBeLessThan(0);
     expect(accuracy.ci[1]).toBeGreaterThan(0);
-    expect(accuracy.pValue).toBeGreaterThan(0.05);
-    expect(Object.keys(c.scores.label!.deltas)).toEqual(['accuracy', 'macroF1', 'binaryF1', 'kappa']);
+    expect(accuracy.pValue).toBe(1);
+    expect(Object.keys(c.scores.label!.deltas)).toEqual([
+      'accuracy',
+      'macroF1',
+      'binaryAccuracy',
+      'binaryF1',
+      'positiveF1',
+      'kappa',
+    ]);
+    // Coverage: of the 10 paired items the base scored 9, the candidate 10.
+    expect(c.scores.label!.coverage).toMatchObject({
+      n: 10,
+      base: 0.9,
+      candidate: 1,
+      scored: { base: 9, candidate: 10 },
+    });
+    expect(c.scores.label!.coverage!.delta).toBeCloseTo(0.1, 12);
   });
 
-  it("counts McNemar's discordant items with Error as wrong", () => {
-    // Base right only: i4 → b = 1. Candidate right only: i3, i7 → c = 2.
-    expect(c.scores.label!.mcnemar).toMatchObject({ b: 1, c: 2, method: 'exact', pValue: 1 });
+  it("counts McNemar's discordant items over the items both runs scored", () => {
+    // Base right only: i4 → b = 1. Candidate right only: i3 → c = 1 (i7, which the base failed,
+    // is not a pair of answers: it is in the coverage, not here).
+    expect(c.scores.label!.mcnemar).toMatchObject({ b: 1, c: 1, method: 'exact', pValue: 1 });
     expect(mcnemarReading(c.scores.label!.mcnemar!)).toBe('no significant difference at 5%');
     expect(mcnemarReading({ b: 0, c: 12, pValue: 0.0005 })).toBe('candidate better (p=<0.001)');
     expect(mcnemarReading({ b: 9, c: 1, pValue: 0.021 })).toBe('base better (p=0.021)');
@@ -236,7 +254,8 @@ describe('compareRuns', () => {
       scores: { label: { mcnemarPValue: 1, flipped: { fixed: 1, broken: 1, changed: 2 } } },
       promptChanges: c.promptChanges,
     });
-    expect(s.scores.label!.deltas.accuracy!.delta).toBeCloseTo(7 / 10 - 6 / 9, 12);
+    expect(s.scores.label!.deltas.accuracy!.delta).toBe(0);
+    expect(s.scores.label!.coverage).toMatchObject({ n: 10, scored: { base: 9, candidate: 10 } });
     expect(JSON.parse(JSON.stringify(s))).toEqual(s);
   });
 
@@ -247,8 +266,9 @@ describe('compareRuns', () => {
     expect(text).toContain('prompts/c.txt: (none) → ccc111');
     expect(text).toContain('Items: 10 paired, 1 only in base, 1 only in candidate');
     expect(text).toContain('flipped items (4): 1 fixed, 1 broken, 2 changed');
-    expect(text).toMatch(/accuracy\s+0\.667\s+0\.700\s+\+0\.033/);
-    expect(text).toMatch(/b 1 \(base right only\), c 2 \(candidate right only\), p 1\.000 \(exact\)/);
+    expect(text).toMatch(/accuracy\s+0\.667\s+0\.667\s+±0\.000/);
+    expect(text).toContain('coverage (scored / paired items): base 9/10 (0.900), candidate 10/10 (1.000)');
+    expect(text).toMatch(/b 1 \(base right only\), c 1 \(candidate right only\), p 1\.000 \(exact\)/);
     expect(text).toMatch(/Cost: base \$0\.0110\s+candidate \$0\.0220\s+Δ \+\$0\.0110/);
     // The two answers of a flipped item, on consecutive lines.
     expect(text).toMatch(
@@ -371,7 +391,7 @@ describe('assay compare', () => {
     expect(await readFile(join(out, 'comparison.txt'), 'utf8')).toBe(stdout);
     const written = JSON.parse(await readFile(join(out, 'comparison.json'), 'utf8')) as Comparison;
     expect(written.items).toEqual({ paired: 10, onlyBase: 1, onlyCandidate: 1 });
-    expect(written.scores.label!.mcnemar).toMatchObject({ b: 1, c: 2 });
+    expect(written.scores.label!.mcnemar).toMatchObject({ b: 1, c: 1 });
 
     const json = await cli(['compare', join(root, 'a'), join(root, 'b'), '--json']);
     expect(JSON.parse(json.stdout)).toEqual(written);

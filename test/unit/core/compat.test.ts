@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../../cli/local-run.js';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
+import { proportionInterval } from '../../../shared/lib/metrics/intervals.js';
 import { compareRuns, type RunSide } from '../../../shared/reports/compare-runs.js';
 import { writeRunReport } from '../../../shared/use-cases/aggregate-run.js';
 import { REPO, tempDir } from '../../helpers.js';
@@ -28,17 +29,26 @@ async function v1Run(name: string): Promise<{ dir: string; side: RunSide }> {
 }
 
 /**
- * The metrics written then, plus what reports add since: the positive class's name and the
- * interval of its F1 (its precision, recall and F1 were there already, and unchanged).
+ * The metrics written then, with what reports changed since: the positive class's name (its
+ * precision, recall and F1 were there already, and unchanged), and the intervals — a proportion's
+ * is Wilson's with a continuity correction (binary accuracy has one now), and a bootstrap
+ * interval is withheld on fewer items than its minimum (24 items: below every F1's and κ's).
  */
 function withPositiveClass(metrics: {
-  binary: { positive: Record<string, unknown> };
+  n: number;
+  accuracy: number;
+  binary: { accuracy: number; positive: Record<string, unknown> };
   ci: Record<string, unknown>;
 }): unknown {
+  const n = metrics.n - ((metrics as { errors?: number }).errors ?? 0);
+  const { ci: _before, ...figures } = metrics;
   return {
-    ...metrics,
+    ...figures,
     binary: { ...metrics.binary, positive: { label: 'TP/TN', ...metrics.binary.positive } },
-    ci: { ...metrics.ci, positiveF1: [expect.any(Number), expect.any(Number)] },
+    ci: {
+      accuracy: proportionInterval(Math.round(metrics.accuracy * n), n),
+      binaryAccuracy: proportionInterval(Math.round(metrics.binary.accuracy * n), n),
+    },
   };
 }
 

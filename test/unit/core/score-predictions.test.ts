@@ -6,7 +6,11 @@ import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { runSuite } from '../../../cli/local-run.js';
 import { scoringRun } from '../../../cli/score.js';
-import type { ClassificationMetrics } from '../../../shared/lib/metrics/index.js';
+import {
+  bootstrapAllowed,
+  type ClassificationMetrics,
+  proportionInterval,
+} from '../../../shared/lib/metrics/index.js';
 import { EXAMPLE_DATA, REPO, tempDir } from '../../helpers.js';
 
 const run = promisify(execFile);
@@ -25,17 +29,29 @@ async function score(flags: Parameters<typeof scoringRun>[0]) {
 }
 
 /**
- * The metrics written then, plus what reports add since: the positive class's name and the
- * interval of its F1 (its precision, recall and F1 were there already, and unchanged).
+ * The metrics written then, with what reports changed since: the positive class's name (its
+ * precision, recall and F1 were there already, and unchanged), and the intervals — a proportion's
+ * is Wilson's with a continuity correction (binary accuracy has one now), and a bootstrap interval
+ * is kept only from its figure's minimum number of items on (the same resamples, so the same
+ * interval as then).
  */
 function withPositiveClass(metrics: {
-  binary: { positive: Record<string, unknown> };
+  n: number;
+  errors: number;
+  accuracy: number;
+  binary: { accuracy: number; positive: Record<string, unknown> };
   ci: Record<string, unknown>;
 }): unknown {
+  const n = metrics.n - metrics.errors;
+  const booted = Object.entries(metrics.ci).filter(([key]) => key !== 'accuracy' && bootstrapAllowed(key, n));
   return {
     ...metrics,
     binary: { ...metrics.binary, positive: { label: 'TP/TN', ...metrics.binary.positive } },
-    ci: { ...metrics.ci, positiveF1: [expect.any(Number), expect.any(Number)] },
+    ci: {
+      accuracy: proportionInterval(Math.round(metrics.accuracy * n), n),
+      binaryAccuracy: proportionInterval(Math.round(metrics.binary.accuracy * n), n),
+      ...Object.fromEntries(booted),
+    },
   };
 }
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { classificationMetrics, type LabelPair } from '../../../shared/lib/metrics/index.js';
+import { MIN_ITEMS_FOR_INTERVAL } from '../../../shared/lib/metrics/intervals.js';
 
 const rows = (spec: string): LabelPair[] =>
   spec
@@ -180,7 +181,9 @@ describe('classificationMetrics: degenerate inputs', () => {
   it('has no binary view when asked for none (labels with no positive class)', () => {
     const m = classificationMetrics(rows('polite>polite, rude>neutral'), { positive: false });
     expect(m.binary).toBeUndefined();
-    expect(Object.keys(m.ci!).sort()).toEqual(['accuracy', 'kappa', 'macroF1']);
+    // Two rows: accuracy has its Wilson interval; macro F1 and kappa, bootstrap intervals, are
+    // withheld below their minimum number of rows.
+    expect(Object.keys(m.ci!).sort()).toEqual(['accuracy']);
   });
 
   it('scores perfect agreement as 1 everywhere', () => {
@@ -190,13 +193,13 @@ describe('classificationMetrics: degenerate inputs', () => {
     expect(m.kappa).toBe(1);
     expect(m.binary!.accuracy).toBe(1);
     expect(m.binary!.f1).toBe(1);
-    expect(m.ci).toEqual({
-      accuracy: [1, 1],
-      macroF1: [1, 1],
-      binaryF1: [1, 1],
-      positiveF1: [1, 1],
-      kappa: [1, 1],
-    });
+    // 6 of 6 right is not certainty: Wilson's interval with a continuity correction, where the
+    // bootstrap said [1, 1]. By hand: (2·6 + z² − 1 − z·√(z² − 2 − 1/6 + 4)) / (2(6 + z²))
+    // = (14.8415 − 1.96·2.3822) / 19.683 = 0.5168. The bootstrap figures have no interval on 6 rows.
+    expect(Object.keys(m.ci!).sort()).toEqual(['accuracy', 'binaryAccuracy']);
+    expect(m.ci!.accuracy[0]).toBeCloseTo(0.516817051213657, 12);
+    expect(m.ci!.accuracy[1]).toBe(1);
+    expect(m.ci!.binaryAccuracy).toEqual(m.ci!.accuracy);
   });
 
   it('AQUA relation: when every pred equals gold, binary macro F1 = 1 and accuracy = 1 (even with one binary class)', () => {
@@ -208,9 +211,9 @@ describe('classificationMetrics: degenerate inputs', () => {
     expect(m.binary!.negative).toEqual({ precision: 0, recall: 0, f1: 0, support: 0 });
   });
 
-  it('defines kappa as 1 when one single label is used everywhere (expected agreement 1)', () => {
+  it('has no kappa when one single label is used everywhere (expected agreement 1: 0/0)', () => {
     const m = classificationMetrics(rows('FP3>FP3, FP3>FP3, FP3>FP3'), { bootstrap: false });
-    expect(m.kappa).toBe(1);
+    expect(m.kappa).toBeNull();
     expect(m.macroF1).toBe(1);
   });
 
@@ -242,8 +245,9 @@ describe('classificationMetrics: a label present only in predictions', () => {
 });
 
 describe('classificationMetrics: bootstrap CIs', () => {
-  // 100 rows: the hand example ten times over.
-  const big = Array.from({ length: 10 }, () => HAND).flat();
+  // 200 rows: the hand example twenty times over (enough for every bootstrap interval but the
+  // binary F1s', see MIN_ITEMS_FOR_INTERVAL).
+  const big = Array.from({ length: 20 }, () => HAND).flat();
 
   it('is deterministic for a given seed', () => {
     const a = classificationMetrics(big, { bootstrap: { iterations: 300, seed: 7 } });
@@ -256,8 +260,8 @@ describe('classificationMetrics: bootstrap CIs', () => {
   it('brackets the point estimates with ordered, in-range bounds', () => {
     const m = classificationMetrics(big);
     const ci = m.ci!;
-    const points = { accuracy: m.accuracy, macroF1: m.macroF1, binaryF1: m.binary!.f1, kappa: m.kappa };
-    for (const key of ['accuracy', 'macroF1', 'binaryF1', 'kappa'] as const) {
+    const points = { accuracy: m.accuracy, macroF1: m.macroF1, kappa: m.kappa };
+    for (const key of ['accuracy', 'macroF1', 'kappa'] as const) {
       const [lo, hi] = ci[key]!;
       expect(lo).toBeLessThanOrEqual(points[key]!);
       expect(hi).toBeGreaterThanOrEqual(points[key]!);
@@ -265,9 +269,11 @@ describe('classificationMetrics: bootstrap CIs', () => {
       expect(lo).toBeGreaterThanOrEqual(key === 'kappa' ? -1 : 0);
       expect(hi).toBeLessThanOrEqual(1);
     }
-    // Sanity on width: accuracy 0.6 at n = 100 has a standard error ≈ 0.049, so the 95% CI is ≈ ±0.1.
-    expect(ci.accuracy[1] - ci.accuracy[0]).toBeGreaterThan(0.12);
-    expect(ci.accuracy[1] - ci.accuracy[0]).toBeLessThan(0.28);
+    // Accuracy 0.6 at n = 200: Wilson's interval with a continuity correction [0.5283, 0.6678]
+    // (plain Wilson, scipy's binomtest(120, 200).proportion_ci(method="wilson"): [0.5308, 0.6654];
+    // the correction widens each end by about 1/(2n)).
+    expect(ci.accuracy[0]).toBeCloseTo(0.5283, 4);
+    expect(ci.accuracy[1]).toBeCloseTo(0.6678, 4);
   });
 
   it('is skipped when bootstrap is false', () => {
@@ -310,7 +316,10 @@ describe('classificationMetrics: the positive class of the binary view', () => {
   });
 
   it('gives the F1 of the positive class a CI on the same resamples as the other figures', () => {
-    const big = Array.from({ length: 10 }, () => HELPFUL).flat();
+    const big = Array.from(
+      { length: Math.ceil(MIN_ITEMS_FOR_INTERVAL.positiveF1! / HELPFUL.length) },
+      () => HELPFUL,
+    ).flat();
     const m = classificationMetrics(big, { positive: ['helpful'] });
     const [lo, hi] = m.ci!.positiveF1!;
     expect(lo).toBeLessThanOrEqual(8 / 11);
@@ -371,7 +380,10 @@ describe('classificationMetrics: quadratic weighted kappa of an ordinal scale', 
   });
 
   it('has a CI on the same resamples as the other figures, which it leaves as they were', () => {
-    const big = Array.from({ length: 20 }, () => NEAR).flat();
+    const big = Array.from(
+      { length: Math.ceil(MIN_ITEMS_FOR_INTERVAL.weightedKappa! / NEAR.length) },
+      () => NEAR,
+    ).flat();
     const m = classificationMetrics(big, { labelOrder: SCALE, ordinal: true });
     const plain = classificationMetrics(big, { labelOrder: SCALE });
     const [lo, hi] = m.ci!.weightedKappa!;

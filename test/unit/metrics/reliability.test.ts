@@ -138,9 +138,14 @@ describe('Krippendorff alpha', () => {
     ).toBe(1);
   });
 
-  it('has a seeded bootstrap interval around the value', () => {
-    const a = krippendorffAlpha(UNITS, 'nominal', { seed: 3 });
-    const b = krippendorffAlpha(UNITS, 'nominal', { seed: 3 });
+  it('has a seeded bootstrap interval around the value from 200 units on; none, and why, below', () => {
+    const few = krippendorffAlpha(UNITS, 'nominal', { seed: 3 });
+    expect(few.ci).toBeUndefined();
+    expect(few.reason).toBe(`too few items for an interval (n ${few.n} < 200)`);
+    const many = Array.from({ length: Math.ceil(400 / UNITS.length) }, () => UNITS).flat();
+    const a = krippendorffAlpha(many, 'nominal', { seed: 3 });
+    const b = krippendorffAlpha(many, 'nominal', { seed: 3 });
+    expect(a.reason).toBeUndefined();
     expect(a.ci).toEqual(b.ci);
     expect(a.ci![0]).toBeLessThanOrEqual(a.value!);
     expect(a.ci![1]).toBeGreaterThanOrEqual(0.5);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type ScoreRow, scorerFigures, verdictOf } from '../../../shared/lib/metrics/index.js';
+import { MIN_ITEMS_FOR_INTERVAL } from '../../../shared/lib/metrics/intervals.js';
 
 const NO_CI = { bootstrap: { iterations: 200, seed: 1 } };
 
@@ -65,7 +66,19 @@ describe('label scores', () => {
     expect(summary.metrics.binaryF1!.value).toBeCloseTo(17 / 24, 12);
     expect(summary.metrics.positiveF1).toMatchObject({ n: 7, name: 'F1 of helpful' });
     expect(summary.metrics.positiveF1!.value).toBeCloseTo(2 / 3, 12);
-    expect(summary.metrics.positiveF1!.ci).toHaveLength(2);
+    // A bootstrap figure on 7 items: no interval, and it says why.
+    expect(summary.metrics.positiveF1!.ci).toBeUndefined();
+    expect(summary.metrics.positiveF1!.reason).toBe(
+      `too few items for an interval (n 7 < ${MIN_ITEMS_FOR_INTERVAL.positiveF1!})`,
+    );
+    const times = (k: number) => Array.from({ length: Math.ceil(k / pairs.length) }, () => pairs).flat();
+    const thrice = scorerFigures(
+      'label',
+      times(MIN_ITEMS_FOR_INTERVAL.positiveF1!).map(([target, value]) => ({ value, target })),
+      { ...NO_CI, positive: ['helpful'], labelOrder: ['helpful', 'partly', 'unhelpful'] },
+    );
+    expect(thrice.summary.metrics.positiveF1!.ci).toHaveLength(2);
+    expect(thrice.summary.metrics.positiveF1!.reason).toBeUndefined();
     expect(summary.metrics.weightedKappa).toBeUndefined(); // not declared a scale
     expect(flat.binary).toMatchObject({ positive: { label: 'helpful', support: 3 } });
   });
@@ -86,8 +99,16 @@ describe('label scores', () => {
       { ...NO_CI, labelOrder: ['bad', 'ok', 'good'], ordinal: true },
     );
     expect(summary.metrics.weightedKappa!.value).toBeCloseTo(4 / 7, 12);
-    expect(summary.metrics.weightedKappa!.ci).toHaveLength(2);
+    expect(summary.metrics.weightedKappa!.ci).toBeUndefined(); // 6 items: too few
     expect(flat.weightedKappa).toBeCloseTo(4 / 7, 12);
+    const many = scorerFigures(
+      'label',
+      Array.from({ length: Math.ceil(MIN_ITEMS_FOR_INTERVAL.weightedKappa! / pairs.length) }, () => pairs)
+        .flat()
+        .map(([target, value]) => ({ value, target })),
+      { ...NO_CI, labelOrder: ['bad', 'ok', 'good'], ordinal: true },
+    );
+    expect(many.summary.metrics.weightedKappa!.ci).toHaveLength(2);
     const failed = scorerFigures('label', [{ unscored: 'parse', target: 'ok' }], {
       labelOrder: ['bad', 'ok', 'good'],
       ordinal: true,
@@ -97,11 +118,13 @@ describe('label scores', () => {
 });
 
 describe('number scores', () => {
-  it('against a numeric gold: mean, MAE, Pearson and Spearman, computed by hand', () => {
+  it('against a numeric gold: mean, MAE, Pearson, Spearman and Kendall, computed by hand', () => {
     // values 1 3 3 5, gold 2 3 4 5.
     // mean 12/4 = 3. MAE (1 + 0 + 1 + 0)/4 = 0.5.
     // Pearson: dx = −2 0 0 2, dy = −1.5 −0.5 0.5 1.5: Σdxdy 6, Σdx² 8, Σdy² 5 → 6/√40 = 0.948683.
     // Spearman: ranks 1 2.5 2.5 4 vs 1 2 3 4: Σ 4.5, 4.5, 5 → 4.5/√22.5 = 0.948683.
+    // Kendall τ-b: of the 6 pairs, 5 concordant, none discordant, one tied on the values (3, 3):
+    // 5 / √((6 − 1)(6 − 0)) = 5/√30.
     const values = [1, 3, 3, 5];
     const gold = [2, 3, 4, 5];
     const { summary, flat } = scorerFigures(
@@ -113,10 +136,23 @@ describe('number scores', () => {
     expect(summary.metrics.mae).toMatchObject({ value: 0.5, n: 4 });
     expect(summary.metrics.pearson!.value).toBeCloseTo(6 / Math.sqrt(40), 12);
     expect(summary.metrics.spearman!.value).toBeCloseTo(4.5 / Math.sqrt(22.5), 12);
-    expect(summary.metrics.mean!.ci![0]).toBeLessThanOrEqual(3);
+    expect(summary.metrics.kendallTau!.value).toBeCloseTo(5 / Math.sqrt(30), 12);
     expect(summary.metrics.rocAuc).toBeUndefined();
     expect(flat).toMatchObject({ n: 4, mean: 3, mae: 0.5 });
-    expect(Object.keys(flat.ci as object)).toEqual(['mean', 'mae', 'pearson', 'spearman']);
+    // Four items are too few for a bootstrap interval: none, each saying why.
+    expect(flat.ci).toBeUndefined();
+    expect(summary.metrics.mean!.reason).toBe(
+      `too few items for an interval (n 4 < ${MIN_ITEMS_FOR_INTERVAL.mean!})`,
+    );
+    const many = scorerFigures(
+      'number',
+      Array.from({ length: Math.ceil(MIN_ITEMS_FOR_INTERVAL.mean! / 4) }, () =>
+        values.map((value, i) => ({ value, target: gold[i] })),
+      ).flat(),
+      NO_CI,
+    );
+    expect(Object.keys(many.flat.ci as object)).toEqual(['mean', 'mae', 'pearson', 'spearman', 'kendallTau']);
+    expect(many.summary.metrics.mean!.ci![0]).toBeLessThanOrEqual(3);
   });
 
   it('on an integer scale, the quadratic weighted kappa: the same 4/7 as the labels by hand', () => {
@@ -130,7 +166,13 @@ describe('number scores', () => {
     const rows = values.map((value, i) => ({ value, target: gold[i] }));
     const { summary } = scorerFigures('number', rows, { ...NO_CI, ordinal: true });
     expect(summary.metrics.weightedKappa!.value).toBeCloseTo(4 / 7, 12);
-    expect(summary.metrics.weightedKappa!.ci).toHaveLength(2);
+    expect(summary.metrics.weightedKappa!.ci).toBeUndefined(); // 6 items: too few
+    const many = scorerFigures(
+      'number',
+      Array.from({ length: Math.ceil(MIN_ITEMS_FOR_INTERVAL.weightedKappa! / 6) }, () => rows).flat(),
+      { ...NO_CI, ordinal: true },
+    );
+    expect(many.summary.metrics.weightedKappa!.ci).toHaveLength(2);
     expect(scorerFigures('number', rows, NO_CI).summary.metrics.weightedKappa).toBeUndefined();
   });
 

@@ -55,7 +55,7 @@ function run(suite: Suite, spec: Spec): VariantRun {
     datasetKey: 'data.csv',
     simulated: false,
   };
-  const results: ItemResult[] = GOLD.map((gold, i) => {
+  const results = GOLD.map((gold, i): ItemResult => {
     const base = {
       schemaVersion: 2 as const,
       runId,
@@ -64,6 +64,7 @@ function run(suite: Suite, spec: Spec): VariantRun {
       gold,
       input: { src: `src ${i + 1}`, tgt: `tgt ${i + 1}` },
       finishedAt: '2025-01-01T00:00:30.000Z',
+      simulated: false,
       stages: {
         classify: {
           calls: 1,

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /** Small DOM and number-formatting helpers of the report page (a classic script in the browser). */
+import { metricDisplayName } from '../../../model/metrics.js';
 import type { Column } from '../types.js';
 
 type Child = Node | string | number | null | undefined | false;
@@ -54,25 +55,9 @@ export function pValue(value: unknown): string {
   return value < 0.001 ? '<0.001' : value.toFixed(3);
 }
 
-/** The words of a metric's camelCase name, as report.txt shows them. */
-const METRIC_WORDS: Record<string, string> = {
-  accuracy: 'accuracy',
-  macroF1: 'macro F1',
-  binaryF1: 'binary macro F1',
-  positiveF1: 'positive-class F1',
-  kappa: "Cohen's κ",
-  weightedKappa: 'quadratic weighted κ',
-  mae: 'MAE',
-  rmse: 'RMSE',
-  pearson: 'Pearson r',
-  spearman: 'Spearman ρ',
-  rocAuc: 'ROC AUC',
-  passRate: 'pass rate',
-  balancedAccuracy: 'balanced accuracy',
-  mean: 'mean',
-};
+/** A metric's name as report.txt gives it (the metric table's), or its camelCase spelt out. */
 export function metricName(name: string): string {
-  return METRIC_WORDS[name] ?? name.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  return metricDisplayName(name);
 }
 
 /** Rows in a column. */

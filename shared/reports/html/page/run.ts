@@ -1,7 +1,9 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /** The page of one run: header facts, banners, every scorer's figures and charts, cost, latency, the family's figures, the items. */
-import { ceilingSentence } from '../../../lib/format.js';
+import { humanCeilingSentence } from '../../../lib/format.js';
+import { headlineMetrics, metricSpec } from '../../../model/metrics.js';
+import type { ScoreKind } from '../../../model/model.js';
 import type { HumanAgreement, MetricValue, Report, ScorerSummary } from '../../../model/report.js';
 import type { ItemTable } from '../types.js';
 import { histogram, roc } from './charts.js';
@@ -23,19 +25,8 @@ import { itemsSection } from './items.js';
 import { panelSection, selfPreferenceFigure } from './judges.js';
 import { ppiFigure } from './ppi.js';
 
-/** Metrics whose range is [0, 1] (their CI bars span it); others span their own interval. */
-const UNIT_METRICS = new Set([
-  'accuracy',
-  'macroF1',
-  'binaryF1',
-  'positiveF1',
-  'passRate',
-  'balancedAccuracy',
-  'rocAuc',
-  'f1',
-  'precision',
-  'recall',
-]);
+/** Per-class figures whose range is [0, 1], beside the metric table's unit-range metrics. */
+const UNIT_FIGURES = new Set(['f1', 'precision', 'recall']);
 
 function tile(label: string, value: string, testid?: string): HTMLElement {
   return h(
@@ -46,14 +37,20 @@ function tile(label: string, value: string, testid?: string): HTMLElement {
   );
 }
 
-/** Metrics that range over [-1, 1] (agreement and correlation); their CI bars span it. */
-const SIGNED_UNIT = new Set(['kappa', 'weightedKappa', 'pearson', 'spearman']);
-
-/** The range a metric's CI bar spans: [0, 1] or [-1, 1] for rates and correlations, else around its interval. */
+/**
+ * The range a metric's CI bar spans: the metric table's [0, 1] or [-1, 1] for rates, agreement
+ * and correlations, else around its interval.
+ */
 function barRange(metric: string, m: MetricValue): [number, number] {
-  if (SIGNED_UNIT.has(metric)) return [-1, 1];
+  const range = metricSpec(metric)?.range;
+  if (range === 'signed') return [-1, 1];
   const seen = [m.value, ...(m.ci ?? [])].filter((v): v is number => typeof v === 'number');
-  if (UNIT_METRICS.has(metric) || (seen.length > 0 && seen.every((v) => v >= 0 && v <= 1))) return [0, 1];
+  if (
+    range === 'unit' ||
+    UNIT_FIGURES.has(metric) ||
+    (seen.length > 0 && seen.every((v) => v >= 0 && v <= 1))
+  )
+    return [0, 1];
   if (seen.length === 0) return [0, 1];
   const lo = Math.min(...seen);
   const hi = Math.max(...seen);
@@ -67,7 +64,7 @@ function metricsTable(name: string, s: ScorerSummary): HTMLElement {
     return [
       m.name ?? metricName(metric),
       h('span', { class: 'figure-value', 'data-metric': `${name}.${metric}` }, num(m.value)),
-      m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : 'n/a',
+      m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : (m.reason ?? 'n/a'),
       ciBar(m.value, m.ci, lo, hi),
       String(m.n),
     ];
@@ -195,7 +192,7 @@ function humanCeiling(name: string, a: HumanAgreement): HTMLElement {
     h('b', null, label),
     h('span', { class: 'figure-value', 'data-metric': `${name}.humanAgreement.${key}` }, num(m.value)),
     h('span', null, m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : 'n/a'),
-    ciBar(m.value, m.ci, key === 'alpha' ? -1 : 0, 1),
+    ciBar(m.value, m.ci, key === 'pairwiseAgreement' || key === 'judgeAgreement' ? 0 : -1, 1),
     h('span', null, String(m.n)),
   ];
   return h(
@@ -211,16 +208,24 @@ function humanCeiling(name: string, a: HumanAgreement): HTMLElement {
       [
         row(`Krippendorff's alpha (${a.level})`, 'alpha', a.alpha),
         row('annotators agree pairwise', 'pairwiseAgreement', a.pairwiseAgreement),
-        row('judge agrees with an annotator', 'judgeAgreement', a.judgeAgreement),
+        row(
+          a.judgeVerdict === 'threshold'
+            ? `judge agrees with an annotator (its value ≥ ${a.threshold} as 1)`
+            : 'judge agrees with an annotator',
+          'judgeAgreement',
+          a.judgeAgreement,
+        ),
+        ...(a.judgeAlpha ? [row("judge's alpha against the annotators", 'judgeAlpha', a.judgeAlpha)] : []),
+        ...(a.judgeCorrelation
+          ? [row('judge correlation with an annotator (Pearson r)', 'judgeCorrelation', a.judgeCorrelation)]
+          : []),
       ],
       'grid metrics',
     ),
     h(
       'p',
       { class: 'muted', 'data-testid': 'human-ceiling' },
-      `${ceilingSentence(a.judgeAgreement.value, a.pairwiseAgreement.value)}.`.replace(/^./, (c) =>
-        c.toUpperCase(),
-      ),
+      `${humanCeilingSentence(a)}.`.replace(/^./, (c) => c.toUpperCase()),
     ),
   );
 }
@@ -518,13 +523,6 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
   return out;
 }
 
-/** The headline metrics of a kind, in the order summaries print them (as report.txt's). */
-const HEADLINES: Record<string, readonly string[]> = {
-  label: ['accuracy', 'macroF1', 'binaryF1', 'positiveF1', 'kappa', 'weightedKappa'],
-  number: ['mean', 'mae', 'spearman', 'weightedKappa', 'rocAuc', 'balancedAccuracy'],
-  pass: ['passRate', 'accuracy', 'balancedAccuracy'],
-};
-
 /**
  * The suite's slices: per column a table of its values, each with its items and the primary
  * scorer's headline metrics with their intervals, and a link that filters the items below.
@@ -533,7 +531,7 @@ function slicesSection(report: Report): HTMLElement | undefined {
   if (!report.slices) return undefined;
   const kind = report.scores[report.primaryScorer]?.kind ?? 'label';
   const tables = Object.entries(report.slices).map(([column, values]) => {
-    const metrics = (HEADLINES[kind] ?? []).filter((metric) =>
+    const metrics = headlineMetrics(kind as ScoreKind).filter((metric) =>
       Object.values(values).some((v) => v.metrics[metric] !== undefined),
     );
     const rows = Object.entries(values).map(([value, slice]) => [
@@ -586,29 +584,32 @@ function comparisonSummary(c: Record<string, unknown>): HTMLElement {
   const scores = (c.scores ?? {}) as Record<
     string,
     {
+      coverage?: { delta: number; ci: [number, number]; pValue: number };
       deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
       mcnemarPValue?: number;
       flipped?: Record<string, number>;
     }
   >;
   const rows = Object.entries(scores).flatMap(([scorer, s]) =>
-    Object.entries(s.deltas).map(([metric, d]) => [
-      `${scorer} ${metricName(metric)}`,
-      signed(d.delta),
-      `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`,
-      ciBar(
-        d.delta,
-        d.ci,
-        -Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
-        Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
-      ),
-      d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3),
-      s.flipped
-        ? Object.entries(s.flipped)
-            .map(([k, n]) => `${k} ${n}`)
-            .join(', ')
-        : '',
-    ]),
+    [...(s.coverage ? [['coverage', s.coverage] as const] : []), ...Object.entries(s.deltas)].map(
+      ([metric, d]) => [
+        `${scorer} ${metricName(metric)}`,
+        signed(d.delta),
+        `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`,
+        ciBar(
+          d.delta,
+          d.ci,
+          -Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
+          Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
+        ),
+        d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3),
+        s.flipped
+          ? Object.entries(s.flipped)
+              .map(([k, n]) => `${k} ${n}`)
+              .join(', ')
+          : '',
+      ],
+    ),
   );
   return section(
     'Compared with the previous run',
