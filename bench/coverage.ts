@@ -49,7 +49,7 @@ import {
 import { normalQuantile } from '../shared/lib/metrics/ppi.js';
 import { krippendorffAlpha } from '../shared/lib/metrics/reliability.js';
 import { type ScoreRow, scorerFigures } from '../shared/lib/metrics/scores.js';
-import { mulberry32, pairedBootstrapsAt } from '../shared/lib/metrics/stats.js';
+import { erfc, mulberry32, pairedBootstrapsAt } from '../shared/lib/metrics/stats.js';
 import type { Interval } from '../shared/model/report.js';
 import { ROOT } from './parts/data.js';
 import type { Check } from './parts/table.js';
@@ -378,28 +378,9 @@ function gamma(shape: number, random: () => number): number {
   }
 }
 
-/** Φ, the standard normal distribution function (erfc to 1.2e-7, Numerical Recipes). */
+/** Φ, the standard normal distribution function: erfc(−x/√2)/2 (to 1.2e-7). */
 function normalCdf(x: number): number {
-  const z = Math.abs(x) / Math.SQRT2;
-  const t = 1 / (1 + 0.5 * z);
-  const r =
-    t *
-    Math.exp(
-      -z * z -
-        1.26551223 +
-        t *
-          (1.00002368 +
-            t *
-              (0.37409196 +
-                t *
-                  (0.09678418 +
-                    t *
-                      (-0.18628806 +
-                        t *
-                          (0.27886807 +
-                            t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
-    );
-  return x >= 0 ? 1 - r / 2 : r / 2;
+  return erfc(-x / Math.SQRT2) / 2;
 }
 
 /** Runs `scorerFigures` on simulated number rows and tallies the named figures' intervals. */

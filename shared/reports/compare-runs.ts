@@ -6,26 +6,27 @@ import {
   type CompensatedSumState,
   classificationMetrics,
   codeOf,
+  type GoldColumns,
   type Indices,
   LabelPairCounts,
   type McNemarResult,
   mcnemar,
-  meanAbsoluteError,
   meanAt,
   type NumberArray,
   NumberColumn,
   newcombePaired,
+  numberStatistics,
   type PairedCounts,
   type PairedDelta,
   type PairedSide,
   pairedBootstrapsAt,
+  passStatistics,
   RepeatRows,
   type RepeatRowsState,
-  rocAuc,
-  spearman,
   verdictOf,
 } from '../lib/metrics/index.js';
 import { StoredDataError } from '../model/codec.js';
+import { deltaMethod } from '../model/metrics.js';
 import {
   digestOf,
   type ItemResult,
@@ -947,38 +948,34 @@ class ScorerPairs {
         (i) => c0[i] === c1[i],
         (i) => c2[i] === c3[i],
       );
-      closedForm(deltas.accuracy, right);
-      if (positive) {
-        const isPositive = new Set(positive);
-        const codes = this.labels.map((label) => isPositive.has(label));
-        closedForm(
-          deltas.binaryAccuracy,
+      const isPositive = new Set(positive || []);
+      const codes = this.labels.map((label) => isPositive.has(label));
+      closedForms(deltas, {
+        accuracy: () => right,
+        binaryAccuracy: () =>
           pairedCountsOf(
             n,
             (i) => codes[c0[i]!] === codes[c1[i]!],
             (i) => codes[c2[i]!] === codes[c3[i]!],
           ),
-        );
-      }
+      });
       return { n, deltas, mcnemar: mcnemar(right.baseOnly, right.candidateOnly) };
     }
 
     if (this.kind === 'pass') {
       const targeted = this.targeted;
+      const againstGold = targeted ? withDeltas(passStatistics(this.scorers.candidate.metrics ?? {})) : {};
       const deltas = bootstrap((s, indices) => {
         const [passes, right] = s === 'base' ? [c0, c1] : [c2, c3];
         const stats: Record<string, number | null> = { passRate: meanAt(passes, indices) };
-        if (targeted) stats.accuracy = meanAt(right, indices);
+        if (!targeted) return stats;
+        const v = picked(passes, indices);
+        const r = picked(right, indices);
+        // The gold of a pass: the pass itself where it is right, the other where it is wrong.
+        const columns: GoldColumns = { v, t: v.map((x, i) => (r[i] === 1 ? x : 1 - x)), right: r };
+        for (const [name, statistic] of Object.entries(againstGold)) stats[name] = statistic(columns);
         return stats;
       });
-      closedForm(
-        deltas.passRate,
-        pairedCountsOf(
-          n,
-          (i) => c0[i] === 1,
-          (i) => c2[i] === 1,
-        ),
-      );
       // Right: the verdict against a pass/fail gold, else a pass.
       const [b, c] = targeted ? [c1, c3] : [c0, c2];
       const right = pairedCountsOf(
@@ -986,33 +983,53 @@ class ScorerPairs {
         (i) => b[i] === 1,
         (i) => c[i] === 1,
       );
-      if (targeted) closedForm(deltas.accuracy, right);
+      closedForms(deltas, {
+        passRate: () =>
+          pairedCountsOf(
+            n,
+            (i) => c0[i] === 1,
+            (i) => c2[i] === 1,
+          ),
+        accuracy: () => right,
+      });
       return { n, deltas, mcnemar: mcnemar(right.baseOnly, right.candidateOnly) };
     }
 
     const numericTargets = this.targeted;
+    const metrics = this.scorers.candidate.metrics ?? {};
     const binary = numericTargets && binaryGold(this.baseGold);
+    // The report's own figures against gold (numberStatistics), those the metric table gives a delta.
+    const againstGold = numericTargets ? withDeltas(numberStatistics(metrics, binary)) : {};
+    const { threshold } = metrics;
     const deltas = bootstrap((s, indices) => {
       const [values, targets] = s === 'base' ? [c0, c1] : [c2, c3];
       const stats: Record<string, number | null> = { mean: meanAt(values, indices) };
-      if (binary)
-        stats.rocAuc = rocAuc(
-          pick(values, indices),
-          Array.from(indices, (i) => targets[i] === 1),
-        );
-      else if (numericTargets) {
-        const v = pick(values, indices);
-        const t = pick(targets, indices);
-        stats.mae = meanAbsoluteError(v, t);
-        stats.spearman = spearman(v, t);
-      }
+      if (!numericTargets) return stats;
+      const v = picked(values, indices);
+      const columns: GoldColumns = {
+        v,
+        t: picked(targets, indices),
+        ...(threshold === undefined ? {} : { above: v.map((x) => (x >= threshold ? 1 : 0)) }),
+      };
+      for (const [name, statistic] of Object.entries(againstGold)) stats[name] = statistic(columns);
       return stats;
     });
     return { n, deltas };
   }
 }
 
-const pick = (values: NumberArray, indices: Indices): number[] => Array.from(indices, (i) => values[i]!);
+/** The statistics the metric table gives a comparison's delta of (`delta` not `none`). */
+function withDeltas<S>(statistics: Record<string, S>): Record<string, S> {
+  return Object.fromEntries(Object.entries(statistics).filter(([name]) => deltaMethod(name) !== 'none'));
+}
+
+/** A column's values at `indices`, as a typed array. */
+function picked(values: NumberArray, indices: Indices): Float64Array {
+  const out = new Float64Array(indices.length);
+  let k = 0;
+  for (const i of indices) out[k++] = values[i]!;
+  return out;
+}
 
 /** A {@link PairedCounts} saved: [both, base only, candidate only, neither]. */
 type PairedCountsState = [both: number, baseOnly: number, candidateOnly: number, neither: number];
@@ -1040,11 +1057,23 @@ function pairedCountsOf(
 }
 
 /**
- * A paired difference of proportions: Newcombe's interval and McNemar's p in place of the
- * bootstrap's, whose percentile interval has poor coverage for a proportion at small n.
+ * The deltas the metric table gives Newcombe's interval (differences of proportions): its
+ * interval and McNemar's p in place of the bootstrap's, whose percentile interval has poor
+ * coverage for a proportion at small n. `tables` gives each such metric's paired 2×2 table.
  */
-function closedForm(delta: PairedDelta | undefined, counts: PairedCounts): void {
-  if (!delta) return;
+function closedForms(
+  deltas: Record<string, PairedDelta>,
+  tables: Readonly<Record<string, () => PairedCounts>>,
+): void {
+  for (const [name, delta] of Object.entries(deltas)) {
+    if (deltaMethod(name) !== 'newcombe') continue;
+    const table = tables[name];
+    if (!table) throw new TypeError(`comparison: ${name} is a proportion with no paired table here`);
+    closedForm(delta, table());
+  }
+}
+
+function closedForm(delta: PairedDelta, counts: PairedCounts): void {
   const ci = newcombePaired(counts);
   if (!ci) return;
   delta.ci = ci;

@@ -348,12 +348,16 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
       sweep.variants as {
         name: string;
         comparison?: {
-          scores: Record<string, { deltas: Record<string, { delta: number }> }>;
+          scores: Record<string, { coverage?: { delta: number }; deltas: Record<string, { delta: number }> }>;
         };
       }[]
     ).flatMap((v) =>
       Object.values(v.comparison?.scores ?? {}).flatMap((sc) =>
-        Object.values(sc.deltas).map((d) => ({ variant: v.name, ...d })),
+        // Each scorer's coverage first, then its deltas over the items both scored.
+        [...(sc.coverage ? [sc.coverage] : []), ...Object.values(sc.deltas)].map((d) => ({
+          variant: v.name,
+          ...d,
+        })),
       ),
     );
     expect(expected.length).toBeGreaterThan(0);

@@ -81,6 +81,7 @@ describe('declared judges, end to end', { timeout: 120_000 }, () => {
       'spearman',
       'kendallTau',
       'weightedKappa',
+      'withinOne',
     ]);
     // 40 items: below weighted kappa's 200, its bootstrap interval is withheld, and says why.
     expect(report.scores.score!.metrics.weightedKappa!.ci).toBeUndefined();
@@ -107,7 +108,10 @@ describe('declared judges, end to end', { timeout: 120_000 }, () => {
     expect(compared.stdout).toMatch(/ {2}mean +\d\.\d{3} +\d\.\d{3} +[+\-±]\d\.\d{3}/);
     expect(compared.stdout).toMatch(/ {2}MAE +\d\.\d{3}/);
     expect(compared.stdout).toMatch(/ {2}Spearman ρ +-?\d\.\d{3}/);
-    expect(compared.stdout).not.toMatch(/macro F1|kappa/);
+    // The comparison has every figure the report has against gold (weighted kappa on the scale), no classification figure.
+    expect(compared.stdout).not.toMatch(/macro F1|Cohen's kappa/);
+    expect(compared.stdout).toMatch(/ {2}weighted kappa +-?\d\.\d{3}/);
+    expect(compared.stdout).toMatch(/ {2}within ±1 +\d\.\d{3}/);
   });
 
   it('an ordinal labels judge reports the quadratic weighted kappa, the F1 of its positive class and ordinal alpha', async () => {

@@ -155,7 +155,9 @@ describe.skipIf(!existsSync(CHROMIUM))(
       const csvPath = join(dir, 'labels.csv');
       await download.saveAs(csvPath);
       const csv = await readFile(csvPath, 'utf8');
-      const p = (id: string) => String(data.items.find((item) => item.id === id)!.p);
+      // p: the chance the item was chosen times the share of the page labelled (3 of 5).
+      const p = (id: string) =>
+        String(Number((data.items.find((item) => item.id === id)!.p * (3 / 5)).toPrecision(12)));
       expect(csv).toBe(
         [
           'id,label,p',
@@ -224,7 +226,7 @@ describe.skipIf(!existsSync(CHROMIUM))(
       const csvPath = join(dir, 'blocked.csv');
       await download.saveAs(csvPath);
       expect(await readFile(csvPath, 'utf8')).toBe(
-        `id,label,p\n${data.items[0]!.id},neutral,${data.items[0]!.p}\n`,
+        `id,label,p\n${data.items[0]!.id},neutral,${Number((data.items[0]!.p * (1 / 5)).toPrecision(12))}\n`,
       );
       expect(errors).toEqual([]);
       await page.close();

@@ -12,6 +12,7 @@ import {
   goldNumber,
   type JudgeOutput,
 } from './answer.js';
+import { WITHIN_ONE } from './metrics.js';
 import {
   goldPreference,
   type Order,
@@ -159,7 +160,7 @@ function scorers(suite: JudgeSuite): Record<string, Scorer<JudgeOutput, JudgeSui
       target: (item) => (item.gold === undefined ? undefined : Number(item.gold)),
       metrics: {
         ...(threshold === undefined ? {} : { threshold }),
-        ...(ordinalRange(suite.judge) ? { ordinal: true } : {}),
+        ...(ordinalRange(suite.judge) ? { ordinal: true, extra: { withinOne: WITHIN_ONE } } : {}),
       },
     },
   };

@@ -27,6 +27,7 @@
  */
 
 import { dict, own } from '../../model/dict.js';
+import { metricDisplayName, metricSpec } from '../../model/metrics.js';
 import type { FailureKind, ScoreKind, ScoreValue } from '../../model/model.js';
 import type {
   Interval,
@@ -85,6 +86,20 @@ export interface ScorerMetricOptions {
    * prediction-powered estimates (`ppi`) when there are items without gold.
    */
   ppi?: boolean;
+  /**
+   * Number and pass scorers: figures of the scorer's own beyond the kind's, each computed from the
+   * items with gold (the scorer's values and their targets; a pass is 1 or 0), named by a metric
+   * the family declared in the metric table (`defineMetric`, shared/model/metrics.ts). They take
+   * the table's interval (bootstrap, from its minimum number of items) in the run's report, and
+   * its delta in comparisons: a family adds a metric without a change to core.
+   */
+  extra?: Readonly<Record<string, ExtraMetric>>;
+}
+
+/** A scorer's own figure (see `ScorerMetricOptions.extra`). */
+export interface ExtraMetric {
+  /** The figure over the items with gold; null where it is undefined. */
+  value(values: ArrayLike<number>, targets: ArrayLike<number>): number | null;
 }
 
 /** One item as a scorer's metrics see it. */
@@ -515,15 +530,15 @@ type Statistic<C extends Columns> = (columns: { [K in keyof C]: Float64Array | C
  * Every statistic on the items' `columns`, and on the same resamples their intervals (those not
  * withheld for the items' number: see intervals.ts). Each resample is copied once into one typed
  * array a column, which every statistic reads (a resample of a million items allocates nothing).
- * A statistic named in `proportions` is a share of the items: its interval is Wilson's, not a
- * resample's.
+ * A statistic the metric table declares a proportion (`interval: 'wilson'`) is a share of the
+ * items: its interval is Wilson's (continuity-corrected), not a resample's.
  */
 function withCis<C extends Columns>(
   columns: C,
   statistics: Record<string, Statistic<C>>,
   options: ScorerMetricOptions,
-  proportions: readonly string[] = [],
 ): Record<string, MetricValue> {
+  const proportions = Object.keys(statistics).filter((name) => metricSpec(name)?.interval === 'wilson');
   const names = Object.keys(columns) as (keyof C & string)[];
   const n = columns[names[0]!]!.length;
   const out: Record<string, MetricValue> = {};
@@ -581,10 +596,6 @@ function numberFigures(
     options,
   );
   const { values: v, targets: t } = paired;
-  // The quadratic weighted kappa of an integer scale, on the same resamples as its neighbours.
-  const weighted: Record<string, Statistic<{ v: Float64Array; t: Float64Array }>> = options.ordinal
-    ? { weightedKappa: (c) => quadraticWeightedKappa(c.v, c.t) }
-    : {};
   if (binaryTargets(t)) {
     const threshold = options.threshold;
     // 1 where the value is at or above the threshold: the scorer's verdict, a column resampled beside.
@@ -592,37 +603,97 @@ function numberFigures(
     if (threshold !== undefined) for (let i = 0; i < v.length; i += 1) above[i] = v[i]! >= threshold ? 1 : 0;
     Object.assign(
       metrics,
-      withCis(
-        { v, t, above },
-        {
-          rocAuc: (c) => rocAuc(c.v, c.t),
-          ...weighted,
-          ...(threshold === undefined ? {} : { balancedAccuracy: (c) => balancedAccuracy(c.above, c.t) }),
-        },
-        options,
-      ),
+      named(withCis({ v, t, above }, numberStatistics(options, true), options), options),
     );
     const positive = Array.from(t, (x) => x === 1);
     const calibrated = calibration(Array.from(v), positive);
     metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: v.length };
     metrics.calibratedThreshold = { value: calibrated.calibratedThreshold, n: v.length };
   } else if (v.length > 0) {
-    Object.assign(
-      metrics,
-      withCis(
-        { v, t },
-        {
-          mae: (c) => meanAbsoluteError(c.v, c.t),
-          pearson: (c) => pearson(c.v, c.t),
-          spearman: (c) => spearman(c.v, c.t),
-          kendallTau: (c) => kendallTauB(c.v, c.t),
-          ...weighted,
-        },
-        options,
-      ),
-    );
+    Object.assign(metrics, named(withCis({ v, t }, numberStatistics(options, false), options), options));
   }
   return { summary: { ...base, metrics }, flat: flatten(base.n, metrics) };
+}
+
+/** The columns a number or pass scorer's figures against gold are computed from, an item each. */
+export interface GoldColumns {
+  /** The scorer's values (a pass: 1 or 0). */
+  v: GoldColumn;
+  /** Their gold targets. */
+  t: GoldColumn;
+  /** Number scorers: 1 where the value is at or above the threshold (the scorer's verdict). */
+  above?: GoldColumn;
+  /** Pass scorers: 1 where the pass equals its gold. */
+  right?: GoldColumn;
+}
+
+type GoldColumn = ArrayLike<number> & Iterable<number>;
+
+type GoldStatistic = (columns: GoldColumns) => number | null;
+
+/**
+ * A number scorer's figures against gold, by name: against a binary gold (`binary`: every target
+ * 0 or 1) ROC-AUC and, with a threshold, the balanced accuracy of its verdicts; against another
+ * numeric gold MAE, Pearson, Spearman, Kendall's τ-b and the scorer's own (`extra`); the
+ * quadratic weighted kappa of an ordinal scale. The run's report and a comparison of two runs
+ * compute them with these same functions.
+ */
+export function numberStatistics(
+  options: ScorerMetricOptions,
+  binary: boolean,
+): Record<string, GoldStatistic> {
+  const weighted: Record<string, GoldStatistic> = options.ordinal
+    ? { weightedKappa: (c) => quadraticWeightedKappa(c.v, c.t) }
+    : {};
+  const againstGold: Record<string, GoldStatistic> = binary
+    ? {
+        rocAuc: (c) => rocAuc(c.v, c.t),
+        ...weighted,
+        ...(options.threshold === undefined
+          ? {}
+          : { balancedAccuracy: (c) => balancedAccuracy(c.above!, c.t) }),
+      }
+    : {
+        mae: (c) => meanAbsoluteError(c.v, c.t),
+        pearson: (c) => pearson(c.v, c.t),
+        spearman: (c) => spearman(c.v, c.t),
+        kendallTau: (c) => kendallTauB(c.v, c.t),
+        ...weighted,
+      };
+  // The scorer's own figures are of its values against a numeric gold, not a 0/1 label.
+  return binary ? againstGold : { ...againstGold, ...extraStatistics(options) };
+}
+
+/** A pass scorer's figures against a pass/fail gold, by name (see {@link numberStatistics}). */
+export function passStatistics(options: ScorerMetricOptions): Record<string, GoldStatistic> {
+  return {
+    accuracy: (c) => meanOf(c.right!),
+    balancedAccuracy: (c) => balancedAccuracy(c.v, c.t),
+    ...extraStatistics(options),
+  };
+}
+
+/** The scorer's own figures as statistics of the columns; each must be in the metric table. */
+function extraStatistics(options: ScorerMetricOptions): Record<string, GoldStatistic> {
+  const out: Record<string, GoldStatistic> = {};
+  for (const [name, metric] of Object.entries(options.extra ?? {})) {
+    if (!metricSpec(name))
+      throw new TypeError(
+        `the scorer's own metric ${name} is not in the metric table: declare it with defineMetric`,
+      );
+    out[name] = (c) => metric.value(c.v, c.t);
+  }
+  return out;
+}
+
+/** The scorer's own figures carry their name, for readers without the family (report.html). */
+function named(
+  metrics: Record<string, MetricValue>,
+  options: ScorerMetricOptions,
+): Record<string, MetricValue> {
+  for (const name of Object.keys(options.extra ?? {}))
+    if (metrics[name]) metrics[name] = { ...metrics[name]!, name: metricDisplayName(name) };
+  return metrics;
 }
 
 /** Pass figures: the pass rate; against a pass/fail gold, accuracy and balanced accuracy. */
@@ -636,23 +707,11 @@ function passFigures(
     { passes },
     { passRate: (c) => meanOf(c.passes) },
     options,
-    ['passRate'],
   );
   if (paired.values.length > 0) {
     const { values: v, targets: t } = paired;
     const right = Float64Array.from(v, (x, i) => Number(x === t[i]));
-    Object.assign(
-      metrics,
-      withCis(
-        { right, v, t },
-        {
-          accuracy: (c) => meanOf(c.right),
-          balancedAccuracy: (c) => balancedAccuracy(c.v, c.t),
-        },
-        options,
-        ['accuracy'],
-      ),
-    );
+    Object.assign(metrics, named(withCis({ right, v, t }, passStatistics(options), options), options));
   }
   return { summary: { ...base, metrics }, flat: flatten(base.n, metrics) };
 }

@@ -341,7 +341,7 @@ function chiSquare1Sf(x: number): number {
 }
 
 /** Complementary error function (Numerical Recipes `erfcc`, fractional error < 1.2e-7). */
-function erfc(x: number): number {
+export function erfc(x: number): number {
   const z = Math.abs(x);
   const t = 1 / (1 + 0.5 * z);
   const r =

@@ -309,7 +309,16 @@ describe('compareRuns', () => {
     const g = compareRuns(graded('a', [1, 3, 3, 5]), graded('b', [2, 3, 4, 4]));
     const score = g.scores.score!;
     expect(score.kind).toBe('number');
-    expect(Object.keys(score.deltas)).toEqual(['mean', 'mae', 'spearman']);
+    // Every figure against gold the run's report gives (the metric table's deltas); [1, 5] is ordinal.
+    expect(Object.keys(score.deltas)).toEqual([
+      'mean',
+      'mae',
+      'pearson',
+      'spearman',
+      'kendallTau',
+      'weightedKappa',
+      'withinOne',
+    ]);
     expect(score.deltas.mean).toMatchObject({ n: 4, base: 3, candidate: 3.25, delta: 0.25 });
     expect(score.deltas.mae).toMatchObject({ base: 0.5, candidate: 0.25, delta: -0.25 });
     expect(score.mcnemar).toBeUndefined();
@@ -323,7 +332,8 @@ describe('compareRuns', () => {
     expect(text).toMatch(/mean\s+3\.000\s+3\.250\s+\+0\.250/);
     expect(text).toMatch(/MAE\s+0\.500\s+0\.250\s+-0\.250/);
     expect(text).toMatch(/Spearman ρ/);
-    expect(text).not.toMatch(/accuracy|macro F1|kappa|McNemar/);
+    expect(text).not.toMatch(/accuracy|macro F1|Cohen's kappa|McNemar/);
+    expect(text).toMatch(/weighted kappa/);
   });
 
   it('has no label metrics without gold labels, but still lists changed labels', () => {

@@ -7,15 +7,19 @@
 import type { Scorer } from '../../../shared/family/types.js';
 import {
   type BootstrapOptions,
+  balancedAccuracy,
   binaryTargets,
   classificationMetrics,
   DEFAULT_BOOTSTRAP,
+  kendallTauB,
   mcnemarPaired,
   meanAbsoluteError,
   meanOrNull,
   mulberry32,
   newcombePaired,
   type PairedDelta,
+  pearson,
+  quadraticWeightedKappa,
   RepeatRows,
   rocAuc,
   spearman,
@@ -182,7 +186,13 @@ function compareScorer(
         const stats: Record<string, number | null> = {
           passRate: meanOrNull(rows.map((s) => Number(s.value === true))),
         };
-        if (targeted) stats.accuracy = meanOrNull(rows.map((s) => Number(s.verdict === true)));
+        if (targeted) {
+          stats.accuracy = meanOrNull(rows.map((s) => Number(s.verdict === true)));
+          stats.balancedAccuracy = balancedAccuracy(
+            rows.map((s) => s.value === true),
+            rows.map((s) => s.target === true),
+          );
+        }
         return stats;
       },
       options.bootstrap,
@@ -206,14 +216,27 @@ function compareScorer(
       const values = rows.map((s) => s.value as number);
       const targets = rows.map((s) => s.target as number);
       const stats: Record<string, number | null> = { mean: meanOrNull(values) };
-      if (binary)
+      const { ordinal, threshold } = scorer.metrics ?? {};
+      if (binary) {
         stats.rocAuc = rocAuc(
           values,
           targets.map((t) => t === 1),
         );
-      else if (numericTargets) {
+        if (ordinal) stats.weightedKappa = quadraticWeightedKappa(values, targets);
+        if (threshold !== undefined)
+          stats.balancedAccuracy = balancedAccuracy(
+            values.map((v) => v >= threshold),
+            targets.map((t) => t === 1),
+          );
+      } else if (numericTargets) {
         stats.mae = meanAbsoluteError(values, targets);
+        stats.pearson = pearson(values, targets);
         stats.spearman = spearman(values, targets);
+        stats.kendallTau = kendallTauB(values, targets);
+        if (ordinal) stats.weightedKappa = quadraticWeightedKappa(values, targets);
+        // The scorer's own figures (the judge family's withinOne on a scale).
+        for (const [name, metric] of Object.entries(scorer.metrics?.extra ?? {}))
+          stats[name] = metric.value(values, targets);
       }
       return stats;
     },

@@ -5,6 +5,7 @@
  * the quadratic weighted kappa against gold; figures worked by hand.
  */
 import { describe, expect, it } from 'vitest';
+import { WITHIN_ONE } from '../../../shared/families/judge/metrics.js';
 import type { JudgeSuite } from '../../../shared/families/judge/suite.js';
 import { judgeFamily, ordinalRange } from '../../../shared/families/judge/task.js';
 import { scorerFigures } from '../../../shared/lib/metrics/scores.js';
@@ -52,9 +53,12 @@ describe('ordinal ranges', () => {
   });
 
   it('`ordinal` declares it either way, and says so in the config', () => {
-    expect(scoreMetrics({ range: [0, 1], ordinal: true })).toEqual({ ordinal: true });
+    expect(scoreMetrics({ range: [0, 1], ordinal: true })).toEqual({
+      ordinal: true,
+      extra: { withinOne: WITHIN_ONE },
+    });
     expect(scoreMetrics({ range: [1, 5], ordinal: false, threshold: 4 })).toEqual({ threshold: 4 });
-    expect(scoreMetrics({ range: [1, 5] })).toEqual({ ordinal: true });
+    expect(scoreMetrics({ range: [1, 5] })).toEqual({ ordinal: true, extra: { withinOne: WITHIN_ONE } });
     const config = (judge: Record<string, unknown>) => judgeFamily.config(judgeSuite(judge) as never).answer;
     expect(config({ range: [0, 1], ordinal: true })).toBe('range 0..1 (ordinal)');
     expect(config({ range: [1, 5], ordinal: false })).toBe('range 1..5 (not ordinal)');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { answerJsonSchema, answerSchema, answerVars } from '../../../shared/families/judge/answer.js';
+import { WITHIN_ONE } from '../../../shared/families/judge/metrics.js';
 import { simulateJudge } from '../../../shared/families/judge/simulate.js';
 import type { JudgeSuite } from '../../../shared/families/judge/suite.js';
 import { judgeFamily } from '../../../shared/families/judge/task.js';
@@ -155,7 +156,11 @@ describe('judge scorers', () => {
     });
     expect(judgeFamily.config(quality as never).answer).toBe('labels bad/ok/good (ordinal)');
     expect(judgeFamily.scorers(TONE as never).label!.metrics).not.toHaveProperty('ordinal');
-    expect(judgeFamily.scorers(HELPFUL as never).score!.metrics).toEqual({ threshold: 4, ordinal: true });
+    expect(judgeFamily.scorers(HELPFUL as never).score!.metrics).toEqual({
+      threshold: 4,
+      ordinal: true,
+      extra: { withinOne: WITHIN_ONE },
+    });
     const fractional = judgeSuite({ range: [0, 1.5] });
     expect(judgeFamily.scorers(fractional as never).score!.metrics).toEqual({});
   });
