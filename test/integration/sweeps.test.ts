@@ -198,6 +198,7 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
     expect(v2.gate?.conditions.map((c) => c.condition)).toEqual([
       'kappa >= baseline',
       'p95 latency where words(reply) >= 20 <= baseline + 50',
+      'coverage not below the baseline (implicit)',
     ]);
 
     const board = JSON.parse(new TextDecoder().decode(await blobs.get('reports/leaderboard.json'))) as {
@@ -260,7 +261,8 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
     ).toBe(true);
     for (const v of cloud.sweep.variants) {
       expect(v.counts).toMatchObject({ items: 25, failed: 0 });
-      if (v.name !== 'gpt-4o-mini') expect(v.gate?.conditions).toHaveLength(3);
+      // The study gate's three conditions and the coverage guard.
+      if (v.name !== 'gpt-4o-mini') expect(v.gate?.conditions).toHaveLength(4);
     }
   });
 });
