@@ -485,6 +485,9 @@ function metricName(key: string, m: MetricValue): string {
   return m.name ?? metricDisplayName(key);
 }
 
+/** How a report's intervals are found, in its headings. */
+const INTERVALS = "95% CI: Wilson's, continuity-corrected, for a proportion; the bootstrap for the rest";
+
 /** One metric line: name, value, CI, n; the reason when there is no value or no interval. */
 function metricLine(name: string, m: MetricValue): string {
   const ci = interval(m.ci);
@@ -568,7 +571,7 @@ export function reliabilityLines(r: ScorerReliability, indent: string): string[]
 export function renderSlices(report: Pick<Report, 'slices' | 'scores' | 'primaryScorer'>): string[] {
   if (!report.slices) return [];
   const kind = report.scores[report.primaryScorer]?.kind;
-  const lines = ['', `Slices (${report.primaryScorer}, per value of each column; 95% bootstrap CI)`];
+  const lines = ['', `Slices (${report.primaryScorer}, per value of each column; ${INTERVALS})`];
   for (const [column, values] of Object.entries(report.slices)) {
     const metrics = (kind ? HEADLINE_METRICS[kind] : []).filter((metric) =>
       Object.values(values).some((v) => v.metrics[metric] !== undefined),
@@ -689,7 +692,7 @@ export function renderText(report: Report): string {
   );
   const kinds = Object.entries(c.byFailure).map(([k, n]) => `${k} ${n}`);
   if (kinds.length > 0) lines.push(`failures by kind: ${kinds.join(', ')}`);
-  lines.push('', 'Scores (unscored items skipped and counted; 95% bootstrap CI)');
+  lines.push('', `Scores (unscored items skipped and counted; ${INTERVALS})`);
   for (const [name, summary] of Object.entries(report.scores)) {
     lines.push(...renderScorer(name, summary, name === report.primaryScorer));
   }

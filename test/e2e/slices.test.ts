@@ -62,7 +62,9 @@ describe('slices, end to end', { timeout: 180_000 }, () => {
     expect(first.input.subset).toBeUndefined();
 
     const text = await readFile(join(out, 'report.txt'), 'utf8');
-    expect(text).toContain('Slices (label, per value of each column; 95% bootstrap CI)');
+    expect(text).toContain(
+      "Slices (label, per value of each column; 95% CI: Wilson's, continuity-corrected, for a proportion; the bootstrap for the rest)",
+    );
     const accuracy = subset.Natural!.metrics.accuracy!;
     expect(text).toMatch(
       new RegExp(

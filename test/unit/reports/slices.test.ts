@@ -175,7 +175,9 @@ describe('slices tallied in parts', () => {
 describe('slices in report.txt', () => {
   it('has a Slices section: a table per column with n and the headline metrics with CIs', async () => {
     const text = renderText(await reportOf(HAND));
-    expect(text).toContain('Slices (label, per value of each column; 95% bootstrap CI)');
+    expect(text).toContain(
+      "Slices (label, per value of each column; 95% CI: Wilson's, continuity-corrected, for a proportion; the bootstrap for the rest)",
+    );
     const section = text.slice(text.indexOf('Slices ('));
     expect(section).toMatch(/\n {2}subset\n/);
     expect(section).toMatch(/\n {4}value\s+n\s+accuracy/);

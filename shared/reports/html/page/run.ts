@@ -237,7 +237,7 @@ function scorerSection(report: Report, items: ItemTable, name: string, s: Scorer
     h(
       'p',
       { class: 'muted' },
-      `${s.kind} scorer${primary ? ', primary' : ''}: ${s.n} scored${unscored.length ? `; unscored: ${unscored.join(', ')}` : ''}. 95% bootstrap intervals.`,
+      `${s.kind} scorer${primary ? ', primary' : ''}: ${s.n} scored${unscored.length ? `; unscored: ${unscored.join(', ')}` : ''}. 95% intervals: Wilson's (continuity-corrected) for a proportion, the bootstrap for the rest.`,
     ),
     metricsTable(name, s),
   ];
