@@ -499,6 +499,12 @@ export function evaluateCondition(
   if (condition.alpha !== undefined) {
     if (!paired)
       return { ...verdict, passed: false, reason: `${verdict.reason}; n/a: no paired ${label} for p` };
+    if (paired.reason)
+      return {
+        ...verdict,
+        passed: false,
+        reason: `${verdict.reason}; n/a: no p for ${label}: ${paired.reason}`,
+      };
     verdict.pValue = paired.pValue;
     const significant = paired.pValue < condition.alpha;
     verdict.passed = holds && significant;

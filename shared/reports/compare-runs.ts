@@ -24,6 +24,7 @@ import {
   RepeatRows,
   type RepeatRowsState,
   verdictOf,
+  withheldReason,
 } from '../lib/metrics/index.js';
 import { StoredDataError } from '../model/codec.js';
 import { deltaMethod } from '../model/metrics.js';
@@ -916,6 +917,21 @@ class ScorerPairs {
     every: () => Uint32Array,
     options: CompareOptions,
   ): Pick<ScorerComparison, 'n' | 'deltas' | 'mcnemar'> {
+    const compared = this.byKind(columns, every, options);
+    for (const [name, delta] of Object.entries(compared.deltas)) {
+      if (delta.interval === 'newcombe') continue;
+      const reason = withheldReason(name, compared.n);
+      if (reason) delta.reason = reason;
+    }
+    return compared;
+  }
+
+  /** The paired statistics of one scorer, by kind, before small-sample marks. */
+  private byKind(
+    columns: NumberArray[],
+    every: () => Uint32Array,
+    options: CompareOptions,
+  ): Pick<ScorerComparison, 'n' | 'deltas' | 'mcnemar'> {
     const [c0, c1, c2, c3] = columns as [NumberArray, NumberArray, NumberArray, NumberArray];
     const n = c0.length;
     if (n === 0) return { n: 0, deltas: {} };
@@ -1455,6 +1471,7 @@ export interface ComparisonSummary {
           ci: [number, number];
           pValue: number;
           interval?: PairedDelta['interval'];
+          reason?: string;
           noiseFloor?: number;
           withinNoise?: boolean;
         }
@@ -1491,6 +1508,7 @@ export function comparisonSummary(c: Comparison): ComparisonSummary {
         ci: d.ci,
         pValue: d.pValue,
         ...(d.interval ? { interval: d.interval } : {}),
+        ...(d.reason ? { reason: d.reason } : {}),
         ...(noise ? { noiseFloor: noise.floor, withinNoise: noise.withinNoise } : {}),
       };
     }

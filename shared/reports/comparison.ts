@@ -41,9 +41,11 @@ export async function writeComparisonFiles(
 const usdSigned = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${usd(Math.abs(v))}`;
 
 function metricRow(name: string, d: PairedDelta, noise?: DeltaNoise): string {
-  const ci = `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`;
+  // A bootstrap delta on too few pairs: no interval or p to rely on, and the line says why.
+  const ci = d.reason ? 'n/a' : `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`;
+  const p = d.reason ? 'n/a' : pValue(d.pValue);
   const floor = noise ? `  ±${num(noise.floor)} ${noise.withinNoise ? 'within noise' : 'beyond noise'}` : '';
-  return `  ${metricDisplayName(name).padEnd(17)} ${num(d.base).padStart(7)} ${num(d.candidate).padStart(10)} ${signed(d.delta).padStart(8)}  ${ci.padEnd(18)} ${pValue(d.pValue).padStart(7)}${floor}`;
+  return `  ${metricDisplayName(name).padEnd(17)} ${num(d.base).padStart(7)} ${num(d.candidate).padStart(10)} ${signed(d.delta).padStart(8)}  ${ci.padEnd(18)} ${p.padStart(7)}${floor}${d.reason ? `  (${d.reason})` : ''}`;
 }
 
 /** The metric a slice's line shows: the kind's first headline metric the deltas have. */

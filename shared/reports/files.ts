@@ -743,7 +743,14 @@ interface ComparisonView {
       };
       deltas: Record<
         string,
-        { delta: number; ci: [number, number]; pValue: number; noiseFloor?: number; withinNoise?: boolean }
+        {
+          delta: number;
+          ci: [number, number];
+          pValue: number;
+          reason?: string;
+          noiseFloor?: number;
+          withinNoise?: boolean;
+        }
       >;
       mcnemarPValue?: number;
       flipped?: Record<string, number>;
@@ -772,7 +779,7 @@ function renderComparisonSummary(c: ComparisonView | undefined): string[] {
       );
     for (const [name, d] of Object.entries(s.deltas)) {
       lines.push(
-        `  ${`${scorer} ${metricDisplayName(name)}`.padEnd(26)} Δ ${signed(d.delta)}  [${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${p(d.pValue)}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
+        `  ${`${scorer} ${metricDisplayName(name)}`.padEnd(26)} Δ ${signed(d.delta)}  ${d.reason ? `(${d.reason})` : `[${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${p(d.pValue)}`}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
       );
     }
     if (s.mcnemarPValue !== undefined)

@@ -98,7 +98,7 @@ export function renderSweepText(report: SweepReport): string {
     for (const [scorer, s] of Object.entries(v.comparison.scores)) {
       const deltas = Object.entries(s.deltas).map(
         ([metric, d]) =>
-          `${metricDisplayName(metric)} ${signed(d.delta)} ${interval(d.ci)} p=${pValue(d.pValue)}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
+          `${metricDisplayName(metric)} ${signed(d.delta)} ${d.reason ? `(${d.reason})` : `${interval(d.ci)} p=${pValue(d.pValue)}`}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
       );
       const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
       const c = s.coverage;

@@ -380,6 +380,13 @@ export interface PairedDelta {
    */
   interval?: 'newcombe';
   /**
+   * A bootstrap delta over fewer pairs than its metric's minimum for an interval (the metric
+   * table's `minItemsForInterval`, the same as the single figure's): its `ci` and `pValue` are the
+   * bootstrap's but not to be relied on — the reports show this reason in their place, and a gate
+   * condition asking `with p` fails on it.
+   */
+  reason?: string;
+  /**
    * Two-sided p-value of the paired bootstrap: the share of resampled deltas on the other side
    * of 0 from the observed delta (0 itself counts as the other side), ×2, capped at 1. 1 when
    * the observed delta is 0. A value of 0 means fewer than 1 in `iterations`.

@@ -25,6 +25,7 @@ import {
   spearman,
   sum,
   verdictOf,
+  withheldReason,
 } from '../../../shared/lib/metrics/index.js';
 import {
   digestOf,
@@ -374,6 +375,11 @@ export function referenceCompareRuns(
       });
     }
     const compared = compareScorer(scorer.kind, sides, scorer, options);
+    // A bootstrap delta on fewer pairs than its metric's minimum says so.
+    for (const [metric, d] of Object.entries(compared.deltas)) {
+      const reason = d.interval === 'newcombe' ? undefined : withheldReason(metric, compared.n);
+      if (reason) d.reason = reason;
+    }
     const noise = deltaNoise(
       compared.deltas,
       noiseFloors(base, name, baseScorer),

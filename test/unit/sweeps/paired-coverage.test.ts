@@ -8,6 +8,7 @@ import { evaluateGate, parseCondition } from '../../../shared/lib/gate.js';
 import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
 import { type Suite, validateSuite, variantSuites } from '../../../shared/registry/suite.js';
 import { compareRuns } from '../../../shared/reports/compare-runs.js';
+import { renderComparisonText } from '../../../shared/reports/comparison.js';
 import { buildSweepReport, prepareSweep, type VariantRun } from '../../../shared/sweeps/sweep.js';
 import { suiteInput } from '../../helpers.js';
 
@@ -141,6 +142,27 @@ describe('a comparison over the items both sides scored', () => {
     // L = −0.3 − √((0.7 − 0.4810)² + (1 − 1)²) = −0.5190; U = −0.3 + √(0.1545² + 0.1611²) = −0.0768.
     expect(label.coverage!.ci[0]).toBeCloseTo(-0.519, 3);
     expect(label.coverage!.ci[1]).toBeCloseTo(-0.0768, 3);
+  });
+});
+
+describe('a bootstrap delta on too few pairs', () => {
+  it('says so in place of its interval and p, and a gate asking for its p fails', async () => {
+    const suite = sweepSuite(['accuracy >= 0']);
+    const c = compareRuns(run(suite, BASE), run(suite, REFUSER));
+    // 14 pairs: below macro F1's and kappa's 200, the paired bootstrap is not relied on.
+    expect(c.scores.label!.deltas.kappa!.reason).toBe('too few items for an interval (n 14 < 200)');
+    expect(c.scores.label!.deltas.macroF1!.reason).toBe('too few items for an interval (n 14 < 200)');
+    // A proportion's delta has Newcombe's interval at any n.
+    expect(c.scores.label!.deltas.accuracy!.reason).toBeUndefined();
+    const text = renderComparisonText(c);
+    expect(text).toMatch(
+      /Cohen's kappa +-?\d\.\d{3} +-?\d\.\d{3} +[+\-±]\d\.\d{3} {2}n\/a +n\/a {2}\(too few items for an interval \(n 14 < 200\)\)/,
+    );
+    const { report } = await sweep(['delta kappa > -1 with p < 0.5', 'delta coverage >= -1']);
+    const refuser = report.variants.find((v) => v.name === 'refuser')!;
+    const kappa = refuser.gate!.conditions.find((x) => x.condition.startsWith('delta kappa'))!;
+    expect(kappa.passed).toBe(false);
+    expect(kappa.reason).toMatch(/n\/a: no p for kappa: too few items for an interval \(n 14 < 200\)/);
   });
 });
 

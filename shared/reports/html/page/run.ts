@@ -584,8 +584,8 @@ function comparisonSummary(c: Record<string, unknown>): HTMLElement {
   const scores = (c.scores ?? {}) as Record<
     string,
     {
-      coverage?: { delta: number; ci: [number, number]; pValue: number };
-      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number }>;
+      coverage?: { delta: number; ci: [number, number]; pValue: number; reason?: string };
+      deltas: Record<string, { delta: number; ci: [number, number]; pValue: number; reason?: string }>;
       mcnemarPValue?: number;
       flipped?: Record<string, number>;
     }
@@ -595,14 +595,16 @@ function comparisonSummary(c: Record<string, unknown>): HTMLElement {
       ([metric, d]) => [
         `${scorer} ${metricName(metric)}`,
         signed(d.delta),
-        `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`,
-        ciBar(
-          d.delta,
-          d.ci,
-          -Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
-          Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
-        ),
-        d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3),
+        d.reason ?? `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`,
+        d.reason
+          ? ''
+          : ciBar(
+              d.delta,
+              d.ci,
+              -Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
+              Math.max(Math.abs(d.ci[0]), Math.abs(d.ci[1]), 0.01),
+            ),
+        d.reason ? 'n/a' : d.pValue < 0.001 ? '<0.001' : d.pValue.toFixed(3),
         s.flipped
           ? Object.entries(s.flipped)
               .map(([k, n]) => `${k} ${n}`)
