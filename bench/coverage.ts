@@ -46,10 +46,10 @@ import {
   newcombePaired,
   proportionInterval,
 } from '../shared/lib/metrics/intervals.js';
-import { normalQuantile } from '../shared/lib/metrics/ppi.js';
+
 import { krippendorffAlpha } from '../shared/lib/metrics/reliability.js';
 import { type ScoreRow, scorerFigures } from '../shared/lib/metrics/scores.js';
-import { erfc, mulberry32, pairedBootstrapsAt } from '../shared/lib/metrics/stats.js';
+import { erfc, mulberry32, normalQuantile, pairedBootstrapsAt } from '../shared/lib/metrics/stats.js';
 import type { Interval } from '../shared/model/report.js';
 import { ROOT } from './parts/data.js';
 import type { Check } from './parts/table.js';
@@ -139,6 +139,28 @@ function cell(
   };
 }
 
+/** A cell whose coverage is exact (a sum of probabilities), of an interval given at every n. */
+function exactCell(
+  interval: string,
+  setting: number,
+  truth: number,
+  n: number,
+  coverage: number,
+): CoverageCell {
+  return {
+    interval,
+    setting,
+    truth,
+    n,
+    method: 'exact',
+    repetitions: 0,
+    reported: 1,
+    coverage,
+    standardError: 0,
+    withheld: false,
+  };
+}
+
 const withheldAt = (figure: keyof typeof MIN_ITEMS_FOR_INTERVAL, n: number) =>
   n < MIN_ITEMS_FOR_INTERVAL[figure]!;
 
@@ -168,18 +190,7 @@ export function proportionCells(setup = COVERAGE_SETUP): CoverageCell[] {
           (n - k) * Math.log1p(-p);
         if (within(proportionInterval(k, n), p)) covered += Math.exp(logP);
       }
-      cells.push({
-        interval: 'proportion (Wilson, continuity-corrected)',
-        setting: p,
-        truth: p,
-        n,
-        method: 'exact',
-        repetitions: 0,
-        reported: 1,
-        coverage: covered,
-        standardError: 0,
-        withheld: false,
-      });
+      cells.push(exactCell('proportion (Wilson, continuity-corrected)', p, p, n, covered));
     }
   }
   return cells;
@@ -217,18 +228,7 @@ export function pairedCoverage(setup = COVERAGE_SETUP): CoverageCell[] {
               const ci = newcombePaired({ both: a, baseOnly: b, candidateOnly: c, neither: d });
               if (within(ci, 0)) covered += Math.exp(logP);
             }
-        cells.push({
-          interval: 'paired difference (Newcombe)',
-          setting: p,
-          truth: 0,
-          n,
-          method: 'exact',
-          repetitions: 0,
-          reported: 1,
-          coverage: covered,
-          standardError: 0,
-          withheld: false,
-        });
+        cells.push(exactCell('paired difference (Newcombe)', p, 0, n, covered));
       }
       const reps = repetitionsAt(n, setup.repetitions);
       const newcombe = new Tally();

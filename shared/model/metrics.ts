@@ -37,6 +37,8 @@ export interface MetricSpec {
    * items for an interval" (the coverage bench, docs/performance.md, finds each). Absent: any n.
    */
   minItemsForInterval?: number;
+  /** Why it is null although there are items: where its formula is 0/0 (absent: it never is). */
+  undefinedReason?: string;
   /**
    * How a run aggregated in parts (AWS) finds it: `rows` — recomputed from the parts' merged
    * rows (typed columns, label counts, sums), so it is what one pass over every item gives.
@@ -49,6 +51,9 @@ export interface MetricSpec {
    */
   delta: 'newcombe' | 'bootstrap' | 'none';
 }
+
+/** Why a correlation is undefined. */
+const CONSTANT_SIDE = 'undefined: fewer than two items or a constant side (the formula is 0/0)';
 
 const bootstrapped = { interval: 'bootstrap', merge: 'rows', delta: 'bootstrap' } as const;
 const proportion = {
@@ -83,6 +88,7 @@ const CORE: Readonly<Record<string, MetricSpec>> = {
   },
   positiveF1: {
     name: 'positive-class F1',
+    undefinedReason: 'undefined: the positive class never occurs, in gold or in the values',
     minItemsForInterval: 1000,
     range: 'unit',
     better: 'higher',
@@ -92,6 +98,7 @@ const CORE: Readonly<Record<string, MetricSpec>> = {
   },
   kappa: {
     name: "Cohen's kappa",
+    undefinedReason: 'undefined: one label everywhere (chance agreement 1, the formula is 0/0)',
     minItemsForInterval: 200,
     range: 'signed',
     better: 'higher',
@@ -101,6 +108,7 @@ const CORE: Readonly<Record<string, MetricSpec>> = {
   },
   weightedKappa: {
     name: 'weighted kappa',
+    undefinedReason: 'undefined: one value everywhere (no disagreement expected, the formula is 0/0)',
     minItemsForInterval: 200,
     range: 'signed',
     better: 'higher',
@@ -128,6 +136,7 @@ const CORE: Readonly<Record<string, MetricSpec>> = {
   },
   pearson: {
     name: 'Pearson r',
+    undefinedReason: CONSTANT_SIDE,
     minItemsForInterval: 20,
     range: 'signed',
     better: 'higher',
@@ -136,6 +145,7 @@ const CORE: Readonly<Record<string, MetricSpec>> = {
   },
   spearman: {
     name: 'Spearman ρ',
+    undefinedReason: CONSTANT_SIDE,
     minItemsForInterval: 10,
     range: 'signed',
     better: 'higher',
@@ -145,6 +155,7 @@ const CORE: Readonly<Record<string, MetricSpec>> = {
   },
   kendallTau: {
     name: 'Kendall τ-b',
+    undefinedReason: CONSTANT_SIDE,
     minItemsForInterval: 10,
     range: 'signed',
     better: 'higher',
@@ -153,6 +164,7 @@ const CORE: Readonly<Record<string, MetricSpec>> = {
   },
   rocAuc: {
     name: 'ROC-AUC',
+    undefinedReason: 'undefined: the gold has one class only (no positive–negative pair)',
     minItemsForInterval: 200,
     range: 'unit',
     better: 'higher',

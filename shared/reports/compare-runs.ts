@@ -1090,18 +1090,21 @@ function closedForms(
 }
 
 function closedForm(delta: PairedDelta, counts: PairedCounts): void {
-  const ci = newcombePaired(counts);
-  if (!ci) return;
-  delta.ci = ci;
-  delta.pValue = mcnemar(counts.baseOnly, counts.candidateOnly).pValue;
+  const closed = proportionDelta(counts);
+  if (!closed) return;
+  delta.ci = closed.ci;
+  delta.pValue = closed.pValue;
   delta.interval = 'newcombe';
 }
 
-/** The paired difference of two sides' shares of `counts`' items with a 1 (coverage, a rate). */
+/**
+ * The paired difference of two sides' shares of `counts`' items with a 1 (coverage, a rate):
+ * Newcombe's interval and McNemar's p; undefined with no item.
+ */
 function proportionDelta(counts: PairedCounts): PairedDelta | undefined {
-  const n = counts.both + counts.baseOnly + counts.candidateOnly + counts.neither;
   const ci = newcombePaired(counts);
-  if (n === 0 || !ci) return undefined;
+  if (!ci) return undefined;
+  const n = counts.both + counts.baseOnly + counts.candidateOnly + counts.neither;
   const base = (counts.both + counts.baseOnly) / n;
   const candidate = (counts.both + counts.candidateOnly) / n;
   return {

@@ -9,6 +9,7 @@ import {
   interval,
   ms,
   num,
+  pValue,
   usd,
   visible,
   visibleLine,
@@ -770,16 +771,15 @@ function renderComparisonSummary(c: ComparisonView | undefined): string[] {
   for (const change of c.promptChanges) {
     lines.push(`  prompt ${change.path}: ${change.base ?? '(none)'} → ${change.candidate ?? '(none)'}`);
   }
-  const p = (v: number) => (v < 0.001 ? '<0.001' : v.toFixed(3));
   for (const [scorer, s] of Object.entries(c.scores)) {
     const k = s.coverage;
     if (k)
       lines.push(
-        `  ${`${scorer} coverage`.padEnd(26)} Δ ${signed(k.delta)}  [${signed(k.ci[0])}, ${signed(k.ci[1])}]  p ${p(k.pValue)}  (scored ${k.scored.base} → ${k.scored.candidate} of ${k.n}; the figures below are over the items both runs scored)`,
+        `  ${`${scorer} coverage`.padEnd(26)} Δ ${signed(k.delta)}  [${signed(k.ci[0])}, ${signed(k.ci[1])}]  p ${pValue(k.pValue)}  (scored ${k.scored.base} → ${k.scored.candidate} of ${k.n}; the figures below are over the items both runs scored)`,
       );
     for (const [name, d] of Object.entries(s.deltas)) {
       lines.push(
-        `  ${`${scorer} ${metricDisplayName(name)}`.padEnd(26)} Δ ${signed(d.delta)}  ${d.reason ? `(${d.reason})` : `[${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${p(d.pValue)}`}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
+        `  ${`${scorer} ${metricDisplayName(name)}`.padEnd(26)} Δ ${signed(d.delta)}  ${d.reason ? `(${d.reason})` : `[${signed(d.ci[0])}, ${signed(d.ci[1])}]  p ${pValue(d.pValue)}`}${d.noiseFloor === undefined ? '' : `  ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor.toFixed(3)}`}`,
       );
     }
     if (s.mcnemarPValue !== undefined)

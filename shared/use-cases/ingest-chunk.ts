@@ -8,6 +8,8 @@ import type { BlobStore, ChunkStore } from '../ports/ports.js';
 import { withinItemLimit } from './deploy-limits.js';
 import {
   duplicateReason,
+  type InvalidRow,
+  invalidOf,
   invalidResult,
   Reservoir,
   type ReservoirState,
@@ -97,7 +99,7 @@ interface Entry {
   /** The row's fields (a duplicate's failed result shows them). */
   record?: Record<string, string>;
   /** Why the row is no item (it is recorded as a failed result), with what the row holds. */
-  invalid?: { reason: string; input?: Record<string, string>; id?: string; annotations?: string[] };
+  invalid?: InvalidRow;
 }
 
 /** What a sampled ingest keeps between chunks: the reservoir, and every invalid row met so far. */
@@ -145,15 +147,7 @@ export async function ingestChunk(deps: IngestChunkDeps, task: ChunkTask): Promi
   const entries: Entry[] = read.rows.map((raw) => {
     const parsed = parse(raw);
     return 'error' in parsed
-      ? {
-          row: raw.row,
-          invalid: {
-            reason: parsed.error,
-            input: parsed.input,
-            id: parsed.id,
-            ...(parsed.annotations ? { annotations: parsed.annotations } : {}),
-          },
-        }
+      ? { row: raw.row, invalid: invalidOf(parsed) }
       : { row: raw.row, item: parsed.item, record: raw.record };
   });
   // Duplicates: an id met earlier in the chunk, else one an earlier chunk's row claimed.

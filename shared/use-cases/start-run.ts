@@ -140,21 +140,11 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
       pending = [];
     }
   };
-  const reject = async (
-    row: number,
-    reason: string,
-    input: Record<string, string> = {},
-    id?: string,
-    annotations?: string[],
-  ) => {
+  const reject = async (row: number, invalid: InvalidRow) => {
     invalidRows += 1;
     await hand(row);
     invalidInPart += 1;
-    const result = invalidResult(
-      run.runId,
-      { row, reason, input, id, ...(part ? { part } : {}), ...(annotations ? { annotations } : {}) },
-      now(),
-    );
+    const result = invalidResult(run.runId, { row, ...invalid, ...(part ? { part } : {}) }, now());
     if (finished.has(result.itemId)) return;
     await runStore.recordResult(result);
   };
@@ -171,14 +161,14 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     const parsed = parse(raw);
     if ('error' in parsed) {
       total += 1;
-      await reject(raw.row, parsed.error, parsed.input, parsed.id, parsed.annotations);
+      await reject(raw.row, invalidOf(parsed));
       continue;
     }
     const { item } = parsed;
     const firstRow = firstRowBefore(raw.row, item);
     if (firstRow !== undefined) {
       total += 1;
-      await reject(raw.row, duplicateReason(item.id, firstRow), raw.record);
+      await reject(raw.row, { reason: duplicateReason(item.id, firstRow), input: raw.record });
       continue;
     }
     if (reservoir) reservoir.offer(item);
@@ -325,24 +315,26 @@ export function rowParser(run: RunRecord): (raw: RawRow) => ParsedRow {
   };
 }
 
+/**
+ * Why a dataset row is not an item, and what it holds: its columns, its id when it has one, and
+ * its several annotators' labels (they count among the annotators even when the row is invalid).
+ */
+export interface InvalidRow {
+  reason: string;
+  input?: Record<string, string>;
+  id?: string;
+  annotations?: string[];
+}
+
+/** A row the parser refused, as ingest records it. */
+export function invalidOf({ error, ...row }: Extract<ParsedRow, { error: string }>): InvalidRow {
+  return { reason: error, ...row };
+}
+
 /** A row that is not an item, as ingest records it: a failed result under the row's id (`row-<n>` unless given). */
 export function invalidResult(
   runId: string,
-  {
-    row,
-    reason,
-    input = {},
-    id,
-    part,
-    annotations,
-  }: {
-    row: number;
-    reason: string;
-    input?: Record<string, string>;
-    id?: string;
-    part?: number;
-    annotations?: string[];
-  },
+  { row, reason, input = {}, id, part, annotations }: InvalidRow & { row: number; part?: number },
   at: Date,
 ): ItemResult {
   const result = failedResult(

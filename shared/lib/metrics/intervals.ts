@@ -17,7 +17,7 @@
  */
 import { metricSpec, metrics } from '../../model/metrics.js';
 import type { Interval } from '../../model/report.js';
-import { normalQuantile } from './ppi.js';
+import { normalQuantile } from './stats.js';
 
 /** The normal quantile of a two-sided interval at level 1 − alpha. */
 export function zOf(alpha = 0.05): number {

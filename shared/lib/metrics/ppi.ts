@@ -82,7 +82,8 @@
  * as the PPI one.
  */
 import type { Interval, PpiEstimate, PpiEstimator } from '../../model/report.js';
-import { CompensatedSum, type CompensatedSumState } from './stats.js';
+import { wilson } from './intervals.js';
+import { CompensatedSum, type CompensatedSumState, normalQuantile } from './stats.js';
 
 export interface PpiMeanInput {
   /** Y: the gold value of each labelled row (0/1 for a share of a label). */
@@ -391,13 +392,7 @@ export function weightedShare(
   const variance = spread / (t.w * t.w);
   const kish = (t.w * t.w) / t.w2;
   const effective = variance > 0 && share > 0 && share < 1 ? (share * (1 - share)) / variance : kish;
-  const z = normalQuantile(1 - alpha / 2);
-  const z2 = z * z;
-  const centre = (share + z2 / (2 * effective)) / (1 + z2 / effective);
-  const half =
-    (z / (1 + z2 / effective)) *
-    Math.sqrt((share * (1 - share)) / effective + z2 / (4 * effective * effective));
-  return { estimate: share, ci: [Math.max(0, centre - half), Math.min(1, centre + half)], n: t.n };
+  return { estimate: share, ci: wilson(share * effective, effective, alpha), n: t.n };
 }
 
 /** {@link PpiSums} saved: the counts and each compensated sum, in the order `values()` gives. */
@@ -927,78 +922,4 @@ function populationVariance(values: ArrayLike<number>): number {
   let total = 0;
   for (let i = 0; i < values.length; i += 1) total += (values[i]! - m) ** 2;
   return total / values.length;
-}
-
-/**
- * The standard normal quantile Φ⁻¹(p), p in (0, 1): Wichura's algorithm AS 241 (PPND16),
- * relative error about 1e-16 (the z of a 95 % interval is 1.959963984540054).
- */
-export function normalQuantile(p: number): number {
-  if (!(p > 0 && p < 1)) throw new RangeError(`normalQuantile: p must be in (0, 1), got ${p}`);
-  const q = p - 0.5;
-  if (Math.abs(q) <= 0.425) {
-    const r = 0.180625 - q * q;
-    return (
-      (q *
-        poly(
-          r,
-          [
-            3.3871328727963665, 133.14166789178438, 1971.5909503065513, 13731.69376550946, 45921.95393154987,
-            67265.7709270087, 33430.57558358813, 2509.0809287301227,
-          ],
-        )) /
-      poly(
-        r,
-        [
-          1, 42.31333070160091, 687.1870074920579, 5394.196021424751, 21213.794301586597, 39307.89580009271,
-          28729.085735721943, 5226.495278852854,
-        ],
-      )
-    );
-  }
-  let r = Math.sqrt(-Math.log(q < 0 ? p : 1 - p));
-  let value: number;
-  if (r <= 5) {
-    r -= 1.6;
-    value =
-      poly(
-        r,
-        [
-          1.4234371107496835, 4.630337846156546, 5.769497221460691, 3.6478483247632045, 1.2704582524523684,
-          0.2417807251774506, 0.022723844989269184, 0.0007745450142783414,
-        ],
-      ) /
-      poly(
-        r,
-        [
-          1, 2.053191626637759, 1.6763848301838038, 0.6897673349851, 0.14810397642748008,
-          0.015198666563616457, 0.0005475938084995345, 1.0507500716444169e-9,
-        ],
-      );
-  } else {
-    r -= 5;
-    value =
-      poly(
-        r,
-        [
-          6.657904643501103, 5.463784911164114, 1.7848265399172913, 0.29656057182850487, 0.026532189526576124,
-          0.0012426609473880784, 0.000027115555687434876, 2.0103343992922881e-7,
-        ],
-      ) /
-      poly(
-        r,
-        [
-          1, 0.599832206555888, 0.1369298809227358, 0.014875361290850615, 0.0007868691311456133,
-          0.000018463183175100548, 1.421511758316446e-7, 2.0442631033899397e-15,
-        ],
-      );
-  }
-  return q < 0 ? -value : value;
-}
-
-/** c₀ + c₁x + c₂x² + …, by Horner's rule. */
-function poly(x: number, coefficients: readonly number[]): number {
-  let value = 0;
-  for (let i = coefficients.length - 1; i >= 0; i -= 1) value = value * x + coefficients[i]!;
-  return value;
 }

@@ -497,27 +497,17 @@ function labelMetricFigures(rows: LabelRows, options: ScorerMetricOptions): Scor
 }
 
 /**
- * Why a figure that is null although it has items is undefined there (its formula is 0/0), by
- * metric key.
- */
-const UNDEFINED_REASONS: Record<string, string> = {
-  kappa: 'undefined: one label everywhere (chance agreement 1, the formula is 0/0)',
-  weightedKappa: 'undefined: one value everywhere (no disagreement expected, the formula is 0/0)',
-  pearson: 'undefined: fewer than two items or a constant side (the formula is 0/0)',
-  spearman: 'undefined: fewer than two items or a constant side (the formula is 0/0)',
-  kendallTau: 'undefined: fewer than two items or a constant side (the formula is 0/0)',
-  rocAuc: 'undefined: the gold has one class only (no positive–negative pair)',
-  positiveF1: 'undefined: the positive class never occurs, in gold or in the values',
-};
-
-/**
  * `m` with its `reason`: why it is null although there are items, or, when intervals were
  * asked for (`withCi`), why a figure with a value has none for its few items.
  */
 function withReason(key: string, m: MetricValue, withCi: boolean): MetricValue {
   if (m.n === 0 || m.reason) return m;
   const reason =
-    m.value === null ? UNDEFINED_REASONS[key] : withCi && !m.ci ? withheldReason(key, m.n) : undefined;
+    m.value === null
+      ? metricSpec(key)?.undefinedReason
+      : withCi && !m.ci
+        ? withheldReason(key, m.n)
+        : undefined;
   return reason ? { ...m, reason } : m;
 }
 
@@ -598,13 +588,14 @@ function numberFigures(
   const { values: v, targets: t } = paired;
   if (binaryTargets(t)) {
     const threshold = options.threshold;
-    // 1 where the value is at or above the threshold: the scorer's verdict, a column resampled beside.
-    const above = new Float64Array(v.length);
-    if (threshold !== undefined) for (let i = 0; i < v.length; i += 1) above[i] = v[i]! >= threshold ? 1 : 0;
-    Object.assign(
-      metrics,
-      named(withCis({ v, t, above }, numberStatistics(options, true), options), options),
-    );
+    // With a threshold, 1 where the value is at or above it (the scorer's verdict): a column
+    // resampled beside the others; without one, no column to copy on every resample.
+    const statistics = numberStatistics(options, true);
+    const figures =
+      threshold === undefined
+        ? withCis({ v, t }, statistics, options)
+        : withCis({ v, t, above: v.map((x) => (x >= threshold ? 1 : 0)) }, statistics, options);
+    Object.assign(metrics, named(figures, options));
     const positive = Array.from(t, (x) => x === 1);
     const calibrated = calibration(Array.from(v), positive);
     metrics.cvBalancedAccuracy = { value: calibrated.cvBalancedAccuracy, n: v.length };

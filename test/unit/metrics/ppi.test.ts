@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { normalQuantile, ppiMean } from '../../../shared/lib/metrics/ppi.js';
-import { mulberry32 } from '../../../shared/lib/metrics/stats.js';
+import { ppiMean } from '../../../shared/lib/metrics/ppi.js';
+import { mulberry32, normalQuantile } from '../../../shared/lib/metrics/stats.js';
 
 const Z95 = 1.959963984540054; // Φ⁻¹(0.975), as scipy.stats.norm.ppf gives it
 
