@@ -1,3 +1,4 @@
+import { visibleLine as shown } from '../shared/lib/format.js';
 import type { BatchEvent } from '../shared/use-cases/batch-lane.js';
 import type { RunEvent } from './local-run.js';
 
@@ -16,7 +17,10 @@ interface RunProgress {
 
 /**
  * A progress line on stderr: done/total, rate, ETA, live cost, failures. Redrawn in place on a
- * terminal; on a pipe or CI log, one line every 10 % so logs stay readable. One reporter can
+ * terminal; on a pipe or CI log, one line every 10 % so logs stay readable. Every piece of data a
+ * line quotes (the run id, folder, backend names, the predictions' column, a vendor's batch id
+ * and status text) is shown with its control characters written visibly (`\x1b`), so that a
+ * name or a vendor's text cannot set the window title or clear the screen. One reporter can
  * follow several runs (a sweep's variants): each run, named by its events, counts on its own.
  */
 export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (event: RunEvent) => void {
@@ -79,7 +83,7 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
         {
           p.started = true;
           p.simulated = event.run.simulated;
-          const to = `${event.queued} to score${event.run.predictions ? `: ${event.run.predictions}` : ` with ${event.run.suite.backends.join(', ')}`}`;
+          const to = `${event.queued} to score${event.run.predictions ? `: ${shown(event.run.predictions)}` : ` with ${event.run.suite.backends.map(shown).join(', ')}`}`;
           const sample = event.run.suite.run?.sample;
           if (sample) {
             // A sample is drawn from the valid rows: its size is what is scored. The dataset's
@@ -92,14 +96,14 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
                 ? `; the dataset's ${event.invalidRows} invalid rows are recorded as failed`
                 : '';
             stream.write(
-              `run ${event.run.runId} → ${event.outDir}\n` +
+              `run ${shown(event.run.runId)} → ${shown(event.outDir)}\n` +
                 `${sampled} items sampled (seed ${sample.seed})${invalid}; ${sampled - event.queued} already done, ${to}\n`,
             );
           } else {
             p.total = event.total;
             p.done += event.alreadyDone;
             stream.write(
-              `run ${event.run.runId} → ${event.outDir}\n` +
+              `run ${shown(event.run.runId)} → ${shown(event.outDir)}\n` +
                 `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${to}\n`,
             );
           }
@@ -134,20 +138,21 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
   };
 }
 
+/** A batch step's line: the vendor's ids, backend names and status text shown visibly. */
 function batchLine(event: BatchEvent): string {
   switch (event.type) {
     case 'round':
       return `batch round ${event.round}: ${event.items} items, ${event.deferred} waiting for batch answers`;
     case 'submitted':
-      return `batch ${event.batchId} submitted to ${event.backend}: ${event.requests} requests (round ${event.round})`;
+      return `batch ${shown(event.batchId)} submitted to ${shown(event.backend)}: ${event.requests} requests (round ${event.round})`;
     case 'submit_failed':
-      return `batch to ${event.backend} not accepted (${event.error}); its ${event.requests} requests go synchronous`;
+      return `batch to ${shown(event.backend)} not accepted (${shown(event.error)}); its ${event.requests} requests go synchronous`;
     case 'polled': {
       const counts = event.total === undefined ? '' : ` ${event.finished ?? 0}/${event.total}`;
-      return `batch ${event.batchId} (${event.backend}): ${event.status}${counts}`;
+      return `batch ${shown(event.batchId)} (${shown(event.backend)}): ${shown(event.status)}${counts}`;
     }
     case 'collected':
-      return `batch ${event.batchId} collected: ${event.answered} answered, ${event.toSync} to the synchronous lane`;
+      return `batch ${shown(event.batchId)} collected: ${event.answered} answered, ${event.toSync} to the synchronous lane`;
   }
 }
 

@@ -2,7 +2,9 @@
  * Secrets never leave the process in a message: a provider that echoes the request's
  * `Authorization` header (or the key itself) in an error body would otherwise have it written to
  * results, reports, the table and the logs. Every provider error's message passes through
- * {@link redactSecrets} when it is made, and so does every failure a result records.
+ * {@link redactSecrets} when it is made, and so does every failure a result records; every
+ * model answer passes through {@link redactKnownSecrets} when it is built (a model may echo a
+ * key it was shown, in an answer that is otherwise fine).
  *
  * Two nets: the keys this process was given (remembered when a provider is built from them,
  * {@link rememberSecret}), replaced wherever they appear; and the shapes keys and credentials
@@ -39,10 +41,20 @@ const SHAPES: readonly [RegExp, string][] = [
   [/([?&](?:key|api_key|apikey|access_token)=)[^&\s"'#]+/gi, `$1${REDACTED}`],
 ];
 
-/** `text` with every secret this process holds, and every credential-shaped string, replaced. */
-export function redactSecrets(text: string): string {
+/**
+ * `text` with every secret this process holds replaced, and nothing else: for a model's answer,
+ * where the credential shapes of {@link redactSecrets} would rewrite ordinary prose ("Basic
+ * knowledge", a tutorial's `api_key = …`) and so change what is scored.
+ */
+export function redactKnownSecrets(text: string): string {
   let out = text;
   for (const secret of known) if (out.includes(secret)) out = out.split(secret).join(REDACTED);
+  return out;
+}
+
+/** `text` with every secret this process holds, and every credential-shaped string, replaced. */
+export function redactSecrets(text: string): string {
+  let out = redactKnownSecrets(text);
   for (const [shape, replacement] of SHAPES) out = out.replace(shape, replacement);
   return out;
 }

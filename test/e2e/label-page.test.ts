@@ -3,7 +3,10 @@
  * judge suite whose dataset has gold on half its rows is run, `assay label` chooses items
  * without gold and writes label.html, a person answers them with the keyboard (with an undo and
  * a skip), the progress survives a reload, the exported CSV is captured, and a second run that
- * points `dataset.goldFile` at that CSV takes its labels as gold.
+ * points `dataset.goldFile` at that CSV takes its labels as gold. Hostile ids (`=1+1`,
+ * `@SUM(1)`, `fine;=2`) are exported with the product's formula guard and still merge, and
+ * progress another page wrote into the storage (unknown items, labels outside the set, forged
+ * undo steps) is dropped on load.
  */
 import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
@@ -237,6 +240,143 @@ describe.skipIf(!existsSync(CHROMIUM))(
       await expect(assayCli(['label', suitePath(), '--runs', empty], dir)).rejects.toMatchObject({
         stderr: expect.stringMatching(/suite tone-labels has no run in .*no-runs\/: run it first/),
       });
+    });
+  },
+);
+
+/** Six replies without gold, three of them with ids a spreadsheet would run as formulas. */
+const HOSTILE_IDS = ['=1+1', '@SUM(1)', 'fine;=2', 'r4', 'r5', 'r6'];
+
+describe.skipIf(!existsSync(CHROMIUM))(
+  'assay label: hostile ids and a rewritten storage',
+  { timeout: 240_000 },
+  () => {
+    let browser: Browser;
+    let dir: string;
+    let labelPage: string;
+    let data: LabelPageData;
+    const suitePath = () => join(dir, 'hostile.suite.json');
+    const runs = () => join(dir, 'runs');
+    const suite = (dataset: Record<string, unknown>) =>
+      JSON.stringify({
+        version: 1,
+        name: 'hostile-labels',
+        task: 'judge',
+        dataset: { path: 'replies.csv', columns: { gold: 'human' }, partialGold: true, ...dataset },
+        judge: { prompt: 'prompts/tone.md', labels: ['polite', 'neutral', 'rude'] },
+        backends: ['sim:gpt-4o-mini'],
+      });
+    beforeAll(async () => {
+      browser = await chromium.launch({ executablePath: CHROMIUM });
+      dir = await tempDir('assay-label-hostile-');
+      await mkdir(join(dir, 'prompts'));
+      await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(dir, 'prompts', 'tone.md'));
+      const rows = HOSTILE_IDS.map((id, i) => `"${id}",Where is order ${i}?,It shipped.,`);
+      await writeFile(join(dir, 'replies.csv'), `id,customer_message,reply,human\n${rows.join('\n')}\n`);
+      await writeFile(suitePath(), suite({}));
+      await assayCli(['run', suitePath(), '--runs', runs(), '--no-progress'], dir);
+      labelPage = join(dir, 'label.html');
+      await assayCli(['label', suitePath(), '--n', '6', '--runs', runs(), '--out', labelPage], dir);
+      const html = await readFile(labelPage, 'utf8');
+      const embedded = /<script type="application\/json" id="assay-data">([\s\S]*?)<\/script>/.exec(
+        html,
+      )![1]!;
+      data = (JSON.parse(embedded) as { label: LabelPageData }).label;
+    });
+    afterAll(async () => {
+      await browser?.close();
+    });
+
+    it('drops stored answers it did not make, and exports ids with the formula guard that still merge', async () => {
+      const ids = data.items.map((item) => item.id);
+      expect([...ids].sort()).toEqual([...HOSTILE_IDS].sort());
+      const [first, second, third, fourth, fifth] = ids as [string, string, string, string, string];
+      // What another page opened from disk could have written under this page's key.
+      const forged = {
+        answers: {
+          [first]: { label: 'polite' },
+          [second]: { label: 'evil' },
+          'not-an-item': { label: 'rude' },
+          [third]: { label: 'neutral', extra: '=1+1' },
+          [fourth]: { skip: true },
+          [fifth]: 'rude',
+        },
+        history: [
+          { id: fifth, before: { label: 'evil' } },
+          { id: 'not-an-item', before: null },
+          { id: first, before: null },
+        ],
+        at: 99,
+      };
+      const page = await browser.newPage({ acceptDownloads: true });
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.addInitScript(
+        ([key, value]) => {
+          if (!sessionStorage.getItem('forged')) {
+            localStorage.setItem(key!, value!);
+            sessionStorage.setItem('forged', '1');
+          }
+        },
+        [data.storageKey, JSON.stringify(forged)],
+      );
+      await page.goto(pathToFileURL(labelPage).href);
+      await page.waitForSelector('body[data-ready="true"]');
+      // Kept: the first item's label and the fourth's skip; the position outside the page is reset.
+      expect(await page.textContent('[data-testid=progress]')).toBe('1 labelled, 1 skipped, 4 to go (of 6)');
+      expect(await page.getAttribute('[data-testid=card]', 'data-item-id')).toBe(first);
+      expect(await page.textContent('body')).not.toContain('evil');
+      // Only the undo step that passed the check is there: it takes the first label back, then nothing.
+      await page.keyboard.press('u');
+      expect(await page.textContent('[data-testid=progress]')).toBe('0 labelled, 1 skipped, 5 to go (of 6)');
+      await page.keyboard.press('u');
+      expect(await page.textContent('[data-testid=last]')).toBe('Nothing to undo.');
+
+      // Label every item (the skipped fourth too, by moving onto it).
+      const labelled = new Map<string, string>();
+      for (let i = 0; i < ids.length; i += 1) {
+        const at = await page.getAttribute('[data-testid=card]', 'data-item-id');
+        const label = ['polite', 'neutral', 'rude'][i % 3]!;
+        await page.keyboard.press(String((i % 3) + 1));
+        labelled.set(at!, label);
+      }
+      expect(await page.textContent('[data-testid=progress]')).toBe('6 labelled, 0 skipped, 0 to go (of 6)');
+      const [download] = await Promise.all([
+        page.waitForEvent('download'),
+        page.click('[data-testid=export]'),
+      ]);
+      const csvPath = join(dir, 'labels.csv');
+      await download.saveAs(csvPath);
+      const csv = await readFile(csvPath, 'utf8');
+      expect(csv).not.toContain('evil');
+      const guarded: Record<string, string> = {
+        '=1+1': "'=1+1",
+        '@SUM(1)': "'@SUM(1)",
+        'fine;=2': `"fine;'=2"`,
+      };
+      for (const id of ids) expect(csv).toContain(`\n${guarded[id] ?? id},${labelled.get(id)},`);
+      // No cell, nor any part a spreadsheet splitting on ; or , would make a cell, starts a formula.
+      expect(csv).not.toMatch(/(^|[\n,;])\s*[=@+]/);
+      expect(errors).toEqual([]);
+      await page.close();
+
+      // The guard comes off when the file is read back as gold: every item gets its label.
+      await writeFile(suitePath(), suite({ goldFile: csvPath }));
+      await assayCli(['run', suitePath(), '--runs', runs(), '--no-progress'], dir);
+      const folders = (await readdir(runs(), { withFileTypes: true })).filter((e) => e.isDirectory());
+      const gold = new Map<string, string | undefined>();
+      for (const folder of folders) {
+        const run = JSON.parse(await readFile(join(runs(), folder.name, 'run.json'), 'utf8')) as {
+          suite: { dataset: { goldFile?: string } };
+        };
+        if (!run.suite.dataset.goldFile) continue;
+        const lines = (await readFile(join(runs(), folder.name, 'results.jsonl'), 'utf8')).trim().split('\n');
+        for (const line of lines) {
+          const result = JSON.parse(line) as { itemId: string; gold?: string };
+          gold.set(result.itemId, result.gold);
+        }
+      }
+      expect(Object.fromEntries(gold)).toEqual(Object.fromEntries(labelled));
     });
   },
 );

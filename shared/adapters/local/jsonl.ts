@@ -1,6 +1,36 @@
-import { writeSync } from 'node:fs';
+import { constants, writeSync } from 'node:fs';
 import { appendFile, type FileHandle, open, truncate } from 'node:fs/promises';
 import { InputError } from '../../model/errors.js';
+
+/**
+ * A log file that is a symbolic link: refused, never read or written through. A link planted in
+ * an output folder (`results.jsonl` → another file) would otherwise have every result appended,
+ * and a torn last line cut off, in whatever file it points at.
+ */
+export class LinkedFileError extends InputError {
+  override readonly name = 'LinkedFileError';
+
+  constructor(readonly path: string) {
+    super(
+      `${path} is a symbolic link: Assay reads and appends its own files only, never through a link. Remove the link (or choose another --out folder) and run again`,
+    );
+  }
+}
+
+/** Opened without following a symbolic link at the path (where the system offers O_NOFOLLOW). */
+const NO_FOLLOW = constants.O_NOFOLLOW ?? 0;
+const READ = constants.O_RDONLY | NO_FOLLOW;
+const APPEND = constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | NO_FOLLOW;
+
+/** Opens a log file for reading or appending; a symbolic link at `path` is a {@link LinkedFileError}. */
+async function openOwn(path: string, flags: number): Promise<FileHandle> {
+  try {
+    return await open(path, flags, 0o666);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new LinkedFileError(path);
+    throw error;
+  }
+}
 
 /** A line of a JSON-lines file that is not JSON, and is not the torn last line of a killed write. */
 export class CorruptLineError extends InputError {
@@ -33,7 +63,7 @@ export async function* jsonLines<T>(
   tally: { lines: number } = { lines: 0 },
 ): AsyncGenerator<{ value: T; line: number }> {
   tally.lines = 0;
-  const file = await open(path, 'r').catch(missingIsEmpty);
+  const file = await openOwn(path, READ).catch(missingIsEmpty);
   if (!file) return;
   let line = 0;
   /** Bytes of the file up to and including the last newline seen. */
@@ -117,7 +147,7 @@ async function settleLastLine(
  * machine twenty of them held a run's first request for half a second. Undefined when missing.
  */
 async function readWhole(path: string): Promise<Buffer | undefined> {
-  const file = await open(path, 'r').catch(missingIsEmpty);
+  const file = await openOwn(path, READ).catch(missingIsEmpty);
   if (!file) return undefined;
   try {
     // What is appended after this read began is not read: it was written after the snapshot.
@@ -190,7 +220,7 @@ export class JsonLinesWriter {
     this.pending = [];
     if (!this.file) {
       await this.before?.();
-      this.file = await open(this.path, 'a');
+      this.file = await openOwn(this.path, APPEND);
     }
     const file = this.file;
     const bytes = Buffer.from(lines.join(''));

@@ -8,6 +8,7 @@
  * dataset's own gold, there before `assay label` drew among the items without) counts as certain.
  * One file is one draw: its `p` is the chance of being chosen given the labels that existed.
  */
+import { unguardFormulas } from '../../model/csv-guard.js';
 import { InputError } from '../../model/errors.js';
 import type { RawRow } from './read.js';
 
@@ -36,7 +37,10 @@ export async function readGoldFile(
   for await (const raw of rows) {
     const where = `${source} row ${raw.row}`;
     if (raw.error !== undefined) throw new InputError(`${where}: ${raw.error}`);
-    const { id, label, p } = raw.record;
+    // The labelling page guards its cells against spreadsheet formulas: the guard comes off here.
+    const { id: guardedId, label: guardedLabel, p } = raw.record;
+    const id = guardedId === undefined ? undefined : unguardFormulas(guardedId);
+    const label = guardedLabel === undefined ? undefined : unguardFormulas(guardedLabel);
     if (id === undefined || label === undefined)
       throw new InputError(`${where}: a gold file has the columns id and label (and optionally p)`);
     const key = id.trim();

@@ -48,9 +48,10 @@ describe('labeled.csv', () => {
     // Full-width forms, which some spreadsheets read as the ASCII ones.
     expect(csvCell('＝1+1')).toBe("'＝1+1");
     expect(csvCell('＠SUM(A1)')).toBe("'＠SUM(A1)");
-    // A semicolon or a tab inside: quoted, so a spreadsheet splitting on them keeps one cell.
-    expect(csvCell('ok;=cmd|calc')).toBe('"ok;=cmd|calc"');
-    expect(csvCell('ok\t=1+1')).toBe('"ok\t=1+1"');
+    // A formula after a semicolon or a tab inside: guarded too, as a spreadsheet splitting on them
+    // reads it as a cell of its own; and quoted.
+    expect(csvCell('ok;=cmd|calc')).toBe(`"ok;'=cmd|calc"`);
+    expect(csvCell('ok\t=1+1')).toBe(`"ok\t'=1+1"`);
     expect(csvCell('\tx')).toBe(`"'\tx"`);
     expect(csvCell('a,b')).toBe('"a,b"');
     expect(csvCell('line\nbreak')).toBe('"line\nbreak"');

@@ -7,6 +7,8 @@
  * the browser's storage under the page's run and items (when the browser allows storage for a
  * file opened from disk), and "Export CSV" writes `id,label,p` for `dataset.goldFile`.
  */
+
+import { labelCsvCell } from '../../csv-cell.js';
 import type { LabelChoice, LabelPageData, LabelPageItem } from '../types.js';
 import { banner, h, num } from './dom.js';
 
@@ -32,25 +34,49 @@ function storage(): Storage | null {
   }
 }
 
-function load(store: Storage | null, key: string, items: LabelPageItem[]): State {
+/**
+ * The saved progress of this page, checked entry by entry: every page opened from disk may share
+ * the storage of `file://`, so another page may have rewritten it. An answer is kept only for an
+ * item of this page, with a label of its label set (or a skip); an undo step only when its item
+ * is of this page and what it restores passes the same check. Anything else is dropped, never
+ * shown, restored by an undo or exported.
+ */
+function load(store: Storage | null, key: string, items: LabelPageItem[], labels: LabelChoice[]): State {
   const fresh: State = { answers: {}, history: [], at: 0 };
   if (!store) return fresh;
   try {
-    const saved = JSON.parse(store.getItem(key) ?? 'null') as Partial<State> | null;
-    if (!saved || typeof saved !== 'object') return fresh;
+    const saved = JSON.parse(store.getItem(key) ?? 'null') as unknown;
+    if (!isRecord(saved)) return fresh;
     const ids = new Set(items.map((i) => i.id));
+    const values = new Set(labels.map((l) => l.value));
     const answers: Record<string, Answer> = {};
-    for (const [id, a] of Object.entries(saved.answers ?? {})) if (ids.has(id)) answers[id] = a;
-    const at = typeof saved.at === 'number' && saved.at >= 0 && saved.at < items.length ? saved.at : 0;
-    return { answers, history: Array.isArray(saved.history) ? saved.history : [], at };
+    for (const [id, a] of Object.entries(isRecord(saved.answers) ? saved.answers : {})) {
+      const answer = answerOf(a, values);
+      if (ids.has(id) && answer) answers[id] = answer;
+    }
+    const history: State['history'] = [];
+    for (const step of Array.isArray(saved.history) ? saved.history : []) {
+      if (!isRecord(step) || typeof step.id !== 'string' || !ids.has(step.id)) continue;
+      const before = step.before === null ? null : answerOf(step.before, values);
+      if (before !== undefined) history.push({ id: step.id, before });
+    }
+    const at = typeof saved.at === 'number' && Number.isInteger(saved.at) ? saved.at : -1;
+    return { answers, history, at: at >= 0 && at < items.length ? at : 0 };
   } catch {
     return fresh;
   }
 }
 
-/** A CSV cell, quoted when it holds a comma, quote or line break. */
-function cell(text: string): string {
-  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** A saved answer as the page makes them (a label of `values`, or a skip); undefined otherwise. */
+function answerOf(value: unknown, values: ReadonlySet<string>): Answer | undefined {
+  if (!isRecord(value) || Object.keys(value).length !== 1) return undefined;
+  if (typeof value.label === 'string' && values.has(value.label)) return { label: value.label };
+  if (value.skip === true) return { skip: true };
+  return undefined;
 }
 
 /**
@@ -69,7 +95,11 @@ export function labelsCsv(items: readonly LabelPageItem[], answers: Record<strin
   const lines = ['id,label,p'];
   for (const item of labelled) {
     const a = answers[item.id] as { label: string };
-    lines.push([cell(item.id), cell(a.label), String(Number((item.p * share).toPrecision(12)))].join(','));
+    lines.push(
+      [labelCsvCell(item.id), labelCsvCell(a.label), String(Number((item.p * share).toPrecision(12)))].join(
+        ',',
+      ),
+    );
   }
   return `${lines.join('\n')}\n`;
 }
@@ -81,7 +111,7 @@ function keyText(choice: LabelChoice): string {
 export function labelPage(data: LabelPageData): HTMLElement[] {
   const { items, labels } = data;
   const store = storage();
-  const state = load(store, data.storageKey, items);
+  const state = load(store, data.storageKey, items, labels);
   const byDigit = new Map(labels.filter((l) => l.digit).map((l) => [l.digit!, l]));
   const byLetter = new Map(labels.filter((l) => l.letter).map((l) => [l.letter!, l]));
 
