@@ -6,6 +6,7 @@
 import { constants, existsSync } from 'node:fs';
 import { copyFile, mkdir, readFile, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { MAX_NAME_CHARS } from '../shared/model/suite-base.js';
 import { assayCommand, PACKAGE_ROOT } from './package-root.js';
 
 export const DEFAULT_INIT_DIR = 'my-eval';
@@ -24,7 +25,9 @@ const FILES = [
 export function suiteNameFor(dir: string): string {
   const name = basename(resolve(dir))
     .replace(/[^A-Za-z0-9._-]+/g, '-')
-    .replace(/^[^A-Za-z0-9]+/, '');
+    .replace(/^[^A-Za-z0-9]+/, '')
+    // A suite name is at most MAX_NAME_CHARS long (file and object keys are built from it).
+    .slice(0, MAX_NAME_CHARS);
   return name || DEFAULT_INIT_DIR;
 }
 

@@ -13,6 +13,7 @@
 
 import { type Field, readField, rootColumn, structuredProblem } from '../lib/datasets/fields.js';
 import type { Item } from '../model/model.js';
+import { compilePattern } from '../model/patterns.js';
 import type { BaseSuite } from '../model/suite-base.js';
 
 /** What of a family the row reader needs: where it reads its gold and outputs when the suite names none. */
@@ -75,7 +76,8 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
   const familySuite: S = Array.isArray(gold)
     ? { ...suite, dataset: { ...suite.dataset, columns: { ...columns, gold: goldKey } } }
     : suite;
-  const patterns = new Map(Object.entries(extract).map(([role, source]) => [role, new RegExp(source)]));
+  // RE2, linear in the field: no pattern stalls a run, whatever the field holds (see patterns.ts).
+  const patterns = new Map(Object.entries(extract).map(([role, source]) => [role, compilePattern(source)]));
   const roles = new Set([...Object.keys(extract), ...Object.keys(recode), ...(several ? ['gold'] : [])]);
   // A given output (and its explanation) is the family's to read: an object there is its JSON text.
   const json = new Set(
@@ -101,7 +103,7 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
         return {
           error: `${role} ${quote(out)} does not match dataset.extract.${role} (${pattern.source})`,
         };
-      out = match[1] ?? '';
+      out = match.group;
     }
     const map = recode[role];
     if (map) {

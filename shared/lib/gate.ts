@@ -85,27 +85,260 @@ export class GateSyntaxError extends InputError {
   override readonly name = 'GateSyntaxError';
 }
 
-const OP = String.raw`>=|<=|==|>|<`;
-const UNSIGNED = String.raw`\d+(?:\.\d+)?(?:e-?\d+)?`;
-const NUMBER = `-?${UNSIGNED}`;
-const CONDITION = new RegExp(
-  String.raw`^(?<delta>delta\s+)?` +
-    String.raw`(?<metric>p\d{1,2}(?:\.\d+)?\s+latency|cost\s+per\s+10k|[A-Za-z_][\w.]*(?:\s*\[[^\]]*\])?)` +
-    String.raw`(?:\s+where\s+(?<measure>words|chars)(?:\s*\(\s*(?<column>[^)]+?)\s*\))?\s*(?<sliceOp>${OP})\s*(?<sliceValue>${NUMBER}))?` +
-    String.raw`\s*(?<op>${OP})\s*` +
-    String.raw`(?<rhs>baseline(?:\s*[+-]\s*${UNSIGNED})?|-?\s*noise|${NUMBER})` +
-    String.raw`(?:\s+with\s+p\s*<\s*(?<alpha>${NUMBER}))?\s*$`,
-  'i',
-);
+/** The parts of a condition as written, before they are read (see {@link conditionParts}). */
+interface ConditionParts {
+  delta: boolean;
+  metric: string;
+  measure?: string;
+  column?: string;
+  sliceOp?: string;
+  sliceValue?: string;
+  op: string;
+  rhs: string;
+  alpha?: string;
+}
+
+const OPS = ['>=', '<=', '==', '>', '<'] as const;
+const isSpace = (c: string | undefined) => c !== undefined && /\s/.test(c);
+const isDigit = (c: string | undefined) => c !== undefined && c >= '0' && c <= '9';
+const isWordStart = (c: string | undefined) => c !== undefined && /[A-Za-z_]/.test(c);
+const isWord = (c: string | undefined) => c !== undefined && /[\w.]/.test(c);
+
+/**
+ * A cursor over a condition's text: each step reads forward from its position and moves past
+ * what it read, or fails and stays (an `attempt` puts it back). The parser retries only a fixed
+ * number of alternatives, never one per character, so a condition is read in time linear in
+ * its length, however many spaces it holds.
+ */
+class Cursor {
+  at = 0;
+  constructor(readonly text: string) {}
+
+  get done(): boolean {
+    return this.at >= this.text.length;
+  }
+
+  /** Skips whitespace; how much it skipped. */
+  spaces(): number {
+    const from = this.at;
+    while (isSpace(this.text[this.at])) this.at++;
+    return this.at - from;
+  }
+
+  /** At least one whitespace character, skipped; false (and nothing skipped) when none. */
+  someSpace(): boolean {
+    return this.spaces() > 0;
+  }
+
+  /** `word` here, in any case. */
+  keyword(word: string): boolean {
+    if (this.text.slice(this.at, this.at + word.length).toLowerCase() !== word) return false;
+    this.at += word.length;
+    return true;
+  }
+
+  /** Runs `step`; where it fails, puts the cursor back. */
+  attempt<T>(step: () => T | undefined): T | undefined {
+    const from = this.at;
+    const out = step();
+    if (out === undefined) this.at = from;
+    return out;
+  }
+
+  /** The text read since `from`. */
+  since(from: number): string {
+    return this.text.slice(from, this.at);
+  }
+
+  /** Skips digits; how many it skipped. */
+  digits(): number {
+    const from = this.at;
+    while (isDigit(this.text[this.at])) this.at++;
+    return this.at - from;
+  }
+
+  /**
+   * `lead`, an optional `sign`, then at least one digit (`.5`, `e-3`, `e3`), skipped; false
+   * (nothing skipped) when not there.
+   */
+  part(lead: string, sign?: string): boolean {
+    const from = this.at;
+    if (this.keyword(lead)) {
+      if (sign) this.keyword(sign);
+      if (this.digits() > 0) return true;
+    }
+    this.at = from;
+    return false;
+  }
+
+  /** `\d+(\.\d+)?(e-?\d+)?`: an unsigned number as conditions write it. */
+  unsigned(): string | undefined {
+    const from = this.at;
+    if (this.digits() === 0) return undefined;
+    this.part('.');
+    this.part('e', '-');
+    return this.since(from);
+  }
+
+  /** An unsigned number, or one after a `-`. */
+  number(): string | undefined {
+    return this.attempt(() => {
+      const from = this.at;
+      this.keyword('-');
+      return this.unsigned() === undefined ? undefined : this.since(from);
+    });
+  }
+
+  op(): string | undefined {
+    const found = OPS.find((op) => this.text.startsWith(op, this.at));
+    if (found) this.at += found.length;
+    return found;
+  }
+}
+
+/**
+ * A metric's text: `p50 latency`, `cost per 10k`, or a name (`accuracy`, `label.kappa`) with an
+ * optional slice `[column=value]`. Each form in turn, as `rest` accepts what follows it.
+ */
+function metricThen<T>(cursor: Cursor, rest: () => T | undefined): { metric: string; rest: T } | undefined {
+  const forms: (() => boolean)[] = [
+    () => {
+      if (!cursor.keyword('p')) return false;
+      const digits = cursor.digits();
+      if (digits < 1 || digits > 2) return false;
+      cursor.part('.');
+      return cursor.someSpace() && cursor.keyword('latency');
+    },
+    () =>
+      cursor.keyword('cost') &&
+      cursor.someSpace() &&
+      cursor.keyword('per') &&
+      cursor.someSpace() &&
+      cursor.keyword('10k'),
+    () => {
+      if (!isWordStart(cursor.text[cursor.at])) return false;
+      while (isWord(cursor.text[cursor.at])) cursor.at++;
+      cursor.attempt(() => {
+        cursor.spaces();
+        if (!cursor.keyword('[')) return undefined;
+        const close = cursor.text.indexOf(']', cursor.at);
+        if (close < 0) return undefined;
+        cursor.at = close + 1;
+        return true;
+      });
+      return true;
+    },
+  ];
+  const from = cursor.at;
+  for (const form of forms) {
+    cursor.at = from;
+    if (!form()) continue;
+    const metric = cursor.since(from);
+    const after = cursor.attempt(rest);
+    if (after !== undefined) return { metric, rest: after };
+  }
+  cursor.at = from;
+  return undefined;
+}
+
+/** ` where words(column) >= 150`: a latency slice, its parts. */
+function whereClause(
+  cursor: Cursor,
+): Pick<ConditionParts, 'measure' | 'column' | 'sliceOp' | 'sliceValue'> | undefined {
+  return cursor.attempt(() => {
+    if (!cursor.someSpace() || !cursor.keyword('where') || !cursor.someSpace()) return undefined;
+    const measure = ['words', 'chars'].find((word) => cursor.keyword(word));
+    if (!measure) return undefined;
+    const column = cursor.attempt(() => {
+      cursor.spaces();
+      if (!cursor.keyword('(')) return undefined;
+      const close = cursor.text.indexOf(')', cursor.at);
+      if (close < 0) return undefined;
+      const inside = cursor.text.slice(cursor.at, close).trim();
+      if (inside === '') return undefined;
+      cursor.at = close + 1;
+      return inside;
+    });
+    cursor.spaces();
+    const sliceOp = cursor.op();
+    if (!sliceOp) return undefined;
+    cursor.spaces();
+    const sliceValue = cursor.number();
+    if (sliceValue === undefined) return undefined;
+    return { measure, ...(column !== undefined ? { column } : {}), sliceOp, sliceValue };
+  });
+}
+
+/** The right-hand side: `baseline [± x]`, `[-] noise`, or a number. */
+function rhsOf(cursor: Cursor): string | undefined {
+  const from = cursor.at;
+  if (cursor.keyword('baseline')) {
+    cursor.attempt(() => {
+      cursor.spaces();
+      if (!cursor.keyword('+') && !cursor.keyword('-')) return undefined;
+      cursor.spaces();
+      return cursor.unsigned();
+    });
+    return cursor.since(from);
+  }
+  const noise = cursor.attempt(() => {
+    cursor.keyword('-');
+    cursor.spaces();
+    return cursor.keyword('noise') || undefined;
+  });
+  if (noise) return cursor.since(from);
+  return cursor.number();
+}
+
+/** ` with p < 0.05`: the level, or undefined when the text does not say it. */
+function alphaOf(cursor: Cursor): string | undefined {
+  return cursor.attempt(() => {
+    if (!cursor.someSpace() || !cursor.keyword('with') || !cursor.someSpace() || !cursor.keyword('p'))
+      return undefined;
+    cursor.spaces();
+    if (!cursor.keyword('<')) return undefined;
+    cursor.spaces();
+    return cursor.number();
+  });
+}
+
+/**
+ * The parts of a condition (the grammar above), or undefined when it does not follow it.
+ * Read left to right by a cursor with a bounded number of retries (a leading `delta` may be
+ * a metric's name; a metric's forms are tried in turn), so in linear time.
+ */
+function conditionParts(text: string): ConditionParts | undefined {
+  const cursor = new Cursor(text);
+  const after = (delta: boolean): ConditionParts | undefined => {
+    const read = metricThen(cursor, () => {
+      const slice = whereClause(cursor) ?? {};
+      cursor.spaces();
+      const op = cursor.op();
+      if (!op) return undefined;
+      cursor.spaces();
+      const rhs = rhsOf(cursor);
+      if (rhs === undefined) return undefined;
+      const alpha = alphaOf(cursor);
+      cursor.spaces();
+      if (!cursor.done) return undefined;
+      return { ...slice, op, rhs, ...(alpha !== undefined ? { alpha } : {}) };
+    });
+    return read ? { delta, metric: read.metric, ...read.rest } : undefined;
+  };
+  const withDelta = cursor.attempt(() =>
+    cursor.keyword('delta') && cursor.someSpace() ? after(true) : undefined,
+  );
+  return withDelta ?? after(false);
+}
 
 /** Reads one condition; a GateSyntaxError says what is wrong with it. */
 export function parseCondition(text: string): Condition {
-  const m = CONDITION.exec(text.trim())?.groups;
+  const m = conditionParts(text.trim());
   if (!m)
     throw new GateSyntaxError(
       `gate condition ${JSON.stringify(text)} is not [delta] <metric>[<column>=<value>] [where words(<column>) >= N] <op> <number | baseline ± x | noise> [with p < a]`,
     );
-  const metric = parseMetric(m.metric!);
+  const metric = parseMetric(m.metric);
   if (m.measure && metric.kind === 'latency') {
     metric.slice = {
       measure: m.measure.toLowerCase() as Slice['measure'],
@@ -117,13 +350,13 @@ export function parseCondition(text: string): Condition {
   if (m.measure && metric.kind !== 'latency')
     throw new GateSyntaxError(`${text}: a "where" slice applies to latency percentiles only`);
 
-  const rhsText = m.rhs!.replace(/\s+/g, '').toLowerCase();
+  const rhsText = m.rhs.replace(/\s+/g, '').toLowerCase();
   const rhs: Condition['rhs'] = rhsText.startsWith('baseline')
     ? { kind: 'baseline', offset: rhsText === 'baseline' ? 0 : Number(rhsText.slice('baseline'.length)) }
     : rhsText.endsWith('noise')
       ? { kind: 'noise', sign: rhsText.startsWith('-') ? -1 : 1 }
       : { kind: 'number', value: Number(rhsText) };
-  const delta = m.delta !== undefined;
+  const delta = m.delta;
   if (rhs.kind === 'noise' && metric.kind === 'named' && metric.slice)
     throw new GateSyntaxError(
       `${text}: noise floors are the whole run's; a slice has none: compare its delta with a number`,
@@ -136,7 +369,7 @@ export function parseCondition(text: string): Condition {
     throw new GateSyntaxError(
       `${text}: a delta is already relative to the baseline; compare it with a number`,
     );
-  const condition: Condition = { text: text.trim(), delta, metric, op: normalOp(m.op!), rhs };
+  const condition: Condition = { text: text.trim(), delta, metric, op: normalOp(m.op), rhs };
   if (m.alpha !== undefined) {
     const alpha = Number(m.alpha);
     if (!(alpha > 0 && alpha <= 1))

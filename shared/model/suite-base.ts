@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { InputError } from './errors.js';
 import { rateLimitSchema } from './limits.js';
+import { compilePattern, MAX_PATTERN_CHARS, PatternError } from './patterns.js';
 import { resolveProviderId } from './provider-ids.js';
 
 /**
@@ -52,14 +53,17 @@ function isOneDelimiter(value: string): boolean {
   return [...value].length === 1 && !['"', '\n', '\r'].includes(value);
 }
 
-/** `source` compiles as a JavaScript regular expression with exactly one capture group. */
+/**
+ * `source` compiles as a pattern of RE2's syntax (linear time: see patterns.ts) with exactly
+ * one capture group, the part kept.
+ */
 function oneCaptureGroup(source: string): string | undefined {
   let groups: number;
   try {
-    // An alternative that matches the empty string: the match has a slot for every group.
-    groups = new RegExp(`${source}|`).exec('')!.length - 1;
+    groups = compilePattern(source).groups;
   } catch (error) {
-    return `not a regular expression: ${(error as Error).message}`;
+    if (error instanceof PatternError) return error.message;
+    throw error;
   }
   return groups === 1
     ? undefined
@@ -140,7 +144,7 @@ export function datasetSchema<C extends z.ZodRawShape>(columns: C, options: Colu
       )
         .optional()
         .describe(
-          'Role → a regular expression (JavaScript) with one capture group: the capture replaces the value the role reads (GSM8K answers: {"gold": "####\\s*([-0-9.,]+)\\s*$"}). A value it does not match makes the row invalid. Runs before `recode`.',
+          `Role → a regular expression with one capture group: the capture replaces the value the role reads (GSM8K answers: {"gold": "####\\s*([-0-9.,]+)\\s*$"}). A value it does not match makes the row invalid. Runs before \`recode\`. RE2 syntax, matched in time linear in the field: no backreferences or lookaround (refused when the suite loads), \\s is ASCII whitespace; at most ${MAX_PATTERN_CHARS.toLocaleString('en-US')} characters.`,
         ),
       recode: byRole(z.record(z.string(), z.string()))
         .optional()
@@ -310,6 +314,23 @@ export const simSettingsSchema = z
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]*$/;
 
+/**
+ * The longest name of a suite's runs, in characters: file names and S3 object keys are built
+ * from it (`reports/<name>/<name>-<hash>/…`, `suites/<name>.json`; a sweep's variants run as
+ * `<suite>.<variant>`, which must fit too), and a file name has at most 255 bytes. Capped well
+ * below, so every path segment made of it stays under 130 characters.
+ */
+export const MAX_NAME_CHARS = 100;
+
+/** A suite's name (also a sweep variant's run, `<suite>.<variant>`): letters, digits, dot, dash, underscore. */
+const suiteName = z
+  .string()
+  .regex(NAME, 'letters, digits, dot, dash, underscore')
+  .max(
+    MAX_NAME_CHARS,
+    `at most ${MAX_NAME_CHARS} characters: file names and S3 object keys are built from it (a sweep variant's runs are named <suite>.<variant>, which must fit too); choose a shorter name`,
+  );
+
 /** What a variant changes in its suite: backends, generation parameters, prompt files, family options. */
 const variantOverlay = {
   backends: z.array(z.string().min(1)).min(1).optional().describe('Replaces the suite backends.'),
@@ -420,10 +441,9 @@ export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Rec
   return {
     $schema: z.string().optional(),
     version: z.literal(1),
-    name: z
-      .string()
-      .regex(NAME, 'letters, digits, dot, dash, underscore')
-      .describe('Suite name: report folder and run ids derive from it.'),
+    name: suiteName.describe(
+      `Suite name: report folder and run ids derive from it. At most ${MAX_NAME_CHARS} characters, a sweep variant's \`<suite>.<variant>\` included.`,
+    ),
     description: z.string().optional(),
     dataset: datasetSchema(columns, columnOptions),
     task: z.literal(task).describe('Task family.'),

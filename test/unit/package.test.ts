@@ -46,6 +46,7 @@ describe('assay init suite names', () => {
   it('come from the folder name, made a valid suite name', () => {
     expect(suiteNameFor('my-eval')).toBe('my-eval');
     expect(suiteNameFor('/tmp/x/Support Replies (v2)')).toBe('Support-Replies-v2-');
+    expect(suiteNameFor(`/tmp/${'a'.repeat(300)}`)).toBe('a'.repeat(100));
     expect(suiteNameFor('/tmp/x/..hidden')).toBe('hidden');
     expect(suiteNameFor('/tmp/x/___')).toBe('my-eval');
   });

@@ -259,6 +259,12 @@ describe('ingestObject', () => {
       /dataset\.goldFile is merged by a local run/,
     ],
     ['a dataset deleted since its upload', {}, 'datasets/demo/gone.csv', /is gone/],
+    [
+      'an extract pattern with a backreference (patterns run in linear time)',
+      { dataset: { path: 'data.csv', extract: { gold: '(a)\\1' } } },
+      'suites/demo.json',
+      /dataset\.extract\.gold: the pattern uses a backreference \(\\1\): patterns are RE2 syntax and run in linear time/,
+    ],
   ])('rejects %s (retrying cannot fix it)', async (_, suiteOverride, key, reason) => {
     const { bucket, deps, putSuite, sent } = await setUp();
     if (typeof suiteOverride === 'string') await bucket.put('suites/demo.json', suiteOverride);
