@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { TokenUsage } from './provider.js';
+import { storedFields } from './stored-text.js';
 import type { BaseSuite as Suite } from './suite-base.js';
 
 /** One usable dataset row, as a task family sees it. */
@@ -44,6 +45,7 @@ export const FAILURE_KINDS = [
   'budget', // the run's budget stopped it before this item was scored
   'stopped', // the run was stopped (`assay cloud stop`, or an upload over a deploy limit) before this item was scored: no model was called
   'gate_settled', // a sequential gate settled the variant's verdict before this item's turn: no model was called
+  'storage', // the result is larger than a stored result may be, even with its long texts cut (see result-size.ts)
   'internal',
 ] as const;
 export type FailureKind = (typeof FAILURE_KINDS)[number];
@@ -156,6 +158,12 @@ export interface ItemResult {
   details?: Record<string, unknown>;
   /** Raw model text, kept when parsing failed. */
   raw?: string;
+  /**
+   * Signs that a data field of the row may try to steer the model (a verdict in the answer's
+   * format, an instruction to the judge): the item is shown as a possible injection, whatever
+   * its status. Absent when the row shows none.
+   */
+  injection?: InjectionSign[];
   stages: Record<string, StageSpend>;
   simulated: boolean;
   finishedAt: string;
@@ -166,9 +174,16 @@ export interface ItemResult {
   part?: number;
 }
 
+/** One sign of a possible injection: the input field it is in and what it looks like. */
+export interface InjectionSign {
+  field: string;
+  /** `answer format`: a JSON verdict key; `verdict`: a verdict line or `ANSWER_WITH:`; `instruction`: words to the judge. */
+  sign: 'answer format' | 'verdict' | 'instruction';
+}
+
 /**
  * A stored input field's length in characters: the whole text's for a field the result keeps
- * cut (`storedInput` keeps a long field as its opening, then `… [cut: <n> characters in all,
+ * cut (`storedFields` keeps a long field as its opening, then `… [cut: <n> characters in all,
  * sha256:<digest>]`), else the field's own.
  */
 export function storedFieldLength(value: string): number {
@@ -222,17 +237,19 @@ export function resultLatencyMs(result: Pick<ItemResult, 'stages'>): number | un
   return stages.length === 0 ? undefined : stages.reduce((total, stage) => total + stage.latencyMs, 0);
 }
 
-/** The failed result of an item that never got an output. */
+/** The failed result of an item that never got an output; its input kept as a scored result's is (`storedFields`). */
 export function failedResult(
   base: Pick<ItemResult, 'runId' | 'itemId' | 'row' | 'input' | 'part'> & { gold?: string },
   failure: Failure,
   at: Date,
 ): ItemResult {
   const { part, ...rest } = base;
+  const { input } = storedFields(base.input);
   return {
     schemaVersion: RESULT_SCHEMA_VERSION,
     ...rest,
-    inputDigest: inputDigest(base),
+    input,
+    inputDigest: inputDigest({ input, gold: base.gold }),
     ...partOf(part),
     status: 'failed',
     failure,

@@ -1,4 +1,5 @@
 import { type Failure, failedResult, type ItemMessage, type ItemResult } from '../model/model.js';
+import { storableResult } from '../model/result-size.js';
 import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports/ports.js';
 
 export interface EndItemDeps {
@@ -10,7 +11,9 @@ export interface EndItemDeps {
 /**
  * Ends an item that is not scored (its run was stopped, a limit was reached, its message died)
  * with `failure` as its one result, no model called; asks for aggregation when that completes
- * the run. An item that already has a result keeps it (the store records one per item).
+ * the run. An item that already has a result keeps it (the store records one per item). The
+ * result keeps the item's input as a scored one would (long fields cut, held to what a stored
+ * result may be), so that a dead letter of a long row is recorded, not refused by the store.
  */
 export async function endItemFailed(
   deps: EndItemDeps,
@@ -18,17 +21,19 @@ export async function endItemFailed(
   failure: Failure,
 ): Promise<{ result: ItemResult; outcome: RecordOutcome }> {
   const { item } = message;
-  const result = failedResult(
-    {
-      runId: message.runId,
-      itemId: item.id,
-      row: item.row,
-      input: item.input,
-      gold: item.gold,
-      part: message.part,
-    },
-    failure,
-    (deps.now ?? (() => new Date()))(),
+  const result = storableResult(
+    failedResult(
+      {
+        runId: message.runId,
+        itemId: item.id,
+        row: item.row,
+        input: item.input,
+        gold: item.gold,
+        part: message.part,
+      },
+      failure,
+      (deps.now ?? (() => new Date()))(),
+    ),
   );
   const outcome = await deps.runStore.recordResult(result);
   if (outcome.complete) await deps.trigger.trigger(message.runId);

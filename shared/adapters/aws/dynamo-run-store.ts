@@ -9,7 +9,7 @@
  * | run          | `RUN#<runId>`                   | `META`             | the RunRecord's small fields, `budgeted`, `parts`, `partsClosed`, `partsDone`, `rowsClosed`, `invalidClosed`, `leaseUntil`, `statusSince` | at create, as parts close and complete, on status changes |
  * | definition   | `RUN#<runId>`                   | `SPEC`             | `suite`, `prompts` (JSON): read once per process                                                         | at create                                 |
  * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `slots`, `slotsDone`, `done`                                                  | when the part closes, once per slot that completes, when it completes |
- * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON)                       | one conditional put per item              |
+ * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON) or `resultRef` (its S3 key) | one conditional put per item              |
  * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `rows` (the rows counted, a number set), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
  * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result it counts                |
  * | budget ledger | `SPEND#<runId>#budget`         | `SPEND`            | `grantedUsd`: what processes leased of the run's budget (only for a run with a budget; see dynamo-budget-ledger.ts) | a conditional ADD per lease (a block of many calls), kept within the budget |
@@ -27,11 +27,19 @@
  * those steps (a few per slot, in small transactions) touch the part's and the run's items.
  * Throttled calls and transaction conflicts are retried here, with jitter (see throttle.ts).
  *
+ * A result whose item would pass DynamoDB's 400 KB (measured as DynamoDB does: attribute names
+ * and values) travels by S3 reference, as an item message too large for SQS does: its JSON is
+ * written to `results/<runId>/…` in the bucket (bucket.ts, `resultBodyKey`) and its item holds
+ * `resultRef`, the key, in place of `result`; `results()` reads the body back. What a result may
+ * hold at all is bounded before any store sees it (model/result-size.ts), the same in every shell.
+ *
  * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
  * string round-trips exactly. Run records and results are checked by the codec
  * (model/codec.ts) when read back. `startedAt` is ISO-8601 UTC, so the suite index sorts by
  * time as a string.
  */
+
+import { createHash } from 'node:crypto';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
@@ -44,6 +52,7 @@ import {
   UpdateCommand,
 } from '@aws-sdk/lib-dynamodb';
 import { IdSet } from '../../lib/id-index.js';
+import { resultBodyKey } from '../../lib/layout/bucket.js';
 import {
   ACTIVE_PK,
   activeSk,
@@ -70,7 +79,7 @@ import {
   suiteRunSk,
   type TableKey,
 } from '../../lib/layout/table.js';
-import { decodeResult, decodeRun } from '../../model/codec.js';
+import { decodeResult, decodeRun, StoredDataError } from '../../model/codec.js';
 import { RunExistsError, RunNotFoundError } from '../../model/errors.js';
 import {
   type ItemResult,
@@ -79,9 +88,11 @@ import {
   type RunStatus,
   resultCost,
 } from '../../model/model.js';
+import { DYNAMO_ITEM_BYTES } from '../../model/result-size.js';
 import type { SuiteCheck } from '../../model/suite-base.js';
 import type {
   ActiveRun,
+  BlobStore,
   BudgetHolder,
   PartClosing,
   RecordOutcome,
@@ -100,6 +111,11 @@ export interface DynamoRunStoreOptions {
   pageSize?: number;
   /** How a stored run's suite is checked (the full validator, from the composition root). */
   checkSuite?: SuiteCheck;
+  /**
+   * The bucket results too large for a DynamoDB item go to (by reference, see above). A store
+   * without one refuses such a result with an error saying so.
+   */
+  blobs?: BlobStore;
   /** Clock in epoch milliseconds (leases, the spend cache, `statusSince`). */
   now?: () => number;
   /** How throttled calls are retried (tests shorten the waits). */
@@ -191,6 +207,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private readonly tableName: string;
   private readonly pageSize: number;
   private readonly checkSuite: SuiteCheck | undefined;
+  private readonly blobs: BlobStore | undefined;
   private readonly now: () => number;
   private readonly backoff: Backoff;
   private readonly spentCacheMs: number;
@@ -215,6 +232,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     tableName,
     pageSize = 200,
     checkSuite,
+    blobs,
     now = Date.now,
     backoff = {},
     spentCacheMs = 1_000,
@@ -225,6 +243,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     this.tableName = tableName;
     this.pageSize = pageSize;
     this.checkSuite = checkSuite;
+    this.blobs = blobs;
     this.now = now;
     this.backoff = { ...backoff, attempts: backoff.attempts ?? THROTTLED_ATTEMPTS };
     this.spentCacheMs = spentCacheMs;
@@ -401,17 +420,24 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const facts = await this.runFacts(result.runId);
     const cost = resultCost(result);
     let recorded = true;
-    try {
-      await this.send(
-        new PutCommand({
-          TableName: this.tableName,
-          Item: resultItem(result, cost),
-          ConditionExpression: 'attribute_not_exists(pk)',
-        }),
-      );
-    } catch (err) {
-      if (!isConditionalCheckFailed(err)) throw err;
-      recorded = await this.replaceBudgetResult(result, cost, facts);
+    const inline = resultItem(result, cost);
+    const large = dynamoItemBytes(inline) > DYNAMO_ITEM_BYTES;
+    // A redelivery of an item whose large result is in writes no second body.
+    if (large && (await this.hasFinalResult(result))) recorded = false;
+    else {
+      const item = large ? await this.byReference(result, inline) : inline;
+      try {
+        await this.send(
+          new PutCommand({
+            TableName: this.tableName,
+            Item: item,
+            ConditionExpression: 'attribute_not_exists(pk)',
+          }),
+        );
+      } catch (err) {
+        if (!isConditionalCheckFailed(err)) throw err;
+        recorded = await this.replaceBudgetResult(result, item, cost, facts);
+      }
     }
     const count = await this.count(result, cost, facts);
     // What the item held in this process is spent now (its lease already paid for it).
@@ -420,6 +446,66 @@ export class DynamoRunStore implements RunStore, RunHistory {
       recorded,
       complete: await this.settle(result.runId, result.part ?? 0, slotOf(result.row), count),
     };
+  }
+
+  /**
+   * The item of a result too large for DynamoDB: its JSON written to the bucket under a key
+   * named by its digest (so a body is never replaced), and the item holding the key.
+   */
+  private async byReference(
+    result: ItemResult,
+    inline: Record<string, unknown>,
+  ): Promise<Record<string, unknown>> {
+    const { result: body, ...item } = inline;
+    const bytes = Buffer.byteLength(String(body));
+    if (!this.blobs)
+      throw new Error(
+        `result ${result.itemId} of run ${result.runId} is ${Math.ceil(bytes / 1024)} KB, more than a DynamoDB item holds, and this run store was built without a bucket to keep it in: pass \`blobs\` to DynamoRunStore`,
+      );
+    const digest = createHash('sha256').update(String(body)).digest('hex').slice(0, 16);
+    const ref = resultBodyKey(result.runId, result.itemId, digest);
+    await this.blobs.put(ref, String(body), 'application/json');
+    return { ...item, resultRef: ref };
+  }
+
+  /** The item has a result a new one does not replace (any but a `budget` failure). */
+  private async hasFinalResult(result: ItemResult): Promise<boolean> {
+    const out = await this.send<{ Item?: Record<string, unknown> }>(
+      new GetCommand({
+        TableName: this.tableName,
+        Key: {
+          pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
+          sk: resultSk(result.row, result.itemId),
+        },
+        ProjectionExpression: 'failureKind, sk',
+        ConsistentRead: true,
+      }),
+    );
+    return out.Item !== undefined && out.Item.failureKind !== 'budget';
+  }
+
+  /**
+   * A result item read back: its `result` JSON, or the body its `resultRef` names in the
+   * bucket, checked by the codec and that it is the result the item is of.
+   */
+  private async decodeItem(item: Record<string, unknown>, where: string): Promise<ItemResult> {
+    if (item.resultRef === undefined) return decodeResult(JSON.parse(String(item.result)), where);
+    const ref = String(item.resultRef);
+    if (!this.blobs)
+      throw new Error(
+        `${where} is kept in the bucket at ${ref}, and this run store was built without one: pass \`blobs\` to DynamoRunStore`,
+      );
+    const bytes = await this.blobs.get(ref);
+    if (bytes === undefined)
+      throw new StoredDataError(
+        `${where}: its result is kept at ${ref} in the bucket, and that object is missing`,
+      );
+    const result = decodeResult(JSON.parse(new TextDecoder().decode(bytes)), `${where} (${ref})`);
+    if (String(item.sk) !== resultSk(result.row, result.itemId))
+      throw new StoredDataError(
+        `${where}: the result kept at ${ref} is of item ${result.itemId} (row ${result.row}), not this one`,
+      );
+    return result;
   }
 
   /**
@@ -589,7 +675,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * failed to done and its spend by the difference (were that step lost with its process, only
    * those two figures would be off: the row is counted once either way).
    */
-  private async replaceBudgetResult(result: ItemResult, cost: number, facts: RunFacts): Promise<boolean> {
+  private async replaceBudgetResult(
+    result: ItemResult,
+    item: Record<string, unknown>,
+    cost: number,
+    facts: RunFacts,
+  ): Promise<boolean> {
     const key = {
       pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
       sk: resultSk(result.row, result.itemId),
@@ -598,15 +689,12 @@ export class DynamoRunStore implements RunStore, RunHistory {
       new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
     );
     if (out.Item?.failureKind !== 'budget') return false;
-    const earlier = decodeResult(
-      JSON.parse(String(out.Item.result)),
-      `result ${result.itemId} of run ${result.runId}`,
-    );
+    const earlier = await this.decodeItem(out.Item, `result ${result.itemId} of run ${result.runId}`);
     try {
       await this.send(
         new PutCommand({
           TableName: this.tableName,
-          Item: resultItem(result, cost),
+          Item: item,
           ConditionExpression: 'failureKind = :budget',
           ExpressionAttributeValues: { ':budget': 'budget' },
         }),
@@ -843,18 +931,18 @@ export class DynamoRunStore implements RunStore, RunHistory {
   async *results(runId: string, part?: number): AsyncIterable<ItemResult> {
     const meta = await this.requireMeta(runId);
     const decode = (item: Record<string, unknown>) =>
-      decodeResult(JSON.parse(String(item.result)), `${String(item.sk)} of run ${runId}`);
+      this.decodeItem(item, `${String(item.sk)} of run ${runId}`);
     if (meta.suite !== undefined) {
       for await (const item of this.query(runPk(runId), LEGACY_RESULT_PREFIX, 'sk, #result'))
-        yield decode(item);
+        yield await decode(item);
       return;
     }
     const parts = part === undefined ? await this.partsOf(runId, meta) : [part];
     for (const p of parts) {
       const slots = Array.from({ length: RESULT_SLOTS }, (_, slot) =>
-        this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, #result'),
+        this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, #result, resultRef'),
       );
-      for await (const item of mergeByRow(slots)) yield decode(item);
+      for await (const item of mergeByRow(slots)) yield await decode(item);
     }
   }
 
@@ -1179,6 +1267,31 @@ function resultItem(result: ItemResult, cost: number): Record<string, unknown> {
     finishedAt: result.finishedAt,
     result: JSON.stringify(result),
   };
+}
+
+/**
+ * An item's size as DynamoDB counts it toward its 400 KB: each attribute's name and value in
+ * UTF-8 bytes; a number as its digits and one byte more (DynamoDB takes at most that); a
+ * boolean or null, 1; a set, list or map, 3 bytes and 1 per element over what they hold. A
+ * little over DynamoDB's own count, never under it.
+ */
+export function dynamoItemBytes(item: Record<string, unknown>): number {
+  let total = 0;
+  for (const [name, value] of Object.entries(item))
+    if (value !== undefined) total += Buffer.byteLength(name) + valueBytes(value);
+  return total;
+}
+
+function valueBytes(value: unknown): number {
+  if (typeof value === 'string') return Buffer.byteLength(value);
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value).length + 1;
+  if (typeof value === 'boolean' || value === null) return 1;
+  if (value instanceof Uint8Array) return value.byteLength;
+  if (value instanceof Set || Array.isArray(value))
+    return [...value].reduce((sum: number, v) => sum + 1 + valueBytes(v), 3);
+  if (typeof value === 'object')
+    return 3 + dynamoItemBytes(value as Record<string, unknown>) + Object.keys(value as object).length;
+  return 0;
 }
 
 /** Where results were kept before runs were split into parts (read, never written). */

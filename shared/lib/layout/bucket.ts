@@ -18,6 +18,8 @@ import { createHash } from 'node:crypto';
  * reports/leaderboard.json      every finished run, kept current by the aggregator (and .txt)
  * spill/<runId>/…               item messages too big for the queue; a sampled ingest's state;
  *                               what the steps of an aggregation in parts hand each other
+ * results/<runId>/…             results too large for a DynamoDB item, which the run store's
+ *                               item refers to; kept as long as the run's results are
  * ```
  *
  * Every prefix is one path segment ending in `/` (the stack's IAM statements are scoped by them).
@@ -30,6 +32,11 @@ export const PROMPT_PREFIX = 'prompts/';
 export const REPORTS_PREFIX = 'reports/';
 /** Item bodies too large for a queue message, written by ingest and read by worker, dead-letter and batch poller. */
 export const SPILL_PREFIX = 'spill/';
+/**
+ * Result bodies too large for a DynamoDB item, written by whatever records results (worker,
+ * dead-letter, ingest) and read by whatever reads them. Not under spill/: they never expire.
+ */
+export const RESULTS_PREFIX = 'results/';
 /** Where the leaderboard files (`leaderboard.json`, `leaderboard.txt`) go. */
 export const LEADERBOARD_PREFIX = REPORTS_PREFIX;
 
@@ -96,6 +103,15 @@ export function aggregationKey(runId: string, path: string): string {
 /** The S3 key an oversize item is spilled to. Deterministic, so a re-sent item overwrites itself. */
 export function spillKey(runId: string, itemId: string): string {
   return `${SPILL_PREFIX}${runId}/${createHash('sha256').update(itemId).digest('hex')}.json`;
+}
+
+/**
+ * The S3 key a result too large for a DynamoDB item is written to, by reference from its item:
+ * `results/<runId>/<sha256(itemId)>-<digest>.json`, `digest` naming the body. A body is never
+ * overwritten (a redelivery that records nothing new cannot change what an item refers to).
+ */
+export function resultBodyKey(runId: string, itemId: string, digest: string): string {
+  return `${RESULTS_PREFIX}${runId}/${createHash('sha256').update(itemId).digest('hex')}-${digest}.json`;
 }
 
 /** The folder of the bucket whose datasets suite `name` reads, and whose uploads run it. */

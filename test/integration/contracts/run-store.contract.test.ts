@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DynamoRunStore } from '../../../shared/adapters/aws/dynamo-run-store.js';
+import { S3BlobStore } from '../../../shared/adapters/aws/s3-blob-store.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import {
   ConflictError,
@@ -54,7 +55,14 @@ const adapters: [string, () => StoreFor][] = [
   [
     'dynamodb',
     () => async () =>
-      new DynamoRunStore({ client: aws().clients.doc, tableName: aws().res.table, now, spentCacheMs: 0 }),
+      new DynamoRunStore({
+        client: aws().clients.doc,
+        tableName: aws().res.table,
+        now,
+        spentCacheMs: 0,
+        // Results too large for an item go by reference to the bucket.
+        blobs: new S3BlobStore({ client: aws().clients.s3, bucket: aws().res.bucket }),
+      }),
   ],
 ];
 
@@ -143,6 +151,31 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     expect(await s.spent(id)).toBeCloseTo(0.0001, 12);
     expect(new Set(await s.resultIds(id))).toEqual(new Set(['a']));
     expect(await collect(s.results(id))).toEqual([result(id, 'a')]);
+  });
+
+  it('keeps a result larger than a DynamoDB item whole: read back as recorded, counted once, a budget failure of that size replaced', async () => {
+    const id = fresh('large');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id, { suite: budgeted }));
+    // 150,000 characters of three UTF-8 bytes each: 450 KB, past DynamoDB's 400 KB item.
+    const huge = '語'.repeat(150_000);
+    const small = result(id, 'small', { row: 1 });
+    const big = result(id, 'big', { row: 2, input: { src: huge, tgt: 'b' }, raw: huge });
+    const late = result(id, 'late', { row: 3, input: { src: huge, tgt: 'c' } });
+    await s.recordResult(small);
+    expect((await s.recordResult(big)).recorded).toBe(true);
+    // A redelivery of a large result records nothing, whatever it says now.
+    const again = { ...big, finishedAt: '2025-01-01T00:09:00.000Z', input: { src: `${huge}!`, tgt: 'b' } };
+    expect((await s.recordResult(again)).recorded).toBe(false);
+    await s.recordResult({ ...budgetFailure(id, 'late'), row: 3, input: late.input });
+    expect((await s.recordResult(late)).recorded).toBe(true);
+
+    const counters = await s.counters(id);
+    expect(counters).toMatchObject({ done: 3, failed: 0 });
+    expect(counters?.spentUsd).toBeCloseTo(0.0003, 12);
+    expect(new Set(await s.resultIds(id))).toEqual(new Set(['small', 'big', 'late']));
+    expect(await collect(s.results(id))).toEqual([small, big, late]);
+    expect(await collect(s.results(id, 0))).toEqual([small, big, late]);
   });
 
   it('reserves a budget: a reservation that would pass it is refused, and nothing is kept of it', async () => {

@@ -13,6 +13,7 @@ import {
   DATASETS_PREFIX,
   PROMPT_PREFIX,
   REPORTS_PREFIX,
+  RESULTS_PREFIX,
   SPILL_PREFIX,
   SUITES_PREFIX,
 } from '../../../shared/lib/layout/bucket.js';
@@ -29,6 +30,7 @@ const PREFIXES = [
     SUITES_PREFIX,
     PROMPT_PREFIX,
     REPORTS_PREFIX,
+    RESULTS_PREFIX,
     SPILL_PREFIX,
     ACCESS_LOG_PREFIX,
     ...Object.values(KEY_PREFIXES),
