@@ -184,6 +184,18 @@ export interface CostSummary {
   priced?: boolean;
   /** The models that had no price (empty when `priced`). */
   unpriced?: string[];
+  /**
+   * Where the suite's own `run.prices` priced the run: the models it gave a price for (over
+   * the price table), and its notes (on AWS: the models whose price in the suite the deployment
+   * overruled). Absent when the suite gives no `run.prices`.
+   */
+  suitePrices?: SuitePrices;
+}
+
+/** report.json `cost.suitePrices`: the models priced by the suite's `run.prices`, and its notes. */
+export interface SuitePrices {
+  models: string[];
+  note?: string;
 }
 
 export const REPORT_SCHEMA_VERSION = 2;
@@ -262,7 +274,18 @@ export interface Report {
   comparison?: Record<string, unknown>;
   /** Several judges labelled each item (the backends of an ensemble): how they agree and err together. */
   panel?: PanelSummary;
+  /** Items whose data reads like a verdict or an instruction to the model (`ItemResult.injection`); absent when none. */
+  injection?: InjectionSummary;
 }
+
+/** A run's possible injections: how many items, and the first {@link INJECTION_LISTED} of them in report order. */
+export interface InjectionSummary {
+  items: number;
+  listed: { id: string; row: number; fields: string[] }[];
+}
+
+/** How many flagged items a report lists by id and row (it counts them all). */
+export const INJECTION_LISTED = 100;
 
 export const LEADERBOARD_SCHEMA_VERSION = 1;
 

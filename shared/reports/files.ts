@@ -31,8 +31,10 @@ import { type ResultSource, sourceOf } from '../model/report-order.js';
 import { discard } from '../model/streams.js';
 import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
+import { csvCell } from './csv-cell.js';
 import { ChunkFile, ItemColumns } from './html/columns.js';
 import { renderPageChunks } from './html/render.js';
+import { injectionLines } from './injection-tally.js';
 import { panelLines, selfPreferenceLines } from './judges-text.js';
 import { FileLayout } from './layout.js';
 import { ppiLines } from './ppi-text.js';
@@ -41,6 +43,8 @@ import type { ResultView } from './result-view.js';
 import { isPriced, UNPRICED_HINT, unpricedLabel } from './unpriced.js';
 
 export { FileLayout } from './layout.js';
+/** The CSV cell labeled.csv writes (csv-cell.ts): where readers of this module find it. */
+export { csvCell };
 
 /**
  * The report files of a run (results in `reportOrder`) — the same in both shells and for every
@@ -352,21 +356,6 @@ export function resultView(
     outputText: (output) => (output === undefined ? undefined : outputText(output)),
     ...(repeats > 1 ? { repeats } : {}),
   };
-}
-
-/**
- * A CSV cell that a spreadsheet will not execute: cells starting with = + - @ tab or CR, or
- * their full-width forms (＝ ＋ － ＠, which some spreadsheets read as the ASCII ones), are
- * prefixed with an apostrophe (OWASP CSV injection guidance), then quoted as RFC 4180 says. A
- * cell holding a semicolon or a tab is quoted too: a spreadsheet that splits on those (the
- * separator of many locales) keeps it one cell, so no part of it starts a cell of its own.
- */
-export function csvCell(value: string | number | boolean | undefined): string {
-  if (value === undefined) return '';
-  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';
-  if (typeof value === 'boolean') return String(value);
-  const safe = /^[=+\-@\t\r\uFF1D\uFF0B\uFF0D\uFF20]/.test(value) ? `'${value}` : value;
-  return /[",;\t\r\n]/.test(safe) || safe !== safe.trim() ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /** Why an item looks the way it does: the failure, else the primary score's explanation. */
@@ -693,6 +682,7 @@ export function renderText(report: Report): string {
   );
   const kinds = Object.entries(c.byFailure).map(([k, n]) => `${k} ${n}`);
   if (kinds.length > 0) lines.push(`failures by kind: ${kinds.join(', ')}`);
+  lines.push(...injectionLines(report.injection));
   lines.push('', `Scores (unscored items skipped and counted; ${INTERVALS})`);
   for (const [name, summary] of Object.entries(report.scores)) {
     lines.push(...renderScorer(name, summary, name === report.primaryScorer));
@@ -708,6 +698,7 @@ export function renderText(report: Report): string {
     `${isPriced(cost) ? 'Cost' : '  priced calls:'} ${usd(cost.totalUsd)} paid   at list price (cached answers priced as if called): per item ${usd(cost.perItemUsd)}   per 10K ${usd(cost.per10kUsd)}`,
     `  calls ${cost.calls} (cached ${cost.cachedCalls}, saving ${usd(cost.savedUsd ?? 0)})   tokens in ${cost.tokens.input} (cached ${cost.tokens.cached}) out ${cost.tokens.output}`,
   );
+  lines.push(...suitePricesLines(cost.suitePrices));
   if (cost.batch) {
     lines.push(
       `  batch lane: ${cost.batch.calls} calls at ${Math.round(cost.batch.discount * 100)}% off, saving ${usd(cost.batch.savedUsd)} against the synchronous price ${usd(cost.totalUsd + cost.batch.savedUsd)}`,
@@ -725,6 +716,17 @@ export function renderText(report: Report): string {
     ...Object.entries(report.prompts).map(([path, hash]) => `  ${path}  ${hash}`),
   );
   return visible(`${lines.join('\n')}\n`);
+}
+
+/** Which prices the suite's own run.prices gave (the rest are the price table's), and its notes. */
+function suitePricesLines(prices: Report['cost']['suitePrices']): string[] {
+  if (!prices) return [];
+  return [
+    prices.models.length > 0
+      ? `  prices: the suite's run.prices for ${prices.models.join(', ')}; the price table's for the rest`
+      : "  prices: the price table's for every model",
+    ...(prices.note ? [`  prices note: ${prices.note}`] : []),
+  ];
 }
 
 interface ComparisonView {

@@ -42,8 +42,10 @@ import {
   type Report,
   type ScorerSummary,
   type SliceFigures,
+  type SuitePrices,
 } from '../model/report.js';
 import { compareReportOrder, type ResultSource, sourceOf } from '../model/report-order.js';
+import { InjectionTally, type InjectionTallyState } from './injection-tally.js';
 import { FileLayout, type FileLayoutState, targetReader } from './layout.js';
 import { SelfPreferenceTally, type SelfPreferenceTallyState } from './self-preference-tally.js';
 import { SliceTally, type SliceTallyState } from './slices.js';
@@ -302,6 +304,7 @@ interface ReportTallyState {
   scores: ScoreTallyState;
   layout: FileLayoutState;
   family?: unknown;
+  injection?: InjectionTallyState;
 }
 
 /**
@@ -330,6 +333,7 @@ export class ReportTally {
   private scores: ScoreTally;
   private own: FamilyReportTally | undefined;
   private files: FileLayout;
+  private injection = new InjectionTally();
 
   constructor(
     private readonly run: RunRecord,
@@ -365,6 +369,7 @@ export class ReportTally {
     this.scores.add(result);
     this.own?.add(result);
     this.files.add(result);
+    this.injection.add(result);
   }
 
   /**
@@ -388,6 +393,7 @@ export class ReportTally {
     this.scores.merge(later.scores);
     if (this.own && later.own) this.own.merge(later.own);
     this.files.merge(later.files);
+    this.injection.merge(later.injection);
   }
 
   /** The whole state as bytes (V8's serialisation: typed columns stay as compact as in memory). */
@@ -410,6 +416,7 @@ export class ReportTally {
       scores: this.scores.toState(),
       layout: this.files.toState(),
       ...(this.own ? { family: this.own.toState() } : {}),
+      injection: this.injection.toState(),
     };
     return serialize(state);
   }
@@ -440,6 +447,7 @@ export class ReportTally {
     tally.scores = new ScoreTally(family, run.suite, state.scores);
     tally.own = family.reportTally?.(run.suite, state.family);
     tally.files = FileLayout.fromState(family, run.suite, state.layout);
+    tally.injection = new InjectionTally(state.injection);
     return tally;
   }
 
@@ -484,6 +492,7 @@ export class ReportTally {
       metrics: { ...flat, ...familyFigures?.metrics },
       ...(slices ? { slices } : {}),
       ...(familyFigures?.panel ? { panel: familyFigures.panel } : {}),
+      ...(this.injection.summary() ? { injection: this.injection.summary() } : {}),
       cost: {
         ...atListPrice(this.spend.summary(items - invalidRows), this.savedUsd, items - invalidRows),
         calls: this.calls,
@@ -492,11 +501,24 @@ export class ReportTally {
         ...(this.batchCalls > 0
           ? { batch: { calls: this.batchCalls, savedUsd: this.batchSavedUsd, discount: BATCH_DISCOUNT } }
           : {}),
+        ...suitePricesOf(run.suite),
       },
       latencyMs: summarizeLatency(this.latencies.values()),
       prompts: Object.fromEntries(Object.entries(run.prompts).map(([path, p]) => [path, p.hash])),
     };
   }
+}
+
+/**
+ * Which prices came from the suite's own `run.prices` (as the run record keeps them: on AWS,
+ * only those for models the deployment does not price, with a note naming the others).
+ */
+function suitePricesOf(suite: RunRecord['suite']): { suitePrices?: SuitePrices } {
+  const prices = suite.run?.prices;
+  if (!prices) return {};
+  return {
+    suitePrices: { models: Object.keys(prices.models), ...(prices.notes ? { note: prices.notes } : {}) },
+  };
 }
 
 /**

@@ -48,7 +48,9 @@ export interface HaltCheck {
  * Looks, before an item is scored, at what stops it whatever its suite says: its run was
  * stopped (it fails as `stopped`), or the day's spend across runs has reached the deployment's
  * daily limit (it fails as `budget`, which a resumed run replaces, as when its own budget is
- * spent). The store answers both from short caches, so this costs a read every few seconds.
+ * spent). The day's spend is what the results cost at the deployment's prices: a deployment's
+ * workers cost a call of a model it prices at its price, whatever the suite's `run.prices` say.
+ * The store answers both from short caches, so this costs a read every few seconds.
  */
 export async function haltCheck(deps: HaltDeps, runId: string): Promise<HaltCheck> {
   const reason = await deps.runStore.stopped?.(runId);

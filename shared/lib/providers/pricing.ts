@@ -162,6 +162,72 @@ export function withPriceOverride(table: PriceTable, override: unknown, where: s
   return mergePrices(table, parsed.data);
 }
 
+/**
+ * How a suite's `run.prices` meet the process's table. `override`: the suite's prices win, model
+ * by model (a local run: whoever runs it pays, so the suite may price its models as it likes).
+ * `add`: the suite may only add a price for a model the table lacks; a model the table prices
+ * keeps the table's price (a deployment: the deployment's prices bound the spend of every
+ * upload, so an upload cannot make a priced model cheaper, or free, to slip under a budget).
+ */
+export type SuitePriceRule = 'override' | 'add';
+
+/** A suite's prices as a rule lets them apply: the entries kept, and the models whose entries the table's price overrules. */
+export interface HonouredPrices {
+  /** The suite's prices that apply; undefined when the suite gave none. */
+  prices?: PriceOverride;
+  /** Models the suite priced that keep the table's price (always none under `override`). */
+  ignored: string[];
+}
+
+/**
+ * The part of a suite's `run.prices` that applies under `rule` (`where` names it in the error
+ * when it does not have the table's shape). Under `add`, an entry for a model `table` already
+ * prices is dropped (whatever its figures: lower, higher or equal) and the model is listed in
+ * `ignored`.
+ */
+export function honouredPrices(
+  table: PriceTable,
+  override: unknown,
+  rule: SuitePriceRule,
+  where: string,
+): HonouredPrices {
+  if (override === undefined) return { ignored: [] };
+  const parsed = PriceOverrideSchema.safeParse(override);
+  if (!parsed.success) {
+    throw new PriceTableError(`${where} is not a price table: ${z.prettifyError(parsed.error)}`);
+  }
+  if (rule === 'override') return { prices: parsed.data, ignored: [] };
+  const models: PriceOverride['models'] = {};
+  const ignored: string[] = [];
+  for (const [id, price] of Object.entries(parsed.data.models)) {
+    if (table.models[id]) ignored.push(id);
+    else models[id] = price;
+  }
+  // The table's date stays: the suite's `asOf` dates only the prices it adds.
+  const { asOf: _asOf, ...rest } = parsed.data;
+  return { prices: { ...rest, models }, ignored };
+}
+
+/** The table with a suite's `run.prices` over it, as `rule` lets them apply (see {@link honouredPrices}). */
+export function withSuitePrices(
+  table: PriceTable,
+  override: unknown,
+  rule: SuitePriceRule,
+  where: string,
+): PriceTable {
+  if (override === undefined) return table;
+  const { prices } = honouredPrices(table, override, rule, where);
+  return prices ? mergePrices(table, prices) : table;
+}
+
+/**
+ * What a report or a run record says of prices a deployment overruled: the models whose price
+ * in the suite's run.prices did not apply, and what applied instead.
+ */
+export function ignoredPricesNote(ignored: readonly string[]): string {
+  return `this deployment prices ${ignored.join(', ')} itself: the suite's run.prices for ${ignored.length === 1 ? 'it was' : 'them were'} ignored (a suite may add a price for a model the deployment does not price, never change one it does)`;
+}
+
 /** Input tokens a budget projects for a text before a call: one per four characters, rounded up. */
 export function projectedTokens(text: string): number {
   return Math.ceil(text.length / 4);
@@ -201,16 +267,17 @@ export function maxCostOf(
 
 /**
  * A budget can only hold a run whose calls have a price: a run with `run.budgetUsd` is refused
- * when any backend (resolved ids) has none in `table` with the suite's `run.prices` over it, as
- * every such call would count as free. A run without a budget may call an unpriced model; its
+ * when any backend (resolved ids) has none in `table` with the suite's `run.prices` over it (as
+ * `rule` lets them apply), as every such call would count as free. A run without a budget may call an unpriced model; its
  * report says the cost is unpriced.
  */
 export function requirePricedBackends(
   suite: { backends: readonly string[]; run: { budgetUsd?: number; prices?: unknown } },
   table: PriceTable,
+  rule: SuitePriceRule = 'override',
 ): void {
   if (suite.run.budgetUsd === undefined) return;
-  const prices = withPriceOverride(table, suite.run.prices, "the suite's run.prices");
+  const prices = withSuitePrices(table, suite.run.prices, rule, "the suite's run.prices");
   const unpriced = suite.backends.filter(
     (backend) => !costOf(prices, resolveProviderId(backend).id, { input: 0, output: 0, cached: 0 }).priced,
   );

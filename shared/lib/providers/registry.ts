@@ -3,6 +3,7 @@
  * when the provider is created, so a missing key fails at suite load and names the variable.
  */
 
+import { ConfigError } from '../../model/errors.js';
 import type { LlmProvider, Simulator } from '../../model/provider.js';
 import { MissingCredentialsError } from '../../model/provider-errors.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
@@ -87,6 +88,44 @@ export function requireVar(env: NodeJS.ProcessEnv, providerId: string, names: re
 }
 
 /**
+ * The base URL a variable sets (the first of `names` set), refused when it carries a user name or
+ * password (`https://user:secret@host/v1`): fetch will not send such a URL, and its error quotes
+ * it whole, password included, on every one of a run's retries. The refusal comes when the
+ * provider is built, before any call, names the variable and shows the URL without its
+ * credentials; the password is remembered as a secret, so no later message carries it either.
+ */
+export function baseUrlVar(env: NodeJS.ProcessEnv, names: readonly string[]): string | undefined {
+  const name = names.find((n) => env[n]?.trim());
+  const value = name === undefined ? undefined : env[name]!.trim();
+  if (name === undefined || value === undefined) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    // Not an absolute URL: the SDK says so when it is used, and there is no password to hide.
+    return value;
+  }
+  if (url.username === '' && url.password === '') return value;
+  // As written in the variable (percent-encoded) and as decoded: either may reach a message.
+  rememberSecret(url.password);
+  rememberSecret(decodedOrNot(url.password));
+  url.username = '';
+  url.password = '';
+  throw new ConfigError(
+    `${name} holds a user name or password (${url.href.replace('//', '//…@')}): a base URL cannot carry credentials. Set ${name} to the URL without the \`user:password@\` part, and give the key in the vendor's key variable instead`,
+  );
+}
+
+/** A percent-encoded URL part decoded, or as it is when it is not valid percent-encoding. */
+function decodedOrNot(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
+/**
  * A provider for an id or alias (`openai:gpt-4o-mini`, `gas_gemini20_flash_lite`, `sim:gold`,
  * `vllm:mistralai/Mistral-7B-Instruct-v0.3`…). Builds one SDK client; call it once per backend
  * and reuse the provider. Throws `UnknownProviderError` for an unknown vendor and
@@ -99,18 +138,18 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
 
   switch (vendor) {
     case 'sim':
-      return new SimProvider(model, options.sim, { simulator: options.simulator });
+      return new SimProvider(model, options.sim, { simulator: options.simulator, prices: options.prices });
     case 'anthropic':
       return new AnthropicProvider({
         ...common,
         apiKey: requireVar(env, id, ['ANTHROPIC_API_KEY']),
-        baseURL: firstSet(env, ['ANTHROPIC_BASE_URL']),
+        baseURL: baseUrlVar(env, ['ANTHROPIC_BASE_URL']),
       });
     case 'gemini':
       return new GeminiProvider({
         ...common,
         apiKey: requireVar(env, id, ['GEMINI_API_KEY', 'GOOGLE_API_KEY']),
-        baseUrl: firstSet(env, ['GEMINI_BASE_URL']),
+        baseUrl: baseUrlVar(env, ['GEMINI_BASE_URL']),
       });
     case 'bedrock': {
       // No key to read: the AWS SDK's credential chain signs each request.
@@ -129,9 +168,9 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
     case 'vllm': {
       const preset: CompatiblePreset = OPENAI_COMPATIBLE_PRESETS[vendor];
       const baseURL =
-        preset.defaultBaseUrl === undefined
-          ? requireVar(env, id, [preset.baseUrlEnv])
-          : (firstSet(env, [preset.baseUrlEnv]) ?? preset.defaultBaseUrl);
+        baseUrlVar(env, [preset.baseUrlEnv]) ??
+        preset.defaultBaseUrl ??
+        requireVar(env, id, [preset.baseUrlEnv]);
       return new OpenAiProvider({
         ...common,
         apiKey: compatibleApiKey(preset, env, id),
@@ -180,7 +219,7 @@ function bedrockRegion(env: NodeJS.ProcessEnv, providerId: string): string {
  * Bedrock: the public regional endpoint is named then, so the SDK does not follow it there.
  */
 function bedrockEndpoint(env: NodeJS.ProcessEnv, region: string): string | undefined {
-  const own = firstSet(env, ['AWS_ENDPOINT_URL_BEDROCK_RUNTIME', 'BEDROCK_ENDPOINT_URL']);
+  const own = baseUrlVar(env, ['AWS_ENDPOINT_URL_BEDROCK_RUNTIME', 'BEDROCK_ENDPOINT_URL']);
   if (own !== undefined) return own;
   if (firstSet(env, ['AWS_ENDPOINT_URL']) === undefined) return undefined;
   return `https://bedrock-runtime.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;

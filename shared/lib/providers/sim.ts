@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import type { Completion, CompletionRequest, LlmProvider, Simulator } from '../../model/provider.js';
 import { mulberry32 } from '../metrics/stats.js';
 import { buildCompletion } from './normalise.js';
-import { EMBEDDED_PRICES } from './pricing.js';
+import { EMBEDDED_PRICES, type PriceTable } from './pricing.js';
 import { defaultSleep, type Sleep } from './retry.js';
 
 export interface SimOptions {
@@ -44,6 +44,8 @@ export class SimProvider implements LlmProvider {
 
   private readonly simulator: Simulator | undefined;
   private readonly sleep: Sleep;
+  /** The table its calls are priced with (a suite's run.prices over the process's): a simulated budget binds as the real one would. */
+  private readonly prices: PriceTable;
 
   /**
    * `name` is the part after `sim:` (e.g. `gold`). `simulator` answers the families' hints
@@ -52,22 +54,28 @@ export class SimProvider implements LlmProvider {
   constructor(
     readonly name: string,
     options: Partial<SimOptions> = {},
-    { simulator, sleep = defaultSleep }: { simulator?: Simulator; sleep?: Sleep } = {},
+    {
+      simulator,
+      sleep = defaultSleep,
+      prices = EMBEDDED_PRICES,
+    }: { simulator?: Simulator; sleep?: Sleep; prices?: PriceTable } = {},
   ) {
     this.id = `sim:${name}`;
     this.options = { ...DEFAULT_SIM_OPTIONS, ...options };
     this.simulator = simulator;
     this.sleep = sleep;
+    this.prices = prices;
   }
 
   async complete(request: CompletionRequest, signal?: AbortSignal): Promise<Completion> {
     const model = request.model || this.name;
     // Seeded by what the answer is about (the family's hint: item, backend, stage…) rather than
-    // the prompt's wording, so editing a prompt does not reshuffle simulated answers.
+    // the prompt's wording, so editing a prompt does not reshuffle simulated answers. The system
+    // message is wording too (a prompt's instructions): with a hint it is left out.
     const key = JSON.stringify([
       this.options.seed,
       model,
-      request.system ?? '',
+      request.simulation ? '' : (request.system ?? ''),
       request.history ?? [],
       request.simulation ?? request.prompt,
       // A repeated call (sample 2, 3, …) draws its own noise; the first keeps the plain call's.
@@ -95,7 +103,7 @@ export class SimProvider implements LlmProvider {
       finishReason: 'stop',
       usage: { input: approxTokens(inputText), output: approxTokens(text), cached: 0 },
       latencyMs: delay,
-      prices: EMBEDDED_PRICES,
+      prices: this.prices,
       simulated: true,
     });
   }

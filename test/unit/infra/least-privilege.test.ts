@@ -224,6 +224,12 @@ describe('deploy settings', () => {
       configFromContext(nodeWith({ bedrockModels: ['meta.llama3-8b-instruct-v1:0'] })).bedrockModels,
     ).toEqual(['meta.llama3-8b-instruct-v1:0']);
     expect(configFromContext(nodeWith({})).bedrockModels).toEqual([]);
+    expect(
+      configFromContext(nodeWith({ allowedModels: 'openai:gpt-4o-mini, ollama:llama3' })).allowedModels,
+    ).toEqual(['openai:gpt-4o-mini', 'ollama:llama3']);
+    expect(configFromContext(nodeWith({ allowedModels: ['*'] })).allowedModels).toEqual(['*']);
+    expect(configFromContext(nodeWith({})).allowedModels).toEqual([]);
+    expect(configFromContext(nodeWith({ maxRunBudgetUsd: '250' })).maxRunBudgetUsd).toBe(250);
   });
 
   it.each([
@@ -231,6 +237,13 @@ describe('deploy settings', () => {
     [{ bedrockModels: 'arn:aws:bedrock:us-east-1::foundation-model/x' }, /bedrockModels.*ARNs/],
     [{ dailySpendLimitUsd: '-1' }, /dailySpendLimitUsd/],
     [{ maxOutputTokens: '1.5' }, /maxOutputTokens/],
+    [{ maxRunBudgetUsd: '-5' }, /maxRunBudgetUsd/],
+    [
+      { defaultRunBudgetUsd: '500', maxRunBudgetUsd: '200' },
+      /"defaultRunBudgetUsd" \(500\) is above "maxRunBudgetUsd" \(200\)/,
+    ],
+    [{ allowedModels: 'gpt-4o' }, /allowedModels.*vendor:model/],
+    [{ allowedModels: '*,openai:gpt-4o' }, /"\*" alone/],
   ])('rejects %o, naming the key', (context, message) => {
     expect(() => configFromContext(nodeWith(context))).toThrow(ConfigError);
     expect(() => configFromContext(nodeWith(context))).toThrow(message);
@@ -238,9 +251,10 @@ describe('deploy settings', () => {
 
   it('writes the variables the functions read, and they read them back', () => {
     const env = { ...uploadLimitsEnv(DEFAULT_CONFIG), ...spendLimitEnv(DEFAULT_CONFIG) };
+    // The allow-list is set only when listed: unset, ingest allows the models the price table prices.
     expect(Object.keys(env).sort()).toEqual(
       Object.values(DEPLOY_ENV)
-        .filter((name) => name !== DEPLOY_ENV.stopCacheMs)
+        .filter((name) => name !== DEPLOY_ENV.stopCacheMs && name !== DEPLOY_ENV.allowedModels)
         .sort(),
     );
     expect(deployLimitsFromEnv(env)).toEqual({
@@ -248,7 +262,16 @@ describe('deploy settings', () => {
       maxVariantsTimesRepeats: 50,
       maxOutputTokens: 4096,
       defaultBudgetUsd: 100,
+      maxRunBudgetUsd: 1000,
     });
+    const listed = uploadLimitsEnv({
+      ...DEFAULT_CONFIG,
+      allowedModels: ['openai:gpt-4o-mini', 'ollama:llama3'],
+    });
+    expect(deployLimitsFromEnv(listed).allowedModels).toEqual(['openai:gpt-4o-mini', 'ollama:llama3']);
+    expect(
+      deployLimitsFromEnv(uploadLimitsEnv({ ...DEFAULT_CONFIG, allowedModels: ['*'] })).allowedModels,
+    ).toBe('any');
     expect(dailySpendLimitFromEnv(env)).toBe(1000);
     // 0 is no limit.
     expect(
