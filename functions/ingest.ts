@@ -12,6 +12,7 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
+import { readerLimitsFromEnv } from '../shared/lib/datasets/limits.js';
 import { decodeEventKey } from '../shared/lib/layout/bucket.js';
 import { type ChunkOutcome, ingestChunk } from '../shared/use-cases/ingest-chunk.js';
 import { ingestObject } from '../shared/use-cases/ingest-object.js';
@@ -22,7 +23,9 @@ type IngestRoot = ReturnType<typeof ingestRoot>;
 
 /** The handler of a container built from `root` (the process's, by default). */
 export function createIngestHandler(root: IngestRoot = ingestRoot()) {
-  return sqsBatchHandler((record) => ingestRecord(root, record), { parallel: false });
+  // The dataset readers' limits are the function's environment's (ASSAY_MAX_RECORD_BYTES…); a bad one fails the cold start.
+  const limited = { ...root, deps: { ...root.deps, readerLimits: readerLimitsFromEnv(process.env) } };
+  return sqsBatchHandler((record) => ingestRecord(limited, record), { parallel: false });
 }
 
 /** The message S3 sends once when a notification configuration is saved. */
@@ -96,6 +99,14 @@ function logChunk(outcome: ChunkOutcome): void {
     case 'ingested':
       logger.info(outcome.last ? 'last chunk ingested' : 'chunk ingested', { ...outcome });
       metrics.addMetric('ChunksIngested', MetricUnit.Count, 1);
+      if (outcome.unreadable) {
+        logger.error('dataset not readable to its end: run stopped', {
+          runId,
+          chunk,
+          reason: outcome.unreadable,
+        });
+        metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
+      }
       return;
     case 'skipped':
       logger.info('chunk skipped: done already, or held by another invocation', {
@@ -197,7 +208,9 @@ async function ingestUpload(root: IngestRoot, key: string, version: string): Pro
           logger.info('prompt change: nothing to re-run for this suite', facts);
         }
       }
-      if (outcome.suites.length === 0) logger.info('prompt change: no suite reads this prompt', { key });
+      // A team's suites read only their team's folder: a key outside it reaches none of them.
+      if (outcome.suites.length === 0)
+        logger.info('prompt change: no suite in the scope of this key reads it', { key });
       return;
     case 'ignored':
       if (outcome.why === 'unknown-key') logger.warn('upload ignored', { key, reason: outcome.reason });

@@ -30,12 +30,23 @@ import {
 import { S3BlobStore } from '../shared/adapters/aws/s3-blob-store.js';
 import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
 import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
-import { FolderBlobStore, LayeredBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
 import { FUNCTION_TIMEOUT_SECONDS, PART_ROWS } from '../shared/lib/layout/queues.js';
 import { parseDatasetPrefixes } from '../shared/lib/layout/suite-paths.js';
-import { loadPriceTable, requirePricedBackends, withPriceOverride } from '../shared/lib/providers/pricing.js';
+import { parseTeams } from '../shared/lib/layout/tenancy.js';
+import {
+  declaredKeyEnv,
+  parseProviderKeyNames,
+  withDeclaredKeys,
+} from '../shared/lib/providers/declared-keys.js';
+import {
+  loadPriceTable,
+  type PriceTable,
+  requirePricedBackends,
+  withSuitePrices,
+} from '../shared/lib/providers/pricing.js';
 import { fleetSizeOf, RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
 import type { RunRecord } from '../shared/model/model.js';
@@ -97,15 +108,18 @@ function base<Q extends QueueVariable>(queues: readonly Q[], options: ContainerO
   const processEnv = options.env ?? process.env;
   const env = parseFunctionEnv(queues, processEnv);
   const clients = options.clients ?? createAwsClients(env);
+  const blobs = new S3BlobStore({ client: clients.s3, bucket: env.BUCKET_NAME });
   return {
     env,
     processEnv,
     clients,
-    blobs: new S3BlobStore({ client: clients.s3, bucket: env.BUCKET_NAME }),
+    blobs,
     runStore: new DynamoRunStore({
       client: clients.doc,
       tableName: env.TABLE_NAME,
       checkSuite: validateSuite,
+      // Results too large for a DynamoDB item go by reference to the bucket.
+      blobs,
       stopCacheMs: stopCacheMsFromEnv(processEnv),
     }),
   };
@@ -135,23 +149,32 @@ function providerKeys<Q extends QueueVariable>(b: Base<Q>): () => Promise<NodeJS
   };
 }
 
-/** Ingest: reads uploads, writes the run, sends items; prompts come from the bucket, then the bundle. */
+/**
+ * Ingest: reads uploads, writes the run, sends items; a suite's prompts come from its scope in
+ * the bucket, then the bundle. Ingest parses untrusted files and never reads the provider secret:
+ * a backend's key is checked against the names the deployment declares (`ASSAY_PROVIDER_KEYS`)
+ * and the process's own variables (see declared-keys.ts).
+ */
 export function ingestRoot(options: ContainerOptions = {}): { bucketName: string; deps: IngestObjectDeps } {
   const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'EVENTS_QUEUE_URL'], options);
-  const keys = providerKeys(b);
+  const declared = parseProviderKeyNames(b.processEnv.ASSAY_PROVIDER_KEYS);
+  const env = declaredKeyEnv(b.processEnv, declared);
   const prices = loadPriceTable(undefined, b.processEnv);
   return {
     bucketName: b.env.BUCKET_NAME,
     deps: {
       bucket: b.blobs,
-      // Keys in the bucket override the prompts bundled with the function.
-      prompts: new LayeredBlobStore([b.blobs, new FolderBlobStore(BUNDLE_ROOT)]),
+      // Each suite's scope in the bucket (prompts/<team>/ or prompts/) overrides these.
+      prompts: new FolderBlobStore(BUNDLE_ROOT),
+      // The deployment's teams, each with its suites and prompt folder (a bad list fails the cold start).
+      teams: parseTeams(b.processEnv.ASSAY_TEAMS),
       checkBackends: async (suite) => {
-        const env = await keys();
-        new ProviderPool({ env, prices }).require(suite.backends, suite.sim);
-        // A run with a budget needs a price for each backend (the table's or the suite's run.prices).
-        requirePricedBackends(suite, prices);
-        new EncoderPool({ env, prices, s3: () => b.clients.s3 }).require(encodersOf(suite));
+        withDeclaredKeys(declared, () => {
+          new ProviderPool({ env, prices }).require(suite.backends, suite.sim);
+          new EncoderPool({ env, prices, s3: () => b.clients.s3 }).require(encodersOf(suite));
+        });
+        // A run with a budget needs a price for each backend (the table's, or the suite's run.prices for a model the table lacks).
+        requirePricedBackends(suite, prices, 'add');
       },
       runStore: b.runStore,
       history: b.runStore,
@@ -184,7 +207,8 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
       datasetPrefixes: parseDatasetPrefixes(b.env.ASSAY_DATASET_PREFIXES),
       partRows: PART_ROWS,
       // The deployment's limits on an upload: its rows, runs × repeats, answer length, default budget.
-      limits: deployLimitsFromEnv(b.processEnv),
+      // The models it may call and the budget it may name, and the prices a suite may not change.
+      limits: { ...deployLimitsFromEnv(b.processEnv), prices },
       // A chunk is held a little longer than an invocation can run.
       chunkLeaseMs: (FUNCTION_TIMEOUT_SECONDS.ingest + 60) * 1000,
     },
@@ -244,23 +268,14 @@ export function workerRoot(options: ContainerOptions = {}): {
     async scoring() {
       if (deps) return deps;
       const env = await keys();
-      // One pool per set of suite prices (run.prices): a run's calls cost what its suite says.
-      const pools = new Map<string, ProviderPool>();
-      const poolFor = (run: RunRecord) => {
-        const key = JSON.stringify(run.suite.run.prices ?? null);
-        let pool = pools.get(key);
-        if (!pool) {
-          const table = withPriceOverride(prices, run.suite.run.prices, "the suite's run.prices");
-          pool = new ProviderPool({ env, prices: table, simulator: simulateAnswer });
-          pools.set(key, pool);
-        }
-        return pool;
-      };
+      const poolFor = suitePricedPools(env, prices);
       deps = {
         runStore: b.runStore,
         trigger,
         cache,
         prices,
+        // A suite's run.prices may price a model the deployment lacks, never change one it prices.
+        suitePrices: 'add',
         providerFor: (backend: string, run: RunRecord) =>
           poolFor(run).get(backend, run.suite.sim, run.suite.run.timeoutMs),
         encoders: new EncoderPool({ env, prices, s3: () => b.clients.s3 }),
@@ -269,6 +284,26 @@ export function workerRoot(options: ContainerOptions = {}): {
       };
       return deps;
     },
+  };
+}
+
+/**
+ * Providers per set of suite prices (`run.prices`), each costing calls at the deployment's
+ * table with the suite's prices for the models the table lacks: a model the deployment prices
+ * costs the deployment's price whatever the suite says, so a run's budget and the day's spend
+ * count what the deployment pays.
+ */
+function suitePricedPools(env: NodeJS.ProcessEnv, prices: PriceTable): (run: RunRecord) => ProviderPool {
+  const pools = new Map<string, ProviderPool>();
+  return (run) => {
+    const key = JSON.stringify(run.suite.run.prices ?? null);
+    let pool = pools.get(key);
+    if (!pool) {
+      const table = withSuitePrices(prices, run.suite.run.prices, 'add', "the suite's run.prices");
+      pool = new ProviderPool({ env, prices: table, simulator: simulateAnswer });
+      pools.set(key, pool);
+    }
+    return pool;
   };
 }
 
@@ -293,11 +328,11 @@ export function batchPollerRoot(options: ContainerOptions = {}): { deps(): Promi
   return {
     async deps() {
       if (deps) return deps;
-      const providers = new ProviderPool({ env: await keys(), prices, simulator: simulateAnswer });
+      const poolFor = suitePricedPools(await keys(), prices);
       deps = {
         store: batchStore(b),
         runStore: b.runStore,
-        providerFor: (backend, run) => providers.get(backend, run.suite.sim),
+        providerFor: (backend, run) => poolFor(run).get(backend, run.suite.sim),
         resend: (bodies) => queue.resend(bodies.map(namedBody)),
         // A batch's calls are items of the table, read back when it closes: keep batches modest.
         maxRequests: 2_000,

@@ -2,6 +2,8 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Node } from 'constructs';
 import { DEFAULT_MAX_RECEIVE_COUNT } from '../shared/lib/layout/queues.js';
 import { parseDatasetPrefixes } from '../shared/lib/layout/suite-paths.js';
+import { teamNameProblem } from '../shared/lib/layout/tenancy.js';
+import { parseProviderKeyNames } from '../shared/lib/providers/declared-keys.js';
 import { parseLimitSpec } from '../shared/lib/providers/rate-limit/spec.js';
 
 /**
@@ -56,6 +58,18 @@ export interface AssayConfig {
   /** The budget (USD) a run gets when its suite gives no `run.budgetUsd`. 0: none. */
   readonly defaultRunBudgetUsd: number;
   /**
+   * The most `run.budgetUsd` (USD) a run may name: an upload naming more (in any variant) is
+   * rejected; a run without a budget, with no default, gets this one. 0: no maximum.
+   */
+  readonly maxRunBudgetUsd: number;
+  /**
+   * The models (`vendor:model` ids) an upload may call, as backends or paid encoders, for
+   * ingest's ASSAY_ALLOWED_MODELS; `["*"]`: any model. Empty (default): the models the deployed
+   * price table prices. The simulator (`sim:`) and local encoders (`onnx:`) are always allowed.
+   * `-c allowedModels=a,b` or a JSON list in cdk.json.
+   */
+  readonly allowedModels: readonly string[];
+  /**
    * Spend (USD) across every run in a UTC day after which no item is scored: the items fail as
    * `budget` (resumable, as a spent run budget), and an alarm speaks at 80 % of it. 0: no limit.
    */
@@ -72,6 +86,22 @@ export interface AssayConfig {
    * own `datasets/<name>/` (`datasets/shared/,datasets/public/`); none when unset.
    */
   readonly datasetPrefixes?: string;
+  /**
+   * The teams sharing the bucket, each with the IAM principals (role or user ARNs; `*` allowed
+   * as in `ArnLike`) that write its keys: `{"alpha": ["arn:aws:iam::111122223333:role/alpha-writer"]}`.
+   * A team owns the suites named `<team>` or `<team>-…`, their `datasets/` folders and
+   * `prompts/<team>/`; the bucket policy denies every other principal writing them, and ingest
+   * keeps a team's prompts to its suites (shared/lib/layout/tenancy.ts). None by default: every
+   * writer of the bucket is one team, and every suite reads `prompts/<path>`.
+   */
+  readonly teams: Readonly<Record<string, readonly string[]>>;
+  /**
+   * The names of the keys the provider secret holds (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`…),
+   * ingest's ASSAY_PROVIDER_KEYS: ingest refuses a suite whose backend needs another key without
+   * reading the secret (it has no access to it). Default: the three the created secret's template
+   * names; `-c providerKeys=` (empty) declares none.
+   */
+  readonly providerKeys: readonly string[];
 }
 
 export const DEFAULT_CONFIG: AssayConfig = {
@@ -91,8 +121,14 @@ export const DEFAULT_CONFIG: AssayConfig = {
   maxVariantsTimesRepeats: 50,
   maxOutputTokens: 4_096,
   defaultRunBudgetUsd: 100,
+  maxRunBudgetUsd: 1_000,
   dailySpendLimitUsd: 1_000,
+  allowedModels: [],
   bedrockModels: [],
+  teams: {},
+  // The three keys the created secret's template names: an upgraded deployment keeps taking
+  // uploads for each vendor, and a key the secret lacks fails its items in the worker, with the reason.
+  providerKeys: ['ANTHROPIC_API_KEY', 'GEMINI_API_KEY', 'OPENAI_API_KEY'],
 };
 
 /** Thrown when a setting is malformed or inconsistent; the message names the setting and what it accepts. */
@@ -111,24 +147,51 @@ const MAX_CONCURRENCY_KEYS = [
 /** Bedrock model and inference-profile ids: letters, digits and `.-:_/` (no wildcard, no ARN). */
 const BEDROCK_MODEL_ID = /^[a-z0-9][a-z0-9._:/-]*$/i;
 
-function bedrockModels(raw: unknown): readonly string[] {
-  if (raw === undefined || raw === '') return [];
+/**
+ * A list setting as CDK context gives it: a JSON list (cdk.json, or `-c key='["a","b"]'`) or
+ * items separated by "," (`-c key=a,b`), each once. Unset: `fallback`; empty: none. An item
+ * `valid` refuses, or a value of another shape, is a {@link ConfigError} saying `what` it takes.
+ */
+function listSetting(
+  key: string,
+  raw: unknown,
+  what: string,
+  valid: (item: string) => boolean,
+  fallback: readonly string[] = [],
+): readonly string[] {
+  if (raw === undefined) return fallback;
+  if (raw === '') return [];
   let list: unknown = raw;
   if (typeof raw === 'string') {
     try {
-      list = raw.trim().startsWith('[') ? JSON.parse(raw) : raw.split(',').map((id) => id.trim());
+      list = raw.trim().startsWith('[') ? JSON.parse(raw) : raw.split(',').map((item) => item.trim());
     } catch {
       list = raw;
     }
   }
-  const valid = (id: unknown) =>
-    typeof id === 'string' && BEDROCK_MODEL_ID.test(id) && !id.startsWith('arn:');
-  if (!Array.isArray(list) || !list.every(valid)) {
-    throw new ConfigError(
-      `context "bedrockModels" must be Bedrock model or inference profile ids (a list, or separated by ","), without wildcards or ARNs, got ${JSON.stringify(raw)}`,
-    );
-  }
+  if (!Array.isArray(list) || !list.every((item) => typeof item === 'string' && valid(item)))
+    throw new ConfigError(`context "${key}" must be ${what}, got ${JSON.stringify(raw)}`);
   return [...new Set(list as string[])];
+}
+
+const bedrockModels = (raw: unknown) =>
+  listSetting(
+    'bedrockModels',
+    raw,
+    'Bedrock model or inference profile ids (a list, or separated by ","), without wildcards or ARNs',
+    (id) => BEDROCK_MODEL_ID.test(id) && !id.startsWith('arn:'),
+  );
+
+/** `vendor:model` ids, as the price table keys them. */
+const MODEL_ID = /^[a-z0-9_-]+:[^,\s]+$/;
+
+function allowedModels(raw: unknown): readonly string[] {
+  const what =
+    'vendor:model ids (openai:gpt-4o-mini; a list, or separated by ","), or "*" alone for any model';
+  const list = listSetting('allowedModels', raw, what, (id) => id === '*' || MODEL_ID.test(id));
+  if (list.includes('*') && list.length > 1)
+    throw new ConfigError(`context "allowedModels" must be ${what}, got ${JSON.stringify(raw)}`);
+  return list;
 }
 
 function rateLimits(raw: unknown): string | undefined {
@@ -153,6 +216,55 @@ function datasetPrefixes(raw: unknown): string | undefined {
     throw new ConfigError(
       `context "datasetPrefixes" must be folders under datasets/ separated by ",", got ${JSON.stringify(raw)}: ${(error as Error).message}`,
     );
+  }
+}
+
+/** A writer of a team's keys: an IAM role, user or assumed-role ARN (wildcards as `ArnLike` reads them). */
+const WRITER_ARN = /^arn:aws[a-z-]*:(iam|sts)::(\d{12}|\*):[A-Za-z0-9+=,.@_/*-]+$/;
+
+function teams(raw: unknown): Readonly<Record<string, readonly string[]>> {
+  if (raw === undefined || raw === '') return {};
+  let value: unknown = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      value = raw;
+    }
+  }
+  const what = `context "teams" must be a JSON object of team name → writer role ARNs, e.g. {"alpha": ["arn:aws:iam::111122223333:role/alpha-writer"]}`;
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new ConfigError(`${what}, got ${JSON.stringify(raw)}`);
+  const out: Record<string, readonly string[]> = {};
+  for (const [team, writers] of Object.entries(value)) {
+    const problem = teamNameProblem(team);
+    if (problem !== undefined)
+      throw new ConfigError(`context "teams": team ${JSON.stringify(team)} ${problem}`);
+    if (
+      !Array.isArray(writers) ||
+      writers.length === 0 ||
+      !writers.every((w) => typeof w === 'string' && WRITER_ARN.test(w))
+    )
+      throw new ConfigError(
+        `context "teams": team ${team} needs a non-empty list of IAM role or user ARNs (arn:aws:iam::<account>:role/<name>), got ${JSON.stringify(writers)}`,
+      );
+    out[team] = [...new Set(writers as string[])];
+  }
+  return out;
+}
+
+function providerKeys(raw: unknown): readonly string[] {
+  const names = listSetting(
+    'providerKeys',
+    raw,
+    'the names of the keys the provider secret holds (a list, or separated by ",")',
+    () => true,
+    DEFAULT_CONFIG.providerKeys,
+  );
+  try {
+    return parseProviderKeyNames(names.join(','), 'context "providerKeys"');
+  } catch (error) {
+    throw new ConfigError((error as Error).message);
   }
 }
 
@@ -209,6 +321,15 @@ export function configFromContext(node: Node): AssayConfig {
         .join(', ')}), got ${logRetentionDays}`,
     );
   }
+  const budgets = {
+    defaultRunBudgetUsd: amount('defaultRunBudgetUsd', 1_000_000),
+    maxRunBudgetUsd: amount('maxRunBudgetUsd', 1_000_000),
+  };
+  if (budgets.maxRunBudgetUsd > 0 && budgets.defaultRunBudgetUsd > budgets.maxRunBudgetUsd) {
+    throw new ConfigError(
+      `context "defaultRunBudgetUsd" (${budgets.defaultRunBudgetUsd}) is above "maxRunBudgetUsd" (${budgets.maxRunBudgetUsd}): a run would get a budget it may not name; lower the default or raise the maximum`,
+    );
+  }
   const [ingestMaxConcurrency, workerMaxConcurrency, deadLetterMaxConcurrency, aggregateMaxConcurrency] =
     MAX_CONCURRENCY_KEYS.map((key) => int(key, 2, 1000)) as [number, number, number, number];
 
@@ -235,10 +356,14 @@ export function configFromContext(node: Node): AssayConfig {
     maxItemsPerUpload: int('maxItemsPerUpload', 0, 1_000_000_000),
     maxVariantsTimesRepeats: int('maxVariantsTimesRepeats', 0, 100_000),
     maxOutputTokens: int('maxOutputTokens', 0, 1_000_000),
-    defaultRunBudgetUsd: amount('defaultRunBudgetUsd', 1_000_000),
+    defaultRunBudgetUsd: budgets.defaultRunBudgetUsd,
+    maxRunBudgetUsd: budgets.maxRunBudgetUsd,
+    allowedModels: allowedModels(node.tryGetContext('allowedModels')),
     dailySpendLimitUsd: amount('dailySpendLimitUsd', 10_000_000),
     bedrockModels: bedrockModels(node.tryGetContext('bedrockModels')),
     datasetPrefixes: datasetPrefixes(node.tryGetContext('datasetPrefixes')),
+    teams: teams(node.tryGetContext('teams')),
+    providerKeys: providerKeys(node.tryGetContext('providerKeys')),
   };
 }
 
@@ -252,6 +377,21 @@ export function uploadLimitsEnv(config: AssayConfig): Record<string, string> {
     ASSAY_MAX_VARIANTS_TIMES_REPEATS: String(config.maxVariantsTimesRepeats),
     ASSAY_MAX_OUTPUT_TOKENS: String(config.maxOutputTokens),
     ASSAY_DEFAULT_BUDGET_USD: String(config.defaultRunBudgetUsd),
+    ASSAY_MAX_RUN_BUDGET_USD: String(config.maxRunBudgetUsd),
+    // Unset: the models the price table prices.
+    ...(config.allowedModels.length > 0 ? { ASSAY_ALLOWED_MODELS: config.allowedModels.join(',') } : {}),
+  };
+}
+
+/**
+ * Ingest's environment for tenancy and provider keys: the teams' names (ASSAY_TEAMS; their
+ * writers are the bucket policy's) and the key names the secret holds (ASSAY_PROVIDER_KEYS).
+ */
+export function ingestTenancyEnv(config: AssayConfig): Record<string, string> {
+  const teams = Object.keys(config.teams).sort();
+  return {
+    ...(teams.length > 0 ? { ASSAY_TEAMS: teams.join(',') } : {}),
+    ...(config.providerKeys.length > 0 ? { ASSAY_PROVIDER_KEYS: config.providerKeys.join(',') } : {}),
   };
 }
 

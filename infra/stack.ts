@@ -8,6 +8,7 @@ import type { Construct } from 'constructs';
 import {
   PROMPT_PREFIX,
   REPORTS_PREFIX,
+  RESULTS_PREFIX,
   SPILL_PREFIX,
   SUITES_PREFIX,
   UPLOAD_PREFIXES,
@@ -18,7 +19,7 @@ import {
   FUNCTION_TMP_MB,
   type FunctionName,
 } from '../shared/lib/layout/queues.js';
-import { type AssayConfig, spendLimitEnv, uploadLimitsEnv } from './config.js';
+import { type AssayConfig, ingestTenancyEnv, spendLimitEnv, uploadLimitsEnv } from './config.js';
 import { AssayAlarms } from './constructs/alarms.js';
 import { AssayFunction, REPO_ROOT } from './constructs/functions.js';
 import { AssayQueues } from './constructs/queues.js';
@@ -74,6 +75,8 @@ export class AssayStack extends Stack {
     Tags.of(this).add('app', 'assay');
 
     this.storage = new AssayStorage(this, 'Storage', { retainData: config.retainData });
+    // Each team's suites, datasets and prompt folder: written by its writers only.
+    this.storage.restrictTeamWriters(config.teams);
     this.queues = new AssayQueues(this, 'Queues', { maxReceiveCount: config.maxReceiveCount });
     this.storage.notifyUploads(this.queues.events.queue);
     this.providerSecret = this.providerKeys(config);
@@ -93,7 +96,8 @@ export class AssayStack extends Stack {
         description: 'Validates an uploaded dataset/suite/prompt and enqueues one message per item',
         ...SIZES.ingest,
         // A run's prompt files are snapshotted by ingest: the repo's copies ship with it, and
-        // uploads under prompts/ in the bucket override them. Workers use the run's snapshot.
+        // uploads in the suite's scope (prompts/<team>/, or prompts/ for a suite of no team)
+        // override them. Workers use the run's snapshot.
         bundledFolders: ['prompts'],
         // The dataset folders every suite may read besides its own datasets/<name>/.
         ...(config.datasetPrefixes
@@ -103,14 +107,19 @@ export class AssayStack extends Stack {
         .useTable(table, TABLE_ACCESS.ingest)
         // The deployment's limits on an upload (infra/config.ts).
         .withEnvironment(uploadLimitsEnv(config))
-        // spill/: oversize item bodies, and a sampled run's reservoir between chunks.
-        .useBucket(bucket, { read: [...UPLOAD_PREFIXES, SPILL_PREFIX], write: [SPILL_PREFIX] })
+        // The teams (whose prompts reach only their suites) and the provider keys the secret is
+        // declared to hold: ingest parses untrusted files and is given no access to the secret.
+        .withEnvironment(ingestTenancyEnv(config))
+        // spill/: oversize item bodies, and a sampled run's reservoir between chunks;
+        // results/: results too large for a DynamoDB item (invalid rows').
+        .useBucket(bucket, {
+          read: [...UPLOAD_PREFIXES, SPILL_PREFIX, RESULTS_PREFIX],
+          write: [SPILL_PREFIX, RESULTS_PREFIX],
+        })
         .sendsTo(items.queue, 'ITEMS_QUEUE_URL')
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         // A dataset larger than a chunk is read a chunk an invocation: each sends the next.
         .sendsTo(events.queue, 'EVENTS_QUEUE_URL')
-        // To refuse an upload whose backends have no key, before any item is queued.
-        .readsSecret(this.providerSecret)
         // Batches as declared in the layout: one upload per invocation, a dataset can take minutes to stream.
         .consumes(events.queue, {
           ...events.declaration.consumer,
@@ -134,7 +143,8 @@ export class AssayStack extends Stack {
         .withEnvironment(spendLimitEnv(config))
         // Bedrock: InvokeModel on the deploy's list of models only (none when it is empty).
         .invokesBedrock(config.bedrockModels)
-        .useBucket(bucket, { read: [SPILL_PREFIX] })
+        // results/: results too large for a DynamoDB item, by reference.
+        .useBucket(bucket, { read: [SPILL_PREFIX, RESULTS_PREFIX], write: [RESULTS_PREFIX] })
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .readsSecret(this.providerSecret)
         // The most worker containers at once: with batchSize, the ceiling of calls in flight.
@@ -150,7 +160,7 @@ export class AssayStack extends Stack {
         ...SIZES.deadLetter,
       })
         .useTable(table, TABLE_ACCESS.deadLetter)
-        .useBucket(bucket, { read: [SPILL_PREFIX] })
+        .useBucket(bucket, { read: [SPILL_PREFIX, RESULTS_PREFIX], write: [RESULTS_PREFIX] })
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .consumes(items.deadLetterQueue, {
           ...items.declaration.deadLetter.consumer!,
@@ -166,9 +176,10 @@ export class AssayStack extends Stack {
       })
         .useTable(table, TABLE_ACCESS.aggregate)
         // suites/ for the run's definition, reports/ for the previous run to compare with,
-        // spill/ for what the steps of a run aggregated in parts hand each other.
+        // spill/ for what the steps of a run aggregated in parts hand each other, results/ for
+        // results too large for a DynamoDB item.
         .useBucket(bucket, {
-          read: [SUITES_PREFIX, REPORTS_PREFIX, SPILL_PREFIX],
+          read: [SUITES_PREFIX, REPORTS_PREFIX, SPILL_PREFIX, RESULTS_PREFIX],
           write: [REPORTS_PREFIX, SPILL_PREFIX],
         })
         // A run aggregated in parts: each step asks for the next.
@@ -236,9 +247,10 @@ export class AssayStack extends Stack {
 
   /**
    * The repository's `prompts/` copied to `prompts/` in the bucket on every deploy. Each file
-   * whose content changed lands as an upload, so ingest re-evaluates the suites that read it;
-   * unchanged files start nothing (ingest compares content hashes). Files uploaded by users
-   * under `prompts/` are left alone (no prune).
+   * whose content changed lands as an upload, so ingest re-evaluates the suites of no team that
+   * read it (a team's suites read the bundled copy, or the team's own, and are re-run by uploads
+   * in its folder only); unchanged files start nothing (ingest compares content hashes). Files
+   * uploaded by users under `prompts/` are left alone (no prune).
    */
   private syncPrompts(bucket: s3.IBucket): s3deploy.BucketDeployment {
     const sync = new s3deploy.BucketDeployment(this, 'PromptSync', {

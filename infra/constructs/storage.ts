@@ -1,5 +1,6 @@
 import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3n from 'aws-cdk-lib/aws-s3-notifications';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -11,6 +12,7 @@ import {
   UPLOAD_PREFIXES,
 } from '../../shared/lib/layout/bucket.js';
 import { TABLE } from '../../shared/lib/layout/table.js';
+import { teamKeyPatterns } from '../../shared/lib/layout/tenancy.js';
 import { acknowledge } from '../nag.js';
 
 /** The table declaration's attribute types and billing mode, in CDK's terms. */
@@ -78,6 +80,27 @@ export class AssayStorage extends Construct {
       deletionProtection: props.retainData,
       removalPolicy,
     });
+  }
+
+  /**
+   * Tenancy in the bucket: for each team, a statement of the bucket policy denying every
+   * principal but the team's writers to put or delete the team's keys (its suites, their
+   * datasets, its prompt folder: see shared/lib/layout/tenancy.ts). A deny in the bucket policy
+   * holds whatever the writers' own policies allow. No statement when no team is declared.
+   */
+  restrictTeamWriters(teams: Readonly<Record<string, readonly string[]>>): void {
+    for (const [team, writers] of Object.entries(teams).sort(([a], [b]) => a.localeCompare(b))) {
+      this.bucket.addToResourcePolicy(
+        new iam.PolicyStatement({
+          sid: `OnlyTeam${team}WritesItsKeys`,
+          effect: iam.Effect.DENY,
+          principals: [new iam.AnyPrincipal()],
+          actions: ['s3:PutObject', 's3:DeleteObject', 's3:DeleteObjectVersion'],
+          resources: teamKeyPatterns(team).map((pattern) => this.bucket.arnForObjects(pattern)),
+          conditions: { ArnNotLike: { 'aws:PrincipalArn': [...writers] } },
+        }),
+      );
+    }
   }
 
   /**

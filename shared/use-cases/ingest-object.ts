@@ -6,8 +6,16 @@ import {
   checkDatasetKey,
   checkPromptPaths,
   promptPathProblem,
+  SuitePathError,
   suiteDatasetKey,
 } from '../lib/layout/suite-paths.js';
+import {
+  promptScopePrefix,
+  promptScopeProblem,
+  promptUploadOf,
+  readsUpload,
+  ScopedPromptStore,
+} from '../lib/layout/tenancy.js';
 import { contentHash, PROMPT_PREFIX } from '../lib/prompts/prompts.js';
 import { AssayError, InputError, RunExistsError, SweepExistsError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
@@ -30,8 +38,18 @@ import { type StartRunOutcome, startRun } from './start-run.js';
 export interface IngestObjectDeps extends IngestChunkDeps {
   /** The bucket (suites/ and datasets/ keys). */
   bucket: BlobStore;
-  /** Serves `prompts/<path>`: the bucket's prompts over the ones bundled with the code. */
+  /**
+   * Serves `prompts/<path>`: the prompts bundled with the code. Each suite reads the bucket's
+   * overrides in its scope over them (`prompts/<team>/<path>`, or `prompts/<path>` for a suite
+   * of no team: see tenancy.ts).
+   */
   prompts: BlobStore;
+  /**
+   * The deployment's teams (`ASSAY_TEAMS`): each owns the suites named `<team>` or `<team>-…`,
+   * whose prompts are read from, and re-run by, `prompts/<team>/` only. None by default: every
+   * suite reads `prompts/<path>`.
+   */
+  teams?: readonly string[];
   /**
    * Builds the suite's providers, so an upload whose backend has no key is refused here, as
    * the local CLI refuses to start, instead of failing every item in the workers.
@@ -199,11 +217,18 @@ async function startOnDataset(
   dataset: DatasetRef,
 ): Promise<DatasetStart | { unreadable: string } | undefined> {
   try {
-    return await startReading(deps, run, dataset);
+    const start = await startReading(deps, run, dataset);
+    // The file stopped being readable at a row (a reader's limit, a broken file): the run ended
+    // there, reported, with that row failed; the upload is rejected with the reason too.
+    if (start && 'readFailure' in start && start.readFailure) return { unreadable: start.readFailure };
+    return start;
   } catch (error) {
     // A file no reader can read (a corrupt gzip stream, a .json file that is not an array, a
     // broken Parquet file): the user must upload it again; a retry would fail the same way.
     if (error instanceof InputError) return { unreadable: error.message };
+    // A value too large or too deep for the runtime (RangeError) comes from the file too.
+    if (error instanceof RangeError)
+      return { unreadable: `${dataset.key}: cannot be read (${error.message})` };
     throw error;
   }
 }
@@ -215,6 +240,8 @@ async function startReading(
 ): Promise<DatasetStart | undefined> {
   const object = await deps.bucket.read(dataset.key);
   if (!object) return undefined;
+  // The deployment's reader limits, not the suite's: a suite cannot raise them.
+  if (deps.readerLimits) dataset = { ...dataset, options: { ...dataset.options, limits: deps.readerLimits } };
   if (dataset.format === 'parquet') {
     // Parquet is read by position (its footer, then a row group at a time): this read is let go.
     await object.body[Symbol.asyncIterator]().return?.();
@@ -332,20 +359,26 @@ export type PromptChangeOutcome =
   | { suiteName: string; status: 'rejected'; reason: string };
 
 /**
- * A prompt file landed: every suite that reads it (the prompt index) and whose latest run used
- * other content for it runs again on that run's dataset, with the prompts as they are now. The
- * new run id derives from the new prompt hashes, so a redelivered event resumes the same run;
- * a prompt re-uploaded with the same content starts nothing.
+ * A prompt file landed at `prompts/<key>`: every suite that reads it in its scope (the prompt
+ * index, kept to the suites of the key's team: see tenancy.ts) and whose latest run used other
+ * content for it runs again on that run's dataset, with the prompts as they are now. A key in
+ * team `alpha`'s folder (`alpha/judge/x.md`) is prompt `judge/x.md` of alpha's suites only; any
+ * other key is read by the suites of no team alone, so no upload outside a team's folder changes
+ * its judges or re-runs its datasets. The new run id derives from the new prompt hashes, so a
+ * redelivered event resumes the same run; a prompt re-uploaded with the same content starts nothing.
  */
-async function reevaluatePrompt(deps: IngestObjectDeps, path: string): Promise<IngestOutcome> {
-  const body = await deps.bucket.get(`${PROMPT_PREFIX}${path}`);
-  if (!body) return { status: 'prompt', path, suites: [] };
+async function reevaluatePrompt(deps: IngestObjectDeps, key: string): Promise<IngestOutcome> {
+  const body = await deps.bucket.get(`${PROMPT_PREFIX}${key}`);
+  if (!body) return { status: 'prompt', path: key, suites: [] };
   const hash = contentHash(new TextDecoder().decode(body));
+  const teams = deps.teams ?? [];
+  const upload = promptUploadOf(key, teams);
   const suites: PromptChangeOutcome[] = [];
-  for (const suiteName of await deps.promptIndex.suitesUsing(path)) {
-    suites.push(await rerunSuite(deps, suiteName, path, hash));
+  for (const suiteName of await deps.promptIndex.suitesUsing(upload.path)) {
+    if (!readsUpload(suiteName, upload, teams)) continue;
+    suites.push(await rerunSuite(deps, suiteName, upload.path, hash));
   }
-  return { status: 'prompt', path, hash, suites };
+  return { status: 'prompt', path: key, hash, suites };
 }
 
 async function rerunSuite(
@@ -407,11 +440,18 @@ async function prepareChecked(
 ): Promise<RunRecord | { rejected: string }> {
   try {
     // Prompts are keys of the bucket: a path that could leave prompts/ is refused before any read.
-    checkPromptPaths(Object.values(taskFor(suite).promptPaths(suite)));
+    const paths = Object.values(taskFor(suite).promptPaths(suite));
+    checkPromptPaths(paths);
+    checkPromptScope(suite.name, paths, deps.teams ?? []);
     await deps.checkBackends(suite);
     return await prepareRun({
       suite,
-      prompts: deps.prompts,
+      // The suite's scope in the bucket over the bundled prompts: never another team's folder.
+      prompts: new ScopedPromptStore(
+        deps.bucket,
+        promptScopePrefix(suite.name, deps.teams ?? []),
+        deps.prompts,
+      ),
       datasetKey,
       datasetVersion,
       reportPrefix: reportPrefixOf(suite.name),
@@ -421,6 +461,14 @@ async function prepareChecked(
     // A wrong suite, prompt or backend, a missing key: no retry can fix it (see errors.ts).
     if (error instanceof AssayError && error.permanent) return { rejected: error.message };
     throw error;
+  }
+}
+
+/** Refuses a prompt path of another team's folder (see {@link promptScopeProblem}). */
+function checkPromptScope(suiteName: string, paths: readonly string[], teams: readonly string[]): void {
+  for (const path of paths) {
+    const problem = promptScopeProblem(suiteName, path, teams);
+    if (problem !== undefined) throw new SuitePathError(`suite ${suiteName}: ${problem}`);
   }
 }
 

@@ -4,8 +4,9 @@
  * (shared/adapters/aws/env.ts), the functions run in their containers on moto as `assay cloud`
  * runs them, and the vendor's fake answers every call with a 401 whose body echoes the request's
  * `Authorization` header and the key itself. Afterwards no DynamoDB item, no S3 object and no
- * line the functions printed holds the key. A provider secret that is plain text, not JSON,
- * is refused by ingest without its value ever reaching a log line.
+ * line the functions printed holds the key. Ingest reads no secret (it checks the key names the
+ * deployment declares, ASSAY_PROVIDER_KEYS); a provider secret that is plain text, not JSON, is
+ * refused by the worker that reads it, without its value ever reaching a log line.
  */
 
 import { readFile } from 'node:fs/promises';
@@ -76,6 +77,8 @@ function functionsEnv(secretArn: string): Record<string, string | undefined> {
     ...functionEnv(stack.moto.endpoint, res),
     OPENAI_BASE_URL: fake.env.OPENAI_BASE_URL,
     PROVIDER_SECRET_ARN: secretArn,
+    // The deployment declares the key its secret holds: ingest checks the name, never the value.
+    ASSAY_PROVIDER_KEYS: 'OPENAI_API_KEY',
     // Every line the functions can print: debug logs and the metrics.
     POWERTOOLS_LOG_LEVEL: 'DEBUG',
     POWERTOOLS_METRICS_DISABLED: 'false',
@@ -194,7 +197,7 @@ describe('a key from Secrets Manager echoed in a provider error body, on the AWS
     expect(results.some((item) => item.includes('[redacted]'))).toBe(true);
   });
 
-  it('a plain-text secret: the upload is refused, and the value is in no log line', async () => {
+  it('a plain-text secret: ingest, which never reads it, queues the items; the worker refuses it, and the value is in no log line', async () => {
     const arn = await createSecret(uniqueNames('plain').bucket, PLAIN);
     const invocations: Invocation[] = [];
     const poller = pollerFor(functionsEnv(arn), invocations);
@@ -206,14 +209,19 @@ describe('a key from Secrets Manager echoed in a provider error body, on the AWS
       await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
       await putSuite(name);
       await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+      await poller.runUntil(() => invocations.some((i) => i.functionName === 'worker' && i.failed > 0), {
+        timeoutMs: 30_000,
+      });
     } finally {
       await poller.close();
       release();
     }
 
     const logs = printed.join('');
-    expect(logs).toContain('upload rejected');
-    expect(logs).toMatch(/is not JSON/);
+    // The dataset came before its suite (that upload alone is rejected: no suite yet); the suite's started the run.
+    expect(logs).toContain('"message":"run started"');
+    expect(logs).not.toMatch(/"service":"assay-ingest"[^\n]*is not JSON/);
+    expect(logs).toMatch(/"service":"assay-worker"[^\n]*is not JSON/);
     expect(logs).not.toContain('SECRET456');
     expect(invocations.filter((i) => i.functionName === 'ingest').every((i) => i.failed === 0)).toBe(true);
     expect((await tableText()).filter((item) => item.includes('SECRET456'))).toEqual([]);

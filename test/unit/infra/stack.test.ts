@@ -11,7 +11,12 @@ import { type AssayConfig, ConfigError, configFromContext, DEFAULT_CONFIG } from
 import { AssayFunction } from '../../../infra/constructs/functions.js';
 import { addNagChecks } from '../../../infra/nag.js';
 import { AssayStack } from '../../../infra/stack.js';
-import { SPILL_EXPIRATION_DAYS, SPILL_PREFIX, UPLOAD_PREFIXES } from '../../../shared/lib/layout/bucket.js';
+import {
+  RESULTS_PREFIX,
+  SPILL_EXPIRATION_DAYS,
+  SPILL_PREFIX,
+  UPLOAD_PREFIXES,
+} from '../../../shared/lib/layout/bucket.js';
 import {
   DEFAULT_MAX_RECEIVE_COUNT,
   FUNCTION_MEMORY_MB,
@@ -342,11 +347,12 @@ describe('AssayStack', () => {
         'ITEMS_QUEUE_URL',
         'AGGREGATE_QUEUE_URL',
         'EVENTS_QUEUE_URL',
-        'PROVIDER_SECRET_ARN',
         'ASSAY_MAX_ITEMS_PER_UPLOAD',
         'ASSAY_MAX_VARIANTS_TIMES_REPEATS',
         'ASSAY_MAX_OUTPUT_TOKENS',
         'ASSAY_DEFAULT_BUDGET_USD',
+        'ASSAY_MAX_RUN_BUDGET_USD',
+        'ASSAY_PROVIDER_KEYS',
       ],
       worker: [
         'BUCKET_NAME',
@@ -484,7 +490,7 @@ describe('AssayStack', () => {
     const names = (): Name[] => Object.keys(stack.functions) as Name[];
     const roleId = (name: Name): string => logicalId(stack, stack.functions[name].role!);
 
-    it('lets ingest (to check keys), the worker and the batch poller (to call models), and no other, read the provider secret', () => {
+    it('lets the worker and the batch poller (to call models), and no other, read the provider secret', () => {
       const secretRef = JSON.stringify({ Ref: logicalId(stack, stack.providerSecret) });
       const readsSecret = (name: Name): boolean =>
         statementsOfRole(template, roleId(name)).some(
@@ -492,8 +498,9 @@ describe('AssayStack', () => {
             actionsOf(s).includes('secretsmanager:GetSecretValue') &&
             JSON.stringify(s.Resource) === secretRef,
         );
-      expect(readsSecret('worker') && readsSecret('ingest') && readsSecret('batchPoller')).toBe(true);
-      expect(readsSecret('deadLetter') || readsSecret('aggregate')).toBe(false);
+      expect(readsSecret('worker') && readsSecret('batchPoller')).toBe(true);
+      // Ingest parses untrusted uploads: it checks declared key names, never the secret.
+      expect(readsSecret('ingest') || readsSecret('deadLetter') || readsSecret('aggregate')).toBe(false);
     });
 
     it('grants no wildcard action (no s3:*, dynamodb:* or *) to any function role', () => {
@@ -507,16 +514,18 @@ describe('AssayStack', () => {
       }
     });
 
-    it('scopes object access by prefix: the worker reads spill/ and writes nothing', () => {
+    it('scopes object access by prefix: the worker reads spill/ and results/, and writes only results/', () => {
       const bucketArn = { 'Fn::GetAtt': [logicalId(stack, stack.storage.bucket), 'Arn'] };
+      const objects = (prefix: string) => ({ 'Fn::Join': ['', [bucketArn, `/${prefix}*`]] });
       const statements = statementsOfRole(template, roleId('worker'));
       expect(statements).toContainEqual(
         expect.objectContaining({
           Action: 's3:GetObject',
-          Resource: { 'Fn::Join': ['', [bucketArn, '/spill/*']] },
+          Resource: [objects(RESULTS_PREFIX), objects(SPILL_PREFIX)],
         }),
       );
-      expect(statements.flatMap(actionsOf)).not.toContain('s3:PutObject');
+      const writes = statements.filter((statement) => actionsOf(statement).includes('s3:PutObject'));
+      expect(writes.map((statement) => statement.Resource)).toEqual([objects(RESULTS_PREFIX)]);
     });
 
     it('attaches no AWS managed policy to the function roles', () => {
