@@ -3,6 +3,7 @@
  * (GEC judges, user-declared judges, graders). One call, one bounded repair pass, and
  * refusals and truncations kept apart from wrong answers.
  */
+import { splitInstructions } from '../lib/prompts/prompts.js';
 import type { Failure } from '../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
 import type { Parsed } from './answer.js';
@@ -15,14 +16,38 @@ export function modelOf(provider: LlmProvider): string {
   return provider.id.slice(provider.id.indexOf(':') + 1);
 }
 
-/** The request every call starts from: the suite's parameters, the backend's model. */
-export function baseRequest(ctx: TaskContext, provider: LlmProvider, prompt: string): CompletionRequest {
-  return {
+/** How {@link baseRequest} sends a rendered prompt. */
+export interface RequestOptions {
+  /** Instructions of the family's own that come before the prompt's (cleanup's system prompts). */
+  system?: string;
+  /**
+   * The prompt is already in the model's own instruction format (`[INST] … [/INST]`): sent
+   * whole, as one text, to a completion endpoint (`CompletionRequest.rawCompletion`).
+   */
+  rawCompletion?: boolean;
+}
+
+/**
+ * The request every call starts from: the suite's parameters, the backend's model, and the
+ * rendered prompt as two messages (`splitInstructions`): its instructions (after
+ * `options.system`) in the system message, its data sections alone in the user message, so
+ * no dataset row shares a message with the instructions it might try to override.
+ */
+export function baseRequest(
+  ctx: TaskContext,
+  provider: LlmProvider,
+  prompt: string,
+  options: RequestOptions = {},
+): CompletionRequest {
+  const params = {
     model: modelOf(provider),
-    prompt,
     temperature: ctx.suite.params.temperature,
     maxTokens: ctx.suite.params.maxTokens,
   };
+  if (options.rawCompletion) return { ...params, prompt, rawCompletion: true };
+  const split = splitInstructions(prompt);
+  const system = [options.system, split.system].filter((part) => part !== undefined).join('\n\n');
+  return { ...params, ...(system ? { system } : {}), prompt: split.prompt };
 }
 
 /**

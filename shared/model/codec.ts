@@ -61,6 +61,9 @@ const common = {
   prompts: z.record(z.string(), z.string()).optional(),
   details: z.record(z.string(), z.unknown()).optional(),
   raw: z.string().optional(),
+  injection: z
+    .array(z.object({ field: z.string(), sign: z.enum(['answer format', 'verdict', 'instruction']) }))
+    .optional(),
   stages: z.record(z.string(), stageSchema),
   simulated: z.boolean(),
   finishedAt: z.string(),

@@ -1,11 +1,17 @@
-import { createHash } from 'node:crypto';
 import type { AnyTaskFamily, Solved, TaskContext } from '../family/types.js';
 import type { EncoderPool } from '../lib/encoders/registry.js';
 import type { EncoderSpend } from '../lib/encoders/types.js';
 import { combineRepeats } from '../lib/metrics/reliability.js';
+import { injectionSigns } from '../lib/prompts/injection.js';
 import { renderPrompt, type TemplateFormat } from '../lib/prompts/prompts.js';
 import { callModel } from '../lib/providers/call.js';
-import { EMBEDDED_PRICES, maxCostOf, type PriceTable, withPriceOverride } from '../lib/providers/pricing.js';
+import {
+  EMBEDDED_PRICES,
+  maxCostOf,
+  type PriceTable,
+  type SuitePriceRule,
+  withSuitePrices,
+} from '../lib/providers/pricing.js';
 import type { RateLimiters } from '../lib/providers/rate-limit/limiters.js';
 import { suiteLimitsById } from '../lib/providers/rate-limit/spec.js';
 import { DeferredError, ProviderError, RunNotFoundError, StoppedError } from '../model/errors.js';
@@ -24,7 +30,9 @@ import {
   type StageSpend,
 } from '../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../model/provider.js';
+import { storableResult } from '../model/result-size.js';
 import { redactSecrets } from '../model/secrets.js';
+import { STORED_FIELD_CHARS, storedFields } from '../model/stored-text.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports/ports.js';
 import { dataPlaceholders, taskFor } from '../registry/registry.js';
 
@@ -55,9 +63,16 @@ export interface ScoreItemDeps {
   onCallStarted?: (pending: Promise<Completion>) => void;
   /**
    * The process's price table, that a run's budget projects each call's most cost at (the
-   * suite's `run.prices` merged over it). Default: the embedded table.
+   * suite's `run.prices` merged over it, as {@link ScoreItemDeps.suitePrices} says). Default:
+   * the embedded table.
    */
   prices?: PriceTable;
+  /**
+   * How the suite's `run.prices` meet {@link ScoreItemDeps.prices}: `override` (default, a local
+   * run: the suite's prices win) or `add` (a deployment: the suite may only price models the
+   * table lacks). The providers must cost calls by the same rule.
+   */
+  suitePrices?: SuitePriceRule;
   /** Called after each model call, e.g. to feed a live cost counter. */
   onCall?: (completion: Completion) => void;
   /**
@@ -118,15 +133,22 @@ export function loadRun(store: RunStore, runId: string): Promise<RunRecord> {
   return loading;
 }
 
-/** Each run's price table (the process's, with the suite's `run.prices` over it), worked out once per run record. */
-const pricesByRun = new WeakMap<RunRecord, PriceTable>();
+/** Each run's price table (the process's, with the suite's `run.prices` over it), worked out once per run record and rule. */
+const pricesByRun: Record<SuitePriceRule, WeakMap<RunRecord, PriceTable>> = {
+  override: new WeakMap(),
+  add: new WeakMap(),
+};
 
-/** The prices a run's budget projects its calls at: the process's table with the suite's `run.prices` merged over it. */
-export function runPrices(table: PriceTable, run: RunRecord): PriceTable {
-  let prices = pricesByRun.get(run);
+/**
+ * The prices a run's budget projects its calls at: the process's table with the suite's
+ * `run.prices` merged over it as `rule` lets them apply (`add`: a model the table prices keeps
+ * the table's price).
+ */
+export function runPrices(table: PriceTable, run: RunRecord, rule: SuitePriceRule = 'override'): PriceTable {
+  let prices = pricesByRun[rule].get(run);
   if (!prices) {
-    prices = withPriceOverride(table, run.suite.run.prices, "the suite's run.prices");
-    pricesByRun.set(run, prices);
+    prices = withSuitePrices(table, run.suite.run.prices, rule, "the suite's run.prices");
+    pricesByRun[rule].set(run, prices);
   }
   return prices;
 }
@@ -161,7 +183,8 @@ function taskContext(
   // Without `run.cache` answers are not shared, but what an item paid for is still kept for it.
   const reuse = suite.run.cache ? 'any' : 'own';
   const budget = suite.run.budgetUsd;
-  const prices = budget === undefined ? undefined : runPrices(deps.prices ?? EMBEDDED_PRICES, run);
+  const prices =
+    budget === undefined ? undefined : runPrices(deps.prices ?? EMBEDDED_PRICES, run, deps.suitePrices);
   const holder = { itemId: item.id, row: item.row };
   const paths = family.promptPaths(suite);
   const limits = deps.limiters ? suiteLimitsById(suite.run) : undefined;
@@ -321,8 +344,10 @@ export async function scoreItem(
   const repeats = run.suite.run.repeats ?? 1;
   const { solved, scores } = repeats > 1 ? await repeated(family, run, repeats, attempt) : await attempt(1);
 
-  const input = storedInput(item.input);
-  const result: ItemResult = {
+  // The inputs as the result keeps them (long fields cut), which its digest is of.
+  const { input, columns } = storedFields(item.input, item.columns);
+  const signs = injectionSigns(item.input);
+  const built: ItemResult = {
     schemaVersion: RESULT_SCHEMA_VERSION,
     runId: run.runId,
     itemId: item.id,
@@ -330,20 +355,25 @@ export async function scoreItem(
     status: solved.ok ? 'scored' : 'failed',
     ...(item.gold !== undefined ? { gold: item.gold } : {}),
     input,
-    // The row's other columns, cut for the store as long inputs are.
-    ...(item.columns ? { columns: storedInput(item.columns) } : {}),
+    // The row's other columns, cut for the store with the inputs (one budget for both).
+    ...(columns ? { columns } : {}),
     ...(item.annotations ? { annotations: item.annotations } : {}),
     inputDigest: inputDigest({ input, gold: item.gold }),
     ...(solved.ok ? { output: solved.output } : { failure: solved.failure }),
     scores,
     ...(solved.details ? { details: solved.details } : {}),
     ...(!solved.ok && solved.raw !== undefined ? { raw: solved.raw } : {}),
+    // A row whose data reads like a verdict or an instruction to the model is flagged, scored or not.
+    ...(signs.length > 0 ? { injection: signs } : {}),
     stages,
     prompts: promptHashes(run),
     simulated: simulated || run.simulated,
     finishedAt: (deps.now ?? (() => new Date()))().toISOString(),
     ...partOf(message.part),
   };
+  // Every long text bounded, and a result still too large for any store failed as `storage`:
+  // both shells record the same result, and no store refuses it.
+  const result = storableResult(built);
   const recorded = await deps.runStore.recordResult(result);
   if (recorded.complete) await deps.trigger.trigger(run.runId);
   return { result, outcome: recorded };
@@ -422,22 +452,16 @@ function promptHashes(run: Pick<RunRecord, 'prompts'>): Record<string, string> {
 }
 
 /** Input fields longer than this are stored cut in results (see {@link storedInput}). */
-export const STORED_FIELD_CHARS = 16_000;
+export { STORED_FIELD_CHARS };
 
 /**
  * The item's input as its result keeps it: a field longer than {@link STORED_FIELD_CHARS} (a
  * long document, which travelled by S3 reference) is kept as its opening, its length and its
- * digest, so a result fits one DynamoDB item (400 KB). The dataset keeps the full text.
+ * digest, and the fields together are held to what a stored result may keep (`storedFields`).
+ * The dataset keeps the full text.
  */
 export function storedInput(input: Record<string, string>): Record<string, string> {
-  if (Object.values(input).every((v) => v.length <= STORED_FIELD_CHARS)) return input;
-  return Object.fromEntries(
-    Object.entries(input).map(([key, value]) => {
-      if (value.length <= STORED_FIELD_CHARS) return [key, value];
-      const digest = createHash('sha256').update(value).digest('hex').slice(0, 16);
-      return [key, `${value.slice(0, 2_000)}… [cut: ${value.length} characters in all, sha256:${digest}]`];
-    }),
-  );
+  return storedFields(input).input;
 }
 
 function bookSpend(stages: Record<string, StageSpend>, stage: string, completion: Completion) {

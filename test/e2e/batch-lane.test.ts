@@ -7,7 +7,7 @@ import { BATCH_DISCOUNT } from '../../shared/lib/providers/batch.js';
 import type { ItemResult } from '../../shared/model/model.js';
 import type { Report } from '../../shared/model/report.js';
 import { useVendorFake } from '../fakes/use-vendor-fake.js';
-import type { FakeCall, FakeReply } from '../fakes/vendor-fake.js';
+import { type FakeCall, type FakeReply, withoutTagNonces } from '../fakes/vendor-fake.js';
 import { REPO, tempDir } from '../helpers.js';
 
 /**
@@ -24,7 +24,8 @@ const digit = (text: string) => createHash('sha256').update(text).digest()[0]!;
 
 /** A verdict drawn from the prompt (and model): the same call gets the same answer in either lane. */
 function answer(call: FakeCall): FakeReply {
-  const label = LABELS[digit(`${call.model}\n${call.promptText}`) % LABELS.length]!;
+  // Read without the tag names' per-call nonces: the same call gets the same answer in either lane.
+  const label = LABELS[digit(`${call.model}\n${withoutTagNonces(call.promptText)}`) % LABELS.length]!;
   return { text: JSON.stringify({ label, reason: `fake verdict ${label}` }) };
 }
 

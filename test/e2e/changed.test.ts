@@ -18,7 +18,9 @@ const GOLD_CSV = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.
 
 let fake: VendorFake;
 beforeAll(async () => {
-  fake = await startVendorFake(({ promptText }) => {
+  // The instructions travel in the system message, the texts under judgement in the user's.
+  fake = await startVendorFake(({ systemText, promptText: data }) => {
+    const promptText = `${systemText}\n${data}`;
     if (promptText.includes('nonsense detector')) return { text: 'SCORE: 0\nREASON: coherent' };
     if (promptText.includes('meaning-change detector')) return { text: 'SEVERITY: 0\nREASONING: same' };
     if (promptText.includes('text quality assessor')) {
@@ -79,7 +81,7 @@ describe('assay run --changed', { timeout: 120_000 }, () => {
       /compared with local-modular-\w+: accuracy -0\.083 .*flipped: fixed 0, broken 1, changed 0/,
     );
     expect(fake.requests).toHaveLength(12);
-    expect(fake.requests.every((r) => r.promptText.includes('STRICT MODE'))).toBe(true);
+    expect(fake.requests.every((r) => r.systemText.includes('STRICT MODE'))).toBe(true);
 
     // Run folders (the runs folder also holds the leaderboard's leaderboard.jsonl).
     const runs = (await readdir(join(dir, 'runs'), { withFileTypes: true }))

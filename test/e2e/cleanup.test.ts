@@ -11,7 +11,7 @@ import type { CleanupFigures } from '../../shared/families/cleanup/report.js';
 import type { Report } from '../../shared/model/report.js';
 import { validateSuite } from '../../shared/registry/suite.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
-import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
+import { startVendorFake, type VendorFake, withoutTagNonces } from '../fakes/vendor-fake.js';
 import { assayCli, REPO, tempDir } from '../helpers.js';
 
 const EXAMPLES = join(REPO, 'examples');
@@ -77,7 +77,8 @@ describe('cleanup, end to end', { timeout: 120_000 }, () => {
     beforeAll(async () => {
       // Both passes, answered by prompt: the draft's system contract, then the audit's.
       fake = await startVendorFake((call) => {
-        const expected = /<transcript>\n([\s\S]*?)\n<\/transcript>/.exec(call.promptText)?.[1] ?? '';
+        const expected =
+          /<transcript>\n([\s\S]*?)\n<\/transcript>/.exec(withoutTagNonces(call.promptText))?.[1] ?? '';
         const cleaned = expected.replace(/\b(um|uh)\b ?/g, '');
         return call.systemText.includes('You clean up dictated speech')
           ? { text: JSON.stringify({ candidate_text: cleaned, decision_spans: [] }) }

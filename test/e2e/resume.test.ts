@@ -6,7 +6,7 @@ import { setTimeout } from 'node:timers/promises';
 import { parse } from 'csv-parse/sync';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRows } from '../../shared/lib/datasets/read.js';
-import { type FakeCall, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
+import { type FakeCall, startVendorFake, type VendorFake, withoutTagNonces } from '../fakes/vendor-fake.js';
 import { exited, REPO, spawnAssay, tempDir } from '../helpers.js';
 
 /**
@@ -49,7 +49,7 @@ describe('a killed run resumes', () => {
   // The judged pair identifies the item (some sentences repeat with different edits).
   const itemOf = (call: { promptText: string }) =>
     /<original>\n(.*)\n<\/original>\n\n<suggested>\n(.*)\n<\/suggested>/
-      .exec(call.promptText)
+      .exec(withoutTagNonces(call.promptText))
       ?.slice(1, 3)
       .join(' => ');
 

@@ -11,8 +11,8 @@ import type { SummarizationFigures } from '../../shared/families/summarization/r
 import type { ItemResult } from '../../shared/model/model.js';
 import type { Report } from '../../shared/model/report.js';
 import { writeTinyEmbedder, writeTinyNli } from '../fakes/tiny-onnx.js';
-import { startVendorFake } from '../fakes/vendor-fake.js';
-import { assayCli, REPO, tempDir } from '../helpers.js';
+import { startVendorFake, withoutTagNonces } from '../fakes/vendor-fake.js';
+import { assayCli, tempDir } from '../helpers.js';
 
 const SCORERS = ['composite', 'nli', 'judge', 'coverage'];
 
@@ -96,7 +96,7 @@ describe('summarization, end to end', { timeout: 180_000 }, () => {
     };
     // The summarizer writes "The court ruled." for both: right for a, a contradiction for b.
     const fake = await startVendorFake(({ promptText }) => ({
-      text: promptText.includes('<case>') ? 'The court ruled.' : JSON.stringify(judged),
+      text: withoutTagNonces(promptText).includes('<case>') ? 'The court ruled.' : JSON.stringify(judged),
     }));
     try {
       const { outDir } = await runLocal({

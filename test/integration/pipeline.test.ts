@@ -93,7 +93,10 @@ beforeAll(async () => {
   [moto, fake] = await Promise.all([
     startMoto(),
     startVendorFake((call) =>
-      call.promptText.includes(POISON_MARKER) ? { status: 500 } : subJudgeAnswer(call.promptText),
+      call.promptText.includes(POISON_MARKER)
+        ? { status: 500 }
+        : // The sub-judge is told apart by its instructions (the system message), the item by its data.
+          subJudgeAnswer(`${call.systemText}\n${call.promptText}`),
     ),
   ]);
   clients = motoClients(moto.endpoint);
@@ -474,7 +477,7 @@ describe('a prompt change on AWS', { timeout: 90_000 }, () => {
 
     // The provider saw only the changed sub-judge, once per valid item; the rest were cache hits.
     expect(fake.requests).toHaveLength(12);
-    expect(fake.requests.every((r) => r.promptText.includes('STRICT MODE'))).toBe(true);
+    expect(fake.requests.every((r) => r.systemText.includes('STRICT MODE'))).toBe(true);
     expect(after.cost).toMatchObject({ calls: 36, cachedCalls: 24 });
     expect(after.cost.savedUsd).toBeGreaterThan(0);
     expect(after.prompts['gec/custom/quality-reeval.md']).not.toBe(

@@ -231,8 +231,7 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
 
     const draftHint: CleanupHint = { ...base, stage: 'draft' };
     const draft = await ctx.call('draft', backend, {
-      ...baseRequest(ctx, backend, ctx.render('draft', vars)),
-      system: ctx.render('draft.system', {}),
+      ...baseRequest(ctx, backend, ctx.render('draft', vars), { system: ctx.render('draft.system', {}) }),
       simulation: draftHint,
     });
     const draftJson = strictJson(draft.text);
@@ -247,8 +246,9 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
     const auditCandidate = candidate ?? vars.transcript;
     const auditHint: CleanupHint = { ...base, stage: 'audit', candidate: auditCandidate };
     const audit = await ctx.call('audit', backend, {
-      ...baseRequest(ctx, backend, ctx.render('audit', { ...vars, candidate: auditCandidate })),
-      system: ctx.render('audit.system', {}),
+      ...baseRequest(ctx, backend, ctx.render('audit', { ...vars, candidate: auditCandidate }), {
+        system: ctx.render('audit.system', {}),
+      }),
       simulation: auditHint,
     });
     const auditJson = strictJson(audit.text);

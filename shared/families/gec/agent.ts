@@ -37,13 +37,16 @@ export async function judgeAgent(c: GecCase, options: AgentOptions): Promise<Sol
   const calls: string[] = [];
   const transcript: string[] = [];
   let problems = 0;
-  let prompt = render(c, 'agent');
+  // The agent prompt's instructions are the system message of every turn; its data opens the talk.
+  const opening = baseRequest(c.ctx, provider, render(c, 'agent'));
+  let prompt = opening.prompt;
 
   for (let turn = 0; turn <= options.maxSteps; turn += 1) {
     const last = turn === options.maxSteps;
     if (last) prompt = `${prompt}\n\n${stepLimitNotice(options.maxSteps)}`;
     const completion = await c.ctx.call('agent', provider, {
-      ...baseRequest(c.ctx, provider, prompt),
+      ...opening,
+      prompt,
       history: [...history],
       simulation: agentHint(c, provider, last ? null : turn),
     });

@@ -268,9 +268,8 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
       ctx.suite.qa.template,
     );
     const completion = await ctx.call('answer', backend, {
-      ...baseRequest(ctx, backend, prompt),
-      // The [INST] template is the model's own format: sent as is to a completion endpoint.
-      ...(ctx.suite.qa.template === 'mistral' ? { rawCompletion: true } : {}),
+      // The [INST] template is the model's own format: sent whole to a completion endpoint.
+      ...baseRequest(ctx, backend, prompt, { rawCompletion: ctx.suite.qa.template === 'mistral' }),
       simulation: hint,
     });
     const refusal = refused(completion);

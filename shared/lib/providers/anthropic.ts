@@ -29,6 +29,7 @@ import {
   type VendorProviderOptions,
 } from './normalise.js';
 import { anthropicLearnedLimits } from './rate-limit/learned-limits.js';
+import { withTagNonce } from './tag-nonce.js';
 
 export interface AnthropicProviderOptions extends VendorProviderOptions {
   apiKey: string;
@@ -251,7 +252,9 @@ export class AnthropicProvider implements LlmProvider {
     };
   }
 
-  private params(request: CompletionRequest): SentParams {
+  /** The request as sent: instructions as `system`, data sections tagged with this call's nonce. */
+  private params(canonical: CompletionRequest): SentParams {
+    const request = withTagNonce(canonical);
     const messages: MessageParam[] = (request.history ?? []).map((turn) => ({
       role: turn.role,
       content: turn.content,

@@ -34,6 +34,7 @@ import {
 } from './normalise.js';
 import type { PriceTable } from './pricing.js';
 import { headerGetter, parseRetryAfterMs } from './retry.js';
+import { withTagNonce } from './tag-nonce.js';
 
 /**
  * How a request's `jsonSchema` reaches the model: `tool` (a forced tool call, the default) or
@@ -122,12 +123,13 @@ export class BedrockProvider implements LlmProvider {
   }
 }
 
-/** The Converse request of a completion request. */
+/** The Converse request of a completion request: instructions as `system`, data sections tagged with this call's nonce. */
 export function converseInput(
-  request: CompletionRequest,
+  canonical: CompletionRequest,
   structured: BedrockStructuredMode = 'tool',
   defaultMaxTokens = 4096,
 ): ConverseCommandInput {
+  const request = withTagNonce(canonical);
   const messages: Message[] = (request.history ?? []).map((turn) => ({
     role: turn.role,
     content: [{ text: turn.content }],

@@ -65,6 +65,12 @@ export function canonicalJson(value: unknown): string {
  * temperature, maxTokens, jsonSchema, and the sample number of a repeated call (from 2 on: the
  * first sample keeps the plain call's key). A call to a default endpoint has no endpoint in its
  * key, so it keeps the key it had before endpoints were keyed.
+ *
+ * The key is of the canonical request, as the family built it: its data sections' tags carry
+ * the mark (`<reply_nonce>`) that each adapter replaces with a random word of that call only as
+ * it sends the request (`withTagNonce`, tag-nonce.ts). So no two calls send the same tag names,
+ * yet the same item's call has the same key every time and keeps hitting the cache (and the
+ * batch lane, which keys its calls here too, finds the answers its batches stored).
  */
 export function cacheKey(provider: LlmProvider, request: CompletionRequest): string {
   const material = canonicalJson({

@@ -35,6 +35,7 @@ import {
   type VendorProviderOptions,
 } from './normalise.js';
 import { learnedLimitsFromHeaders } from './rate-limit/learned-limits.js';
+import { withTagNonce } from './tag-nonce.js';
 
 export interface GeminiProviderOptions extends VendorProviderOptions {
   apiKey: string;
@@ -137,8 +138,10 @@ export class GeminiProvider implements LlmProvider {
       responseHeaders = response.headers;
       return response;
     };
+    // Instructions as the system instruction, data sections tagged with this call's nonce.
+    const sent = withTagNonce({ ...request, model });
     const config: GenerateContentConfig = {
-      ...generationConfig({ ...request, model }),
+      ...generationConfig(sent),
       httpOptions: { fetch: capturingFetch },
       abortSignal: signal,
       // One request per call: continuation hops would hide attempts from retry.ts and the cost.
@@ -150,7 +153,7 @@ export class GeminiProvider implements LlmProvider {
     try {
       response = await (await this.sdk()).models.generateContent({
         model,
-        contents: contentsOf(request),
+        contents: contentsOf(sent),
         config,
       });
     } catch (error) {
@@ -223,11 +226,14 @@ export class GeminiProvider implements LlmProvider {
       accepts: () => true,
       submit: async (entries, label) => {
         const model = modelOf(entries[0]!.request);
-        const src: InlinedRequest[] = entries.map((entry) => ({
-          contents: contentsOf(entry.request),
-          config: generationConfig({ ...entry.request, model: modelOf(entry.request) }),
-          metadata: { key: entry.customId },
-        }));
+        const src: InlinedRequest[] = entries.map((entry) => {
+          const sent = withTagNonce({ ...entry.request, model: modelOf(entry.request) });
+          return {
+            contents: contentsOf(sent),
+            config: generationConfig(sent),
+            metadata: { key: entry.customId },
+          };
+        });
         let job: BatchJob;
         try {
           job = await (await batchesOf()).create({

@@ -6,6 +6,7 @@
 import { ProviderError, type ProviderErrorKind } from '../../model/errors.js';
 import type { Completion, FinishReason, TokenUsage } from '../../model/provider.js';
 import { kindFromStatus } from '../../model/provider-errors.js';
+import { redactKnownSecrets } from '../../model/secrets.js';
 import { costOf, type PriceTable } from './pricing.js';
 import { headerGetter, parseRetryAfterMs } from './retry.js';
 
@@ -114,7 +115,13 @@ export function tokens(value: unknown): number {
   return typeof value === 'number' && Number.isFinite(value) && value > 0 ? Math.round(value) : 0;
 }
 
-/** The normalised completion, with cost from the price table. */
+/**
+ * The normalised completion, with cost from the price table. Every vendor adapter (and the
+ * batch lane, which parses through the same adapters) builds its answers here: the one door by
+ * which a model's text enters the product. A model that echoes a key it was shown (a prompt
+ * quoting a config, a proxy adding headers to the answer) has it redacted here
+ * (the keys this process holds, model/secrets.ts), before the answer is cached, scored, stored or written into a report.
+ */
 export function buildCompletion(args: {
   providerId: string;
   text: string;
@@ -126,7 +133,7 @@ export function buildCompletion(args: {
 }): Completion {
   const cost = costOf(args.prices, args.providerId, args.usage);
   return {
-    text: args.text,
+    text: redactKnownSecrets(args.text),
     finishReason: args.finishReason,
     usage: args.usage,
     costUsd: cost.usd,

@@ -32,6 +32,7 @@ import {
 } from './normalise.js';
 import { openAiLearnedLimits } from './rate-limit/learned-limits.js';
 import { dropOptionalNulls, strictSchema } from './strict-schema.js';
+import { withTagNonce } from './tag-nonce.js';
 
 /**
  * How `request.jsonSchema` is sent: `json_schema` (strict native structured output, OpenAI and
@@ -294,7 +295,10 @@ export class OpenAiProvider implements LlmProvider {
     providerId: string,
     signal?: AbortSignal,
   ): Promise<Completion> {
-    const params: CompletionCreateParamsNonStreaming = { model: request.model, prompt: request.prompt };
+    const params: CompletionCreateParamsNonStreaming = {
+      model: request.model,
+      prompt: withTagNonce(request).prompt,
+    };
     if (request.temperature !== undefined) params.temperature = request.temperature;
     if (request.maxTokens !== undefined) params.max_tokens = request.maxTokens;
     const started = performance.now();
@@ -333,7 +337,9 @@ export class OpenAiProvider implements LlmProvider {
     );
   }
 
-  private params(request: CompletionRequest): ChatCompletionCreateParamsNonStreaming {
+  /** The chat request as sent: instructions as the system message, data sections tagged with this call's nonce. */
+  private params(canonical: CompletionRequest): ChatCompletionCreateParamsNonStreaming {
+    const request = withTagNonce(canonical);
     const messages: ChatCompletionMessageParam[] = [];
     if (request.system) messages.push({ role: 'system', content: request.system });
     for (const turn of request.history ?? []) messages.push({ role: turn.role, content: turn.content });

@@ -148,7 +148,7 @@ describe('score-item', () => {
       costUsd: 0.001,
       usage: { input: 100, output: 10 },
     });
-    expect(provider.requests[0]!.prompt).toContain('<original>\nI has a cat.\n</original>');
+    expect(provider.requests[0]!.prompt).toContain('<original_nonce>\nI has a cat.\n</original_nonce>');
     expect(provider.requests[0]!.prompt).toContain('{has=>have}');
     expect(provider.requests[0]!.jsonSchema?.schema).toMatchObject({ required: ['label', 'reason'] });
   });

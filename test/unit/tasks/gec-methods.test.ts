@@ -12,10 +12,10 @@ import { type ScriptedAnswer, ScriptedProvider } from '../../fakes/scripted-prov
 import { startVendorFake, type VendorFake, type WireJson } from '../../fakes/vendor-fake.js';
 import { NO_ENCODERS, REPO, suite } from '../../helpers.js';
 
-/** Answers by which prompt is asking (sub-judges are told apart by their first words). */
+/** Answers by which prompt is asking (sub-judges are told apart by their instructions). */
 function byPrompt(rules: [RegExp, ScriptedAnswer | ((r: CompletionRequest) => ScriptedAnswer)][]) {
   return (request: CompletionRequest): ScriptedAnswer => {
-    const rule = rules.find(([pattern]) => pattern.test(request.prompt));
+    const rule = rules.find(([pattern]) => pattern.test(`${request.system ?? ''}\n${request.prompt}`));
     if (!rule) throw new Error(`no scripted answer for: ${request.prompt.slice(0, 80)}`);
     return typeof rule[1] === 'function' ? rule[1](request) : rule[1];
   };
@@ -226,7 +226,7 @@ describe('agent method', () => {
       .map((r) => r.prompt);
     expect(observations[0]).toMatch(/meaning=0 \(same meaning\)/);
     // `original, suggested` copied from the prompt mean the item's own text.
-    const quality = provider.requests.find((r) => QUALITY.test(r.prompt))!;
+    const quality = provider.requests.find((r) => QUALITY.test(r.system ?? ''))!;
     expect(quality.prompt).toContain('He go home.');
     // The conversation so far travels with each turn.
     expect(provider.requests.at(-1)!.history).toHaveLength(4);
@@ -295,8 +295,8 @@ describe('agent method', () => {
 describe('agent method through each vendor SDK (HTTP fake)', () => {
   let fake: VendorFake;
   beforeAll(async () => {
-    fake = await startVendorFake(({ promptText }) => {
-      if (MEANING.test(promptText)) return { text: 'SEVERITY: 0\nREASONING: same meaning' };
+    fake = await startVendorFake(({ promptText, systemText }) => {
+      if (MEANING.test(systemText)) return { text: 'SEVERITY: 0\nREASONING: same meaning' };
       if (promptText.includes('Observation:')) return { text: 'Final Answer: TP - fixes agreement' };
       return { text: 'Thought: check the meaning.\nAction: meaning_change(original, suggested)' };
     });
@@ -304,7 +304,8 @@ describe('agent method through each vendor SDK (HTTP fake)', () => {
   afterAll(() => fake.close());
 
   it.each([
-    ['openai:gpt-4o-mini', (body: WireJson) => body.messages],
+    // OpenAI's instructions travel as a leading system message, the others' beside the turns.
+    ['openai:gpt-4o-mini', (body: WireJson) => body.messages.filter((m: WireJson) => m.role !== 'system')],
     ['anthropic:claude-haiku-4-5', (body: WireJson) => body.messages],
     ['gemini:gemini-2.5-flash', (body: WireJson) => body.contents],
   ])('%s: the conversation travels as alternating turns', async (id, turns) => {
@@ -315,6 +316,7 @@ describe('agent method through each vendor SDK (HTTP fake)', () => {
     const last = fake.requests.at(-1)!;
     expect(last.promptText).toMatch(/Observation: meaning=0 \(same meaning\)/);
     expect(turns(last.body)).toHaveLength(3); // agent prompt, the model's action, the observation
+    expect(last.systemText).toMatch(/GEC judge agent/);
   });
 });
 
@@ -373,7 +375,7 @@ describe('escalation method', () => {
 
   it('with two backends the expert is also the finalizer', async () => {
     const expert = new ScriptedProvider('openai:gpt-4o', (r) =>
-      JSON.stringify({ label: /<candidates>/.test(r.prompt) ? 'FP2' : 'TP', reason: 'x' }),
+      JSON.stringify({ label: /<candidates_nonce>/.test(r.prompt) ? 'FP2' : 'TP', reason: 'x' }),
     );
     const { outcome, stages } = await judge(
       { method: 'escalation' },
@@ -423,7 +425,7 @@ describe('escalation method', () => {
       prediction: 'TP',
       details: { router: 'llm', escalated: true, flags: ['names'] },
     });
-    expect(small.requests[0]!.prompt).toMatch(/decide whether a larger model should check/);
+    expect(small.requests[0]!.system).toMatch(/decide whether a larger model should check/);
     expect(stages).toEqual(['small@openai:gpt-4o-mini', 'expert@openai:gpt-4o']);
   });
 

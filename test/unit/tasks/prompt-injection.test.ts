@@ -13,6 +13,8 @@ import {
   PromptError,
   placeholders,
   renderPrompt,
+  splitInstructions,
+  TAG_NONCE_MARK,
 } from '../../../shared/lib/prompts/prompts.js';
 import { allTasks, dataPlaceholders, taskFor } from '../../../shared/registry/registry.js';
 import { REPO } from '../../helpers.js';
@@ -87,16 +89,25 @@ describe('untrusted text in prompts', () => {
         [...placeholders(c.text)].map((name) => [name, isData(name) ? attack : 'English']),
       );
       const rendered = renderPrompt(c.text, vars, c.path, isData);
-      // No section was closed or opened by the data: the template's tags, and only them.
+      // No section was closed or opened by the data: the template's tags (each marked for the
+      // call's nonce), and only them; no unmarked tag of a data section is left.
+      const marked = tags.map((tag) => `${tag}${TAG_NONCE_MARK}`);
       for (const tag of new Set(tags)) {
-        expect(count(rendered, `</${tag}>`)).toBe(count(c.text, `</${tag}>`));
-        expect(count(rendered, `<${tag}>`)).toBe(count(c.text, `<${tag}>`));
+        expect(count(rendered, `</${tag}${TAG_NONCE_MARK}>`)).toBe(count(c.text, `</${tag}>`));
+        expect(count(rendered, `<${tag}${TAG_NONCE_MARK}>`)).toBe(count(c.text, `<${tag}>`));
+        expect(count(rendered, `<${tag}>`)).toBe(0);
       }
       // Every data occurrence is there, escaped, and nothing of the attack is left outside a section.
       expect(count(rendered, escapeData(attack))).toBe(tags.length);
-      const outside = outsideSections(rendered, tags);
-      for (const line of attack.split('\n').filter((l) => l.length > 20)) {
-        expect(outside).not.toContain(escapeData(line).slice(0, 24));
+      const outside = outsideSections(rendered, marked);
+      const lines = attack.split('\n').filter((l) => l.length > 20);
+      for (const line of lines) expect(outside).not.toContain(escapeData(line).slice(0, 24));
+      // Sent as two messages, the instructions carry nothing of the attack; the data message all of it.
+      if (tags.length === 0) continue;
+      const split = splitInstructions(rendered);
+      for (const line of lines) {
+        expect(split.system).not.toContain(escapeData(line).slice(0, 24));
+        expect(split.prompt).toContain(escapeData(line).slice(0, 24));
       }
     }
   });

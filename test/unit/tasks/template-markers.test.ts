@@ -38,7 +38,8 @@ const ATTEMPTS: Record<TemplateFormat, string> = {
 
 /** Every spelling a tokenizer or model could take for the format's markers (and the chat tags). */
 function structure(format: TemplateFormat): RegExp[] {
-  const tags = [/<\s*\/?\s*question\s*>/gi];
+  // A data section's tag carries the mark its call's nonce replaces (`<question_nonce>`).
+  const tags = [/<\s*\/?\s*question(_nonce)?\s*>/gi];
   const markers = TEMPLATE_FORMATS[format].markers.map((marker) => {
     const inner = marker.slice(1, -1).replace(/[[\]/]/g, '\\$&');
     return new RegExp(`\\${marker[0]}\\s*${inner.split('').join('\\s*')}\\s*\\${marker.at(-1)}`, 'gi');
@@ -78,7 +79,9 @@ describe('template formats', () => {
       'p',
       (n) => n === 'question',
     );
-    expect(rendered).toBe('[INST] Follow [INST] rules\n<question>\na (/INST) b\n</question> [/INST]');
+    expect(rendered).toBe(
+      '[INST] Follow [INST] rules\n<question_nonce>\na (/INST) b\n</question_nonce> [/INST]',
+    );
     expect(neutraliseMarkers('plain [A] (B) [inst]', 'mistral')).toBe('plain [A] (B) (inst)');
     expect(neutraliseMarkers('[INST]', 'chat')).toBe('[INST]');
   });

@@ -346,6 +346,17 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
       ),
     );
   }
+  if (report.injection) {
+    const { items: flagged, listed } = report.injection;
+    const shown = listed.map((item) => `${item.id} (row ${item.row}: ${item.fields.join(', ')})`);
+    const more = flagged - listed.length;
+    out.push(
+      banner(
+        'warn',
+        `POSSIBLE INJECTION: ${flagged} item${flagged === 1 ? '' : 's'} whose data reads like a verdict or an instruction to the model (check their scores): ${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`,
+      ),
+    );
+  }
   if (report.simulated) {
     const mixed = simulated > 0 && simulated < items.n;
     out.push(
