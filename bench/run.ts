@@ -18,6 +18,7 @@ import { validateSuite } from '../shared/registry/suite.js';
 import { compareRuns, type RunSide } from '../shared/reports/compare-runs.js';
 import { cloudModelPart } from './cloud/model/bench-part.js';
 import { coverage, writeCoverage } from './coverage.js';
+import { hostileFiles } from './hostile-files.js';
 import { bundleFigures } from './parts/bundles.js';
 import { AWS_PRICES, infrastructureCost } from './parts/cost.js';
 import { goldCsv, ROOT } from './parts/data.js';
@@ -26,6 +27,7 @@ import { profileSummary } from './parts/profile.js';
 import { rateLimitFigures } from './parts/rate-limit.js';
 import { runPart, startFake } from './parts/spawn.js';
 import { type Check, renderTable } from './parts/table.js';
+import { patternsBench } from './patterns.js';
 import { ppiCoverage } from './ppi-coverage.js';
 import { sequentialGates } from './sequential-gates.js';
 import { startupFigures } from './startup.js';
@@ -515,6 +517,16 @@ async function main() {
     ms: intervals.figures.ms,
   };
   checks.push(...intervals.checks);
+
+  // 16. Linear-time matching of what suites write: a hostile extract pattern, a gate condition full of spaces.
+  const patterns = patternsBench();
+  results.patterns = patterns.figures;
+  checks.push(...patterns.checks);
+
+  // 17. Small hostile dataset files in both shells: the peak memory of each, against 300 MB (bench/hostile-files.ts).
+  const hostile = await hostileFiles();
+  results.hostileFiles = hostile.figures;
+  checks.push(...hostile.checks);
 
   results.checks = checks;
   results.benchSeconds = Math.round((performance.now() - benchStarted) / 1000);

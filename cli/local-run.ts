@@ -14,6 +14,7 @@ import { MemoryRateLimitStore } from '../shared/adapters/local/memory-rate-limit
 import { resolveSuiteFile, SuiteFolderStore, warnOnStderr } from '../shared/adapters/local/suite-folder.js';
 import { columnList, fileColumns } from '../shared/lib/datasets/columns.js';
 import { checkGoldIds, readGoldFile, withGoldLabels } from '../shared/lib/datasets/gold-file.js';
+import { readerLimitsFromEnv } from '../shared/lib/datasets/limits.js';
 import { datasetReading, type RawRow } from '../shared/lib/datasets/read.js';
 import { readDatasetFile } from '../shared/lib/datasets/source.js';
 import { requireOnnxRuntime } from '../shared/lib/encoders/onnx.js';
@@ -214,8 +215,11 @@ export async function datasetFileOf(suite: Suite, suiteDir: string): Promise<Dat
   const real = await resolveSuiteFile(suiteDir, suite.dataset.path);
   if (real?.outside) warnOnStderr(`dataset.path of suite ${suite.name}`, real.path);
   const datasetPath = real?.path ?? named;
-  // Its format and its name in the reports are the path the suite gave.
-  const { format, options } = datasetReading(named, suite.dataset);
+  // Its format and its name in the reports are the path the suite gave; the readers' limits are
+  // the machine's (ASSAY_MAX_RECORD_BYTES…, see limits.ts), never the suite's.
+  const reading = datasetReading(named, suite.dataset);
+  const { format } = reading;
+  const options = { ...reading.options, limits: readerLimitsFromEnv(process.env) };
   const source: DatasetSource = {
     key: named,
     version: await fileHash(datasetPath),

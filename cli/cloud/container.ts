@@ -27,7 +27,7 @@ const STACK_FUNCTIONS: Record<FunctionName, () => Promise<{ handler: unknown }>>
 
 const port = parentPort;
 if (!port) throw new Error('cli/cloud/container.ts runs as a worker thread (see containers.ts)');
-const { module, tmpDir } = workerData as ContainerData;
+const { module, tmpDir, memoryMb, memoryCheckMs } = workerData as ContainerData;
 
 // The function's /tmp. Set here rather than in the thread's starting environment: in a
 // development clone, tsx is loaded before this module and keeps its compiled-module cache in
@@ -46,12 +46,40 @@ port.on('message', (message: ToContainer) => {
 });
 post({ type: 'ready', threadId });
 
+const MIB = 1024 * 1024;
+/**
+ * What this container holds, MB: its JS heap, and the memory outside it this thread made
+ * (buffers, WebAssembly memory), which Lambda counts against the function as well. The
+ * process's RSS would count the other containers' too: these figures are this thread's.
+ */
+function memoryUsed(): { usedMb: number; outsideHeapMb: number } {
+  const { heapTotal, external } = process.memoryUsage();
+  return { usedMb: Math.round((heapTotal + external) / MIB), outsideHeapMb: Math.round(external / MIB) };
+}
+/** The most memory held since the invocation began, MB. */
+let peakMb = 0;
+let overSaid = false;
+const sample = () => {
+  const used = memoryUsed();
+  peakMb = Math.max(peakMb, used.usedMb);
+  if (used.usedMb > memoryMb && !overSaid) {
+    overSaid = true;
+    post({ type: 'memory', ...used });
+  }
+};
+setInterval(sample, memoryCheckMs).unref();
+
 async function invoke({ id, event, context }: ToContainer): Promise<void> {
+  peakMb = 0;
+  sample();
   let reply: FromContainer;
   try {
-    reply = { type: 'response', id, response: await handler(event, lambdaContext(context)) };
+    const response = await handler(event, lambdaContext(context));
+    sample();
+    reply = { type: 'response', id, response, maxMemoryMb: peakMb };
   } catch (error) {
-    reply = { type: 'error', id, error: described(error) };
+    sample();
+    reply = { type: 'error', id, error: described(error), maxMemoryMb: peakMb };
   }
   try {
     post(reply);

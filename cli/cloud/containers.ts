@@ -8,7 +8,11 @@
  * - timeout: an invocation still running at the function's timeout has its thread terminated;
  *   it fails with "Task timed out after N seconds", and the next invocation starts a new one;
  * - memory: the thread's heap is limited (see {@link heapLimits}); a thread that runs out of it
- *   is ended by Node, and the invocation fails with "Runtime exited: out of memory";
+ *   is ended by Node, and the invocation fails with "Runtime exited: out of memory". Lambda counts
+ *   the whole process, so memory outside the JS heap counts too (buffers, WebAssembly memory a
+ *   decompressor grew): the container measures its heap and that memory every
+ *   {@link MEMORY_CHECK_MS}, says the most an invocation used (as Lambda's "Max Memory Used"),
+ *   and a container past the function's memory is ended the same way;
  * - /tmp: the container's folder is measured every {@link TMP_CHECK_MS} while an invocation runs
  *   and once at its end; holding more than the function's storage ends the thread, and the
  *   invocation fails with "No space left on device".
@@ -52,6 +56,8 @@ export const RUNTIME_MARGIN_MB = 64;
 export const YOUNG_GENERATION_MB = 16;
 /** How often a running invocation's /tmp is measured, ms. */
 export const TMP_CHECK_MS = 200;
+/** How often a container measures its memory (its JS heap and what lies outside it), ms. */
+export const MEMORY_CHECK_MS = 100;
 
 const MIB = 1024 * 1024;
 
@@ -96,6 +102,8 @@ export interface ContainerReport {
   tmpDir: string;
   /** Set when the container ended during the invocation. */
   killed?: KillReason;
+  /** The most memory the container held during the invocation (its JS heap and outside it), MB. */
+  maxMemoryMb?: number;
 }
 
 /** What an invocation in a container gave: the handler's response, or its error (or the container's end). */
@@ -107,6 +115,10 @@ export type ContainerOutcome =
 export interface ContainerData {
   module: string;
   tmpDir: string;
+  /** The function's memory, MB: a container that holds more says so. */
+  memoryMb: number;
+  /** How often it measures what it holds, ms ({@link MEMORY_CHECK_MS}). */
+  memoryCheckMs: number;
 }
 
 /** An invocation posted to a container. */
@@ -119,8 +131,15 @@ export interface ToContainer {
 /** What a container posts back: once ready (its module loaded), then one reply per invocation. */
 export type FromContainer =
   | { type: 'ready'; threadId: number }
-  | { type: 'response'; id: number; response: unknown }
-  | { type: 'error'; id: number; error: { name: string; message: string; stack?: string } };
+  | { type: 'response'; id: number; response: unknown; maxMemoryMb?: number }
+  | {
+      type: 'error';
+      id: number;
+      error: { name: string; message: string; stack?: string };
+      maxMemoryMb?: number;
+    }
+  /** The container holds more than the function's memory (it is ended). */
+  | { type: 'memory'; usedMb: number; outsideHeapMb: number };
 
 /**
  * Running from the TypeScript sources (vitest, tsx) or from the bundle (dist/, the packed CLI):
@@ -307,8 +326,12 @@ export class ContainerPool {
         if (bytes > tmpMb * MIB) void container.kill('tmp', tmpFull(bytes, tmpMb));
       }
       if (container.ended !== undefined || reply === undefined) return await failed();
-      if (reply.type === 'response') return { ok: true, response: reply.response, container: report() };
-      if (reply.type === 'error') return { ok: false, error: rebuilt(reply.error), container: report() };
+      const measured = (): ContainerReport =>
+        reply && 'maxMemoryMb' in reply && reply.maxMemoryMb !== undefined
+          ? { ...report(), maxMemoryMb: reply.maxMemoryMb }
+          : report();
+      if (reply.type === 'response') return { ok: true, response: reply.response, container: measured() };
+      if (reply.type === 'error') return { ok: false, error: rebuilt(reply.error), container: measured() };
       throw new Error(`${this.functionName}: unexpected reply from its container (${reply.type})`);
     } finally {
       // An idle container does not keep the process alive.
@@ -340,7 +363,12 @@ class Container {
   ) {
     mkdirSync(tmpDir);
     this.worker = new Worker(ENTRY, {
-      workerData: { module: config.module, tmpDir } satisfies ContainerData,
+      workerData: {
+        module: config.module,
+        tmpDir,
+        memoryMb: config.memoryMb,
+        memoryCheckMs: MEMORY_CHECK_MS,
+      } satisfies ContainerData,
       env: { ...config.env },
       execArgv: EXEC_ARGV,
       resourceLimits: heapLimits(config.memoryMb),
@@ -354,6 +382,11 @@ class Container {
       if (message.type === 'ready') {
         this.initMs = Math.round(performance.now() - this.startedAt);
         setReady(true);
+      } else if (message.type === 'memory') {
+        void this.kill(
+          'memory',
+          `Runtime exited: out of memory (${message.usedMb} MB used of the function's ${this.config.memoryMb} MB, ${message.outsideHeapMb} MB of it outside the JS heap)`,
+        );
       } else {
         const reply = this.reply;
         this.reply = undefined;

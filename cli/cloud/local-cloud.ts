@@ -5,7 +5,8 @@
  * event source mappings. Nothing here is a second implementation: it is the AWS shell with
  * AWS swapped for moto.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createReadStream } from 'node:fs';
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DynamoBatchStore } from '../../shared/adapters/aws/dynamo-batch-store.js';
 import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
@@ -297,7 +298,9 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       : DATASET_FILE,
     `dataset ${options.datasetPath ?? datasetPath}`,
   );
-  const dataset = await readFile(datasetPath);
+  // The dataset goes to the bucket streamed, as an upload would: the file is never held whole.
+  const datasetBytes = (await stat(datasetPath)).size;
+  const uploadDataset = (blobs: S3BlobStore) => blobs.putStream(datasetKey, createReadStream(datasetPath));
 
   log('starting moto_server (S3, SQS, DynamoDB)…');
   const moto = await startMoto();
@@ -349,13 +352,13 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
       log(`uploaded ${prompts.length} prompt files and ${suiteKey(suite.name)}`);
       await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
-      await blobs.put(datasetKey, dataset);
-      log(`uploaded ${datasetKey} (${dataset.length} bytes): the S3 notification starts the run`);
+      await uploadDataset(blobs);
+      log(`uploaded ${datasetKey} (${datasetBytes} bytes): the S3 notification starts the run`);
     } else {
       // A dataset key outside datasets/<name>/ (a shared `datasets/…` key) starts no run of this
       // suite when it lands: it goes first, and the suite's own upload starts the run on it.
-      await blobs.put(datasetKey, dataset);
-      log(`uploaded ${prompts.length} prompt files and ${datasetKey} (${dataset.length} bytes)`);
+      await uploadDataset(blobs);
+      log(`uploaded ${prompts.length} prompt files and ${datasetKey} (${datasetBytes} bytes)`);
       await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
       await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
       log(`uploaded ${suiteKey(suite.name)}: the S3 notification starts the run on ${datasetKey}`);
@@ -413,6 +416,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
           client: clients.doc,
           tableName: resources.table,
           checkSuite: validateSuite,
+          blobs,
         }),
         outDir: options.outDir,
         suitePath: options.suitePath,
@@ -565,9 +569,10 @@ function describeInvocation(invocation: Invocation): string {
       : failed > 0
         ? `${records - failed} ok, ${failed} back to the queue`
         : 'ok';
+  const memory = container?.maxMemoryMb === undefined ? '' : `, max memory ${container.maxMemoryMb} MB`;
   const timing = container?.cold
-    ? `${durationMs} ms, cold start${container.initMs === undefined ? '' : `, init ${container.initMs} ms`}`
-    : `${durationMs} ms`;
+    ? `${durationMs} ms, cold start${container.initMs === undefined ? '' : `, init ${container.initMs} ms`}${memory}`
+    : `${durationMs} ms${memory}`;
   return `  ${functionName.padEnd(11)} ${String(records).padStart(2)} ${plural.padEnd(7)} ${outcome} (${timing})`;
 }
 

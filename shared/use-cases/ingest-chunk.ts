@@ -1,4 +1,5 @@
 import { type ChunkStart, readChunk } from '../lib/datasets/chunks.js';
+import type { ReaderLimits } from '../lib/datasets/limits.js';
 import type { DatasetFormat } from '../lib/datasets/read.js';
 import { sampleStateKey } from '../lib/layout/bucket.js';
 import { PART_ROWS } from '../lib/layout/queues.js';
@@ -16,6 +17,7 @@ import {
   RowList,
   rowParser,
   type StartRunDeps,
+  unreadableReason,
 } from './start-run.js';
 
 /**
@@ -68,6 +70,8 @@ export interface IngestChunkDeps extends StartRunDeps {
   chunkBytes: number;
   /** How long a chunk is held by the invocation that took it: more than an invocation can run. */
   chunkLeaseMs: number;
+  /** What a dataset reader may take from the file (the deployment's; see limits.ts): default the readers' own. */
+  readerLimits?: ReaderLimits;
 }
 
 export type ChunkOutcome =
@@ -83,6 +87,8 @@ export type ChunkOutcome =
       last: boolean;
       /** The run had all its results once this chunk closed: it was sent to aggregation. */
       complete: boolean;
+      /** The file could not be read past this chunk: why (the run was stopped, this chunk is the last). */
+      unreadable?: string;
     }
   /** The chunk is done, or another invocation holds it: nothing was done. */
   | { status: 'skipped'; runId: string; chunk: number; why: 'held' | 'done' }
@@ -135,7 +141,7 @@ export async function ingestChunk(deps: IngestChunkDeps, task: ChunkTask): Promi
     await readChunk(
       object.body,
       task.format,
-      run.suite.dataset,
+      { ...run.suite.dataset, file: task.key, ...(deps.readerLimits ? { limits: deps.readerLimits } : {}) },
       task,
       deps.chunkBytes,
       deps.partRows ?? PART_ROWS,
@@ -150,6 +156,13 @@ export async function ingestChunk(deps: IngestChunkDeps, task: ChunkTask): Promi
       ? { row: raw.row, invalid: invalidOf(parsed) }
       : { row: raw.row, item: parsed.item, record: raw.record };
   });
+  // The file cannot be read past this chunk: the row it stopped at fails with the reason, the
+  // run is stopped, and this chunk is the last (see startRun, which does the same in one pass).
+  const { unreadable } = read;
+  if (unreadable) {
+    entries.push({ row: unreadable.row, invalid: { reason: unreadable.reason } });
+    await runStore.stop?.(runId, unreadableReason(unreadable.row, unreadable.reason));
+  }
   // Duplicates: an id met earlier in the chunk, else one an earlier chunk's row claimed.
   const firstRow = new Map<string, number>();
   const duplicate = (entry: Entry, first: number) => {
@@ -237,6 +250,7 @@ export async function ingestChunk(deps: IngestChunkDeps, task: ChunkTask): Promi
     queued,
     last: !read.next,
     complete,
+    ...(unreadable ? { unreadable: unreadable.reason } : {}),
   };
 }
 

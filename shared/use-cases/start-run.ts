@@ -4,7 +4,7 @@ import { EXPLANATION_COLUMNS } from '../lib/datasets/join.js';
 import type { RawRow } from '../lib/datasets/read.js';
 import { IdIndex } from '../lib/id-index.js';
 import { mulberry32 } from '../lib/metrics/index.js';
-import { RunExistsError } from '../model/errors.js';
+import { InputError, RunExistsError } from '../model/errors.js';
 import {
   failedResult,
   type Item,
@@ -68,6 +68,11 @@ export type StartRunOutcome =
       complete: boolean;
       /** The dataset had more rows than the deployment allows: the run was stopped there, and why. */
       stopped?: string;
+      /**
+       * The file could not be read to its end (a reader's limit, a broken file): why. The row it
+       * stopped at is a failed result saying so, and the run was stopped (see {@link unreadableReason}).
+       */
+      readFailure?: string;
     }
   | { status: 'duplicate'; runId: string };
 
@@ -151,25 +156,41 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
 
   const maxItems = deps.limits?.maxItems || undefined;
   let stopped: string | undefined;
-  for await (const raw of rows ? rows() : (input.rows as AsyncIterable<RawRow>)) {
-    if (maxItems !== undefined && raw.row > maxItems) {
-      // Over the deployment's limit: nothing past it is read, and the items sent end as `stopped`.
-      stopped = itemLimitReason(maxItems);
-      await runStore.stop?.(run.runId, stopped);
-      break;
+  let readFailure: string | undefined;
+  let lastRow = 0;
+  try {
+    for await (const raw of rows ? rows() : (input.rows as AsyncIterable<RawRow>)) {
+      if (maxItems !== undefined && raw.row > maxItems) {
+        // Over the deployment's limit: nothing past it is read, and the items sent end as `stopped`.
+        stopped = itemLimitReason(maxItems);
+        await runStore.stop?.(run.runId, stopped);
+        break;
+      }
+      lastRow = Math.max(lastRow, raw.row);
+      await take(raw);
     }
+  } catch (error) {
+    // The file cannot be read past here (a reader's limit, a broken file, a value too deep for
+    // the stack): the run ends with the reason. A retry would meet the same row.
+    if (!(error instanceof InputError || error instanceof RangeError)) throw error;
+    readFailure = error instanceof InputError ? error.message : `${run.datasetKey}: ${error.message}`;
+    total += 1;
+    await reject(lastRow + 1, { reason: readFailure });
+    await runStore.stop?.(run.runId, unreadableReason(lastRow + 1, readFailure));
+  }
+  async function take(raw: RawRow): Promise<void> {
     const parsed = parse(raw);
     if ('error' in parsed) {
       total += 1;
       await reject(raw.row, invalidOf(parsed));
-      continue;
+      return;
     }
     const { item } = parsed;
     const firstRow = firstRowBefore(raw.row, item);
     if (firstRow !== undefined) {
       total += 1;
       await reject(raw.row, { reason: duplicateReason(item.id, firstRow), input: raw.record });
-      continue;
+      return;
     }
     if (reservoir) reservoir.offer(item);
     else {
@@ -198,8 +219,17 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
     queued,
     complete,
     ...(stopped ? { stopped } : {}),
+    ...(readFailure ? { readFailure } : {}),
   };
 }
+
+/**
+ * Why a run whose file could not be read past `row` was stopped: its rows before were read, the
+ * row there is a failed result with the reader's reason, and nothing after it is an item. No
+ * retry can help: the file (or the reader's limits) must change.
+ */
+export const unreadableReason = (row: number, reason: string) =>
+  `the dataset could not be read from row ${row} on, so the run was stopped there: ${reason}`;
 
 /** Where a reservoir sample stands after some items: every item offered, the draws made, what it holds. */
 export interface ReservoirState {
@@ -370,11 +400,16 @@ async function duplicateRows(
 ): Promise<(row: number, item: Item) => number | undefined> {
   const seen = seenBefore();
   const duplicates = new Map<number, number>();
-  for await (const raw of rows) {
-    const parsed = parse(raw);
-    if (!('item' in parsed)) continue;
-    const first = seen(raw.row, parsed.item);
-    if (first !== undefined) duplicates.set(raw.row, first);
+  try {
+    for await (const raw of rows) {
+      const parsed = parse(raw);
+      if (!('item' in parsed)) continue;
+      const first = seen(raw.row, parsed.item);
+      if (first !== undefined) duplicates.set(raw.row, first);
+    }
+  } catch (error) {
+    // A file that cannot be read to its end: the pass that hands the rows on stops at the same row, and says so.
+    if (!(error instanceof InputError)) throw error;
   }
   return (row) => duplicates.get(row);
 }

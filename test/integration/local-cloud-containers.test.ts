@@ -248,7 +248,9 @@ describe('the local cloud containers', () => {
     // bin/assay.mjs runs dist/main.js, whose containers start dist/container.js.
     const { stderr } = await assayCli(['cloud', suite, '--simulate', '--out', join(dir, 'out')], dir);
 
-    expect(stderr).toMatch(/^ {2}worker +\d+ records ok \(\d+ ms, cold start, init \d+ ms\)$/m);
+    expect(stderr).toMatch(
+      /^ {2}worker +\d+ records ok \(\d+ ms, cold start, init \d+ ms, max memory \d+ MB\)$/m,
+    );
     expect(stderr).not.toMatch(/container (killed|exited)/);
     const report = JSON.parse(await readFile(join(dir, 'out', 'report.json'), 'utf8'));
     expect(report).toMatchObject({ counts: { items: 48, scored: 48 } });

@@ -1,3 +1,4 @@
+import { InputError } from '../../model/errors.js';
 import { type DatasetFormat, isUtf8Encoding, type RawRow, type ReadOptions, readRows } from './read.js';
 
 /**
@@ -30,6 +31,11 @@ export interface ChunkRead {
   next?: ChunkStart;
   /** The CSV column names the chunks after this one read by (the header row's, or the declared ones). */
   header?: readonly string[];
+  /**
+   * The file cannot be read past the chunk's rows (a record past a reader's limit whose end
+   * cannot be found): the row it stopped at, and why. There is no next chunk.
+   */
+  unreadable?: { row: number; reason: string };
 }
 
 /**
@@ -77,16 +83,22 @@ export async function readChunk(
       header = names;
     },
   });
-  for await (const raw of reader) {
-    const { end, ...row } = raw;
-    rows.push(row as RawRow);
-    if (end !== undefined && (end >= size || rows.length >= maxRows)) {
-      return {
-        rows,
-        next: { start: from.start + end, row: row.row, line: row.line, ...(header ? { header } : {}) },
-        ...(header ? { header } : {}),
-      };
+  try {
+    for await (const raw of reader) {
+      const { end, ...row } = raw;
+      rows.push(row as RawRow);
+      if (end !== undefined && (end >= size || rows.length >= maxRows)) {
+        return {
+          rows,
+          next: { start: from.start + end, row: row.row, line: row.line, ...(header ? { header } : {}) },
+          ...(header ? { header } : {}),
+        };
+      }
     }
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    const row = Math.max(from.row, ...rows.map((raw) => raw.row)) + 1;
+    return { rows, ...(header ? { header } : {}), unreadable: { row, reason: error.message } };
   }
   return { rows, ...(header ? { header } : {}) };
 }

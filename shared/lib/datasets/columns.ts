@@ -1,10 +1,10 @@
 import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { parse } from 'csv-parse';
+import { DEFAULT_READER_LIMITS, type ReaderLimits } from './limits.js';
 import type { DatasetFormat, ReadOptions } from './read.js';
 import { readDatasetFile } from './source.js';
 
-/** JSONL records read to learn a file's columns (their keys, united). */
+/** Records read to learn a JSONL, JSON or Parquet file's columns (their keys, united). */
 const JSONL_SAMPLE = 100;
 
 /**
@@ -20,8 +20,9 @@ export async function fileColumns(
   const delimited = format === 'csv' || format === 'tsv';
   if (delimited && options.header) return [...options.header];
   const gzipped = (options.compression ?? (path.toLowerCase().endsWith('.gz') ? 'gzip' : 'none')) === 'gzip';
-  if (!gzipped && delimited) return csvHeader(path, options.delimiter ?? (format === 'tsv' ? '\t' : ','));
-  if (!gzipped && format === 'jsonl') return jsonlKeys(path);
+  if (!gzipped && delimited)
+    return csvHeader(path, options.delimiter ?? (format === 'tsv' ? '\t' : ','), options.limits);
+  // JSONL, JSON and Parquet by their reader, held to its limits (a line of a gigabyte is not held).
   return sampledKeys(path, format, options);
 }
 
@@ -48,12 +49,25 @@ async function sampledKeys(path: string, format: DatasetFormat, options: ReadOpt
   return header ? [...header] : [...keys];
 }
 
-async function csvHeader(path: string, delimiter: string): Promise<string[]> {
+/** A CSV file's header row, within the reader's limits (a header past them: none, the run says why). */
+async function csvHeader(
+  path: string,
+  delimiter: string,
+  limits: ReaderLimits = DEFAULT_READER_LIMITS,
+): Promise<string[]> {
   const stream = createReadStream(path);
-  const parser = parse({ bom: true, delimiter, relax_column_count: true, skip_empty_lines: true, to: 1 });
+  const parser = parse({
+    bom: true,
+    delimiter,
+    relax_column_count: true,
+    skip_empty_lines: true,
+    to: 1,
+    max_record_size: limits.maxRecordBytes,
+  });
   try {
     stream.pipe(parser);
-    for await (const record of parser as AsyncIterable<string[]>) return record.map((name) => name.trim());
+    for await (const record of parser as AsyncIterable<string[]>)
+      return record.length > limits.maxColumns ? [] : record.map((name) => name.trim());
     return [];
   } catch {
     // A header csv-parse cannot read: the run reports the file's rows itself.
@@ -61,31 +75,6 @@ async function csvHeader(path: string, delimiter: string): Promise<string[]> {
   } finally {
     stream.destroy();
   }
-}
-
-async function jsonlKeys(path: string): Promise<string[]> {
-  const stream = createReadStream(path, 'utf8');
-  const lines = createInterface({ input: stream, crlfDelay: Number.POSITIVE_INFINITY });
-  const keys = new Set<string>();
-  let records = 0;
-  try {
-    for await (const line of lines) {
-      const text = line.replace(/^\uFEFF/, '').trim();
-      if (text === '') continue;
-      try {
-        const value: unknown = JSON.parse(text);
-        if (value !== null && typeof value === 'object' && !Array.isArray(value))
-          for (const key of Object.keys(value)) keys.add(key);
-      } catch {
-        // An unreadable line is an invalid row of the run; it names no column.
-      }
-      if (++records >= JSONL_SAMPLE) break;
-    }
-  } finally {
-    lines.close();
-    stream.destroy();
-  }
-  return [...keys];
 }
 
 /** `names` as a short list for messages: `a, b, c` (or `(none)`). */

@@ -7,6 +7,8 @@
  * A CSV or TSV cell holding JSON text is read into the same way.
  */
 
+import { DEFAULT_READER_LIMITS, jsonDepth } from './limits.js';
+
 /** What a name reads in a record. */
 export type Field =
   /** Text: a string, or a number or boolean as its JSON text. */
@@ -38,6 +40,10 @@ function container(value: unknown): Record<string, unknown> | unknown[] | undefi
   if (typeof value !== 'string') return undefined;
   const text = value.trim();
   if (!(text.startsWith('{') || text.startsWith('['))) return undefined;
+  // Text nested deeper than a reader takes (see limits.ts) is read as text: printing it back
+  // would overflow the stack.
+  const { maxJsonDepth } = DEFAULT_READER_LIMITS;
+  if (text.length > 2 * maxJsonDepth && jsonDepth(text, maxJsonDepth) > maxJsonDepth) return undefined;
   try {
     const parsed: unknown = JSON.parse(text);
     return isContainer(parsed) ? parsed : undefined;

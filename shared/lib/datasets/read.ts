@@ -4,7 +4,16 @@ import { createGunzip } from 'node:zlib';
 import { JSONParser } from '@streamparser/json';
 import { parse } from 'csv-parse';
 import type { FileMetaData } from 'hyparquet';
-import { InputError } from '../../model/errors.js';
+import { AssayError, InputError } from '../../model/errors.js';
+import {
+  DEFAULT_READER_LIMITS,
+  GZIP_RATIO_FLOOR_BYTES,
+  JsonDepthScan,
+  jsonDepth,
+  limitText,
+  READER_LIMIT_VARIABLES,
+  type ReaderLimits,
+} from './limits.js';
 import { notUtf8, Utf8Check } from './utf8.js';
 
 /**
@@ -17,6 +26,11 @@ import { notUtf8, Utf8Check } from './utf8.js';
  * Formats: CSV and other delimited text (TSV, or any `delimiter`), JSONL, a JSON array of
  * objects (streamed, element by element), and Parquet (a row group at a time, read from a
  * {@link ByteSource}: it needs random access). Any but Parquet may be gzipped.
+ *
+ * Every reader holds to its {@link ReaderLimits} (record size, JSON depth, columns, gunzipped
+ * size, Parquet page and row group size): a row past one is invalid, saying which limit and
+ * what raises it; where the row's end cannot be found (a CSV record or JSON element too long,
+ * a gzip bomb, a Parquet page too large) the file is refused at that row with an `InputError`.
  */
 
 export type DatasetFormat = 'csv' | 'tsv' | 'jsonl' | 'json' | 'parquet';
@@ -149,6 +163,8 @@ export interface ReadOptions {
   byteOffset?: number;
   rowOffset?: number;
   lineOffset?: number;
+  /** What the reader may take from the file (see limits.ts); default {@link DEFAULT_READER_LIMITS}. */
+  limits?: ReaderLimits;
 }
 
 /** True when `encoding` names UTF-8 (or is not given): the bytes are checked, not just decoded. */
@@ -165,7 +181,7 @@ export async function* readRows(
   format: DatasetFormat,
   options: ReadOptions = {},
 ): AsyncGenerator<RawRow> {
-  const rows = rowsOf(input, format, options);
+  const rows = guarded(rowsOf(input, format, options), options.file ?? 'the dataset');
   const limit = options.maxFieldChars;
   if (limit === undefined) {
     yield* rows;
@@ -188,6 +204,29 @@ export async function* readRows(
     } else yield raw;
   }
 }
+
+/**
+ * The rows, with an error that is not one of Assay's (a stack or string too large for the
+ * runtime: RangeError) turned into an `InputError` naming the file: it comes from the file's
+ * content, and reading it again would fail the same way.
+ */
+async function* guarded(rows: AsyncGenerator<RawRow>, name: string): AsyncGenerator<RawRow> {
+  let last = 0;
+  try {
+    for await (const raw of rows) {
+      last = raw.row;
+      yield raw;
+    }
+  } catch (error) {
+    if (error instanceof AssayError || !(error instanceof RangeError)) throw error;
+    throw new InputError(
+      `${name}: cannot be read after row ${last} (${error.message}): the file holds a value too large or too deep to read`,
+      { cause: error },
+    );
+  }
+}
+
+const limitsOf = (options: ReadOptions): ReaderLimits => options.limits ?? DEFAULT_READER_LIMITS;
 
 function isByteSource(input: AsyncIterable<Uint8Array | string> | ByteSource): input is ByteSource {
   return !(Symbol.asyncIterator in input) && typeof (input as ByteSource).read === 'function';
@@ -213,7 +252,7 @@ function rowsOf(
     return readParquet(input, options);
   }
   let chunks = isByteSource(input) ? streamOf(input) : input;
-  if (options.compression === 'gzip') chunks = gunzipped(chunks, name);
+  if (options.compression === 'gzip') chunks = gunzipped(chunks, name, limitsOf(options));
   switch (format) {
     case 'csv':
       return readCsv(chunks, options, options.delimiter ?? ',');
@@ -226,22 +265,47 @@ function rowsOf(
   }
 }
 
-/** The chunks gunzipped as they come. A stream that is not gzip (or is cut short) throws, naming the file. */
+/**
+ * The chunks gunzipped as they come. A stream that is not gzip (or is cut short) throws, naming
+ * the file; so does one that gunzips to more than the limits allow (in all, or for each byte
+ * of it read so far: a gzip bomb), at the offset of the gunzipped byte that passed them.
+ */
 async function* gunzipped(
   chunks: AsyncIterable<Uint8Array | string>,
   name: string,
+  limits: ReaderLimits,
 ): AsyncGenerator<Uint8Array> {
   const gunzip = createGunzip();
+  let compressed = 0;
+  let out = 0;
   const source = Readable.from(
     (async function* () {
-      for await (const chunk of chunks) yield asBytes(chunk);
+      for await (const chunk of chunks) {
+        const bytes = asBytes(chunk);
+        compressed += bytes.length;
+        yield bytes;
+      }
     })(),
   );
+  const check = () => {
+    if (out > limits.maxGzipBytes)
+      throw new InputError(
+        `${name}: gunzips to more than ${limits.maxGzipBytes} bytes, ${limitText(limits, 'maxGzipBytes')}; the rows after byte ${limits.maxGzipBytes} of the gunzipped file are not read`,
+      );
+    if (out > GZIP_RATIO_FLOOR_BYTES && out > compressed * limits.maxGzipRatio)
+      throw new InputError(
+        `${name}: gunzips to ${out} bytes from its first ${compressed}, more than ${limits.maxGzipRatio} for each compressed byte, ${limitText(limits, 'maxGzipRatio')}; the rows after byte ${out} of the gunzipped file are not read (a file that compresses this well is usually a gzip bomb)`,
+      );
+  };
   const piped = pipeline(source, gunzip).catch(() => {
     // Met below, by the reader of `gunzip`, which is destroyed with the error.
   });
   try {
-    for await (const chunk of gunzip as AsyncIterable<Buffer>) yield chunk;
+    for await (const chunk of gunzip as AsyncIterable<Buffer>) {
+      out += chunk.length;
+      check();
+      yield chunk;
+    }
     await piped;
   } catch (error) {
     const code = (error as { code?: unknown }).code;
@@ -283,11 +347,15 @@ async function* readCsv(
   const names = options.header;
   const utf8 = isUtf8Encoding(options.encoding);
   const base = options.byteOffset ?? 0;
+  const limits = limitsOf(options);
+  const name = options.file ?? 'the dataset';
   // Records and skipped (unreadable) records go through one queue so row numbers follow the file.
   const queue: CsvEvent[] = [];
   let wake: (() => void) | undefined;
   let ended = false;
   let failure: Error | undefined;
+  /** The reader stopped early (a chunk read far enough, or a limit met): the feed lets the source go. */
+  let stopped = false;
   const notify = () => {
     wake?.();
     wake = undefined;
@@ -299,13 +367,28 @@ async function* readCsv(
     skip_empty_lines: true,
     skip_records_with_error: true,
     info: true,
+    // A record past it cannot be skipped (the parser cannot tell where it ends): the file stops there.
+    max_record_size: limits.maxRecordBytes,
   });
   parser.on('data', (entry: { record: string[]; info: { lines: number; bytes: number } }) => {
+    records += 1;
     queue.push({ record: entry.record, lines: entry.info.lines + lines, bytes: entry.info.bytes });
     notify();
   });
   const lines = options.lineOffset ?? 0;
-  parser.on('skip', (error: Error & { lines?: number }) => {
+  /** Records read (the header among them), for the row an error names. */
+  let records = 0;
+  parser.on('skip', (error: Error & { lines?: number; code?: string }) => {
+    if (error.code === 'CSV_MAX_RECORD_SIZE') {
+      const at = records + (names ? 1 : 0) + (options.rowOffset ?? 0);
+      failure ??= new InputError(
+        `${name}: ${at === 0 ? 'the header row' : `row ${at}`} (line ${(error.lines ?? 0) + lines}) is longer than ${limits.maxRecordBytes} characters, ${limitText(limits, 'maxRecordBytes')}; the rows after it are not read`,
+      );
+      stopped = true;
+      notify();
+      return;
+    }
+    records += 1;
     // The parser counts lines from the stream's start: its message says the file's line.
     const message =
       lines === 0
@@ -328,12 +411,19 @@ async function* readCsv(
   const badBytes: number[] = [];
   let offset = 0;
   const source = utf8 ? chunks : decoded(chunks, options.encoding!);
-  /** The reader stopped early (a chunk read far enough): the feed lets the source go. */
-  let stopped = false;
+
+  // A header read from the file is counted before the parser has it: a header of a million
+  // columns is refused at once, not after the parser has made a million fields of it.
+  const headerCount = names || (options.rowOffset ?? 0) > 0 ? undefined : new HeaderFields(delimiter);
   const feed = (async () => {
     try {
       for await (const chunk of source) {
         if (stopped) return;
+        const columns = headerCount?.push(chunk);
+        if (columns !== undefined && columns > limits.maxColumns)
+          throw new InputError(
+            `${name}: the header row has more than ${limits.maxColumns} columns, ${limitText(limits, 'maxColumns')}; no row is read`,
+          );
         if (utf8) {
           const bytes = asBytes(chunk);
           for (const bad of check.push(bytes, base + offset)) badBytes.push(bad);
@@ -385,6 +475,10 @@ async function* readCsv(
       const skippedBefore = afterSkip;
       afterSkip = false;
       if (!header) {
+        if (event.record.length > limits.maxColumns)
+          throw new InputError(
+            `${name}: the header row has ${event.record.length} columns, more than ${limits.maxColumns}, ${limitText(limits, 'maxColumns')}; no row is read`,
+          );
         header = event.record.map((name) => name.trim());
         options.onHeader?.(header);
         if (bad !== undefined)
@@ -421,24 +515,70 @@ async function* readCsv(
   }
 }
 
+/**
+ * Counts the fields of a delimited file's first record as its text comes, without the parser:
+ * delimiters outside double quotes, up to the first newline outside them.
+ */
+class HeaderFields {
+  private fields = 1;
+  private quoted = false;
+  private done = false;
+  private readonly delimiter: number;
+
+  constructor(delimiter: string) {
+    this.delimiter = delimiter.charCodeAt(0);
+  }
+
+  /** The fields counted so far (all of the header's once it has ended). */
+  push(chunk: Uint8Array | string): number {
+    if (this.done) return this.fields;
+    const text = typeof chunk === 'string';
+    for (let i = 0; i < chunk.length; i += 1) {
+      const code = text ? chunk.charCodeAt(i) : chunk[i]!;
+      if (code === 0x22) this.quoted = !this.quoted;
+      else if (this.quoted) continue;
+      else if (code === this.delimiter) this.fields += 1;
+      else if (code === 0x0a) {
+        this.done = true;
+        break;
+      }
+    }
+    return this.fields;
+  }
+}
+
 async function* readJsonl(
   chunks: AsyncIterable<Uint8Array | string>,
-  { encoding, byteOffset = 0, rowOffset = 0, lineOffset = 0 }: ReadOptions,
+  options: ReadOptions,
 ): AsyncGenerator<RawRow> {
+  const { encoding, byteOffset = 0, rowOffset = 0, lineOffset = 0 } = options;
+  const limits = limitsOf(options);
   let line = lineOffset;
   let row = rowOffset;
+  const tooLong = (bytes: string) =>
+    `the line is longer than ${limits.maxRecordBytes} ${bytes}, ${limitText(limits, 'maxRecordBytes')}`;
+  /** A line past the record limit: an invalid row, whose text is never held. */
+  const long = (unit: string, end?: number): RawRow => {
+    line += 1;
+    row += 1;
+    const error = tooLong(unit);
+    return end === undefined ? { row, line, error } : { row, line, error, end };
+  };
   const handle = (text: string, bad?: number, end?: number): RawRow | undefined => {
     line += 1;
     const trimmed = (line === 1 ? text.replace(/^\uFEFF/, '') : text).trim();
     if (trimmed === '') return undefined;
     row += 1;
     if (bad !== undefined) return { row, line, error: notUtf8(bad) };
+    const problem = jsonProblem(trimmed, limits);
+    if (problem !== undefined) return { row, line, error: problem };
     try {
       const value: unknown = JSON.parse(trimmed);
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
         return { row, line, error: 'JSONL line is not an object' };
       }
-      const fields = stringifyFields(value as Record<string, unknown>);
+      const fields = rowFields(value as Record<string, unknown>, limits);
+      if ('error' in fields) return { row, line, error: fields.error };
       return end === undefined ? { row, line, ...fields } : { row, line, ...fields, end };
     } catch (error) {
       return { row, line, error: `invalid JSON: ${(error as Error).message}` };
@@ -448,17 +588,24 @@ async function* readJsonl(
   if (!isUtf8Encoding(encoding)) {
     // A declared encoding (UTF-16 has no newline byte of its own): split the decoded text.
     let buffer = '';
+    /** The line being read is past the limit: its text is let go up to its newline. */
+    let skipping = false;
     for await (const text of decoded(chunks, encoding!)) {
       buffer += text;
       let newline = buffer.indexOf('\n');
       while (newline >= 0) {
-        const result = handle(buffer.slice(0, newline));
+        const result = skipping ? long('characters') : handle(buffer.slice(0, newline));
+        skipping = false;
         buffer = buffer.slice(newline + 1);
         if (result) yield result;
         newline = buffer.indexOf('\n');
       }
+      if (buffer.length > limits.maxRecordBytes) {
+        skipping = true;
+        buffer = '';
+      }
     }
-    const last = handle(buffer);
+    const last = skipping ? long('characters') : handle(buffer);
     if (last) yield last;
     return;
   }
@@ -483,27 +630,87 @@ async function* readJsonl(
         if (bad[0]! < end) first = bad[0];
         while (bad.length > 0 && bad[0]! < end) bad.shift();
       }
+      const length = stop - start;
       start = stop + 1;
-      const result = handle(text, first, base + Math.min(start, block.length));
+      const end = base + Math.min(start, block.length);
+      const result = length > limits.maxRecordBytes ? long('bytes', end) : handle(text, first, end);
       if (result) yield result;
     }
   };
   let partial: Uint8Array[] = [];
+  let partialBytes = 0;
+  /** Bytes of a line past the limit let go so far (its row is said when its newline comes). */
+  let skipped = 0;
   let base = 0;
   for await (const chunk of chunks) {
     const bytes = asBytes(chunk);
     const last = bytes.lastIndexOf(0x0a);
     if (last < 0) {
-      partial.push(bytes);
+      if (skipped > 0) skipped += bytes.length;
+      else if (partialBytes + bytes.length > limits.maxRecordBytes) {
+        // The line is past the limit: what was read of it is let go, not held to its end.
+        check.push(Buffer.concat([...partial, bytes]), byteOffset + base);
+        skipped = partialBytes + bytes.length;
+        partial = [];
+        partialBytes = 0;
+      } else {
+        partial.push(bytes);
+        partialBytes += bytes.length;
+      }
       continue;
     }
-    const head = bytes.subarray(0, last + 1);
+    let head = bytes.subarray(0, last + 1);
+    if (skipped > 0) {
+      // The long line ends at the chunk's first newline: its row, then the lines after it.
+      const newline = bytes.indexOf(0x0a);
+      skipped += newline + 1;
+      check.push(bytes.subarray(0, newline + 1), byteOffset + base);
+      base += skipped;
+      skipped = 0;
+      yield long('bytes', base);
+      head = bytes.subarray(newline + 1, last + 1);
+      partial = [];
+      partialBytes = 0;
+    }
     const block = partial.length > 0 ? Buffer.concat([...partial, head]) : head;
     partial = last + 1 < bytes.length ? [bytes.subarray(last + 1)] : [];
+    partialBytes = bytes.length - (last + 1);
+    if (block.length === 0) continue;
     yield* lines(block, base);
     base += block.length;
   }
+  if (skipped > 0) {
+    check.end();
+    yield long('bytes', base + skipped);
+    return;
+  }
   yield* lines(Buffer.concat(partial), base, true);
+}
+
+/**
+ * Why JSON text cannot be read as a row within the limits (it nests too deep to parse and print
+ * without overflowing the stack), else undefined. One linear scan, only of text that could nest
+ * that deep.
+ */
+function jsonProblem(text: string, limits: ReaderLimits): string | undefined {
+  if (text.length <= 2 * limits.maxJsonDepth) return undefined;
+  const depth = jsonDepth(text, limits.maxJsonDepth);
+  return depth > limits.maxJsonDepth
+    ? `the JSON nests deeper than ${limits.maxJsonDepth} levels, ${limitText(limits, 'maxJsonDepth')}`
+    : undefined;
+}
+
+/** A parsed row object as its fields (see {@link stringifyFields}), or why it has too many. */
+function rowFields(
+  value: Record<string, unknown>,
+  limits: ReaderLimits,
+): ReturnType<typeof stringifyFields> | { error: string } {
+  const columns = Object.keys(value).length;
+  if (columns > limits.maxColumns)
+    return {
+      error: `the row has ${columns} fields, more than ${limits.maxColumns}, ${limitText(limits, 'maxColumns')}`,
+    };
+  return stringifyFields(value);
 }
 
 /** A parsed row as text fields, with the parsed values of those that were objects or arrays. */
@@ -516,6 +723,7 @@ function stringifyFields(value: Record<string, unknown>): {
   for (const [key, field] of Object.entries(value)) {
     if (field === null || field === undefined) continue;
     if (typeof field === 'object') {
+      // Its depth was checked before it was parsed (see jsonProblem): printing it cannot overflow.
       record[key] = JSON.stringify(field);
       structured ??= {};
       structured[key] = field;
@@ -534,9 +742,11 @@ const describe = (value: unknown): string =>
  */
 async function* readJsonArray(
   chunks: AsyncIterable<Uint8Array | string>,
-  { encoding, byteOffset = 0, rowOffset = 0 }: ReadOptions,
+  options: ReadOptions,
   name: string,
 ): AsyncGenerator<RawRow> {
+  const { encoding, byteOffset = 0, rowOffset = 0 } = options;
+  const limits = limitsOf(options);
   const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
   const values: unknown[] = [];
   parser.onValue = ({ value }) => {
@@ -557,7 +767,11 @@ async function* readJsonArray(
         yield { row, line: 0, error: `array element ${row} is ${describe(value)}, not an object` };
         continue;
       }
-      const fields = stringifyFields(value as Record<string, unknown>);
+      const fields = rowFields(value as Record<string, unknown>, limits);
+      if ('error' in fields) {
+        yield { row, line: 0, error: fields.error };
+        continue;
+      }
       if (badBytes.length > 0 && Object.values(fields.record).some((field) => field.includes('\uFFFD'))) {
         yield { row, line: 0, error: notUtf8(badBytes.shift()!) };
         continue;
@@ -565,7 +779,43 @@ async function* readJsonArray(
       yield { row, line: 0, ...fields };
     }
   };
-  const write = (text: string) => {
+  // The text is scanned before the parser has it: an element that nests too deep (which the
+  // rows' printing could not take) or runs too long (which memory could not) stops the read at
+  // it, after the elements before it. The parser cannot skip an element, so the file ends there.
+  const scan = new JsonDepthScan();
+  /** The element being read (1 once past the `[`), and the position where it began. */
+  let element = 1;
+  let elementStart = 0;
+  let position = 0;
+  let failure: InputError | undefined;
+  const refused = (why: string) =>
+    new InputError(
+      `${name}: row ${rowOffset + element} (array element ${element}) ${why}; the rows after it are not read`,
+    );
+  /** `text` up to where a limit is met (all of it when none is). */
+  const withinLimits = (text: string): string => {
+    const base = position;
+    const deep = scan.push(text, limits.maxJsonDepth + 1, 1, (i) => {
+      element += 1;
+      elementStart = base + i + 1;
+    });
+    if (deep >= 0) {
+      failure = refused(
+        `nests deeper than ${limits.maxJsonDepth} levels, ${limitText(limits, 'maxJsonDepth')}`,
+      );
+      return text.slice(0, Math.max(0, elementStart - base));
+    }
+    position += text.length;
+    if (position - elementStart > limits.maxRecordBytes) {
+      failure = refused(
+        `is longer than ${limits.maxRecordBytes} characters, ${limitText(limits, 'maxRecordBytes')}`,
+      );
+      return text.slice(0, Math.max(0, elementStart - base));
+    }
+    return text;
+  };
+  const write = (whole: string) => {
+    let text = whole;
     if (!started) {
       const first = text.replace(/^\uFEFF/, '').trimStart();
       if (first === '') return;
@@ -576,6 +826,8 @@ async function* readJsonArray(
         );
       text = first;
     }
+    text = withinLimits(text);
+    if (text === '') return;
     try {
       parser.write(text);
     } catch (error) {
@@ -594,10 +846,13 @@ async function* readJsonArray(
     }
     if (text !== '') write(text);
     yield* rowOf();
+    if (failure) throw failure;
   }
   if (utf8) for (const bad of check.end()) badBytes.push(bad);
   const rest = decoder.decode();
   if (rest !== '') write(rest);
+  yield* rowOf();
+  if (failure) throw failure;
   if (started && !parser.isEnded) {
     try {
       parser.end();
@@ -613,10 +868,9 @@ async function* readJsonArray(
  * column chunks, so memory holds one row group. Values are written as JSON values are (see
  * {@link plainValue}).
  */
-async function* readParquet(
-  source: ByteSource,
-  { rowOffset = 0, file }: ReadOptions,
-): AsyncGenerator<RawRow> {
+async function* readParquet(source: ByteSource, options: ReadOptions): AsyncGenerator<RawRow> {
+  const { rowOffset = 0, file } = options;
+  const limits = limitsOf(options);
   const name = file ?? 'the dataset';
   const buffer = {
     byteLength: source.size,
@@ -640,11 +894,13 @@ async function* readParquet(
   } catch (error) {
     throw unreadable(error);
   }
+  checkParquetSchema(metadata, limits, name);
   let row = rowOffset;
   let first = 0;
-  for (const group of metadata.row_groups) {
+  for (const [index, group] of metadata.row_groups.entries()) {
     const count = Number(group.num_rows);
     if (count === 0) continue;
+    const where = `${name}: row group ${index + 1} (rows ${row + 1} to ${row + count})`;
     let records: Record<string, unknown>[];
     try {
       records = await parquetReadObjects({
@@ -652,7 +908,7 @@ async function* readParquet(
         metadata,
         rowStart: first,
         rowEnd: first + count,
-        compressors,
+        compressors: boundedDecompressors(compressors, group, limits, where),
       });
     } catch (error) {
       throw unreadable(error);
@@ -660,11 +916,94 @@ async function* readParquet(
     first += count;
     for (const record of records) {
       row += 1;
-      const plain: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(record)) plain[key] = plainValue(value, true);
-      yield { row, line: 0, ...stringifyFields(plain) };
+      yield { row, line: 0, ...parquetFields(record, limits) };
     }
   }
+}
+
+/** A file whose schema has more columns, or nests deeper, than the limits: refused before any row. */
+function checkParquetSchema(metadata: FileMetaData, limits: ReaderLimits, name: string): void {
+  const leaves = metadata.schema.filter((element) => !element.num_children).length;
+  if (leaves > limits.maxColumns)
+    throw new InputError(
+      `${name}: the Parquet schema has ${leaves} columns, more than ${limits.maxColumns}, ${limitText(limits, 'maxColumns')}; no row is read`,
+    );
+  // The schema is a tree written depth first, each element with its number of children.
+  const open: number[] = [];
+  let deepest = 0;
+  for (const element of metadata.schema) {
+    while (open.length > 0 && open[open.length - 1] === 0) open.pop();
+    if (open.length > 0) open[open.length - 1]! -= 1;
+    if (element.num_children) open.push(element.num_children);
+    deepest = Math.max(deepest, open.length);
+  }
+  if (deepest > limits.maxJsonDepth + 1)
+    throw new InputError(
+      `${name}: the Parquet schema nests deeper than ${limits.maxJsonDepth} levels, ${limitText(limits, 'maxJsonDepth')}; no row is read`,
+    );
+}
+
+type Decompressors = NonNullable<Parameters<typeof import('hyparquet').parquetReadObjects>[0]['compressors']>;
+
+/**
+ * The decompressors, each checking the size a page's header asks of it before anything is
+ * allocated: no more than a page may hold, nor than the biggest column chunk of the row group
+ * says it holds in all; and the row group's pages together no more than a row group may hold.
+ * A header can say any size: a page of a few bytes may declare gigabytes.
+ */
+function boundedDecompressors(
+  compressors: Decompressors,
+  group: FileMetaData['row_groups'][number],
+  limits: ReaderLimits,
+  where: string,
+): Decompressors {
+  const declared = group.columns.map((column) => Number(column.meta_data?.total_uncompressed_size ?? 0));
+  const total = declared.reduce((sum, bytes) => sum + bytes, 0);
+  if (total > limits.maxParquetRowGroupBytes)
+    throw new InputError(
+      `${where} declares ${total} bytes uncompressed, more than ${limits.maxParquetRowGroupBytes}, ${limitText(limits, 'maxParquetRowGroupBytes')} (or write the file with smaller row groups); the rows from it on are not read`,
+    );
+  const largestChunk = Math.max(0, ...declared);
+  let spent = 0;
+  const bounded: Decompressors = {};
+  for (const [codec, decompress] of Object.entries(compressors) as [
+    keyof Decompressors,
+    Decompressors[keyof Decompressors],
+  ][]) {
+    if (!decompress) continue;
+    bounded[codec] = (input, length) => {
+      if (length > limits.maxParquetPageBytes)
+        throw new InputError(
+          `${where}: a page declares ${length} bytes uncompressed, more than ${limits.maxParquetPageBytes}, ${limitText(limits, 'maxParquetPageBytes')}; the rows from it on are not read`,
+        );
+      if (length > largestChunk)
+        throw new InputError(
+          `${where}: a page declares ${length} bytes uncompressed, more than its column chunk's ${largestChunk} in all: the file is corrupt or forged; the rows from it on are not read`,
+        );
+      spent += length;
+      if (spent > limits.maxParquetRowGroupBytes)
+        throw new InputError(
+          `${where}: its pages decompress to more than ${limits.maxParquetRowGroupBytes} bytes, ${limitText(limits, 'maxParquetRowGroupBytes')}; the rows from it on are not read`,
+        );
+      return decompress(input, length);
+    };
+  }
+  return bounded;
+}
+
+/** A Parquet record as a row's fields; a record with more fields than the limit, or too deep, is invalid. */
+function parquetFields(
+  record: Record<string, unknown>,
+  limits: ReaderLimits,
+): ReturnType<typeof stringifyFields> | { error: string } {
+  const plain: Record<string, unknown> = {};
+  try {
+    for (const [key, value] of Object.entries(record)) plain[key] = plainValue(value, limits.maxJsonDepth);
+  } catch (error) {
+    if (error instanceof InputError) return { error: error.message };
+    throw error;
+  }
+  return rowFields(plain, limits);
 }
 
 const utf8Text = new TextDecoder();
@@ -673,16 +1012,20 @@ const utf8Text = new TextDecoder();
  * A Parquet value as a JSON value: a BigInt as its decimal text (inside a nested value, a number
  * when it fits one exactly), a date as ISO text, bytes as UTF-8 text; lists and structs alike.
  */
-function plainValue(value: unknown, top = false): unknown {
+function plainValue(value: unknown, maxDepth: number, depth = 0): unknown {
+  const top = depth === 0;
   if (typeof value === 'bigint')
     return !top && Number.isSafeInteger(Number(value)) ? Number(value) : value.toString();
   if (value instanceof Date) return Number.isNaN(value.getTime()) ? null : value.toISOString();
   if (value instanceof Uint8Array) return utf8Text.decode(value);
-  if (Array.isArray(value)) return value.map((item) => plainValue(item));
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [key, field] of Object.entries(value)) out[key] = plainValue(field);
-    return out;
-  }
-  return value;
+  if (value === null || typeof value !== 'object') return value;
+  // The schema's depth was checked (see checkParquetSchema); this bounds the recursion whatever the values hold.
+  if (depth >= maxDepth)
+    throw new InputError(
+      `the value nests deeper than ${maxDepth} levels, the reader's maxJsonDepth (${READER_LIMIT_VARIABLES.maxJsonDepth} raises it)`,
+    );
+  if (Array.isArray(value)) return value.map((item) => plainValue(item, maxDepth, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const [key, field] of Object.entries(value)) out[key] = plainValue(field, maxDepth, depth + 1);
+  return out;
 }
