@@ -261,7 +261,7 @@ export const runSettingsSchema = z
       .strict()
       .optional()
       .describe(
-        'Prices for this suite\'s models, over the shipped price table: the same shape as a price override file (`--prices FILE`, ASSAY_PRICES), e.g. {"models": {"openai:my-finetune": {"input": 0.3, "output": 1.2}}} in USD per 1M tokens. A run with a budget needs a price for every backend it calls.',
+        'Prices for this suite\'s models, over the shipped price table: the same shape as a price override file (`--prices FILE`, ASSAY_PRICES), e.g. {"models": {"openai:my-finetune": {"input": 0.3, "output": 1.2}}} in USD per 1M tokens. A run with a budget needs a price for every backend it calls. On AWS these only add prices: a model the deployment prices keeps the deployment\'s price (budgets and the daily limit count it).',
       ),
     limits: z
       .record(z.string(), rateLimitSchema)
