@@ -78,6 +78,26 @@ describe.skipIf(!existsSync(CHROMIUM))(
     });
 
     /** What the page shows now: the item on the card, whether its verdict shows, the progress line. */
+    /**
+     * Waits until the browser process's local storage holds what the page saved under `key`:
+     * a renderer hands its writes on asynchronously, so a reload sent at once may find the
+     * storage as it was (DevTools reads the browser's copy, which a reloaded page reads).
+     */
+    async function savedByBrowser(page: Page, key: string): Promise<void> {
+      const saved = await page.evaluate((k) => localStorage.getItem(k), key);
+      expect(saved).not.toBeNull();
+      const cdp = await page.context().newCDPSession(page);
+      await cdp.send('DOMStorage.enable');
+      const held = async () => {
+        const { entries } = await cdp.send('DOMStorage.getDOMStorageItems', {
+          storageId: { securityOrigin: 'file://', isLocalStorage: true },
+        });
+        return entries.find(([k]) => k === key)?.[1] ?? null;
+      };
+      await expect.poll(held).toBe(saved);
+      await cdp.detach();
+    }
+
     async function seen(page: Page) {
       return {
         item: await page.getAttribute('[data-testid=card]', 'data-item-id'),
@@ -143,7 +163,9 @@ describe.skipIf(!existsSync(CHROMIUM))(
         progress: '3 labelled, 1 skipped, 1 to go (of 5)',
       });
 
-      // The progress is kept by the browser: a reload finds it.
+      // The progress is kept by the browser: a reload finds it (once the browser holds what the
+      // page saved: the page's writes reach it in the background).
+      await savedByBrowser(page, data.storageKey);
       await page.reload();
       await page.waitForSelector('body[data-ready="true"]');
       expect(await seen(page)).toMatchObject({
