@@ -5,6 +5,7 @@
  * the variable's name.
  */
 import { ConfigError } from '../shared/model/errors.js';
+import { MODEL_ID_PATTERN } from '../shared/model/provider-ids.js';
 import type { DeployLimits } from '../shared/use-cases/deploy-limits.js';
 
 /** The variable behind each limit. */
@@ -47,9 +48,6 @@ export function deployLimitsFromEnv(env: NodeJS.ProcessEnv): DeployLimits {
   return Object.fromEntries(Object.entries(limits).filter(([, v]) => v)) as DeployLimits;
 }
 
-/** `vendor:model` ids (`openai:gpt-4o-mini`). */
-const MODEL_ID = /^[a-z0-9_-]+:.+$/;
-
 /** The models an upload may call: the list, `any` for `*`, undefined (the priced ones) when unset or empty. */
 function allowedModels(env: NodeJS.ProcessEnv): DeployLimits['allowedModels'] {
   const name = DEPLOY_ENV.allowedModels;
@@ -60,7 +58,7 @@ function allowedModels(env: NodeJS.ProcessEnv): DeployLimits['allowedModels'] {
     .split(',')
     .map((id) => id.trim())
     .filter(Boolean);
-  const bad = ids.find((id) => !MODEL_ID.test(id));
+  const bad = ids.find((id) => !MODEL_ID_PATTERN.test(id));
   if (bad !== undefined) {
     throw new ConfigError(
       `Environment: ${name} must be vendor:model ids separated by "," (or * for any model), got ${JSON.stringify(bad)}`,

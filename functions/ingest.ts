@@ -12,7 +12,6 @@
 import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
-import { readerLimitsFromEnv } from '../shared/lib/datasets/limits.js';
 import { decodeEventKey } from '../shared/lib/layout/bucket.js';
 import { type ChunkOutcome, ingestChunk } from '../shared/use-cases/ingest-chunk.js';
 import { ingestObject } from '../shared/use-cases/ingest-object.js';
@@ -23,9 +22,7 @@ type IngestRoot = ReturnType<typeof ingestRoot>;
 
 /** The handler of a container built from `root` (the process's, by default). */
 export function createIngestHandler(root: IngestRoot = ingestRoot()) {
-  // The dataset readers' limits are the function's environment's (ASSAY_MAX_RECORD_BYTES…); a bad one fails the cold start.
-  const limited = { ...root, deps: { ...root.deps, readerLimits: readerLimitsFromEnv(process.env) } };
-  return sqsBatchHandler((record) => ingestRecord(limited, record), { parallel: false });
+  return sqsBatchHandler((record) => ingestRecord(root, record), { parallel: false });
 }
 
 /** The message S3 sends once when a notification configuration is saved. */

@@ -31,6 +31,7 @@ import { S3BlobStore } from '../shared/adapters/aws/s3-blob-store.js';
 import { SqsAggregateTrigger } from '../shared/adapters/aws/sqs-aggregate-trigger.js';
 import { SqsWorkQueue } from '../shared/adapters/aws/sqs-work-queue.js';
 import { FolderBlobStore } from '../shared/adapters/local/folder-blob-store.js';
+import { readerLimitsFromEnv } from '../shared/lib/datasets/limits.js';
 import { EncoderPool } from '../shared/lib/encoders/registry.js';
 import { REPORTS_PREFIX } from '../shared/lib/layout/bucket.js';
 import { FUNCTION_TIMEOUT_SECONDS, PART_ROWS } from '../shared/lib/layout/queues.js';
@@ -168,6 +169,8 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
       prompts: new FolderBlobStore(BUNDLE_ROOT),
       // The deployment's teams, each with its suites and prompt folder (a bad list fails the cold start).
       teams: parseTeams(b.processEnv.ASSAY_TEAMS),
+      // The dataset readers' limits (ASSAY_MAX_RECORD_BYTES…; a bad one fails the cold start).
+      readerLimits: readerLimitsFromEnv(b.processEnv),
       checkBackends: async (suite) => {
         withDeclaredKeys(declared, () => {
           new ProviderPool({ env, prices }).require(suite.backends, suite.sim);

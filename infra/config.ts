@@ -5,6 +5,7 @@ import { parseDatasetPrefixes } from '../shared/lib/layout/suite-paths.js';
 import { teamNameProblem } from '../shared/lib/layout/tenancy.js';
 import { parseProviderKeyNames } from '../shared/lib/providers/declared-keys.js';
 import { parseLimitSpec } from '../shared/lib/providers/rate-limit/spec.js';
+import { MODEL_ID_PATTERN } from '../shared/model/provider-ids.js';
 
 /**
  * Deploy-time settings of the Assay stack. Every key can be set with `-c key=value` on the
@@ -182,13 +183,10 @@ const bedrockModels = (raw: unknown) =>
     (id) => BEDROCK_MODEL_ID.test(id) && !id.startsWith('arn:'),
   );
 
-/** `vendor:model` ids, as the price table keys them. */
-const MODEL_ID = /^[a-z0-9_-]+:[^,\s]+$/;
-
 function allowedModels(raw: unknown): readonly string[] {
   const what =
     'vendor:model ids (openai:gpt-4o-mini; a list, or separated by ","), or "*" alone for any model';
-  const list = listSetting('allowedModels', raw, what, (id) => id === '*' || MODEL_ID.test(id));
+  const list = listSetting('allowedModels', raw, what, (id) => id === '*' || MODEL_ID_PATTERN.test(id));
   if (list.includes('*') && list.length > 1)
     throw new ConfigError(`context "allowedModels" must be ${what}, got ${JSON.stringify(raw)}`);
   return list;

@@ -10,6 +10,9 @@ export const NATIVE_VENDORS = ['openai', 'anthropic', 'gemini', 'bedrock', 'sim'
 export const OPENAI_COMPATIBLE_VENDORS = ['openrouter', 'together', 'ollama', 'vllm'] as const;
 export const VENDORS = [...NATIVE_VENDORS, ...OPENAI_COMPATIBLE_VENDORS] as const;
 
+/** A `vendor:model` id as a deployment lists it (`openai:gpt-4o-mini`): one id, no separator or space inside. */
+export const MODEL_ID_PATTERN = /^[a-z0-9_-]+:[^,\s]+$/;
+
 export type Vendor = (typeof VENDORS)[number];
 
 export interface ResolvedProviderId {

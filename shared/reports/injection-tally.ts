@@ -45,12 +45,14 @@ export class InjectionTally {
   }
 }
 
-/** report.txt's line for a run's possible injections (none when no item was flagged). */
-export function injectionLines(summary: InjectionSummary | undefined): string[] {
-  if (!summary) return [];
+/** What a run's possible injections are, after the heading report.txt and the page give it. */
+export function injectionMessage(summary: InjectionSummary): string {
   const shown = summary.listed.map((item) => `${item.id} (row ${item.row}: ${item.fields.join(', ')})`);
   const more = summary.items - summary.listed.length;
-  return [
-    `possible injection: ${summary.items} item${summary.items === 1 ? '' : 's'} whose data reads like a verdict or an instruction to the model (check their scores): ${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`,
-  ];
+  return `${summary.items} item${summary.items === 1 ? '' : 's'} whose data reads like a verdict or an instruction to the model (check their scores): ${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`;
+}
+
+/** report.txt's line for a run's possible injections (none when no item was flagged). */
+export function injectionLines(summary: InjectionSummary | undefined): string[] {
+  return summary ? [`possible injection: ${injectionMessage(summary)}`] : [];
 }

@@ -166,7 +166,7 @@ export async function startRun(deps: StartRunDeps, input: StartRunInput): Promis
         await runStore.stop?.(run.runId, stopped);
         break;
       }
-      lastRow = Math.max(lastRow, raw.row);
+      lastRow = raw.row; // rows come numbered in order
       await take(raw);
     }
   } catch (error) {

@@ -97,7 +97,8 @@ export async function readChunk(
     }
   } catch (error) {
     if (!(error instanceof InputError)) throw error;
-    const row = Math.max(from.row, ...rows.map((raw) => raw.row)) + 1;
+    // Rows come numbered in order: the failed one follows the last read (or the chunk's start).
+    const row = (rows.at(-1)?.row ?? from.row) + 1;
     return { rows, ...(header ? { header } : {}), unreadable: { row, reason: error.message } };
   }
   return { rows, ...(header ? { header } : {}) };

@@ -7,7 +7,7 @@
  * A CSV or TSV cell holding JSON text is read into the same way.
  */
 
-import { DEFAULT_READER_LIMITS, jsonDepth } from './limits.js';
+import { DEFAULT_READER_LIMITS, nestsDeeperThan } from './limits.js';
 
 /** What a name reads in a record. */
 export type Field =
@@ -43,7 +43,7 @@ function container(value: unknown): Record<string, unknown> | unknown[] | undefi
   // Text nested deeper than a reader takes (see limits.ts) is read as text: printing it back
   // would overflow the stack.
   const { maxJsonDepth } = DEFAULT_READER_LIMITS;
-  if (text.length > 2 * maxJsonDepth && jsonDepth(text, maxJsonDepth) > maxJsonDepth) return undefined;
+  if (nestsDeeperThan(text, maxJsonDepth)) return undefined;
   try {
     const parsed: unknown = JSON.parse(text);
     return isContainer(parsed) ? parsed : undefined;

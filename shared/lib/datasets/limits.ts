@@ -145,6 +145,14 @@ function closingQuote(text: string, from: number): number {
   return -1;
 }
 
+/**
+ * Whether a JSON text nests deeper than `max` levels: a text of at most 2 × `max` characters
+ * cannot, so only a longer one is scanned.
+ */
+export function nestsDeeperThan(text: string, max: number): boolean {
+  return text.length > 2 * max && jsonDepth(text, max) > max;
+}
+
 /** How deep one JSON text nests (see {@link JsonDepthScan}); stops counting past `max`. */
 export function jsonDepth(text: string, max: number): number {
   const scan = new JsonDepthScan();

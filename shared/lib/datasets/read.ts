@@ -9,8 +9,8 @@ import {
   DEFAULT_READER_LIMITS,
   GZIP_RATIO_FLOOR_BYTES,
   JsonDepthScan,
-  jsonDepth,
   limitText,
+  nestsDeeperThan,
   READER_LIMIT_VARIABLES,
   type ReaderLimits,
 } from './limits.js';
@@ -693,9 +693,7 @@ async function* readJsonl(
  * that deep.
  */
 function jsonProblem(text: string, limits: ReaderLimits): string | undefined {
-  if (text.length <= 2 * limits.maxJsonDepth) return undefined;
-  const depth = jsonDepth(text, limits.maxJsonDepth);
-  return depth > limits.maxJsonDepth
+  return nestsDeeperThan(text, limits.maxJsonDepth)
     ? `the JSON nests deeper than ${limits.maxJsonDepth} levels, ${limitText(limits, 'maxJsonDepth')}`
     : undefined;
 }

@@ -5,6 +5,7 @@ import { humanCeilingSentence } from '../../../lib/format.js';
 import { headlineMetrics, metricSpec } from '../../../model/metrics.js';
 import type { ScoreKind } from '../../../model/model.js';
 import type { HumanAgreement, MetricValue, Report, ScorerSummary } from '../../../model/report.js';
+import { injectionMessage } from '../../injection-tally.js';
 import type { ItemTable } from '../types.js';
 import { histogram, roc } from './charts.js';
 import {
@@ -346,17 +347,7 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
       ),
     );
   }
-  if (report.injection) {
-    const { items: flagged, listed } = report.injection;
-    const shown = listed.map((item) => `${item.id} (row ${item.row}: ${item.fields.join(', ')})`);
-    const more = flagged - listed.length;
-    out.push(
-      banner(
-        'warn',
-        `POSSIBLE INJECTION: ${flagged} item${flagged === 1 ? '' : 's'} whose data reads like a verdict or an instruction to the model (check their scores): ${shown.join(', ')}${more > 0 ? `, and ${more} more` : ''}`,
-      ),
-    );
-  }
+  if (report.injection) out.push(banner('warn', `POSSIBLE INJECTION: ${injectionMessage(report.injection)}`));
   if (report.simulated) {
     const mixed = simulated > 0 && simulated < items.n;
     out.push(
