@@ -8,7 +8,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse as parseSync } from 'csv-parse/sync';
 import { runLocal } from '../cli/local-run.js';
@@ -626,5 +626,49 @@ async function coverageOnly() {
   process.stdout.write(`${renderTable(checks)}\n\nwritten to bench/results/coverage.json\n`);
 }
 
+/**
+ * `npm run bench -- process [ROUNDS]`: the whole-process throughput part alone (section 6b),
+ * `assay run` beside the bare SDK process in the same rounds, with the ratios the targets read
+ * (bench/results/process-throughput.json).
+ */
+async function processOnly(rounds: number) {
+  const dir = join(tmpdir(), `assay-bench-process-${process.pid}`);
+  await mkdir(dir, { recursive: true });
+  try {
+    const { figures, checks } = await processThroughput(dir, {
+      items: THROUGHPUT_ITEMS,
+      concurrencies: [64, 256],
+      latencyMs: LATENCY_MS,
+      rounds,
+    });
+    // A side with no finished round has no rate: its ratios are null.
+    const ratio = (ours: number, bound: number) =>
+      ours > 0 && bound > 0 ? +(ours / bound).toFixed(3) : null;
+    const ratios = Object.fromEntries(
+      Object.entries(figures.byConcurrency).map(([c, f]) => [
+        c,
+        {
+          wholeOfCOverL: ratio(f.assay.wholePerSecond, f.boundCOverL),
+          wholeOfSdk: ratio(f.assay.wholePerSecond, f.sdk.wholePerSecond),
+          steadyOfCOverL: ratio(f.assay.steadyPerSecond, f.boundCOverL),
+          steadyOfSdk: ratio(f.assay.steadyPerSecond, f.sdk.steadyPerSecond),
+        },
+      ]),
+    );
+    const at = new Date().toISOString();
+    // The machine's load as the part ended (1, 5 and 15 minutes): wall-time ratios mean little on a busy machine.
+    const loadAverage = loadavg().map((l) => +l.toFixed(1));
+    const out = join(ROOT, 'bench', 'results', 'process-throughput.json');
+    await writeFile(
+      out,
+      `${JSON.stringify({ at, node: process.version, cores: cpus().length, loadAverage, ratios, figures, checks }, null, 2)}\n`,
+    );
+    process.stdout.write(`${renderTable(checks)}\n\nwritten to bench/results/process-throughput.json\n`);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
 if (process.argv[2] === 'coverage') await coverageOnly();
+else if (process.argv[2] === 'process') await processOnly(Number(process.argv[3] ?? 3));
 else await main();

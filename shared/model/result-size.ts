@@ -22,6 +22,8 @@ import {
   capText,
   STORED_DETAILS_CHARS,
   STORED_EXPLANATION_CHARS,
+  STORED_FIELD_CHARS,
+  STORED_INPUT_CHARS,
   STORED_MESSAGE_CHARS,
   STORED_OUTPUT_CHARS,
   STORED_RAW_CHARS,
@@ -74,6 +76,17 @@ export function storedResult(result: ItemResult): ItemResult {
   return stored;
 }
 
+/** The least any one text or part of a result may hold (the caps above), characters. */
+const SMALLEST_CAP_CHARS = Math.min(
+  STORED_FIELD_CHARS,
+  STORED_INPUT_CHARS,
+  STORED_OUTPUT_CHARS,
+  STORED_DETAILS_CHARS,
+  STORED_EXPLANATION_CHARS,
+  STORED_RAW_CHARS,
+  STORED_MESSAGE_CHARS,
+);
+
 /** A result's size as stored: its JSON's UTF-8 bytes. */
 export function resultBytes(result: ItemResult): number {
   return Buffer.byteLength(JSON.stringify(result));
@@ -90,6 +103,9 @@ export const kb = (bytes: number) => Math.ceil(bytes / 1024);
  * records the same.
  */
 export function storableResult(result: ItemResult): ItemResult {
+  // A result whose whole JSON is within the smallest cap has every text within its own (each
+  // part's JSON is a piece of the whole's): it is stored as it is, without a pass per part.
+  if (JSON.stringify(result).length <= SMALLEST_CAP_CHARS) return result;
   const stored = storedResult(result);
   const bytes = resultBytes(stored);
   if (bytes <= STORED_RESULT_BYTES) return stored;

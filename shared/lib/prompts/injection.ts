@@ -49,9 +49,21 @@ const INSTRUCTIONS = [
   'to the judge:',
 ];
 
+/** Any of the phrases, as one search: a pattern of alternative literals, tried in one pass over the text. */
+function anyOf(phrases: readonly string[]): RegExp {
+  return new RegExp(phrases.map((phrase) => phrase.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('|'));
+}
+
+const ANY_VERDICT_TOKEN = anyOf(VERDICT_TOKENS);
+const ANY_INSTRUCTION = anyOf(INSTRUCTIONS);
+
+/** Whitespace that is not already single spaces: two in a row, or any but a space. */
+const UNCOLLAPSED = /\s\s|[^\S ]/;
+
 /** The text lower-cased, each run of whitespace one space: phrases match across line breaks. */
 function normalised(text: string): string {
-  return text.toLowerCase().replace(/\s+/g, ' ');
+  const lower = text.toLowerCase();
+  return UNCOLLAPSED.test(lower) ? lower.replace(/\s+/g, ' ') : lower;
 }
 
 /** What a text shows of an injection, each kind of sign once. */
@@ -59,8 +71,8 @@ export function textSigns(text: string): InjectionSign['sign'][] {
   const signs: InjectionSign['sign'][] = [];
   if (VERDICT_KEY.test(text)) signs.push('answer format');
   const flat = normalised(text);
-  if (VERDICT_LINE.test(text) || VERDICT_TOKENS.some((token) => flat.includes(token))) signs.push('verdict');
-  if (INSTRUCTIONS.some((phrase) => flat.includes(phrase))) signs.push('instruction');
+  if (VERDICT_LINE.test(text) || ANY_VERDICT_TOKEN.test(flat)) signs.push('verdict');
+  if (ANY_INSTRUCTION.test(flat)) signs.push('instruction');
   return signs;
 }
 

@@ -140,20 +140,85 @@ export function renderPrompt(
   vars: Record<string, string>,
   path = 'prompt',
   isData: (name: string) => boolean = () => false,
-  format: TemplateFormat = templateFormat(template),
+  format?: TemplateFormat,
 ): string {
-  return markDataTags(template, isData).replace(PLACEHOLDER, (whole, name: string) => {
+  const compiled = compiledTemplate(template, isData);
+  const sectionFormat = format ?? compiled.format;
+  let out = compiled.texts[0]!;
+  for (let i = 0; i < compiled.names.length; i += 1) {
+    const name = compiled.names[i]!;
     const value = vars[name];
-    if (value === undefined) throw new PromptError(`${path}: no value for placeholder ${whole}`);
-    return isData(name) ? neutraliseMarkers(escapeData(value), format) : value;
-  });
+    if (value === undefined) throw new PromptError(`${path}: no value for placeholder {${name}}`);
+    out += compiled.data[i] ? neutraliseMarkers(escapeData(value), sectionFormat) : value;
+    out += compiled.texts[i + 1]!;
+  }
+  return out;
+}
+
+/**
+ * A template as every render of it starts: its data tags marked, cut at its placeholders (the
+ * text before each, and after the last), with each placeholder's name and whether it is data.
+ */
+interface CompiledTemplate {
+  texts: string[];
+  names: string[];
+  data: boolean[];
+  format: TemplateFormat;
+}
+
+/** A template's placeholders in order, each with the tag of the section it sits alone in. */
+interface ParsedTemplate {
+  sections: { name: string; tag?: string }[];
+  format: TemplateFormat;
+  /** Compiled by which placeholders are data (`1`/`0` per placeholder, in order). */
+  compiled: Map<string, CompiledTemplate>;
+}
+
+/**
+ * Templates parsed so far. A run renders the same few templates for every item, and a
+ * template's marks and cuts depend only on its text and its data placeholders, so they are
+ * worked out once; the map is emptied when it grows past a bound (a process serving many runs).
+ */
+const parsedTemplates = new Map<string, ParsedTemplate>();
+const PARSED_TEMPLATES_MAX = 256;
+
+function compiledTemplate(template: string, isData: (name: string) => boolean): CompiledTemplate {
+  let parsed = parsedTemplates.get(template);
+  if (!parsed) {
+    if (parsedTemplates.size >= PARSED_TEMPLATES_MAX) parsedTemplates.clear();
+    parsed = {
+      sections: sectionTags(template, () => true),
+      format: templateFormat(template),
+      compiled: new Map(),
+    };
+    parsedTemplates.set(template, parsed);
+  }
+  const flags = parsed.sections.map((s) => (isData(s.name) ? '1' : '0')).join('');
+  let compiled = parsed.compiled.get(flags);
+  if (!compiled) {
+    const marked = markDataTags(template, parsed.sections.filter((_, i) => flags[i] === '1'));
+    const texts: string[] = [];
+    const names: string[] = [];
+    let from = 0;
+    for (const match of marked.matchAll(PLACEHOLDER)) {
+      texts.push(marked.slice(from, match.index));
+      names.push(match[1]!);
+      from = match.index + match[0].length;
+    }
+    texts.push(marked.slice(from));
+    compiled = { texts, names, data: names.map((name) => isData(name)), format: parsed.format };
+    parsed.compiled.set(flags, compiled);
+  }
+  return compiled;
 }
 
 /** The template with each data section's tag, opening, closing or named in prose, marked for its nonce. */
-function markDataTags(template: string, isData: (name: string) => boolean): string {
+function markDataTags(template: string, sections: { tag?: string }[]): string {
   let out = template;
-  for (const tag of new Set(sectionTags(template, isData).flatMap((s) => (s.tag ? [s.tag] : [])))) {
-    out = out.replaceAll(`<${tag}>`, `<${tag}${TAG_NONCE_MARK}>`).replaceAll(`</${tag}>`, `</${tag}${TAG_NONCE_MARK}>`);
+  for (const tag of new Set(sections.flatMap((s) => (s.tag ? [s.tag] : [])))) {
+    out = out
+      .replaceAll(`<${tag}>`, `<${tag}${TAG_NONCE_MARK}>`)
+      .replaceAll(`</${tag}>`, `</${tag}${TAG_NONCE_MARK}>`);
   }
   return out;
 }

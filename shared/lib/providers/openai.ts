@@ -277,6 +277,8 @@ export class OpenAiProvider implements LlmProvider {
    */
   private answerText(content: string, request: CompletionRequest): string {
     if (!request.jsonSchema || this.structured !== 'json_schema') return content;
+    // An answer without a `null` anywhere has none to drop: it reads back as it is.
+    if (!content.includes('null')) return content;
     let parsed: unknown;
     try {
       parsed = JSON.parse(content);

@@ -16,16 +16,29 @@ import type { CompletionRequest } from '../../model/provider.js';
 /** The mark `renderPrompt` gives a data section's tag (lib/prompts `TAG_NONCE_MARK`). */
 const MARKED_TAG = /<(\/?[a-z][a-z0-9_-]*)_nonce>/g;
 
+/**
+ * Random bytes drawn ahead, a block at a time: one call to the system's generator serves many
+ * calls' words, where drawing 4 bytes each time costs a buffer and a trip to it per call.
+ */
+const RANDOM_BLOCK_BYTES = 4096;
+let randomBlock = Buffer.alloc(0);
+let randomAt = 0;
+
 /** A fresh word for one call's tags: 8 hex digits. */
 export function tagNonce(): string {
-  return randomBytes(4).toString('hex');
+  if (randomAt + 4 > randomBlock.length) {
+    randomBlock = randomBytes(RANDOM_BLOCK_BYTES);
+    randomAt = 0;
+  }
+  randomAt += 4;
+  return randomBlock.toString('hex', randomAt - 4, randomAt);
 }
 
 /** The text with each marked tag's mark replaced by `nonce`. */
 export function applyTagNonce(text: string, nonce: string): string {
-  return text.includes('_nonce>')
-    ? text.replace(MARKED_TAG, (_whole, tag: string) => `<${tag}_${nonce}>`)
-    : text;
+  if (!text.includes('_nonce>')) return text;
+  // A replacement string, not a function per match; a `$` in the word stays a `$`.
+  return text.replace(MARKED_TAG, `<$1_${nonce.replaceAll('$', '$$$$')}>`);
 }
 
 /**
