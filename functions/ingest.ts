@@ -3,9 +3,9 @@
  * `suites/<name>.json` runs the suite on its dataset, `datasets/<name>/<file>` runs
  * `suites/<name>.json` on that file, `prompts/<path>` re-runs the suites that read the prompt
  * when its content changed (see shared/lib/layout/bucket.ts and shared/use-cases/ingest-object.ts).
- * A dataset too large for one invocation is read a chunk at a time: each chunk arrives on the
- * same queue as a task, handed on by the invocation that read the chunk before
- * (shared/use-cases/ingest-chunk.ts). A problem with the upload itself (no suite, invalid
+ * A dataset too large for one invocation is read in chunks: each arrives on the same queue as a
+ * task (a range of the file cut up front, the pass that cuts it, or a chunk of a file read in
+ * order; see shared/use-cases/ingest-chunk.ts). A problem with the upload itself (no suite, invalid
  * suite, missing prompt) is logged and counted, not retried; storage and queue errors fail the
  * record, so SQS delivers it again and the run (or the chunk) resumes.
  */
@@ -22,7 +22,7 @@ type IngestRoot = ReturnType<typeof ingestRoot>;
 
 /** The handler of a container built from `root` (the process's, by default). */
 export function createIngestHandler(root: IngestRoot = ingestRoot()) {
-  return sqsBatchHandler((record) => ingestRecord(root, record), { parallel: false });
+  return sqsBatchHandler((record) => ingestRecord(root, record), { parallel: false, retries: root.retries });
 }
 
 /** The message S3 sends once when a notification configuration is saved. */
@@ -45,18 +45,34 @@ const s3RecordSchema = z.looseObject({
 });
 export type S3EventRecord = z.infer<typeof s3RecordSchema>;
 
-/** A chunk of a dataset read a chunk at a time, handed on by the invocation that read the chunk before. */
+/**
+ * A chunk of a dataset read in chunks: a range cut up front (`end`), the pass that cuts them
+ * (`scan`), the pass that splits a dataset no reader can start in the middle of into chunk
+ * objects (`split`), a chunk of those (`rowsKey`), or a chunk of a dataset read in order,
+ * handed on by the invocation before.
+ */
 const chunkTaskSchema = z.object({
   chunk: z.object({
     runId: z.string().min(1),
     key: z.string().min(1),
     version: z.string(),
-    format: z.enum(['csv', 'jsonl']),
+    format: z.enum(['csv', 'tsv', 'jsonl', 'json', 'parquet']),
     chunk: z.number().int().nonnegative(),
     start: z.number().int().nonnegative(),
     row: z.number().int().nonnegative(),
     line: z.number().int().nonnegative(),
     header: z.array(z.string()).optional(),
+    end: z.number().int().nonnegative().optional(),
+    last: z.boolean().optional(),
+    rows: z.number().int().nonnegative().optional(),
+    rowGroups: z
+      .object({ from: z.number().int().nonnegative(), to: z.number().int().nonnegative() })
+      .optional(),
+    crlf: z.boolean().optional(),
+    scan: z.literal(true).optional(),
+    split: z.literal(true).optional(),
+    rowsKey: z.string().min(1).optional(),
+    uploadRejected: z.literal(true).optional(),
   }),
 });
 
@@ -96,7 +112,8 @@ function logChunk(outcome: ChunkOutcome): void {
     case 'ingested':
       logger.info(outcome.last ? 'last chunk ingested' : 'chunk ingested', { ...outcome });
       metrics.addMetric('ChunksIngested', MetricUnit.Count, 1);
-      if (outcome.unreadable) {
+      // A split dataset's row that rejected its upload was reported with the rejection.
+      if (outcome.unreadable && !outcome.uploadRejected) {
         logger.error('dataset not readable to its end: run stopped', {
           runId,
           chunk,
@@ -105,12 +122,24 @@ function logChunk(outcome: ChunkOutcome): void {
         metrics.addMetric('IngestRejected', MetricUnit.Count, 1);
       }
       return;
-    case 'skipped':
-      logger.info('chunk skipped: done already, or held by another invocation', {
+    case 'scanned':
+      logger.info('dataset cut into ranges', { ...outcome });
+      return;
+    case 'waiting':
+      logger.info('range claimed its ids: it hands its rows on once the ranges before it have', {
         runId,
         chunk,
-        why: outcome.why,
       });
+      return;
+    case 'skipped':
+      logger.info(
+        'chunk skipped: done already, held by another invocation, or after the end of the dataset',
+        {
+          runId,
+          chunk,
+          why: outcome.why,
+        },
+      );
       return;
     case 'rejected':
       logger.error('chunk not ingested: the run stays incomplete', { runId, chunk, reason: outcome.reason });

@@ -118,9 +118,10 @@ export interface RunStore {
    */
   counters(runId: string): Promise<RunCounters | undefined>;
   /**
-   * Money the recorded results of the run spent, as a budget check reads it: a store may give
-   * a figure up to a second old (DynamoDB caches it per process), never one that forgets a
-   * result recorded before that.
+   * Money the recorded results of the run spent, as a refused call reports it: a store may give
+   * a figure up to a second old (DynamoDB caches it per process), and other processes' results
+   * once they have flushed them ({@link flushSpend}), never one that forgets a result this
+   * process recorded.
    */
   spent(runId: string): Promise<number>;
   /**
@@ -219,6 +220,13 @@ export interface RunStore {
    * never one that forgets what this process recorded. A store without it has no daily limit.
    */
   spentToday?(): Promise<number>;
+  /**
+   * Adds what this process's results spent and it has not added yet to what {@link spent} and
+   * {@link spentToday} read elsewhere (DynamoDB: one write per run and per day, not one per
+   * result); a worker calls it after each batch. Until then only this process sees that spend.
+   * A store without it has every result's spend in those figures as soon as it is recorded.
+   */
+  flushSpend?(): Promise<void>;
 }
 
 /** A run not finished yet, as the watchdog sees it (times in epoch ms). */
@@ -260,13 +268,41 @@ export interface ChunkStore {
   claimChunk(runId: string, chunk: number, leaseMs: number): Promise<ChunkClaim>;
   /** Records how many of the chunk's rows are handed on; `done` once all of them are. */
   chunkProgress(runId: string, chunk: number, handed: number, done?: boolean): Promise<void>;
+  /** Gives the chunk up without finishing it (its holder waits for others): anyone may take it now. */
+  releaseChunk(runId: string, chunk: number): Promise<void>;
   /**
-   * Claims each item id for its row, for the run, and gives back the ids an earlier row holds
-   * (with that row): those rows are duplicates. Chunks claim in order, each after the one
-   * before it finished, so the first row of an id in the file holds it. A row claiming again
-   * (a chunk done again) keeps its claim. Ids are distinct within a call.
+   * Claims each item id for its row and `chunk`, for the run: the lowest row that claims an id
+   * holds it, in whatever order the chunks claim (they may claim at the same time). Gives back
+   * the ids a lower row holds (with that row, as found: a still lower row may take it later),
+   * and the higher rows this claim took an id from (with their chunk): those rows are
+   * duplicates, which the chunk that holds them must hear of (see {@link noteDuplicates}). A row
+   * claiming again (a chunk done again) keeps its claim. Ids are distinct within a call.
    */
-  claimIds(runId: string, ids: readonly { id: string; row: number }[]): Promise<Map<string, number>>;
+  claimIds(runId: string, chunk: number, ids: readonly { id: string; row: number }[]): Promise<IdClaims>;
+  /** Records rows of `chunk` whose id a lower row holds: the chunk reads them before handing on. */
+  noteDuplicates(runId: string, chunk: number, rows: readonly { id: string; row: number }[]): Promise<void>;
+  /** The rows of `chunk` noted as duplicates, by any chunk (in no order). */
+  duplicatesIn(runId: string, chunk: number): Promise<{ id: string; row: number }[]>;
+  /** The row that holds each id now (ids nobody claimed are absent). */
+  holders(runId: string, ids: readonly string[]): Promise<Map<string, number>>;
+  /**
+   * Marks `chunk`'s ids claimed (its duplicates noted), with whether the dataset ends in it
+   * (the chunks after it hand nothing on) and the task that hands its rows on, for whoever
+   * finds it waiting (see {@link waitingTask}).
+   */
+  idsClaimed(runId: string, chunk: number, mark: { ended: boolean; task: string }): Promise<void>;
+  /** Whether every chunk before `chunk` has claimed its ids, and whether one of them ended the dataset. */
+  claimedBefore(runId: string, chunk: number): Promise<{ claimed: boolean; ended: boolean }>;
+  /** The task of a chunk whose ids are claimed and whose rows are not all handed on yet; else undefined. */
+  waitingTask(runId: string, chunk: number): Promise<string | undefined>;
+}
+
+/** What claiming a chunk's item ids found (see `ChunkStore.claimIds`). */
+export interface IdClaims {
+  /** Ids a lower row holds: this chunk's row of each is a duplicate of that row. */
+  earlier: Map<string, number>;
+  /** Higher rows, of later chunks, this claim took an id from. */
+  displaced: { id: string; row: number; chunk: number }[];
 }
 
 export interface LlmCache {

@@ -1,5 +1,11 @@
 import { readsInChunks } from '../lib/datasets/chunks.js';
-import { type DatasetFormat, datasetReading, type ReadOptions, readRows } from '../lib/datasets/read.js';
+import {
+  type DatasetFormat,
+  datasetReading,
+  parquetRowGroups,
+  type ReadOptions,
+  readRows,
+} from '../lib/datasets/read.js';
 import { blobSource } from '../lib/datasets/source.js';
 import { rejectionKey, reportPrefixOf, routeKey, suiteKey, sweepPrefixOf } from '../lib/layout/bucket.js';
 import {
@@ -25,15 +31,21 @@ import { taskFor } from '../registry/registry.js';
 import { parseSuite, type Suite, variantSuites } from '../registry/suite.js';
 import { prepareSweep } from '../sweeps/sweep.js';
 import { type DeployLimits, deployLimited } from './deploy-limits.js';
-import type { IngestChunkDeps } from './ingest-chunk.js';
+import {
+  type IngestChunkDeps,
+  ingestChunk,
+  parquetRanges,
+  readsInRanges,
+  sendParquetRanges,
+} from './ingest-chunk.js';
 import { prepareRun } from './prepare-run.js';
 import { type StartRunOutcome, startRun } from './start-run.js';
 
 /**
  * What ingest needs. The dataset is read from the bucket: a file up to `chunkBytes` in one pass
- * here, a larger one a chunk at a time by later invocations (see ingest-chunk.ts), this one
- * creating the run and handing on its first chunk. The dataset is looked at before the run
- * record is written, so a missing dataset never leaves a run stuck in `ingesting`.
+ * here, a larger one in chunks by later invocations (see ingest-chunk.ts), this one creating
+ * the run and cutting it into ranges (or handing on its first chunk). The dataset is looked at
+ * before the run record is written, so a missing dataset never leaves a run stuck in `ingesting`.
  */
 export interface IngestObjectDeps extends IngestChunkDeps {
   /** The bucket (suites/ and datasets/ keys). */
@@ -203,13 +215,18 @@ async function ingestUpload(deps: IngestObjectDeps, object: UploadedObject): Pro
 /** How a run started on its dataset: read in one pass here, or handed on a chunk at a time. */
 export type DatasetStart =
   | StartRunOutcome
-  /** The dataset is read a chunk at a time by later invocations; the run's first chunk is on its way. */
-  | { status: 'chunked'; runId: string; bytes: number };
+  /**
+   * The dataset is read a chunk at a time by later invocations; the run's first chunk is on its
+   * way. `readFailure`: the pass that split it here met a row it cannot read (see startRun).
+   */
+  | { status: 'chunked'; runId: string; bytes: number; readFailure?: string };
 
 /**
- * Starts `run` on its dataset: a file up to `chunkBytes` (or one that must be read whole) in one
- * pass here; a larger one by creating the run and handing its first chunk to another
- * invocation. Undefined when the dataset does not exist.
+ * Starts `run` on its dataset: a file up to `chunkBytes` (a gzipped one up to a sixteenth of
+ * that, and a sampled run's file that no reader can start in the middle of) in one pass here;
+ * a larger one by creating the run and cutting it into ranges, or splitting it into chunk
+ * objects, or handing its first chunk to another invocation. Undefined when the dataset does
+ * not exist.
  */
 async function startOnDataset(
   deps: IngestObjectDeps,
@@ -246,17 +263,31 @@ async function startReading(
     // Parquet is read by position (its footer, then a row group at a time): this read is let go.
     await object.body[Symbol.asyncIterator]().return?.();
     const source = blobSource(deps.bucket, dataset.key, object);
-    return startRun(deps, { run, rows: readRows(source, dataset.format, dataset.options) });
+    const oneRead = () => startRun(deps, { run, rows: readRows(source, dataset.format, dataset.options) });
+    if (object.size <= deps.chunkBytes || !readsInRanges(run, dataset.format, dataset.options))
+      return oneRead();
+    // In ranges of row groups, read at the same time elsewhere; a file of one range is read
+    // here. Its footer is read first: a file no reader can read is refused before any run.
+    const ranges = parquetRanges(deps, await parquetRowGroups(source, dataset.options));
+    if (ranges.length <= 1) return oneRead();
+    await createOnce(deps, run);
+    await sendParquetRanges(
+      deps,
+      { runId: run.runId, key: dataset.key, version: object.version, format: dataset.format },
+      object.size,
+      ranges,
+    );
+    return { status: 'chunked', runId: run.runId, bytes: object.size };
   }
-  if (object.size <= deps.chunkBytes || !readsInChunks(dataset.format, dataset.options))
+  const chunked = readsInChunks(dataset.format, dataset.options);
+  // A gzipped file holds many times its size in rows: it is split once it may hold more than a chunk.
+  const oneRead = dataset.options.compression === 'gzip' ? deps.chunkBytes / GZIP_EXPANSION : deps.chunkBytes;
+  if (object.size <= oneRead || (!chunked && run.suite.run.sample))
     return startRun(deps, { run, rows: readRows(object.body, dataset.format, dataset.options) });
-  // Read a chunk at a time, elsewhere: this read is let go.
+  // Read in chunks, elsewhere: this read is let go.
   await object.body[Symbol.asyncIterator]().return?.();
-  await deps.runStore.createRun(run).catch((error: unknown) => {
-    // A redelivered upload: its first chunk is taken once (the chunk store holds it).
-    if (!(error instanceof RunExistsError)) throw error;
-  });
-  await deps.sendChunk({
+  await createOnce(deps, run);
+  const first = {
     runId: run.runId,
     key: dataset.key,
     version: object.version,
@@ -265,8 +296,38 @@ async function startReading(
     start: 0,
     row: 0,
     line: 0,
-  });
+  };
+  // No reader can start in the middle of it: the pass that splits it into chunk objects, read
+  // at the same time as ranges are, starts here, sending each chunk's task once it is written.
+  // A row it cannot read, met here, rejects the upload with the reason too, as one pass does.
+  if (!chunked) {
+    const split = await ingestChunk(deps, { ...first, split: true });
+    const readFailure = split.status === 'scanned' ? split.unreadable : undefined;
+    return {
+      status: 'chunked',
+      runId: run.runId,
+      bytes: object.size,
+      ...(readFailure ? { readFailure } : {}),
+    };
+  }
+  // Cut into ranges read at the same time: the pass that finds them starts here, sending the
+  // first range's task as soon as its end is found. Else one chunk after another.
+  if (readsInRanges(run, dataset.format, dataset.options)) await ingestChunk(deps, { ...first, scan: true });
+  else await deps.sendChunk(first);
   return { status: 'chunked', runId: run.runId, bytes: object.size };
+}
+
+/**
+ * How many times its size a gzipped dataset may hold: CSV and JSON text compress some five to
+ * ten times, so one of a sixteenth of a chunk's bytes is read in one pass, a larger one split.
+ */
+const GZIP_EXPANSION = 16;
+
+/** Creates the run of a dataset read in chunks; a redelivered upload finds it (its chunks are each taken once). */
+async function createOnce(deps: IngestObjectDeps, run: RunRecord): Promise<void> {
+  await deps.runStore.createRun(run).catch((error: unknown) => {
+    if (!(error instanceof RunExistsError)) throw error;
+  });
 }
 
 export interface SweepRunOutcome {

@@ -1,8 +1,8 @@
 /**
- * A dataset larger than one ingest invocation reads is ingested a chunk at a time: with chunks
- * of a few hundred bytes, the 14-row fixture takes an invocation for the upload and one per
- * chunk, each handing the next chunk on (a task on the events queue); each chunk's results are
- * a part of the run; every row still ends as exactly one result. The run is aggregated in
+ * A dataset larger than one ingest invocation reads is ingested in chunks: with ranges of a few
+ * hundred bytes, the 14-row fixture takes an invocation for the upload (which cuts it into
+ * ranges, each range's task on the events queue) and one per range; each range's results are a
+ * part of the run; every row still ends as exactly one result. The run is aggregated in
  * parts (ASSAY_AGGREGATE_IN_PARTS_FROM=0): a tally of each part, their reduction, each part's
  * item files, the assembly; its report and files are those of a local run over the whole file.
  */
@@ -88,7 +88,7 @@ describe('ingest in chunks on moto', { timeout: 120_000 }, () => {
     );
     const report = JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as Report;
 
-    // The upload's invocation, then one per chunk (a chunk ends at the first row past 300 bytes).
+    // The upload's invocation, then one per range (a range ends at the first row past 300 bytes).
     const ingests = invocations.filter((i) => i.functionName === 'ingest').length - before;
     expect(ingests).toBeGreaterThan(3);
     const runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });

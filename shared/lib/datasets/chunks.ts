@@ -1,5 +1,12 @@
 import { InputError } from '../../model/errors.js';
-import { type DatasetFormat, isUtf8Encoding, type RawRow, type ReadOptions, readRows } from './read.js';
+import {
+  type ByteSource,
+  type DatasetFormat,
+  isUtf8Encoding,
+  type RawRow,
+  type ReadOptions,
+  readRows,
+} from './read.js';
 
 /**
  * A large dataset is read a chunk at a time, each chunk by a reader of its own that starts at
@@ -102,4 +109,47 @@ export async function readChunk(
     return { rows, ...(header ? { header } : {}), unreadable: { row, reason: error.message } };
   }
   return { rows, ...(header ? { header } : {}) };
+}
+
+/** A range of a file cut by the boundary pass (see ranges.ts): where it starts and ends. */
+export interface RangeStart extends ChunkStart {
+  /** The offset of the byte after the range: the next range's start, or the file's size. */
+  end: number;
+  /** Delimited text: its records end in CRLF (else LF), as the file's first record said. */
+  crlf?: boolean;
+}
+
+/**
+ * Reads one range: `bytes` are the file's bytes from `from.start` to `from.end` (a ranged read),
+ * every record of which the range takes, numbered on from the rows and lines before it; or, for
+ * Parquet, the file read by position, of which the range takes `options.rowGroups`. A file that
+ * cannot be read past a row (a reader's limit) ends there, with why.
+ */
+export async function readRange(
+  bytes: AsyncIterable<Uint8Array> | ByteSource,
+  format: DatasetFormat,
+  options: ReadOptions,
+  from: RangeStart,
+): Promise<Omit<ChunkRead, 'next'>> {
+  if (!readsInChunks(format, options) && !(format === 'parquet' && options.rowGroups))
+    throw new Error(`a ${format} file is not read in ranges`);
+  const rows: RawRow[] = [];
+  const header = from.header ?? options.header;
+  const reader = readRows(bytes, format, {
+    ...options,
+    ...(header ? { header } : {}),
+    // The first range reads the file's start as one pass does; the others are told how records end.
+    ...(from.start > 0 && from.crlf !== undefined ? { recordDelimiter: from.crlf ? '\r\n' : '\n' } : {}),
+    byteOffset: from.start,
+    rowOffset: from.row,
+    lineOffset: from.line,
+  });
+  try {
+    for await (const { end: _end, ...row } of reader) rows.push(row as RawRow);
+  } catch (error) {
+    if (!(error instanceof InputError)) throw error;
+    const row = (rows.at(-1)?.row ?? from.row) + 1;
+    return { rows, unreadable: { row, reason: error.message } };
+  }
+  return { rows };
 }

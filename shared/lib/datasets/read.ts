@@ -163,6 +163,17 @@ export interface ReadOptions {
   byteOffset?: number;
   rowOffset?: number;
   lineOffset?: number;
+  /**
+   * Delimited text read from the middle: how its records end, as the file's first record
+   * delimiter says (the parser would otherwise take the first it meets, which in a file of CRLF
+   * records may be an LF inside a field).
+   */
+  recordDelimiter?: '\n' | '\r\n';
+  /**
+   * Parquet read in ranges: only these row groups (`to` exclusive), their rows numbered as in
+   * the whole file (the groups before them are counted from the footer).
+   */
+  rowGroups?: { from: number; to: number };
   /** What the reader may take from the file (see limits.ts); default {@link DEFAULT_READER_LIMITS}. */
   limits?: ReaderLimits;
 }
@@ -367,6 +378,7 @@ async function* readCsv(
     skip_empty_lines: true,
     skip_records_with_error: true,
     info: true,
+    ...(options.recordDelimiter ? { record_delimiter: options.recordDelimiter } : {}),
     // A record past it cannot be skipped (the parser cannot tell where it ends): the file stops there.
     max_record_size: limits.maxRecordBytes,
   });
@@ -867,49 +879,33 @@ async function* readJsonArray(
  * {@link plainValue}).
  */
 async function* readParquet(source: ByteSource, options: ReadOptions): AsyncGenerator<RawRow> {
-  const { rowOffset = 0, file } = options;
+  const { rowOffset = 0, file, rowGroups } = options;
   const limits = limitsOf(options);
   const name = file ?? 'the dataset';
-  const buffer = {
-    byteLength: source.size,
-    slice: async (start: number, end?: number): Promise<ArrayBuffer> => {
-      const bytes = await source.read(start, end ?? source.size);
-      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
-    },
-  };
-  // Loaded when a Parquet file is read: the other formats do not pay for the decompressors.
-  const [{ parquetMetadataAsync, parquetReadObjects }, { compressors }] = await Promise.all([
-    import('hyparquet'),
-    import('hyparquet-compressors'),
-  ]);
-  const unreadable = (error: unknown) =>
-    error instanceof InputError
-      ? error
-      : new InputError(`${name}: not a readable Parquet file (${(error as Error).message})`);
-  let metadata: FileMetaData;
-  try {
-    metadata = await parquetMetadataAsync(buffer);
-  } catch (error) {
-    throw unreadable(error);
-  }
-  checkParquetSchema(metadata, limits, name);
+  const { metadata, parquetReadObjects, compressors } = await parquetFooter(source, options);
   let row = rowOffset;
   let first = 0;
   for (const [index, group] of metadata.row_groups.entries()) {
     const count = Number(group.num_rows);
+    if (rowGroups && index < rowGroups.from) {
+      row += count;
+      first += count;
+      continue;
+    }
+    if (rowGroups && index >= rowGroups.to) break;
     if (count === 0) continue;
     const where = `${name}: row group ${index + 1} (rows ${row + 1} to ${row + count})`;
     let records: Record<string, unknown>[];
     try {
       records = await parquetReadObjects({
-        file: buffer,
+        file: parquetFile(source),
         metadata,
         rowStart: first,
         rowEnd: first + count,
         compressors: boundedDecompressors(compressors, group, limits, where),
       });
     } catch (error) {
-      throw unreadable(error);
+      throw unreadableParquet(error, name);
     }
     first += count;
     for (const record of records) {
@@ -917,6 +913,53 @@ async function* readParquet(source: ByteSource, options: ReadOptions): AsyncGene
       yield { row, line: 0, ...parquetFields(record, limits) };
     }
   }
+}
+
+/** The rows and compressed bytes of each row group of a Parquet file, from its footer (its schema checked). */
+export async function parquetRowGroups(
+  source: ByteSource,
+  options: ReadOptions = {},
+): Promise<{ rows: number; bytes: number }[]> {
+  const { metadata } = await parquetFooter(source, options);
+  return metadata.row_groups.map((group) => ({
+    rows: Number(group.num_rows),
+    bytes: Number(group.total_compressed_size ?? group.total_byte_size),
+  }));
+}
+
+const unreadableParquet = (error: unknown, name: string) =>
+  error instanceof InputError
+    ? error
+    : new InputError(`${name}: not a readable Parquet file (${(error as Error).message})`);
+
+/** The source as hyparquet reads a file: by slices. */
+function parquetFile(source: ByteSource) {
+  return {
+    byteLength: source.size,
+    slice: async (start: number, end?: number): Promise<ArrayBuffer> => {
+      const bytes = await source.read(start, end ?? source.size);
+      return bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    },
+  };
+}
+
+/** A Parquet file's footer, its schema checked against the limits, and the reader's functions. */
+async function parquetFooter(source: ByteSource, options: ReadOptions) {
+  const limits = limitsOf(options);
+  const name = options.file ?? 'the dataset';
+  // Loaded when a Parquet file is read: the other formats do not pay for the decompressors.
+  const [{ parquetMetadataAsync, parquetReadObjects }, { compressors }] = await Promise.all([
+    import('hyparquet'),
+    import('hyparquet-compressors'),
+  ]);
+  let metadata: FileMetaData;
+  try {
+    metadata = await parquetMetadataAsync(parquetFile(source));
+  } catch (error) {
+    throw unreadableParquet(error, name);
+  }
+  checkParquetSchema(metadata, limits, name);
+  return { metadata, parquetReadObjects, compressors };
 }
 
 /** A file whose schema has more columns, or nests deeper, than the limits: refused before any row. */

@@ -92,6 +92,16 @@ export function sampleStateKey(runId: string, chunk: number): string {
 }
 
 /**
+ * Where the ingest of a dataset no reader can start in the middle of (gzip, a JSON array, an
+ * encoding other than UTF-8) keeps the rows of each chunk it split the file into, for the
+ * chunk's own invocation to read (see datasets/split.ts). Deterministic, so a split done again
+ * writes the same; they expire with the rest of `spill/`.
+ */
+export function splitChunkKey(runId: string, chunk: number): string {
+  return `${SPILL_PREFIX}${runId}/ingest/rows-${chunk}.jsonl`;
+}
+
+/**
  * Where a run aggregated a part at a time keeps what its steps hand each other (each part's
  * tally and item files, the reduced report): `spill/<runId>/aggregate/<path>`. Deterministic, so
  * a step done again writes the same objects; they expire with the spill prefix.

@@ -9,9 +9,10 @@
  * | run's definition  | `RUN#<runId>`          | `SPEC`                     | dynamo-run-store.ts      |
  * | part of a run     | `RUN#<runId>`          | `PART#<part>`              | dynamo-run-store.ts      |
  * | chunk of ingest   | `RUN#<runId>`          | `CHUNK#<chunk>`            | dynamo-chunk-store.ts    |
+ * | chunk's duplicate | `RUN#<runId>`          | `DUP#<chunk>#<row>`        | dynamo-chunk-store.ts    |
  * | item id claim     | `IDS#<runId>#<shard>`  | `<itemId>`                 | dynamo-chunk-store.ts    |
  * | result            | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | dynamo-run-store.ts      |
- * | slot counter      | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | dynamo-run-store.ts      |
+ * | block counter     | `RESULTS#<runId>#<part>#<slot>` | `COUNT#<block>`    | dynamo-run-store.ts      |
  * | spend shard       | `SPEND#<runId>#<shard>` | `SPEND`                   | dynamo-run-store.ts      |
  * | budget ledger     | `SPEND#<runId>#budget` | `SPEND`                    | dynamo-budget-ledger.ts  |
  * | day's spend shard | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`           | dynamo-run-store.ts      |
@@ -51,10 +52,12 @@ export const KEY_PREFIXES = {
   part: 'PART#',
   results: 'RESULTS#',
   result: 'R#',
+  count: 'COUNT#',
   spend: 'SPEND#',
   daySpend: 'DAYSPEND#',
   activeRun: 'RUN#',
   chunk: 'CHUNK#',
+  chunkDuplicate: 'DUP#',
   ids: 'IDS#',
   suite: 'SUITE#',
   suiteRun: 'RUN#',
@@ -77,8 +80,6 @@ export const FIXED_KEYS = {
   meta: 'META',
   /** Sort key of a run's definition (its suite and prompt snapshot). */
   spec: 'SPEC',
-  /** Sort key of a result slot's counter, beside the slot's results. */
-  count: 'COUNT',
   /** Sort key of a run's spend shard. */
   spend: 'SPEND',
   /** Partition of the runs not finished yet (what the watchdog looks at). */
@@ -118,14 +119,23 @@ export const resultSk = (row: number, itemId: string) =>
   `${P.result}${String(row).padStart(ROW_DIGITS, '0')}#${itemId}`;
 /** The item id of a result's sort key. */
 export const itemIdOfResultSk = (sk: string) => sk.slice(P.result.length + ROW_DIGITS + 1);
-/** The counter of a slot's results, in the slot's partition. */
-export const COUNT_SK = FIXED_KEYS.count;
+/**
+ * A slot's results are counted in blocks of at most this many rows, each block a counter item
+ * of its own in the slot's partition: a counter holds the rows it counted, and a write costs a
+ * unit per KB of the item, so no counter may grow past 1 KB however many rows the slot holds.
+ */
+export const COUNT_BLOCK_ROWS = 128;
+/** The block of a row's counter within its slot (rows `slot + RESULT_SLOTS·k` by `k`). */
+export const countBlockOf = (row: number) => Math.floor(row / (RESULT_SLOTS * COUNT_BLOCK_ROWS));
+export const COUNT_PREFIX = P.count;
+export const countSk = (block: number) => `${P.count}${String(block).padStart(6, '0')}`;
 /** A part's record, in the run's partition (sorted by part). */
 export const PART_PREFIX = P.part;
 export const partSk = (part: number) => `${P.part}${String(part).padStart(6, '0')}`;
 /**
- * A run with a budget adds each result's cost to one of these shards (by row), so that what a
- * run has spent is read from a handful of items however large the run.
+ * A run with a budget adds its results' cost to these shards (a worker adds a batch's at once,
+ * each flush to the next shard), so that what a run has spent is read from a handful of items
+ * however large the run.
  */
 export const SPEND_SHARDS = 16;
 export const spendPk = (runId: string, shard: number) => `${P.spend}${runId}#${shard}`;
@@ -139,16 +149,21 @@ export const ledgerPk = (runId: string) => `${P.spend}${runId}#budget`;
 export const LEDGER_SK = FIXED_KEYS.spend;
 /**
  * Every result's cost, whatever its run, is also added to one of these shards of its UTC day
- * (by run and row), so the day's spend across runs (the deploy's daily limit) is read from a
- * handful of items, and no shard takes more than a few hundred writes a second from a fleet
+ * (a worker adds a batch's at once, each flush to the next shard), so the day's spend across
+ * runs (the deploy's daily limit) is read from a handful of items, which every worker reads
+ * every few seconds, and no shard takes more than a hundred or so writes a second from a fleet
  * recording thousands of results a second.
  */
-export const DAY_SPEND_SHARDS = 32;
+export const DAY_SPEND_SHARDS = 8;
 /** `day` is the UTC date, `yyyy-mm-dd`. */
 export const daySpendPk = (day: string, shard: number) => `${P.daySpend}${day}#${shard}`;
 // The ingest of a dataset in chunks (dynamo-chunk-store.ts): a chunk's holder and progress, and
 // which row first had each item id, spread over shards by the id's hash.
 export const chunkSk = (chunk: number) => `${P.chunk}${String(chunk).padStart(6, '0')}`;
+/** A row of a chunk whose item id a lower row holds (noted by whichever chunk found it). */
+export const chunkDuplicatePrefix = (chunk: number) =>
+  `${P.chunkDuplicate}${String(chunk).padStart(6, '0')}#`;
+export const chunkDuplicateSk = (chunk: number, row: number) => `${chunkDuplicatePrefix(chunk)}${row}`;
 export const ID_SHARDS = 64;
 export const idsPk = (runId: string, shard: number) => `${P.ids}${runId}#${shard}`;
 

@@ -146,14 +146,12 @@ async function inParts(run: RunRecord, results: ItemResult[], history: History =
   const { store, bucket } = await storeOf(run, results, PARTS, () => clock.ms);
   const chunks = new MemoryChunkStore(() => clock.ms);
   const faults = { chunkProgress: (_key: string): void => undefined };
-  const steps: ChunkStore = {
-    claimChunk: (...a) => chunks.claimChunk(...a),
-    claimIds: (...a) => chunks.claimIds(...a),
-    async chunkProgress(key, chunk, handed, done) {
+  const steps: ChunkStore = Object.assign(Object.create(chunks) as ChunkStore, {
+    async chunkProgress(key: string, chunk: number, handed: number, done?: boolean) {
       faults.chunkProgress(key);
       return chunks.chunkProgress(key, chunk, handed, done);
     },
-  };
+  });
   const trigger = new LocalAggregateTrigger();
   const inPartsDeps = { scratch: bucket, steps, trigger, stepLeaseMs: LEASE_MS };
   const deps: InPartsDeps = {

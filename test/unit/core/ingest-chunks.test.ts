@@ -203,7 +203,12 @@ describe('a dataset ingested in chunks', () => {
     const deps = {
       runStore,
       bucket,
-      chunks: new MemoryChunkStore(() => clock.ms),
+      // A holder that dies gives nothing back: not even its lease (a holder that only fails would).
+      chunks: Object.assign(new MemoryChunkStore(() => clock.ms), {
+        releaseChunk: async () => {
+          if (dies) throw new Error('killed');
+        },
+      }),
       // The holder dies on its 4th send (a thousand items each: 3,000 sent, its progress marked at 2,000).
       queue: {
         sendItems: async (m: ItemMessage[]) => {

@@ -1,7 +1,7 @@
 /**
  * The AWS shell's ingest reads every dataset format with the readers the local run uses: a
- * Parquet object by ranged reads of the bucket, gzipped objects and JSON arrays in one pass
- * (never in ranged chunks, however large).
+ * Parquet object by ranged reads of the bucket (a large one in ranges of row groups), gzipped
+ * objects and JSON arrays in one pass (never in ranged chunks, however large).
  */
 import { createReadStream } from 'node:fs';
 import { readFile } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-st
 import { MemoryPromptIndex } from '../../../shared/adapters/local/memory-prompt-index.js';
 import { readRows } from '../../../shared/lib/datasets/read.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
+import { type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk.js';
 import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
 import { REPO, tempDir } from '../../helpers.js';
 
@@ -25,14 +26,13 @@ const GOLD = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv'
 async function setUp(suiteDataset: Record<string, unknown>) {
   const bucket = new FolderBlobStore(await tempDir('assay-bucket-'));
   const sent: ItemMessage[] = [];
+  const tasks: ChunkTask[] = [];
   const deps = {
     bucket,
     prompts: new LayeredBlobStore([bucket, new FolderBlobStore(REPO)]),
     chunks: new MemoryChunkStore(),
-    sendChunk: async () => {
-      throw new Error('this dataset must be read in one pass');
-    },
-    // Every object is "large": only a format read in chunks would be handed on.
+    sendChunk: async (task: ChunkTask) => void tasks.push(task),
+    // Every object is "large": read in chunks, or split into chunk objects when no reader can start in its middle.
     chunkBytes: 16,
     chunkLeaseMs: 60_000,
     checkBackends: async () => {},
@@ -54,7 +54,11 @@ async function setUp(suiteDataset: Record<string, unknown>) {
       backends: ['sim:gold'],
     }),
   );
-  return { bucket, deps, sent };
+  /** Does every chunk task sent, and those they send, in turn. */
+  const drain = async () => {
+    for (let task = tasks.shift(); task; task = tasks.shift()) await ingestChunk(deps, task);
+  };
+  return { bucket, deps, sent, drain };
 }
 
 /** The gold CSV's readable records, and how the CSV itself ingests. */
@@ -65,19 +69,25 @@ async function goldRecords(): Promise<Record<string, string>[]> {
 }
 
 describe('ingest of other dataset formats (AWS shell)', () => {
-  it('a gzipped CSV is read in one pass, to the same items as the CSV', async () => {
+  it('a gzipped CSV is split into chunk objects, read to the same items as the CSV', async () => {
     const plain = await setUp({ path: 'data.csv' });
     await plain.bucket.put('datasets/demo/data.csv', await readFile(GOLD));
     plain.deps.chunkBytes = 1 << 30;
     const csv = await ingestObject(plain.deps, { key: 'datasets/demo/data.csv', version: 'etag:1' });
 
-    const { bucket, deps, sent } = await setUp({ path: 'data.csv.gz' });
+    const { bucket, deps, sent, drain } = await setUp({ path: 'data.csv.gz' });
     await bucket.put('datasets/demo/data.csv.gz', gzipSync(await readFile(GOLD)));
     const gz = await ingestObject(deps, { key: 'datasets/demo/data.csv.gz', version: 'etag:1' });
-    expect(gz.status).toBe('started');
-    expect(gz.status === 'started' && gz.start).toMatchObject({ total: 14, invalidRows: 2, queued: 12 });
+    expect(gz.status).toBe('chunked');
+    await drain();
     expect(csv.status === 'started' && csv.start).toMatchObject({ total: 14, invalidRows: 2, queued: 12 });
-    expect(sent).toHaveLength(12);
+    expect(await deps.runStore.getRun(gz.status === 'chunked' ? gz.runId : '')).toMatchObject({
+      total: 14,
+      invalidRows: 2,
+    });
+    // The chunks are read at the same time: their items go out in no set order.
+    const byRow = (messages: ItemMessage[]) => messages.map((m) => m.item).sort((a, b) => a.row - b.row);
+    expect(byRow(sent)).toEqual(byRow(plain.sent));
   });
 
   it('a corrupt gzip object or a .json object that is no array is refused with its key, not retried', async () => {
@@ -106,24 +116,37 @@ describe('ingest of other dataset formats (AWS shell)', () => {
 
     const json = await setUp({ path: 'data.json' });
     await json.bucket.put('datasets/demo/data.json', JSON.stringify(records));
+    json.deps.chunkBytes = 1 << 30;
     const fromJson = await ingestObject(json.deps, { key: 'datasets/demo/data.json', version: 'etag:1' });
 
+    // Parquet larger than a chunk: read in ranges of row groups, a task each.
     const pq = await setUp({ path: 'data.parquet' });
+    const tasks: ChunkTask[] = [];
+    const deps = { ...pq.deps, sendChunk: async (task: ChunkTask) => void tasks.push(task) };
     const bytes = parquetWriteBuffer({
       columnData: names.map((name) => ({ name, data: records.map((r) => r[name] ?? null), type: 'STRING' })),
       rowGroupSize: 5,
     });
     await pq.bucket.put('datasets/demo/data.parquet', new Uint8Array(bytes));
-    const fromParquet = await ingestObject(pq.deps, { key: 'datasets/demo/data.parquet', version: 'etag:1' });
+    const fromParquet = await ingestObject(deps, { key: 'datasets/demo/data.parquet', version: 'etag:1' });
+    expect(fromParquet.status).toBe('chunked');
+    expect(tasks.map((task) => task.rowGroups)).toEqual([
+      { from: 0, to: 1 },
+      { from: 1, to: 2 },
+      { from: 2, to: 3 },
+    ]);
+    for (const task of tasks) await ingestChunk(deps, task);
 
     expect(fromJson.status).toBe('started');
-    expect(fromParquet.status).toBe('started');
-    const counts = (outcome: typeof fromJson) =>
-      outcome.status === 'started' && outcome.start.status === 'started'
-        ? { total: outcome.start.total, invalid: outcome.start.invalidRows, queued: outcome.start.queued }
-        : undefined;
-    expect(counts(fromJson)?.total).toBe(records.length);
-    expect(counts(fromParquet)).toEqual(counts(fromJson));
+    const counts =
+      fromJson.status === 'started' && fromJson.start.status === 'started' ? fromJson.start : undefined;
+    expect(counts?.total).toBe(records.length);
+    expect(
+      await pq.deps.runStore.getRun(fromParquet.status === 'chunked' ? fromParquet.runId : ''),
+    ).toMatchObject({
+      total: counts?.total,
+      invalidRows: counts?.invalidRows,
+    });
     expect(pq.sent.map((m) => m.item)).toEqual(json.sent.map((m) => m.item));
   });
 
