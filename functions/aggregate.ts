@@ -23,7 +23,10 @@ type AggregateRoot = ReturnType<typeof aggregateRoot>;
 /** The handler of a container built from `root` (the process's, by default). */
 export function createAggregateHandler(root: AggregateRoot = aggregateRoot()) {
   // One at a time: each aggregation holds a whole run's results.
-  return sqsBatchHandler((record) => aggregateRecord(root, record), { parallel: false });
+  return sqsBatchHandler((record) => aggregateRecord(root, record), {
+    parallel: false,
+    retries: root.retries,
+  });
 }
 
 async function aggregateRecord(deps: AggregateRoot, record: SQSRecord): Promise<void> {

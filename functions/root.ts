@@ -8,7 +8,12 @@
  * no ITEMS_QUEUE_URL, so the env is checked per function rather than all at once.
  */
 import { fileURLToPath } from 'node:url';
-import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
+import {
+  BatchProcessor,
+  EventType,
+  FullBatchFailureError,
+  processPartialResponse,
+} from '@aws-lambda-powertools/batch';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
@@ -64,6 +69,7 @@ import type { ScoreItemDeps } from '../shared/use-cases/score-item.js';
 import type { HaltDeps } from '../shared/use-cases/stop-run.js';
 import type { WatchRunsDeps } from '../shared/use-cases/watch-runs.js';
 import { dailySpendLimitFromEnv, deployLimitsFromEnv, stopCacheMsFromEnv } from './deploy-env.js';
+import { RetryBackoffs, retryBackoffFromEnv } from './retry-backoff.js';
 import { parseSqsEvent } from './sqs-event.js';
 
 /** Structured JSON logs. POWERTOOLS_SERVICE_NAME (set per function by the stack) wins over `assay`. */
@@ -126,6 +132,23 @@ function base<Q extends QueueVariable>(queues: readonly Q[], options: ContainerO
   };
 }
 
+/**
+ * The container's retries in seconds: the records an invocation failed are given their backoff
+ * (see retry-backoff.ts) through this container's SQS client.
+ */
+function retriesOf<Q extends QueueVariable>(b: Base<Q>, leastSeconds = 0): RetryBackoffs {
+  return new RetryBackoffs({
+    sqs: b.clients.sqs,
+    backoff: retryBackoffFromEnv(b.processEnv),
+    leastSeconds,
+    onError: (error, queueUrl) =>
+      logger.warn('retry backoff not set: the record comes back after the visibility timeout', {
+        queueUrl,
+        error: error as Error,
+      }),
+  });
+}
+
 function aggregateTrigger(b: Base<'AGGREGATE_QUEUE_URL'>): AggregateTrigger {
   return new SqsAggregateTrigger({ client: b.clients.sqs, queueUrl: b.env.AGGREGATE_QUEUE_URL });
 }
@@ -156,13 +179,22 @@ function providerKeys<Q extends QueueVariable>(b: Base<Q>): () => Promise<NodeJS
  * a backend's key is checked against the names the deployment declares (`ASSAY_PROVIDER_KEYS`)
  * and the process's own variables (see declared-keys.ts).
  */
-export function ingestRoot(options: ContainerOptions = {}): { bucketName: string; deps: IngestObjectDeps } {
+export function ingestRoot(options: ContainerOptions = {}): {
+  bucketName: string;
+  deps: IngestObjectDeps;
+  retries: RetryBackoffs;
+} {
   const b = base(['ITEMS_QUEUE_URL', 'AGGREGATE_QUEUE_URL', 'EVENTS_QUEUE_URL'], options);
   const declared = parseProviderKeyNames(b.processEnv.ASSAY_PROVIDER_KEYS);
   const env = declaredKeyEnv(b.processEnv, declared);
   const prices = loadPriceTable(undefined, b.processEnv);
+  // A chunk is held a little longer than an invocation can run.
+  const chunkLeaseSeconds = FUNCTION_TIMEOUT_SECONDS.ingest + 60;
   return {
     bucketName: b.env.BUCKET_NAME,
+    // A chunk task that failed after taking its chunk finds the chunk held by its own lease
+    // until the lease lapses (and would be skipped as held by another): it comes back no sooner.
+    retries: retriesOf(b, chunkLeaseSeconds),
     deps: {
       bucket: b.blobs,
       // Each suite's scope in the bucket (prompts/<team>/ or prompts/) overrides these.
@@ -212,8 +244,7 @@ export function ingestRoot(options: ContainerOptions = {}): { bucketName: string
       // The deployment's limits on an upload: its rows, runs × repeats, answer length, default budget.
       // The models it may call and the budget it may name, and the prices a suite may not change.
       limits: { ...deployLimitsFromEnv(b.processEnv), prices },
-      // A chunk is held a little longer than an invocation can run.
-      chunkLeaseMs: (FUNCTION_TIMEOUT_SECONDS.ingest + 60) * 1000,
+      chunkLeaseMs: chunkLeaseSeconds * 1000,
     },
   };
 }
@@ -227,6 +258,7 @@ export function workerRoot(options: ContainerOptions = {}): {
   batchStore: DynamoBatchStore;
   /** What ends an item before it is scored: its run stopped, the day's spend at the daily limit. */
   halt: HaltDeps;
+  retries: RetryBackoffs;
   scoring(): Promise<ScoreItemDeps>;
 } {
   const b = base(['AGGREGATE_QUEUE_URL'], options);
@@ -268,6 +300,7 @@ export function workerRoot(options: ContainerOptions = {}): {
     blobs: b.blobs,
     batchStore: batchStore(b),
     halt: { runStore: b.runStore, trigger, dailySpendLimitUsd: dailySpendLimitFromEnv(b.processEnv) },
+    retries: retriesOf(b),
     async scoring() {
       if (deps) return deps;
       const env = await keys();
@@ -352,14 +385,15 @@ function namedBody(body: string): { runId: string; itemId: string; body: string 
   return { runId: parsed.runId ?? '?', itemId: parsed.itemId ?? parsed.item?.id ?? '?', body };
 }
 
-/** The dead-letter function: records dead items as failed results. */
+/** The dead-letter function: records dead items as failed results, ends the runs of dead ingest chunks. */
 export function deadLetterRoot(options: ContainerOptions = {}): {
   blobs: S3BlobStore;
   runStore: RunStore;
   trigger: AggregateTrigger;
+  retries: RetryBackoffs;
 } {
   const b = base(['AGGREGATE_QUEUE_URL'], options);
-  return { blobs: b.blobs, runStore: b.runStore, trigger: aggregateTrigger(b) };
+  return { blobs: b.blobs, runStore: b.runStore, trigger: aggregateTrigger(b), retries: retriesOf(b) };
 }
 
 /**
@@ -372,15 +406,18 @@ export function aggregateRoot(options: ContainerOptions = {}): {
   steps: InPartsDeps;
   sweep: AggregateSweepDeps;
   finish: FinishRunDeps;
+  retries: RetryBackoffs;
 } {
   const b = base(['AGGREGATE_QUEUE_URL'], options);
   const table = { client: b.clients.doc, tableName: b.env.TABLE_NAME };
+  // A step is held a little longer than an invocation can run.
+  const stepLeaseSeconds = FUNCTION_TIMEOUT_SECONDS.aggregate + 60;
   const sweeps = new DynamoSweepStore(table);
   const inParts = {
     scratch: b.blobs,
     steps: new DynamoChunkStore({ ...table, ttlDays: b.env.ASSAY_CACHE_TTL_DAYS }),
     trigger: new SqsAggregateTrigger({ client: b.clients.sqs, queueUrl: b.env.AGGREGATE_QUEUE_URL }),
-    stepLeaseMs: (FUNCTION_TIMEOUT_SECONDS.aggregate + 60) * 1000,
+    stepLeaseMs: stepLeaseSeconds * 1000,
   };
   return {
     run: {
@@ -392,6 +429,9 @@ export function aggregateRoot(options: ContainerOptions = {}): {
     },
     steps: { ...inParts, runStore: b.runStore, reports: b.blobs, history: b.runStore },
     sweep: { sweeps, runs: b.runStore, reports: b.blobs },
+    // A trigger that failed after taking its step finds the step held by its own lease until
+    // the lease lapses (and would be skipped as held by another): it comes back no sooner.
+    retries: retriesOf(b, stepLeaseSeconds),
     finish: {
       runs: b.runStore,
       reports: b.blobs,
@@ -413,27 +453,41 @@ export function watchdogRoot(options: ContainerOptions = {}): WatchRunsDeps {
 /**
  * An SQS-triggered handler: checks the event, runs `recordHandler` on each record through
  * Powertools' batch processor (a record that throws is reported in `batchItemFailures` and
- * only it is retried), and flushes the invocation's metrics. `parallel` runs the records of a
- * batch concurrently.
+ * only it is retried), gives each failed record its backoff (`retries`: it comes back in
+ * seconds, not after the queue's visibility timeout; see retry-backoff.ts), and flushes the
+ * invocation's metrics. `parallel` runs the records of a batch concurrently.
  */
 export function sqsBatchHandler(
   recordHandler: (record: SQSRecord, context: Context) => Promise<void>,
-  { parallel }: { parallel: boolean },
+  { parallel, retries }: { parallel: boolean; retries: RetryBackoffs },
 ): (event: unknown, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
     logger.addContext(context);
     try {
-      // A fresh processor per invocation: it holds one batch's state, and the local poller
-      // may run several invocations of a function in one process.
-      return await processPartialResponse(
-        parseSqsEvent(event),
-        (record: SQSRecord) => recordHandler(record, context),
-        new BatchProcessor(EventType.SQS),
-        {
-          context,
-          processInParallel: parallel,
-        },
-      );
+      const batch = parseSqsEvent(event);
+      let response: SQSBatchResponse;
+      try {
+        // A fresh processor per invocation: it holds one batch's state, and the local poller
+        // may run several invocations of a function in one process.
+        response = await processPartialResponse(
+          batch,
+          (record: SQSRecord) => recordHandler(record, context),
+          new BatchProcessor(EventType.SQS),
+          {
+            context,
+            processInParallel: parallel,
+          },
+        );
+      } catch (error) {
+        // Every record failed: Powertools throws (the invocation counts as an error), and each
+        // record still gets its backoff.
+        if (error instanceof FullBatchFailureError) await retries.delay(batch.Records);
+        throw error;
+      }
+      const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
+      if (failed.size > 0)
+        await retries.delay(batch.Records.filter((record) => failed.has(record.messageId)));
+      return response;
     } finally {
       publishMetrics();
     }

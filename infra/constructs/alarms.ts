@@ -21,7 +21,7 @@ export const DAILY_SPEND_ALARM_SHARE = 0.8;
 
 /**
  * One alarm per dead-letter queue, raised while the queue holds any visible message: a message
- * there has failed `maxReceiveCount` times. The items DLQ is drained by the dead-letter
+ * there has failed `maxReceiveCount` times. The items and events DLQs are drained by the dead-letter
  * function, so a message seen there for a moment is expected; its alarm waits for three
  * consecutive 5-minute periods (items keep failing, or the dead-letter function is failing or
  * not keeping up). One on the watchdog's `RunsStuck`: a run in any state whose progress
@@ -47,7 +47,7 @@ export class AssayAlarms extends Construct {
       const drainedByFunction = declaration.deadLetter.consumer !== undefined;
       const alarm = new cloudwatch.Alarm(this, `${name}DlqNotEmpty`, {
         alarmDescription: drainedByFunction
-          ? 'Messages were visible in the items dead-letter queue in three consecutive 5-minute periods: items keep failing, or the dead-letter function is failing or not keeping up.'
+          ? `Messages were visible in the ${name.toLowerCase()} dead-letter queue in three consecutive 5-minute periods: they keep failing, or the dead-letter function is failing or not keeping up.`
           : `Messages in the ${name.toLowerCase()} dead-letter queue: they failed processing and need a look and a redrive.`,
         metric: deadLetterQueue.metricApproximateNumberOfMessagesVisible({
           period: Duration.minutes(5),

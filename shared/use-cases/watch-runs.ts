@@ -28,6 +28,8 @@ export async function watchRuns(deps: WatchRunsDeps): Promise<WatchOutcome> {
   const now = (deps.now ?? Date.now)();
   const outcome: WatchOutcome = { checked: 0, retriggered: [], stuck: [] };
   for (const run of await deps.runStore.activeRuns()) {
+    // A failed run is over (its stop reason says why): nothing will move it again.
+    if (run.status === 'failed') continue;
     outcome.checked += 1;
     const waiting = (run.status === 'running' || run.status === 'ingesting') && run.complete;
     const lapsed = run.status === 'aggregating' && run.leaseUntil !== undefined && run.leaseUntil <= now;

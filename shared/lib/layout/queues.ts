@@ -7,7 +7,8 @@
  * ```
  * S3 upload ─▶ events ─▶ ingest ─▶ items ─▶ worker ─▶ aggregate ─▶ aggregate
  *                 │                  │                    │
- *             events DLQ         items DLQ ─▶ dead-letter  aggregate DLQ
+ *             events DLQ ─┐      items DLQ ─▶ dead-letter  aggregate DLQ
+ *                         └─────────────────▶ dead-letter
  * ```
  */
 
@@ -78,8 +79,18 @@ export const PART_ROWS = 50_000;
 /** AWS recommends a queue visibility timeout of at least six times the consuming function's timeout. */
 export const VISIBILITY_TO_TIMEOUT_RATIO = 6;
 
-/** Receives before a message moves to its queue's dead-letter queue (a deploy setting; this is its default). */
-export const DEFAULT_MAX_RECEIVE_COUNT = 3;
+/**
+ * Receives before a message moves to its queue's dead-letter queue (a deploy setting; this is
+ * its default). The functions give a record they failed a backoff in seconds before its next
+ * receive (functions/retry-backoff.ts): half to all of min(300 s, 2 s × 2^(n-1)) after the nth,
+ * i.e. 1–2 s, 2–4 s, 4–8 s, … 128–256 s, then 150–300 s. Fourteen receives are 13 such waits:
+ * an item that fails every time is retried for 16.75–33.5 minutes before it is dead-lettered,
+ * so a vendor's or a table's outage of a quarter of an hour loses no item, and a burst of 429s
+ * costs seconds. Ingest and aggregate wait at least their lease (6 and 16 minutes: what they
+ * failed stays held that long). A record whose invocation died (a timeout, a crash) gets no
+ * backoff: it comes back after the visibility timeout, fourteen times at most.
+ */
+export const DEFAULT_MAX_RECEIVE_COUNT = 14;
 
 /** Retention of every dead-letter queue, days: the longest SQS allows, time to notice the alarm and redrive. */
 export const DEAD_LETTER_RETENTION_DAYS = 14;
@@ -143,15 +154,16 @@ function queue(
 
 /**
  * The queues, each a standard (not FIFO) queue with its own dead-letter queue:
- * - `events`: S3 upload notifications (and ingest's own continuations) → ingest, one upload per
- *   invocation, since a dataset can take minutes to stream;
+ * - `events`: S3 upload notifications (and ingest's own chunk tasks) → ingest, one upload per
+ *   invocation, since a dataset can take minutes to stream; its DLQ is drained by the
+ *   dead-letter function, which ends the run of a chunk task that died there;
  * - `items`: one message per dataset item → worker, ten at a time; its DLQ is drained by the
  *   dead-letter function, which records the items as failed;
  * - `aggregate`: one message per finished run or sweep → aggregate, one run per invocation, since a
  *   large run takes a while to stream and score.
  */
 export const QUEUES: Readonly<Record<QueueName, QueueDeclaration>> = {
-  events: queue('events', { function: 'ingest', batchSize: 1 }),
+  events: queue('events', { function: 'ingest', batchSize: 1 }, { function: 'deadLetter', batchSize: 10 }),
   items: queue('items', { function: 'worker', batchSize: 10 }, { function: 'deadLetter', batchSize: 10 }),
   aggregate: queue('aggregate', { function: 'aggregate', batchSize: 1 }),
 };
