@@ -14,9 +14,31 @@ import { logger, metrics, sqsBatchHandler, workerRoot } from './root.js';
 
 type WorkerRoot = ReturnType<typeof workerRoot>;
 
-/** The handler of a container built from `root` (the process's, by default). */
+/**
+ * The handler of a container built from `root` (the process's, by default). After each batch
+ * what its results spent is added to the run's and the day's spend in one write each (the
+ * store keeps it until then); a flush that fails is logged and tried again after the next
+ * batch, never failing records already scored.
+ */
 export function createWorkerHandler(root: WorkerRoot = workerRoot()) {
-  return sqsBatchHandler((record) => scoreRecord(root, record), { parallel: true });
+  const handle = sqsBatchHandler((record) => scoreRecord(root, record), {
+    parallel: true,
+    retries: root.retries,
+  });
+  return async (...args: Parameters<typeof handle>) => {
+    try {
+      return await handle(...args);
+    } finally {
+      await root.halt.runStore.flushSpend?.().catch((error: unknown) => {
+        logger.warn(
+          "the batch's spend is not added to the run's and the day's yet: tried again after the next batch",
+          {
+            error: error as Error,
+          },
+        );
+      });
+    }
+  };
 }
 
 async function scoreRecord(

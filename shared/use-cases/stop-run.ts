@@ -29,7 +29,7 @@ export async function stopRun(
 }
 
 export interface HaltDeps {
-  runStore: Pick<RunStore, 'recordResult' | 'stopped' | 'spentToday'>;
+  runStore: Pick<RunStore, 'recordResult' | 'stopped' | 'spentToday' | 'flushSpend'>;
   trigger: AggregateTrigger;
   /** The deployment's daily spend limit across runs, USD; unset or 0: none. */
   dailySpendLimitUsd?: number;

@@ -5,7 +5,7 @@
  * - `wide`: 30 fields of 15,000 characters (each under `dataset.maxFieldChars`): 451 KB of
  *   result before its stored inputs are cut to 128,000 characters;
  * - `dense`: the same, of characters that take 3 bytes (語) and 6 (ESC, `\u001b` in JSON):
- *   over 400 KB even cut, so the AWS store keeps it by S3 reference;
+ *   over 400 KB of JSON even cut, which the AWS store keeps deflated in its item;
  * - `many`: 9,000 columns of 50 ESC characters, each too short to cut: 2.6 MB, more than a
  *   stored result may hold, so it fails as `storage`, saying by how much;
  * - `small`: an ordinary row.

@@ -8,30 +8,46 @@
  * |--------------|---------------------------------|--------------------|----------------------------------------------------------------------------------------------------------|-------------------------------------------|
  * | run          | `RUN#<runId>`                   | `META`             | the RunRecord's small fields, `budgeted`, `parts`, `partsClosed`, `partsDone`, `rowsClosed`, `invalidClosed`, `leaseUntil`, `statusSince` | at create, as parts close and complete, on status changes |
  * | definition   | `RUN#<runId>`                   | `SPEC`             | `suite`, `prompts` (JSON): read once per process                                                         | at create                                 |
- * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `slots`, `slotsDone`, `done`                                                  | when the part closes, once per slot that completes, when it completes |
- * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult, JSON) or `resultRef` (its S3 key) | one conditional put per item              |
- * | slot counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT`            | `rows` (the rows counted, a number set), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
- * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | with each result it counts                |
+ * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `counters`, `countersDone`, `done`                                            | when the part closes, once per counter that completes, when it completes |
+ * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult as deflated JSON, binary) or `resultRef` (its S3 key) | one conditional put per item              |
+ * | block counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT#<block>`   | `rows` (the rows counted, a number set of their places in the block), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
+ * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | once per worker batch: what the batch's results spent |
  * | budget ledger | `SPEND#<runId>#budget`         | `SPEND`            | `grantedUsd`: what processes leased of the run's budget (only for a run with a budget; see dynamo-budget-ledger.ts) | a conditional ADD per lease (a block of many calls), kept within the budget |
- * | day's spend  | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`            | `spentUsd`, `ttl`: every run's results of that UTC day (32 shards by run and row)                         | with each result it counts that cost money |
+ * | day's spend  | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`            | `spentUsd`, `ttl`: every run's results of that UTC day (8 shards)                                        | once per worker batch that spent money    |
  * | active run   | `ACTIVE`                        | `RUN#<runId>`      | `runId`, `startedAt`                                                                                     | at create; deleted when the run is done   |
  * | suite index  | `SUITE#<suiteName>`             | `RUN#<startedAt>#<runId>` | `runId`, `startedAt`                                                                              | at create                                 |
  *
- * A result is a conditional put of its own item, then counted in its slot's counter by adding
+ * A result is a conditional put of its own item, then counted in its block's counter by adding
  * its row to the counter's set of rows on the condition that it is not there: both idempotent,
  * so a redelivery never counts twice and a delivery that died between the two is made good by
  * the next, with no transaction (results of one slot never conflict). Items spread by row over
- * {@link RESULT_SLOTS} slots per part. Completion is counted upward, each step once: a slot is
- * complete when its counter holds as many rows as ingest said when closing its part; the part,
- * when all its slots are; the run, when its last part is known and all its parts are. Only
- * those steps (a few per slot, in small transactions) touch the part's and the run's items.
- * Throttled calls and transaction conflicts are retried here, with jitter (see throttle.ts).
+ * {@link RESULT_SLOTS} slots per part, and a slot's rows over counters of at most
+ * {@link COUNT_BLOCK_ROWS} rows each, so that a counter stays under 1 KB and its write costs one
+ * unit. Completion is counted upward, each step once: a counter is complete when it holds as
+ * many rows as ingest said when closing its part; the part, when all its counters are; the
+ * run, when its last part is known and all its parts are. Only those steps (one per counter, in
+ * small transactions) touch the part's and the run's items. Throttled calls and transaction
+ * conflicts are retried here, with jitter (see throttle.ts).
  *
- * A result whose item would pass DynamoDB's 400 KB (measured as DynamoDB does: attribute names
- * and values) travels by S3 reference, as an item message too large for SQS does: its JSON is
- * written to `results/<runId>/…` in the bucket (bucket.ts, `resultBodyKey`) and its item holds
+ * What results spent is also summed where it is cheap to read: per budgeted run over
+ * {@link SPEND_SHARDS} spend shards (a refused call's message reads them), and per UTC day over
+ * {@link DAY_SPEND_SHARDS} day shards (the deployment's daily limit). A process adds to these
+ * sums once per batch, not per result ({@link DynamoRunStore.flushSpend}): one write per run and
+ * per day a batch spent on, to a shard that turns with each flush. Until then its own reads
+ * count what it has not flushed, so it never sees less than it recorded; other processes see it
+ * after the flush. A process that dies between recording and flushing leaves its unflushed
+ * spend out of these sums (never counted twice: a redelivered result is not counted again); the
+ * counters, which the report reads, and the budget's ledger, which bounds what a run spends,
+ * have it.
+ *
+ * A result's JSON is stored deflated (a binary `result`), about half its size: a put costs a
+ * unit per KB, and reading it back a unit per 4 KB. A result whose item would still pass
+ * DynamoDB's 400 KB (measured as DynamoDB does: attribute names and values) travels by S3
+ * reference, as an item message too large for SQS does: its JSON is written to
+ * `results/<runId>/…` in the bucket (bucket.ts, `resultBodyKey`) and its item holds
  * `resultRef`, the key, in place of `result`; `results()` reads the body back. What a result may
- * hold at all is bounded before any store sees it (model/result-size.ts), the same in every shell.
+ * hold at all is bounded before any store sees it (model/result-size.ts), the same in every
+ * shell. Items written as JSON text (before results were deflated) are read as they are.
  *
  * `suite` and `prompts` are JSON strings, not maps: they are only ever read back whole, and a
  * string round-trips exactly. Run records and results are checked by the codec
@@ -39,7 +55,8 @@
  * time as a string.
  */
 
-import { createHash } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { ConditionalCheckFailedException, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import {
   DeleteCommand,
@@ -56,7 +73,10 @@ import { resultBodyKey } from '../../lib/layout/bucket.js';
 import {
   ACTIVE_PK,
   activeSk,
-  COUNT_SK,
+  COUNT_BLOCK_ROWS,
+  COUNT_PREFIX,
+  countBlockOf,
+  countSk,
   DAY_SPEND_SHARDS,
   daySpendPk,
   itemIdOfResultSk,
@@ -173,7 +193,7 @@ interface SpecItem {
 }
 
 interface CountItem {
-  /** The rows counted (each once). */
+  /** The rows counted (each once), by their place in the counter's block ({@link placeOf}). */
   rows?: Set<number>;
   done?: number;
   failed?: number;
@@ -184,11 +204,11 @@ interface CountItem {
 
 interface PartItem {
   closed?: boolean;
-  /** How many slots hold results of the part (the part is done when they all are). */
-  slots?: number;
+  /** How many counters count results of the part (the part is done when they all are complete). */
+  counters?: number;
   rows?: number;
   invalidRows?: number;
-  slotsDone?: number;
+  countersDone?: number;
   done?: boolean;
 }
 
@@ -226,6 +246,11 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private readonly stopCache = new Map<string, { at: number; read: Promise<string | undefined> }>();
   /** Budgeted runs' money this process leased (see dynamo-budget-ledger.ts). */
   private readonly ledger: DynamoBudgetLedger;
+  /** What this process's results spent and {@link flushSpend} has not added to the shards yet: by budgeted run, and by UTC day. */
+  private readonly unflushedRuns = new Map<string, number>();
+  private readonly unflushedDays = new Map<string, number>();
+  /** The shard the next flush adds to (each flush takes the next, from a place of its own per process). */
+  private flushShard = randomInt(SPEND_SHARDS * DAY_SPEND_SHARDS);
 
   constructor({
     client,
@@ -338,7 +363,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /**
-   * Every counter of the run summed (a batch read per hundred slots), and the total once every
+   * Every counter of the run summed (a query of each slot's counters), and the total once every
    * part is closed; undefined when the run does not exist.
    */
   async counters(runId: string): Promise<RunCounters | undefined> {
@@ -346,20 +371,18 @@ export class DynamoRunStore implements RunStore, RunHistory {
     if (!meta) return undefined;
     if (meta.suite !== undefined) return legacyCounters(meta);
     const counters: RunCounters = { done: 0, failed: 0, spentUsd: 0 };
-    const keys = (await this.partsOf(runId, meta)).flatMap((part) =>
-      Array.from({ length: RESULT_SLOTS }, (_, slot) => ({ pk: resultPk(runId, part, slot), sk: COUNT_SK })),
+    const slots = (await this.partsOf(runId, meta)).flatMap((part) =>
+      Array.from({ length: RESULT_SLOTS }, (_, slot) => resultPk(runId, part, slot)),
     );
-    // The counts, not the rows counted (a set of hundreds of rows each).
-    const read = await batchGetAll(this.client, this.tableName, keys, {
-      backoff: this.backoff,
-      attributes: ['done', 'failed', 'spentUsd'],
+    await inParallel(slots, FAN_OUT, async (pk) => {
+      // The counts, not the rows counted.
+      for await (const item of this.query(pk, COUNT_PREFIX, 'done, failed, spentUsd')) {
+        const count = item as CountItem;
+        counters.done += count.done ?? 0;
+        counters.failed += count.failed ?? 0;
+        counters.spentUsd += count.spentUsd ?? 0;
+      }
     });
-    for (const item of read) {
-      const count = item as CountItem;
-      counters.done += count.done ?? 0;
-      counters.failed += count.failed ?? 0;
-      counters.spentUsd += count.spentUsd ?? 0;
-    }
     const total = totalOf(meta);
     if (total !== undefined) counters.total = total;
     return counters;
@@ -369,7 +392,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
     let cached = this.spentCache.get(runId);
     if (!cached || this.now() - cached.at >= this.spentCacheMs) {
       const read = this.readSpent(runId);
-      const entry = { at: this.now(), read, since: 0 };
+      // What this process has not flushed is not in the shards yet.
+      const entry = { at: this.now(), read, since: this.unflushedRuns.get(runId) ?? 0 };
       this.spentCache.set(runId, entry);
       read.catch(() => {
         if (this.spentCache.get(runId) === entry) this.spentCache.delete(runId);
@@ -420,12 +444,13 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const facts = await this.runFacts(result.runId);
     const cost = resultCost(result);
     let recorded = true;
-    const inline = resultItem(result, cost);
+    const json = JSON.stringify(result);
+    const inline = resultItem(result, cost, deflateRawSync(json));
     const large = dynamoItemBytes(inline) > DYNAMO_ITEM_BYTES;
     // A redelivery of an item whose large result is in writes no second body.
     if (large && (await this.hasFinalResult(result))) recorded = false;
     else {
-      const item = large ? await this.byReference(result, inline) : inline;
+      const item = large ? await this.byReference(result, inline, json) : inline;
       try {
         await this.send(
           new PutCommand({
@@ -444,7 +469,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     if (facts.budgeted) this.ledger.release(result.runId, result.itemId);
     return {
       recorded,
-      complete: await this.settle(result.runId, result.part ?? 0, slotOf(result.row), count),
+      complete: await this.settle(result.runId, result.part ?? 0, result.row, count),
     };
   }
 
@@ -455,16 +480,17 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private async byReference(
     result: ItemResult,
     inline: Record<string, unknown>,
+    json: string,
   ): Promise<Record<string, unknown>> {
-    const { result: body, ...item } = inline;
-    const bytes = Buffer.byteLength(String(body));
+    const { result: deflated, ...item } = inline;
+    const bytes = (deflated as Uint8Array).byteLength;
     if (!this.blobs)
       throw new Error(
-        `result ${result.itemId} of run ${result.runId} is ${Math.ceil(bytes / 1024)} KB, more than a DynamoDB item holds, and this run store was built without a bucket to keep it in: pass \`blobs\` to DynamoRunStore`,
+        `result ${result.itemId} of run ${result.runId} is ${Math.ceil(bytes / 1024)} KB deflated, more than a DynamoDB item holds, and this run store was built without a bucket to keep it in: pass \`blobs\` to DynamoRunStore`,
       );
-    const digest = createHash('sha256').update(String(body)).digest('hex').slice(0, 16);
+    const digest = createHash('sha256').update(json).digest('hex').slice(0, 16);
     const ref = resultBodyKey(result.runId, result.itemId, digest);
-    await this.blobs.put(ref, String(body), 'application/json');
+    await this.blobs.put(ref, json, 'application/json');
     return { ...item, resultRef: ref };
   }
 
@@ -489,7 +515,11 @@ export class DynamoRunStore implements RunStore, RunHistory {
    * bucket, checked by the codec and that it is the result the item is of.
    */
   private async decodeItem(item: Record<string, unknown>, where: string): Promise<ItemResult> {
-    if (item.resultRef === undefined) return decodeResult(JSON.parse(String(item.result)), where);
+    if (item.resultRef === undefined) {
+      const body =
+        item.result instanceof Uint8Array ? inflateRawSync(item.result).toString() : String(item.result);
+      return decodeResult(JSON.parse(body), where);
+    }
     const ref = String(item.resultRef);
     if (!this.blobs)
       throw new Error(
@@ -509,14 +539,14 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /**
-   * Counts the result in its slot, once: its row joins the counter's set of rows, with the
-   * done/failed count and the money, on the condition that the row is not in the set yet. A
-   * redelivered result (its put already done, by this delivery or one that died before
+   * Counts the result in its block's counter, once: its row joins the counter's set of rows,
+   * with the done/failed count and the money, on the condition that the row is not in the set
+   * yet. A redelivered result (its put already done, by this delivery or one that died before
    * counting) is counted if it was not, never twice; no transaction, so results of one slot
    * never conflict. Returns the counter as it is now.
    */
   private async count(result: ItemResult, cost: number, facts: RunFacts): Promise<CountItem> {
-    const key = { pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)), sk: COUNT_SK };
+    const key = counterKey(result.runId, result.part ?? 0, result.row);
     try {
       const out = await this.send<{ Attributes?: Record<string, unknown> }>(
         new UpdateCommand({
@@ -530,15 +560,15 @@ export class DynamoRunStore implements RunStore, RunHistory {
             '#spent': 'spentUsd',
           },
           ExpressionAttributeValues: {
-            ':rows': new Set([result.row]),
-            ':row': result.row,
+            ':rows': new Set([placeOf(result.row)]),
+            ':row': placeOf(result.row),
             ':one': 1,
             ':cost': cost,
           },
           ReturnValues: 'ALL_NEW',
         }),
       );
-      await this.addSpend(result, cost, facts);
+      this.addSpend(result, cost, facts);
       return out.Attributes as CountItem;
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
@@ -551,48 +581,67 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /**
-   * A run with a budget also adds what the result spent to a spend shard (the shards are what a
-   * budget check reads), and this process's view of the spend takes it at once.
+   * What a counted result spent joins what this process has to flush: to its run's spend shards
+   * (a run with a budget) and to its UTC day's. This process's views of both take it at once.
    */
-  private async addSpend(result: ItemResult, cost: number, facts: RunFacts): Promise<void> {
-    if (facts.budgeted && cost !== 0) {
-      await this.send(
-        new UpdateCommand({
-          TableName: this.tableName,
-          Key: { pk: spendPk(result.runId, result.row % SPEND_SHARDS), sk: SPEND_SK },
-          UpdateExpression: 'ADD #spent :cost',
-          ExpressionAttributeNames: { '#spent': 'spentUsd' },
-          ExpressionAttributeValues: { ':cost': cost },
-        }),
-      );
+  private addSpend(result: ItemResult, cost: number, facts: RunFacts): void {
+    if (cost === 0) return;
+    if (facts.budgeted) {
+      this.unflushedRuns.set(result.runId, (this.unflushedRuns.get(result.runId) ?? 0) + cost);
+      const cached = this.spentCache.get(result.runId);
+      if (cached) cached.since += cost;
     }
-    const cached = this.spentCache.get(result.runId);
-    if (cached) cached.since += cost;
-    await this.addDaySpend(result, cost);
+    const day = utcDay(this.now());
+    this.unflushedDays.set(day, (this.unflushedDays.get(day) ?? 0) + cost);
+    if (this.daySpent?.day === day) this.daySpent.since += cost;
   }
 
   /**
-   * Every result's cost, whatever its run, also goes to a shard of the UTC day it is recorded
-   * on (by run and row: a fleet's writes spread over {@link DAY_SPEND_SHARDS} keys), which
-   * expires a month after; this process's view of the day takes it at once.
+   * Adds what this process's results spent since the last flush to the shards: one write per
+   * budgeted run and one per UTC day (a day's shards expire a month after it), each to the
+   * shard this flush takes. A write that fails keeps its amount for the next flush, and the
+   * first failure is thrown once the others are done. The worker flushes after each batch.
    */
-  private async addDaySpend(result: ItemResult, cost: number): Promise<void> {
-    if (cost === 0) return;
-    const now = this.now();
-    const day = utcDay(now);
-    await this.send(
-      new UpdateCommand({
-        TableName: this.tableName,
-        Key: { pk: daySpendPk(day, (hashOf(result.runId) + result.row) % DAY_SPEND_SHARDS), sk: SPEND_SK },
-        UpdateExpression: 'ADD #spent :cost SET #ttl = if_not_exists(#ttl, :ttl)',
-        ExpressionAttributeNames: { '#spent': 'spentUsd', '#ttl': 'ttl' },
-        ExpressionAttributeValues: {
-          ':cost': cost,
-          ':ttl': Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + DAY_SPEND_TTL_SECONDS,
-        },
-      }),
-    );
-    if (this.daySpent?.day === day) this.daySpent.since += cost;
+  async flushSpend(): Promise<void> {
+    const runs = [...this.unflushedRuns];
+    const days = [...this.unflushedDays];
+    if (runs.length === 0 && days.length === 0) return;
+    this.unflushedRuns.clear();
+    this.unflushedDays.clear();
+    const shard = this.flushShard++;
+    const keep = (pending: Map<string, number>, key: string, usd: number) => (err: unknown) => {
+      pending.set(key, (pending.get(key) ?? 0) + usd);
+      throw err;
+    };
+    const writes = [
+      ...runs.map(([runId, usd]) =>
+        this.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: spendPk(runId, shard % SPEND_SHARDS), sk: SPEND_SK },
+            UpdateExpression: 'ADD #spent :usd',
+            ExpressionAttributeNames: { '#spent': 'spentUsd' },
+            ExpressionAttributeValues: { ':usd': usd },
+          }),
+        ).catch(keep(this.unflushedRuns, runId, usd)),
+      ),
+      ...days.map(([day, usd]) =>
+        this.send(
+          new UpdateCommand({
+            TableName: this.tableName,
+            Key: { pk: daySpendPk(day, shard % DAY_SPEND_SHARDS), sk: SPEND_SK },
+            UpdateExpression: 'ADD #spent :usd SET #ttl = if_not_exists(#ttl, :ttl)',
+            ExpressionAttributeNames: { '#spent': 'spentUsd', '#ttl': 'ttl' },
+            ExpressionAttributeValues: {
+              ':usd': usd,
+              ':ttl': Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + DAY_SPEND_TTL_SECONDS,
+            },
+          }),
+        ).catch(keep(this.unflushedDays, day, usd)),
+      ),
+    ];
+    const failed = (await Promise.allSettled(writes)).find((w) => w.status === 'rejected');
+    if (failed) throw failed.reason;
   }
 
   /** The UTC day's spend across runs: its shards read at most every `daySpentCacheMs`, plus what this process recorded since. */
@@ -608,7 +657,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
       const read = this.batchGet(keys, false).then((items) =>
         items.reduce((total, item) => total + Number(item.spentUsd ?? 0), 0),
       );
-      const entry = { day, at: now, read, since: 0 };
+      // What this process has not flushed is not in the shards yet.
+      const entry = { day, at: now, read, since: this.unflushedDays.get(day) ?? 0 };
       this.daySpent = entry;
       read.catch(() => {
         if (this.daySpent === entry) this.daySpent = undefined;
@@ -707,20 +757,20 @@ export class DynamoRunStore implements RunStore, RunHistory {
     await this.send(
       new UpdateCommand({
         TableName: this.tableName,
-        Key: { pk: key.pk, sk: COUNT_SK },
+        Key: counterKey(result.runId, result.part ?? 0, result.row),
         UpdateExpression: `ADD #failed :minusOne, #spent :delta${result.status === 'failed' ? ', #failed :one' : ', #done :one'}`,
         ExpressionAttributeNames: { '#failed': 'failed', '#done': 'done', '#spent': 'spentUsd' },
         ExpressionAttributeValues: { ':minusOne': -1, ':one': 1, ':delta': delta },
       }),
     );
-    await this.addSpend(result, delta, facts);
+    this.addSpend(result, delta, facts);
     return true;
   }
 
   /**
-   * Counts completion one step up from a slot's counter, as far as it goes: a slot whose
-   * counter reached what its part expects is marked complete and counted in its part; a part
-   * with every slot complete (and closed) is marked done and counted in the run; true when the
+   * Counts completion one step up from the counter of a row's block, as far as it goes: a
+   * counter that reached what its part expects is marked complete and counted in its part; a
+   * part with every counter complete (and closed) is marked done and counted in the run; true when the
    * run has all its parts done. Each mark is conditional, so each step is counted once however
    * many callers race; a step already taken is looked past, so that a caller that died between
    * two steps is made good by the next one to pass (a redelivery, another result, the closing).
@@ -728,17 +778,17 @@ export class DynamoRunStore implements RunStore, RunHistory {
   private async settle(
     runId: string,
     part: number,
-    slot: number,
+    row: number,
     count: CountItem | undefined,
   ): Promise<boolean> {
     if (count?.expected === undefined) return false;
     if (!count.complete) {
       if (counted(count) < count.expected) return false;
       await this.mark(
-        { pk: resultPk(runId, part, slot), sk: COUNT_SK },
+        counterKey(runId, part, row),
         'complete',
         { pk: runPk(runId), sk: partSk(part) },
-        'slotsDone',
+        'countersDone',
       );
     }
     return this.settlePart(runId, part);
@@ -755,7 +805,8 @@ export class DynamoRunStore implements RunStore, RunHistory {
     );
     const item = out.Item as PartItem | undefined;
     if (!item?.done) {
-      if (!item?.closed || (item.slotsDone ?? 0) < (item.slots ?? RESULT_SLOTS)) return false;
+      if (!item?.closed || item.counters === undefined || (item.countersDone ?? 0) < item.counters)
+        return false;
       await this.mark(
         { pk: runPk(runId), sk: partSk(part) },
         'done',
@@ -802,10 +853,17 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   async closePart(runId: string, part: number, closing: PartClosing): Promise<{ complete: boolean }> {
-    const expected = new Array<number>(RESULT_SLOTS).fill(0);
-    for (let i = 0; i < closing.rows.length; i += 1) expected[slotOf(closing.rows[i]!)]! += 1;
-    // Only the slots that will hold results are counted (a small part fills a few).
-    const slots = [...expected.keys()].filter((slot) => expected[slot]! > 0);
+    // How many results each counter will hold, by a row of its block (the counters of rows
+    // the part does not have are never written).
+    const expected = new Map<number, { row: number; rows: number }>();
+    for (let i = 0; i < closing.rows.length; i += 1) {
+      const row = closing.rows[i]!;
+      const key = countBlockOf(row) * RESULT_SLOTS + slotOf(row);
+      const counter = expected.get(key);
+      if (counter) counter.rows += 1;
+      else expected.set(key, { row, rows: 1 });
+    }
+    const counters = [...expected.values()];
     const partKey = { pk: runPk(runId), sk: partSk(part) };
     try {
       // The part is counted in the run once: its own mark says it is closed, in the same step.
@@ -816,19 +874,20 @@ export class DynamoRunStore implements RunStore, RunHistory {
               Update: {
                 TableName: this.tableName,
                 Key: partKey,
-                UpdateExpression: 'SET #closed = :yes, #rows = :rows, #invalid = :invalid, #slots = :slots',
+                UpdateExpression:
+                  'SET #closed = :yes, #rows = :rows, #invalid = :invalid, #counters = :counters',
                 ConditionExpression: 'attribute_not_exists(#closed)',
                 ExpressionAttributeNames: {
                   '#closed': 'closed',
                   '#rows': 'rows',
                   '#invalid': 'invalidRows',
-                  '#slots': 'slots',
+                  '#counters': 'counters',
                 },
                 ExpressionAttributeValues: {
                   ':yes': true,
                   ':rows': closing.rows.length,
                   ':invalid': closing.invalidRows,
-                  ':slots': slots.length,
+                  ':counters': counters.length,
                 },
               },
             },
@@ -860,22 +919,22 @@ export class DynamoRunStore implements RunStore, RunHistory {
       // Closed before (a closing done again): what follows is idempotent.
       if (!cancelledByCondition(err, 0)) throw err;
     }
-    // Each slot learns how many results it will hold; one whose results are all in is settled.
-    await inParallel(slots, FAN_OUT, async (slot) => {
-      const count = expected[slot]!;
+    // Each counter learns how many results it will hold; one whose results are all in is settled.
+    await inParallel(counters, FAN_OUT, async ({ row, rows }) => {
+      const key = counterKey(runId, part, row);
       const out = await this.send<{ Attributes?: Record<string, unknown> }>(
         new UpdateCommand({
           TableName: this.tableName,
-          Key: { pk: resultPk(runId, part, slot), sk: COUNT_SK },
+          Key: key,
           UpdateExpression: 'SET #expected = :expected',
           ExpressionAttributeNames: { '#expected': 'expected' },
-          ExpressionAttributeValues: { ':expected': count },
+          ExpressionAttributeValues: { ':expected': rows },
           ReturnValues: 'ALL_NEW',
         }),
       );
-      const slotCount = out.Attributes as CountItem;
-      if (!slotCount.complete && counted(slotCount) >= count)
-        await this.mark({ pk: resultPk(runId, part, slot), sk: COUNT_SK }, 'complete', partKey, 'slotsDone');
+      const count = out.Attributes as CountItem;
+      if (!count.complete && counted(count) >= rows)
+        await this.mark(key, 'complete', partKey, 'countersDone');
     });
     const complete = await this.settlePart(runId, part);
     await this.startRunning(runId);
@@ -1230,8 +1289,20 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 }
 
-/** The rows a slot's counter has counted. */
+/** The rows a counter has counted. */
 const counted = (count: CountItem) => count.rows?.size ?? 0;
+
+/**
+ * A row's place in its counter's block, 0 to {@link COUNT_BLOCK_ROWS} − 1: what the counter's
+ * set holds (three digits at most, where a row of a large dataset has eight).
+ */
+const placeOf = (row: number) => Math.floor(row / RESULT_SLOTS) % COUNT_BLOCK_ROWS;
+
+/** The counter of a row's block, in its slot's partition. */
+const counterKey = (runId: string, part: number, row: number): TableKey => ({
+  pk: resultPk(runId, part, slotOf(row)),
+  sk: countSk(countBlockOf(row)),
+});
 
 /** A day's spend shards outlive it by a month (then DynamoDB's TTL removes them). */
 const DAY_SPEND_TTL_SECONDS = 32 * 24 * 3600;
@@ -1239,7 +1310,6 @@ const DAY_SPEND_TTL_SECONDS = 32 * 24 * 3600;
 /** The UTC date of epoch ms `ms`, `yyyy-mm-dd`. */
 const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-/** A small, stable hash of a string (FNV-1a), to spread runs over the day's shards. */
 function factsOf(meta: MetaItem): RunFacts {
   return {
     budgeted: meta.budgeted === true,
@@ -1247,14 +1317,8 @@ function factsOf(meta: MetaItem): RunFacts {
   };
 }
 
-function hashOf(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
-  return hash >>> 0;
-}
-
-/** A result as its item stores it: the result whole (JSON), and what queries project. */
-function resultItem(result: ItemResult, cost: number): Record<string, unknown> {
+/** A result as its item stores it: the result whole (its JSON deflated), and what queries project. */
+function resultItem(result: ItemResult, cost: number, deflated: Uint8Array): Record<string, unknown> {
   return {
     pk: resultPk(result.runId, result.part ?? 0, slotOf(result.row)),
     sk: resultSk(result.row, result.itemId),
@@ -1265,7 +1329,7 @@ function resultItem(result: ItemResult, cost: number): Record<string, unknown> {
     failureKind: result.failure?.kind,
     costUsd: cost,
     finishedAt: result.finishedAt,
-    result: JSON.stringify(result),
+    result: deflated,
   };
 }
 

@@ -157,8 +157,12 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
     const id = fresh('large');
     const s = await storeFor(id);
     await s.createRun(runRecord(id, { suite: budgeted }));
-    // 150,000 characters of three UTF-8 bytes each: 450 KB, past DynamoDB's 400 KB item.
-    const huge = '語'.repeat(150_000);
+    // 400,000 characters of three UTF-8 bytes each, drawn at random from 20,000: 1.2 MB, which
+    // deflated is still past DynamoDB's 400 KB item.
+    const draw = seeded(7);
+    const huge = Array.from({ length: 400_000 }, () =>
+      String.fromCharCode(0x4e00 + Math.floor(draw() * 20_000)),
+    ).join('');
     const small = result(id, 'small', { row: 1 });
     const big = result(id, 'big', { row: 2, input: { src: huge, tgt: 'b' }, raw: huge });
     const late = result(id, 'late', { row: 3, input: { src: huge, tgt: 'c' } });
