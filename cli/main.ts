@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { CloudFlags, CloudStopFlags } from './commands/cloud.js';
+import type { CloudDeployFlags, CloudFlags, CloudStopFlags } from './commands/cloud.js';
 import type { EstimateFlags } from './commands/estimate.js';
 import type { LabelFlags } from './commands/label.js';
 import type { RunFlags } from './commands/run.js';
@@ -125,6 +125,17 @@ const cloudProgram = program
     // The AWS SDK and the handlers load only here.
     const { cloudCommand } = await import('./commands/cloud.js');
     await cloudCommand(suite, flags);
+  });
+
+cloudProgram
+  .command('deploy')
+  .description(
+    'deploy the stack to AWS from a clone of the repository (cdk deploy in infra/); first prints what the deployment needs from the account and what its settings stop',
+  )
+  .option('-c, --context <key=value...>', 'deploy settings (infra/README.md), as cdk deploy -c takes them')
+  .action(async (flags: CloudDeployFlags) => {
+    const { cloudDeployCommand } = await import('./commands/cloud.js');
+    await cloudDeployCommand(flags);
   });
 
 cloudProgram

@@ -6,6 +6,13 @@ import { teamNameProblem } from '../shared/lib/layout/tenancy.js';
 import { parseProviderKeyNames } from '../shared/lib/providers/declared-keys.js';
 import { parseLimitSpec } from '../shared/lib/providers/rate-limit/spec.js';
 import { MODEL_ID_PATTERN } from '../shared/model/provider-ids.js';
+import {
+  ON_DEMAND_INITIAL_THROUGHPUT,
+  SQS_BATCH_WITHOUT_WINDOW,
+  SQS_MAX_BATCH,
+  SQS_MAX_POLLERS,
+  SQS_MIN_POLLERS,
+} from './aws-quotas.js';
 
 /**
  * Deploy-time settings of the Assay stack. Every key can be set with `-c key=value` on the
@@ -16,12 +23,53 @@ export interface AssayConfig {
   readonly retainData: boolean;
   /** Receives before a message moves to its queue's dead-letter queue. */
   readonly maxReceiveCount: number;
-  /** Upper bound of concurrent invocations each SQS event source may drive (Lambda allows 2–1000). */
+  /**
+   * Upper bound of concurrent invocations each SQS event source may drive (Lambda allows 2–1000).
+   * Ingest reads the ranges of a dataset in parallel, this many at once.
+   */
   readonly ingestMaxConcurrency: number;
+  /** The most worker containers at once in standard mode (in provisioned mode the pollers bound them). */
   readonly workerMaxConcurrency: number;
   readonly deadLetterMaxConcurrency: number;
   /** A run aggregated in parts tallies and writes its parts in parallel, this many at once. */
   readonly aggregateMaxConcurrency: number;
+  /**
+   * Concurrency reserved for ingest and for aggregate (0: none), so that a fleet of workers
+   * cannot take the account's every execution from them. At least the function's mapping maximum.
+   */
+  readonly ingestReservedConcurrency: number;
+  readonly aggregateReservedConcurrency: number;
+  /**
+   * How Lambda polls the items queue for the workers. `standard`: Lambda's own pollers, which
+   * start with 5 concurrent batches and add up to 300 a minute, bounded by `workerMaxConcurrency`;
+   * no cost while idle. `provisioned`: dedicated pollers between `workerMinPollers` and
+   * `workerMaxPollers`, each driving up to 10 concurrent invocations, which scale about three
+   * times faster; the pollers are billed while they exist, idle or not. Lambda accepts a
+   * maximum concurrency or provisioned pollers on a mapping, never both.
+   */
+  readonly workerEventSourceMode: 'standard' | 'provisioned';
+  /** Provisioned mode: the fewest pollers kept (SQS allows 2–200), billed while idle. */
+  readonly workerMinPollers: number;
+  /** Provisioned mode: the most pollers (SQS allows 2–2000); the workers' ceiling is 10 invocations a poller. */
+  readonly workerMaxPollers: number;
+  /** Item messages per worker invocation (1–10,000; above 10 Lambda needs a batching window). */
+  readonly workerBatchSize: number;
+  /** Seconds Lambda may gather item messages into a batch before invoking a worker (0–300; 0: none). */
+  readonly workerBatchingWindowSeconds: number;
+  /** The account's concurrent executions in the stack's region the deployment assumes (AWS default: 1,000). */
+  readonly lambdaConcurrencyQuota: number;
+  /**
+   * Read and write units a second the table serves at once from its creation (its warm
+   * throughput; 0: none declared, and a new on-demand table starts at 12,000 RRU/s and
+   * 4,000 WRU/s). Raising it is charged once, when it is raised.
+   */
+  readonly tableWarmReadUnitsPerSecond: number;
+  readonly tableWarmWriteUnitsPerSecond: number;
+  /** The table-wide on-demand throughput quota the deployment assumes (AWS default: 40,000 each). */
+  readonly tableReadQuota: number;
+  readonly tableWriteQuota: number;
+  /** ASSAY_RESULT_TTL_DAYS: days after which a run's items in the table expire (by `ttl`); 0: kept. */
+  readonly resultRetentionDays: number;
   /** POWERTOOLS_LOG_LEVEL of every function. */
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';
   /** Retention of the functions' log groups; must be a value CloudWatch Logs accepts (1, 3, 5, 7, 14, 30, …). */
@@ -108,17 +156,39 @@ export interface AssayConfig {
 export const DEFAULT_CONFIG: AssayConfig = {
   retainData: true,
   maxReceiveCount: DEFAULT_MAX_RECEIVE_COUNT,
-  ingestMaxConcurrency: 2,
-  workerMaxConcurrency: 50,
+  // Sized for a 10M-item run inside the account's default quotas (docs/aws.md, "What the
+  // deployment needs"): 400 workers × 20 items a batch over a 1 s call is 8,000 items/s, whose
+  // 32,000 WRU/s at 4 WRU an item is 80 % of the default table quota; with ingest's and
+  // aggregate's reservations the stack needs about 450 of the account's 1,000 executions.
+  ingestMaxConcurrency: 20,
+  workerMaxConcurrency: 400,
   deadLetterMaxConcurrency: 2,
   aggregateMaxConcurrency: 20,
+  ingestReservedConcurrency: 20,
+  aggregateReservedConcurrency: 20,
+  // Standard mode costs nothing while idle; provisioned pollers are for a deployment that runs
+  // large uploads often enough to pay for the pollers it keeps (40 of them reach the same 400).
+  workerEventSourceMode: 'standard',
+  workerMinPollers: 2,
+  workerMaxPollers: 40,
+  workerBatchSize: 20,
+  workerBatchingWindowSeconds: 1,
+  lambdaConcurrencyQuota: 1_000,
+  // None declared: pre-warming is charged, and a deployment that never runs millions of items
+  // would pay for it; the deploy's printout says what to declare for the ceiling.
+  tableWarmReadUnitsPerSecond: 0,
+  tableWarmWriteUnitsPerSecond: 0,
+  tableReadQuota: 40_000,
+  tableWriteQuota: 40_000,
+  resultRetentionDays: 90,
   logLevel: 'INFO',
   logRetentionDays: 30,
   cacheTtlDays: 30,
   batchPollMinutes: 1,
   watchdogMinutes: 5,
   stuckAfterMinutes: 60,
-  maxItemsPerUpload: 1_000_000,
+  // A 10M-item upload is read whole; what a run may spend is the budget's to bound.
+  maxItemsPerUpload: 10_000_000,
   maxVariantsTimesRepeats: 50,
   maxOutputTokens: 4_096,
   defaultRunBudgetUsd: 100,
@@ -266,6 +336,84 @@ function providerKeys(raw: unknown): readonly string[] {
   }
 }
 
+type IntSetting = (key: keyof AssayConfig, min: number, max: number) => number;
+
+const EVENT_SOURCE_MODES: readonly AssayConfig['workerEventSourceMode'][] = ['standard', 'provisioned'];
+
+/** A setting that is one of `choices`, in any case (`-c workerEventSourceMode=Provisioned`). */
+function stringChoice<T extends string>(key: keyof AssayConfig, choices: readonly T[]) {
+  return (raw: unknown): T => {
+    const value = String(raw ?? DEFAULT_CONFIG[key]).toLowerCase();
+    if (!choices.includes(value as T))
+      throw new ConfigError(
+        `context "${key}" must be one of ${choices.join(', ')}, got ${JSON.stringify(raw)}`,
+      );
+    return value as T;
+  };
+}
+
+/** The items mapping: its mode, pollers and batches, each within what Lambda accepts for SQS. */
+function workerFleet(
+  int: IntSetting,
+  mode: AssayConfig['workerEventSourceMode'],
+): Pick<
+  AssayConfig,
+  | 'workerEventSourceMode'
+  | 'workerMinPollers'
+  | 'workerMaxPollers'
+  | 'workerBatchSize'
+  | 'workerBatchingWindowSeconds'
+> {
+  const workerMinPollers = int('workerMinPollers', SQS_MIN_POLLERS.min, SQS_MIN_POLLERS.max);
+  const workerMaxPollers = int('workerMaxPollers', SQS_MAX_POLLERS.min, SQS_MAX_POLLERS.max);
+  if (workerMinPollers > workerMaxPollers)
+    throw new ConfigError(
+      `context "workerMinPollers" (${workerMinPollers}) is above "workerMaxPollers" (${workerMaxPollers})`,
+    );
+  const workerBatchSize = int('workerBatchSize', 1, SQS_MAX_BATCH);
+  const workerBatchingWindowSeconds = int('workerBatchingWindowSeconds', 0, 300);
+  if (workerBatchSize > SQS_BATCH_WITHOUT_WINDOW && workerBatchingWindowSeconds === 0)
+    throw new ConfigError(
+      `context "workerBatchSize" (${workerBatchSize}) is above ${SQS_BATCH_WITHOUT_WINDOW}: Lambda needs a batching window for it; set "workerBatchingWindowSeconds" to 1 or more`,
+    );
+  return {
+    workerEventSourceMode: mode,
+    workerMinPollers,
+    workerMaxPollers,
+    workerBatchSize,
+    workerBatchingWindowSeconds,
+  };
+}
+
+/** The table's warm throughput and the table-wide quota assumed; warm throughput fits within the quota. */
+function tableThroughput(
+  int: IntSetting,
+): Pick<
+  AssayConfig,
+  'tableWarmReadUnitsPerSecond' | 'tableWarmWriteUnitsPerSecond' | 'tableReadQuota' | 'tableWriteQuota'
+> {
+  const tableReadQuota = int('tableReadQuota', 1, 100_000_000);
+  const tableWriteQuota = int('tableWriteQuota', 1, 100_000_000);
+  const warm = (key: 'tableWarmReadUnitsPerSecond' | 'tableWarmWriteUnitsPerSecond', quota: number) => {
+    const initial =
+      key === 'tableWarmReadUnitsPerSecond'
+        ? ON_DEMAND_INITIAL_THROUGHPUT.read
+        : ON_DEMAND_INITIAL_THROUGHPUT.write;
+    const value = int(key, 0, 100_000_000);
+    if (value !== 0 && (value < initial || value > quota))
+      throw new ConfigError(
+        `context "${key}" must be 0 (none) or from ${initial} (what a new on-demand table serves) to the quota assumed (${quota}), got ${value}`,
+      );
+    return value;
+  };
+  return {
+    tableWarmReadUnitsPerSecond: warm('tableWarmReadUnitsPerSecond', tableReadQuota),
+    tableWarmWriteUnitsPerSecond: warm('tableWarmWriteUnitsPerSecond', tableWriteQuota),
+    tableReadQuota,
+    tableWriteQuota,
+  };
+}
+
 /**
  * Reads the Assay settings from CDK context (values given with `-c` arrive as strings),
  * fills in defaults and validates them, so that a typo fails the synth with the key's name
@@ -330,6 +478,23 @@ export function configFromContext(node: Node): AssayConfig {
   }
   const [ingestMaxConcurrency, workerMaxConcurrency, deadLetterMaxConcurrency, aggregateMaxConcurrency] =
     MAX_CONCURRENCY_KEYS.map((key) => int(key, 2, 1000)) as [number, number, number, number];
+  const reserved = (
+    key: 'ingestReservedConcurrency' | 'aggregateReservedConcurrency',
+    mappingMax: number,
+  ) => {
+    const value = int(key, 0, 100_000);
+    const mappingKey = key.replace('Reserved', 'Max');
+    if (value > 0 && value < mappingMax)
+      throw new ConfigError(
+        `context "${key}" (${value}) is below "${mappingKey}" (${mappingMax}): the mapping's invocations past the reservation would be throttled; reserve at least ${mappingMax}, or 0 for none`,
+      );
+    return value;
+  };
+  const fleet = workerFleet(
+    int,
+    stringChoice('workerEventSourceMode', EVENT_SOURCE_MODES)(node.tryGetContext('workerEventSourceMode')),
+  );
+  const table = tableThroughput(int);
 
   return {
     retainData: bool('retainData'),
@@ -338,6 +503,12 @@ export function configFromContext(node: Node): AssayConfig {
     workerMaxConcurrency,
     deadLetterMaxConcurrency,
     aggregateMaxConcurrency,
+    ingestReservedConcurrency: reserved('ingestReservedConcurrency', ingestMaxConcurrency),
+    aggregateReservedConcurrency: reserved('aggregateReservedConcurrency', aggregateMaxConcurrency),
+    ...fleet,
+    lambdaConcurrencyQuota: int('lambdaConcurrencyQuota', 1, 10_000_000),
+    ...table,
+    resultRetentionDays: int('resultRetentionDays', 0, 36_500),
     logLevel: logLevel as AssayConfig['logLevel'],
     logRetentionDays,
     cacheTtlDays: int('cacheTtlDays', 1, 3650),

@@ -19,6 +19,7 @@ import {
   FUNCTION_TMP_MB,
   type FunctionName,
 } from '../shared/lib/layout/queues.js';
+import { workerConcurrency } from './capacity.js';
 import { type AssayConfig, ingestTenancyEnv, spendLimitEnv, uploadLimitsEnv } from './config.js';
 import { AssayAlarms } from './constructs/alarms.js';
 import { AssayFunction, REPO_ROOT } from './constructs/functions.js';
@@ -74,7 +75,11 @@ export class AssayStack extends Stack {
     const { config } = props;
     Tags.of(this).add('app', 'assay');
 
-    this.storage = new AssayStorage(this, 'Storage', { retainData: config.retainData });
+    this.storage = new AssayStorage(this, 'Storage', {
+      retainData: config.retainData,
+      warmReadUnitsPerSecond: config.tableWarmReadUnitsPerSecond,
+      warmWriteUnitsPerSecond: config.tableWarmWriteUnitsPerSecond,
+    });
     // Each team's suites, datasets and prompt folder: written by its writers only.
     this.storage.restrictTeamWriters(config.teams);
     this.queues = new AssayQueues(this, 'Queues', { maxReceiveCount: config.maxReceiveCount });
@@ -87,6 +92,7 @@ export class AssayStack extends Stack {
       logLevel: config.logLevel,
       logRetentionDays: config.logRetentionDays,
       cacheTtlDays: config.cacheTtlDays,
+      resultRetentionDays: config.resultRetentionDays,
     };
 
     this.functions = {
@@ -95,6 +101,8 @@ export class AssayStack extends Stack {
         entry: 'ingest',
         description: 'Validates an uploaded dataset/suite/prompt and enqueues one message per item',
         ...SIZES.ingest,
+        // Its own share of the account's executions: a fleet of workers cannot take them all.
+        reservedConcurrency: config.ingestReservedConcurrency,
         // A run's prompt files are snapshotted by ingest: the repo's copies ship with it, and
         // uploads in the suite's scope (prompts/<team>/, or prompts/ for a suite of no team)
         // override them. Workers use the run's snapshot.
@@ -123,7 +131,7 @@ export class AssayStack extends Stack {
         // Batches as declared in the layout: one upload per invocation, a dataset can take minutes to stream.
         .consumes(events.queue, {
           ...events.declaration.consumer,
-          maxConcurrency: config.ingestMaxConcurrency,
+          scaling: { maxConcurrency: config.ingestMaxConcurrency },
         }),
 
       worker: new AssayFunction(this, 'Worker', {
@@ -135,7 +143,7 @@ export class AssayStack extends Stack {
         // out of reach, each container keeps to its share of them: the limit over the fleet's size.
         environment: {
           ...(config.rateLimits ? { ASSAY_LIMITS: config.rateLimits } : {}),
-          ASSAY_WORKER_MAX_CONCURRENCY: String(config.workerMaxConcurrency),
+          ASSAY_WORKER_MAX_CONCURRENCY: String(workerConcurrency(config)),
         },
       })
         .useTable(table, TABLE_ACCESS.worker)
@@ -147,16 +155,22 @@ export class AssayStack extends Stack {
         .useBucket(bucket, { read: [SPILL_PREFIX, RESULTS_PREFIX], write: [RESULTS_PREFIX] })
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .readsSecret(this.providerSecret)
-        // The most worker containers at once: with batchSize, the ceiling of calls in flight.
+        // The most worker containers at once (workerMaxConcurrency, or 10 per provisioned
+        // poller): with the batch size, the ceiling of calls in flight.
         .consumes(items.queue, {
-          ...items.declaration.consumer,
-          maxConcurrency: config.workerMaxConcurrency,
+          batchSize: config.workerBatchSize,
+          maxBatchingWindowSeconds: config.workerBatchingWindowSeconds,
+          scaling:
+            config.workerEventSourceMode === 'provisioned'
+              ? { minimumPollers: config.workerMinPollers, maximumPollers: config.workerMaxPollers }
+              : { maxConcurrency: config.workerMaxConcurrency },
         }),
 
       deadLetter: new AssayFunction(this, 'DeadLetter', {
         ...shared,
         entry: 'dead-letter',
-        description: 'Records items that exhausted their receives as failed results',
+        description:
+          'Records items that exhausted their receives as failed results; ends the run of an ingest chunk that did',
         ...SIZES.deadLetter,
       })
         .useTable(table, TABLE_ACCESS.deadLetter)
@@ -164,7 +178,12 @@ export class AssayStack extends Stack {
         .sendsTo(aggregate.queue, 'AGGREGATE_QUEUE_URL')
         .consumes(items.deadLetterQueue, {
           ...items.declaration.deadLetter.consumer!,
-          maxConcurrency: config.deadLetterMaxConcurrency,
+          scaling: { maxConcurrency: config.deadLetterMaxConcurrency },
+        })
+        // An ingest chunk task that exhausted its receives: its run ends failed, naming the chunk.
+        .consumes(events.deadLetterQueue, {
+          ...events.declaration.deadLetter.consumer!,
+          scaling: { maxConcurrency: config.deadLetterMaxConcurrency },
         }),
 
       aggregate: new AssayFunction(this, 'Aggregate', {
@@ -173,6 +192,7 @@ export class AssayStack extends Stack {
         description:
           'Computes metrics of a finished run and writes its report files; aggregates sweeps; keeps the leaderboard',
         ...SIZES.aggregate,
+        reservedConcurrency: config.aggregateReservedConcurrency,
       })
         .useTable(table, TABLE_ACCESS.aggregate)
         // suites/ for the run's definition, reports/ for the previous run to compare with,
@@ -187,7 +207,7 @@ export class AssayStack extends Stack {
         // Batches as declared in the layout: one run per invocation, a large run takes a while to score.
         .consumes(aggregate.queue, {
           ...aggregate.declaration.consumer,
-          maxConcurrency: config.aggregateMaxConcurrency,
+          scaling: { maxConcurrency: config.aggregateMaxConcurrency },
         }),
 
       // The batch lane (suites with run.lane "batch"): workers record the calls items wait for;

@@ -1,10 +1,14 @@
-/** `assay cloud`: a suite through the AWS pipeline on this machine (moto_server, the real handlers). */
+/** `assay cloud`: a suite through the AWS pipeline on this machine (moto_server, the real handlers); deploying and stopping it on AWS. */
 
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { detectDefaultBackend } from '../../shared/lib/providers/registry.js';
 import { InputError } from '../../shared/model/errors.js';
 import { renderSweepText } from '../../shared/sweeps/sweep-files.js';
 import { runLocalCloud } from '../cloud/local-cloud.js';
 import { stopCloudRun } from '../cloud/stop.js';
+import { PACKAGE_ROOT } from '../package-root.js';
 import { QUICKSTART_SUITE } from './run.js';
 import { failOnRequiredGate, summary } from './summary.js';
 
@@ -55,4 +59,46 @@ export async function cloudStopCommand(runId: string, flags: CloudStopFlags): Pr
       ? `run ${runId} is done already: nothing to stop\n`
       : `run ${runId} (${outcome.runStatus}) stopped: its items without a result end as "stopped" without a model call; the report follows when the last one is recorded\n`,
   );
+}
+
+export interface CloudDeployFlags {
+  /** Deploy settings, `key=value` each (infra/config.ts), as `cdk deploy -c` takes them. */
+  context?: string[];
+}
+
+/** A deploy setting as `-c` takes it: a setting's name, `=`, its value (which may be empty). */
+const CONTEXT_SETTING = /^[A-Za-z][A-Za-z0-9]*=/;
+
+/** The CDK command line of `assay cloud deploy`: `cdk deploy` with each setting as `-c key=value`. */
+export function cdkDeployArgs(context: readonly string[]): string[] {
+  for (const setting of context)
+    if (!CONTEXT_SETTING.test(setting))
+      throw new InputError(
+        `a deploy setting is key=value (-c workerMaxConcurrency=400), got ${JSON.stringify(setting)}`,
+      );
+  return ['cdk', 'deploy', '--no-notices', ...context.flatMap((setting) => ['-c', setting])];
+}
+
+/**
+ * `assay cloud deploy`: `npx cdk deploy` of the stack in infra/, with the settings given. The CDK
+ * app prints what the deployment needs from the account (concurrency, table throughput, the
+ * ceiling in items a second, what the settings stop) as it synthesizes, before anything is
+ * deployed. The CDK app ships with the repository, not with the npm package.
+ */
+export async function cloudDeployCommand(
+  flags: CloudDeployFlags,
+  root: string = PACKAGE_ROOT,
+): Promise<void> {
+  const infra = join(root, 'infra');
+  if (!existsSync(join(infra, 'cdk.json')))
+    throw new InputError(
+      'the CDK app (infra/) ships with the repository, not with the package: deploy from a clone of it (npm ci, then assay cloud deploy)',
+    );
+  const args = cdkDeployArgs(flags.context ?? []);
+  const code = await new Promise<number | null>((resolve, reject) => {
+    const child = spawn('npx', args, { cwd: infra, stdio: 'inherit' });
+    child.once('error', reject);
+    child.once('exit', resolve);
+  });
+  if (code !== 0) throw new InputError(`cdk deploy failed (exit code ${code}): its output above says why`);
 }

@@ -40,6 +40,10 @@ export interface AssayFunctionProps {
   readonly logLevel: string;
   readonly logRetentionDays: number;
   readonly cacheTtlDays: number;
+  /** ASSAY_RESULT_TTL_DAYS: days after which a run's items in the table expire; 0: kept. */
+  readonly resultRetentionDays: number;
+  /** Concurrent executions set aside for this function alone (none when unset or 0). */
+  readonly reservedConcurrency?: number;
   /** More environment variables of this function. */
   readonly environment?: Readonly<Record<string, string>>;
   /**
@@ -58,9 +62,16 @@ export interface BucketAccess {
 
 export interface ConsumeOptions {
   readonly batchSize: number;
-  readonly maxConcurrency: number;
   /** Seconds Lambda gathers records before invoking; 0 or unset: as soon as any arrive. */
   readonly maxBatchingWindowSeconds?: number;
+  /**
+   * How the mapping scales: at most `maxConcurrency` concurrent invocations of Lambda's own
+   * pollers, or dedicated pollers between `minimumPollers` and `maximumPollers` (provisioned
+   * mode). Lambda takes one or the other on a mapping, never both.
+   */
+  readonly scaling:
+    | { readonly maxConcurrency: number }
+    | { readonly minimumPollers: number; readonly maximumPollers: number };
 }
 
 /**
@@ -97,6 +108,7 @@ export class AssayFunction extends NodejsFunction {
       memorySize: props.memorySize,
       ephemeralStorageSize: Size.mebibytes(props.tmpSize),
       timeout: props.timeout,
+      ...(props.reservedConcurrency ? { reservedConcurrentExecutions: props.reservedConcurrency } : {}),
       // Active tracing is set on the resource below, with its permission in a policy of its own.
       logGroup,
       role,
@@ -105,6 +117,7 @@ export class AssayFunction extends NodejsFunction {
         POWERTOOLS_METRICS_NAMESPACE: 'Assay',
         POWERTOOLS_LOG_LEVEL: props.logLevel,
         ASSAY_CACHE_TTL_DAYS: String(props.cacheTtlDays),
+        ASSAY_RESULT_TTL_DAYS: String(props.resultRetentionDays),
         // The bundle ships a source map; without this flag Node ignores it in stack traces.
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
@@ -283,7 +296,9 @@ export class AssayFunction extends NodejsFunction {
     this.addEventSource(
       new SqsEventSource(queue, {
         batchSize: options.batchSize,
-        maxConcurrency: options.maxConcurrency,
+        ...('maxConcurrency' in options.scaling
+          ? { maxConcurrency: options.scaling.maxConcurrency }
+          : { provisionedPollerConfig: options.scaling }),
         maxBatchingWindow: options.maxBatchingWindowSeconds
           ? Duration.seconds(options.maxBatchingWindowSeconds)
           : undefined,

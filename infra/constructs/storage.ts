@@ -22,6 +22,18 @@ const BILLING_MODES = { PAY_PER_REQUEST: dynamodb.BillingMode.PAY_PER_REQUEST } 
 export interface AssayStorageProps {
   /** RETAIN the bucket and table on stack deletion and turn on table deletion protection. */
   readonly retainData: boolean;
+  /** Units a second the table serves from its creation; 0: none declared (an on-demand table's own start). */
+  readonly warmReadUnitsPerSecond: number;
+  readonly warmWriteUnitsPerSecond: number;
+}
+
+/** The table's warm throughput as declared: each side only when set (0: none). */
+function warmThroughput(props: AssayStorageProps): { warmThroughput?: dynamodb.WarmThroughput } {
+  const declared = {
+    ...(props.warmReadUnitsPerSecond > 0 ? { readUnitsPerSecond: props.warmReadUnitsPerSecond } : {}),
+    ...(props.warmWriteUnitsPerSecond > 0 ? { writeUnitsPerSecond: props.warmWriteUnitsPerSecond } : {}),
+  };
+  return Object.keys(declared).length > 0 ? { warmThroughput: declared } : {};
 }
 
 /**
@@ -78,6 +90,7 @@ export class AssayStorage extends Construct {
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       deletionProtection: props.retainData,
+      ...warmThroughput(props),
       removalPolicy,
     });
   }

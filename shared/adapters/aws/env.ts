@@ -19,6 +19,8 @@ export const awsEnvSchema = z.object({
   /** Secrets Manager secret whose SecretString is a JSON object of provider API keys. */
   PROVIDER_SECRET_ARN: optionalString,
   ASSAY_CACHE_TTL_DAYS: z.coerce.number().positive().default(30),
+  /** Days after which the items a run writes to the table expire (by the table's `ttl`); 0: kept. */
+  ASSAY_RESULT_TTL_DAYS: z.coerce.number().int().nonnegative().default(0),
   /**
    * Bytes of a dataset one ingest invocation reads (a larger dataset is read a chunk at a time,
    * an invocation each); default the layout's `INGEST_CHUNK_BYTES`. Tests set a small one.

@@ -148,7 +148,7 @@ describe('function permissions at the defaults', () => {
         ]!.Properties.Environment as { Variables: Record<string, string> }
       ).Variables;
     expect(variables('ingest')).toMatchObject({
-      ASSAY_MAX_ITEMS_PER_UPLOAD: '1000000',
+      ASSAY_MAX_ITEMS_PER_UPLOAD: '10000000',
       ASSAY_MAX_VARIANTS_TIMES_REPEATS: '50',
       ASSAY_MAX_OUTPUT_TOKENS: '4096',
       ASSAY_DEFAULT_BUDGET_USD: '100',
@@ -258,7 +258,7 @@ describe('deploy settings', () => {
         .sort(),
     );
     expect(deployLimitsFromEnv(env)).toEqual({
-      maxItems: 1_000_000,
+      maxItems: 10_000_000,
       maxVariantsTimesRepeats: 50,
       maxOutputTokens: 4096,
       defaultBudgetUsd: 100,

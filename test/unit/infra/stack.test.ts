@@ -33,7 +33,13 @@ const CDK_CONTEXT: Record<string, unknown> = JSON.parse(
   readFileSync(new URL('../../../infra/cdk.json', import.meta.url), 'utf8'),
 ).context;
 
-/** Not the default (50), to prove the setting reaches the event source mapping. */
+/** The queues and dead-letter queues the layout gives a consumer: one mapping each. */
+const DECLARED_CONSUMERS = QUEUE_NAMES.reduce(
+  (n, name) => n + 1 + (QUEUES[name].deadLetter.consumer ? 1 : 0),
+  0,
+);
+
+/** Not the default, to prove the setting reaches the event source mapping. */
 const WORKER_MAX_CONCURRENCY = 37;
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:assay/provider-keys-AbC123';
 
@@ -79,6 +85,26 @@ function nagFindings(scope: IConstruct): string[] {
     .violations.map(
       (v) => `${v.severity} ${v.ruleName}: ${v.violatingResources.map((r) => r.constructPath)}`,
     );
+}
+
+/** The properties of the items queue's mapping to the worker. */
+function workerMapping(template: Template, stack: AssayStack): Record<string, unknown> {
+  const arn = JSON.stringify({ 'Fn::GetAtt': [logicalId(stack, stack.queues.items.queue), 'Arn'] });
+  const mapping = Object.values(template.findResources('AWS::Lambda::EventSourceMapping') as Resources).find(
+    (m) => JSON.stringify(m.Properties.EventSourceArn) === arn,
+  );
+  if (!mapping) throw new Error('no mapping of the items queue');
+  return mapping.Properties;
+}
+
+/** The template properties of the resource behind an L2 construct. */
+function propertiesOf(template: Template, stack: Stack, construct: IConstruct): Record<string, unknown> {
+  return (template.toJSON().Resources as Resources)[logicalId(stack, construct)]!.Properties;
+}
+
+/** A function's environment variables in the template. */
+function environmentOf(template: Template, stack: Stack, fn: IConstruct): Record<string, unknown> {
+  return (propertiesOf(template, stack, fn).Environment as { Variables: Record<string, unknown> }).Variables;
 }
 
 function actionsOf(statement: Statement): string[] {
@@ -210,7 +236,7 @@ describe('AssayStack', () => {
     it('keeps every consumed queue invisible for at least six times its consumer timeout', () => {
       const resources = template.toJSON().Resources as Resources;
       const mappings = Object.values(template.findResources('AWS::Lambda::EventSourceMapping') as Resources);
-      expect(mappings).toHaveLength(4);
+      expect(mappings).toHaveLength(DECLARED_CONSUMERS);
       for (const mapping of mappings) {
         const [queueId] = (mapping.Properties.EventSourceArn as { 'Fn::GetAtt': [string] })['Fn::GetAtt'];
         const functionId = (mapping.Properties.FunctionName as { Ref: string }).Ref;
@@ -259,12 +285,14 @@ describe('AssayStack', () => {
         const mapping = mappings.find(
           (m) => JSON.stringify(m.Properties.EventSourceArn) === JSON.stringify(arn),
         );
+        // The worker's batches are a deploy setting (workerBatchSize and its window).
+        const worker = consumer.function === 'worker';
         expect(mapping?.Properties, queue.node.path).toMatchObject({
           FunctionName: { Ref: logicalId(stack, stack.functions[consumer.function]) },
-          BatchSize: consumer.batchSize,
+          BatchSize: worker ? DEFAULT_CONFIG.workerBatchSize : consumer.batchSize,
         });
         expect(mapping?.Properties.MaximumBatchingWindowInSeconds ?? 0, queue.node.path).toBe(
-          consumer.maxBatchingWindowSeconds,
+          worker ? DEFAULT_CONFIG.workerBatchingWindowSeconds : consumer.maxBatchingWindowSeconds,
         );
       }
     });
@@ -317,6 +345,10 @@ describe('AssayStack', () => {
   });
 
   describe('table', () => {
+    it('declares no warm throughput by default', () => {
+      expect(propertiesOf(template, stack, stack.storage.table).WarmThroughput).toBeUndefined();
+    });
+
     it('keys on pk/sk, expires items by ttl, bills on demand, keeps PITR and is retained', () => {
       template.hasResource('AWS::DynamoDB::Table', {
         DeletionPolicy: 'Retain',
@@ -372,6 +404,7 @@ describe('AssayStack', () => {
       'POWERTOOLS_METRICS_NAMESPACE',
       'POWERTOOLS_LOG_LEVEL',
       'ASSAY_CACHE_TTL_DAYS',
+      'ASSAY_RESULT_TTL_DAYS',
       'NODE_OPTIONS',
     ];
 
@@ -403,20 +436,42 @@ describe('AssayStack', () => {
   });
 
   describe('event source mappings', () => {
-    it('report partial batch failures on all four mappings', () => {
+    it('report partial batch failures on every mapping', () => {
       template.resourcePropertiesCountIs(
         'AWS::Lambda::EventSourceMapping',
         { FunctionResponseTypes: ['ReportBatchItemFailures'] },
-        4,
+        DECLARED_CONSUMERS,
       );
     });
 
-    it("caps the worker's concurrency at the configured value", () => {
-      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-        FunctionName: { Ref: logicalId(stack, stack.functions.worker) },
-        EventSourceArn: { 'Fn::GetAtt': [logicalId(stack, stack.queues.items.queue), 'Arn'] },
-        BatchSize: 10,
+    it("caps the worker's concurrency at the configured value, in batches of workerBatchSize gathered for up to its window", () => {
+      const worker = workerMapping(template, stack);
+      expect(worker).toMatchObject({
+        BatchSize: DEFAULT_CONFIG.workerBatchSize,
+        MaximumBatchingWindowInSeconds: DEFAULT_CONFIG.workerBatchingWindowSeconds,
         ScalingConfig: { MaximumConcurrency: WORKER_MAX_CONCURRENCY },
+      });
+      expect(worker.ProvisionedPollerConfig).toBeUndefined();
+    });
+
+    it('reserves concurrency for ingest and aggregate, and none for the others', () => {
+      const reserved = Object.fromEntries(
+        (Object.keys(stack.functions) as FunctionName[]).map((name) => [
+          name,
+          propertiesOf(template, stack, stack.functions[name]).ReservedConcurrentExecutions,
+        ]),
+      );
+      expect(reserved).toEqual({
+        ingest: DEFAULT_CONFIG.ingestReservedConcurrency,
+        aggregate: DEFAULT_CONFIG.aggregateReservedConcurrency,
+        worker: undefined,
+        deadLetter: undefined,
+        batchPoller: undefined,
+        watchdog: undefined,
+      });
+      template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+        FunctionName: { Ref: logicalId(stack, stack.functions.ingest) },
+        ScalingConfig: { MaximumConcurrency: DEFAULT_CONFIG.ingestMaxConcurrency },
       });
     });
 
@@ -605,6 +660,54 @@ describe('AssayStack options', () => {
   }, 60_000);
 });
 
+describe('AssayStack at scale', () => {
+  let template: Template;
+  let stack: AssayStack;
+  const config: AssayConfig = {
+    ...DEFAULT_CONFIG,
+    workerEventSourceMode: 'provisioned',
+    workerMinPollers: 5,
+    workerMaxPollers: 60,
+    workerBatchSize: 50,
+    workerBatchingWindowSeconds: 2,
+    tableWarmReadUnitsPerSecond: 20_000,
+    tableWarmWriteUnitsPerSecond: 30_000,
+    resultRetentionDays: 14,
+  };
+
+  beforeAll(() => {
+    ({ template, stack } = synthesize(config));
+  }, 180_000);
+
+  it('polls the items queue with provisioned pollers, and no maximum concurrency beside them', () => {
+    const worker = workerMapping(template, stack);
+    expect(worker).toMatchObject({
+      BatchSize: 50,
+      MaximumBatchingWindowInSeconds: 2,
+      ProvisionedPollerConfig: { MinimumPollers: 5, MaximumPollers: 60 },
+    });
+    expect(worker.ScalingConfig).toBeUndefined();
+    // The fleet the rate limits are shared over: 10 invocations a poller.
+    expect(environmentOf(template, stack, stack.functions.worker).ASSAY_WORKER_MAX_CONCURRENCY).toBe('600');
+  });
+
+  it('declares the warm throughput on the table', () => {
+    template.hasResourceProperties('AWS::DynamoDB::Table', {
+      WarmThroughput: { ReadUnitsPerSecond: 20_000, WriteUnitsPerSecond: 30_000 },
+      TimeToLiveSpecification: { AttributeName: 'ttl', Enabled: true },
+    });
+  });
+
+  it("gives every function the results' retention as ASSAY_RESULT_TTL_DAYS", () => {
+    for (const name of Object.keys(stack.functions) as FunctionName[])
+      expect(environmentOf(template, stack, stack.functions[name]).ASSAY_RESULT_TTL_DAYS, name).toBe('14');
+  });
+
+  it('leaves no unacknowledged cdk-nag finding', () => {
+    expect(nagFindings(stack)).toEqual([]);
+  });
+});
+
 describe('AssayFunction.consumes', () => {
   it('refuses a queue whose visibility timeout is under six times the function timeout', () => {
     const stack = new Stack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Probe');
@@ -618,8 +721,11 @@ describe('AssayFunction.consumes', () => {
       logLevel: 'INFO',
       logRetentionDays: 30,
       cacheTtlDays: 30,
+      resultRetentionDays: 0,
     });
-    expect(() => fn.consumes(queue, { batchSize: 1, maxConcurrency: 2 })).toThrow(/at least 180s/);
+    expect(() => fn.consumes(queue, { batchSize: 1, scaling: { maxConcurrency: 2 } })).toThrow(
+      /at least 180s/,
+    );
   }, 60_000);
 });
 
@@ -645,6 +751,38 @@ describe('configFromContext', () => {
     });
   });
 
+  it('reads the fleet, table and retention settings', () => {
+    const config = configFromContext(
+      nodeWith({
+        workerEventSourceMode: 'Provisioned',
+        workerMinPollers: '4',
+        workerMaxPollers: '100',
+        workerBatchSize: '100',
+        workerBatchingWindowSeconds: '3',
+        ingestMaxConcurrency: '40',
+        ingestReservedConcurrency: '40',
+        aggregateReservedConcurrency: '0',
+        tableWriteQuota: '80000',
+        tableWarmWriteUnitsPerSecond: '60000',
+        resultRetentionDays: '0',
+      }),
+    );
+    expect(config).toMatchObject({
+      workerEventSourceMode: 'provisioned',
+      workerMinPollers: 4,
+      workerMaxPollers: 100,
+      workerBatchSize: 100,
+      workerBatchingWindowSeconds: 3,
+      ingestMaxConcurrency: 40,
+      ingestReservedConcurrency: 40,
+      aggregateReservedConcurrency: 0,
+      tableWriteQuota: 80_000,
+      tableWarmWriteUnitsPerSecond: 60_000,
+      tableWarmReadUnitsPerSecond: 0,
+      resultRetentionDays: 0,
+    });
+  });
+
   it.each([
     [{ workerMaxConcurrency: '1' }, /workerMaxConcurrency.*2 to 1000/],
     [{ maxReceiveCount: 'three' }, /maxReceiveCount/],
@@ -652,6 +790,20 @@ describe('configFromContext', () => {
     [{ providerSecretArn: 'assay/keys' }, /providerSecretArn.*full ARN/],
     [{ logLevel: 'LOUD' }, /logLevel/],
     [{ rateLimits: 'openai:gpt-4o-mini=3000' }, /rateLimits.*not a positive <n>rpm or <n>tpm/],
+    [{ workerEventSourceMode: 'dedicated' }, /workerEventSourceMode.*standard, provisioned/],
+    [{ workerMinPollers: '1' }, /workerMinPollers.*2 to 200/],
+    [{ workerMaxPollers: '2001' }, /workerMaxPollers.*2 to 2000/],
+    [{ workerMinPollers: '50', workerMaxPollers: '40' }, /workerMinPollers.*above "workerMaxPollers"/],
+    [{ workerBatchSize: '11', workerBatchingWindowSeconds: '0' }, /workerBatchSize.*batching window/],
+    [{ workerBatchSize: '10001' }, /workerBatchSize.*1 to 10000/],
+    [{ ingestReservedConcurrency: '10' }, /ingestReservedConcurrency.*below "ingestMaxConcurrency" \(20\)/],
+    [
+      { aggregateMaxConcurrency: '30' },
+      /aggregateReservedConcurrency.*below "aggregateMaxConcurrency" \(30\)/,
+    ],
+    [{ tableWarmWriteUnitsPerSecond: '3000' }, /tableWarmWriteUnitsPerSecond.*from 4000/],
+    [{ tableWarmReadUnitsPerSecond: '50000' }, /tableWarmReadUnitsPerSecond.*to the quota assumed \(40000\)/],
+    [{ resultRetentionDays: '-1' }, /resultRetentionDays/],
   ])('rejects %o, naming the key', (context, message) => {
     expect(() => configFromContext(nodeWith(context))).toThrow(ConfigError);
     expect(() => configFromContext(nodeWith(context))).toThrow(message);
