@@ -134,6 +134,12 @@ function mappings(
       batchSize: QUEUES.items.deadLetter.consumer!.batchSize,
     },
     {
+      name: 'deadLetter',
+      functionName: 'dead-letter',
+      queue: queues.eventsDlq,
+      batchSize: QUEUES.events.deadLetter.consumer!.batchSize,
+    },
+    {
       name: 'aggregate',
       functionName: 'aggregate',
       queue: queues.aggregate,
@@ -316,8 +322,11 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       `  (to stop a run meanwhile: assay cloud stop <runId> --endpoint ${moto.endpoint} --table ${NAMES.table})`,
     );
     const resources = await createCloudResources(clients, NAMES, {
-      // A failed item comes back after a minute (the other queues: after moto's local default).
-      visibilityTimeouts: { items: 60 },
+      // As Lambda requires of a mapping, an item stays hidden for as long as a worker may run
+      // on it: on a loaded machine a batch can outlast a shorter timeout, and a second worker
+      // would score the items again, paying for them twice. The other queues have one consumer
+      // invocation at a time and keep moto's local default.
+      visibilityTimeouts: { items: FUNCTION_TIMEOUT_SECONDS.worker },
     });
     // The functions' environment: this shell's (provider keys and endpoints), the stack's
     // variables pointing at moto, and their log settings. The AWS SDK's warning about an old
@@ -351,7 +360,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     if (datasetUploadStartsRun(suite.name, datasetKey)) {
       await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
       log(`uploaded ${prompts.length} prompt files and ${suiteKey(suite.name)}`);
-      await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+      await poller.drain({ only: ['ingest'] });
       await uploadDataset(blobs);
       log(`uploaded ${datasetKey} (${datasetBytes} bytes): the S3 notification starts the run`);
     } else {
@@ -359,7 +368,7 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
       // suite when it lands: it goes first, and the suite's own upload starts the run on it.
       await uploadDataset(blobs);
       log(`uploaded ${prompts.length} prompt files and ${datasetKey} (${datasetBytes} bytes)`);
-      await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+      await poller.drain({ only: ['ingest'] });
       await blobs.put(suiteKey(suite.name), suiteText, 'application/json');
       log(`uploaded ${suiteKey(suite.name)}: the S3 notification starts the run on ${datasetKey}`);
     }

@@ -105,8 +105,8 @@ export interface PollerOptions {
 
 export interface RunOptions {
   /**
-   * Give up (PollTimeoutError) after this long, progress or not. Default 60 s without
-   * `stallTimeoutMs`, else no limit.
+   * Give up (PollTimeoutError) after this long, progress or not: a guard against a hang, not a
+   * measure of a pipeline. Default {@link HANG_GUARD_MS} without `stallTimeoutMs`, else no limit.
    */
   timeoutMs?: number;
   /**
@@ -115,11 +115,33 @@ export interface RunOptions {
    * A slow pipeline that keeps going is waited for, however long it takes.
    */
   stallTimeoutMs?: number;
-  /** How often the stop condition is checked, ms. Default 200. */
+  /**
+   * Give up (PollStalledError) after this many checks in a row in which nothing ran: every
+   * receive came back empty, no invocation was in progress and nobody called
+   * {@link QueuePoller.progressed}. Counted in checks, not time: a loaded machine makes each
+   * check take longer, never adds checks to a pipeline that is working. Default
+   * {@link DEFAULT_IDLE_CHECKS} without `stallTimeoutMs`, else none.
+   */
+  idleChecks?: number;
+  /** How often the stop condition is checked, ms. Default {@link CHECK_EVERY_MS}. */
   checkEveryMs?: number;
   /** Poll only these functions (by name). Default: every source. */
   only?: string[];
 }
+
+/** How often {@link QueuePoller.runUntil} checks its stop condition by default, ms. */
+export const CHECK_EVERY_MS = 200;
+
+/**
+ * Checks in a row with nothing to run before {@link QueuePoller.runUntil} gives up, by default:
+ * at the default check period at least two minutes with every queue empty or waiting, longer than
+ * the local queues' visibility timeout (SQS's default, 30 s), so a failed record coming back
+ * is waited for.
+ */
+export const DEFAULT_IDLE_CHECKS = 600;
+
+/** The default hard limit of {@link QueuePoller.runUntil}: ten minutes, only against a hang. */
+export const HANG_GUARD_MS = 600_000;
 
 /** The stop condition was not met in time. The message lists what is left on each queue. */
 export class PollTimeoutError extends ServiceError {
@@ -154,6 +176,10 @@ export class QueuePoller {
   private paused = 0;
   /** When something last progressed (see {@link progressed}). */
   private lastProgress: number;
+  /** Receives that delivered messages, and progress marked from outside: what an idle check looks for. */
+  private activity = 0;
+  /** When {@link activity} last moved. */
+  private lastActivity: number;
   private readonly now: () => number;
   private readonly sleep: (ms: number) => Promise<void>;
 
@@ -186,6 +212,7 @@ export class QueuePoller {
     this.now = now;
     this.sleep = sleep;
     this.lastProgress = now();
+    this.lastActivity = this.lastProgress;
   }
 
   /**
@@ -195,6 +222,12 @@ export class QueuePoller {
    */
   progressed(): void {
     this.lastProgress = this.now();
+    this.markActivity();
+  }
+
+  private markActivity(): void {
+    this.activity += 1;
+    this.lastActivity = this.now();
   }
 
   /**
@@ -207,18 +240,22 @@ export class QueuePoller {
 
   /**
    * Polls the sources (each with `concurrency` lanes) until `until()` returns true. Throws
-   * {@link PollStalledError} when nothing progressed for `stallTimeoutMs`, {@link PollTimeoutError}
-   * when `timeoutMs` passes first, or the first error a lane hit (SQS itself failing; handler
-   * errors are the handler's business and only fail records). Returns after the invocations in
+   * {@link PollStalledError} when nothing progressed for `stallTimeoutMs` or nothing ran for
+   * `idleChecks` checks, {@link PollTimeoutError} when `timeoutMs` passes first, or the first
+   * error a lane hit (SQS itself failing; handler errors are the handler's business and only
+   * fail records). Returns after the invocations in
    * progress finished, and the containers are stopped (an invocation a stall left running in
    * one is killed with it).
    */
   async runUntil(until: () => boolean | Promise<boolean>, options: RunOptions = {}): Promise<void> {
-    const { stallTimeoutMs, checkEveryMs = 200 } = options;
-    const timeoutMs = options.timeoutMs ?? (stallTimeoutMs === undefined ? 60_000 : undefined);
+    const { stallTimeoutMs, checkEveryMs = CHECK_EVERY_MS } = options;
+    const timeoutMs = options.timeoutMs ?? (stallTimeoutMs === undefined ? HANG_GUARD_MS : undefined);
+    const idleChecks = options.idleChecks ?? (stallTimeoutMs === undefined ? DEFAULT_IDLE_CHECKS : undefined);
     const sources = options.only ? options.only.map((name) => this.source(name)) : this.sources;
     const deadline = timeoutMs === undefined ? undefined : this.now() + timeoutMs;
     this.progressed();
+    let quietChecks = 0;
+    let activitySeen = this.activity;
     let stopped = false;
     let stalled = false;
     let laneError: { error: unknown } | undefined;
@@ -254,6 +291,17 @@ export class QueuePoller {
           throw new PollStalledError(
             `no progress for ${stalledMs} ms (the stall timeout is ${stallTimeoutMs} ms): ${await this.describe(sources)}`,
             stalledMs,
+          );
+        }
+        // A check with an invocation running, or after a receive delivered, is not idle.
+        if (this.invoking > 0 || this.activity !== activitySeen) quietChecks = 0;
+        else quietChecks += 1;
+        activitySeen = this.activity;
+        if (idleChecks !== undefined && quietChecks >= idleChecks) {
+          const quietMs = this.now() - this.lastActivity;
+          throw new PollStalledError(
+            `nothing ran for ${quietChecks} checks in a row (${quietMs} ms): ${await this.describe(sources)}`,
+            quietMs,
           );
         }
         if (deadline !== undefined && this.now() > deadline) {
@@ -324,6 +372,7 @@ export class QueuePoller {
       );
       const messages = out.Messages ?? [];
       if (messages.length === 0) return undefined;
+      this.markActivity();
       this.invoking += 1;
       try {
         return await this.invoke(source, messages);

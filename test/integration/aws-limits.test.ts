@@ -100,13 +100,10 @@ async function runSuite(name: string): Promise<Report> {
   await poller.drain({ only: ['ingest'] });
   await blobs.put(`datasets/${name}/data.csv`, await readFile(GOLD_CSV));
   let key: string | undefined;
-  await poller.runUntil(
-    async () => {
-      key = (await blobs.list(`reports/${name}/`)).find((k) => k.endsWith('/report.json'));
-      return key !== undefined;
-    },
-    { timeoutMs: 90_000 },
-  );
+  await poller.runUntil(async () => {
+    key = (await blobs.list(`reports/${name}/`)).find((k) => k.endsWith('/report.json'));
+    return key !== undefined;
+  });
   return JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as Report;
 }
 

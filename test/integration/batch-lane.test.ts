@@ -123,7 +123,7 @@ it('waits, batches, collects and wakes the items; failed batch requests end scor
   const store = new DynamoBatchStore({ client: clients.doc, tableName: res.table });
 
   // The worker: every item waits for a batch answer, none is recorded, no model is called.
-  await worker.drain({ timeoutMs: 60_000 });
+  await worker.drain();
   expect(await results(run.runId)).toEqual([]);
   expect(syncCalls()).toBe(0);
   const waiting = await store.waitingCalls(run.runId);
@@ -141,7 +141,7 @@ it('waits, batches, collects and wakes the items; failed batch requests end scor
   expect(pass).toMatchObject({ submitted: 0, closed: 1, woken: ITEMS });
   expect(await store.openBatches()).toEqual([]);
 
-  await worker.drain({ timeoutMs: 60_000 });
+  await worker.drain();
   const done = await results(run.runId);
   expect(done).toHaveLength(ITEMS);
   expect(done.every((r) => r.status === 'scored')).toBe(true);

@@ -88,13 +88,10 @@ describe('a declared rate limit on AWS', { timeout: 90_000 }, () => {
     await blobs.put(`datasets/${name}/data.csv`, await readFile(GOLD_CSV));
 
     let key: string | undefined;
-    await poller.runUntil(
-      async () => {
-        key = (await blobs.list(`reports/${name}/`)).find((k) => k.endsWith('/report.json'));
-        return key !== undefined;
-      },
-      { timeoutMs: 60_000 },
-    );
+    await poller.runUntil(async () => {
+      key = (await blobs.list(`reports/${name}/`)).find((k) => k.endsWith('/report.json'));
+      return key !== undefined;
+    });
     const report = JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as Report;
 
     expect(report.counts).toMatchObject({ items: 14, scored: 12, failed: 2, invalidRows: 2 });

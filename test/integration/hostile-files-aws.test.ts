@@ -67,7 +67,7 @@ beforeAll(async () => {
   });
   blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
   await uploadFolder(blobs, join(REPO, 'prompts'), 'prompts/');
-  await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+  await poller.drain({ only: ['ingest'] });
 }, 120_000);
 
 afterEach(async () => {
@@ -91,11 +91,11 @@ async function uploadHostile(name: string, file: string, bytes: Uint8Array | str
     JSON.stringify(suiteInput({ name, dataset: { path: file } })),
     'application/json',
   );
-  await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+  await poller.drain({ only: ['ingest'] });
   const errors = vi.spyOn(root.logger, 'error');
   invocations.length = 0;
   await blobs.put(`datasets/${name}/${file}`, bytes);
-  await poller.drain({ timeoutMs: 60_000 });
+  await poller.drain();
   const reportKey = (await blobs.list(`reports/${name}/`)).find((key) => key.endsWith('/report.json'));
   const report = reportKey
     ? (JSON.parse(new TextDecoder().decode(await blobs.get(reportKey))) as Report)

@@ -4,6 +4,7 @@
  */
 import {
   DeleteMessageBatchCommand,
+  GetQueueAttributesCommand,
   type Message,
   ReceiveMessageCommand,
   type SQSClient,
@@ -100,16 +101,14 @@ export {
   uniqueNames,
 } from '../../cli/cloud/moto.js';
 
-/** Receives until `count` messages arrived or `timeoutMs` passed; deletes what it received. */
-export async function receive(
-  sqs: SQSClient,
-  queueUrl: string,
-  count: number,
-  timeoutMs = 15_000,
-): Promise<Message[]> {
+/**
+ * Receives until `count` messages arrived, or the queue holds none (visible, in flight or
+ * delayed): a message sent before the call is received however slowly the machine runs, and a
+ * queue with nothing more to give ends the wait at once, with no deadline. Deletes what it received.
+ */
+export async function receive(sqs: SQSClient, queueUrl: string, count: number): Promise<Message[]> {
   const messages: Message[] = [];
-  const deadline = Date.now() + timeoutMs;
-  while (messages.length < count && Date.now() < deadline) {
+  while (messages.length < count) {
     const out = await sqs.send(
       new ReceiveMessageCommand({ QueueUrl: queueUrl, MaxNumberOfMessages: 10, WaitTimeSeconds: 1 }),
     );
@@ -122,7 +121,26 @@ export async function receive(
           Entries: batch.map((m, i) => ({ Id: `d${i}`, ReceiptHandle: m.ReceiptHandle! })),
         }),
       );
-    }
+    } else if ((await messagesIn(sqs, queueUrl)) === 0) break;
   }
   return messages;
+}
+
+/** Every message the queue holds: visible, in flight and delayed. */
+async function messagesIn(sqs: SQSClient, queueUrl: string): Promise<number> {
+  const { Attributes = {} } = await sqs.send(
+    new GetQueueAttributesCommand({
+      QueueUrl: queueUrl,
+      AttributeNames: [
+        'ApproximateNumberOfMessages',
+        'ApproximateNumberOfMessagesNotVisible',
+        'ApproximateNumberOfMessagesDelayed',
+      ],
+    }),
+  );
+  return (
+    Number(Attributes.ApproximateNumberOfMessages ?? 0) +
+    Number(Attributes.ApproximateNumberOfMessagesNotVisible ?? 0) +
+    Number(Attributes.ApproximateNumberOfMessagesDelayed ?? 0)
+  );
 }

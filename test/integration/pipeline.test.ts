@@ -51,6 +51,12 @@ const GOLD_CSV = join(FIXTURES, 'gold-12-plus-2-bad.csv');
 const POISON_CSV = join(FIXTURES, 'poison.csv');
 const POISON_MARKER = 'POISON-PILL';
 
+/**
+ * Each test's limit: a guard against a hang, never a measure. The poller waits as long as the
+ * pipeline has something to run (cli/cloud/poller.ts), so a loaded machine only makes a test slower.
+ */
+const HANG_GUARD_MS = 20 * 60_000;
+
 const restoreEnv = snapshotEnv();
 let moto: Moto;
 let fake: VendorFake;
@@ -132,7 +138,7 @@ beforeAll(async () => {
   await poller.drain({ only: ['ingest'] });
 
   local = await localReport(simSuite('pipeline-local'), await readFile(GOLD_CSV));
-}, 120_000);
+}, HANG_GUARD_MS);
 
 /** The local shell's report of a suite (dataset.path `dataFile`) on `data`, with `files` beside it. */
 async function localReport(
@@ -176,15 +182,12 @@ async function uploadSuite(suite: Record<string, unknown>): Promise<void> {
 }
 
 /** Drives every queue until the suite's report.json is in the bucket. */
-async function reportOf(suiteName: string, timeoutMs = 30_000): Promise<Report> {
+async function reportOf(suiteName: string): Promise<Report> {
   let key: string | undefined;
-  await poller.runUntil(
-    async () => {
-      key = (await blobs.list(`reports/${suiteName}/`)).find((k) => k.endsWith('/report.json'));
-      return key !== undefined;
-    },
-    { timeoutMs },
-  );
+  await poller.runUntil(async () => {
+    key = (await blobs.list(`reports/${suiteName}/`)).find((k) => k.endsWith('/report.json'));
+    return key !== undefined;
+  });
   return JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as Report;
 }
 
@@ -197,7 +200,7 @@ async function resultsOf(runId: string): Promise<ItemResult[]> {
 const recordsSeenBy = (functionName: string) =>
   invocations.filter((i) => i.functionName === functionName).reduce((n, i) => n + i.records, 0);
 
-describe('AWS pipeline on moto', { timeout: 60_000 }, () => {
+describe('AWS pipeline on moto', { timeout: HANG_GUARD_MS }, () => {
   it('turns a dataset upload into report files in S3 with the metrics of a local run', async () => {
     await uploadSuite(simSuite('pipeline-main'));
 
@@ -334,7 +337,9 @@ const METHOD_EXAMPLES = {
   'gec-ensemble-de': ['vote:sim:gpt-4o-mini', 'vote:sim:claude-haiku-4-5', 'vote:sim:gemini-2.5-flash'],
 } as const;
 
-describe('every judge method, from its example suite, on moto and locally', { timeout: 90_000 }, () => {
+describe('every judge method, from its example suite, on moto and locally', {
+  timeout: HANG_GUARD_MS,
+}, () => {
   it.each(Object.entries(METHOD_EXAMPLES))('%s', async (example, stages) => {
     const file = JSON.parse(await readFile(join(REPO, 'examples', `${example}.suite.json`), 'utf8'));
     const name = `m-${example}`;
@@ -367,7 +372,9 @@ describe('every judge method, from its example suite, on moto and locally', { ti
   });
 });
 
-describe('declared judges, from their example suites, on moto and locally', { timeout: 90_000 }, () => {
+describe('declared judges, from their example suites, on moto and locally', {
+  timeout: HANG_GUARD_MS,
+}, () => {
   it.each(['reply-tone', 'answer-helpfulness'])('%s', async (example) => {
     const file = JSON.parse(await readFile(join(REPO, 'examples', `${example}.suite.json`), 'utf8'));
     const name = `j-${example}`;
@@ -399,7 +406,7 @@ describe('declared judges, from their example suites, on moto and locally', { ti
   });
 });
 
-describe('a budget on AWS', { timeout: 90_000 }, () => {
+describe('a budget on AWS', { timeout: HANG_GUARD_MS }, () => {
   it('stops provider calls once the run has spent it: the rest fail as budget, and the run completes', async () => {
     // A simulated gpt-4o is priced as gpt-4o: each call reserves about $0.005 (its prompt and
     // 400 output tokens) and costs about $0.0014, so the budget has room for a few calls only.
@@ -428,7 +435,7 @@ describe('a budget on AWS', { timeout: 90_000 }, () => {
   });
 });
 
-describe('a prompt change on AWS', { timeout: 90_000 }, () => {
+describe('a prompt change on AWS', { timeout: HANG_GUARD_MS }, () => {
   const QUALITY = 'prompts/gec/custom/quality-reeval.md';
   const reportsOf = async (suite: string) =>
     (await blobs.list(`reports/${suite}/`)).filter((k) => k.endsWith('/report.json')).sort();
@@ -466,13 +473,10 @@ describe('a prompt change on AWS', { timeout: 90_000 }, () => {
       `${original}\nSTRICT MODE: a change that only adds or moves a comma is not an improvement.\n`,
     );
     let keys: string[] = [];
-    await poller.runUntil(
-      async () => {
-        keys = await reportsOf('reeval-modular');
-        return keys.length === 2;
-      },
-      { timeoutMs: 30_000 },
-    );
+    await poller.runUntil(async () => {
+      keys = await reportsOf('reeval-modular');
+      return keys.length === 2;
+    });
     const after = await readJson<Report>(keys.find((k) => k !== first)!);
 
     // The provider saw only the changed sub-judge, once per valid item; the rest were cache hits.

@@ -161,11 +161,10 @@ describe('a key from Secrets Manager echoed in a provider error body, on the AWS
     try {
       await putSuite(name);
       await blobs.put(datasetUploadKey(name, 'gold.csv'), await readFile(GOLD));
-      await poller.runUntil(
-        async () => (await blobs.list(`reports/${name}/`)).some((key) => key.endsWith('/report.json')),
-        { timeoutMs: 150_000 },
+      await poller.runUntil(async () =>
+        (await blobs.list(`reports/${name}/`)).some((key) => key.endsWith('/report.json')),
       );
-      await poller.drain({ timeoutMs: 30_000 });
+      await poller.drain();
     } finally {
       await poller.close();
       release();
@@ -206,12 +205,10 @@ describe('a key from Secrets Manager echoed in a provider error body, on the AWS
     capture();
     try {
       await blobs.put(datasetUploadKey(name, 'gold.csv'), await readFile(GOLD));
-      await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+      await poller.drain({ only: ['ingest'] });
       await putSuite(name);
-      await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
-      await poller.runUntil(() => invocations.some((i) => i.functionName === 'worker' && i.failed > 0), {
-        timeoutMs: 30_000,
-      });
+      await poller.drain({ only: ['ingest'] });
+      await poller.runUntil(() => invocations.some((i) => i.functionName === 'worker' && i.failed > 0));
     } finally {
       await poller.close();
       release();

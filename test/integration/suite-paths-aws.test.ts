@@ -60,7 +60,7 @@ beforeAll(async () => {
   await uploadFolder(blobs, join(REPO, 'prompts'), 'prompts/');
   // Another suite's data, already in the bucket (its upload finds no suite: rejected, not read).
   await blobs.put('datasets/victim/secret.csv', await readFile(GOLD));
-  await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+  await poller.drain({ only: ['ingest'] });
 }, 120_000);
 
 afterEach(async () => {
@@ -80,7 +80,7 @@ async function uploadSuite(suite: Record<string, unknown>) {
   const metric = vi.spyOn(root.metrics, 'addMetric');
   invocations.length = 0;
   await blobs.put(suiteKey(String(suite.name)), JSON.stringify(suite), 'application/json');
-  await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+  await poller.drain({ only: ['ingest'] });
   return {
     errors: errors.mock.calls.map(([message, extra]) => ({ message, ...(extra as object) })),
     rejected: metric.mock.calls.filter(([name]) => name === 'IngestRejected').length,
@@ -123,7 +123,7 @@ describe('ingest on moto: what a suite may read', { timeout: 60_000 }, () => {
 
   it('rejects a suite whose prompt path has `..`, once, before anything is read', async () => {
     await blobs.put('datasets/climber/gold.csv', await readFile(GOLD));
-    await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+    await poller.drain({ only: ['ingest'] });
     const { errors, rejected } = await uploadSuite(
       suiteInput({
         name: 'climber',
@@ -150,7 +150,7 @@ describe('ingest on moto: what a suite may read', { timeout: 60_000 }, () => {
     expect(errors).toEqual([]);
     await blobs.put('datasets/owner/gold.csv', await readFile(GOLD));
     invocations.length = 0;
-    await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+    await poller.drain({ only: ['ingest'] });
     expect(await waiting(res.queues.items.url)).toBeGreaterThan(0);
   });
 });

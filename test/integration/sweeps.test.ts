@@ -98,14 +98,11 @@ async function cloudSweep(suite: Record<string, unknown>): Promise<{ key: string
   const local = join(EXAMPLES, loaded.dataset.path);
   await blobs.put(datasetKeyOf(loaded)!, await readFile(local));
   let key: string | undefined;
-  await poller.runUntil(
-    async () => {
-      key = (await blobs.list(`reports/${name}/sweeps/`)).find((k) => k.endsWith('/sweep.json'));
-      return key !== undefined;
-    },
-    { timeoutMs: 90_000 },
-  );
-  await poller.drain({ timeoutMs: 30_000 });
+  await poller.runUntil(async () => {
+    key = (await blobs.list(`reports/${name}/sweeps/`)).find((k) => k.endsWith('/sweep.json'));
+    return key !== undefined;
+  });
+  await poller.drain();
   return { key: key!, sweep: JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as SweepReport };
 }
 
@@ -184,7 +181,7 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
         MessageBody: JSON.stringify({ sweepId: cloud.sweep.sweepId }),
       }),
     );
-    await poller.drain({ timeoutMs: 30_000 });
+    await poller.drain();
     expect(await blobs.get(cloud.key)).toEqual(written);
   });
 

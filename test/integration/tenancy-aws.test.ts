@@ -52,7 +52,7 @@ beforeAll(async () => {
   blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
   // What a deploy does: the shipped prompts copied to the top of prompts/.
   await uploadFolder(blobs, join(REPO, 'prompts'), 'prompts/');
-  await poller.drain({ only: ['ingest'], timeoutMs: 60_000 });
+  await poller.drain({ only: ['ingest'] });
 }, 120_000);
 
 afterAll(async () => {
@@ -79,16 +79,16 @@ async function runSuite(name: string): Promise<void> {
   };
   // The suite first (no dataset yet: saved), then its dataset: one run.
   await blobs.put(`suites/${name}.json`, JSON.stringify(suite), 'application/json');
-  await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+  await poller.drain({ only: ['ingest'] });
   await blobs.put(`datasets/${name}/replies.csv`, await readFile(REPLIES));
-  await poller.runUntil(async () => (await reportsOf(name)).length === 1, { timeoutMs: 60_000 });
+  await poller.runUntil(async () => (await reportsOf(name)).length === 1);
 }
 
 describe('tenancy in one bucket, on moto', { timeout: 180_000 }, () => {
   it("a prompt in team alpha's folder re-runs alpha's suite only; a top-level shipped path re-runs no team's", async () => {
     await blobs.put('prompts/alpha/tone.md', TONE);
     await blobs.put('prompts/beta/tone.md', TONE);
-    await poller.drain({ only: ['ingest'], timeoutMs: 30_000 });
+    await poller.drain({ only: ['ingest'] });
     await runSuite('alpha-tone');
     await runSuite('beta-tone');
     const shipped = contentHash(await readFile(SHIPPED_LABELS, 'utf8'));
@@ -97,8 +97,8 @@ describe('tenancy in one bucket, on moto', { timeout: 180_000 }, () => {
     // Team alpha changes its prompt: alpha's suite runs again with it, beta's does not.
     const strict = `${TONE}Be strict: a curt reply is rude.\n`;
     await blobs.put('prompts/alpha/tone.md', strict);
-    await poller.runUntil(async () => (await reportsOf('alpha-tone')).length === 2, { timeoutMs: 60_000 });
-    await poller.drain({ timeoutMs: 30_000 });
+    await poller.runUntil(async () => (await reportsOf('alpha-tone')).length === 2);
+    await poller.drain();
     const alphaKeys = await reportsOf('alpha-tone');
     const alphaRuns = await Promise.all(alphaKeys.map(readReport));
     const rerun = alphaRuns.find((r) => r.prompts['tone.md'] === contentHash(strict));
@@ -110,7 +110,7 @@ describe('tenancy in one bucket, on moto', { timeout: 180_000 }, () => {
     // runs again, and each team's judge stays the shipped one.
     invocations.length = 0;
     await blobs.put('prompts/judge/answer-labels.md', HOSTILE);
-    await poller.drain({ timeoutMs: 30_000 });
+    await poller.drain();
     expect(invocations.filter((i) => i.functionName === 'ingest').length).toBeGreaterThan(0);
     expect(invocations.filter((i) => i.functionName === 'worker')).toEqual([]);
     expect(await reportsOf('alpha-tone')).toEqual(alphaKeys);

@@ -42,7 +42,7 @@ const adapters: [string, () => Promise<Harness>][] = [
       return {
         trigger: new SqsAggregateTrigger({ client: clients.sqs, queueUrl: res.queues.aggregate.url }),
         async drain(count) {
-          const received = await receive(clients.sqs, res.queues.aggregate.url, count, 3_000);
+          const received = await receive(clients.sqs, res.queues.aggregate.url, count);
           return received.map((m) => aggregateTriggerBodySchema.parse(JSON.parse(m.Body!)));
         },
       };

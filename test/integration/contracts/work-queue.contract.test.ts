@@ -53,7 +53,7 @@ const adapters: [string, () => Promise<Harness>][] = [
       return {
         queue,
         async drain(count) {
-          const received = await receive(clients.sqs, res.queues.items.url, count, 3_000);
+          const received = await receive(clients.sqs, res.queues.items.url, count);
           return Promise.all(received.map((m) => decodeItemMessage(m.Body!, blobs)));
         },
       };

@@ -13,6 +13,7 @@ import {
 import type { SQSEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_IDLE_CHECKS,
   PollStalledError,
   PollTimeoutError,
   QueuePoller,
@@ -30,6 +31,8 @@ class MemorySqs {
   constructor(
     private readonly clock: SimClock,
     private readonly visibilityMs = 60_000,
+    /** How long each call takes, ms (a loaded machine). */
+    private readonly callMs = 0,
   ) {}
 
   add(count: number): void {
@@ -43,6 +46,7 @@ class MemorySqs {
 
   readonly client = {
     send: async (command: unknown): Promise<unknown> => {
+      if (this.callMs > 0) await this.clock.sleep(this.callMs);
       const now = this.clock.now();
       if (command instanceof ReceiveMessageCommand) {
         this.receives += 1;
@@ -79,9 +83,13 @@ class MemorySqs {
   } as unknown as SQSClient;
 }
 
-function setUp(handler: (clock: SimClock) => SqsFunctionHandler, messages: number) {
+function setUp(
+  handler: (clock: SimClock) => SqsFunctionHandler,
+  messages: number,
+  { visibilityMs, callMs }: { visibilityMs?: number; callMs?: number } = {},
+) {
   const clock = new SimClock();
-  const sqs = new MemorySqs(clock);
+  const sqs = new MemorySqs(clock, visibilityMs, callMs);
   sqs.add(messages);
   const handled: string[] = [];
   const poller = new QueuePoller({
@@ -215,5 +223,92 @@ describe('QueuePoller stall timeout (simulated clock)', () => {
     await clock.runUntil(poller.runUntil(until, { stallTimeoutMs: 600_000 }));
     expect(handled).toHaveLength(20);
     expect(clock.now() - arrivals.at(-1)!).toBeLessThanOrEqual(1_000 + 200);
+  });
+});
+
+describe('QueuePoller without a stall timeout: bounded by checks with nothing to run, not by time', () => {
+  it('waits for a pipeline as slow as a loaded machine makes it (every SQS call 2 s, every item 30 s)', async () => {
+    // 16 items, ten per invocation, one at a time: 8 minutes of invocations, no options given.
+    const { clock, sqs, poller, handled } = setUp(
+      (clock) => async (event) => {
+        await clock.sleep(30_000 * event.Records.length);
+        return undefined;
+      },
+      16,
+      { callMs: 2_000 },
+    );
+    await clock.runUntil(poller.runUntil(() => sqs.left === 0));
+
+    expect(handled).toHaveLength(16);
+    expect(clock.now()).toBeGreaterThan(480_000);
+  });
+
+  it('waits through a redelivery: checks while a failed record is invisible are counted, and it comes back before the bound', async () => {
+    // The first delivery fails; the record comes back after the 60 s visibility timeout.
+    let deliveries = 0;
+    const { clock, sqs, poller } = setUp(
+      () => async (event) => {
+        deliveries += 1;
+        return deliveries === 1
+          ? { batchItemFailures: event.Records.map((r) => ({ itemIdentifier: r.messageId })) }
+          : undefined;
+      },
+      1,
+      { visibilityMs: 60_000 },
+    );
+    await clock.runUntil(poller.runUntil(() => sqs.left === 0));
+
+    expect(deliveries).toBe(2);
+    expect(clock.now()).toBeGreaterThanOrEqual(60_000);
+  });
+
+  it('gives up once nothing ran for its checks in a row, saying what is left', async () => {
+    const { clock, poller } = setUp(() => async () => undefined, 0);
+    const error = await clock.runUntil(poller.runUntil(() => false)).catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PollStalledError);
+    expect((error as Error).message).toMatch(
+      new RegExp(
+        `^nothing ran for ${DEFAULT_IDLE_CHECKS} checks in a row \\(\\d+ ms\\): worker queue: 0 visible, 0 in flight, 0 delayed$`,
+      ),
+    );
+    // Checks every 200 ms by default: the bound in time is at least that many periods.
+    expect(clock.now()).toBeGreaterThanOrEqual(DEFAULT_IDLE_CHECKS * 200);
+  });
+
+  it('counts no check while an invocation runs, however long it takes', async () => {
+    // One invocation of an hour with a bound of five checks: it is waited for.
+    const { clock, sqs, poller, handled } = setUp(
+      (clock) => async () => {
+        await clock.sleep(3_600_000);
+        return undefined;
+      },
+      1,
+      { visibilityMs: 7_200_000 },
+    );
+    await clock.runUntil(poller.runUntil(() => sqs.left === 0, { idleChecks: 5, timeoutMs: 7_200_000 }));
+
+    expect(handled).toHaveLength(1);
+    expect(clock.now()).toBeGreaterThanOrEqual(3_600_000);
+  });
+
+  it('gives up on a hung pipeline at the hang guard (timeoutMs) when its checks never go idle', async () => {
+    const { clock, poller } = setUp(
+      (clock) => async () => {
+        await clock.sleep(86_400_000);
+        return undefined;
+      },
+      1,
+      { visibilityMs: 86_400_000 },
+    );
+    const error = await clock
+      .runUntil(poller.runUntil(() => false, { timeoutMs: 600_000 }))
+      .catch((e: unknown) => e);
+
+    expect(error).toBeInstanceOf(PollTimeoutError);
+    expect(error).not.toBeInstanceOf(PollStalledError);
+    expect((error as Error).message).toMatch(
+      /^queues not done after 600000 ms: worker queue: 0 visible, 1 in flight/,
+    );
   });
 });
