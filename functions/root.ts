@@ -128,6 +128,7 @@ function base<Q extends QueueVariable>(queues: readonly Q[], options: ContainerO
       // Results too large for a DynamoDB item go by reference to the bucket.
       blobs,
       stopCacheMs: stopCacheMsFromEnv(processEnv),
+      resultTtlDays: env.ASSAY_RESULT_TTL_DAYS,
     }),
   };
 }

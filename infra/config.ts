@@ -68,7 +68,7 @@ export interface AssayConfig {
   /** The table-wide on-demand throughput quota the deployment assumes (AWS default: 40,000 each). */
   readonly tableReadQuota: number;
   readonly tableWriteQuota: number;
-  /** ASSAY_RESULT_TTL_DAYS: days after which a run's items in the table expire (by `ttl`); 0: kept. */
+  /** ASSAY_RESULT_TTL_DAYS: days after which a run's results and counters in the table expire (by `ttl`); 0: kept. */
   readonly resultRetentionDays: number;
   /** POWERTOOLS_LOG_LEVEL of every function. */
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR';

@@ -40,7 +40,7 @@ export interface AssayFunctionProps {
   readonly logLevel: string;
   readonly logRetentionDays: number;
   readonly cacheTtlDays: number;
-  /** ASSAY_RESULT_TTL_DAYS: days after which a run's items in the table expire; 0: kept. */
+  /** ASSAY_RESULT_TTL_DAYS: days after which a run's results and counters in the table expire; 0: kept. */
   readonly resultRetentionDays: number;
   /** Concurrent executions set aside for this function alone (none when unset or 0). */
   readonly reservedConcurrency?: number;

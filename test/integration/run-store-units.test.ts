@@ -57,7 +57,7 @@ interface Sent {
  * A store on its own client (a process of its own), the writes it sends, and a switch that
  * makes its next spend-shard write fail.
  */
-function store(now: () => number) {
+function store(now: () => number, resultTtlDays?: number) {
   const dynamo = new DynamoDBClient({
     endpoint: moto.endpoint,
     region: TEST_REGION,
@@ -87,6 +87,7 @@ function store(now: () => number) {
     now,
     spentCacheMs: 0,
     daySpentCacheMs: 0,
+    ...(resultTtlDays === undefined ? {} : { resultTtlDays }),
   });
   const spendWrites = () =>
     sent.filter(
@@ -247,5 +248,37 @@ describe('DynamoRunStore: units per result', { timeout: 120_000 }, () => {
     expect((stored!.result as Uint8Array).byteLength).toBeLessThan(JSON.stringify(long).length / 3);
     expect(await collect(s.results(runId))).toEqual([long, older]);
     done();
+  });
+
+  it('writes a result and its counter with the ttl of the retention it is given, and none without one', async () => {
+    const at = Date.parse('2030-01-01T00:00:00Z');
+    const kept = store(() => at);
+    const expiring = store(() => at, 90);
+    const runId = fresh('ttl');
+    await kept.s.createRun(runRecord(runId));
+    await kept.s.recordResult(result(runId, 'kept', { row: 1 }));
+    await expiring.s.recordResult(result(runId, 'expiring', { row: 2 }));
+    const items = async (slotRow: number) =>
+      (
+        await kept.doc.send(
+          new QueryCommand({
+            TableName: res.table,
+            KeyConditionExpression: 'pk = :pk',
+            ExpressionAttributeValues: { ':pk': resultPk(runId, 0, slotRow) },
+          }),
+        )
+      ).Items ?? [];
+    const ttlOf = (list: Record<string, unknown>[], sk: string) => list.find((i) => i.sk === sk)?.ttl;
+    const first = await items(1);
+    const second = await items(2);
+    expect(ttlOf(first, resultSk(1, 'kept'))).toBeUndefined();
+    expect(ttlOf(second, resultSk(2, 'expiring'))).toBe(at / 1000 + 90 * 86_400);
+    // Rows 1 and 2 are in different slots: each slot has its own counter block.
+    const counter = (list: Record<string, unknown>[]) =>
+      list.find((i) => String(i.sk).startsWith(COUNT_PREFIX));
+    expect(counter(first)?.ttl).toBeUndefined();
+    expect(counter(second)?.ttl).toBe(at / 1000 + 90 * 86_400);
+    kept.destroy();
+    expiring.destroy();
   });
 });

@@ -87,19 +87,12 @@ export class DynamoChunkStore implements ChunkStore {
   }
 
   async chunkProgress(runId: string, chunk: number, handed: number, done = false): Promise<void> {
-    const { client, tableName, backoff } = this.options;
-    await retryThrottled(
-      () =>
-        client.send(
-          new UpdateCommand({
-            TableName: tableName,
-            Key: { pk: runPk(runId), sk: chunkSk(chunk) },
-            UpdateExpression: done ? 'SET #handed = :handed, #done = :yes' : 'SET #handed = :handed',
-            ExpressionAttributeNames: { '#handed': 'handed', ...(done ? { '#done': 'done' } : {}) },
-            ExpressionAttributeValues: { ':handed': handed, ...(done ? { ':yes': true } : {}) },
-          }),
-        ),
-      backoff,
+    await this.update(
+      runId,
+      chunk,
+      done ? 'SET #handed = :handed, #done = :yes' : 'SET #handed = :handed',
+      { '#handed': 'handed', ...(done ? { '#done': 'done' } : {}) },
+      { ':handed': handed, ...(done ? { ':yes': true } : {}) },
     );
   }
 

@@ -149,6 +149,11 @@ export interface DynamoRunStoreOptions {
    * default 5,000 (a stopped run is known for good). Tests set 0.
    */
   stopCacheMs?: number;
+  /**
+   * Days after which a run's results and counters expire (the table's `ttl`, epoch seconds,
+   * written on each): their storage is paid for that long. 0 or unset: kept.
+   */
+  resultTtlDays?: number;
 }
 
 /**
@@ -242,6 +247,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
   /** The day's spend as last read (of which UTC day, when), and what this process recorded that day since. */
   private daySpent: { day: string; at: number; read: Promise<number>; since: number } | undefined;
   private readonly stopCacheMs: number;
+  private readonly resultTtlDays: number;
   /** Each run's stop as last read: a reason is kept for good, a run found running for `stopCacheMs`. */
   private readonly stopCache = new Map<string, { at: number; read: Promise<string | undefined> }>();
   /** Budgeted runs' money this process leased (see dynamo-budget-ledger.ts). */
@@ -263,7 +269,9 @@ export class DynamoRunStore implements RunStore, RunHistory {
     spentCacheMs = 1_000,
     daySpentCacheMs = 2_000,
     stopCacheMs = 5_000,
+    resultTtlDays = 0,
   }: DynamoRunStoreOptions) {
+    this.resultTtlDays = resultTtlDays;
     this.client = client;
     this.tableName = tableName;
     this.pageSize = pageSize;
@@ -440,12 +448,18 @@ export class DynamoRunStore implements RunStore, RunHistory {
     return this.ledger.reserved(runId);
   }
 
+  /** The `ttl` a result and its counter are written with (see `resultTtlDays`): none when kept. */
+  private expiry(): { ttl?: number } {
+    const days = this.resultTtlDays;
+    return days > 0 ? { ttl: Math.floor(this.now() / 1000) + days * 86_400 } : {};
+  }
+
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
     const facts = await this.runFacts(result.runId);
     const cost = resultCost(result);
     let recorded = true;
     const json = JSON.stringify(result);
-    const inline = resultItem(result, cost, deflateRawSync(json));
+    const inline = { ...resultItem(result, cost, deflateRawSync(json)), ...this.expiry() };
     const large = dynamoItemBytes(inline) > DYNAMO_ITEM_BYTES;
     // A redelivery of an item whose large result is in writes no second body.
     if (large && (await this.hasFinalResult(result))) recorded = false;
@@ -547,23 +561,26 @@ export class DynamoRunStore implements RunStore, RunHistory {
    */
   private async count(result: ItemResult, cost: number, facts: RunFacts): Promise<CountItem> {
     const key = counterKey(result.runId, result.part ?? 0, result.row);
+    const { ttl } = this.expiry();
     try {
       const out = await this.send<{ Attributes?: Record<string, unknown> }>(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          UpdateExpression: 'ADD #rows :rows, #counter :one, #spent :cost',
+          UpdateExpression: `ADD #rows :rows, #counter :one, #spent :cost${ttl ? ' SET #ttl = :ttl' : ''}`,
           ConditionExpression: 'NOT contains(#rows, :row)',
           ExpressionAttributeNames: {
             '#rows': 'rows',
             '#counter': result.status === 'failed' ? 'failed' : 'done',
             '#spent': 'spentUsd',
+            ...(ttl ? { '#ttl': 'ttl' } : {}),
           },
           ExpressionAttributeValues: {
             ':rows': new Set([placeOf(result.row)]),
             ':row': placeOf(result.row),
             ':one': 1,
             ':cost': cost,
+            ...(ttl ? { ':ttl': ttl } : {}),
           },
           ReturnValues: 'ALL_NEW',
         }),

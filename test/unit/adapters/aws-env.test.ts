@@ -14,6 +14,7 @@ describe('parseFunctionEnv', () => {
       ASSAY_AGGREGATION_LEASE_MS: 960_000,
       ASSAY_AGGREGATE_IN_PARTS_FROM: 50_000,
       ASSAY_STUCK_AFTER_MS: 3_600_000,
+      ASSAY_RESULT_TTL_DAYS: 0,
     });
     expect(parseFunctionEnv([], base)).not.toHaveProperty('ITEMS_QUEUE_URL');
   });
