@@ -33,6 +33,8 @@ import type { DeployedFunction } from './deployment.js';
 import { invocationKind } from './kinds.js';
 import { type ContainerTelemetry, containerTelemetry } from './logging.js';
 
+/** The most messages one ReceiveMessage returns. */
+const SQS_MAX_RECEIVE = 10;
 /** A handler as the function's factory builds it (scheduled ones ignore the event). */
 export type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -190,7 +192,10 @@ export class Fleet {
         const { Messages = [] } = await sqs.send(
           new ReceiveMessageCommand({
             QueueUrl: mapping.queueUrl,
-            MaxNumberOfMessages: mapping.batchSize,
+            // SQS gives at most 10 a receive; Lambda gathers a larger batch from several
+            // receives within its batching window, which this lane does not model (a batch
+            // here is at most 10 records).
+            MaxNumberOfMessages: Math.min(mapping.batchSize, SQS_MAX_RECEIVE),
             WaitTimeSeconds: LONG_POLL_SECONDS,
             MessageSystemAttributeNames: ['All'],
             MessageAttributeNames: ['All'],
