@@ -400,11 +400,11 @@ export async function scanRanges(deps: IngestChunkDeps, task: ChunkTask): Promis
       return false;
     }
     if (step.headerEnd !== undefined && head) {
-      header = await headerOf(concatBytes(head).subarray(0, step.headerEnd), task.format, {
-        ...dataset,
-        file: task.key,
-        ...(deps.readerLimits ? { limits: deps.readerLimits } : {}),
-      });
+      header = await headerOf(
+        concatBytes(head).subarray(0, step.headerEnd),
+        task.format,
+        datasetOptions(deps, run, task.key),
+      );
       head = undefined;
       if (!header) {
         outcome = await inOrder(`${task.key}: its header row cannot be read`);
@@ -546,6 +546,11 @@ async function splitDataset(deps: IngestChunkDeps, task: ChunkTask): Promise<Chu
 const concatBytes = (parts: Uint8Array[]) => (parts.length === 1 ? parts[0]! : Buffer.concat(parts));
 
 /** A range of a dataset cut up front: read, its ids claimed, its rows handed on once the ranges before it have claimed theirs. */
+/** How a chunk reads the run's dataset: the suite's dataset keys, the file named for errors, the deployment's reader limits. */
+function datasetOptions(deps: IngestChunkDeps, run: RunRecord, file: string) {
+  return { ...run.suite.dataset, file, ...(deps.readerLimits ? { limits: deps.readerLimits } : {}) };
+}
+
 async function ingestRange(deps: IngestChunkDeps, task: ChunkTask & { end: number }): Promise<ChunkOutcome> {
   const { runStore, chunks } = deps;
   const { runId, chunk } = task;
@@ -555,9 +560,7 @@ async function ingestRange(deps: IngestChunkDeps, task: ChunkTask & { end: numbe
   if (!claim.claimed) return { status: 'skipped', runId, chunk, why: claim.why };
 
   const options = {
-    ...run.suite.dataset,
-    file: task.key,
-    ...(deps.readerLimits ? { limits: deps.readerLimits } : {}),
+    ...datasetOptions(deps, run, task.key),
     ...(task.rowGroups ? { rowGroups: task.rowGroups } : {}),
   };
   let read: Awaited<ReturnType<typeof readRange>>;
@@ -774,7 +777,7 @@ async function ingestInOrder(deps: IngestChunkDeps, task: ChunkTask): Promise<Ch
     await readChunk(
       object.body,
       task.format,
-      { ...run.suite.dataset, file: task.key, ...(deps.readerLimits ? { limits: deps.readerLimits } : {}) },
+      datasetOptions(deps, run, task.key),
       task,
       deps.chunkBytes,
       deps.partRows ?? PART_ROWS,
