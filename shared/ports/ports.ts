@@ -411,6 +411,11 @@ export interface LeaseSpan {
 /** What one lease hands out: a span per limited axis, from one shard. */
 export interface Lease {
   shard: number;
+  /**
+   * When the shard handed it out (epoch ms, on the shard state's clock): the holder keeps the
+   * refill that arrived while the lease was on its way (see `Holdings.add`).
+   */
+  at?: number;
   requests?: LeaseSpan;
   tokens?: LeaseSpan;
 }

@@ -9,14 +9,16 @@ import { LocalShare } from '../../../shared/lib/providers/rate-limit/fallback.js
 import {
   Holdings,
   LEASE_AHEAD_MS,
+  LEASE_GRACE_MS,
   leaseFrom,
+  MAX_LAG_MS,
   shardLimit,
   shardsFor,
 } from '../../../shared/lib/providers/rate-limit/lease.js';
 import { fleetSizeOf, RateLimiters } from '../../../shared/lib/providers/rate-limit/limiters.js';
 import { RateLimitSyntaxError } from '../../../shared/lib/providers/rate-limit/spec.js';
 import type { Completion, CompletionRequest } from '../../../shared/model/provider.js';
-import type { Lease, LeaseSpan } from '../../../shared/ports/ports.js';
+import type { Lease, LeaseSpan, RateLimitStore } from '../../../shared/ports/ports.js';
 import { SimClock } from '../../fakes/sim-clock.js';
 
 const granted = (outcome: ReturnType<typeof leaseFrom>) => {
@@ -103,6 +105,29 @@ describe('what a container holds', () => {
     // At 600 ms only the burst (and a millisecond) of what arrived is kept: 1.01 + 4 to come.
     expect(held.supply(600).requests).toBeCloseTo(5.01, 9);
     expect(held.goAt(one, limit, 600)).toBeLessThanOrEqual(600);
+  });
+
+  it('keeps the refill that arrived while the lease was on its way (a round trip, at most MAX_LAG_MS) and LEASE_GRACE_MS more', () => {
+    // A full shard hands one call the stretch that started a burst ago: [900, 1000] at 1,000.
+    const lease: Lease = { shard: 0, at: 1_000, requests: span(900, 1_000) };
+    const late = new Holdings();
+    late.add(lease, 1_030); // 30 ms on its way
+    expect(late.goAt(one, limit, 1_030)).toBeLessThanOrEqual(1_030);
+    // Counted from the shard's clock (a lease that does not say when it was handed out), it
+    // would be gone on arrival…
+    const fromShard = new Holdings();
+    fromShard.add({ shard: 0, requests: span(900, 1_000) }, 1_030);
+    expect(fromShard.goAt(one, limit, 1_030)).toBeUndefined();
+    // …and LEASE_GRACE_MS after its arrival it still goes: the container had work of its own.
+    expect(late.goAt(one, limit, 1_030 + LEASE_GRACE_MS)).toBeLessThanOrEqual(1_030 + LEASE_GRACE_MS);
+    expect(late.goAt(one, limit, 1_030 + LEASE_GRACE_MS + 2)).toBeUndefined();
+    // A round trip of up to MAX_LAG_MS keeps it all, a longer one only MAX_LAG_MS of it.
+    const slow = new Holdings();
+    slow.add(lease, 1_000 + MAX_LAG_MS);
+    expect(slow.supply(1_000 + MAX_LAG_MS).requests).toBeCloseTo(1, 9);
+    const slower = new Holdings();
+    slower.add(lease, 1_000 + MAX_LAG_MS + 200);
+    expect(slower.supply(1_000 + MAX_LAG_MS + 200).requests).toBeCloseTo(0, 9);
   });
 
   it('a call may need units from stretches of two shards: it goes when both have arrived', () => {
@@ -240,6 +265,52 @@ describe('one container of a fleet (simulated clock)', () => {
     expect(most).toBeLessThanOrEqual(10);
     // …and about all of it from its first lease (at 1 s) to 10 s.
     expect(sent.filter((at) => at < 10_000).length).toBeGreaterThanOrEqual(Math.floor(9.8 * 9));
+  });
+
+  it('leases that take a round trip (20 ms each way) still cover the calls: a few calls at a time never stall', async () => {
+    // Found by the capacity model: with a call or two waiting, each lease is one call's
+    // stretch from a full shard, which started a burst (20 ms at 50 a second) before it was
+    // handed out; judged by the shard's clock, it was lost on arrival and the calls leased again forever.
+    const clock = new SimClock();
+    const memory = new MemoryRateLimitStore(clock.now);
+    const store: RateLimitStore = Object.assign(Object.create(memory), {
+      lease: async (...args: Parameters<RateLimitStore['lease']>) => {
+        await clock.sleep(20);
+        const answer = await memory.lease(...args);
+        await clock.sleep(20);
+        return answer;
+      },
+    });
+    const limiter = new RateLimiters({
+      store,
+      env: { ASSAY_LIMITS: 'openai:m=3000rpm' },
+      fleetSize: 1,
+      now: clock.now,
+      sleep: clock.sleep,
+      timers: clock,
+      random: () => 0.5,
+    }).for('openai:m');
+    const request: CompletionRequest = { model: 'm', prompt: 'hello' };
+    const sent: number[] = [];
+    // Two lanes, each a 100 ms call: about 20 a second, under the shard's 49.
+    const lanes = Array.from({ length: 2 }, async () => {
+      for (let call = 0; call < 100; call++)
+        await limiter.run(request, async () => {
+          sent.push(clock.now());
+          await clock.sleep(100);
+          return { text: 'ok' } as Completion;
+        });
+    });
+    // Each call waits for its lease (40 ms) at most, about: 200 calls in under 200 × 150 / 2 ms.
+    await clock.runUntil(Promise.all(lanes), 15_000);
+    expect(sent).toHaveLength(200);
+    // And within the bucket: at most its 49 a second plus a burst and a round trip's refill.
+    let most = 0;
+    for (let i = 0, j = 0; i < sent.length; i++) {
+      while (sent[i]! - sent[j]! >= 1_000) j++;
+      most = Math.max(most, i - j + 1);
+    }
+    expect(most).toBeLessThanOrEqual(49 + 1 + 2);
   });
 
   it('a call given up while it waits for a lease leaves the line, and the calls behind it go on', async () => {

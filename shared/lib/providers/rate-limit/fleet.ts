@@ -29,6 +29,8 @@ export const REFUSED_JITTER_MS = 1_000;
 export const MAX_REFUSED_JITTER_MS = 60_000;
 /** About how many times the containers a shard turns away ask it per lease it hands out. */
 export const CROWD_POLLS = 4;
+/** What is left of a longer round trip than the latest, lease by lease. */
+const ROUND_TRIP_FADE = 0.9;
 
 interface Waiter {
   need: RateNeed;
@@ -67,6 +69,8 @@ export class FleetBucket {
   private refusedSince = 0;
   /** When each shard that refused said it will have room. */
   private readonly roomAt = new Map<number, number>();
+  /** How long a lease takes to come back (ms): the latest, or a slowly fading longer one. */
+  private roundTripMs = 0;
 
   constructor(private readonly o: FleetBucketOptions) {}
 
@@ -176,13 +180,18 @@ export class FleetBucket {
    * What to lease: per axis, what the waiting calls need beyond what is held (in whole units),
    * at most {@link LEASE_SPAN_MS} of a shard's rate unless the first call alone needs more. The
    * shard hands out a stretch long enough for the axis that needs the longest.
+   *
+   * What is held counts as it will be when the lease comes back: refill lost during the round
+   * trip cannot help. Counted as it is now, a call needing more than a short stretch holds (a
+   * call of 1,000 tokens on a lease sized for its request) would lease the rest, lose the first
+   * part while the second was on its way, lease that again, and so on forever.
    */
   private want(now: number): RateNeed | undefined {
     const head = this.queue.find((waiter) => !waiter.gone);
     if (!head) return undefined;
     const limit = this.limit;
     const shard = shardLimit(limit, shardsFor(limit));
-    const held = this.holdings.supply(now);
+    const held = this.holdings.supply(now + this.roundTripMs);
     const axis = (queued: number, have: number, first: number, perMinute: number | undefined) => {
       if (perMinute === undefined || queued - have <= DUST) return 0;
       const most = Math.max(1, Math.floor(refillPerMs(perMinute) * LEASE_SPAN_MS));
@@ -212,8 +221,9 @@ export class FleetBucket {
       const answer = await this.o.store.lease(this.o.key, limit, { shard, want, waitedMs });
       const at = now();
       fallback.answered(at);
+      this.roundTripMs = Math.max(at - asked, this.roundTripMs * ROUND_TRIP_FADE);
       if ('lease' in answer) {
-        this.holdings.add(answer.lease);
+        this.holdings.add(answer.lease, at);
         this.counts.leases += 1;
         this.refusedInRow = 0;
         this.nextLeaseAt = 0;

@@ -17,9 +17,15 @@
  *   {@link LEASE_AHEAD_MS} ahead: then it refuses, takes nothing, and says when it will not.
  * - The container sends each call when the refill covering it has arrived ({@link Holdings}).
  *   No unit of refill is used before it would have reached the bucket, none twice, and refill
- *   left unused beyond the shard's burst is lost as in any bucket: in any interval the fleet
- *   sends at most what one bucket would let through (the limit at the bucket's pace, plus its
- *   burst, about one request per shard).
+ *   left unused beyond the shard's burst is lost as in any bucket, counted from when the lease
+ *   reached the container and its calls could go: the refill that arrived while the lease was
+ *   on its way (at most {@link MAX_LAG_MS} of it) and {@link LEASE_GRACE_MS} more were handed to
+ *   this container and no other. In any interval the fleet sends at most what one bucket would
+ *   let through (the limit at the bucket's pace, plus its burst, about one request per shard),
+ *   plus per shard the refill of one round trip and that margin, as one bucket behind the
+ *   network would. Counted from the shard's clock instead, a lease for one call from a full
+ *   shard (a stretch that started a burst ago) would be lost on arrival after any round trip
+ *   longer than a millisecond, and the calls would lease again forever.
  *
  * Why stretches of refill rather than "n calls, valid for a second": a container holding n
  * calls may send them at once, and vendors meter a per-minute limit by the second; a stretch
@@ -45,6 +51,18 @@ export const LEASE_AHEAD_MS = 2_000;
 export const LEASE_SPAN_MS = 1_000;
 /** The weight of the latest lessee's wait in a shard's running average of them. */
 export const CROWD_WEIGHT = 1 / 8;
+/**
+ * The most of a lease's round trip (ms) whose refill the holder keeps: beyond it, a slow store
+ * would let a container send a long stretch at once.
+ */
+export const MAX_LAG_MS = 250;
+/**
+ * How long (ms) past its burst a holder keeps refill on top of the round trip: the time between
+ * the lease's answer and the calls it covers going (the container's own work meanwhile). A lease
+ * for one call from a full shard ends just as it arrives; without this margin any delay there
+ * loses it, and the call leases again.
+ */
+export const LEASE_GRACE_MS = 50;
 
 /**
  * A shard's running average of how long its lessees had been turned away, after one that
@@ -106,7 +124,7 @@ export function leaseFrom(
   const used = (level: number, leased: LeaseSpan | undefined) =>
     leased ? level - durationMs * leased.perMs : level;
   return {
-    lease: { shard, ...(requests ? { requests } : {}), ...(tokens ? { tokens } : {}) },
+    lease: { shard, at: levels.at, ...(requests ? { requests } : {}), ...(tokens ? { tokens } : {}) },
     state: { requests: used(levels.requests, requests), tokens: used(levels.tokens, tokens), at: levels.at },
   };
 }
@@ -123,12 +141,24 @@ export const DUST = 0.01;
  * burst goes when the span holds its burst, and runs it into debt).
  */
 export class Holdings {
-  private readonly requests: LeaseSpan[] = [];
-  private readonly tokens: LeaseSpan[] = [];
+  private readonly requests: HeldSpan[] = [];
+  private readonly tokens: HeldSpan[] = [];
 
-  add(lease: Lease): void {
-    if (lease.requests) this.requests.push({ ...lease.requests });
-    if (lease.tokens) this.tokens.push({ ...lease.tokens });
+  /**
+   * Holds `lease`, received at `now`: its refill is lost beyond the burst counted from its
+   * arrival (up to {@link MAX_LAG_MS} after the shard handed it out) and {@link LEASE_GRACE_MS}.
+   */
+  add(lease: Lease, now = lease.at ?? Number.NEGATIVE_INFINITY): void {
+    const keepMs =
+      lease.at === undefined ? 0 : Math.min(MAX_LAG_MS, Math.max(0, now - lease.at)) + LEASE_GRACE_MS;
+    for (const [spans, span] of [
+      [this.requests, lease.requests],
+      [this.tokens, lease.tokens],
+    ] as const) {
+      // Spans lost unused go: a container leasing for one call at a time would pile them up.
+      if (Number.isFinite(now)) prune(spans, now);
+      if (span) spans.push({ ...span, keepMs });
+    }
   }
 
   /**
@@ -164,15 +194,15 @@ export class Holdings {
 
   /** How far what is held reaches on the axis that runs out first (epoch ms; `now` when an axis has none). */
   reach(limit: RateLimit, now: number): number {
-    const end = (spans: LeaseSpan[]) => spans.reduce((latest, span) => Math.max(latest, span.to), now);
+    const end = (spans: HeldSpan[]) => spans.reduce((latest, span) => Math.max(latest, span.to), now);
     let reach = Number.POSITIVE_INFINITY;
     if (limit.rpm !== undefined) reach = Math.min(reach, end(this.requests));
     if (limit.tpm !== undefined) reach = Math.min(reach, end(this.tokens));
     return reach === Number.POSITIVE_INFINITY ? now : reach;
   }
 
-  private needs(need: RateNeed, limit: RateLimit): [LeaseSpan[], number][] {
-    const out: [LeaseSpan[], number][] = [];
+  private needs(need: RateNeed, limit: RateLimit): [HeldSpan[], number][] {
+    const out: [HeldSpan[], number][] = [];
     if (limit.rpm !== undefined && need.requests > 0) out.push([this.requests, need.requests]);
     if (limit.tpm !== undefined && need.tokens > 0) out.push([this.tokens, need.tokens]);
     return out;
@@ -180,14 +210,23 @@ export class Holdings {
 }
 
 /**
+ * A span held, and how long past its burst its refill is kept (ms): its lease's round trip (at
+ * most {@link MAX_LAG_MS}) and {@link LEASE_GRACE_MS}.
+ */
+interface HeldSpan extends LeaseSpan {
+  keepMs: number;
+}
+
+/**
  * Where a span's unused refill starts at `now`: refill older than its burst (plus a
  * millisecond, as in `refill`: waits are whole milliseconds, and a waiter arriving with a
- * fraction to spare must not lose it) is lost.
+ * fraction to spare must not lose it), counted from the lease's arrival, is lost.
  */
-const cursorOf = (span: LeaseSpan, now: number) => Math.max(span.from, now - span.burst / span.perMs - 1);
+const cursorOf = (span: HeldSpan, now: number) =>
+  Math.max(span.from, now - span.keepMs - span.burst / span.perMs - 1);
 
 /** Units of `spans` still usable at `now`. */
-function held(spans: LeaseSpan[], now: number): number {
+function held(spans: HeldSpan[], now: number): number {
   let units = 0;
   for (const span of spans) units += Math.max(0, (span.to - cursorOf(span, now)) * span.perMs);
   return units;
@@ -197,7 +236,7 @@ function held(spans: LeaseSpan[], now: number): number {
  * When `units` can be used from `spans` at `now` (the earliest refill first), or undefined if
  * they do not hold that many; with `spend`, uses them and drops the spans used up or lost.
  */
-function walk(spans: LeaseSpan[], units: number, now: number, spend: boolean): number | undefined {
+function walk(spans: HeldSpan[], units: number, now: number, spend: boolean): number | undefined {
   spans.sort((a, b) => cursorOf(a, now) - cursorOf(b, now));
   let remaining = units;
   let at = Number.NEGATIVE_INFINITY;
@@ -211,11 +250,14 @@ function walk(spans: LeaseSpan[], units: number, now: number, spend: boolean): n
     remaining -= part;
     if (spend) span.from = cursor + part / span.perMs;
   }
-  if (spend) {
-    for (let i = spans.length - 1; i >= 0; i--) {
-      const span = spans[i]!;
-      if ((span.to - cursorOf(span, now)) * span.perMs <= DUST) spans.splice(i, 1);
-    }
-  }
+  if (spend) prune(spans, now);
   return remaining > DUST ? undefined : at;
+}
+
+/** Drops the spans used up or lost at `now`. */
+function prune(spans: HeldSpan[], now: number): void {
+  for (let i = spans.length - 1; i >= 0; i--) {
+    const span = spans[i]!;
+    if ((span.to - cursorOf(span, now)) * span.perMs <= DUST) spans.splice(i, 1);
+  }
 }
