@@ -3,6 +3,13 @@
  * request units an on-demand table bills, the load on each partition key over the last second
  * (a sliding window of ten 100 ms slots), the per-partition limits DynamoDB enforces (1,000
  * write and 3,000 read units per second by default) and what was refused for exceeding them.
+ *
+ * The whole table has limits too. An on-demand table serves at first its warm throughput (a
+ * new table's: 4,000 write and 12,000 read units per second, unless more was declared) and
+ * then up to twice the peak it took half an hour earlier; never more than the table's quota
+ * (40,000 units per second each way by default). Besides what it took, each key and the table
+ * keep the load they were offered (taken plus refused): a limit that refuses requests caps what
+ * is taken, never what is asked.
  */
 
 export type CapacityKind = 'read' | 'write';
@@ -22,6 +29,20 @@ export interface PartitionLimits {
   /** Read request units per second one partition key may take. Default 3,000. */
   readUnitsPerSecond?: number;
 }
+
+/** An on-demand table's throughput, request units per second. */
+export interface TableLimits {
+  /** What the table serves from the start (its warm throughput). Default 4,000 (a new table's). */
+  warmWriteUnitsPerSecond?: number;
+  /** Default 12,000 (a new table's). */
+  warmReadUnitsPerSecond?: number;
+  /** The most the table may take, whatever its peaks (the account's per-table quota). Default 40,000. */
+  writeQuotaPerSecond?: number;
+  readQuotaPerSecond?: number;
+}
+
+/** How long a table's peak takes to become the base of its next doubling (DynamoDB's 30 minutes). */
+export const TABLE_SCALING_MS = 30 * 60_000;
 
 /** On-demand prices, USD per million request units. Defaults: us-east-1 (since November 2024). */
 export interface RequestUnitPrices {
@@ -74,6 +95,23 @@ interface PartitionLoad {
   /** Made on the partition's first read or write: most keys only ever see one kind. */
   read?: Window;
   write?: Window;
+  /** What was asked of it, taken or refused. */
+  offeredRead?: Window;
+  offeredWrite?: Window;
+  /** Requests refused for this key (or for its table, while the request was on it). */
+  refused: number;
+}
+
+/** One table's load: taken, offered, and the peaks its on-demand capacity follows. */
+interface TableLoad {
+  read: Window;
+  write: Window;
+  offeredRead: Window;
+  offeredWrite: Window;
+  /** Each rise of the taken peak: its time and value, for the capacity half an hour on. */
+  readPeaks: { at: number; peak: number }[];
+  writePeaks: { at: number; peak: number }[];
+  refused: number;
 }
 
 export interface HotPartition {
@@ -93,6 +131,20 @@ export interface PartitionLoadReport {
   pk: string;
   read?: { peakUnitsPerSecond: number; totalUnits: number };
   write?: { peakUnitsPerSecond: number; totalUnits: number };
+  /** The most asked of it in any one second, taken or refused. */
+  offered: { peakReadUnitsPerSecond: number; peakWriteUnitsPerSecond: number };
+  /** Requests refused while on this key. */
+  refused: number;
+}
+
+/** One table's load over the run: its peaks taken and offered, its limits, what it refused. */
+export interface TableLoadReport {
+  peakWriteUnitsPerSecond: number;
+  peakReadUnitsPerSecond: number;
+  peakOfferedWriteUnitsPerSecond: number;
+  peakOfferedReadUnitsPerSecond: number;
+  refused: number;
+  limits: Required<TableLimits>;
 }
 
 export interface SecondOfLoad {
@@ -129,6 +181,7 @@ export interface CapacityReport {
   hotPartitions: { write: HotPartition[]; read: HotPartition[] };
   perSecond: SecondOfLoad[];
   limits: Required<PartitionLimits>;
+  tableLoads: Record<string, TableLoadReport>;
 }
 
 export class CapacityMeter {
@@ -137,6 +190,8 @@ export class CapacityMeter {
   private readonly tables = new Map<string, { writeUnits: number; readUnits: number }>();
   private readonly seconds: SecondOfLoad[] = [];
   private readonly limits: Required<PartitionLimits>;
+  private readonly tableLimits: Required<TableLimits>;
+  private readonly tableLoads = new Map<string, TableLoad>();
   private readonly prices: Required<RequestUnitPrices>;
   private readonly start: number;
   private writeUnits = 0;
@@ -148,11 +203,18 @@ export class CapacityMeter {
     private readonly now: () => number,
     limits: PartitionLimits = {},
     prices: RequestUnitPrices = {},
+    tableLimits: TableLimits = {},
   ) {
     this.start = now();
     this.limits = {
       writeUnitsPerSecond: limits.writeUnitsPerSecond ?? 1000,
       readUnitsPerSecond: limits.readUnitsPerSecond ?? 3000,
+    };
+    this.tableLimits = {
+      warmWriteUnitsPerSecond: tableLimits.warmWriteUnitsPerSecond ?? 4000,
+      warmReadUnitsPerSecond: tableLimits.warmReadUnitsPerSecond ?? 12000,
+      writeQuotaPerSecond: tableLimits.writeQuotaPerSecond ?? 40000,
+      readQuotaPerSecond: tableLimits.readQuotaPerSecond ?? 40000,
     };
     this.prices = {
       writePerMillion: prices.writePerMillion ?? 0.625,
@@ -179,18 +241,69 @@ export class CapacityMeter {
       asked.set(id, (asked.get(id) ?? 0) + d.units);
     }
     const refused = new Set<string>();
+    const byTable = new Map<string, number>();
     for (const [id, units] of asked) {
       const [table, pk, kind] = splitId(id);
       const load = this.partitions.get(`${table}\u0000${pk}`);
       const taken = load?.[kind]?.load(slot) ?? 0;
       const limit = kind === 'write' ? this.limits.writeUnitsPerSecond : this.limits.readUnitsPerSecond;
       if (taken + units > limit) refused.add(id);
+      byTable.set(`${table}\u0000${kind}`, (byTable.get(`${table}\u0000${kind}`) ?? 0) + units);
+    }
+    // The table as a whole: past its capacity now, every demand of that kind on it is refused.
+    const tableOver = new Set<string>();
+    for (const [id, units] of byTable) {
+      const [table, kind] = id.split('\u0000') as [string, CapacityKind];
+      const load = this.tableLoads.get(table);
+      const taken = load?.[kind].load(slot) ?? 0;
+      if (taken + units > this.tableCapacity(table, kind)) tableOver.add(id);
     }
     const out = new Set<number>();
     demands.forEach((d, i) => {
-      if (refused.has(partitionId(d.table, d.pk, d.kind))) out.add(i);
+      if (refused.has(partitionId(d.table, d.pk, d.kind)) || tableOver.has(`${d.table}\u0000${d.kind}`))
+        out.add(i);
     });
     return out;
+  }
+
+  /**
+   * What the table serves of `kind` now, request units per second: its warm throughput, or
+   * twice the peak it had taken half an hour ago when that is more; at most its quota.
+   */
+  tableCapacity(table: string, kind: CapacityKind): number {
+    const warm =
+      kind === 'write' ? this.tableLimits.warmWriteUnitsPerSecond : this.tableLimits.warmReadUnitsPerSecond;
+    const quota =
+      kind === 'write' ? this.tableLimits.writeQuotaPerSecond : this.tableLimits.readQuotaPerSecond;
+    const peaks = this.tableLoads.get(table)?.[kind === 'write' ? 'writePeaks' : 'readPeaks'] ?? [];
+    const before = this.now() - this.start - TABLE_SCALING_MS;
+    let earlier = 0;
+    for (const p of peaks) {
+      if (p.at > before) break;
+      earlier = p.peak;
+    }
+    return Math.min(quota, Math.max(warm, 2 * earlier));
+  }
+
+  /**
+   * Records demands refused (by a key's limit or the table's): they count in what was offered
+   * to their keys and table, and once per key and table as a refused request.
+   */
+  decline(demands: readonly Demand[]): void {
+    const slot = this.slot();
+    const at = this.now() - this.start;
+    const keys = new Set<PartitionLoad>();
+    const tables = new Set<TableLoad>();
+    for (const d of demands) {
+      const load = this.partitionLoad(d.table, d.pk);
+      offeredWindow(load, d.kind).add(slot, d.units, at);
+      keys.add(load);
+      const table = this.tableLoad(d.table);
+      (d.kind === 'write' ? table.offeredWrite : table.offeredRead).add(slot, d.units, at);
+      tables.add(table);
+    }
+    for (const load of keys) load.refused += 1;
+    for (const table of tables) table.refused += 1;
   }
 
   /** Records units taken (by a request that went ahead, or a conditional write that failed). */
@@ -200,14 +313,17 @@ export class CapacityMeter {
     const op = this.operation(operation);
     const second = this.second();
     for (const d of demands) {
-      const key = `${d.table}\u0000${d.pk}`;
-      let load = this.partitions.get(key);
-      if (!load) {
-        load = { table: d.table, pk: d.pk };
-        this.partitions.set(key, load);
-      }
+      const load = this.partitionLoad(d.table, d.pk);
       load[d.kind] ??= new Window();
       load[d.kind]!.add(slot, d.units, at);
+      offeredWindow(load, d.kind).add(slot, d.units, at);
+      const tableLoad = this.tableLoad(d.table);
+      const taken = d.kind === 'write' ? tableLoad.write : tableLoad.read;
+      const before = taken.peak;
+      taken.add(slot, d.units, at);
+      (d.kind === 'write' ? tableLoad.offeredWrite : tableLoad.offeredRead).add(slot, d.units, at);
+      if (taken.peak > before)
+        (d.kind === 'write' ? tableLoad.writePeaks : tableLoad.readPeaks).push({ at, peak: taken.peak });
       const table = this.tables.get(d.table) ?? { writeUnits: 0, readUnits: 0 };
       this.tables.set(d.table, table);
       if (d.kind === 'write') {
@@ -242,7 +358,56 @@ export class CapacityMeter {
       ...(p.write
         ? { write: { peakUnitsPerSecond: round(p.write.peak), totalUnits: round(p.write.total) } }
         : {}),
+      offered: {
+        peakReadUnitsPerSecond: round(p.offeredRead?.peak ?? 0),
+        peakWriteUnitsPerSecond: round(p.offeredWrite?.peak ?? 0),
+      },
+      refused: p.refused,
     }));
+  }
+
+  /** Each table's load so far: taken and offered peaks, its limits and the requests it refused. */
+  tableReport(): Record<string, TableLoadReport> {
+    return Object.fromEntries(
+      [...this.tableLoads].map(([name, t]) => [
+        name,
+        {
+          peakWriteUnitsPerSecond: round(t.write.peak),
+          peakReadUnitsPerSecond: round(t.read.peak),
+          peakOfferedWriteUnitsPerSecond: round(t.offeredWrite.peak),
+          peakOfferedReadUnitsPerSecond: round(t.offeredRead.peak),
+          refused: t.refused,
+          limits: { ...this.tableLimits },
+        },
+      ]),
+    );
+  }
+
+  private partitionLoad(table: string, pk: string): PartitionLoad {
+    const key = `${table}\u0000${pk}`;
+    let load = this.partitions.get(key);
+    if (!load) {
+      load = { table, pk, refused: 0 };
+      this.partitions.set(key, load);
+    }
+    return load;
+  }
+
+  private tableLoad(table: string): TableLoad {
+    let load = this.tableLoads.get(table);
+    if (!load) {
+      load = {
+        read: new Window(),
+        write: new Window(),
+        offeredRead: new Window(),
+        offeredWrite: new Window(),
+        readPeaks: [],
+        writePeaks: [],
+        refused: 0,
+      };
+      this.tableLoads.set(table, load);
+    }
+    return load;
   }
 
   report(topN = 5): CapacityReport {
@@ -279,6 +444,7 @@ export class CapacityMeter {
       hotPartitions: { write, read },
       perSecond: this.seconds.filter(Boolean).map((second) => ({ ...second })),
       limits: this.limits,
+      tableLoads: this.tableReport(),
     };
   }
 
@@ -304,6 +470,15 @@ export class CapacityMeter {
     }
     return op;
   }
+}
+
+function offeredWindow(load: PartitionLoad, kind: CapacityKind): Window {
+  if (kind === 'write') {
+    load.offeredWrite ??= new Window();
+    return load.offeredWrite;
+  }
+  load.offeredRead ??= new Window();
+  return load.offeredRead;
 }
 
 function partitionId(table: string, pk: string, kind: CapacityKind): string {

@@ -32,6 +32,7 @@ import {
   type PartitionLimits,
   type RequestUnitPrices,
   readUnits,
+  type TableLimits,
   writeUnits,
 } from './dynamo-capacity.js';
 import {
@@ -97,6 +98,8 @@ export interface SimDynamoOptions {
   transactionHoldFraction?: number;
   /** Per-partition-key limits. Default 1,000 WRU/s and 3,000 RRU/s. */
   limits?: PartitionLimits;
+  /** Each table's warm throughput and quota. Default a new on-demand table's, and the default quota. */
+  tableLimits?: TableLimits;
   prices?: RequestUnitPrices;
   /** Seed of the latency draws. Default 1. */
   seed?: number;
@@ -193,7 +196,7 @@ export class SimDynamo implements SimService {
       seed + 1,
     );
     this.holdFraction = Math.min(1, Math.max(0, options.transactionHoldFraction ?? 0.8));
-    this.meter = new CapacityMeter(() => clock.now(), options.limits, options.prices);
+    this.meter = new CapacityMeter(() => clock.now(), options.limits, options.prices, options.tableLimits);
   }
 
   /** Creates a table directly (what CreateTable does), e.g. before a model starts. */
@@ -528,7 +531,10 @@ export class SimDynamo implements SimService {
   /** Refuses the request when one of its demands takes a partition past its limit. */
   private admit(demands: Demand[], table: Table): void {
     const over = this.meter.over(demands);
-    if (over.size > 0) throw this.throttle(table, demands[[...over][0]!]!.kind);
+    if (over.size > 0) {
+      this.meter.decline(demands);
+      throw this.throttle(table, demands[[...over][0]!]!.kind);
+    }
   }
 
   // --- Single-item operations ------------------------------------------------------------------
@@ -904,7 +910,10 @@ export class SimDynamo implements SimService {
           this.meter.over([...charged.filter((d) => d.pk === where.pk && d.table === table.name), demand])
             .size > 0
         ) {
-          if (bytes < MAX_BATCH_GET_BYTES) throttled += 1;
+          if (bytes < MAX_BATCH_GET_BYTES) {
+            throttled += 1;
+            this.meter.decline([demand]);
+          }
           unprocessed[table.name] ??= { ...plan.request, Keys: [] };
           (unprocessed[table.name]!.Keys as Item[]).push(where.key);
           continue;
@@ -979,7 +988,10 @@ export class SimDynamo implements SimService {
         this.meter.over([...charged.filter((d) => d.pk === demand.pk && d.table === demand.table), demand])
           .size > 0;
       if (locked || over) {
-        if (over) throttled += 1;
+        if (over) {
+          throttled += 1;
+          this.meter.decline([demand]);
+        }
         if (locked) this.transactionConflicts += 1;
         unprocessed[write.table.name] ??= [];
         unprocessed[write.table.name]!.push(write.raw);
@@ -1047,6 +1059,7 @@ export class SimDynamo implements SimService {
     const over = this.meter.over(demands);
     if (over.size > 0) {
       this.meter.refuse('TransactWriteItems');
+      this.meter.decline(demands);
       throw this.cancelled(
         demands.map((_, i) =>
           over.has(i)
@@ -1218,6 +1231,7 @@ export class SimDynamo implements SimService {
     const over = this.meter.over(demands);
     if (over.size > 0) {
       this.meter.refuse('TransactGetItems');
+      this.meter.decline(demands);
       throw this.cancelled(
         demands.map((_, i) =>
           over.has(i)

@@ -10,7 +10,7 @@ import type { ContainerBaseline } from './baseline.js';
 import type { Calibrated } from './calibration.js';
 import type { InvocationRecord } from './fleet.js';
 import { type Growth, growthOf } from './kinds.js';
-import type { Simulation } from './simulation.js';
+import { mappingScaling, type Simulation } from './simulation.js';
 
 export const FUNCTIONS: readonly FunctionName[] = [
   'ingest',
@@ -90,7 +90,10 @@ export interface CostLines {
 
 export interface RunFigures {
   items: number;
+  /** Between the 5 % and 95 % completion marks (the run's steady stretch). */
   itemsPerSecond: number;
+  /** Over the whole run: the items over the time from the upload to report.json. */
+  sustainedItemsPerSecond: number | null;
   wallSeconds: number | null;
   timeline: {
     firstResultS: number | null;
@@ -104,6 +107,12 @@ export interface RunFigures {
   hottestKey: { key: string; peakWruPerSecond: number; peakRruPerSecond: number } | null;
   hotKeys: { write: KeyLoad[]; read: KeyLoad[] };
   keyFamilies: Record<string, KeyFamily>;
+  /** The table's busiest second offered (taken and refused), its limits, what it refused. */
+  tablePeak: TablePeak;
+  /** The worker fleet: the items mapping's mode, and the concurrency the run reached. */
+  fleet: FleetFigures;
+  /** The stand-in vendor: calls, 429s, the latency drawn. */
+  llm: { calls: number; refused429: number; p50Ms: number | null; p99Ms: number | null };
   throttled: number;
   dynamo: {
     writeUnits: number;
@@ -133,9 +142,11 @@ export interface RunFigures {
     meanRecordsPerWorkerInvocation: number | null;
     /** Items ingest queued per second: the items over the time from the upload to its last invocation's end. */
     ingestItemsPerSecond: number | null;
-    /** Between the starts of consecutive chunks' invocations, s: the next chunk starts once one has claimed its ids. */
-    ingestChunkPeriodS: number | null;
-    /** What ingest can queue once many chunks follow one another: a chunk's rows per chunk period. */
+    /**
+     * Ingest's steady rate as it ran: 80 % of the items over the time between the 10 % and 90 %
+     * marks of the messages it sent to the items queue (whether its chunks follow one another
+     * or run side by side).
+     */
     ingestSteadyItemsPerSecond: number | null;
     /** The stage with the lower of the two rates, with both. */
     limitingStage: string;
@@ -188,16 +199,52 @@ export interface KeyLoad {
 export interface KeyFamily {
   keys: number;
   itemsHeld: number;
+  /** The busiest key's most taken in any one second. */
   peakWruPerSecond: number;
   peakRruPerSecond: number;
+  /** The busiest key's most asked in any one second: taken plus refused. */
+  peakOfferedWruPerSecond: number;
+  peakOfferedRruPerSecond: number;
+  /** Requests refused on the family's keys. */
+  refused: number;
   writeUnits: number;
   readUnits: number;
+}
+
+export interface TablePeak {
+  /** The most request units offered to the table in any one second (taken and refused). */
+  wru: number;
+  rru: number;
+  /** The most taken. */
+  takenWru: number;
+  takenRru: number;
+  /** The table's quota, and what it served from the start (its warm throughput, else a new table's). */
+  quota: { wru: number; rru: number };
+  warm: { wru: number; rru: number; declared: boolean };
+  refused: number;
+}
+
+export interface FleetFigures {
+  mode: 'standard' | 'provisioned';
+  /** The most invocations at once, all functions together, and the worker's own. */
+  peakConcurrency: number;
+  peakWorkerConcurrency: number;
+  byFunction: Partial<Record<FunctionName, number>>;
+  /** Invocations that waited for a concurrent execution, by function. */
+  throttled: Partial<Record<FunctionName, number>>;
+  accountConcurrency: number;
+  reserved: Partial<Record<FunctionName, number>>;
+  /** The items mapping's scaling: where it starts, how fast it adds, its most at once. */
+  scaling: { initial: number; perMinute: number; concurrency: number };
 }
 
 export interface PerItem {
   dynamoWriteUnits: number;
   dynamoReadUnits: number;
   dynamoRequests: number;
+  /** Write and read requests (each SDK attempt; a batch or transaction is one). */
+  dynamoWriteRequests: number;
+  dynamoReadRequests: number;
   sqsBilledRequests: number;
   s3Requests: number;
   lambdaInvocations: number;
@@ -236,7 +283,12 @@ export function runFigures({
 
   const keys = keyFigures(sim);
   const dynamo = end.dynamo;
-  const costs = costLines(lambda, start, end);
+  const costs = costLines(
+    lambda,
+    start,
+    end,
+    storageMonths(sim.options.deployment.limits.resultRetentionDays),
+  );
   const per1M = scale(costs, 1e6 / items);
   const llmCostUsd = sim.report?.cost.totalUsd ?? null;
   const logTotals = logFigures(lambda);
@@ -247,15 +299,59 @@ export function runFigures({
   const resultItems = [...sim.partitionSizes]
     .filter(([pk]) => pk.startsWith('RESULTS#'))
     .reduce((n, [, size]) => n + size - 1, 0);
-  const stages = stageFigures(sim, chunkBytes);
+  const stages = stageFigures(sim);
+  const requests = requestKinds(end.dynamo.byOperation, start.dynamo.byOperation);
+  const { deployment } = sim.options;
+  const itemsMapping = deployment.mappings.find((m) => m.fn === 'worker');
+  const table = sim.table;
+  const latencies = [...sim.llm.latenciesMs].sort((a, b) => a - b);
+  const quantile = (q: number) =>
+    latencies.length === 0
+      ? null
+      : round(latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!, 1);
   return {
     items,
     itemsPerSecond: round(itemsPerSecond, 1),
+    sustainedItemsPerSecond:
+      timeline.reportS !== null && timeline.reportS > 0 ? round(items / timeline.reportS, 1) : null,
     wallSeconds: timeline.reportS,
     timeline,
     hottestKey: keys.hottest,
     hotKeys: keys.hot,
     keyFamilies: keys.families,
+    tablePeak: {
+      wru: round(table?.peakOfferedWriteUnitsPerSecond ?? 0, 1),
+      rru: round(table?.peakOfferedReadUnitsPerSecond ?? 0, 1),
+      takenWru: round(table?.peakWriteUnitsPerSecond ?? 0, 1),
+      takenRru: round(table?.peakReadUnitsPerSecond ?? 0, 1),
+      quota: { wru: deployment.limits.tableWriteQuota, rru: deployment.limits.tableReadQuota },
+      warm: {
+        wru: table?.limits.warmWriteUnitsPerSecond ?? 0,
+        rru: table?.limits.warmReadUnitsPerSecond ?? 0,
+        declared: deployment.limits.warmWriteUnitsPerSecond !== null,
+      },
+      refused: table?.refused ?? 0,
+    },
+    fleet: {
+      mode: itemsMapping?.mode ?? 'standard',
+      peakConcurrency: sim.fleet.concurrency,
+      peakWorkerConcurrency: sim.fleet.byFunction.worker ?? 0,
+      byFunction: sim.fleet.byFunction,
+      throttled: sim.fleet.throttled,
+      accountConcurrency: deployment.limits.accountConcurrency,
+      reserved: Object.fromEntries(
+        Object.entries(deployment.functions)
+          .filter(([, f]) => f.reservedConcurrency !== null)
+          .map(([fn, f]) => [fn, f.reservedConcurrency!]),
+      ),
+      scaling: itemsMapping ? mappingScaling(itemsMapping) : { initial: 0, perMinute: 0, concurrency: 0 },
+    },
+    llm: {
+      calls: sim.llm.calls,
+      refused429: sim.llm.refused,
+      p50Ms: quantile(0.5),
+      p99Ms: quantile(0.99),
+    },
     throttled: dynamo.throttledRequests - start.dynamo.throttledRequests,
     dynamo: {
       writeUnits: round(dynamo.writeRequestUnits - start.dynamo.writeRequestUnits, 1),
@@ -316,6 +412,8 @@ export function runFigures({
       dynamoWriteUnits: round((dynamo.writeRequestUnits - start.dynamo.writeRequestUnits) / items, 3),
       dynamoReadUnits: round((dynamo.readRequestUnits - start.dynamo.readRequestUnits) / items, 3),
       dynamoRequests: round((dynamo.requests - start.dynamo.requests) / items, 3),
+      dynamoWriteRequests: round(requests.write / items, 3),
+      dynamoReadRequests: round(requests.read / items, 3),
       sqsBilledRequests: round((end.sqs.billedRequests - start.sqs.billedRequests) / items, 3),
       s3Requests: round(s3Requests / items, 5),
       lambdaInvocations: round(lambdaInvocations / items, 4),
@@ -365,48 +463,70 @@ export function runFigures({
   };
 }
 
-function stageFigures(sim: Simulation, chunkBytes: number): RunFigures['stages'] {
+function stageFigures(sim: Simulation): RunFigures['stages'] {
   const items = sim.options.items;
   const mapping = sim.options.deployment.mappings.find((m) => m.fn === 'worker');
   const workers = sim.invocations.filter((r) => r.fn === 'worker' && r.error === undefined);
   const batch = mapping?.batchSize ?? 10;
   const full = workers.filter((r) => r.records === batch);
   const basis = full.length > 0 ? full : workers;
+  const most = mapping
+    ? Math.min(mappingScaling(mapping).concurrency, sim.options.deployment.limits.accountConcurrency)
+    : 0;
   const fleet =
     mapping && basis.length > 0
-      ? (mapping.maxConcurrency * batch) / (sum(basis, (r) => r.durationMs) / basis.length / 1000)
+      ? (most * batch) / (sum(basis, (r) => r.durationMs) / basis.length / 1000)
       : null;
   const ingests = sim.invocations.filter((r) => r.fn === 'ingest');
   const ingestEndMs = Math.max(0, ...ingests.map((r) => r.startMs + r.durationMs - sim.uploadAtMs));
   const ingest = ingestEndMs > 0 ? items / (ingestEndMs / 1000) : null;
-  // A chunk hands on the next once it has claimed its ids: the time between the starts of two
-  // chunks' invocations (those that read a chunk, not a redelivery skipped at once) paces ingest.
-  const chunks = ingests.filter((r) => r.kind === 'ingest:chunk');
-  const longest = Math.max(0, ...chunks.map((r) => r.durationMs));
-  const starts = chunks
-    .filter((r) => r.durationMs > 0.1 * longest)
-    .map((r) => r.startMs)
-    .sort((a, b) => a - b);
-  const periodS =
-    starts.length > 1 ? (starts[starts.length - 1]! - starts[0]!) / (starts.length - 1) / 1000 : null;
-  const rowsPerChunk = (chunkBytes * items) / sim.datasetBytes;
-  const steady = periodS !== null && periodS > 0 ? rowsPerChunk / periodS : null;
+  const steady = queuedRate(sim.queued, items);
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
   const limitingStage =
     fleet === null || ingest === null
       ? 'not measured'
       : ingest < fleet
         ? `ingest: it queued ${n(ingest)} items/s; the worker fleet could score ${n(fleet)} in full batches`
-        : `the worker fleet: ${n(fleet)} items/s in full batches (${mapping!.maxConcurrency} × ${batch} / ${round(sum(basis, (r) => r.durationMs) / basis.length / 1000, 2)} s); ingest queued ${n(ingest)}`;
+        : `the worker fleet: ${n(fleet)} items/s in full batches (${most} × ${batch} / ${round(sum(basis, (r) => r.durationMs) / basis.length / 1000, 2)} s); ingest queued ${n(ingest)}`;
   return {
     workerFleetItemsPerSecond: fleet === null ? null : Math.round(fleet),
     meanRecordsPerWorkerInvocation:
       workers.length > 0 ? round(sum(workers, (r) => r.records) / workers.length, 2) : null,
     ingestItemsPerSecond: ingest === null ? null : Math.round(ingest),
-    ingestChunkPeriodS: periodS === null ? null : round(periodS, 2),
     ingestSteadyItemsPerSecond: steady === null ? null : Math.round(steady),
     limitingStage,
   };
+}
+
+/**
+ * Items a second ingest queued in its steady stretch: 80 % of the items over the time between
+ * the 10 % and 90 % marks of the messages sent to the items queue; null when too few samples.
+ */
+export function queuedRate(queued: readonly { atMs: number; sent: number }[], items: number): number | null {
+  const last = queued[queued.length - 1]?.sent ?? 0;
+  if (last === 0) return null;
+  const at = (share: number) => queued.find((q) => q.sent >= share * last)?.atMs;
+  const from = at(0.1);
+  const to = at(0.9);
+  if (from === undefined || to === undefined || to <= from) return null;
+  return (0.8 * items) / ((to - from) / 1000);
+}
+
+/** Write and read requests from the operations' counts between two reports. */
+function requestKinds(
+  after: Record<string, { requests: number }>,
+  before: Record<string, { requests: number }>,
+): { write: number; read: number } {
+  const writes = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+  const reads = new Set(['GetItem', 'Query', 'Scan', 'BatchGetItem', 'TransactGetItems']);
+  let write = 0;
+  let read = 0;
+  for (const [op, load] of Object.entries(after)) {
+    const n = load.requests - (before[op]?.requests ?? 0);
+    if (writes.has(op)) write += n;
+    else if (reads.has(op)) read += n;
+  }
+  return { write, read };
 }
 
 /** Simulated seconds after the upload at which 5, 50, 95 and 100 % of the items had their invocation end. */
@@ -554,8 +674,8 @@ function keyFigures(sim: Simulation): {
   let hottest: RunFigures['hottestKey'] = null;
   let worst = -1;
   for (const load of loads) {
-    const w = load.write?.peakUnitsPerSecond ?? 0;
-    const r = load.read?.peakUnitsPerSecond ?? 0;
+    const w = Math.max(load.write?.peakUnitsPerSecond ?? 0, load.offered.peakWriteUnitsPerSecond);
+    const r = Math.max(load.read?.peakUnitsPerSecond ?? 0, load.offered.peakReadUnitsPerSecond);
     const share = Math.max(w / PARTITION_LIMITS.wru, r / PARTITION_LIMITS.rru);
     if (share > worst) {
       worst = share;
@@ -580,6 +700,9 @@ function keyFigures(sim: Simulation): {
       itemsHeld: 0,
       peakWruPerSecond: 0,
       peakRruPerSecond: 0,
+      peakOfferedWruPerSecond: 0,
+      peakOfferedRruPerSecond: 0,
+      refused: 0,
       writeUnits: 0,
       readUnits: 0,
     };
@@ -588,6 +711,15 @@ function keyFigures(sim: Simulation): {
     f.itemsHeld += sim.partitionSizes.get(load.pk) ?? 0;
     f.peakWruPerSecond = Math.max(f.peakWruPerSecond, round(load.write?.peakUnitsPerSecond ?? 0, 1));
     f.peakRruPerSecond = Math.max(f.peakRruPerSecond, round(load.read?.peakUnitsPerSecond ?? 0, 1));
+    f.peakOfferedWruPerSecond = Math.max(
+      f.peakOfferedWruPerSecond,
+      round(load.offered.peakWriteUnitsPerSecond, 1),
+    );
+    f.peakOfferedRruPerSecond = Math.max(
+      f.peakOfferedRruPerSecond,
+      round(load.offered.peakReadUnitsPerSecond, 1),
+    );
+    f.refused += load.refused;
     f.writeUnits = round(f.writeUnits + (load.write?.totalUnits ?? 0), 1);
     f.readUnits = round(f.readUnits + (load.read?.totalUnits ?? 0), 1);
   }
@@ -601,6 +733,14 @@ export function familyOf(pk: string): string {
 }
 
 /**
+ * Months the table keeps what a run leaves: the results' retention (their TTL) when the
+ * deployment sets one, else a month (results that never expire cost that every month).
+ */
+export function storageMonths(retentionDays: number | null): number {
+  return retentionDays === null ? 1 : retentionDays / (365.25 / 12);
+}
+
+/**
  * What the run cost, from the stand-ins' accounting between the upload and the end of the
  * run's work, and the invocations' billed durations: see the JSON's `method.costs`.
  */
@@ -608,13 +748,15 @@ function costLines(
   lambda: Record<FunctionName, FunctionFigures>,
   start: CloudAccounting,
   end: CloudAccounting,
+  months: number,
 ): CostLines {
   const p = AWS_PRICES;
   const dynamodb =
     (end.dynamo.writeRequestUnits - start.dynamo.writeRequestUnits) * p.dynamoWriteUnitUsd +
     (end.dynamo.readRequestUnits - start.dynamo.readRequestUnits) * p.dynamoReadUnitUsd;
   const tableBytes = (a: CloudAccounting) => Object.values(a.dynamo.tables).reduce((n, t) => n + t.bytes, 0);
-  const dynamodbStorage = (Math.max(0, tableBytes(end) - tableBytes(start)) / GB) * p.dynamoStorageGbMonthUsd;
+  const dynamodbStorage =
+    (Math.max(0, tableBytes(end) - tableBytes(start)) / GB) * p.dynamoStorageGbMonthUsd * months;
   const lambdaUsd = FUNCTIONS.reduce(
     (usd, fn) =>
       usd + lambda[fn].gbSeconds * p.lambdaArmGbSecondUsd + lambda[fn].invocations * p.lambdaRequestUsd,

@@ -5,11 +5,19 @@
  * - A container is built once, on its first invocation (a cold start), from the function's
  *   factory with a composition root of its own (its own `ContainerOptions`: the function's
  *   environment as the stack sets it and SDK clients of its own), and reused while warm.
- * - An event source mapping runs up to its maximum concurrency of containers at once (the fleet
- *   starts there: Lambda's scaling ramp is not modelled). Each long-polls the function's queue
- *   (20 s), builds the SQS event from what it received, invokes the handler with a Lambda
- *   context counting down to the function's timeout, deletes the records that did not fail and
- *   leaves the rest to come back after the queue's visibility timeout.
+ * - An event source mapping scales its lanes (each a poller driving one invocation at a time)
+ *   as Lambda documents it: in standard mode it starts with 5 and, while messages wait, adds up
+ *   to 300 a minute up to its maximum concurrency; in provisioned mode it starts with its
+ *   minimum pollers (10 invocations each) and adds up to 1,000 a minute up to its maximum
+ *   pollers. A lane whose poll comes back empty leaves while the mapping has more than it
+ *   started with. Each lane long-polls the function's queue (20 s), builds the SQS event from
+ *   what it received, invokes the handler with a Lambda context counting down to the
+ *   function's timeout, deletes the records that did not fail and leaves the rest to come back
+ *   after the queue's visibility timeout (or when the handler made them visible sooner).
+ * - Every invocation takes one of the account's concurrent executions: a function with reserved
+ *   concurrency has its own (and no more), the others share what is left. An invocation that
+ *   finds none waits for one (Lambda throttles it and its poller tries again), its records in
+ *   flight meanwhile; each such wait is counted.
  * - A scheduled function runs on its rate, each pass in a free container of its own.
  *
  * An invocation's duration is its waits in simulated time (service latencies, the simulated LLM
@@ -18,7 +26,9 @@
  * next request or timer by its time, and what it spends after its last wait keeps the
  * container busy before the records are deleted and the next poll. A cold start first waits
  * the bundle's measured init time. What AWS does on its side (serving requests) and Lambda's
- * own polling are not charged to any function.
+ * own polling are not charged to any function. An invocation still running at its function's
+ * timeout ends there, as Lambda ends it: its records fail (they come back after the queue's
+ * visibility timeout) and its container is not used again.
  */
 import { DeleteMessageBatchCommand, ReceiveMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import type { Context, SQSEvent } from 'aws-lambda';
@@ -33,8 +43,6 @@ import type { DeployedFunction } from './deployment.js';
 import { invocationKind } from './kinds.js';
 import { type ContainerTelemetry, containerTelemetry } from './logging.js';
 
-/** The most messages one ReceiveMessage returns. */
-const SQS_MAX_RECEIVE = 10;
 /** A handler as the function's factory builds it (scheduled ones ignore the event). */
 export type Handler = (event: unknown, context: Context) => Promise<unknown>;
 
@@ -53,8 +61,26 @@ export interface Mapping {
   queueUrl: string;
   queueArn: string;
   batchSize: number;
-  /** The mapping's maximum concurrency: containers at once. */
+  /** The most invocations it drives at once. */
   concurrency: number;
+  /** Invocations at once from the start (and what it scales back to). */
+  initial: number;
+  /** Invocations it may add a minute while messages wait in its queue. */
+  perMinute: number;
+  /** How long its pollers gather records for a batch larger than one receive, ms. */
+  batchingWindowMs: number;
+}
+
+/** Lambda's documented scaling of an SQS event source mapping. */
+export const MAPPING_SCALING = {
+  standard: { initial: 5, perMinute: 300 },
+  provisioned: { invocationsPerPoller: 10, perMinute: 1000 },
+} as const;
+
+/** The account's concurrent executions, shared by every function but those with reserved concurrency. */
+export interface AccountConcurrency {
+  limit: number;
+  reserved: Partial<Record<FunctionName, number>>;
 }
 
 /** A function run on a rate (an EventBridge rule). */
@@ -101,6 +127,8 @@ export function cpuShare(memoryMb: number): number {
 
 /** Seconds a mapping's container long-polls (the most SQS allows; Lambda's pollers use it). */
 const LONG_POLL_SECONDS = 20;
+/** The most messages one ReceiveMessage returns (and one DeleteMessageBatch takes). */
+const RECEIVE_MAX = 10;
 
 interface Container {
   id: number;
@@ -110,6 +138,8 @@ interface Container {
   telemetry: ContainerTelemetry;
   invocations: number;
   busy: boolean;
+  /** Out of use: an invocation of it timed out. */
+  retired: boolean;
 }
 
 export interface FleetOptions {
@@ -130,33 +160,80 @@ export interface FleetOptions {
   /** Measured init time of each function's bundle, ms (0 when not measured). */
   initMs: Partial<Record<FunctionName, number>>;
   namespace: string;
+  concurrency: AccountConcurrency;
+  /** Messages visible in a queue now (what Lambda's scaling watches). */
+  backlog: (queueUrl: string) => number;
   /** Hears each invocation as it ends. */
   onInvocation?: (record: InvocationRecord, event: unknown) => void;
   /** Hears each invocation just before its handler is called (to capture the state it starts from). */
   beforeInvoke?: (fn: FunctionName, event: unknown, container: { id: number; invocations: number }) => void;
 }
 
+/** What the fleet's concurrency reached, and the waits for a concurrent execution. */
+export interface FleetPeaks {
+  /** The most invocations running at once, all functions together. */
+  concurrency: number;
+  byFunction: Partial<Record<FunctionName, number>>;
+  /** The most lanes each mapping had at once. */
+  lanes: Partial<Record<FunctionName, number>>;
+  /** Invocations that waited for a concurrent execution (throttled by the account or a reservation). */
+  throttled: Partial<Record<FunctionName, number>>;
+}
+
 export class Fleet {
   readonly records: InvocationRecord[] = [];
+  readonly peaks: FleetPeaks = { concurrency: 0, byFunction: {}, lanes: {}, throttled: {} };
   private readonly containers = new Map<FunctionName, Container[]>();
   private nextContainer = 1;
   private stopped = false;
   private running: Promise<void>[] = [];
   private inFlight = 0;
   private readonly scheduleTimers: { fn: FunctionName; next: number }[] = [];
+  private readonly executions: Executions;
 
-  constructor(private readonly options: FleetOptions) {}
+  constructor(private readonly options: FleetOptions) {
+    this.executions = new Executions(options.concurrency, this.peaks);
+  }
 
   /** Invocations running now. */
   get busy(): number {
     return this.inFlight;
   }
 
-  /** Starts every mapping at its maximum concurrency, and the schedules (first pass after `firstPassMs`). */
+  /** Starts every mapping with its initial lanes and its scaling, and the schedules (first pass after `firstPassMs`). */
   start(firstPassMs: (schedule: Schedule) => number): void {
-    for (const mapping of this.options.mappings)
-      for (let slot = 0; slot < mapping.concurrency; slot++) this.running.push(this.lane(mapping));
+    for (const mapping of this.options.mappings) {
+      const state = { lanes: 0 };
+      const add = () => {
+        state.lanes += 1;
+        this.peaks.lanes[mapping.fn] = Math.max(this.peaks.lanes[mapping.fn] ?? 0, state.lanes);
+        this.running.push(this.lane(mapping, state));
+      };
+      for (let i = 0; i < Math.min(mapping.initial, mapping.concurrency); i++) add();
+      this.running.push(this.scale(mapping, state, add));
+    }
     for (const schedule of this.options.schedules) this.running.push(this.scheduled(schedule, firstPassMs));
+  }
+
+  /** Once a simulated second, adds lanes at the mapping's rate while messages wait in its queue. */
+  private async scale(mapping: Mapping, state: { lanes: number }, add: () => void): Promise<void> {
+    const { world } = this.options;
+    let credit = 0;
+    await runAs(LAMBDA_SERVICE, async () => {
+      while (!this.stopped) {
+        await world.sleep(1000);
+        if (this.stopped) break;
+        if (this.options.backlog(mapping.queueUrl) === 0 || state.lanes >= mapping.concurrency) {
+          credit = 0;
+          continue;
+        }
+        credit += mapping.perMinute / 60;
+        while (credit >= 1 && state.lanes < mapping.concurrency) {
+          credit -= 1;
+          add();
+        }
+      }
+    });
   }
 
   /** Stops polling; resolves once every lane and schedule has ended (long polls run out). */
@@ -184,24 +261,46 @@ export class Fleet {
     });
   }
 
-  private async lane(mapping: Mapping): Promise<void> {
+  private async lane(mapping: Mapping, state: { lanes: number }): Promise<void> {
     await runAs(LAMBDA_SERVICE, async () => {
       let container: Container | undefined;
       const sqs = this.options.pollerSqs;
+      const receive = async (max: number, waitSeconds: number) =>
+        (
+          await sqs.send(
+            new ReceiveMessageCommand({
+              QueueUrl: mapping.queueUrl,
+              MaxNumberOfMessages: max,
+              WaitTimeSeconds: waitSeconds,
+              MessageSystemAttributeNames: ['All'],
+              MessageAttributeNames: ['All'],
+            }),
+          )
+        ).Messages ?? [];
       while (!this.stopped) {
-        const { Messages = [] } = await sqs.send(
-          new ReceiveMessageCommand({
-            QueueUrl: mapping.queueUrl,
-            // SQS gives at most 10 a receive; Lambda gathers a larger batch from several
-            // receives within its batching window, which this lane does not model (a batch
-            // here is at most 10 records).
-            MaxNumberOfMessages: Math.min(mapping.batchSize, SQS_MAX_RECEIVE),
-            WaitTimeSeconds: LONG_POLL_SECONDS,
-            MessageSystemAttributeNames: ['All'],
-            MessageAttributeNames: ['All'],
-          }),
-        );
-        if (Messages.length === 0) continue;
+        const Messages = await receive(Math.min(RECEIVE_MAX, mapping.batchSize), LONG_POLL_SECONDS);
+        // A batch larger than one receive gives is gathered from further receives: at once
+        // while they come back full, and within the mapping's batching window while it lasts.
+        const windowEnds = this.options.world.now() + mapping.batchingWindowMs;
+        for (let last = Messages.length; Messages.length > 0 && Messages.length < mapping.batchSize; ) {
+          const left = windowEnds - this.options.world.now();
+          if (last < RECEIVE_MAX && left <= 0) break;
+          const more = await receive(
+            Math.min(RECEIVE_MAX, mapping.batchSize - Messages.length),
+            last === RECEIVE_MAX ? 0 : Math.max(1, Math.ceil(left / 1000)),
+          );
+          Messages.push(...more);
+          last = more.length;
+          if (more.length === 0 && this.options.world.now() >= windowEnds) break;
+        }
+        if (Messages.length === 0) {
+          if (state.lanes > mapping.initial) {
+            state.lanes -= 1;
+            return;
+          }
+          continue;
+        }
+        if (container?.retired) container = undefined;
         container ??= this.build(mapping.fn);
         const event: SQSEvent = {
           Records: Messages.map((m) => sqsRecord(m, mapping.queueArn, this.options.region, () => 0)),
@@ -211,12 +310,15 @@ export class Fleet {
         if (succeeded.length > 0) {
           // A delete that fails (the receipt expired: the handler outran the visibility timeout)
           // only means a redelivery, which the handlers absorb.
-          await sqs.send(
-            new DeleteMessageBatchCommand({
-              QueueUrl: mapping.queueUrl,
-              Entries: succeeded.map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })),
-            }),
-          );
+          for (let from = 0; from < succeeded.length; from += RECEIVE_MAX)
+            await sqs.send(
+              new DeleteMessageBatchCommand({
+                QueueUrl: mapping.queueUrl,
+                Entries: succeeded
+                  .slice(from, from + RECEIVE_MAX)
+                  .map((r, i) => ({ Id: `d${i}`, ReceiptHandle: r.receiptHandle })),
+              }),
+            );
         }
       }
     });
@@ -242,6 +344,13 @@ export class Fleet {
     await Promise.all(passes);
   }
 
+  /** Takes a container out of use (its invocation timed out: Lambda restarts the runtime). */
+  private retire(fn: FunctionName, container: Container): void {
+    container.retired = true;
+    const pool = this.containers.get(fn) ?? [];
+    pool.splice(pool.indexOf(container), 1);
+  }
+
   /** A new container of `fn`: its first invocation is a cold start. */
   private build(fn: FunctionName): Container {
     const pool = this.containers.get(fn) ?? [];
@@ -254,6 +363,7 @@ export class Fleet {
       telemetry: containerTelemetry(`assay-${definition.entry}`, this.options.namespace),
       invocations: 0,
       busy: false,
+      retired: false,
     };
     pool.push(container);
     return container;
@@ -269,7 +379,9 @@ export class Fleet {
     const options = this.options;
     const records = sqsEvent?.Records.length ?? 0;
     container.busy = true;
+    await this.executions.acquire(fn);
     this.inFlight += 1;
+    this.peaks.concurrency = Math.max(this.peaks.concurrency, this.inFlight);
     const cold = container.invocations === 0;
     const initMs = cold ? (options.initMs[fn] ?? 0) : 0;
     try {
@@ -303,7 +415,24 @@ export class Fleet {
           options.definitions[fn].build({ env: options.env[fn], clients: options.clients() }),
         );
         const handler = container.handler;
-        response = await runAs(invocation, () => handler(event, context));
+        // Lambda ends an invocation at its timeout: the records go back to the queue, and the
+        // next invocation starts a new runtime. The handler's promise cannot be stopped here;
+        // it is left to settle unheard, and the container is not used again.
+        const timedOut = Symbol('timed out');
+        const timer = new AbortController();
+        const outcome = await Promise.race([
+          runAs(invocation, () => handler(event, context)),
+          world.sleep(timeoutS * 1000, timer.signal).then(
+            () => timedOut,
+            () => undefined,
+          ),
+        ]);
+        timer.abort();
+        if (outcome === timedOut) {
+          this.retire(fn, container);
+          throw new Error(`Task timed out after ${timeoutS.toFixed(2)} seconds`);
+        }
+        response = outcome;
       } catch (thrown) {
         error = thrown;
         if (container.handler === undefined) container.invocations = 0;
@@ -336,7 +465,70 @@ export class Fleet {
     } finally {
       container.busy = false;
       this.inFlight -= 1;
+      this.executions.release(fn);
     }
+  }
+}
+
+/**
+ * The account's concurrent executions: a function with reserved concurrency runs at most that
+ * many at once, out of its own; the others share the rest. A request that does not fit waits,
+ * first come first served within its pool.
+ */
+class Executions {
+  private readonly running = new Map<FunctionName, number>();
+  private unreserved = 0;
+  private readonly unreservedLimit: number;
+  private readonly waiting: { fn: FunctionName; resume: () => void }[] = [];
+
+  constructor(
+    private readonly account: AccountConcurrency,
+    private readonly peaks: FleetPeaks,
+  ) {
+    const set = Object.values(account.reserved).reduce((n, r) => n + (r ?? 0), 0);
+    this.unreservedLimit = account.limit - set;
+    if (this.unreservedLimit < 1)
+      throw new Error(
+        `reserved concurrency (${set}) leaves none of the account's ${account.limit} for the other functions`,
+      );
+  }
+
+  async acquire(fn: FunctionName): Promise<void> {
+    if (this.fits(fn) && !this.waiting.some((w) => this.samePool(w.fn, fn))) return this.take(fn);
+    this.peaks.throttled[fn] = (this.peaks.throttled[fn] ?? 0) + 1;
+    await new Promise<void>((resume) => this.waiting.push({ fn, resume }));
+  }
+
+  release(fn: FunctionName): void {
+    this.running.set(fn, (this.running.get(fn) ?? 0) - 1);
+    if (this.account.reserved[fn] === undefined) this.unreserved -= 1;
+    for (let i = 0; i < this.waiting.length; ) {
+      const w = this.waiting[i]!;
+      if (this.fits(w.fn)) {
+        this.waiting.splice(i, 1);
+        this.take(w.fn);
+        w.resume();
+      } else i += 1;
+    }
+  }
+
+  private fits(fn: FunctionName): boolean {
+    const reserved = this.account.reserved[fn];
+    return reserved === undefined
+      ? this.unreserved < this.unreservedLimit
+      : (this.running.get(fn) ?? 0) < reserved;
+  }
+
+  private samePool(a: FunctionName, b: FunctionName): boolean {
+    const reserved = this.account.reserved;
+    return reserved[a] === undefined && reserved[b] === undefined ? true : a === b;
+  }
+
+  private take(fn: FunctionName): void {
+    const now = (this.running.get(fn) ?? 0) + 1;
+    this.running.set(fn, now);
+    if (this.account.reserved[fn] === undefined) this.unreserved += 1;
+    this.peaks.byFunction[fn] = Math.max(this.peaks.byFunction[fn] ?? 0, now);
   }
 }
 

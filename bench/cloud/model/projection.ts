@@ -5,11 +5,13 @@
  * rule is written next to it:
  *
  * - per-item costs scale with the items;
- * - the sustained rate stays what it was at the largest size (the fleet, the batch and the LLM
- *   latency do not change), unless a stage's steady rate is lower: ingest once chunks follow one
- *   another (a chunk's rows per the time between two chunks' starts), or the worker fleet;
- * - wall = the time to the first result + target / rate + the tail after the last result (the
- *   aggregation), the tail projected as a per-run figure;
+ * - the rate follows the fleet's ramp second by second: the items mapping's lanes grow from
+ *   where Lambda starts them at its documented rate up to their most (fleet.ts), each lane
+ *   scoring a full batch per mean full-batch duration of the run, never faster than ingest's
+ *   steady rate as measured, nor than the table serves (its warm throughput, doubling each half
+ *   hour up to its quota) at the request units per item the run took at its busiest;
+ * - wall = the time to the first result + the ramped time for the target + the tail after the
+ *   last result (the aggregation), the tail projected as a per-run figure;
  * - per batch, per pass: constant (the largest measured); with two sizes, a figure that grew by
  *   more than a quarter between them is fitted as a line instead;
  * - per chunk, per part: constant once the dataset fills a chunk; a dataset smaller than a chunk
@@ -17,7 +19,10 @@
  * - per run: a line through two sizes aggregated the same way (in one pass or in parts), never
  *   below the larger; from one size, in proportion to the items (at most linear growth assumed);
  * - memory is the container's baseline plus the projected heap growth; /tmp as projected;
- * - a partition key's peak rate follows the rate items complete, which does not change.
+ * - every key family's and the table's peak offered load follows the rate items complete: the
+ *   run's peak times the projected steady rate over the run's steady rate (never less); each
+ *   is checked against 80 % of its limit (a key: 1,000 WRU/s, 3,000 RRU/s; the table: its
+ *   quota), and any request refused in the runs fails the projection.
  *
  * Anything that cannot be checked (a figure not measured, an aggregation mode the runs did not
  * exercise) counts as not within limits, with the reason.
@@ -36,9 +41,16 @@ export interface ProjectedCheck {
 }
 
 export interface Projection {
+  /** Items over the ramped scoring time (the fleet's ramp included). */
   itemsPerSecond: number;
+  /** The rate once the fleet has ramped up: the lowest of the stages' steady rates. */
+  steadyItemsPerSecond: number;
   /** What sets that rate. */
   rateSetBy: string;
+  /** Seconds the items mapping takes to reach its most lanes (0: it starts there). */
+  rampSeconds: number;
+  /** The worker's concurrency at its most. */
+  peakConcurrency: number;
   wallSeconds: number | null;
   awsCostUsd: number;
   withinLimits: boolean;
@@ -61,22 +73,8 @@ export function project(runs: readonly RunFigures[], target: number): Projection
   const checks: ProjectedCheck[] = [];
   const reasons: string[] = [];
 
-  // The rate measured, unless the stages' steady rates say a long run goes slower: ingest, once
-  // chunks follow one another, or the worker fleet with full batches.
-  const caps = [
-    {
-      rate: large.itemsPerSecond,
-      why: `the sustained rate of the run of ${large.items.toLocaleString('en-US')}`,
-    },
-    ...(large.stages.ingestSteadyItemsPerSecond !== null && target > large.items
-      ? [{ rate: large.stages.ingestSteadyItemsPerSecond, why: 'ingest, a chunk per chunk period' }]
-      : []),
-    ...(large.stages.workerFleetItemsPerSecond !== null
-      ? [{ rate: large.stages.workerFleetItemsPerSecond, why: 'the worker fleet with full batches' }]
-      : []),
-  ];
-  const cap = caps.reduce((a, b) => (b.rate < a.rate ? b : a));
-  const rate = cap.rate;
+  const ramp = projectRamp(large, target);
+  reasons.push(...ramp.reasons);
   const tail = projectGrowth(
     'per run',
     target,
@@ -87,9 +85,11 @@ export function project(runs: readonly RunFigures[], target: number): Projection
   );
   const head = large.basis.headS;
   const wallSeconds =
-    rate > 0 && head !== null && tail.value !== null ? round(head + target / rate + tail.value, 1) : null;
+    ramp.seconds !== null && head !== null && tail.value !== null
+      ? round(head + ramp.seconds + tail.value, 1)
+      : null;
   if (wallSeconds === null)
-    reasons.push('the wall time cannot be projected: the run has no sustained rate or no report');
+    reasons.push('the wall time cannot be projected: the run has no full-batch duration or no report');
 
   const partsAtTarget = target >= IN_PARTS_FROM;
   if (partsAtTarget && !large.basis.aggregateInParts)
@@ -128,24 +128,49 @@ export function project(runs: readonly RunFigures[], target: number): Projection
     }
   }
 
-  const hot = large.hottestKey;
-  const keyRule = 'the peak of the run: a key’s rate follows the completion rate, which does not change';
+  // Every key family and the table, at the load the projected rate offers them.
+  const scaleUp = large.itemsPerSecond > 0 ? Math.max(1, ramp.steady / large.itemsPerSecond) : 1;
+  const loadRule = `the run's peak offered load × ${round(scaleUp, 2)} (the projected steady rate over the run's)`;
+  for (const [family, f] of Object.entries(large.keyFamilies)) {
+    checks.push(
+      check(
+        `key family ${family}: WRU/s offered`,
+        f.peakOfferedWruPerSecond * scaleUp,
+        HEADROOM * PARTITION_LIMITS.wru,
+        loadRule,
+        1,
+      ),
+      check(
+        `key family ${family}: RRU/s offered`,
+        f.peakOfferedRruPerSecond * scaleUp,
+        HEADROOM * PARTITION_LIMITS.rru,
+        loadRule,
+        1,
+      ),
+    );
+  }
   checks.push(
     check(
-      `partition key ${hot?.key ?? '?'}: WRU/s`,
-      hot ? hot.peakWruPerSecond : null,
-      PARTITION_LIMITS.wru,
-      keyRule,
-      1,
+      'the table: WRU/s offered',
+      large.tablePeak.wru * scaleUp,
+      HEADROOM * large.tablePeak.quota.wru,
+      `${loadRule}, against the table's quota`,
+      0,
     ),
     check(
-      `partition key ${hot?.key ?? '?'}: RRU/s`,
-      hot ? hot.peakRruPerSecond : null,
-      PARTITION_LIMITS.rru,
-      keyRule,
-      1,
+      'the table: RRU/s offered',
+      large.tablePeak.rru * scaleUp,
+      HEADROOM * large.tablePeak.quota.rru,
+      `${loadRule}, against the table's quota`,
+      0,
     ),
   );
+  const refused = runs.reduce(
+    (n, r) => n + Object.values(r.keyFamilies).reduce((m, f) => m + f.refused, 0),
+    0,
+  );
+  if (refused > 0)
+    reasons.push(`${refused} requests were refused by a key's or the table's limit in the runs measured`);
   const throttled = runs.reduce((n, r) => n + r.throttled, 0);
   if (throttled > 0)
     reasons.push(`${throttled} requests were throttled by a partition's limit in the runs measured`);
@@ -162,8 +187,11 @@ export function project(runs: readonly RunFigures[], target: number): Projection
     );
   const passing = checks.filter((c) => c.within).sort((a, b) => ratio(b) - ratio(a));
   return {
-    itemsPerSecond: rate,
-    rateSetBy: cap.why,
+    itemsPerSecond: ramp.seconds ? round(target / ramp.seconds, 1) : 0,
+    steadyItemsPerSecond: round(ramp.steady, 1),
+    rateSetBy: ramp.setBy,
+    rampSeconds: ramp.rampSeconds,
+    peakConcurrency: ramp.peakConcurrency,
     wallSeconds,
     awsCostUsd: round(large.perItem.awsCostUsd * target, 2),
     withinLimits: reasons.length === 0,
@@ -190,6 +218,94 @@ function check(
     within: projected !== null && projected <= allowed,
     rule,
   };
+}
+
+/**
+ * The time to score `target` items as the fleet ramps, second by second: the worker's lanes
+ * (from the items mapping's start, adding its rate a minute, up to its most within the
+ * account's concurrency), each scoring a full batch per mean full-batch duration; capped by
+ * ingest's steady rate and by what the table serves at the run's busiest units per item.
+ */
+export function projectRamp(
+  run: RunFigures,
+  target: number,
+): {
+  seconds: number | null;
+  steady: number;
+  setBy: string;
+  rampSeconds: number;
+  peakConcurrency: number;
+  reasons: string[];
+} {
+  const { scaling, accountConcurrency, reserved } = run.fleet;
+  const othersReserved = Object.entries(reserved)
+    .filter(([fn]) => fn !== 'worker')
+    .reduce((n, [, r]) => n + (r ?? 0), 0);
+  const most = Math.min(scaling.concurrency, reserved.worker ?? accountConcurrency - othersReserved);
+  const perLane =
+    run.stages.workerFleetItemsPerSecond !== null && scaling.concurrency > 0
+      ? run.stages.workerFleetItemsPerSecond / Math.min(scaling.concurrency, accountConcurrency)
+      : null;
+  const reasons: string[] = [];
+  if (perLane === null)
+    return { seconds: null, steady: 0, setBy: 'not measured', rampSeconds: 0, peakConcurrency: 0, reasons };
+  const ingest = run.stages.ingestSteadyItemsPerSecond;
+  // The table's units per item at the run's busiest second, so a burst is not averaged away.
+  const wruPerItem =
+    run.itemsPerSecond > 0
+      ? Math.max(run.perItem.dynamoWriteUnits, run.tablePeak.wru / run.itemsPerSecond)
+      : run.perItem.dynamoWriteUnits;
+  const rruPerItem =
+    run.itemsPerSecond > 0
+      ? Math.max(run.perItem.dynamoReadUnits, run.tablePeak.rru / run.itemsPerSecond)
+      : run.perItem.dynamoReadUnits;
+  const table = (t: number) => {
+    const doublings = 2 ** Math.floor(t / 1800);
+    const wru = Math.min(run.tablePeak.quota.wru, run.tablePeak.warm.wru * doublings);
+    const rru = Math.min(run.tablePeak.quota.rru, run.tablePeak.warm.rru * doublings);
+    return Math.min(
+      wruPerItem > 0 ? wru / wruPerItem : Infinity,
+      rruPerItem > 0 ? rru / rruPerItem : Infinity,
+    );
+  };
+  let done = 0;
+  let t = 0;
+  let lanes = Math.min(most, scaling.initial);
+  let rampSeconds = 0;
+  let tableBound = 0;
+  let setBy = '';
+  let steady = 0;
+  const n = (x: number) => Math.round(x).toLocaleString('en-US');
+  while (done < target && t < 24 * 3600) {
+    const fleet = lanes * perLane;
+    const caps = [
+      { rate: fleet, why: `the worker fleet: ${n(lanes)} lanes × ${round(perLane, 2)} items/s` },
+      ...(ingest !== null ? [{ rate: ingest, why: `ingest, at its measured steady rate` }] : []),
+      {
+        rate: table(t),
+        why: `the table's throughput (${n(run.tablePeak.warm.wru)} WRU/s warm, quota ${n(run.tablePeak.quota.wru)}) at ${round(wruPerItem, 2)} WRU and ${round(rruPerItem, 2)} RRU per item`,
+      },
+    ];
+    const cap = caps.reduce((a, b) => (b.rate < a.rate ? b : a));
+    if (cap === caps[caps.length - 1] && cap.rate < fleet) tableBound += 1;
+    steady = cap.rate;
+    setBy = cap.why;
+    done += cap.rate;
+    t += 1;
+    if (lanes < most) {
+      lanes = Math.min(most, lanes + scaling.perMinute / 60);
+      rampSeconds = t;
+    }
+  }
+  if (tableBound > 0)
+    reasons.push(
+      `the fleet would offer the table more than it serves for ${n(tableBound)} s (its warm throughput ${n(run.tablePeak.warm.wru)} WRU/s${run.tablePeak.warm.declared ? '' : ', a new table’s'}, quota ${n(run.tablePeak.quota.wru)}): requests would be refused`,
+    );
+  if (done < target) reasons.push('the projected run does not end within a day');
+  // The last second's part: only what was left of the target.
+  const over = done - target;
+  const seconds = done >= target ? round(t - (steady > 0 ? over / steady : 0), 1) : null;
+  return { seconds, steady, setBy, rampSeconds, peakConcurrency: Math.round(lanes), reasons };
 }
 
 /** Two runs aggregated the same way: both in one pass or both in parts. */

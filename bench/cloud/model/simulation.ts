@@ -27,12 +27,25 @@ import { type FunctionName, queueNames } from '../../../shared/lib/layout/queues
 import type { Report } from '../../../shared/model/report.js';
 import { distinctGecCsv, ROOT } from '../../parts/data.js';
 import { type CloudAccounting, SimAws, type SimAwsOptions } from '../clients.js';
-import type { PartitionLimits, PartitionLoadReport } from '../dynamo-capacity.js';
+import type {
+  PartitionLimits,
+  PartitionLoadReport,
+  TableLimits,
+  TableLoadReport,
+} from '../dynamo-capacity.js';
 import { SimWorld } from '../world.js';
 import { AWS_SIDE, CpuMeter, captureOutput, runAs, takeCpuDebt } from './attribution.js';
-import { type Deployment, functionEnvironments } from './deployment.js';
-import { Fleet, type InvocationRecord, type Mapping, type Schedule } from './fleet.js';
+import { type DeployedMapping, type Deployment, functionEnvironments } from './deployment.js';
+import {
+  Fleet,
+  type FleetPeaks,
+  type InvocationRecord,
+  MAPPING_SCALING,
+  type Mapping,
+  type Schedule,
+} from './fleet.js';
 import { loadFunctions, withEnv } from './functions.js';
+import { type LlmBehaviour, type LlmTally, standInVendors } from './llm.js';
 import { routeTelemetry } from './logging.js';
 import { type Capture, Captures } from './snapshots.js';
 
@@ -53,8 +66,14 @@ export interface SimulationOptions {
   items: number;
   /** The stack, synthesized with the worker's maximum concurrency (deployment.ts). */
   deployment: Deployment;
-  /** The simulated LLM call's mean latency, ms (each call draws within ±50 %). */
+  /** The simulated LLM call's median latency, ms (lognormal, p99 five times it). */
   llmMs: number;
+  /** A burst of 429s from the vendor; default none. */
+  burst?: LlmBehaviour['burst'];
+  /** Grows each answer to about this many bytes (a workload with large results). */
+  answerBytes?: number;
+  /** The rate limits the vendor reports (the limiter keeps the fleet to them); default {@link DEFAULT_VENDOR_LIMITS}. */
+  vendorLimits?: { rpm: number; tpm: number };
   seed: number;
   /** Per-partition-key limits of the simulated DynamoDB; default DynamoDB's own. */
   partitionLimits?: PartitionLimits;
@@ -79,6 +98,8 @@ export interface Simulation {
   uploadAtMs: number;
   reportAtMs: number | undefined;
   settledAtMs: number;
+  /** Once a simulated second from the upload on: the messages sent to the items queue so far. */
+  queued: { atMs: number; sent: number }[];
   /** Simulated ms after the upload at which each worker or dead-letter invocation ended, and the records it finished. */
   completions: { atMs: number; items: number }[];
   /** The stand-ins' accounting at the upload and when the run's work was done. */
@@ -108,10 +129,19 @@ export interface Simulation {
   awsOptions: SimAwsOptions;
   queueDefinitions: { name: string; attributes: Record<string, string> }[];
   env: Record<FunctionName, NodeJS.ProcessEnv>;
+  /** The fleet's concurrency: its peaks, each mapping's lanes, the invocations that waited for an execution. */
+  fleet: FleetPeaks;
+  /** The stand-in vendor's calls, 429s and latencies. */
+  llm: LlmTally;
+  /** The table's load as a whole: peaks taken and offered, its limits, what it refused. */
+  table: TableLoadReport | undefined;
 }
 
-/** The GEC quickstart suite, on the simulator priced as gpt-4o-mini, with the run's latency. */
-export async function modelSuite(llmMs: number, seed: number): Promise<string> {
+/**
+ * The GEC quickstart suite, on the simulator priced as gpt-4o-mini; the simulator answers at
+ * once (the stand-in vendor in front of it waits the latency).
+ */
+export async function modelSuite(seed: number): Promise<string> {
   const suite = JSON.parse(await readFile(join(ROOT, 'examples', 'quickstart.suite.json'), 'utf8')) as Record<
     string,
     unknown
@@ -123,7 +153,7 @@ export async function modelSuite(llmMs: number, seed: number): Promise<string> {
       name: SUITE_NAME,
       dataset: { path: 'gec.csv', lang: 'en' },
       backends: ['sim:gpt-4o-mini'],
-      sim: { latencyMs: llmMs, seed },
+      sim: { latencyMs: 0, seed },
     },
     null,
     2,
@@ -137,7 +167,7 @@ export async function simulate(options: SimulationOptions): Promise<Simulation> 
     const datasetPath = join(dir, 'gec.csv');
     await distinctGecCsv(datasetPath, options.items);
     const dataset = await readFile(datasetPath);
-    const suiteText = await modelSuite(options.llmMs, options.seed);
+    const suiteText = await modelSuite(options.seed);
     const functions = await loadFunctions();
     // Read by every Powertools logger and metrics object as it is built; the AWS SDK's warning
     // about the Node version is not a function's output (Lambda runs a newer Node).
@@ -166,7 +196,11 @@ async function run(
   const awsOptions: SimAwsOptions = {
     region: REGION,
     secrets: { [PROVIDER_SECRET_ARN]: '{}' },
-    dynamo: { seed: options.seed, ...(options.partitionLimits ? { limits: options.partitionLimits } : {}) },
+    dynamo: {
+      seed: options.seed,
+      ...(options.partitionLimits ? { limits: options.partitionLimits } : {}),
+      tableLimits: tableLimitsOf(options.deployment),
+    },
     sqs: { seed: options.seed + 1 },
     s3: { seed: options.seed + 2 },
   };
@@ -181,6 +215,17 @@ async function run(
   });
   const restoreTelemetry = routeTelemetry(functions.shared);
   const captures = new Captures(aws, options.capture ?? true);
+  let uploadAtMs = Number.POSITIVE_INFINITY;
+  const vendors = standInVendors(
+    {
+      medianMs: options.llmMs,
+      seed: options.seed,
+      reported: options.vendorLimits ?? DEFAULT_VENDOR_LIMITS,
+      ...(options.burst ? { burst: options.burst } : {}),
+      ...(options.answerBytes ? { answerBytes: options.answerBytes } : {}),
+    },
+    () => world.elapsed() - uploadAtMs,
+  );
   const realStart = process.hrtime.bigint();
   let lastProgress = realStart;
   meter.start();
@@ -193,7 +238,6 @@ async function run(
         const blobs = new S3BlobStore({ client: operator.s3, bucket: resources.bucket });
         const completions: Simulation['completions'] = [];
         let completed = 0;
-        let uploadAtMs = Number.POSITIVE_INFINITY;
         let reportAtMs: number | undefined;
         const reportPrefix = suiteReportsPrefix(SUITE_NAME);
         const reportKeys: string[] = [];
@@ -207,8 +251,12 @@ async function run(
           queueUrl: resources.queues[m.queue].url,
           queueArn: resources.queues[m.queue].arn,
           batchSize: m.batchSize,
-          concurrency: m.maxConcurrency,
+          batchingWindowMs: m.batchingWindowS * 1000,
+          ...mappingScaling(m),
         }));
+        const queueNameOf = new Map(
+          Object.values(resources.queues).map((q) => [q.url, q.url.slice(q.url.lastIndexOf('/') + 1)]),
+        );
         const schedules: Schedule[] = deployment.schedules;
         const fleet = new Fleet({
           world,
@@ -224,6 +272,15 @@ async function run(
           functions: deployment.functions,
           mappings,
           schedules,
+          concurrency: {
+            limit: deployment.limits.accountConcurrency,
+            reserved: Object.fromEntries(
+              Object.entries(deployment.functions)
+                .filter(([, f]) => f.reservedConcurrency !== null)
+                .map(([fn, f]) => [fn, f.reservedConcurrency!]),
+            ),
+          },
+          backlog: (url) => aws.sqs.report().queues[queueNameOf.get(url) ?? '']?.visible ?? 0,
           beforeInvoke: (fn, event, container) => {
             if (world.elapsed() >= uploadAtMs) captures.consider(fn, event, container, world);
           },
@@ -263,7 +320,14 @@ async function run(
         await blobs.put(datasetUploadKey(SUITE_NAME, 'gec.csv'), dataset);
         log(`  dataset of ${options.items} rows (${dataset.length} bytes) uploaded`);
         const limit = uploadAtMs + (options.limitMs ?? 24 * 3_600_000);
+        const itemsQueue = NAMES.queues.items.queue;
+        const sentBefore = aws.sqs.report().queues[itemsQueue]?.sent ?? 0;
+        const queued: Simulation['queued'] = [];
         await until(world, () => {
+          queued.push({
+            atMs: world.elapsed() - uploadAtMs,
+            sent: (aws.sqs.report().queues[itemsQueue]?.sent ?? 0) - sentBefore,
+          });
           if (world.elapsed() > limit)
             throw new Error(`no report after ${(options.limitMs ?? 0) / 1000} simulated s`);
           return reportAtMs !== undefined && fleet.busy === 0 && queuesEmpty(aws, NAMES);
@@ -284,6 +348,7 @@ async function run(
           reportAtMs,
           settledAtMs,
           completions,
+          queued,
           accounting: { start, end },
           partitions: aws.dynamo.meter.loads(),
           partitionSizes: aws.dynamo.partitionSizes(resources.table),
@@ -301,15 +366,56 @@ async function run(
           awsOptions,
           queueDefinitions: aws.sqs.definitions(),
           env,
+          fleet: fleet.peaks,
+          llm: vendors.tally,
+          table: aws.dynamo.meter.tableReport()[resources.table],
         };
       },
       { label: 'capacity model' },
     );
   } finally {
     meter.stop();
+    vendors.restore();
     restoreTelemetry();
     restoreOutput();
   }
+}
+
+/**
+ * The rate limits the stand-in vendor reports on each answer by default (requests and tokens a
+ * minute): far above what the fleet asks, so that the LLM's latency is its only wait. OpenAI
+ * reports 30,000 requests a minute for gpt-4o-mini at its highest usage tier, which holds a
+ * fleet to 500 calls a second (`--vendor-rpm 30000` models it).
+ */
+export const DEFAULT_VENDOR_LIMITS = { rpm: 1_000_000, tpm: 1_000_000_000 };
+
+/** How Lambda scales a mapping (fleet.ts): where it starts, how fast it adds, its most at once. */
+export function mappingScaling(m: DeployedMapping): Pick<Mapping, 'concurrency' | 'initial' | 'perMinute'> {
+  if (m.mode === 'provisioned') {
+    const per = MAPPING_SCALING.provisioned.invocationsPerPoller;
+    const concurrency = (m.maxPollers ?? 1) * per;
+    return {
+      concurrency,
+      initial: Math.min(concurrency, (m.minPollers ?? 1) * per),
+      perMinute: MAPPING_SCALING.provisioned.perMinute,
+    };
+  }
+  return {
+    concurrency: m.maxConcurrency,
+    initial: Math.min(m.maxConcurrency, MAPPING_SCALING.standard.initial),
+    perMinute: MAPPING_SCALING.standard.perMinute,
+  };
+}
+
+/** The table's throughput as deployed: its warm throughput (else a new table's) and its quota. */
+export function tableLimitsOf(deployment: Deployment): TableLimits {
+  const l = deployment.limits;
+  return {
+    ...(l.warmWriteUnitsPerSecond === null ? {} : { warmWriteUnitsPerSecond: l.warmWriteUnitsPerSecond }),
+    ...(l.warmReadUnitsPerSecond === null ? {} : { warmReadUnitsPerSecond: l.warmReadUnitsPerSecond }),
+    writeQuotaPerSecond: l.tableWriteQuota,
+    readQuotaPerSecond: l.tableReadQuota,
+  };
 }
 
 /**

@@ -12,13 +12,24 @@ export function summary(report: CloudModelReport): string {
   const s = report.settings;
   const cost = report.awsCostPer1MUsd;
   const lines = [
-    `Capacity model — ${n(report.items)} items, worker concurrency ${n(s.workerConcurrency)}, simulated LLM ${n(s.llmMs)} ms, seed ${s.seed}`,
-    `  throughput     ${n(report.itemsPerSecond)} items/s sustained (5 %→95 % of results, simulated); wall ${n(report.wallSeconds, 1)} s (upload → report.json)`,
-    `  set by         ${report.stages.limitingStage}`,
-    `  hottest key    ${report.hottestKey ? `${report.hottestKey.key}: ${n(report.hottestKey.peakWruPerSecond)} WRU/s, ${n(report.hottestKey.peakRruPerSecond)} RRU/s` : '—'}; throttled ${n(report.throttled)}; table peak ${n(report.dynamo.tablePeakWruPerSecond)} WRU/s`,
+    `Capacity model — ${n(report.items)} items, worker concurrency ${n(s.workerConcurrency)} (${s.esm} mode), simulated LLM ${n(s.llmMs)} ms median, seed ${s.seed}${s.answerBytes ? `, answers of ${n(s.answerBytes / 1024)} KB` : ''}`,
+    `  throughput     ${n(report.sustainedItemsPerSecond)} items/s sustained (upload → report.json); ${n(report.itemsPerSecond)} between 5 % and 95 % of results; wall ${n(report.wallSeconds, 1)} s`,
+    `  set by         ${report.stages.limitingStage}; ingest's steady rate ${n(report.stages.ingestSteadyItemsPerSecond)} items/s`,
+    `  fleet          peak ${n(report.fleet.peakConcurrency)} invocations at once (worker ${n(report.fleet.peakWorkerConcurrency)}; the items mapping starts ${n(report.fleet.scaling.initial)}, adds ${n(report.fleet.scaling.perMinute)}/min up to ${n(report.fleet.scaling.concurrency)}); account ${n(report.fleet.accountConcurrency)}, reserved ${
+      Object.entries(report.fleet.reserved)
+        .map(([fn, r]) => `${fn} ${r}`)
+        .join(', ') || 'none'
+    }; waited for an execution: ${
+      Object.entries(report.fleet.throttled)
+        .map(([fn, k]) => `${fn} ${k}`)
+        .join(', ') || 'none'
+    }`,
+    `  LLM            ${n(report.llm.calls)} calls, p50 ${n(report.llm.p50Ms)} ms, p99 ${n(report.llm.p99Ms)} ms; ${n(report.llm.refused429)} answered 429`,
+    `  hottest key    ${report.hottestKey ? `${report.hottestKey.key}: ${n(report.hottestKey.peakWruPerSecond)} WRU/s, ${n(report.hottestKey.peakRruPerSecond)} RRU/s offered` : '—'}; throttled ${n(report.throttled)}`,
+    `  table peak     ${n(report.tablePeak.wru)} WRU/s, ${n(report.tablePeak.rru)} RRU/s offered (quota ${n(report.tablePeak.quota.wru)}/${n(report.tablePeak.quota.rru)}, warm ${n(report.tablePeak.warm.wru)}/${n(report.tablePeak.warm.rru)}${report.tablePeak.warm.declared ? '' : ', a new table’s'}); refused ${n(report.tablePeak.refused)}`,
     `  AWS per 1M     ${usd(cost.total)} (DynamoDB ${usd(cost.dynamodb)} + storage ${usd(cost.dynamodbStorage)}, Lambda ${usd(cost.lambda)}, SQS ${usd(cost.sqs)}, S3 ${usd(cost.s3)}, logs ${usd(cost.logs)}, Secrets ${usd(cost.secretsManager)})`,
     `  LLM per 1M     ${report.llmCostPer1MUsd === null ? '—' : usd(report.llmCostPer1MUsd)} (simulated calls priced as gpt-4o-mini)${report.llmCostPer1MUsd ? `; AWS is ${n((100 * cost.total) / report.llmCostPer1MUsd, 1)} % of it` : ''}`,
-    `  per item       ${n(report.perItem.dynamoWriteUnits, 2)} WRU, ${n(report.perItem.dynamoReadUnits, 2)} RRU, ${n(report.perItem.sqsBilledRequests, 2)} SQS requests, ${n(report.perItem.logBytes)} log bytes`,
+    `  per item       ${n(report.perItem.dynamoWriteUnits, 2)} WRU, ${n(report.perItem.dynamoReadUnits, 2)} RRU (${n(report.perItem.dynamoWriteRequests, 2)} write and ${n(report.perItem.dynamoReadRequests, 2)} read requests: the figures \`assay cloud\` on moto counts too), ${n(report.perItem.sqsBilledRequests, 2)} SQS requests, ${n(report.perItem.logBytes)} log bytes; ${n(report.stages.meanRecordsPerWorkerInvocation, 2)} records per worker batch`,
     `  report         ${report.report.status ?? 'none'}: ${n(report.report.items)} items, ${n(report.report.scored)} scored, ${n(report.report.failed)} failed; ${n(report.report.resultItemsInTable)} results in the table; every item once: ${report.report.everyItemOnce ? 'yes' : 'NO'}`,
     '',
     table(
@@ -52,12 +63,35 @@ export function summary(report: CloudModelReport): string {
     ),
     '',
     table(
-      ['projection', 'items/s', 'rate set by', 'wall', 'AWS cost', 'within limits', 'limiting stage'],
+      ['key family', 'keys', 'peak WRU/s offered', 'peak RRU/s offered', 'refused'],
+      Object.entries(report.keyFamilies).map(([family, f]) => [
+        family,
+        n(f.keys),
+        n(f.peakOfferedWruPerSecond, 1),
+        n(f.peakOfferedRruPerSecond, 1),
+        n(f.refused),
+      ]),
+    ),
+    '',
+    table(
+      [
+        'projection',
+        'items/s',
+        'steady',
+        'ramp',
+        'rate set by',
+        'wall',
+        'AWS cost',
+        'within limits',
+        'limiting stage',
+      ],
       (['1000000', '10000000'] as const).map((size) => {
         const p = report.projection[size];
         return [
           n(Number(size)),
           n(p.itemsPerSecond),
+          n(p.steadyItemsPerSecond),
+          `${n(p.rampSeconds)} s to ${n(p.peakConcurrency)}`,
           p.rateSetBy,
           p.wallSeconds === null ? '—' : `${n(p.wallSeconds)} s`,
           usd(p.awsCostUsd),

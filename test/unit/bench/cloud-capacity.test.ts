@@ -21,6 +21,12 @@ import {
 } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { SimAws } from '../../../bench/cloud/clients.js';
+import {
+  CapacityMeter,
+  type Demand,
+  TABLE_SCALING_MS,
+  type TableLimits,
+} from '../../../bench/cloud/dynamo-capacity.js';
 import { SimWorld } from '../../../bench/cloud/world.js';
 import type { AwsClients } from '../../../shared/adapters/aws/clients.js';
 
@@ -485,4 +491,40 @@ describe('expressions', () => {
       expect(filtered).toMatchObject({ Count: 3, ScannedCount: 5 });
       expect(filtered.Items).toBeUndefined();
     }));
+});
+
+describe('the table’s own limits (on demand)', () => {
+  const meterAt = (tableLimits: TableLimits) => {
+    const clock = { ms: 0 };
+    return { clock, meter: new CapacityMeter(() => clock.ms, {}, {}, tableLimits) };
+  };
+  const write = (pk: string, units: number): Demand => ({ table: TABLE, pk, kind: 'write', units });
+
+  it('refuses what takes the table past its warm throughput, on any key, and counts it as offered', () => {
+    const { meter } = meterAt({ warmWriteUnitsPerSecond: 100 });
+    for (let i = 0; i < 100; i++) meter.charge('PutItem', [write(`K${i}`, 1)]);
+    const refused = meter.over([write('FRESH', 1)]);
+    expect(refused).toEqual(new Set([0]));
+    meter.decline([write('FRESH', 1)]);
+    const table = meter.tableReport()[TABLE]!;
+    expect(table).toMatchObject({
+      peakWriteUnitsPerSecond: 100,
+      peakOfferedWriteUnitsPerSecond: 101,
+      refused: 1,
+    });
+    const fresh = meter.loads().find((l) => l.pk === 'FRESH')!;
+    expect(fresh).toMatchObject({ offered: { peakWriteUnitsPerSecond: 1 }, refused: 1 });
+    expect(fresh.write).toBeUndefined();
+  });
+
+  it('serves twice the peak it took half an hour before, never above its quota', () => {
+    const { clock, meter } = meterAt({ warmWriteUnitsPerSecond: 100, writeQuotaPerSecond: 150 });
+    meter.charge('PutItem', [write('A', 100)]);
+    expect(meter.tableCapacity(TABLE, 'write')).toBe(100);
+    clock.ms = TABLE_SCALING_MS - 1;
+    expect(meter.tableCapacity(TABLE, 'write')).toBe(100);
+    clock.ms = TABLE_SCALING_MS;
+    expect(meter.tableCapacity(TABLE, 'write')).toBe(150);
+    expect(meterAt({}).meter.tableCapacity(TABLE, 'read')).toBe(12_000);
+  });
 });

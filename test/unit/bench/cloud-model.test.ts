@@ -76,7 +76,28 @@ describe('capacity model', () => {
         awsCostUsd: expect.any(Number),
         withinLimits: expect.any(Boolean),
       });
-    expect(report.goals.map((g) => g.goal)).toHaveLength(7);
+    expect(report.goals.map((g) => g.goal)).toHaveLength(11);
+    expect(report.sustainedItemsPerSecond).toBeCloseTo(ITEMS / report.wallSeconds!, 0);
+    expect(report.fleet).toMatchObject({ mode: 'standard', peakConcurrency: expect.any(Number) });
+    expect(report.tablePeak).toMatchObject({
+      wru: expect.any(Number),
+      rru: expect.any(Number),
+      quota: { wru: 40_000 },
+    });
+    for (const f of Object.values(report.keyFamilies)) {
+      expect(f.peakOfferedWruPerSecond).toBeGreaterThanOrEqual(f.peakWruPerSecond);
+      expect(f.refused).toBe(0);
+    }
+    // The worker's calls go through the LLM cache and the rate limiter, as a vendor's would.
+    expect(Object.keys(report.keyFamilies)).toEqual(expect.arrayContaining(['CACHE', 'LIMIT']));
+    expect(report.llm.calls).toBeGreaterThanOrEqual(ITEMS);
+  });
+
+  it('ramps the items mapping from 5 lanes, 300 more a minute, as standard mode does', () => {
+    // From 5 lanes, adding 5 a second: never more than that many at once by the run's end.
+    expect(report.fleet.scaling).toEqual({ initial: 5, perMinute: 300, concurrency: CONCURRENCY });
+    expect(report.fleet.peakWorkerConcurrency).toBeLessThanOrEqual(5 + 5 * Math.ceil(report.wallSeconds!));
+    expect(report.fleet.peakWorkerConcurrency).toBeLessThanOrEqual(CONCURRENCY);
   });
 
   it('gives every item exactly one result in the report and the table', () => {
@@ -132,10 +153,45 @@ describe('capacity model under a hot partition key', () => {
     expect(report.throttled).toBeGreaterThan(0);
     expect(report.hottestKey!.peakWruPerSecond).toBeGreaterThan(0);
     const goal = (start: string) => report.goals.find((g) => g.goal.startsWith(start))!;
-    expect(goal('nothing throttled').pass).toBe(false);
+    expect(goal('nothing refused').pass).toBe(false);
     expect(report.projection['1000000'].withinLimits).toBe(false);
-    expect(report.projection['1000000'].reasons.join(' ')).toMatch(/throttled/);
+    expect(report.projection['1000000'].reasons.join(' ')).toMatch(/refused/);
+    // What a key was asked is counted beyond what it could take.
+    const busiest = Object.values(report.keyFamilies).sort((a, b) => b.refused - a.refused)[0]!;
+    expect(busiest.refused).toBeGreaterThan(0);
+    expect(busiest.peakOfferedWruPerSecond).toBeGreaterThan(20);
     // Throttled calls are retried by the product: the run still ends with every item once.
+    expect(report.report.everyItemOnce).toBe(true);
+  });
+});
+
+describe('capacity model against a table that cannot keep up', () => {
+  it('says no: the table refuses what is offered above its throughput, and the projection is not within limits', async () => {
+    const limits = { ...deployment.limits, warmWriteUnitsPerSecond: 40, tableWriteQuota: 40 };
+    const report = await model({ deployment: { ...deployment, limits } });
+    expect(report.tablePeak.quota.wru).toBe(40);
+    expect(report.tablePeak.refused).toBeGreaterThan(0);
+    expect(report.tablePeak.takenWru).toBeLessThanOrEqual(40);
+    expect(report.tablePeak.wru).toBeGreaterThan(report.tablePeak.takenWru);
+    for (const size of ['1000000', '10000000'] as const) {
+      expect(report.projection[size].withinLimits).toBe(false);
+      expect(report.projection[size].reasons.join(' ')).toMatch(/refused/);
+    }
+    expect(report.goals.find((g) => g.goal.startsWith('the table-wide peak'))?.pass).toBe(false);
+    expect(report.report.everyItemOnce).toBe(true);
+  });
+});
+
+describe('capacity model in provisioned mode', () => {
+  it('starts the items mapping with its minimum pollers, ten invocations each', async () => {
+    const mappings = deployment.mappings.map((m) =>
+      m.fn === 'worker' ? { ...m, mode: 'provisioned' as const, minPollers: 2, maxPollers: 4 } : m,
+    );
+    const report = await model({ deployment: { ...deployment, mappings } });
+    expect(report.fleet.mode).toBe('provisioned');
+    expect(report.fleet.scaling).toEqual({ initial: 20, perMinute: 1000, concurrency: 40 });
+    expect(report.fleet.peakWorkerConcurrency).toBeGreaterThan(5);
+    expect(report.fleet.peakWorkerConcurrency).toBeLessThanOrEqual(40);
     expect(report.report.everyItemOnce).toBe(true);
   });
 });
