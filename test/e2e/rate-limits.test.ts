@@ -10,15 +10,18 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runLocal } from '../../cli/local-run.js';
 import type { Report } from '../../shared/model/report.js';
-import { startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
+import { stampSendTimes, startVendorFake, type VendorFake } from '../fakes/vendor-fake.js';
 import { REPO, tempDir } from '../helpers.js';
 
 const RPM = 1200;
 const ITEMS = 120;
 let fake: VendorFake;
 let dir: string;
+let unstamp: (() => void) | undefined;
 
 beforeAll(async () => {
+  // Metered when each request was sent, not when this busy process got round to reading it.
+  unstamp = stampSendTimes();
   // Each answer after 200 ms, as a model would take.
   fake = await startVendorFake(
     async () => {
@@ -35,6 +38,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
+  unstamp?.();
   await fake?.close();
 });
 

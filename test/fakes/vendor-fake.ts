@@ -216,8 +216,32 @@ export interface VendorFakeOptions {
    * bucket of `rpm / 60` requests refilled continuously. A request over it is answered 429 with
    * `retry-after-ms` and `retry-after` (seconds, rounded up) saying when one will be free; it
    * never reaches the handler. `fake.throttled` counts them.
+   *
+   * A request is metered at the time its client stamped in {@link SENT_AT_HEADER} (see
+   * {@link stampSendTimes}), else when it is read. The fake shares its process and event loop
+   * with the client: on a loaded machine the loop stalls, and requests the client sent paced
+   * are read together; metered when read, that burst is the fake's own delay.
    */
   rpm?: number;
+}
+
+/** The header a test's client stamps its send time in (`performance.now()`, this process's clock). */
+export const SENT_AT_HEADER = 'x-fake-sent-at';
+
+/**
+ * Stamps every request sent through the global `fetch` (the vendors' SDKs use it) with its send
+ * time, for a fake with an `rpm` limit to meter by; returns the function that stops it.
+ */
+export function stampSendTimes(): () => void {
+  const original = globalThis.fetch;
+  globalThis.fetch = (input, init) => {
+    const headers = new Headers(init?.headers ?? (input instanceof Request ? input.headers : undefined));
+    headers.set(SENT_AT_HEADER, String(performance.now()));
+    return original(input, { ...init, headers });
+  };
+  return () => {
+    globalThis.fetch = original;
+  };
 }
 
 export async function startVendorFake(
@@ -257,7 +281,7 @@ export async function startVendorFake(
       send(res, 404, { error: { message: `vendor fake: no route for ${req.method} ${path}` } });
       return;
     }
-    const waitMs = meter?.();
+    const waitMs = meter?.(Number(req.headers[SENT_AT_HEADER] ?? Number.NaN));
     if (waitMs !== undefined && waitMs > 0) {
       throttled += 1;
       const headers = { 'retry-after-ms': String(waitMs), 'retry-after': String(Math.ceil(waitMs / 1000)) };
@@ -690,16 +714,20 @@ export async function startVendorFake(
   };
 }
 
-/** A per-second token bucket of `rpm / 60` requests: each call takes one, or says how long until one is free. */
-function rpmMeter(rpm: number): () => number {
+/**
+ * A per-second token bucket of `rpm / 60` requests: each call takes one at `sentAt` (when it
+ * is a time not after now; else now), or says how long until one is free. A call metered at a
+ * time before the last one's adds no refill.
+ */
+function rpmMeter(rpm: number): (sentAt: number) => number {
   const burst = Math.max(1, rpm / 60);
   const perMs = rpm / 60_000;
   let level = burst;
   let at = performance.now();
-  return () => {
-    const now = performance.now();
-    level = Math.min(burst, level + (now - at) * perMs);
-    at = now;
+  return (sentAt) => {
+    const now = Math.min(performance.now(), Number.isFinite(sentAt) ? sentAt : Number.POSITIVE_INFINITY);
+    level = Math.min(burst, level + Math.max(0, now - at) * perMs);
+    at = Math.max(at, now);
     if (level >= 1) {
       level -= 1;
       return 0;
