@@ -16,6 +16,10 @@
  *   --result-kb K      each answer grown to K KB: a workload with large results (e.g. 20)
  *   --vendor-rpm R     the requests a minute the vendor reports as its limit (default 1,000,000)
  *   --seed S           the simulation's seed (default 1)
+ *   --context K=V      a deploy setting, as `cdk deploy -c K=V` takes it (repeatable), e.g.
+ *                      tableWarmWriteUnitsPerSecond=40000
+ *   --chunk-bytes B    ingest's range size (default 16 MiB): smaller, a small run reads its file
+ *                      in ranges side by side as a large one does
  *
  * Run it with --expose-gc (the npm script does): the memory figures collect before each replay.
  */
@@ -39,6 +43,8 @@ const { values } = parseArgs({
     'result-kb': { type: 'string' },
     'vendor-rpm': { type: 'string' },
     seed: { type: 'string', default: '1' },
+    context: { type: 'string', multiple: true },
+    'chunk-bytes': { type: 'string' },
   },
   strict: true,
 });
@@ -59,6 +65,13 @@ const esm = values.esm;
 if (esm !== undefined && !EVENT_SOURCE_MODES.includes(esm as EventSourceMode))
   throw new Error(`--esm must be one of ${EVENT_SOURCE_MODES.join(', ')}, got ${esm}`);
 
+const context: Record<string, string> = {};
+for (const pair of values.context ?? []) {
+  const at = pair.indexOf('=');
+  if (at < 1) throw new Error(`--context takes KEY=VALUE, got ${pair}`);
+  context[pair.slice(0, at)] = pair.slice(at + 1);
+}
+
 const report = await runModel({
   items: positive('items', values.items),
   ...(values.compare === undefined ? {} : { compare: positive('compare', values.compare) }),
@@ -71,6 +84,10 @@ const report = await runModel({
     ? {}
     : { answerBytes: positive('result-kb', values['result-kb']) * 1024 }),
   seed: positive('seed', values.seed),
+  ...(Object.keys(context).length > 0 ? { context } : {}),
+  ...(values['chunk-bytes'] === undefined
+    ? {}
+    : { chunkBytes: positive('chunk-bytes', values['chunk-bytes']) }),
 });
 const path = resolve(values.json);
 await mkdir(dirname(path), { recursive: true });

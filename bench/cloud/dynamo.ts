@@ -263,6 +263,15 @@ export class SimDynamo implements SimService {
     return new Map([...(table?.partitions ?? [])].map(([pk, items]) => [pk, items.size]));
   }
 
+  /** Items of `tableName` whose partition key starts with `pkPrefix` and sort key with `skPrefix`. */
+  countItems(tableName: string, pkPrefix: string, skPrefix: string): number {
+    let count = 0;
+    for (const [pk, items] of this.tables.get(tableName)?.partitions ?? [])
+      if (pk.startsWith(pkPrefix))
+        for (const sk of items.entries.keys()) if (sk.startsWith(skPrefix)) count += 1;
+    return count;
+  }
+
   /** A stored item, as DynamoDB JSON (for tests and reports). */
   peek(tableName: string, key: Item): Item | undefined {
     const table = this.tables.get(tableName);

@@ -90,6 +90,8 @@ export const AWS_DEFAULTS = {
 export interface SynthesisOptions {
   /** The items mapping's mode; default the deploy setting's. */
   esm?: EventSourceMode;
+  /** Deploy settings (CDK context, as `-c key=value` gives them) over the stack's defaults. */
+  context?: Record<string, string>;
 }
 
 type Resource = { Type: string; Properties?: Record<string, unknown> };
@@ -113,6 +115,7 @@ export async function synthesizeDeployment(
       outdir,
       context: {
         ...context,
+        ...options.context,
         'aws:cdk:bundling-stacks': [],
         workerMaxConcurrency,
         ...(options.esm ? { workerEventSourceMode: options.esm } : {}),

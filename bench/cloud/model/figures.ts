@@ -296,9 +296,7 @@ export function runFigures({
   const lambdaGbSeconds = FUNCTIONS.reduce((n, fn) => n + lambda[fn].gbSeconds, 0);
   const s3Requests =
     end.s3.byTier.tier1 - start.s3.byTier.tier1 + (end.s3.byTier.tier2 - start.s3.byTier.tier2);
-  const resultItems = [...sim.partitionSizes]
-    .filter(([pk]) => pk.startsWith('RESULTS#'))
-    .reduce((n, [, size]) => n + size - 1, 0);
+  const resultItems = sim.resultItems;
   const stages = stageFigures(sim);
   const requests = requestKinds(end.dynamo.byOperation, start.dynamo.byOperation);
   const { deployment } = sim.options;

@@ -57,6 +57,10 @@ export interface ModelOptions {
   calibrate?: boolean;
   /** The stack already synthesized with this concurrency (tests share one); default synthesized here. */
   deployment?: Deployment;
+  /** Deploy settings (CDK context) over the stack's defaults, when the stack is synthesized here. */
+  context?: Record<string, string>;
+  /** Ingest's range size, bytes (ASSAY_INGEST_CHUNK_BYTES); default the stack's. */
+  chunkBytes?: number;
   log?: (line: string) => void;
 }
 
@@ -120,8 +124,14 @@ export async function runModel(options: ModelOptions): Promise<CloudModelReport>
     log(
       `synthesizing the stack (worker concurrency ${concurrency}${options.esm ? `, ${options.esm} mode` : ''})…`,
     );
+  const synthesized =
+    options.deployment ??
+    (await synthesizeDeployment(concurrency, {
+      ...(options.esm ? { esm: options.esm } : {}),
+      ...(options.context ? { context: options.context } : {}),
+    }));
   const deployment =
-    options.deployment ?? (await synthesizeDeployment(concurrency, options.esm ? { esm: options.esm } : {}));
+    options.chunkBytes === undefined ? synthesized : withChunkBytes(synthesized, options.chunkBytes);
   const esm = deployment.mappings.find((m) => m.fn === 'worker')?.mode ?? 'standard';
   const functions = await loadFunctions();
   let baselines: Record<string, ContainerBaseline> | null = null;
@@ -244,6 +254,18 @@ function placeholderResources(): CloudResources {
       itemsDlq: queue(names.items.deadLetter),
       aggregate: queue(names.aggregate.queue),
       aggregateDlq: queue(names.aggregate.deadLetter),
+    },
+  };
+}
+
+/** `deployment` with ingest reading its files in ranges of `bytes`. */
+function withChunkBytes(deployment: Deployment, bytes: number): Deployment {
+  const ingest = deployment.functions.ingest;
+  return {
+    ...deployment,
+    functions: {
+      ...deployment.functions,
+      ingest: { ...ingest, env: { ...ingest.env, ASSAY_INGEST_CHUNK_BYTES: String(bytes) } },
     },
   };
 }

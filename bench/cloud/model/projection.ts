@@ -221,6 +221,27 @@ function check(
 }
 
 /**
+ * Ingest's rate at `target` items: it reads a file in ranges of `chunkBytes`, as many at once
+ * as its reserved concurrency allows. The run measured its rate with the ranges it had at once;
+ * a larger file has more (up to that concurrency), each as fast.
+ */
+export function ingestRateAt(run: RunFigures, target: number): { rate: number; why: string } | null {
+  const measured = run.stages.ingestSteadyItemsPerSecond;
+  if (measured === null) return null;
+  const most = run.fleet.reserved.ingest ?? run.fleet.accountConcurrency;
+  const { datasetBytes, chunkBytes } = run.basis;
+  const atOnce = (bytes: number) => Math.min(most, Math.max(1, Math.ceil(bytes / chunkBytes)));
+  const inRun = atOnce(datasetBytes);
+  const atTarget = atOnce((datasetBytes / run.items) * target);
+  if (atTarget === inRun)
+    return { rate: measured, why: `ingest, at its measured steady rate (${inRun} ranges at once)` };
+  return {
+    rate: (measured / inRun) * atTarget,
+    why: `ingest: ${atTarget} ranges at once at its measured ${Math.round(measured / inRun).toLocaleString('en-US')} items/s a range (the run read ${inRun} at once)`,
+  };
+}
+
+/**
  * The time to score `target` items as the fleet ramps, second by second: the worker's lanes
  * (from the items mapping's start, adding its rate a minute, up to its most within the
  * account's concurrency), each scoring a full batch per mean full-batch duration; capped by
@@ -249,7 +270,7 @@ export function projectRamp(
   const reasons: string[] = [];
   if (perLane === null)
     return { seconds: null, steady: 0, setBy: 'not measured', rampSeconds: 0, peakConcurrency: 0, reasons };
-  const ingest = run.stages.ingestSteadyItemsPerSecond;
+  const ingest = ingestRateAt(run, target);
   // The table's units per item at the run's busiest second, so a burst is not averaged away.
   const wruPerItem =
     run.itemsPerSecond > 0
@@ -280,7 +301,7 @@ export function projectRamp(
     const fleet = lanes * perLane;
     const caps = [
       { rate: fleet, why: `the worker fleet: ${n(lanes)} lanes × ${round(perLane, 2)} items/s` },
-      ...(ingest !== null ? [{ rate: ingest, why: `ingest, at its measured steady rate` }] : []),
+      ...(ingest !== null ? [{ rate: ingest.rate, why: ingest.why }] : []),
       {
         rate: table(t),
         why: `the table's throughput (${n(run.tablePeak.warm.wru)} WRU/s warm, quota ${n(run.tablePeak.quota.wru)}) at ${round(wruPerItem, 2)} WRU and ${round(rruPerItem, 2)} RRU per item`,

@@ -24,6 +24,7 @@ import {
   suiteReportsPrefix,
 } from '../../../shared/lib/layout/bucket.js';
 import { type FunctionName, queueNames } from '../../../shared/lib/layout/queues.js';
+import { KEY_PREFIXES } from '../../../shared/lib/layout/table.js';
 import type { Report } from '../../../shared/model/report.js';
 import { distinctGecCsv, ROOT } from '../../parts/data.js';
 import { type CloudAccounting, SimAws, type SimAwsOptions } from '../clients.js';
@@ -108,6 +109,8 @@ export interface Simulation {
   partitions: PartitionLoadReport[];
   /** Items each partition key holds at the end. */
   partitionSizes: Map<string, number>;
+  /** Result items in the table (not the counters beside them). */
+  resultItems: number;
   report: Report | undefined;
   reportKeys: string[];
   /** Real ms of CPU by who spent it; the stretches the process was not running in, and that time. */
@@ -352,6 +355,7 @@ async function run(
           accounting: { start, end },
           partitions: aws.dynamo.meter.loads(),
           partitionSizes: aws.dynamo.partitionSizes(resources.table),
+          resultItems: aws.dynamo.countItems(resources.table, KEY_PREFIXES.results, KEY_PREFIXES.result),
           report: reportBody ? (JSON.parse(reportBody.toString('utf8')) as Report) : undefined,
           reportKeys,
           cpu: { ...meter.totals, preempted: meter.preempted, preemptedMs: meter.preemptedMs },

@@ -8,7 +8,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Deployment, synthesizeDeployment } from '../../../bench/cloud/model/deployment.js';
 import { FUNCTIONS } from '../../../bench/cloud/model/figures.js';
+import type { RunFigures } from '../../../bench/cloud/model/figures.js';
 import { type CloudModelReport, runModel } from '../../../bench/cloud/model/model.js';
+import { ingestRateAt } from '../../../bench/cloud/model/projection.js';
 import { AWS_PRICES } from '../../../bench/parts/cost.js';
 
 const ITEMS = 300;
@@ -179,6 +181,26 @@ describe('capacity model against a table that cannot keep up', () => {
     }
     expect(report.goals.find((g) => g.goal.startsWith('the table-wide peak'))?.pass).toBe(false);
     expect(report.report.everyItemOnce).toBe(true);
+  });
+});
+
+describe('ingest projected to a larger file', () => {
+  // 10,000 items in 2.8 MB read in 256 KB ranges: 11 ranges, all at once (reserved 20).
+  const run = {
+    items: 10_000,
+    basis: { datasetBytes: 2_800_000, chunkBytes: 262_144 },
+    stages: { ingestSteadyItemsPerSecond: 11_000 },
+    fleet: { reserved: { ingest: 20 }, accountConcurrency: 1000 },
+  } as unknown as RunFigures;
+
+  it('reads more ranges at once, up to its reserved concurrency, each at the rate the run measured a range', () => {
+    // 1,000 items a range a second; 100,000 items are 28 MB, 107 ranges: 20 at once.
+    expect(ingestRateAt(run, 100_000)?.rate).toBe(20_000);
+    // The run's own size: as measured.
+    expect(ingestRateAt(run, 10_000)?.rate).toBe(11_000);
+    // 2,000 items are 560 KB, 3 ranges.
+    expect(ingestRateAt(run, 2_000)?.rate).toBe(3_000);
+    expect(ingestRateAt({ ...run, stages: { ingestSteadyItemsPerSecond: null } } as unknown as RunFigures, 10)).toBeNull();
   });
 });
 
