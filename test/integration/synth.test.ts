@@ -50,7 +50,7 @@ describe('cdk synth', () => {
     expect(synth.stderr).toMatch(
       /^What this deployment needs from the account\n {2}Lambda concurrency {2}450 of 1,000/,
     );
-    expect(synth.stderr).toContain('ceiling             8,000 items/s (set by the workers)');
+    expect(synth.stderr).toContain('ceiling             7,101 items/s (set by the workers)');
     const template = join(out, 'AssayStack.template.json');
     await access(template);
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  batchSeconds,
   deploymentNeeds,
   RRU_PER_ITEM,
   renderDeploymentNeeds,
@@ -12,6 +13,16 @@ import { type AssayConfig, DEFAULT_CONFIG } from '../../../infra/config.js';
 describe('deploymentNeeds', () => {
   it('states the per-item units the capacity model checks', () => {
     expect([WRU_PER_ITEM, RRU_PER_ITEM]).toEqual([4, 2]);
+  });
+
+  it('times a batch by its slowest call: lognormal, 1 s median, 5 s at the 99th percentile', () => {
+    // σ = ln 5 / z(0.99) = 1.60944 / 2.32635 = 0.69183. A batch of n ends at the expected
+    // largest of n: z((n − 0.375) / (n + 0.25)), Blom's approximation.
+    expect(batchSeconds(1)).toBe(1);
+    // n = 20: z(0.969136) = 1.8676, e^(0.69183 × 1.8676) = 3.64 s.
+    expect(batchSeconds(20)).toBeCloseTo(3.64, 2);
+    // n = 100: z(0.993766) = 2.4988, e^(0.69183 × 2.4988) = 5.63 s.
+    expect(batchSeconds(100)).toBeCloseTo(5.63, 2);
   });
 
   describe('at the defaults', () => {
@@ -29,22 +40,28 @@ describe('deploymentNeeds', () => {
       });
     });
 
-    it('sets the ceiling by the workers: 400 × 20 / 1 s = 8,000 items/s, at 80 % of the write quota', () => {
+    // A batch of 100 takes B = 5.633 s: 400 × 100 / B = 7,101 items/s.
+    const B = batchSeconds(100);
+    const ceiling = 40_000 / B;
+
+    it('sets the ceiling by the workers: 400 × 100 / 5.63 s = 7,101 items/s, at 71 % of the write quota', () => {
       expect(needs.fleet).toEqual({
         mode: 'standard',
         workers: 400,
-        batchSize: 20,
-        itemsPerSecond: 8_000,
+        batchSize: 100,
+        batchSeconds: B,
+        itemsPerSecond: ceiling,
         // From 5 concurrent batches, 300 more a minute, to the 400 the ceiling takes: 395 / 300 min.
         rampSeconds: 79,
       });
-      expect(needs.ceilingItemsPerSecond).toBe(8_000);
+      expect(Math.round(ceiling)).toBe(7_101);
+      expect(needs.ceilingItemsPerSecond).toBe(ceiling);
       expect(needs.limitedBy).toBe('workers');
       expect(needs.table).toEqual({
         quota: { read: 40_000, write: 40_000 },
         // 40,000 WRU/s / 4 = 10,000; 40,000 RRU/s / 2 = 20,000.
         itemsPerSecond: 10_000,
-        atCeiling: { read: 16_000, write: 32_000 },
+        atCeiling: { read: 2 * ceiling, write: 4 * ceiling },
         initial: { read: 12_000, write: 4_000 },
         // A new table's 4,000 WRU/s / 4.
         initialItemsPerSecond: 1_000,
@@ -52,12 +69,11 @@ describe('deploymentNeeds', () => {
       });
     });
 
-    it('times a 1M and a 10M run with the ramp: 319,950 items in its 79 s, the rest at 8,000 items/s', () => {
-      // Ramp items: (5 + 400) / 2 batches × 20 items × 79 s = 319,950.
-      expect(needs.runs).toEqual([
-        { items: 1_000_000, seconds: 79 + 680_050 / 8_000 },
-        { items: 10_000_000, seconds: 79 + 9_680_050 / 8_000 },
-      ]);
+    it('times a 1M and a 10M run with the ramp: (5 + 400) / 2 batches of 100 every B s for its 79 s, the rest at the ceiling', () => {
+      const rampItems = ((5 + 400) / 2) * (100 / B) * 79; // 202.5 × 17.753 × 79
+      expect(Math.round(rampItems)).toBe(284_008);
+      expect(needs.runs[0]!.seconds).toBeCloseTo(79 + (1_000_000 - rampItems) / ceiling, 9);
+      expect(needs.runs[1]!.seconds).toBeCloseTo(79 + (10_000_000 - rampItems) / ceiling, 9);
     });
 
     it('says what the defaults stop: a 10M upload is read whole, $100 pays for 923,361 items of gpt-4o-mini', () => {
@@ -73,8 +89,9 @@ describe('deploymentNeeds', () => {
 
     it('asks only for warm throughput: a new table would serve 1,000 items/s at first', () => {
       expect(needs.asks).toHaveLength(1);
+      // 4 × 7,101.31 = 28,405.2 WRU/s; 2 × 7,101.31 = 14,202.6 RRU/s (rounded up).
       expect(needs.asks[0]).toMatch(
-        /tableWarmWriteUnitsPerSecond=32000 -c tableWarmReadUnitsPerSecond=16000/,
+        /tableWarmWriteUnitsPerSecond=28406 -c tableWarmReadUnitsPerSecond=14203/,
       );
     });
 
@@ -82,10 +99,11 @@ describe('deploymentNeeds', () => {
       const text = renderDeploymentNeeds(needs);
       expect(text).toContain('Lambda concurrency  450 of 1,000');
       expect(text).toContain(
-        '400 × 20 items a batch / 1 s a call = 8,000 items/s, reached after 79 s of ramp',
+        '400 × 100 items a batch / 5.6 s a batch (its slowest call: 1 s median, 5 s at the 99th percentile) = 7,101 items/s, reached after 79 s of ramp',
       );
-      expect(text).toContain('32,000 WRU/s (80 % of 40,000) and 16,000 RRU/s (40 % of 40,000)');
-      expect(text).toContain('1,000,000 items in 2.7 min, 10,000,000 items in 21.5 min');
+      expect(text).toContain('28,405 WRU/s (71 % of 40,000) and 14,203 RRU/s (36 % of 40,000)');
+      // 79 + 715,992 / 7,101 = 179.8 s; 79 + 9,715,992 / 7,101 = 1,447 s.
+      expect(text).toContain('1,000,000 items in 3.0 min, 10,000,000 items in 24.1 min');
       expect(text).toContain('$108.30 per 1M items');
       expect(text).toContain('the default budget pays for 923,361 items');
       expect(text).not.toContain('OVER THE QUOTA');
@@ -97,7 +115,6 @@ describe('deploymentNeeds', () => {
       ...DEFAULT_CONFIG,
       workerEventSourceMode: 'provisioned',
       workerMaxPollers: 100,
-      workerBatchSize: 20,
       // Ignored in provisioned mode: Lambda takes pollers or a maximum concurrency, not both.
       workerMaxConcurrency: 50,
     };
@@ -112,7 +129,8 @@ describe('deploymentNeeds', () => {
     });
 
     it('is held by the table writes at 10,000 items/s, at 100 % of the quota: asks for 50,000 WRU/s', () => {
-      expect(needs.fleet.itemsPerSecond).toBe(20_000);
+      // 1,000 × 100 / 5.633 s = 17,753 items/s of workers.
+      expect(Math.round(needs.fleet.itemsPerSecond)).toBe(17_753);
       expect(needs.ceilingItemsPerSecond).toBe(10_000);
       expect(needs.limitedBy).toBe('table writes');
       expect(needs.table.atCeiling).toEqual({ read: 20_000, write: 40_000 });
@@ -120,17 +138,23 @@ describe('deploymentNeeds', () => {
       expect(needs.asks[1]).toMatch(/^DynamoDB table-level throughput: 50000 WRU\/s and 25000 RRU\/s/);
     });
 
-    it('ramps from 2 pollers (20 invocations) at 1,000 a minute to the 500 the ceiling takes', () => {
-      // (500 - 20) / 1,000 min = 28.8 s; ramp items (20 + 500) / 2 × 20 × 28.8 = 149,760.
-      expect(needs.fleet.rampSeconds).toBeCloseTo(28.8, 9);
-      expect(needs.runs[0]!.seconds).toBeCloseTo(28.8 + 850_240 / 10_000, 9);
+    it('ramps from 2 pollers (20 invocations) at 1,000 a minute to the 563 the ceiling takes', () => {
+      // 10,000 items/s × 5.633 s / 100 = 563.3 batches; (563.3 − 20) / 1,000 min = 32.6 s.
+      const B = batchSeconds(100);
+      const needed = (10_000 * B) / 100;
+      const ramp = ((needed - 20) / 1_000) * 60;
+      expect(needs.fleet.rampSeconds).toBeCloseTo(ramp, 9);
+      expect(ramp).toBeCloseTo(32.6, 1);
+      const rampItems = ((20 + needed) / 2) * (100 / B) * ramp;
+      expect(needs.runs[0]!.seconds).toBeCloseTo(ramp + (1_000_000 - rampItems) / 10_000, 9);
     });
   });
 
   it('times a run that ends within the ramp from the ramp itself', () => {
-    // 1,000 workers × 100 items = 100,000 items/s, the table quota raised out of the way. The
-    // ramp from 5 to 1,000 batches takes 199 s and 9,999,750 items: 1M is scored within it, at
-    // t where 5 × 100 t + (300 / 60) × 100 t² / 2 = 1,000,000, i.e. 250 t² + 500 t = 1e6.
+    // 1,000 workers × 100 items / B = 17,753 items/s, the table quota raised out of the way. A
+    // batch scores k = 100 / B items a second; the ramp from 5 to 1,000 batches takes 199 s and
+    // (5 + 1,000) / 2 × k × 199 = 1.78M items: 1M is scored within it, at t where
+    // 5 k t + (300 / 60) k t² / 2 = 1,000,000.
     const needs = deploymentNeeds({
       ...DEFAULT_CONFIG,
       workerMaxConcurrency: 1_000,
@@ -139,10 +163,12 @@ describe('deploymentNeeds', () => {
       tableReadQuota: 1_000_000,
       lambdaConcurrencyQuota: 2_000,
     });
-    expect(needs.ceilingItemsPerSecond).toBe(100_000);
-    expect(needs.runs[0]!.seconds).toBeCloseTo((-500 + Math.sqrt(500 ** 2 + 4 * 250 * 1e6)) / 500, 9);
-    expect(needs.runs[0]!.seconds).toBeCloseTo(62.2534, 3);
-    expect(needs.runs[1]!.seconds).toBeCloseTo(199 + 250 / 100_000, 9);
+    const k = 100 / batchSeconds(100);
+    expect(needs.ceilingItemsPerSecond).toBeCloseTo(1_000 * k, 9);
+    const [a, b] = [2.5 * k, 5 * k];
+    expect(needs.runs[0]!.seconds).toBeCloseTo((-b + Math.sqrt(b ** 2 + 4 * a * 1e6)) / (2 * a), 9);
+    const rampItems = ((5 + 1_000) / 2) * k * 199;
+    expect(needs.runs[1]!.seconds).toBeCloseTo(199 + (10_000_000 - rampItems) / (1_000 * k), 9);
     expect(needs.asks).toHaveLength(1);
   });
 
