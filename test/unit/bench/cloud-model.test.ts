@@ -7,8 +7,8 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { type Deployment, synthesizeDeployment } from '../../../bench/cloud/model/deployment.js';
-import { FUNCTIONS } from '../../../bench/cloud/model/figures.js';
 import type { RunFigures } from '../../../bench/cloud/model/figures.js';
+import { FUNCTIONS } from '../../../bench/cloud/model/figures.js';
 import { type CloudModelReport, runModel } from '../../../bench/cloud/model/model.js';
 import { ingestRateAt } from '../../../bench/cloud/model/projection.js';
 import { AWS_PRICES } from '../../../bench/parts/cost.js';
@@ -200,7 +200,9 @@ describe('ingest projected to a larger file', () => {
     expect(ingestRateAt(run, 10_000)?.rate).toBe(11_000);
     // 2,000 items are 560 KB, 3 ranges.
     expect(ingestRateAt(run, 2_000)?.rate).toBe(3_000);
-    expect(ingestRateAt({ ...run, stages: { ingestSteadyItemsPerSecond: null } } as unknown as RunFigures, 10)).toBeNull();
+    expect(
+      ingestRateAt({ ...run, stages: { ingestSteadyItemsPerSecond: null } } as unknown as RunFigures, 10),
+    ).toBeNull();
   });
 });
 
