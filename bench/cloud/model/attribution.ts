@@ -37,6 +37,8 @@ export interface RunningInvocation {
   share: number;
   /** CPU ms (here) already turned into simulated time. */
   charged: number;
+  /** Ended by Lambda at its timeout: its runtime is gone, and nothing it asks of AWS is answered. */
+  ended?: boolean;
 }
 
 /**

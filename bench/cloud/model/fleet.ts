@@ -416,8 +416,9 @@ export class Fleet {
         );
         const handler = container.handler;
         // Lambda ends an invocation at its timeout: the records go back to the queue, and the
-        // next invocation starts a new runtime. The handler's promise cannot be stopped here;
-        // it is left to settle unheard, and the container is not used again.
+        // next invocation starts a new runtime. The handler's promise cannot be stopped here:
+        // nothing it asks of AWS is answered from then on (simulation.ts), and the container is
+        // not used again.
         const timedOut = Symbol('timed out');
         const timer = new AbortController();
         const outcome = await Promise.race([
@@ -429,6 +430,7 @@ export class Fleet {
         ]);
         timer.abort();
         if (outcome === timedOut) {
+          invocation.ended = true;
           this.retire(fn, container);
           throw new Error(`Task timed out after ${timeoutS.toFixed(2)} seconds`);
         }

@@ -35,7 +35,7 @@ import type {
   TableLoadReport,
 } from '../dynamo-capacity.js';
 import { SimWorld } from '../world.js';
-import { AWS_SIDE, CpuMeter, captureOutput, runAs, takeCpuDebt } from './attribution.js';
+import { AWS_SIDE, CpuMeter, captureOutput, currentInvocation, runAs, takeCpuDebt } from './attribution.js';
 import { type DeployedMapping, type Deployment, functionEnvironments } from './deployment.js';
 import {
   Fleet,
@@ -425,13 +425,16 @@ export function tableLimitsOf(deployment: Deployment): TableLimits {
 /**
  * The stand-ins serve every request as AWS's work, not the calling function's (attribution.ts),
  * and a request leaves only once the calling invocation's CPU so far has taken its simulated
- * time; so do its timers (the simulated LLM's wait, backoffs).
+ * time; so do its timers (the simulated LLM's wait, backoffs). A request from an invocation
+ * ended at its timeout is never answered.
  */
 export function serveAsAws(aws: SimAws, world: SimWorld): void {
   world.timerDelay = takeCpuDebt;
   for (const service of [aws.dynamo, aws.sqs, aws.s3, aws.secrets]) {
     const serve = service.serve.bind(service);
     service.serve = async (request) => {
+      // An invocation Lambda ended at its timeout sends nothing more: its runtime is gone.
+      if (currentInvocation()?.ended) return new Promise<never>(() => {});
       const owed = takeCpuDebt();
       if (owed > 0) await world.sleep(owed);
       return runAs(AWS_SIDE, () => serve(request));

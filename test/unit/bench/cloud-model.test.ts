@@ -219,3 +219,26 @@ describe('capacity model in provisioned mode', () => {
     expect(report.report.everyItemOnce).toBe(true);
   });
 });
+
+describe('capacity model with a worker timeout its batches outrun', () => {
+  // The records come back after the items queue's visibility timeout (30 simulated minutes):
+  // hours of simulated time, most of it long polls; 26 s on a quiet machine.
+  it('ends those invocations at the timeout, as Lambda does, and their records come back and are scored once', {
+    timeout: 300_000,
+  }, async () => {
+    // A batch ends with its slowest call: at 100 ms median, batches of up to 100 take about
+    // 0.5 s, so a 0.5 s timeout ends many of them.
+    const worker = { ...deployment.functions.worker, timeoutS: 0.5 };
+    const items = 100;
+    const report = await model({
+      items,
+      deployment: { ...deployment, functions: { ...deployment.functions, worker } },
+    });
+    expect(report.lambda.worker.errors).toBeGreaterThan(0);
+    expect(report.lambda.worker.firstError).toMatch(/Task timed out after 0\.50 seconds/);
+    const goal = report.goals.find((g) => g.goal.startsWith('every invocation within 80'));
+    expect(goal?.pass).toBe(false);
+    expect(report.report).toMatchObject({ status: 'complete', items, everyItemOnce: true });
+    expect((report.report.scored ?? 0) + (report.report.failed ?? 0)).toBe(items);
+  });
+});
