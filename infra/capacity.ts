@@ -226,9 +226,13 @@ export function deploymentNeeds(config: AssayConfig): DeploymentNeeds {
     asks.push(
       `DynamoDB table-level throughput: ${writesNeeded} WRU/s and ${readsNeeded} RRU/s, so the ceiling's ${atCeiling.write} WRU/s and ${atCeiling.read} RRU/s stay within ${QUOTA_HEADROOM * 100} % (assumed: ${quota.write} and ${quota.read})`,
     );
-  if (initial.write < atCeiling.write || initial.read < atCeiling.read)
+  // Warm throughput with the same headroom as the quota: a run's busiest seconds (ingest's
+  // claims beside the workers' results) take more than its mean units an item.
+  const warm = (needed: number, floor: number, most: number) =>
+    Math.min(most, Math.max(floor, Math.ceil(needed / QUOTA_HEADROOM)));
+  if (initial.write < atCeiling.write / QUOTA_HEADROOM || initial.read < atCeiling.read / QUOTA_HEADROOM)
     asks.push(
-      `warm throughput, for a new table to serve the ceiling from its first second: -c tableWarmWriteUnitsPerSecond=${Math.max(ON_DEMAND_INITIAL_THROUGHPUT.write, Math.ceil(atCeiling.write))} -c tableWarmReadUnitsPerSecond=${Math.max(ON_DEMAND_INITIAL_THROUGHPUT.read, Math.ceil(atCeiling.read))} (charged once; without it the table serves ${initial.write} WRU/s and ${initial.read} RRU/s until it has scaled)`,
+      `warm throughput, for a new table to serve the ceiling from its first second with ${Math.round((1 - QUOTA_HEADROOM) * 100)} % to spare: -c tableWarmWriteUnitsPerSecond=${warm(atCeiling.write, ON_DEMAND_INITIAL_THROUGHPUT.write, quota.write)} -c tableWarmReadUnitsPerSecond=${warm(atCeiling.read, ON_DEMAND_INITIAL_THROUGHPUT.read, quota.read)} (charged once; without it the table serves ${initial.write} WRU/s and ${initial.read} RRU/s until it has scaled)`,
     );
 
   return {

@@ -89,9 +89,10 @@ describe('deploymentNeeds', () => {
 
     it('asks only for warm throughput: a new table would serve 1,000 items/s at first', () => {
       expect(needs.asks).toHaveLength(1);
-      // 4 × 7,101.31 = 28,405.2 WRU/s; 2 × 7,101.31 = 14,202.6 RRU/s (rounded up).
+      // With 20 % to spare: 4 × 7,101.31 / 0.8 = 35,506.5 WRU/s; 2 × 7,101.31 / 0.8 = 17,753.3
+      // RRU/s (rounded up).
       expect(needs.asks[0]).toMatch(
-        /tableWarmWriteUnitsPerSecond=28406 -c tableWarmReadUnitsPerSecond=14203/,
+        /20 % to spare: -c tableWarmWriteUnitsPerSecond=35507 -c tableWarmReadUnitsPerSecond=17754/,
       );
     });
 
