@@ -5,7 +5,7 @@
  * when its content changed (see shared/lib/layout/bucket.ts and shared/use-cases/ingest-object.ts).
  * A dataset too large for one invocation is read in chunks: each arrives on the same queue as a
  * task (a range of the file cut up front, the pass that cuts it, or a chunk of a file read in
- * order; see shared/use-cases/ingest-chunk.ts). A problem with the upload itself (no suite, invalid
+ * order; see shared/use-cases/ingest-chunk/). A problem with the upload itself (no suite, invalid
  * suite, missing prompt) is logged and counted, not retried; storage and queue errors fail the
  * record, so SQS delivers it again and the run (or the chunk) resumes.
  */
@@ -13,7 +13,7 @@ import { MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { SQSRecord } from 'aws-lambda';
 import { z } from 'zod';
 import { decodeEventKey } from '../shared/lib/layout/bucket.js';
-import { type ChunkOutcome, ingestChunk } from '../shared/use-cases/ingest-chunk.js';
+import { type ChunkOutcome, ingestChunk } from '../shared/use-cases/ingest-chunk/index.js';
 import { ingestObject } from '../shared/use-cases/ingest-object.js';
 import { ingestRoot, logger, metrics, sqsBatchHandler } from './root.js';
 import { parseBody } from './sqs-event.js';

@@ -37,13 +37,13 @@ import {
   parquetRanges,
   readsInRanges,
   sendParquetRanges,
-} from './ingest-chunk.js';
+} from './ingest-chunk/index.js';
 import { prepareRun } from './prepare-run.js';
 import { type StartRunOutcome, startRun } from './start-run.js';
 
 /**
  * What ingest needs. The dataset is read from the bucket: a file up to `chunkBytes` in one pass
- * here, a larger one in chunks by later invocations (see ingest-chunk.ts), this one creating
+ * here, a larger one in chunks by later invocations (see ingest-chunk/), this one creating
  * the run and cutting it into ranges (or handing on its first chunk). The dataset is looked at
  * before the run record is written, so a missing dataset never leaves a run stuck in `ingesting`.
  */

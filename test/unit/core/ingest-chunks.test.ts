@@ -11,7 +11,11 @@ import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js
 import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-store.js';
 import { readRows } from '../../../shared/lib/datasets/read.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../../../shared/model/model.js';
-import { type ChunkOutcome, type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk.js';
+import {
+  type ChunkOutcome,
+  type ChunkTask,
+  ingestChunk,
+} from '../../../shared/use-cases/ingest-chunk/index.js';
 import { prepareRun } from '../../../shared/use-cases/prepare-run.js';
 import { startRun } from '../../../shared/use-cases/start-run.js';
 import { REPO, suite, tempDir } from '../../helpers.js';

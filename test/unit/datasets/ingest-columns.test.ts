@@ -10,7 +10,7 @@ import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js
 import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-store.js';
 import { type ItemMessage, type ItemResult, storedFieldLength } from '../../../shared/model/model.js';
 import { validateSuite } from '../../../shared/registry/suite.js';
-import { type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk.js';
+import { type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk/index.js';
 import { prepareRun } from '../../../shared/use-cases/prepare-run.js';
 import { scoreItem } from '../../../shared/use-cases/score-item.js';
 import { REPO, tempDir } from '../../helpers.js';

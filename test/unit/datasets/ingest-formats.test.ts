@@ -17,7 +17,7 @@ import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-st
 import { MemoryPromptIndex } from '../../../shared/adapters/local/memory-prompt-index.js';
 import { readRows } from '../../../shared/lib/datasets/read.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
-import { type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk.js';
+import { type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk/index.js';
 import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
 import { REPO, tempDir } from '../../helpers.js';
 

@@ -22,7 +22,7 @@ import {
   ingestChunk,
   parquetRanges,
   sendParquetRanges,
-} from '../../../shared/use-cases/ingest-chunk.js';
+} from '../../../shared/use-cases/ingest-chunk/index.js';
 import { prepareRun } from '../../../shared/use-cases/prepare-run.js';
 import { startRun } from '../../../shared/use-cases/start-run.js';
 import { REPO, suite, tempDir } from '../../helpers.js';

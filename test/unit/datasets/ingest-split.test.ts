@@ -17,7 +17,11 @@ import { splitRows } from '../../../shared/lib/datasets/split.js';
 import { splitChunkKey } from '../../../shared/lib/layout/bucket.js';
 import { mulberry32 } from '../../../shared/lib/metrics/index.js';
 import type { ItemMessage, ItemResult, RunRecord } from '../../../shared/model/model.js';
-import { type ChunkOutcome, type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk.js';
+import {
+  type ChunkOutcome,
+  type ChunkTask,
+  ingestChunk,
+} from '../../../shared/use-cases/ingest-chunk/index.js';
 import { prepareRun } from '../../../shared/use-cases/prepare-run.js';
 import { startRun } from '../../../shared/use-cases/start-run.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
