@@ -21,6 +21,16 @@ import type { Completion, CompletionRequest } from '../../../shared/model/provid
 import type { Lease, LeaseSpan, RateLimitStore } from '../../../shared/ports/ports.js';
 import { SimClock } from '../../fakes/sim-clock.js';
 
+/** The most of `sent` (times, ascending) within any `windowMs`. */
+function mostWithin(sent: readonly number[], windowMs: number): number {
+  let most = 0;
+  for (let i = 0, j = 0; i < sent.length; i++) {
+    while (sent[i]! - sent[j]! >= windowMs) j++;
+    most = Math.max(most, i - j + 1);
+  }
+  return most;
+}
+
 const granted = (outcome: ReturnType<typeof leaseFrom>) => {
   if ('waitMs' in outcome) throw new Error(`refused for ${outcome.waitMs} ms`);
   return outcome;
@@ -163,11 +173,7 @@ describe('the local share', () => {
         }
       }
       sent.sort((a, b) => a - b);
-      let most = 0;
-      for (let i = 0, j = 0; i < sent.length; i++) {
-        while (sent[i]! - sent[j]! >= 60_000) j++;
-        most = Math.max(most, i - j + 1);
-      }
+      const most = mostWithin(sent, 60_000);
       expect(most).toBeLessThanOrEqual(rpm);
       expect(most).toBeGreaterThanOrEqual(0.95 * rpm);
     }
@@ -209,11 +215,7 @@ describe('one container of a fleet (simulated clock)', () => {
     await clock.runUntil(Promise.all(lanes));
     // 9.8 a second after its first lease (half a second in): never more in any second than the
     // limit, and about all of it.
-    let most = 0;
-    for (let i = 0, j = 0; i < sent.length; i++) {
-      while (sent[i]! - sent[j]! >= 1_000) j++;
-      most = Math.max(most, i - j + 1);
-    }
+    const most = mostWithin(sent, 1_000);
     expect(most).toBeLessThanOrEqual(10);
     expect(sent.length).toBeGreaterThanOrEqual(Math.floor(0.98 * 10 * 59));
     // Each lease covered the calls waiting (up to a second's worth, 9): alone on the bucket, the
@@ -257,11 +259,7 @@ describe('one container of a fleet (simulated clock)', () => {
     await clock.runUntil(Promise.all(lanes));
     expect(second.learned).toEqual({ rpm: 600 });
     // 9.8 a second, not 98: never more than 10 in a second (its burst and its refill)…
-    let most = 0;
-    for (let i = 0, j = 0; i < sent.length; i++) {
-      while (sent[i]! - sent[j]! >= 1_000) j++;
-      most = Math.max(most, i - j + 1);
-    }
+    const most = mostWithin(sent, 1_000);
     expect(most).toBeLessThanOrEqual(10);
     // …and about all of it from its first lease (at 1 s) to 10 s.
     expect(sent.filter((at) => at < 10_000).length).toBeGreaterThanOrEqual(Math.floor(9.8 * 9));
@@ -305,11 +303,7 @@ describe('one container of a fleet (simulated clock)', () => {
     await clock.runUntil(Promise.all(lanes), 15_000);
     expect(sent).toHaveLength(200);
     // And within the bucket: at most its 49 a second plus a burst and a round trip's refill.
-    let most = 0;
-    for (let i = 0, j = 0; i < sent.length; i++) {
-      while (sent[i]! - sent[j]! >= 1_000) j++;
-      most = Math.max(most, i - j + 1);
-    }
+    const most = mostWithin(sent, 1_000);
     expect(most).toBeLessThanOrEqual(49 + 1 + 2);
   });
 
