@@ -260,6 +260,8 @@ export function workerRoot(options: ContainerOptions = {}): {
   /** What ends an item before it is scored: its run stopped, the day's spend at the daily limit. */
   halt: HaltDeps;
   retries: RetryBackoffs;
+  /** Records a batch's results together (the run store's). */
+  recordResults: RunStore['recordResults'];
   scoring(): Promise<ScoreItemDeps>;
 } {
   const b = base(['AGGREGATE_QUEUE_URL'], options);
@@ -302,6 +304,7 @@ export function workerRoot(options: ContainerOptions = {}): {
     batchStore: batchStore(b),
     halt: { runStore: b.runStore, trigger, dailySpendLimitUsd: dailySpendLimitFromEnv(b.processEnv) },
     retries: retriesOf(b),
+    recordResults: (results) => b.runStore.recordResults(results),
     async scoring() {
       if (deps) return deps;
       const env = await keys();
@@ -456,23 +459,30 @@ export function watchdogRoot(options: ContainerOptions = {}): WatchRunsDeps {
  * Powertools' batch processor (a record that throws is reported in `batchItemFailures` and
  * only it is retried), gives each failed record its backoff (`retries`: it comes back in
  * seconds, not after the queue's visibility timeout; see retry-backoff.ts), and flushes the
- * invocation's metrics. `parallel` runs the records of a batch concurrently.
+ * invocation's metrics. `parallel` runs the records of a batch concurrently. `shared`, when
+ * given, makes what the records of one batch share (made afresh for each batch), handed to
+ * each record's handler.
  */
-export function sqsBatchHandler(
-  recordHandler: (record: SQSRecord, context: Context) => Promise<void>,
-  { parallel, retries }: { parallel: boolean; retries: RetryBackoffs },
+export function sqsBatchHandler<Shared = undefined>(
+  recordHandler: (record: SQSRecord, context: Context, shared: Shared) => Promise<void>,
+  {
+    parallel,
+    retries,
+    shared,
+  }: { parallel: boolean; retries: RetryBackoffs; shared?: (records: readonly SQSRecord[]) => Shared },
 ): (event: unknown, context: Context) => Promise<SQSBatchResponse> {
   return async (event, context) => {
     logger.addContext(context);
     try {
       const batch = parseSqsEvent(event);
+      const own = shared?.(batch.Records) as Shared;
       let response: SQSBatchResponse;
       try {
         // A fresh processor per invocation: it holds one batch's state, and the local poller
         // may run several invocations of a function in one process.
         response = await processPartialResponse(
           batch,
-          (record: SQSRecord) => recordHandler(record, context),
+          (record: SQSRecord) => recordHandler(record, context, own),
           new BatchProcessor(EventType.SQS),
           {
             context,

@@ -8,6 +8,7 @@ import type { SQSRecord } from 'aws-lambda';
 import { decodeItemMessage, InvalidItemMessageError } from '../shared/adapters/aws/sqs-work-queue.js';
 import type { ItemMessage, ItemResult } from '../shared/model/model.js';
 import { scoreOrWait } from '../shared/use-cases/batch-lane.js';
+import { type BatchMessage, BatchRecorder, type RecordResult } from '../shared/use-cases/record-batch.js';
 import { loadRun, scoreItem } from '../shared/use-cases/score-item.js';
 import { endHalted, haltCheck } from '../shared/use-cases/stop-run.js';
 import { logger, metrics, sqsBatchHandler, workerRoot } from './root.js';
@@ -21,10 +22,16 @@ type WorkerRoot = ReturnType<typeof workerRoot>;
  * batch, never failing records already scored.
  */
 export function createWorkerHandler(root: WorkerRoot = workerRoot()) {
-  const handle = sqsBatchHandler((record) => scoreRecord(root, record), {
-    parallel: true,
-    retries: root.retries,
-  });
+  // The records of a batch are scored side by side (`parallel`), and their results recorded
+  // together once each is scored or done (record-batch.ts): a write per counter they share.
+  const handle = sqsBatchHandler(
+    (record, _context, recorder: BatchRecorder) => scoreRecord(root, record, recorder.message()),
+    {
+      parallel: true,
+      retries: root.retries,
+      shared: (records) => new BatchRecorder(root, records.length),
+    },
+  );
   return async (...args: Parameters<typeof handle>) => {
     try {
       return await handle(...args);
@@ -41,9 +48,18 @@ export function createWorkerHandler(root: WorkerRoot = workerRoot()) {
   };
 }
 
-async function scoreRecord(
+async function scoreRecord(root: WorkerRoot, record: SQSRecord, handle: BatchMessage): Promise<void> {
+  try {
+    await scoreOne(root, record, handle.record);
+  } finally {
+    handle.end();
+  }
+}
+
+async function scoreOne(
   { blobs, scoring, batchStore, halt }: WorkerRoot,
   record: SQSRecord,
+  recordResult: RecordResult,
 ): Promise<void> {
   let message: ItemMessage;
   try {
@@ -70,7 +86,7 @@ async function scoreRecord(
     if (check.daySpentUsd !== undefined)
       metrics.addMetric('DailySpendUsd', MetricUnit.NoUnit, check.daySpentUsd);
     if (check.failure) {
-      const { outcome } = await endHalted(halt, message, check.failure);
+      const { outcome } = await endHalted({ ...halt, record: recordResult }, message, check.failure);
       if (!outcome.recorded) return;
       metrics.addMetric(
         check.failure.kind === 'stopped' ? 'ItemsStopped' : 'ItemsOverDailyLimit',
@@ -80,7 +96,7 @@ async function scoreRecord(
       logger.warn('item not scored', { ...keys, failure: check.failure });
       return;
     }
-    const deps = await scoring();
+    const deps = { ...(await scoring()), record: recordResult };
     const run = await loadRun(deps.runStore, message.runId);
     // The batch lane: a call waiting for a batch lets this message go; the poller sends it again.
     const scored =

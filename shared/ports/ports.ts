@@ -165,6 +165,11 @@ export interface RunStore {
    */
   recordResult(result: ItemResult): Promise<RecordOutcome>;
   /**
+   * {@link recordResult} for many results at once, each with its own outcome (in order): a store
+   * may count them in fewer writes. A run they complete says so on at least one of them.
+   */
+  recordResults(results: readonly ItemResult[]): Promise<RecordOutcome[]>;
+  /**
    * Ingest has handed on every row of `part`: its results will have exactly `closing.rows`.
    * Idempotent (a part closed again with the same rows changes nothing). Says whether the run
    * is complete now (its items may all have finished before this).

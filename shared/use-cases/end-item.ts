@@ -1,9 +1,12 @@
 import { type Failure, failedResult, type ItemMessage, type ItemResult } from '../model/model.js';
 import { storableResult } from '../model/result-size.js';
 import type { AggregateTrigger, RecordOutcome, RunStore } from '../ports/ports.js';
+import type { RecordResult } from './record-batch.js';
 
 export interface EndItemDeps {
   runStore: Pick<RunStore, 'recordResult'>;
+  /** How the result is recorded; default `runStore.recordResult`. */
+  record?: RecordResult;
   trigger: AggregateTrigger;
   now?: () => Date;
 }
@@ -35,7 +38,7 @@ export async function endItemFailed(
       (deps.now ?? (() => new Date()))(),
     ),
   );
-  const outcome = await deps.runStore.recordResult(result);
+  const outcome = deps.record ? await deps.record(result) : await deps.runStore.recordResult(result);
   if (outcome.complete) await deps.trigger.trigger(message.runId);
   return { result, outcome };
 }

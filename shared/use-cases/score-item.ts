@@ -35,9 +35,12 @@ import { redactSecrets } from '../model/secrets.js';
 import { STORED_FIELD_CHARS, storedFields } from '../model/stored-text.js';
 import type { AggregateTrigger, LlmCache, RecordOutcome, RunStore } from '../ports/ports.js';
 import { dataPlaceholders, taskFor } from '../registry/registry.js';
+import type { RecordResult } from './record-batch.js';
 
 export interface ScoreItemDeps {
   runStore: RunStore;
+  /** How the item's result is recorded; default `runStore.recordResult` (the worker records a batch's together, record-batch.ts). */
+  record?: RecordResult;
   trigger: AggregateTrigger;
   cache?: LlmCache;
   /** Builds (or returns the already built) provider for a backend id of a run. */
@@ -374,7 +377,7 @@ export async function scoreItem(
   // Every long text bounded, and a result still too large for any store failed as `storage`:
   // both shells record the same result, and no store refuses it.
   const result = storableResult(built);
-  const recorded = await deps.runStore.recordResult(result);
+  const recorded = deps.record ? await deps.record(result) : await deps.runStore.recordResult(result);
   if (recorded.complete) await deps.trigger.trigger(run.runId);
   return { result, outcome: recorded };
 }

@@ -12,6 +12,8 @@ import {
   COUNT_BLOCK_ROWS,
   COUNT_PREFIX,
   countBlockOf,
+  countSk,
+  countSlotOf,
   KEY_PREFIXES,
   RESULT_SLOTS,
   resultPk,
@@ -106,23 +108,24 @@ const budgeted = (runId: string) => {
 };
 
 describe('DynamoRunStore: units per result', { timeout: 120_000 }, () => {
-  it("counts a slot's rows in counters of at most COUNT_BLOCK_ROWS rows, each under 1 KB, and completes when every counter has its rows", async () => {
+  it('counts consecutive rows in counters of COUNT_BLOCK_ROWS rows, each under 1 KB, and completes when every counter has its rows', async () => {
     const clock = () => Date.parse('2030-01-01T00:00:00Z');
     const { s, doc, destroy: done } = store(clock);
     const runId = fresh('blocks');
     await s.createRun(runRecord(runId));
-    // Rows of one slot with eight-digit numbers (the largest a 10M-row dataset has): a full block
-    // of them, and two rows in each of the next two blocks.
-    const base = RESULT_SLOTS * COUNT_BLOCK_ROWS * 1221;
-    const block = RESULT_SLOTS * COUNT_BLOCK_ROWS;
+    // Rows with eight-digit numbers (the largest a 10M-row dataset has): a full block of them,
+    // and two rows in each of two later blocks whose counters live in the same slot's partition.
+    const base = COUNT_BLOCK_ROWS * RESULT_SLOTS * 1221;
+    const later = COUNT_BLOCK_ROWS * RESULT_SLOTS;
     const rows = [
-      ...Array.from({ length: COUNT_BLOCK_ROWS }, (_, k) => base + k * RESULT_SLOTS),
-      base + block,
-      base + block + RESULT_SLOTS,
-      base + 2 * block,
-      base + 2 * block + RESULT_SLOTS,
+      ...Array.from({ length: COUNT_BLOCK_ROWS }, (_, k) => base + k),
+      base + later,
+      base + later + 1,
+      base + 2 * later,
+      base + 2 * later + 1,
     ];
     expect(new Set(rows.map(countBlockOf)).size).toBe(3);
+    expect(new Set(rows.map((row) => countSlotOf(countBlockOf(row)))).size).toBe(1);
     const last = rows.at(-1)!;
     for (let i = 0; i < rows.length - 1; i += 22)
       await Promise.all(
@@ -144,7 +147,7 @@ describe('DynamoRunStore: units per result', { timeout: 120_000 }, () => {
         TableName: res.table,
         KeyConditionExpression: 'pk = :pk AND begins_with(sk, :count)',
         ExpressionAttributeValues: {
-          ':pk': resultPk(runId, 0, rows[0]! % RESULT_SLOTS),
+          ':pk': resultPk(runId, 0, countSlotOf(countBlockOf(rows[0]!))),
           ':count': COUNT_PREFIX,
         },
       }),
@@ -154,6 +157,43 @@ describe('DynamoRunStore: units per result', { timeout: 120_000 }, () => {
       expect(counter.complete).toBe(true);
       expect(dynamoItemBytes(counter)).toBeLessThan(1024);
     }
+    done();
+  });
+
+  it("counts a batch's results in one write per block of rows it touches, and a batch holding a row counted before each on its own", async () => {
+    const clock = () => Date.parse('2030-01-01T00:00:00Z');
+    const { s, sent, destroy: done } = store(clock);
+    const runId = fresh('batch-count');
+    await s.createRun(runRecord(runId));
+    const counterWrites = () =>
+      sent.filter((w) => isUpdate(w.command) && w.pk?.startsWith(KEY_PREFIXES.results)).length;
+    // 100 rows from the middle of block 0 into block 1: two counters, a write each.
+    const rows = Array.from({ length: 100 }, (_, k) => 100 + k);
+    expect(new Set(rows.map(countBlockOf)).size).toBe(2);
+    const outcomes = await s.recordResults(rows.map((row) => result(runId, `i${row}`, { row })));
+    expect(outcomes.every((o) => o.recorded)).toBe(true);
+    expect(counterWrites()).toBe(2);
+    expect(await s.counters(runId)).toMatchObject({ done: 100, failed: 0 });
+
+    // A redelivered batch mixing counted rows with new ones: one refused write per block, then
+    // each row on its own; each counted once.
+    const before = counterWrites();
+    const mixed = [98, 99, 100, 101, 228, 229].map((row) => result(runId, `i${row}`, { row }));
+    expect((await s.recordResults(mixed)).map((o) => o.recorded)).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+      true,
+    ]);
+    expect(counterWrites() - before).toBe(1 + 4 + 1);
+    expect(await s.counters(runId)).toMatchObject({ done: 104, failed: 0 });
+
+    // One message delivered twice into the same batch: recorded and counted once.
+    const twice = result(runId, 'i300', { row: 300 });
+    expect((await s.recordResults([twice, twice])).map((o) => o.recorded).sort()).toEqual([false, true]);
+    expect(await s.counters(runId)).toMatchObject({ done: 105, failed: 0 });
     done();
   });
 
@@ -257,27 +297,24 @@ describe('DynamoRunStore: units per result', { timeout: 120_000 }, () => {
     const runId = fresh('ttl');
     await kept.s.createRun(runRecord(runId));
     await kept.s.recordResult(result(runId, 'kept', { row: 1 }));
-    await expiring.s.recordResult(result(runId, 'expiring', { row: 2 }));
-    const items = async (slotRow: number) =>
+    // A row of another block: a counter of its own.
+    const other = COUNT_BLOCK_ROWS + 2;
+    await expiring.s.recordResult(result(runId, 'expiring', { row: other }));
+    const ttlOf = async (slot: number, sk: string) =>
       (
         await kept.doc.send(
           new QueryCommand({
             TableName: res.table,
-            KeyConditionExpression: 'pk = :pk',
-            ExpressionAttributeValues: { ':pk': resultPk(runId, 0, slotRow) },
+            KeyConditionExpression: 'pk = :pk AND sk = :sk',
+            ExpressionAttributeValues: { ':pk': resultPk(runId, 0, slot), ':sk': sk },
           }),
         )
-      ).Items ?? [];
-    const ttlOf = (list: Record<string, unknown>[], sk: string) => list.find((i) => i.sk === sk)?.ttl;
-    const first = await items(1);
-    const second = await items(2);
-    expect(ttlOf(first, resultSk(1, 'kept'))).toBeUndefined();
-    expect(ttlOf(second, resultSk(2, 'expiring'))).toBe(at / 1000 + 90 * 86_400);
-    // Rows 1 and 2 are in different slots: each slot has its own counter block.
-    const counter = (list: Record<string, unknown>[]) =>
-      list.find((i) => String(i.sk).startsWith(COUNT_PREFIX));
-    expect(counter(first)?.ttl).toBeUndefined();
-    expect(counter(second)?.ttl).toBe(at / 1000 + 90 * 86_400);
+      ).Items?.[0]?.ttl;
+    expect(await ttlOf(1, resultSk(1, 'kept'))).toBeUndefined();
+    expect(await ttlOf(other % RESULT_SLOTS, resultSk(other, 'expiring'))).toBe(at / 1000 + 90 * 86_400);
+    const counterTtl = (row: number) => ttlOf(countSlotOf(countBlockOf(row)), countSk(countBlockOf(row)));
+    expect(await counterTtl(1)).toBeUndefined();
+    expect(await counterTtl(other)).toBe(at / 1000 + 90 * 86_400);
     kept.destroy();
     expiring.destroy();
   });

@@ -10,7 +10,7 @@
  * | definition   | `RUN#<runId>`                   | `SPEC`             | `suite`, `prompts` (JSON): read once per process                                                         | at create                                 |
  * | part         | `RUN#<runId>`                   | `PART#<part>`      | `closed`, `rows`, `invalidRows`, `counters`, `countersDone`, `done`                                            | when the part closes, once per counter that completes, when it completes |
  * | result       | `RESULTS#<runId>#<part>#<slot>` | `R#<row>#<itemId>` | `status`, `failureKind`, `costUsd`, `finishedAt`, `result` (the ItemResult as deflated JSON, binary) or `resultRef` (its S3 key) | one conditional put per item              |
- * | block counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT#<block>`   | `rows` (the rows counted, a number set of their places in the block), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | with each result, once: a row joins `rows` on the condition it is not there yet |
+ * | block counter | `RESULTS#<runId>#<part>#<slot>` | `COUNT#<block>`   | `rows` (the rows counted, a number set of their places in the block), `done`, `failed`, `spentUsd`, `expected` (set when the part closes), `complete` | once per batch of results it counts (rows of one block recorded together), each row once: rows join `rows` on the condition none is there yet |
  * | spend shard  | `SPEND#<runId>#<shard>`         | `SPEND`            | `spentUsd`: only for a run with a budget                                                                 | once per worker batch: what the batch's results spent |
  * | budget ledger | `SPEND#<runId>#budget`         | `SPEND`            | `grantedUsd`: what processes leased of the run's budget (only for a run with a budget; see dynamo-budget-ledger.ts) | a conditional ADD per lease (a block of many calls), kept within the budget |
  * | day's spend  | `DAYSPEND#<yyyy-mm-dd>#<shard>` | `SPEND`            | `spentUsd`, `ttl`: every run's results of that UTC day (8 shards)                                        | once per worker batch that spent money    |
@@ -21,9 +21,12 @@
  * its row to the counter's set of rows on the condition that it is not there: both idempotent,
  * so a redelivery never counts twice and a delivery that died between the two is made good by
  * the next, with no transaction (results of one slot never conflict). Items spread by row over
- * {@link RESULT_SLOTS} slots per part, and a slot's rows over counters of at most
- * {@link COUNT_BLOCK_ROWS} rows each, so that a counter stays under 1 KB and its write costs one
- * unit. Completion is counted upward, each step once: a counter is complete when it holds as
+ * {@link RESULT_SLOTS} slots per part; they are counted in blocks of
+ * {@link COUNT_BLOCK_ROWS} consecutive rows, a counter per block, so that a counter stays under
+ * 1 KB and its write costs one unit, and so that a worker's batch (items sent together, mostly
+ * of consecutive rows) counts its results in a write per block it touches
+ * ({@link DynamoRunStore.recordResults}), not one per result. Completion is counted upward,
+ * each step once: a counter is complete when it holds as
  * many rows as ingest said when closing its part; the part, when all its counters are; the
  * run, when its last part is known and all its parts are. Only those steps (one per counter, in
  * small transactions) touch the part's and the run's items. Throttled calls and transaction
@@ -76,7 +79,9 @@ import {
   COUNT_BLOCK_ROWS,
   COUNT_PREFIX,
   countBlockOf,
+  countPlaceOf,
   countSk,
+  countSlotOf,
   DAY_SPEND_SHARDS,
   daySpendPk,
   itemIdOfResultSk,
@@ -198,13 +203,22 @@ interface SpecItem {
 }
 
 interface CountItem {
-  /** The rows counted (each once), by their place in the counter's block ({@link placeOf}). */
+  /** The rows counted (each once), by their place in the counter's block (`countPlaceOf`). */
   rows?: Set<number>;
   done?: number;
   failed?: number;
   spentUsd?: number;
   expected?: number;
   complete?: boolean;
+}
+
+/** A result written, to be counted. */
+interface Written {
+  result: ItemResult;
+  cost: number;
+  facts: RunFacts;
+  /** False when the item had a result already (a redelivery). */
+  recorded: boolean;
 }
 
 interface PartItem {
@@ -455,36 +469,74 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   async recordResult(result: ItemResult): Promise<RecordOutcome> {
+    return (await this.recordResults([result]))[0]!;
+  }
+
+  /**
+   * Each result written as {@link recordResult} writes it, then counted: results whose rows share
+   * a counter in one write for them all, on the condition that none of their rows is counted
+   * yet; when one is (a redelivery), each is counted on its own. A run that is complete now says
+   * so on its first result only.
+   */
+  async recordResults(results: readonly ItemResult[]): Promise<RecordOutcome[]> {
+    const written = await Promise.all(results.map((result) => this.write(result)));
+    // By counter, each row once in a write (a message delivered twice in one batch is two).
+    const groups: Written[][] = [];
+    const open = new Map<string, { group: Written[]; rows: Set<number> }>();
+    for (const entry of written) {
+      const { pk, sk } = counterKey(entry.result.runId, entry.result.part ?? 0, entry.result.row);
+      const key = `${pk}\n${sk}`;
+      let at = open.get(key);
+      if (!at || at.rows.has(entry.result.row)) {
+        at = { group: [], rows: new Set() };
+        groups.push(at.group);
+        open.set(key, at);
+      }
+      at.group.push(entry);
+      at.rows.add(entry.result.row);
+    }
+    const complete = new Set<Written>();
+    await Promise.all(
+      groups.map(async (group) => {
+        const first = group[0]!.result;
+        const count = await this.count(group);
+        if (await this.settle(first.runId, first.part ?? 0, first.row, count)) complete.add(group[0]!);
+      }),
+    );
+    const told = new Set<string>();
+    return written.map((entry) => {
+      const { runId } = entry.result;
+      // What the items held in this process is spent now (their lease already paid for it).
+      if (entry.facts.budgeted) this.ledger.release(runId, entry.result.itemId);
+      const completes = complete.has(entry) && !told.has(runId);
+      if (completes) told.add(runId);
+      return { recorded: entry.recorded, complete: completes };
+    });
+  }
+
+  /** A result's item written once (a `budget` failure replaced), not counted yet. */
+  private async write(result: ItemResult): Promise<Written> {
     const facts = await this.runFacts(result.runId);
     const cost = resultCost(result);
-    let recorded = true;
     const json = JSON.stringify(result);
     const inline = { ...resultItem(result, cost, deflateRawSync(json)), ...this.expiry() };
     const large = dynamoItemBytes(inline) > DYNAMO_ITEM_BYTES;
     // A redelivery of an item whose large result is in writes no second body.
-    if (large && (await this.hasFinalResult(result))) recorded = false;
-    else {
-      const item = large ? await this.byReference(result, inline, json) : inline;
-      try {
-        await this.send(
-          new PutCommand({
-            TableName: this.tableName,
-            Item: item,
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        );
-      } catch (err) {
-        if (!isConditionalCheckFailed(err)) throw err;
-        recorded = await this.replaceBudgetResult(result, item, cost, facts);
-      }
+    if (large && (await this.hasFinalResult(result))) return { result, cost, facts, recorded: false };
+    const item = large ? await this.byReference(result, inline, json) : inline;
+    try {
+      await this.send(
+        new PutCommand({
+          TableName: this.tableName,
+          Item: item,
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
+      );
+      return { result, cost, facts, recorded: true };
+    } catch (err) {
+      if (!isConditionalCheckFailed(err)) throw err;
+      return { result, cost, facts, recorded: await this.replaceBudgetResult(result, item, cost, facts) };
     }
-    const count = await this.count(result, cost, facts);
-    // What the item held in this process is spent now (its lease already paid for it).
-    if (facts.budgeted) this.ledger.release(result.runId, result.itemId);
-    return {
-      recorded,
-      complete: await this.settle(result.runId, result.part ?? 0, result.row, count),
-    };
   }
 
   /**
@@ -553,42 +605,57 @@ export class DynamoRunStore implements RunStore, RunHistory {
   }
 
   /**
-   * Counts the result in its block's counter, once: its row joins the counter's set of rows,
-   * with the done/failed count and the money, on the condition that the row is not in the set
-   * yet. A redelivered result (its put already done, by this delivery or one that died before
-   * counting) is counted if it was not, never twice; no transaction, so results of one slot
-   * never conflict. Returns the counter as it is now.
+   * Counts results of one counter's block, each once: their rows join the counter's set of rows,
+   * with the done/failed counts and the money, on the condition that none of the rows is in the
+   * set yet. A redelivered result (its put already done, by this delivery or one that died
+   * before counting) is counted if it was not, never twice: when the condition fails, each
+   * result is counted on its own. No transaction, so results of one slot never conflict.
+   * Returns the counter as it is now.
    */
-  private async count(result: ItemResult, cost: number, facts: RunFacts): Promise<CountItem> {
-    const key = counterKey(result.runId, result.part ?? 0, result.row);
+  private async count(group: readonly Written[]): Promise<CountItem> {
+    const first = group[0]!.result;
+    const key = counterKey(first.runId, first.part ?? 0, first.row);
     const { ttl } = this.expiry();
+    const failed = group.filter((entry) => entry.result.status === 'failed').length;
+    const tallies = [
+      ...(failed < group.length ? [['#done', 'done', ':done', group.length - failed] as const] : []),
+      ...(failed > 0 ? [['#failed', 'failed', ':failed', failed] as const] : []),
+    ];
+    const places = group.map((entry) => countPlaceOf(entry.result.row));
     try {
       const out = await this.send<{ Attributes?: Record<string, unknown> }>(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          UpdateExpression: `ADD #rows :rows, #counter :one, #spent :cost${ttl ? ' SET #ttl = :ttl' : ''}`,
-          ConditionExpression: 'NOT contains(#rows, :row)',
+          UpdateExpression: `ADD #r :rows, ${tallies.map(([name, , value]) => `${name} ${value}, `).join('')}#spent :cost${ttl ? ' SET #ttl = :ttl' : ''}`,
+          // DynamoDB takes a condition of at most 4 KB: a whole block's rows, written tersely, fit.
+          ConditionExpression: places.map((_, i) => `NOT contains(#r,:p${i})`).join(' AND '),
           ExpressionAttributeNames: {
-            '#rows': 'rows',
-            '#counter': result.status === 'failed' ? 'failed' : 'done',
+            '#r': 'rows',
+            ...Object.fromEntries(tallies.map(([name, attribute]) => [name, attribute])),
             '#spent': 'spentUsd',
             ...(ttl ? { '#ttl': 'ttl' } : {}),
           },
           ExpressionAttributeValues: {
-            ':rows': new Set([placeOf(result.row)]),
-            ':row': placeOf(result.row),
-            ':one': 1,
-            ':cost': cost,
+            ':rows': new Set(places),
+            ...Object.fromEntries(places.map((place, i) => [`:p${i}`, place])),
+            ...Object.fromEntries(tallies.map(([, , value, n]) => [value, n])),
+            ':cost': group.reduce((sum, entry) => sum + entry.cost, 0),
             ...(ttl ? { ':ttl': ttl } : {}),
           },
           ReturnValues: 'ALL_NEW',
         }),
       );
-      this.addSpend(result, cost, facts);
+      for (const entry of group) this.addSpend(entry.result, entry.cost, entry.facts);
       return out.Attributes as CountItem;
     } catch (err) {
       if (!isConditionalCheckFailed(err)) throw err;
+      if (group.length > 1) {
+        // Some row was counted before: each on its own, the counter as the last left it.
+        let count: CountItem | undefined;
+        for (const entry of group) count = await this.count([entry]);
+        return count!;
+      }
       // Counted before: the counter as it is.
       const out = await this.send<{ Item?: Record<string, unknown> }>(
         new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: true }),
@@ -875,7 +942,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const expected = new Map<number, { row: number; rows: number }>();
     for (let i = 0; i < closing.rows.length; i += 1) {
       const row = closing.rows[i]!;
-      const key = countBlockOf(row) * RESULT_SLOTS + slotOf(row);
+      const key = countBlockOf(row);
       const counter = expected.get(key);
       if (counter) counter.rows += 1;
       else expected.set(key, { row, rows: 1 });
@@ -1309,15 +1376,9 @@ export class DynamoRunStore implements RunStore, RunHistory {
 /** The rows a counter has counted. */
 const counted = (count: CountItem) => count.rows?.size ?? 0;
 
-/**
- * A row's place in its counter's block, 0 to {@link COUNT_BLOCK_ROWS} − 1: what the counter's
- * set holds (three digits at most, where a row of a large dataset has eight).
- */
-const placeOf = (row: number) => Math.floor(row / RESULT_SLOTS) % COUNT_BLOCK_ROWS;
-
-/** The counter of a row's block, in its slot's partition. */
+/** The counter of a row's block, in its block's slot's partition. */
 const counterKey = (runId: string, part: number, row: number): TableKey => ({
-  pk: resultPk(runId, part, slotOf(row)),
+  pk: resultPk(runId, part, countSlotOf(countBlockOf(row))),
   sk: countSk(countBlockOf(row)),
 });
 

@@ -298,6 +298,13 @@ export class LocalRunStore implements RunStore {
     return { recorded: true, complete };
   }
 
+  /** One after the other: a local run's results are lines of one file. */
+  async recordResults(results: readonly ItemResult[]): Promise<RecordOutcome[]> {
+    const outcomes: RecordOutcome[] = [];
+    for (const result of results) outcomes.push(await this.recordResult(result));
+    return outcomes;
+  }
+
   async resultIds(runId: string, part?: number): Promise<IdSet> {
     await this.load();
     const index = await this.index(this.need(runId));

@@ -120,13 +120,20 @@ export const resultSk = (row: number, itemId: string) =>
 /** The item id of a result's sort key. */
 export const itemIdOfResultSk = (sk: string) => sk.slice(P.result.length + ROW_DIGITS + 1);
 /**
- * A slot's results are counted in blocks of at most this many rows, each block a counter item
- * of its own in the slot's partition: a counter holds the rows it counted, and a write costs a
- * unit per KB of the item, so no counter may grow past 1 KB however many rows the slot holds.
+ * A part's results are counted in blocks of this many consecutive rows, each block a counter
+ * item of its own in the partition of slot {@link countSlotOf}: a counter holds the rows it
+ * counted, and a write costs a unit per KB of the item, so no counter may grow past 1 KB however
+ * many rows the part holds. Consecutive rows share a counter so that a worker's batch, whose
+ * items mostly came off the queue together and so were sent together, counts its results in a
+ * few writes, not one per result.
  */
 export const COUNT_BLOCK_ROWS = 128;
-/** The block of a row's counter within its slot (rows `slot + RESULT_SLOTS·k` by `k`). */
-export const countBlockOf = (row: number) => Math.floor(row / (RESULT_SLOTS * COUNT_BLOCK_ROWS));
+/** The block of a row's counter (rows `COUNT_BLOCK_ROWS·k` to `COUNT_BLOCK_ROWS·(k+1) − 1`). */
+export const countBlockOf = (row: number) => Math.floor(row / COUNT_BLOCK_ROWS);
+/** A row's place in its block's counter, 0 to {@link COUNT_BLOCK_ROWS} − 1 (what the counter's set holds). */
+export const countPlaceOf = (row: number) => row % COUNT_BLOCK_ROWS;
+/** The slot whose partition holds a block's counter: blocks spread over the slots as rows do. */
+export const countSlotOf = (block: number) => block % RESULT_SLOTS;
 export const COUNT_PREFIX = P.count;
 export const countSk = (block: number) => `${P.count}${String(block).padStart(6, '0')}`;
 /** A part's record, in the run's partition (sorted by part). */

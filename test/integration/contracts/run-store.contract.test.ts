@@ -13,6 +13,7 @@ import {
   RunExistsError,
   RunNotFoundError,
 } from '../../../shared/model/errors.js';
+import { resultCost } from '../../../shared/model/model.js';
 import type { RunStore } from '../../../shared/ports/ports.js';
 import { tempDir } from '../../helpers.js';
 import { awsStack, budgetFailure, collect, fresh, result, runRecord } from './fixtures.js';
@@ -312,6 +313,34 @@ describe.each(adapters)('RunStore contract: %s', { timeout: 60_000 }, (_name, ma
       complete: true,
     });
     expect(await s.getRun(id)).toMatchObject({ status: 'aggregating', total: 3, invalidRows: 1 });
+  });
+
+  it('records a batch of results at once: each its own outcome in order, one recorded before not counted again, the run complete on one of them', async () => {
+    const id = fresh('batch');
+    const s = await storeFor(id);
+    await s.createRun(runRecord(id));
+    // More rows than one counter block and one counter write hold, on DynamoDB.
+    const rows = Array.from({ length: 150 }, (_, row) => row);
+    const results = rows.map((row) =>
+      result(id, `i${row}`, { row, status: row % 10 === 0 ? 'failed' : 'scored' }),
+    );
+    await s.recordResult(results[5]!);
+    expect(await s.closePart(id, 0, { rows, invalidRows: 0, last: true })).toEqual({ complete: false });
+
+    const outcomes = await s.recordResults(results);
+    expect(outcomes.map((o) => o.recorded)).toEqual(rows.map((row) => row !== 5));
+    expect(outcomes.filter((o) => o.complete).length).toBeGreaterThanOrEqual(1);
+    const counters = await s.counters(id);
+    expect(counters).toMatchObject({ done: 135, failed: 15, total: 150 });
+    expect(counters?.spentUsd).toBeCloseTo(
+      results.reduce((sum, r) => sum + resultCost(r), 0),
+      12,
+    );
+    // Again, all redelivered: nothing counted, the run still complete.
+    const again = await s.recordResults(results.slice(0, 3));
+    expect(again.map((o) => o.recorded)).toEqual([false, false, false]);
+    expect(again.some((o) => o.complete)).toBe(true);
+    expect(await s.counters(id)).toMatchObject({ done: 135, failed: 15, total: 150 });
   });
 
   it('a part closed after all its results came in completes the run', async () => {
