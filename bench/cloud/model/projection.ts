@@ -7,9 +7,11 @@
  * - per-item costs scale with the items;
  * - the rate follows the fleet's ramp second by second: the items mapping's lanes grow from
  *   where Lambda starts them at its documented rate up to their most (fleet.ts), each lane
- *   scoring a full batch per mean full-batch duration of the run, never faster than ingest's
- *   steady rate as measured, nor than the table serves (its warm throughput, doubling each half
- *   hour up to its quota) at the request units per item the run took at its busiest;
+ *   scoring a full batch per mean full-batch duration of the run, never more than ingest has
+ *   queued (ingest at its steady rate as measured, with the ranges the target has at once),
+ *   nor than the table serves: its warm throughput, doubling each half hour up to its quota,
+ *   planned to 80 % so a second busier than the mean fits, and taken first by ingest's claims
+ *   (a unit a row while it reads) and then by the units per item the rest of the run took;
  * - wall = the time to the first result + the ramped time for the target + the tail after the
  *   last result (the aggregation), the tail projected as a per-run figure;
  * - per batch, per pass: constant (the largest measured); with two sizes, a figure that grew by
@@ -28,6 +30,7 @@
  * exercise) counts as not within limits, with the reason.
  */
 import { awsEnvSchema } from '../../../shared/adapters/aws/env.js';
+import { KEY_PREFIXES } from '../../../shared/lib/layout/table.js';
 import { FUNCTIONS, HEADROOM, PARTITION_LIMITS, type RunFigures, round } from './figures.js';
 import type { Growth } from './kinds.js';
 
@@ -271,47 +274,55 @@ export function projectRamp(
   if (perLane === null)
     return { seconds: null, steady: 0, setBy: 'not measured', rampSeconds: 0, peakConcurrency: 0, reasons };
   const ingest = ingestRateAt(run, target);
-  // The table's units per item at the run's busiest second, so a burst is not averaged away.
-  const wruPerItem =
-    run.itemsPerSecond > 0
-      ? Math.max(run.perItem.dynamoWriteUnits, run.tablePeak.wru / run.itemsPerSecond)
-      : run.perItem.dynamoWriteUnits;
-  const rruPerItem =
-    run.itemsPerSecond > 0
-      ? Math.max(run.perItem.dynamoReadUnits, run.tablePeak.rru / run.itemsPerSecond)
-      : run.perItem.dynamoReadUnits;
+  const units = tableUnits(run);
+  // What the table serves in second `t`: its warm throughput, doubling each half hour up to its
+  // quota, planned to 80 % of it so that a second busier than the mean fits.
   const table = (t: number) => {
     const doublings = 2 ** Math.floor(t / 1800);
-    const wru = Math.min(run.tablePeak.quota.wru, run.tablePeak.warm.wru * doublings);
-    const rru = Math.min(run.tablePeak.quota.rru, run.tablePeak.warm.rru * doublings);
-    return Math.min(
-      wruPerItem > 0 ? wru / wruPerItem : Infinity,
-      rruPerItem > 0 ? rru / rruPerItem : Infinity,
-    );
+    return {
+      wru: HEADROOM * Math.min(run.tablePeak.quota.wru, run.tablePeak.warm.wru * doublings),
+      rru: HEADROOM * Math.min(run.tablePeak.quota.rru, run.tablePeak.warm.rru * doublings),
+    };
   };
+  const per = (capacity: number, unitsPerItem: number) =>
+    unitsPerItem > 0 ? capacity / unitsPerItem : Number.POSITIVE_INFINITY;
+  let queued = 0;
   let done = 0;
   let t = 0;
   let lanes = Math.min(most, scaling.initial);
   let rampSeconds = 0;
   let tableBound = 0;
-  let setBy = '';
-  let steady = 0;
+  const seconds: { rate: number; why: string; ramping: boolean }[] = [];
   const n = (x: number) => Math.round(x).toLocaleString('en-US');
   while (done < target && t < 24 * 3600) {
+    const served = table(t);
+    // Ingest first (its claims): it queues at its rate while rows are left, as the table lets it.
+    const ingesting =
+      queued < target
+        ? Math.min(
+            target - queued,
+            ingest?.rate ?? Number.POSITIVE_INFINITY,
+            per(served.wru, units.ingest.wru),
+            per(served.rru, units.ingest.rru),
+          )
+        : 0;
+    queued += ingesting;
     const fleet = lanes * perLane;
     const caps = [
       { rate: fleet, why: `the worker fleet: ${n(lanes)} lanes × ${round(perLane, 2)} items/s` },
-      ...(ingest !== null ? [{ rate: ingest.rate, why: ingest.why }] : []),
       {
-        rate: table(t),
-        why: `the table's throughput (${n(run.tablePeak.warm.wru)} WRU/s warm, quota ${n(run.tablePeak.quota.wru)}) at ${round(wruPerItem, 2)} WRU and ${round(rruPerItem, 2)} RRU per item`,
+        rate: Math.min(
+          per(served.wru - ingesting * units.ingest.wru, units.worker.wru),
+          per(served.rru - ingesting * units.ingest.rru, units.worker.rru),
+        ),
+        why: `the table's throughput (${n(run.tablePeak.warm.wru)} WRU/s warm, quota ${n(run.tablePeak.quota.wru)}, planned to ${HEADROOM * 100} %) at ${round(units.worker.wru, 2)} WRU and ${round(units.worker.rru, 2)} RRU per item scored${ingesting > 0 ? `, beside ingest's ${round(units.ingest.wru, 2)} WRU a row` : ''}`,
       },
+      ...(ingest !== null && queued - done <= fleet ? [{ rate: queued - done, why: ingest.why }] : []),
     ];
     const cap = caps.reduce((a, b) => (b.rate < a.rate ? b : a));
-    if (cap === caps[caps.length - 1] && cap.rate < fleet) tableBound += 1;
-    steady = cap.rate;
-    setBy = cap.why;
-    done += cap.rate;
+    if (cap === caps[1] && cap.rate < fleet) tableBound += 1;
+    seconds.push({ rate: cap.rate, why: cap.why, ramping: lanes < most });
+    done += Math.max(0, Math.min(cap.rate, queued - done));
     t += 1;
     if (lanes < most) {
       lanes = Math.min(most, lanes + scaling.perMinute / 60);
@@ -320,13 +331,46 @@ export function projectRamp(
   }
   if (tableBound > 0)
     reasons.push(
-      `the fleet would offer the table more than it serves for ${n(tableBound)} s (its warm throughput ${n(run.tablePeak.warm.wru)} WRU/s${run.tablePeak.warm.declared ? '' : ', a new table’s'}, quota ${n(run.tablePeak.quota.wru)}): requests would be refused`,
+      `the fleet would offer the table more than 80 % of what it serves for ${n(tableBound)} s (its warm throughput ${n(run.tablePeak.warm.wru)} WRU/s${run.tablePeak.warm.declared ? '' : ', a new table’s'}, quota ${n(run.tablePeak.quota.wru)}): requests would be refused`,
     );
+  // Steady: the median second once the fleet has ramped (the last, partial second left out),
+  // and what held most of those seconds back.
+  const settled = seconds.slice(0, -1).filter((s) => !s.ramping);
+  const phase = settled.length > 0 ? settled : seconds;
+  const steady = phase.map((s) => s.rate).sort((a, b) => a - b)[Math.floor(phase.length / 2)] ?? 0;
+  const held = new Map<string, number>();
+  for (const s of phase) held.set(s.why, (held.get(s.why) ?? 0) + 1);
+  const setBy = [...held].sort((a, b) => b[1] - a[1])[0]?.[0] ?? '';
   if (done < target) reasons.push('the projected run does not end within a day');
-  // The last second's part: only what was left of the target.
-  const over = done - target;
-  const seconds = done >= target ? round(t - (steady > 0 ? over / steady : 0), 1) : null;
-  return { seconds, steady, setBy, rampSeconds, peakConcurrency: Math.round(lanes), reasons };
+  // Never more than queued, so the last second ends the target: whole seconds.
+  return {
+    seconds: done >= target ? t : null,
+    steady,
+    setBy,
+    rampSeconds,
+    peakConcurrency: Math.round(lanes),
+    reasons,
+  };
+}
+
+/**
+ * The table's request units of the run, split by who asks: ingest's claims of the items' ids
+ * (the `IDS` keys, one per row), which come while ingest reads, and the rest per item scored
+ * (results, counters, the cache, leases, spend), which come as items complete.
+ */
+export function tableUnits(run: RunFigures): {
+  ingest: { wru: number; rru: number };
+  worker: { wru: number; rru: number };
+} {
+  const ids = run.keyFamilies[KEY_PREFIXES.ids.slice(0, -1)];
+  const ingest = { wru: (ids?.writeUnits ?? 0) / run.items, rru: (ids?.readUnits ?? 0) / run.items };
+  return {
+    ingest,
+    worker: {
+      wru: Math.max(0, run.perItem.dynamoWriteUnits - ingest.wru),
+      rru: Math.max(0, run.perItem.dynamoReadUnits - ingest.rru),
+    },
+  };
 }
 
 /** Two runs aggregated the same way: both in one pass or both in parts. */

@@ -10,7 +10,7 @@ import { type Deployment, synthesizeDeployment } from '../../../bench/cloud/mode
 import type { RunFigures } from '../../../bench/cloud/model/figures.js';
 import { FUNCTIONS } from '../../../bench/cloud/model/figures.js';
 import { type CloudModelReport, runModel } from '../../../bench/cloud/model/model.js';
-import { ingestRateAt } from '../../../bench/cloud/model/projection.js';
+import { ingestRateAt, projectRamp, tableUnits } from '../../../bench/cloud/model/projection.js';
 import { AWS_PRICES } from '../../../bench/parts/cost.js';
 
 const ITEMS = 300;
@@ -151,7 +151,7 @@ describe('capacity model', () => {
 
 describe('capacity model under a hot partition key', () => {
   it('shows a key pushed past a lowered partition limit as the hottest key, and what was throttled', async () => {
-    const report = await model({ partitionLimits: { writeUnitsPerSecond: 20, readUnitsPerSecond: 3000 } });
+    const report = await model({ partitionLimits: { writeUnitsPerSecond: 10, readUnitsPerSecond: 3000 } });
     expect(report.throttled).toBeGreaterThan(0);
     expect(report.hottestKey!.peakWruPerSecond).toBeGreaterThan(0);
     const goal = (start: string) => report.goals.find((g) => g.goal.startsWith(start))!;
@@ -161,7 +161,7 @@ describe('capacity model under a hot partition key', () => {
     // What a key was asked is counted beyond what it could take.
     const busiest = Object.values(report.keyFamilies).sort((a, b) => b.refused - a.refused)[0]!;
     expect(busiest.refused).toBeGreaterThan(0);
-    expect(busiest.peakOfferedWruPerSecond).toBeGreaterThan(20);
+    expect(busiest.peakOfferedWruPerSecond).toBeGreaterThan(10);
     // Throttled calls are retried by the product: the run still ends with every item once.
     expect(report.report.everyItemOnce).toBe(true);
   });
@@ -203,6 +203,42 @@ describe('ingest projected to a larger file', () => {
     expect(
       ingestRateAt({ ...run, stages: { ingestSteadyItemsPerSecond: null } } as unknown as RunFigures, 10),
     ).toBeNull();
+  });
+});
+
+describe('the table shared by ingest and the workers, projected', () => {
+  // 20,000 items; ingest queues 4,000 a second, claiming 1 WRU a row; scoring takes 2 WRU an
+  // item more; the fleet (100 lanes from the start) could score 5,000 a second; the table is
+  // warm at 10,000 WRU/s, planned to 80 %: 8,000.
+  const run = {
+    items: 20_000,
+    itemsPerSecond: 2_000,
+    basis: { datasetBytes: 1_000_000, chunkBytes: 2_000_000 },
+    stages: { ingestSteadyItemsPerSecond: 4_000, workerFleetItemsPerSecond: 5_000 },
+    fleet: {
+      reserved: { ingest: 20 },
+      accountConcurrency: 1000,
+      scaling: { initial: 100, perMinute: 1000, concurrency: 100 },
+    },
+    keyFamilies: { IDS: { writeUnits: 20_000, readUnits: 0 } },
+    perItem: { dynamoWriteUnits: 3, dynamoReadUnits: 0 },
+    tablePeak: { warm: { wru: 10_000, rru: 10_000, declared: true }, quota: { wru: 40_000, rru: 40_000 } },
+  } as unknown as RunFigures;
+
+  it("splits the units between ingest's claims and the items scored", () => {
+    expect(tableUnits(run)).toEqual({ ingest: { wru: 1, rru: 0 }, worker: { wru: 2, rru: 0 } });
+  });
+
+  it('gives the workers what ingest leaves of the table while it reads, and the whole table after', () => {
+    const ramp = projectRamp(run, 20_000);
+    // Seconds 0-4: ingest queues 4,000 (4,000 WRU); the workers score (8,000 − 4,000) / 2 =
+    // 2,000 a second: 10,000 by the end of second 4. Seconds 5-6: 8,000 / 2 = 4,000 a second,
+    // 18,000. Second 7: the last 2,000. Eight seconds; the median second scored 2,000.
+    expect(ramp.seconds).toBe(8);
+    expect(ramp.steady).toBe(2_000);
+    expect(ramp.setBy).toMatch(/the table's throughput .* beside ingest's 1 WRU a row/);
+    // The fleet (5,000) offered more than the table's 80 % in seven of those seconds.
+    expect(ramp.reasons.join(' ')).toMatch(/more than 80 % of what it serves for 7 s/);
   });
 });
 
