@@ -1,16 +1,18 @@
 /**
- * Where `assay cloud`'s time goes: runs a GEC suite of N items through the local cloud (moto
- * plus the real handlers, in this process) and counts every AWS call by operation, with the
- * time each took from request to response. Without `--faults` the suite runs on the simulator
- * (a fault-free baseline); with it, against the fault-injection server of `npm run chaos`.
+ * Where `assay cloud`'s time and table go: runs a GEC suite of N items (with a budget, as a
+ * deployment's default gives every run) through the local cloud (moto plus the real handlers,
+ * each container a thread of this process) and counts the AWS calls by operation. Without
+ * `--faults` the suite runs on the simulator (a fault-free baseline); with it, against the
+ * fault-injection server of `npm run chaos`.
  *
  * `npx tsx bench/cloud-calls.ts [--items 200] [--faults] [--seed 1] [--json file]`
  *
- * Calls are seen through Node's `http.client.*` diagnostics channels, so every SDK client
- * (the poller's, the functions') is counted without touching them; request bodies are kept
- * (`ClientRequest.end` is wrapped) only to tell which kind of item a single-item DynamoDB call
- * reads or writes (`GetItem CACHE#`, `GetItem RUN#`…). moto handles one request at a time, so
- * a call's time includes its wait for the server's lock.
+ * What this thread sends (the poller's SQS and S3 calls) is seen through Node's `http.client.*`
+ * diagnostics channels, with the time each took; moto handles one request at a time, so a
+ * call's time includes its wait for the server's lock. The functions run in worker threads,
+ * whose requests those channels do not see: DynamoDB's are counted by the moto stand-in itself
+ * (requests and request units by operation, as DynamoDB counts them), the figures the capacity
+ * model's `per item` line gives for the same run.
  */
 import diagnostics from 'node:diagnostics_channel';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
@@ -96,7 +98,7 @@ async function writeDataset(dir: string): Promise<string> {
       method: 'baseline',
       dataset: { path: 'data.csv' },
       backends: ['openai:gpt-4o-mini'],
-      run: { concurrency: 64, maxAttempts: 6, timeoutMs: 10_000 },
+      run: { concurrency: 64, maxAttempts: 6, timeoutMs: 10_000, budgetUsd: 100 },
     }),
   );
   return suitePath;
@@ -139,11 +141,32 @@ try {
         `${(t.ms / t.calls).toFixed(1).padStart(8)} ${(t.ms / 1000).toFixed(1).padStart(8)}`,
     ),
   ];
+  const served = Object.entries(result.tableServed ?? {}).sort((a, b) => b[1].requests - a[1].requests);
+  const sum = (pick: (s: { requests: number; read: number; write: number }) => number) =>
+    served.reduce((n, [, s]) => n + pick(s), 0);
+  const writeOps = new Set(['PutItem', 'UpdateItem', 'DeleteItem', 'BatchWriteItem', 'TransactWriteItems']);
+  const requests = (write: boolean) =>
+    served.filter(([op]) => writeOps.has(op) === write).reduce((n, [, s]) => n + s.requests, 0);
+  const perItem = {
+    dynamoWriteUnits: sum((s) => s.write) / ITEMS,
+    dynamoReadUnits: sum((s) => s.read) / ITEMS,
+    dynamoWriteRequests: requests(true) / ITEMS,
+    dynamoReadRequests: requests(false) / ITEMS,
+  };
+  lines.push(
+    '',
+    `DynamoDB, as the moto stand-in served it: per item ${perItem.dynamoWriteUnits.toFixed(2)} WRU, ${perItem.dynamoReadUnits.toFixed(2)} RRU (${perItem.dynamoWriteRequests.toFixed(2)} write and ${perItem.dynamoReadRequests.toFixed(2)} read requests)`,
+    `${'operation'.padEnd(34)} ${'requests'.padStart(9)} ${'/item'.padStart(6)} ${'WRU'.padStart(9)} ${'RRU'.padStart(9)}`,
+    ...served.map(
+      ([op, s]) =>
+        `${`DynamoDB.${op}`.padEnd(34)} ${String(s.requests).padStart(9)} ${(s.requests / ITEMS).toFixed(2).padStart(6)} ${s.write.toFixed(0).padStart(9)} ${s.read.toFixed(0).padStart(9)}`,
+    ),
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
   if (values.json) {
     await writeFile(
       values.json,
-      `${JSON.stringify({ items: ITEMS, faults: Boolean(server), wallSeconds: wall, runSeconds: run, calls: Object.fromEntries(rows) }, null, 2)}\n`,
+      `${JSON.stringify({ items: ITEMS, faults: Boolean(server), wallSeconds: wall, runSeconds: run, calls: Object.fromEntries(rows), perItem, dynamo: Object.fromEntries(served) }, null, 2)}\n`,
     );
   }
 } finally {

@@ -35,7 +35,8 @@ back, on the same port (see `LimitsControl`):
                                  "keyPrefix": P} (no "table": the default of every table without
                                 its own; a "keyPrefix": the table's limits only for keys with it)
     GET  /_assay/limits?table=NAME
-    GET  /_assay/limits/stats?table=NAME
+    GET  /_assay/limits/stats?table=NAME   (what was refused, the hottest keys, and what was
+                                            served: requests and units by operation)
 
 Usage: python3 scripts/moto_serial.py -H 127.0.0.1 -p PORT
 """
@@ -347,6 +348,8 @@ class PartitionLimits:
         self.partitions = {}
         # table name -> {operation: {kind: requests refused}}
         self.throttled = {}
+        # table name -> {operation: {"requests": served, "read": units, "write": units}}
+        self.served = {}
 
     def rate(self, table, kind, key=None):
         """The units a second a partition key of the table gets: the table's own limit, if it has
@@ -377,9 +380,17 @@ class PartitionLimits:
         rate = self.rate(charge.table, charge.kind, charge.key)
         return tokens - drawn >= units or (not drawn and units > rate and tokens >= rate)
 
-    def take(self, units_by_charge, now):
+    def take(self, units_by_charge, now, operation):
+        """Draws the units of a request served (its condition failed or not), and counts it once
+        per table it touched, with its units by read/write."""
+        for table in {charge.table for charge in units_by_charge}:
+            entry = self.served.setdefault(table, {}).setdefault(
+                operation, {"requests": 0, "read": 0.0, "write": 0.0}
+            )
+            entry["requests"] += 1
         for charge, units in units_by_charge.items():
             self.partition(charge, now).take(units, now)
+            self.served[charge.table][operation][charge.kind] += units
 
     def refuse(self, operation, charges):
         """Counts the request as refused once per table and kind it was refused for, and each
@@ -455,6 +466,7 @@ class PartitionLimits:
                 "byOperation": {operation: dict(counts) for operation, counts in by_operation.items()},
             },
             "hotKeys": hot_keys,
+            "served": {operation: dict(entry) for operation, entry in self.served.get(table, {}).items()},
         }
 
 
@@ -519,9 +531,9 @@ class Single:
         try:
             result = perform()
         except ConditionalCheckFailed:
-            limits.take({self.charge: self.failed_units}, now)
+            limits.take({self.charge: self.failed_units}, now, self.operation)
             raise
-        limits.take({self.charge: self.units}, now)
+        limits.take({self.charge: self.units}, now, self.operation)
         return result
 
 
@@ -563,9 +575,9 @@ class Transaction:
         try:
             result = perform()
         except TransactionCanceledException:
-            limits.take(totals(self.actions, "failed_units"), now)
+            limits.take(totals(self.actions, "failed_units"), now, self.operation)
             raise
-        limits.take(needed, now)
+        limits.take(needed, now, self.operation)
         return result
 
 
@@ -596,14 +608,14 @@ class Batch:
                 left.append(part)
         if not left:
             result = perform()
-            limits.take(drawn, now)
+            limits.take(drawn, now, self.operation)
             return result
         if not done:
             limits.refuse(self.operation, [part["charge"] for part in left])
             raise throughput_exceeded(left[0]["charge"])
         handler.body = dict(handler.body, RequestItems=self.regroup(done))
         result = perform()
-        limits.take(drawn, now)
+        limits.take(drawn, now, self.operation)
         limits.refuse(self.operation, [part["charge"] for part in left])
         unprocessed = result.result.setdefault(self.unprocessed_field, {})
         for table, request in self.regroup(left).items():
@@ -893,7 +905,7 @@ def partition_limits(limits):
         if not limits.fits(charge, units, now):
             limits.refuse("Query", [charge])
             raise throughput_exceeded(charge)
-        limits.take({charge: units}, now)
+        limits.take({charge: units}, now, "Query")
         return result
 
     DynamoHandler.query = query

@@ -49,6 +49,8 @@ import {
   functionEnv,
   MOTO_REGION,
   motoClients,
+  type PartitionStats,
+  partitionStats,
   type ResourceNames,
   startMoto,
 } from './moto.js';
@@ -252,6 +254,11 @@ export interface LocalCloudResult {
   report?: Report;
   /** A sweep's report (its variant runs' reports stay in the bucket under reports/<suite>.<variant>/). */
   sweep?: SweepReport;
+  /**
+   * What the table served over the whole session, by operation: requests and their read and
+   * write units as DynamoDB counts them (the moto stand-in's accounting, from its first request).
+   */
+  tableServed?: PartitionStats['served'];
 }
 
 const NAMES: ResourceNames = {
@@ -451,7 +458,16 @@ export async function runLocalCloud(options: LocalCloudOptions): Promise<LocalCl
     const body = JSON.parse(new TextDecoder().decode(await blobs.get(reportKey)));
     const reportUri = `s3://${resources.bucket}/${prefix}`;
     log(`report written to ${reportUri} (${files.length} files), downloaded to ${outDir}`);
-    const common = { runId, bucket: resources.bucket, reportPrefix: prefix, reportUri, outDir, files };
+    const { served: tableServed } = await partitionStats(moto.endpoint, NAMES.table);
+    const common = {
+      runId,
+      bucket: resources.bucket,
+      reportPrefix: prefix,
+      reportUri,
+      outDir,
+      files,
+      tableServed,
+    };
     return sweep ? { ...common, sweep: body as SweepReport } : { ...common, report: body as Report };
   } finally {
     process.off('SIGINT', onSigint);

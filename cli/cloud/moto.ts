@@ -404,6 +404,8 @@ export interface PartitionStats {
   };
   /** Its hottest partition keys, highest peak units per second first (ten at most). */
   hotKeys: HotPartitionKey[];
+  /** Requests served (a failed condition included) and their units, by operation. */
+  served: Record<string, { requests: number; read: number; write: number }>;
 }
 
 /**

@@ -46,6 +46,10 @@ describe('runLocalCloud', () => {
       `uploaded datasets/reply-tone/data/replies.csv (${size} bytes): the S3 notification starts the run`,
     );
     expect(lines.filter((l) => /^\s+worker\s/.test(l)).length).toBeGreaterThan(0);
+    // What the table served: every result a conditional put of its own, each a unit or more.
+    const puts = result.tableServed?.PutItem;
+    expect(puts?.requests).toBeGreaterThanOrEqual(48);
+    expect(puts?.write).toBeGreaterThanOrEqual(puts!.requests);
     expect(lines.at(-1)).toBe('stopping moto_server');
     const endpoint = /moto_server on (\S+);/.exec(lines.join('\n'))?.[1];
     await expect(fetch(`${endpoint}/moto-api/`)).rejects.toThrow(); // stopped

@@ -392,6 +392,11 @@ describe('DynamoDB partition limits on moto', () => {
         { partitionKey: hot, kind: 'read', peakUnitsPerSecond: 3, consumedUnits: 3, throttledRequests: 1 },
         { partitionKey: cold, kind: 'write', peakUnitsPerSecond: 1, consumedUnits: 1, throttledRequests: 0 },
       ],
+      // What was served, refusals left out: two puts (10 and 1 units) and one read (3).
+      served: {
+        PutItem: { requests: 2, read: 0, write: 11 },
+        GetItem: { requests: 1, read: 3, write: 0 },
+      },
     });
     await expect(setPartitionLimits(moto.endpoint, { table: name, writeUnitsPerSecond: -1 })).rejects.toThrow(
       /positive number/,
