@@ -18,6 +18,7 @@ import {
   RESULT_SLOTS,
   resultPk,
   resultSk,
+  SPEC_SK,
 } from '../../shared/lib/layout/table.js';
 import { collect, fresh, result, runRecord } from './contracts/fixtures.js';
 import {
@@ -53,6 +54,8 @@ afterAll(async () => {
 interface Sent {
   command: string;
   pk: string | undefined;
+  sk?: string;
+  consistent?: boolean;
 }
 
 /**
@@ -70,10 +73,14 @@ function store(now: () => number, resultTtlDays?: number) {
   dynamo.middlewareStack.add(
     (next, context) => async (args) => {
       // A document client's key arrives as plain values or as DynamoDB's, by the step it is seen at.
-      const key = (args.input as { Key?: { pk?: string | { S?: string } } }).Key?.pk;
-      const pk = typeof key === 'string' ? key : key?.S;
+      const input = args.input as {
+        Key?: { pk?: string | { S?: string }; sk?: string | { S?: string } };
+        ConsistentRead?: boolean;
+      };
+      const plain = (v: string | { S?: string } | undefined) => (typeof v === 'string' ? v : v?.S);
+      const pk = plain(input.Key?.pk);
       const command = String(context.commandName);
-      sent.push({ command, pk });
+      sent.push({ command, pk, sk: plain(input.Key?.sk), consistent: input.ConsistentRead });
       if (faults.failNextRunSpend && isUpdate(command) && pk?.startsWith(KEY_PREFIXES.spend)) {
         faults.failNextRunSpend = false;
         throw new Error('the network went away');
@@ -195,6 +202,19 @@ describe('DynamoRunStore: units per result', { timeout: 120_000 }, () => {
     expect((await s.recordResults([twice, twice])).map((o) => o.recorded).sort()).toEqual([false, true]);
     expect(await s.counters(runId)).toMatchObject({ done: 105, failed: 0 });
     done();
+  });
+
+  it("reads a run's definition (written once, never changed) with an eventually consistent read", async () => {
+    const clock = () => Date.parse('2030-01-01T00:00:00Z');
+    const writer = store(clock);
+    const reader = store(clock);
+    const runId = fresh('spec');
+    await writer.s.createRun(runRecord(runId));
+    expect((await reader.s.getRun(runId))?.suite.name).toBe(runRecord(runId).suite.name);
+    const specReads = reader.sent.filter((w) => w.sk === SPEC_SK);
+    expect(specReads.map((w) => w.consistent)).toEqual([false]);
+    writer.destroy();
+    reader.destroy();
   });
 
   it('adds a batch of results to the spend shards in one write per run and per day, each result once', async () => {

@@ -1319,14 +1319,19 @@ export class DynamoRunStore implements RunStore, RunHistory {
     if (meta.suite !== undefined && meta.prompts !== undefined)
       spec = { suite: meta.suite, prompts: meta.prompts };
     else {
-      const out = await this.send<{ Item?: Record<string, unknown> }>(
-        new GetCommand({
-          TableName: this.tableName,
-          Key: { pk: runPk(meta.runId), sk: SPEC_SK },
-          ConsistentRead: true,
-        }),
-      );
-      spec = { suite: String(out.Item?.suite ?? 'null'), prompts: String(out.Item?.prompts ?? 'null') };
+      // Written once, with the record, and never changed: a read that finds it has it as it is,
+      // so the cheaper read (half the units of a large item, read by every cold container)
+      // serves, and only one that does not find it yet reads again, consistently.
+      const read = (consistent: boolean) =>
+        this.send<{ Item?: Record<string, unknown> }>(
+          new GetCommand({
+            TableName: this.tableName,
+            Key: { pk: runPk(meta.runId), sk: SPEC_SK },
+            ConsistentRead: consistent,
+          }),
+        );
+      const item = (await read(false)).Item ?? (await read(true)).Item;
+      spec = { suite: String(item?.suite ?? 'null'), prompts: String(item?.prompts ?? 'null') };
     }
     const total = meta.suite !== undefined ? meta.total : totalOf(meta);
     const run = {
