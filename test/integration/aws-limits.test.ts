@@ -10,32 +10,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type CloudFunctions,
-  eventSources,
-  loadFunctions,
-  uploadFolder,
-} from '../../cli/cloud/local-cloud.js';
+import { describe, expect, it } from 'vitest';
 import { partitionStats, setPartitionLimits } from '../../cli/cloud/moto.js';
-import { type Invocation, QueuePoller, type SqsFunctionHandler } from '../../cli/cloud/poller.js';
-import type { AwsClients } from '../../shared/adapters/aws/clients.js';
-import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
-import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
+import type { SqsFunctionHandler } from '../../cli/cloud/poller.js';
 import { suiteKey } from '../../shared/lib/layout/bucket.js';
 import { KEY_PREFIXES } from '../../shared/lib/layout/table.js';
 import type { Report } from '../../shared/model/report.js';
-import { REPO, snapshotEnv, suiteInput } from '../helpers.js';
-import {
-  createTestResources,
-  functionEnv,
-  type Moto,
-  motoClients,
-  startMoto,
-  TEST_REGION,
-  type TestResources,
-  uniqueNames,
-} from './moto.js';
+import { REPO, suiteInput } from '../helpers.js';
+import { pipelineStack } from './pipeline-stack.js';
 
 /** 12 usable rows of the AQUA English gold set and 2 that cannot be used. */
 const GOLD_CSV = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
@@ -46,56 +28,24 @@ const GOLD_CSV = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.
  */
 const LEASE_MS = 500;
 
-const restoreEnv = snapshotEnv();
-let moto: Moto;
-let clients: AwsClients;
-let res: TestResources;
-let functions: CloudFunctions;
-let poller: QueuePoller;
-let blobs: S3BlobStore;
-let runStore: DynamoRunStore;
 /** What the poller invokes for the aggregate queue; a test may put a dying aggregator in front. */
 let aggregate: SqsFunctionHandler;
-const invocations: Invocation[] = [];
-
-beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
+const stack = pipelineStack('limits', {
+  env: { ASSAY_AGGREGATION_LEASE_MS: String(LEASE_MS) },
   // A failed invocation's messages come back after a second or two.
-  res = await createTestResources(clients, uniqueNames('limits'), {
-    visibilityTimeouts: { items: 1, aggregate: 2, events: 1 },
-  });
-  Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    ASSAY_AGGREGATION_LEASE_MS: String(LEASE_MS),
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-  });
-  functions = await loadFunctions();
-  aggregate = functions.aggregate;
-  poller = new QueuePoller({
-    sqs: clients.sqs,
-    region: TEST_REGION,
-    sources: eventSources(
-      res,
-      { ...functions, aggregate: (event, context) => aggregate(event, context) },
-      { workerBatchSize: 5, workerConcurrency: 3 },
-    ),
-    onInvocation: (invocation) => invocations.push(invocation),
-  });
-  blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
-  runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
-  await uploadFolder(blobs, join(REPO, 'prompts'), 'prompts/');
-  await poller.drain({ only: ['ingest'] });
-}, 120_000);
-
-afterAll(async () => {
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
-  restoreEnv();
+  resources: { visibilityTimeouts: { items: 1, aggregate: 2, events: 1 } },
+  workerBatchSize: 5,
+  workerConcurrency: 3,
+  wrap: (functions) => {
+    aggregate = functions.aggregate;
+    return { ...functions, aggregate: (event, context) => aggregate(event, context) };
+  },
+  prompts: [join(REPO, 'prompts')],
 });
 
 /** Uploads the suite and the fixture, and drives the pipeline until the suite's report is written. */
 async function runSuite(name: string): Promise<Report> {
+  const { blobs, poller } = stack();
   await blobs.put(suiteKey(name), JSON.stringify(suiteInput({ name })), 'application/json');
   await poller.drain({ only: ['ingest'] });
   await blobs.put(`datasets/${name}/data.csv`, await readFile(GOLD_CSV));
@@ -109,6 +59,7 @@ async function runSuite(name: string): Promise<Report> {
 
 describe('the AWS shell within DynamoDB limits', { timeout: 120_000 }, () => {
   it('records every result on a throttled table without handing a message back', async () => {
+    const { moto, res, runStore, invocations } = stack();
     // The result partitions take one write unit a second: every result's second write (its
     // count, after its 2-unit put) is refused at first.
     await setPartitionLimits(moto.endpoint, {
@@ -137,6 +88,7 @@ describe('the AWS shell within DynamoDB limits', { timeout: 120_000 }, () => {
   });
 
   it('takes up an aggregation that died holding its run once the claim has lapsed', async () => {
+    const { functions, runStore, invocations } = stack();
     // The first aggregator to come claims the run and dies (its invocation never finishes: its
     // trigger stays on the queue and comes back); the real one follows.
     let died: string | undefined;

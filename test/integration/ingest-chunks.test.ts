@@ -8,69 +8,27 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CloudFunctions, eventSources, loadFunctions } from '../../cli/cloud/local-cloud.js';
-import { type Invocation, QueuePoller } from '../../cli/cloud/poller.js';
+import { describe, expect, it } from 'vitest';
 import { runLocal } from '../../cli/local-run.js';
-import type { AwsClients } from '../../shared/adapters/aws/clients.js';
-import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
-import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { suiteKey } from '../../shared/lib/layout/bucket.js';
 import type { Report } from '../../shared/model/report.js';
-import { REPO, snapshotEnv, suiteInput, tempDir } from '../helpers.js';
-import {
-  createTestResources,
-  functionEnv,
-  type Moto,
-  motoClients,
-  startMoto,
-  TEST_REGION,
-  type TestResources,
-  uniqueNames,
-} from './moto.js';
+import { REPO, suiteInput, tempDir } from '../helpers.js';
+import { pipelineStack } from './pipeline-stack.js';
 
 /** 12 usable rows of the AQUA English gold set and 2 that cannot be used. */
 const GOLD_CSV = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
 /** Bytes an ingest invocation reads: the fixture's 1.5 KB in several chunks. */
 const CHUNK_BYTES = 300;
 
-const restoreEnv = snapshotEnv();
-let moto: Moto;
-let clients: AwsClients;
-let res: TestResources;
-let functions: CloudFunctions;
-let poller: QueuePoller;
-let blobs: S3BlobStore;
-const invocations: Invocation[] = [];
-
-beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('chunks'));
-  Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    ASSAY_INGEST_CHUNK_BYTES: String(CHUNK_BYTES),
-    ASSAY_AGGREGATE_IN_PARTS_FROM: '0',
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-  });
-  functions = await loadFunctions();
-  poller = new QueuePoller({
-    sqs: clients.sqs,
-    region: TEST_REGION,
-    sources: eventSources(res, functions, { workerBatchSize: 5, workerConcurrency: 2 }),
-    onInvocation: (invocation) => invocations.push(invocation),
-  });
-  blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
-}, 120_000);
-
-afterAll(async () => {
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
-  restoreEnv();
+const stack = pipelineStack('chunks', {
+  env: { ASSAY_INGEST_CHUNK_BYTES: String(CHUNK_BYTES), ASSAY_AGGREGATE_IN_PARTS_FROM: '0' },
+  workerBatchSize: 5,
+  workerConcurrency: 2,
 });
 
 describe('ingest in chunks on moto', { timeout: 120_000 }, () => {
   it('ingests a dataset over several invocations, a part each, every row ending as exactly one result', async () => {
+    const { blobs, poller, runStore, invocations } = stack();
     const suite = suiteInput({ name: 'continued' });
     await blobs.put(suiteKey('continued'), JSON.stringify(suite), 'application/json');
     await poller.drain({ only: ['ingest'] });
@@ -91,7 +49,6 @@ describe('ingest in chunks on moto', { timeout: 120_000 }, () => {
     // The upload's invocation, then one per range (a range ends at the first row past 300 bytes).
     const ingests = invocations.filter((i) => i.functionName === 'ingest').length - before;
     expect(ingests).toBeGreaterThan(3);
-    const runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
     const results = [];
     for await (const result of runStore.results(report.runId)) results.push(result);
     expect(results).toHaveLength(14);

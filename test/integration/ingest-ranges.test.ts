@@ -7,26 +7,13 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CloudFunctions, eventSources, loadFunctions } from '../../cli/cloud/local-cloud.js';
-import { HANG_GUARD_MS, type Invocation, QueuePoller } from '../../cli/cloud/poller.js';
+import { describe, expect, it } from 'vitest';
+import { HANG_GUARD_MS } from '../../cli/cloud/poller.js';
 import { runLocal } from '../../cli/local-run.js';
-import type { AwsClients } from '../../shared/adapters/aws/clients.js';
-import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
-import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { suiteKey } from '../../shared/lib/layout/bucket.js';
 import type { Report } from '../../shared/model/report.js';
-import { REPO, snapshotEnv, suiteInput, tempDir } from '../helpers.js';
-import {
-  createTestResources,
-  functionEnv,
-  type Moto,
-  motoClients,
-  startMoto,
-  TEST_REGION,
-  type TestResources,
-  uniqueNames,
-} from './moto.js';
+import { REPO, suiteInput, tempDir } from '../helpers.js';
+import { pipelineStack } from './pipeline-stack.js';
 
 const GOLD_CSV = join(REPO, 'test', 'fixtures', 'pipeline', 'gold-12-plus-2-bad.csv');
 /** Bytes a range takes at least: the file's 13 KB in a dozen ranges or so. */
@@ -59,41 +46,12 @@ async function dataset(): Promise<{ csv: string; rows: number; duplicates: Map<n
   return { csv: out.join('\r\n'), rows, duplicates };
 }
 
-const restoreEnv = snapshotEnv();
-let moto: Moto;
-let clients: AwsClients;
-let res: TestResources;
-let functions: CloudFunctions;
-let poller: QueuePoller;
-let blobs: S3BlobStore;
-const invocations: Invocation[] = [];
-
-beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('ranges'));
-  Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    ASSAY_INGEST_CHUNK_BYTES: String(CHUNK_BYTES),
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-  });
-  functions = await loadFunctions();
-  poller = new QueuePoller({
-    sqs: clients.sqs,
-    region: TEST_REGION,
-    // Four ingest invocations at once: ranges are read, and claim their ids, at the same time.
-    sources: eventSources(res, functions, { workerBatchSize: 10, workerConcurrency: 4 }).map((source) =>
-      source.functionName === 'ingest' ? { ...source, concurrency: 4 } : source,
-    ),
-    onInvocation: (invocation) => invocations.push(invocation),
-  });
-  blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
-}, 120_000);
-
-afterAll(async () => {
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
-  restoreEnv();
+const stack = pipelineStack('ranges', {
+  env: { ASSAY_INGEST_CHUNK_BYTES: String(CHUNK_BYTES) },
+  workerBatchSize: 10,
+  workerConcurrency: 4,
+  // Four ingest invocations at once: ranges are read, and claim their ids, at the same time.
+  ingestConcurrency: 4,
 });
 
 /**
@@ -102,6 +60,7 @@ afterAll(async () => {
  * against a hang), not by a deadline a loaded machine could pass while the run goes on.
  */
 async function runOn(name: string, file: string, body: string | Uint8Array) {
+  const { blobs, poller, runStore, invocations } = stack();
   await blobs.put(suiteKey(name), JSON.stringify(suiteInput({ name })), 'application/json');
   await poller.drain({ only: ['ingest'] });
   const before = invocations.filter((i) => i.functionName === 'ingest').length;
@@ -112,7 +71,6 @@ async function runOn(name: string, file: string, body: string | Uint8Array) {
     return key !== undefined;
   });
   const report = JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as Report;
-  const runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
   const results = [];
   for await (const result of runStore.results(report.runId)) results.push(result);
   // Every duplicate names its id's first row, whichever range claimed the id first.
@@ -169,7 +127,7 @@ describe('ingest in ranges read at the same time, on moto', { timeout: HANG_GUAR
     expect(gzipped.report.metrics).toEqual(local.outcome.report.metrics);
     expect(gzipped.run).toMatchObject({ status: 'done', total: rows });
     // A chunk object holds a range's bytes at most: the rows are read in a dozen parts or so.
-    const chunkObjects = await blobs.list(`spill/${gzipped.report.runId}/ingest/rows-`);
+    const chunkObjects = await stack().blobs.list(`spill/${gzipped.report.runId}/ingest/rows-`);
     expect(chunkObjects.length).toBeGreaterThan(8);
     expect(new Set(gzipped.results.map((r) => r.part ?? 0)).size).toBe(chunkObjects.length);
   });

@@ -8,18 +8,9 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type CloudFunctions,
-  eventSources,
-  loadFunctions,
-  uploadFolder,
-} from '../../cli/cloud/local-cloud.js';
-import { QueuePoller } from '../../cli/cloud/poller.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { uploadFolder } from '../../cli/cloud/local-cloud.js';
 import { runLocal } from '../../cli/local-run.js';
-import type { AwsClients } from '../../shared/adapters/aws/clients.js';
-import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
-import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
 import { datasetUploadKey, PROMPT_PREFIX, RESULTS_PREFIX, suiteKey } from '../../shared/lib/layout/bucket.js';
 import { resultPk, resultSk, slotOf } from '../../shared/lib/layout/table.js';
@@ -27,59 +18,27 @@ import type { ItemResult } from '../../shared/model/model.js';
 import type { Report } from '../../shared/model/report.js';
 import { DYNAMO_ITEM_BYTES, resultBytes } from '../../shared/model/result-size.js';
 import { validateSuite } from '../../shared/registry/suite.js';
-import { snapshotEnv, tempDir } from '../helpers.js';
+import { tempDir } from '../helpers.js';
 import { LARGE_ROWS, largeDataset, writeLargeSuite } from './large-result-data.js';
-import {
-  createTestResources,
-  functionEnv,
-  type Moto,
-  motoClients,
-  startMoto,
-  TEST_REGION,
-  type TestResources,
-  uniqueNames,
-} from './moto.js';
+import { pipelineStack } from './pipeline-stack.js';
 
 const SUITE = 'large-result';
-const restoreEnv = snapshotEnv();
-let moto: Moto;
-let clients: AwsClients;
-let res: TestResources;
-let functions: CloudFunctions;
-let poller: QueuePoller;
-let blobs: S3BlobStore;
-let runStore: DynamoRunStore;
+const stack = pipelineStack('large-result', {
+  withoutApiKeys: true,
+  resources: { itemsVisibilityTimeout: 5 },
+  workerBatchSize: 2,
+  workerConcurrency: 2,
+});
 let dir: string;
 let suitePath: string;
 
 beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('large-result'), { itemsVisibilityTimeout: 5 });
-  Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-  });
-  for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
-  functions = await loadFunctions();
-  poller = new QueuePoller({
-    sqs: clients.sqs,
-    region: TEST_REGION,
-    sources: eventSources(res, functions, { workerBatchSize: 2, workerConcurrency: 2 }),
-  });
-  blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
-  runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table, blobs });
+  const { blobs, poller } = stack();
   dir = await tempDir('assay-large-result-');
   suitePath = await writeLargeSuite(dir, SUITE, ['sim:gpt-4o-mini']);
   await uploadFolder(blobs, join(dir, 'prompts'), PROMPT_PREFIX);
   await poller.drain({ only: ['ingest'] });
 }, 120_000);
-
-afterAll(async () => {
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
-  restoreEnv();
-});
 
 /** A result as both shells should hold it: all but the run it is of and when it finished. */
 function comparable({ runId: _run, finishedAt: _at, ...rest }: ItemResult) {
@@ -94,6 +53,7 @@ async function byItem(results: AsyncIterable<ItemResult>): Promise<Map<string, I
 
 describe('results larger than a DynamoDB item, in both shells', { timeout: 150_000 }, () => {
   it('stores each row the same in both shells, the dense one deflated in its item, and dead-letters none', async () => {
+    const { clients, res, blobs, poller, runStore } = stack();
     const local = await runLocal({
       suitePath,
       outDir: join(dir, 'local'),

@@ -9,40 +9,27 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { SendMessageCommand } from '@aws-sdk/client-sqs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventSources, loadFunctions, uploadFolder } from '../../cli/cloud/local-cloud.js';
-import { QueuePoller } from '../../cli/cloud/poller.js';
+import { describe, expect, it } from 'vitest';
 import { datasetFileOf } from '../../cli/local-run.js';
 import { runSweep } from '../../cli/sweep.js';
-import type { AwsClients } from '../../shared/adapters/aws/clients.js';
-import { DynamoRunStore } from '../../shared/adapters/aws/dynamo-run-store.js';
 import { DynamoLeaderboard, DynamoSweepStore } from '../../shared/adapters/aws/dynamo-sweeps.js';
-import { S3BlobStore } from '../../shared/adapters/aws/s3-blob-store.js';
 import { datasetKeyOf, suiteKey } from '../../shared/lib/layout/bucket.js';
 import { simulatedId } from '../../shared/model/provider-ids.js';
 import { mapSuiteBackends } from '../../shared/model/variants.js';
 import { validateSuite } from '../../shared/registry/suite.js';
 import type { LeaderboardTable } from '../../shared/reports/leaderboard.js';
 import type { SweepReport, SweepVariant } from '../../shared/sweeps/sweep.js';
-import { REPO, snapshotEnv, tempDir } from '../helpers.js';
-import {
-  createTestResources,
-  functionEnv,
-  type Moto,
-  motoClients,
-  startMoto,
-  TEST_REGION,
-  type TestResources,
-  uniqueNames,
-} from './moto.js';
+import { REPO, tempDir } from '../helpers.js';
+import { pipelineStack } from './pipeline-stack.js';
 
 const EXAMPLES = join(REPO, 'examples');
-const restoreEnv = snapshotEnv();
-let moto: Moto;
-let clients: AwsClients;
-let res: TestResources;
-let poller: QueuePoller;
-let blobs: S3BlobStore;
+const stack = pipelineStack('sweeps', {
+  withoutApiKeys: true,
+  resources: { itemsVisibilityTimeout: 5, maxReceiveCount: 3 },
+  workerBatchSize: 10,
+  workerConcurrency: 4,
+  prompts: [join(REPO, 'prompts'), join(EXAMPLES, 'prompts')],
+});
 
 /** An example sweep as `--simulate` uploads it; the GEC one on a 48-item sample, to keep moto quick. */
 async function exampleSweep(file: string, sample?: number): Promise<Record<string, unknown>> {
@@ -91,6 +78,7 @@ async function localSweep(suite: Record<string, unknown>): Promise<SweepReport> 
 
 /** Uploads the suite, then its dataset, and drives every queue until sweep.json is in the bucket. */
 async function cloudSweep(suite: Record<string, unknown>): Promise<{ key: string; sweep: SweepReport }> {
+  const { blobs, poller } = stack();
   const name = String(suite.name);
   await blobs.put(suiteKey(name), JSON.stringify(suite), 'application/json');
   await poller.drain({ only: ['ingest'] });
@@ -106,38 +94,9 @@ async function cloudSweep(suite: Record<string, unknown>): Promise<{ key: string
   return { key: key!, sweep: JSON.parse(new TextDecoder().decode(await blobs.get(key!))) as SweepReport };
 }
 
-beforeAll(async () => {
-  moto = await startMoto();
-  clients = motoClients(moto.endpoint);
-  res = await createTestResources(clients, uniqueNames('sweeps'), {
-    itemsVisibilityTimeout: 5,
-    maxReceiveCount: 3,
-  });
-  for (const name of Object.keys(process.env)) if (name.endsWith('_API_KEY')) delete process.env[name];
-  Object.assign(process.env, functionEnv(moto.endpoint, res), {
-    POWERTOOLS_LOG_LEVEL: process.env.POWERTOOLS_LOG_LEVEL ?? 'SILENT',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-  });
-  const functions = await loadFunctions();
-  poller = new QueuePoller({
-    sqs: clients.sqs,
-    region: TEST_REGION,
-    sources: eventSources(res, functions, { workerBatchSize: 10, workerConcurrency: 4 }),
-  });
-  blobs = new S3BlobStore({ client: clients.s3, bucket: res.bucket });
-  await uploadFolder(blobs, join(REPO, 'prompts'), 'prompts/');
-  await uploadFolder(blobs, join(EXAMPLES, 'prompts'), 'prompts/');
-  await poller.drain({ only: ['ingest'] });
-}, 120_000);
-
-afterAll(async () => {
-  for (const client of Object.values(clients ?? {})) client.destroy();
-  await moto?.stop();
-  restoreEnv();
-});
-
 describe('sweeps on moto', { timeout: 180_000 }, () => {
   it('GEC over three backends with a required gate: one upload, a run per variant, the sweep report of a local sweep', async () => {
+    const { clients, res, blobs, poller, runStore } = stack();
     const suite = await exampleSweep('gec-backends.suite.json', 48);
     const [local, cloud] = [await localSweep(suite), await cloudSweep(suite)];
 
@@ -160,7 +119,6 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
       `reports/gec-backends-en/sweeps/${cloud.sweep.sweepId}/sweep.txt`,
     ]);
     // Each variant is a run of its own, with its report where a run's report goes.
-    const runStore = new DynamoRunStore({ client: clients.doc, tableName: res.table });
     for (const v of cloud.sweep.variants) {
       expect(await runStore.getRun(v.runId)).toMatchObject({
         status: 'done',
@@ -186,6 +144,7 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
   });
 
   it('two prompt versions: the sweep report, and the leaderboard lists every run of both sweeps', async () => {
+    const { clients, res, blobs } = stack();
     const suite = await exampleSweep('reply-tone-prompts.suite.json');
     const [local, cloud] = [await localSweep(suite), await cloudSweep(suite)];
 
@@ -231,6 +190,7 @@ describe('sweeps on moto', { timeout: 180_000 }, () => {
   });
 
   it("QA: the physics study's base and fine-tuned configurations, graded with the fast path, as a sweep", async () => {
+    const { blobs } = stack();
     const suite = await exampleSweep('physics-qa.suite.json');
     const [local, cloud] = [await localSweep(suite), await cloudSweep(suite)];
 
