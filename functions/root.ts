@@ -228,6 +228,7 @@ export function ingestRoot(options: ContainerOptions = {}): {
         client: b.clients.doc,
         tableName: b.env.TABLE_NAME,
         ttlDays: b.env.ASSAY_CACHE_TTL_DAYS,
+        claimsPerSecond: b.env.ASSAY_INGEST_CLAIMS_PER_SECOND,
       }),
       // The next chunk of a dataset is a task on the events queue, which ingest consumes.
       sendChunk: async (chunk) => {

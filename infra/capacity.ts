@@ -79,6 +79,8 @@ export interface RunTime {
 
 export interface DeploymentNeeds {
   readonly concurrency: ConcurrencyNeeds;
+  /** Ingest's pace: the ids it claims a second across its invocations (a write unit each), and each one's share; 0: unpaced. */
+  readonly ingest: { readonly claimsPerSecond: number; readonly perInvocation: number };
   readonly fleet: {
     readonly mode: AssayConfig['workerEventSourceMode'];
     /** Concurrent worker invocations at most. */
@@ -257,6 +259,10 @@ export function deploymentNeeds(config: AssayConfig): DeploymentNeeds {
       ),
       withinHeadroom,
     },
+    ingest: {
+      claimsPerSecond: config.ingestClaimsPerSecond,
+      perInvocation: Math.ceil(config.ingestClaimsPerSecond / config.ingestMaxConcurrency),
+    },
     ceilingItemsPerSecond: ceiling,
     limitedBy,
     runs: RUN_SIZES.map((items) => ({ items, seconds: runSeconds(items, ceiling, ramp) })),
@@ -285,6 +291,7 @@ export function renderDeploymentNeeds(needs: DeploymentNeeds): string {
     `  Lambda concurrency  ${count(c.total)} of ${count(c.quota)}${c.fits ? '' : '  OVER THE QUOTA'}: workers ${count(f.worker)}, ingest ${count(f.ingest)} and aggregate ${count(f.aggregate)} (${count(c.reserved)} reserved), dead-letter ${f.deadLetter}, batch poller ${f.batchPoller}, watchdog ${f.watchdog}`,
     `  workers             ${fleet.mode} mode, ${count(fleet.workers)} × ${fleet.batchSize} items a batch / ${fleet.batchSeconds.toFixed(1)} s a batch (its slowest call: ${LLM_CALL_SECONDS} s median, ${LLM_P99_OVER_MEDIAN} s at the 99th percentile) = ${count(fleet.itemsPerSecond)} items/s, reached after ${minutes(fleet.rampSeconds)} of ramp`,
     `  table               ${count(table.atCeiling.write)} WRU/s (${percent(table.atCeiling.write, table.quota.write)} of ${count(table.quota.write)}) and ${count(table.atCeiling.read)} RRU/s (${percent(table.atCeiling.read, table.quota.read)} of ${count(table.quota.read)}) at the ceiling, at ${WRU_PER_ITEM} WRU and ${RRU_PER_ITEM} RRU an item; the quota admits ${count(table.itemsPerSecond)} items/s`,
+    `  ingest              ${needs.ingest.claimsPerSecond > 0 ? `claims ${count(needs.ingest.claimsPerSecond)} item ids a second at most (${count(needs.ingest.perInvocation)} an invocation), a write unit each, beside the workers${needs.ingest.claimsPerSecond < needs.ceilingItemsPerSecond ? ': BELOW THE CEILING, ingest sets the pace' : ''}` : 'unpaced (ingestClaimsPerSecond 0): ranges read at once may take the table from the workers'}`,
     `  from a new table    ${count(table.initial.write)} WRU/s, ${count(table.initial.read)} RRU/s: ${count(table.initialItemsPerSecond)} items/s until the table has scaled`,
     `  ceiling             ${count(needs.ceilingItemsPerSecond)} items/s (set by the ${needs.limitedBy}): ${needs.runs.map((r) => `${count(r.items)} items in ${minutes(r.seconds)}`).join(', ')}`,
     'What the settings stop',

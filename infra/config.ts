@@ -40,6 +40,13 @@ export interface AssayConfig {
   readonly ingestReservedConcurrency: number;
   readonly aggregateReservedConcurrency: number;
   /**
+   * The most item ids ingest claims a second across its invocations (each a conditional put:
+   * a write unit), so that reading a large dataset's ranges at once leaves the table's
+   * throughput to the workers scoring them; each invocation keeps to this over
+   * `ingestMaxConcurrency`. 0: unpaced.
+   */
+  readonly ingestClaimsPerSecond: number;
+  /**
    * How Lambda polls the items queue for the workers. `standard`: Lambda's own pollers, which
    * start with 5 concurrent batches and add up to 300 a minute, bounded by `workerMaxConcurrency`;
    * no cost while idle. `provisioned`: dedicated pollers between `workerMinPollers` and
@@ -167,6 +174,9 @@ export const DEFAULT_CONFIG: AssayConfig = {
   aggregateMaxConcurrency: 20,
   ingestReservedConcurrency: 20,
   aggregateReservedConcurrency: 20,
+  // Ahead of the workers' 7,100 items/s, and 12,000 WRU/s beside their 15,600 (2.2 an item):
+  // within the warm throughput the printout asks for the ceiling.
+  ingestClaimsPerSecond: 12_000,
   // Standard mode costs nothing while idle; provisioned pollers are for a deployment that runs
   // large uploads often enough to pay for the pollers it keeps (40 of them reach the same 400).
   workerEventSourceMode: 'standard',
@@ -506,6 +516,7 @@ export function configFromContext(node: Node): AssayConfig {
     aggregateMaxConcurrency,
     ingestReservedConcurrency: reserved('ingestReservedConcurrency', ingestMaxConcurrency),
     aggregateReservedConcurrency: reserved('aggregateReservedConcurrency', aggregateMaxConcurrency),
+    ingestClaimsPerSecond: int('ingestClaimsPerSecond', 0, 1_000_000),
     ...fleet,
     lambdaConcurrencyQuota: int('lambdaConcurrencyQuota', 1, 10_000_000),
     ...table,
@@ -568,4 +579,14 @@ export function ingestTenancyEnv(config: AssayConfig): Record<string, string> {
 /** The workers' environment for the daily spend limit across runs (0: none). */
 export function spendLimitEnv(config: AssayConfig): Record<string, string> {
   return { ASSAY_DAILY_SPEND_LIMIT_USD: String(config.dailySpendLimitUsd) };
+}
+
+/** ASSAY_INGEST_CLAIMS_PER_SECOND: `ingestClaimsPerSecond` over the invocations that may read at once. */
+export function ingestPaceEnv(config: AssayConfig): Record<string, string> {
+  if (config.ingestClaimsPerSecond === 0) return {};
+  return {
+    ASSAY_INGEST_CLAIMS_PER_SECOND: String(
+      Math.ceil(config.ingestClaimsPerSecond / config.ingestMaxConcurrency),
+    ),
+  };
 }

@@ -20,7 +20,13 @@ import {
   type FunctionName,
 } from '../shared/lib/layout/queues.js';
 import { workerConcurrency } from './capacity.js';
-import { type AssayConfig, ingestTenancyEnv, spendLimitEnv, uploadLimitsEnv } from './config.js';
+import {
+  type AssayConfig,
+  ingestPaceEnv,
+  ingestTenancyEnv,
+  spendLimitEnv,
+  uploadLimitsEnv,
+} from './config.js';
 import { AssayAlarms } from './constructs/alarms.js';
 import { AssayFunction, REPO_ROOT } from './constructs/functions.js';
 import { AssayQueues } from './constructs/queues.js';
@@ -118,6 +124,8 @@ export class AssayStack extends Stack {
         // The teams (whose prompts reach only their suites) and the provider keys the secret is
         // declared to hold: ingest parses untrusted files and is given no access to the secret.
         .withEnvironment(ingestTenancyEnv(config))
+        // Its claims of item ids paced, each invocation its share: the table stays the workers'.
+        .withEnvironment(ingestPaceEnv(config))
         // spill/: oversize item bodies, and a sampled run's reservoir between chunks;
         // results/: results too large for a DynamoDB item (invalid rows').
         .useBucket(bucket, {

@@ -15,14 +15,16 @@
  * - wall = the time to the first result + the ramped time for the target + the tail after the
  *   last result (the aggregation), the tail projected as a per-run figure;
  * - per batch, per pass: constant (the largest measured); with two sizes, a figure that grew by
- *   more than a quarter between them is fitted as a line instead;
+ *   more than a quarter between them is fitted through both: per batch in the log of the items
+ *   (the largest of more batches, by the tail of the calls they wait for), per pass as a line;
  * - per chunk, per part: constant once the dataset fills a chunk; a dataset smaller than a chunk
  *   is scaled up to a full chunk in proportion to its bytes;
  * - per run: a line through two sizes aggregated the same way (in one pass or in parts), never
  *   below the larger; from one size, in proportion to the items (at most linear growth assumed);
  * - memory is the container's baseline plus the projected heap growth; /tmp as projected;
  * - every key family's and the table's peak offered load follows the rate items complete: the
- *   run's peak times the projected steady rate over the run's steady rate (never less); each
+ *   run's peak times the projected steady rate over the run's steady rate (never less), and the
+ *   id claims' (`IDS#`) ingest's rate at the target over the run's; each
  *   is checked against 80 % of its limit (a key: 1,000 WRU/s, 3,000 RRU/s; the table: its
  *   quota), and any request refused in the runs fails the projection.
  *
@@ -134,20 +136,28 @@ export function project(runs: readonly RunFigures[], target: number): Projection
   // Every key family and the table, at the load the projected rate offers them.
   const scaleUp = large.itemsPerSecond > 0 ? Math.max(1, ramp.steady / large.itemsPerSecond) : 1;
   const loadRule = `the run's peak offered load × ${round(scaleUp, 2)} (the projected steady rate over the run's)`;
+  // Ingest's claims follow ingest's rate, not the rate items complete.
+  const ingestAt = ingestRateAt(large, target);
+  const measuredIngest = large.stages.ingestSteadyItemsPerSecond;
+  const ingestScale = ingestAt && measuredIngest ? Math.max(1, ingestAt.rate / measuredIngest) : scaleUp;
+  const ingestRule = `the run's peak offered load × ${round(ingestScale, 2)} (ingest's rate at the target over the run's)`;
   for (const [family, f] of Object.entries(large.keyFamilies)) {
+    const claims = family === KEY_PREFIXES.ids.slice(0, -1);
+    const scale = claims ? ingestScale : scaleUp;
+    const rule = claims ? ingestRule : loadRule;
     checks.push(
       check(
         `key family ${family}: WRU/s offered`,
-        f.peakOfferedWruPerSecond * scaleUp,
+        f.peakOfferedWruPerSecond * scale,
         HEADROOM * PARTITION_LIMITS.wru,
-        loadRule,
+        rule,
         1,
       ),
       check(
         `key family ${family}: RRU/s offered`,
-        f.peakOfferedRruPerSecond * scaleUp,
+        f.peakOfferedRruPerSecond * scale,
         HEADROOM * PARTITION_LIMITS.rru,
-        loadRule,
+        rule,
         1,
       ),
     );
@@ -397,6 +407,16 @@ export function projectGrowth(
   const n = (x: number) => x.toLocaleString('en-US');
   switch (growth) {
     case 'per batch':
+      // A batch's own work does not grow with the run; the largest of more batches does, by the
+      // tail of what they wait for (the model calls' latency), as the log of how many there are.
+      if (a !== null && a > 0 && b > 1.25 * a) {
+        const perLog = (b - a) / Math.log(large.items / small!.items);
+        return {
+          value: Math.max(b, b + perLog * Math.log(target / large.items)),
+          rule: `per batch: the largest of more batches; it grew ${round(b / a, 2)}× from ${n(small!.items)} to ${n(large.items)} items: a line through both in the log of the items`,
+        };
+      }
+      return { value: Math.max(b, a ?? 0), rule: `${growth}: the largest measured` };
     case 'per pass':
       if (a !== null && a > 0 && b > 1.25 * a)
         return {

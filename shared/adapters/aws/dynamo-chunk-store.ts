@@ -36,9 +36,16 @@ export interface DynamoChunkStoreOptions {
   tableName: string;
   /** How long id claims are kept, days. */
   ttlDays: number;
-  /** Clock in epoch milliseconds (leases). */
+  /** Clock in epoch milliseconds (leases, the claims' pace). */
   now?: () => number;
   backoff?: Backoff;
+  /**
+   * The most item ids this store claims a second ({@link DynamoChunkStore.claimIds}), each claim
+   * a write unit: ingest's share of the table beside the workers. Unset or 0: unpaced.
+   */
+  claimsPerSecond?: number;
+  /** Waits `ms` (the claims' pace); default the global `setTimeout`, which a simulated clock replaces. */
+  sleep?: (ms: number) => Promise<void>;
 }
 
 /** The id's shard: its hash, so a chunk's ids spread evenly whatever they look like. */
@@ -46,6 +53,8 @@ const shardOf = (id: string) => createHash('sha256').update(id).digest().readUIn
 
 export class DynamoChunkStore implements ChunkStore {
   private readonly now: () => number;
+  /** When the claims paced so far are all due (epoch ms). */
+  private pacedUntil = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: DynamoChunkStoreOptions) {
     this.now = options.now ?? Date.now;
@@ -133,7 +142,9 @@ export class DynamoChunkStore implements ChunkStore {
     const { client, tableName, backoff } = this.options;
     const ttl = this.ttl();
     const out: IdClaims = { earlier: new Map(), displaced: [] };
-    await mapLimit(ids, CLAIMS_IN_FLIGHT, async ({ id, row }) => {
+    const pace = this.pace(ids.length);
+    await mapLimit(ids, CLAIMS_IN_FLIGHT, async ({ id, row }, index) => {
+      await pace(index);
       const key = { pk: idsPk(runId, shardOf(id)), sk: id };
       try {
         const put = await retryThrottled(
@@ -164,6 +175,23 @@ export class DynamoChunkStore implements ChunkStore {
       }
     });
     return out;
+  }
+
+  /**
+   * Claim `index` of this call waits its turn at `claimsPerSecond`: the claims start evenly, a
+   * second's worth a second, from where the store's last call left off (so that a process
+   * claiming chunk after chunk keeps the pace across them).
+   */
+  private pace(claims: number): (index: number) => Promise<void> {
+    const rate = this.options.claimsPerSecond ?? 0;
+    if (!(rate > 0)) return async () => {};
+    const start = Math.max(this.now(), this.pacedUntil);
+    this.pacedUntil = start + (claims * 1000) / rate;
+    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    return async (index) => {
+      const wait = start + (index * 1000) / rate - this.now();
+      if (wait > 0) await sleep(wait);
+    };
   }
 
   async noteDuplicates(

@@ -26,6 +26,8 @@ export const awsEnvSchema = z.object({
    * an invocation each); default the layout's `INGEST_CHUNK_BYTES`. Tests set a small one.
    */
   ASSAY_INGEST_CHUNK_BYTES: z.coerce.number().int().positive().default(INGEST_CHUNK_BYTES),
+  /** Ingest: the most item ids one invocation claims a second (the deployment's pace over its concurrency); 0: unpaced. */
+  ASSAY_INGEST_CLAIMS_PER_SECOND: z.coerce.number().nonnegative().default(0),
   /**
    * How long an aggregation holds its run, ms: a run left `aggregating` by an aggregation that
    * died is claimed again by the next trigger after this (its own trigger comes back after the

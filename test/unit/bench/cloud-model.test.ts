@@ -10,7 +10,12 @@ import { type Deployment, synthesizeDeployment } from '../../../bench/cloud/mode
 import type { RunFigures } from '../../../bench/cloud/model/figures.js';
 import { FUNCTIONS } from '../../../bench/cloud/model/figures.js';
 import { type CloudModelReport, runModel } from '../../../bench/cloud/model/model.js';
-import { ingestRateAt, projectRamp, tableUnits } from '../../../bench/cloud/model/projection.js';
+import {
+  ingestRateAt,
+  projectGrowth,
+  projectRamp,
+  tableUnits,
+} from '../../../bench/cloud/model/projection.js';
 import { AWS_PRICES } from '../../../bench/parts/cost.js';
 
 const ITEMS = 300;
@@ -203,6 +208,20 @@ describe('ingest projected to a larger file', () => {
     expect(
       ingestRateAt({ ...run, stages: { ingestSteadyItemsPerSecond: null } } as unknown as RunFigures, 10),
     ).toBeNull();
+  });
+});
+
+describe('a per-batch figure that grew between two sizes, projected', () => {
+  it('grows with the log of the items: the largest of more batches', () => {
+    const small = { items: 50_000 } as unknown as RunFigures;
+    const large = { items: 100_000 } as unknown as RunFigures;
+    const pick = (r: RunFigures) => (r.items === 50_000 ? 10 : 20);
+    // 20 + (20 − 10) / ln 2 × ln(10,000,000 / 100,000) = 20 + 14.427 × 4.605 = 86.44.
+    const at10M = projectGrowth('per batch', 10_000_000, large, small, pick, true);
+    expect(at10M.value).toBeCloseTo(86.44, 2);
+    expect(at10M.rule).toMatch(/log of the items/);
+    // A figure that did not grow by a quarter stays the largest measured.
+    expect(projectGrowth('per batch', 10_000_000, large, small, () => 20, true).value).toBe(20);
   });
 });
 

@@ -105,6 +105,8 @@ describe('deploymentNeeds', () => {
       expect(text).toContain('28,405 WRU/s (71 % of 40,000) and 14,203 RRU/s (36 % of 40,000)');
       // 79 + 715,992 / 7,101 = 179.8 s; 79 + 9,715,992 / 7,101 = 1,447 s.
       expect(text).toContain('1,000,000 items in 3.0 min, 10,000,000 items in 24.1 min');
+      // 12,000 over 20 invocations.
+      expect(text).toContain('claims 12,000 item ids a second at most (600 an invocation)');
       expect(text).toContain('$108.30 per 1M items');
       expect(text).toContain('the default budget pays for 923,361 items');
       expect(text).not.toContain('OVER THE QUOTA');

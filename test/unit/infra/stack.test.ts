@@ -385,6 +385,7 @@ describe('AssayStack', () => {
         'ASSAY_DEFAULT_BUDGET_USD',
         'ASSAY_MAX_RUN_BUDGET_USD',
         'ASSAY_PROVIDER_KEYS',
+        'ASSAY_INGEST_CLAIMS_PER_SECOND',
       ],
       worker: [
         'BUCKET_NAME',
@@ -432,6 +433,12 @@ describe('AssayStack', () => {
         expect(Object.keys(variables).sort(), name).toEqual([...SHARED_ENV, ...own].sort());
         expect(variables.POWERTOOLS_METRICS_NAMESPACE).toBe('Assay');
       }
+    });
+
+    it("paces ingest's id claims: each of its 20 invocations takes 600 of the 12,000 a second", () => {
+      expect(environmentOf(template, stack, stack.functions.ingest).ASSAY_INGEST_CLAIMS_PER_SECOND).toBe(
+        '600',
+      );
     });
   });
 
