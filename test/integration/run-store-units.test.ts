@@ -15,6 +15,7 @@ import {
   countSk,
   countSlotOf,
   KEY_PREFIXES,
+  META_SK,
   RESULT_SLOTS,
   resultPk,
   resultSk,
@@ -214,6 +215,24 @@ describe('DynamoRunStore: units per result', { timeout: 120_000 }, () => {
     const specReads = reader.sent.filter((w) => w.sk === SPEC_SK);
     expect(specReads.map((w) => w.consistent)).toEqual([false]);
     writer.destroy();
+    reader.destroy();
+  });
+
+  it('looks again whether a run was stopped once its cache has lapsed: one read however many messages ask at once', async () => {
+    let now = Date.parse('2030-01-01T00:00:00Z');
+    const reader = store(() => now);
+    const runId = fresh('stop-look');
+    await reader.s.createRun(runRecord(runId));
+    expect(await reader.s.stopped(runId)).toBeUndefined();
+    const looks = () =>
+      reader.sent.filter(
+        (w) => (w.command === 'GetCommand' || w.command === 'GetItemCommand') && w.sk === META_SK,
+      ).length;
+    const before = looks();
+    now += 6_000; // past the 5 s the store keeps a look
+    const answers = await Promise.all(Array.from({ length: 50 }, () => reader.s.stopped(runId)));
+    expect(answers.every((a) => a === undefined)).toBe(true);
+    expect(looks() - before).toBe(1);
     reader.destroy();
   });
 
