@@ -17,7 +17,7 @@ import {
   STANDARD_ESM_INITIAL_CONCURRENCY,
   STANDARD_ESM_SCALE_PER_MINUTE,
 } from './aws-quotas.js';
-import type { AssayConfig } from './config.js';
+import { type AssayConfig, ingestClaimsPerInvocation } from './config.js';
 
 /** Write units an item costs the table in all (its result, counters, spend, cache and limiter shares). */
 export const WRU_PER_ITEM = 4;
@@ -261,7 +261,7 @@ export function deploymentNeeds(config: AssayConfig): DeploymentNeeds {
     },
     ingest: {
       claimsPerSecond: config.ingestClaimsPerSecond,
-      perInvocation: Math.ceil(config.ingestClaimsPerSecond / config.ingestMaxConcurrency),
+      perInvocation: ingestClaimsPerInvocation(config),
     },
     ceilingItemsPerSecond: ceiling,
     limitedBy,

@@ -581,12 +581,12 @@ export function spendLimitEnv(config: AssayConfig): Record<string, string> {
   return { ASSAY_DAILY_SPEND_LIMIT_USD: String(config.dailySpendLimitUsd) };
 }
 
-/** ASSAY_INGEST_CLAIMS_PER_SECOND: `ingestClaimsPerSecond` over the invocations that may read at once. */
+/** Each ingest invocation's share of `ingestClaimsPerSecond`: over the invocations that may read at once. */
+export const ingestClaimsPerInvocation = (config: AssayConfig) =>
+  Math.ceil(config.ingestClaimsPerSecond / config.ingestMaxConcurrency);
+
+/** ASSAY_INGEST_CLAIMS_PER_SECOND: {@link ingestClaimsPerInvocation}; none when unpaced. */
 export function ingestPaceEnv(config: AssayConfig): Record<string, string> {
   if (config.ingestClaimsPerSecond === 0) return {};
-  return {
-    ASSAY_INGEST_CLAIMS_PER_SECOND: String(
-      Math.ceil(config.ingestClaimsPerSecond / config.ingestMaxConcurrency),
-    ),
-  };
+  return { ASSAY_INGEST_CLAIMS_PER_SECOND: String(ingestClaimsPerInvocation(config)) };
 }

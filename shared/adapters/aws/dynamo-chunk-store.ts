@@ -29,7 +29,7 @@ import { mapLimit } from '../../lib/map-limit.js';
 import type { ChunkClaim, ChunkStore, IdClaims } from '../../ports/ports.js';
 import { batchGetAll, batchWriteAll } from './dynamo-batches.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
-import { type Backoff, retryThrottled } from './throttle.js';
+import { type Backoff, globalSleep, retryThrottled } from './throttle.js';
 
 export interface DynamoChunkStoreOptions {
   client: DynamoDBDocumentClient;
@@ -38,14 +38,13 @@ export interface DynamoChunkStoreOptions {
   ttlDays: number;
   /** Clock in epoch milliseconds (leases, the claims' pace). */
   now?: () => number;
+  /** Throttled calls' retries; its `sleep` also waits out the claims' pace. */
   backoff?: Backoff;
   /**
    * The most item ids this store claims a second ({@link DynamoChunkStore.claimIds}), each claim
    * a write unit: ingest's share of the table beside the workers. Unset or 0: unpaced.
    */
   claimsPerSecond?: number;
-  /** Waits `ms` (the claims' pace); default the global `setTimeout`, which a simulated clock replaces. */
-  sleep?: (ms: number) => Promise<void>;
 }
 
 /** The id's shard: its hash, so a chunk's ids spread evenly whatever they look like. */
@@ -187,7 +186,7 @@ export class DynamoChunkStore implements ChunkStore {
     if (!(rate > 0)) return async () => {};
     const start = Math.max(this.now(), this.pacedUntil);
     this.pacedUntil = start + (claims * 1000) / rate;
-    const sleep = this.options.sleep ?? ((ms: number) => new Promise<void>((r) => setTimeout(r, ms)));
+    const sleep = this.options.backoff?.sleep ?? globalSleep;
     return async (index) => {
       const wait = start + (index * 1000) / rate - this.now();
       if (wait > 0) await sleep(wait);

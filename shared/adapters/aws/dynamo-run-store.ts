@@ -22,7 +22,7 @@
  * so a redelivery never counts twice and a delivery that died between the two is made good by
  * the next, with no transaction (results of one slot never conflict). Items spread by row over
  * {@link RESULT_SLOTS} slots per part; they are counted in blocks of
- * {@link COUNT_BLOCK_ROWS} consecutive rows, a counter per block, so that a counter stays under
+ * `COUNT_BLOCK_ROWS` (128) consecutive rows, a counter per block, so that a counter stays under
  * 1 KB and its write costs one unit, and so that a worker's batch (items sent together, mostly
  * of consecutive rows) counts its results in a write per block it touches
  * ({@link DynamoRunStore.recordResults}), not one per result. Completion is counted upward,
@@ -76,7 +76,6 @@ import { resultBodyKey } from '../../lib/layout/bucket.js';
 import {
   ACTIVE_PK,
   activeSk,
-  COUNT_BLOCK_ROWS,
   COUNT_PREFIX,
   countBlockOf,
   countPlaceOf,
@@ -617,29 +616,27 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const key = counterKey(first.runId, first.part ?? 0, first.row);
     const { ttl } = this.expiry();
     const failed = group.filter((entry) => entry.result.status === 'failed').length;
-    const tallies = [
-      ...(failed < group.length ? [['#done', 'done', ':done', group.length - failed] as const] : []),
-      ...(failed > 0 ? [['#failed', 'failed', ':failed', failed] as const] : []),
-    ];
+    // The counts this write adds to (one it would add 0 to is left out, as a single result does).
+    const tallies = Object.entries({ done: group.length - failed, failed }).filter(([, n]) => n > 0);
     const places = group.map((entry) => countPlaceOf(entry.result.row));
     try {
       const out = await this.send<{ Attributes?: Record<string, unknown> }>(
         new UpdateCommand({
           TableName: this.tableName,
           Key: key,
-          UpdateExpression: `ADD #r :rows, ${tallies.map(([name, , value]) => `${name} ${value}, `).join('')}#spent :cost${ttl ? ' SET #ttl = :ttl' : ''}`,
+          UpdateExpression: `ADD #r :rows, ${tallies.map(([name]) => `#${name} :${name}, `).join('')}#spent :cost${ttl ? ' SET #ttl = :ttl' : ''}`,
           // DynamoDB takes a condition of at most 4 KB: a whole block's rows, written tersely, fit.
           ConditionExpression: places.map((_, i) => `NOT contains(#r,:p${i})`).join(' AND '),
           ExpressionAttributeNames: {
             '#r': 'rows',
-            ...Object.fromEntries(tallies.map(([name, attribute]) => [name, attribute])),
+            ...Object.fromEntries(tallies.map(([name]) => [`#${name}`, name])),
             '#spent': 'spentUsd',
             ...(ttl ? { '#ttl': 'ttl' } : {}),
           },
           ExpressionAttributeValues: {
             ':rows': new Set(places),
             ...Object.fromEntries(places.map((place, i) => [`:p${i}`, place])),
-            ...Object.fromEntries(tallies.map(([, , value, n]) => [value, n])),
+            ...Object.fromEntries(tallies.map(([name, n]) => [`:${name}`, n])),
             ':cost': group.reduce((sum, entry) => sum + entry.cost, 0),
             ...(ttl ? { ':ttl': ttl } : {}),
           },

@@ -47,7 +47,7 @@ export function isThrottled(error: unknown): boolean {
 }
 
 /** The global `setTimeout` as a promise (a simulated clock that replaces it drives these waits too). */
-const globalSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+export const globalSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Runs `call`, again after a jittered, growing wait each time it is throttled (see {@link Backoff}). */
 export async function retryThrottled<T>(call: () => Promise<T>, backoff: Backoff = {}): Promise<T> {
