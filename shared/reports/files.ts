@@ -32,7 +32,7 @@ import { discard } from '../model/streams.js';
 import type { BlobStore } from '../ports/ports.js';
 import { taskFor } from '../registry/registry.js';
 import { csvCell } from './csv-cell.js';
-import { ChunkFile, ItemColumns } from './html/columns.js';
+import { ChunkFile, ITEM_TABLE_ROWS, ItemColumns, type TableRows } from './html/columns.js';
 import { renderPageChunks } from './html/render.js';
 import { injectionLines } from './injection-tally.js';
 import { panelLines, selfPreferenceLines } from './judges-text.js';
@@ -48,9 +48,9 @@ export { csvCell };
 
 /**
  * The report files of a run (results in `reportOrder`) — the same in both shells and for every
- * task family: report.json (the contract), report.txt, report.html (the figures, charts and every
- * item in one self-contained page), labeled.csv, errors.txt (failed, unscored and wrong items),
- * correct.txt. All render from the score model.
+ * task family: report.json (the contract), report.txt, report.html (the figures, charts and the
+ * run's items, up to `ITEM_TABLE_ROWS` of them (html/columns.ts), in one self-contained page), labeled.csv,
+ * errors.txt (failed, unscored and wrong items), correct.txt. All render from the score model.
  */
 export const REPORT_FILES = [
   'report.json',
@@ -66,6 +66,7 @@ export const REPORT_FILES = [
  * labeled.csv goes out line by line, and the sections of errors.txt and correct.txt are spilled
  * to temporary files until their counts (their headings) are known. `layout` is what those files
  * need to know of the whole run before their first line, gathered while the report was built.
+ * report.html's item table takes the first `tableRows` results (default `ITEM_TABLE_ROWS`).
  */
 export async function writeReportFiles(
   store: BlobStore,
@@ -74,6 +75,7 @@ export async function writeReportFiles(
   results: ResultSource | readonly ItemResult[],
   suite: Parameters<AnyTaskFamily['scorers']>[0],
   layout?: FileLayout,
+  { tableRows = ITEM_TABLE_ROWS }: { tableRows?: number } = {},
 ): Promise<string[]> {
   const family = taskFor(report);
   const source = typeof results === 'function' ? results : sourceOf(results);
@@ -84,7 +86,9 @@ export async function writeReportFiles(
     'report.txt': [renderText(report), 'text/plain; charset=utf-8'],
   });
   // report.html's item table is gathered on labeled.csv's pass and written last.
-  const files = await ItemFiles.open(family, suite, view, known, report.counts.items);
+  const files = await ItemFiles.open(family, suite, view, known, report.counts.items, {
+    table: { cap: tableRows },
+  });
   try {
     const { sections, primary } = files;
     const header = `\uFEFF${csvHeader(known.inputColumns(), view, known.keptColumns())}\r\n`;
@@ -157,7 +161,8 @@ export const pageTitle = (report: Pick<Report, 'suite' | 'runId'>) =>
  * The item files of a stretch of a run's results (all of them, or a part), gathered one result
  * at a time: each result's labeled.csv row (given back to the caller), its block in a section of
  * errors.txt or correct.txt (spilled to temporary files until the sections' counts are known),
- * and its row of report.html's item table (full pieces of the columns in a temporary file).
+ * and its row of report.html's item table (full pieces of the columns in a temporary file) while
+ * the table is under its cap (`table`: see `TableRows`).
  */
 export class ItemFiles {
   readonly items: ItemColumns;
@@ -178,6 +183,7 @@ export class ItemFiles {
     runItems: number,
     /** A part of a run: the run's input columns, every table column made at once (see ItemColumns). */
     part: boolean,
+    tableRows: TableRows,
   ) {
     this.table = new ChunkFile(join(dir, 'items.bin'));
     this.sections = {
@@ -194,6 +200,7 @@ export class ItemFiles {
       (name) => layout.binary(name),
       this.table,
       part ? layout.allInputColumns() : undefined,
+      tableRows,
     );
     const primary = view.scorers.find((s) => s.name === view.primary)!;
     this.primary = primary.name;
@@ -207,10 +214,10 @@ export class ItemFiles {
     view: ResultView,
     layout: FileLayout,
     runItems: number,
-    { part = false }: { part?: boolean } = {},
+    { part = false, table = {} }: { part?: boolean; table?: TableRows } = {},
   ): Promise<ItemFiles> {
     const dir = await mkdtemp(join(tmpdir(), 'assay-report-files-'));
-    return new ItemFiles(dir, family, suite, view, layout, runItems, part);
+    return new ItemFiles(dir, family, suite, view, layout, runItems, part, table);
   }
 
   /** Gathers a result (in report order); gives back its labeled.csv row, line end included. */

@@ -13,7 +13,7 @@ import {
   type SectionName,
   sectionHeading,
 } from './files.js';
-import { ItemColumns } from './html/columns.js';
+import { ITEM_TABLE_ROWS, ItemColumns } from './html/columns.js';
 import { runPageAround, scriptSafeJson } from './html/render.js';
 import type { FileLayout } from './layout.js';
 
@@ -26,6 +26,16 @@ import type { FileLayout } from './layout.js';
  * table. The files are the ones one pass writes (see files.ts), but for report.html's item
  * table, whose columns are kept as their parts' segments (`{"s": [...]}`, which the page reads
  * as one column).
+ *
+ * The item table holds the run's first `ITEM_TABLE_ROWS` items, as one pass's does. A part is
+ * told how many of the run's results come before it (`before`), and its table takes its results
+ * only while fewer than the cap come before them: the part that crosses the cap stops its table
+ * there, and a part that starts at or past the cap writes no table at all (its results are still
+ * in every other file). The assembly joins the tables of the leading parts, those with fewer than
+ * the cap items before them, which then hold exactly the first `ITEM_TABLE_ROWS` items. A part
+ * not told `before` takes its own first `ITEM_TABLE_ROWS` results, as if it started the run: a
+ * segment cannot be cut once written, so a page joined of such parts shows every row of its
+ * leading parts and can hold more than the cap (its `n` says how many; the page states it).
  */
 
 const SECTIONS: readonly SectionName[] = ['failed', 'unscored', 'wrong', 'correct'];
@@ -39,15 +49,22 @@ export interface PartFilesIndex {
   labeled: string;
   /** Its blocks of each section, and how many. */
   sections: Record<SectionName, { key: string; count: number }>;
-  /** Its item table: every column's JSON, one after another in one object, each at [start, end). */
-  table: { key: string; columns: [name: string, start: number, end: number][] };
+  /**
+   * Its item table: every column's JSON, one after another in one object, each at [start, end),
+   * and the table's `rows` (the part's first results, fewer than `items` where the run's table
+   * reached its cap; absent: every result of the part). None when the part starts past the cap.
+   */
+  table?: { key: string; rows?: number; columns: [name: string, start: number, end: number][] };
 }
 
 /**
  * Writes a part's item files to `keyOf(<name>)` (scratch objects) from its results in report
  * order, as the run's files need them: `layout` is the whole run's (the input columns, the
  * number scorers' gold), `runItems` the whole run's result count (how much text a table cell
- * keeps).
+ * keeps). `before` is how many of the run's results come before the part's, `tableRows` the
+ * table's cap (default `ITEM_TABLE_ROWS`): the part's item table takes its results while fewer
+ * than the cap come before them, and is not written at all when the part starts at or past the
+ * cap (without `before`, the table takes the part's first `tableRows`: see the module's comment).
  */
 export async function writePartFiles(
   store: BlobStore,
@@ -58,9 +75,13 @@ export async function writePartFiles(
   suite: Parameters<AnyTaskFamily['scorers']>[0],
   layout: FileLayout,
   runItems: number,
+  { before, tableRows = ITEM_TABLE_ROWS }: { before?: number; tableRows?: number } = {},
 ): Promise<PartFilesIndex> {
   const view = resultView(family, suite, layout);
-  const files = await ItemFiles.open(family, suite, view, layout, runItems, { part: true });
+  const files = await ItemFiles.open(family, suite, view, layout, runItems, {
+    part: true,
+    table: { cap: tableRows, before: before ?? 0 },
+  });
   try {
     const labeled = keyOf('labeled.csv');
     await store.putStream(labeled, files.labeled('', results), 'text/csv; charset=utf-8');
@@ -71,8 +92,14 @@ export async function writePartFiles(
       await store.putStream(key, files.sections[name].read(), 'text/plain; charset=utf-8');
       sections[name] = { key, count: files.sections[name].count };
     }
+    // A part that starts at or past the cap has no row in the run's table.
+    if (before !== undefined && before >= tableRows) return { part, items, labeled, sections };
     // The table's columns one after another, each made safe for the page's script element.
-    const table = { key: keyOf('table.json'), columns: [] as PartFilesIndex['table']['columns'] };
+    const table = {
+      key: keyOf('table.json'),
+      rows: files.items.rows,
+      columns: [] as NonNullable<PartFilesIndex['table']>['columns'],
+    };
     const encoder = new TextEncoder();
     await store.putStream(
       table.key,
@@ -99,7 +126,8 @@ export async function writePartFiles(
 /**
  * Composes the run's report files from its parts' (in part order) and writes report.json and
  * report.txt last, so that a reader who finds report.json finds every other file too. Returns
- * the keys written.
+ * the keys written. report.html's item table is joined of the leading parts' tables, those with
+ * fewer than `tableRows` (default `ITEM_TABLE_ROWS`) items before them.
  */
 export async function assembleReportFiles(
   store: BlobStore,
@@ -108,6 +136,7 @@ export async function assembleReportFiles(
   parts: readonly PartFilesIndex[],
   suite: Parameters<AnyTaskFamily['scorers']>[0],
   layout: FileLayout,
+  { tableRows = ITEM_TABLE_ROWS }: { tableRows?: number } = {},
 ): Promise<string[]> {
   const family = taskFor(report);
   const view = resultView(family, suite, layout);
@@ -141,8 +170,9 @@ export async function assembleReportFiles(
   );
   await compose('correct.txt', section('correct'), 'text/plain; charset=utf-8');
 
-  // The page around the item table, whose every column is its parts' segments.
+  // The page around the item table, whose every column is its leading parts' segments.
   const runItems = ordered.reduce((n, p) => n + p.items, 0);
+  const shown = tableParts(ordered, tableRows);
   const { columns: _columns, ...meta } = new ItemColumns(
     family,
     suite,
@@ -151,16 +181,18 @@ export async function assembleReportFiles(
     (name) => layout.binary(name),
     undefined,
     layout.allInputColumns(),
+    { cap: tableRows },
   ).table();
   const { before, after } = runPageAround(pageTitle(report), report as unknown as Record<string, unknown>, {
     ...meta,
-    n: runItems,
+    n: shown.reduce((n, p) => n + p.rows, 0),
+    total: runItems,
   });
-  const names = ordered[0]?.table.columns.map(([name]) => name) ?? [];
+  const names = shown[0]?.table.columns.map(([name]) => name) ?? [];
   const pieces: BlobPiece[] = [before];
   names.forEach((name, c) => {
     pieces.push(`${c > 0 ? ',' : ''}${JSON.stringify(name)}:{"s":[`);
-    ordered.forEach((p, i) => {
+    shown.forEach((p, i) => {
       const [own, start, end] = p.table.columns[c]!;
       if (own !== name) throw new Error(`part ${p.part}'s table has column ${own} where part 0 has ${name}`);
       if (i > 0) pieces.push(',');
@@ -178,4 +210,34 @@ export async function assembleReportFiles(
     })),
   );
   return keys;
+}
+
+/** A part whose table is part of the run's item table. */
+interface TablePart {
+  part: number;
+  items: number;
+  rows: number;
+  table: NonNullable<PartFilesIndex['table']>;
+}
+
+/**
+ * The parts whose tables make the run's item table, in part order: each part with fewer than
+ * `cap` of the run's items before it (the first part always). Every one but the last holds all
+ * its results, so the rows joined are the run's first items, with no gap.
+ */
+function tableParts(ordered: readonly PartFilesIndex[], cap: number): TablePart[] {
+  const shown: TablePart[] = [];
+  let before = 0;
+  for (const p of ordered) {
+    if (shown.length > 0 && before >= cap) break;
+    if (!p.table) throw new Error(`part ${p.part} has no item table, with ${before} items before it`);
+    const last = shown.at(-1);
+    if (last && last.rows < last.items)
+      throw new Error(
+        `part ${last.part}'s table stops before its last result, and part ${p.part} follows it`,
+      );
+    shown.push({ part: p.part, items: p.items, rows: p.table.rows ?? p.items, table: p.table });
+    before += p.items;
+  }
+  return shown;
 }

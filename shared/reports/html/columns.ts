@@ -163,7 +163,28 @@ export class ColumnBuilder {
   }
 }
 
-/** How many characters a text cell keeps, by run size: the page of a 100,000-item run stays tens of MB. */
+/**
+ * The most items report.html's item table holds. A run of more shows its first `ITEM_TABLE_ROWS`
+ * items in report order and says so above the table; labeled.csv, errors.txt, correct.txt,
+ * report.json and report.txt keep every item, and the page's counts and figures are the whole
+ * run's. A page of ten million items would weigh hundreds of MB, which no browser opens.
+ */
+export const ITEM_TABLE_ROWS = 100_000;
+
+/**
+ * Which of a run's results a stretch of its item table takes: each result while fewer than `cap`
+ * rows (default {@link ITEM_TABLE_ROWS}) come before it, counting `before`, the run's results ahead
+ * of the stretch (0: the stretch starts the run).
+ */
+export interface TableRows {
+  cap?: number;
+  before?: number;
+}
+
+/**
+ * How many characters a text cell keeps, by the rows a page shows (a run's items, at most
+ * {@link ITEM_TABLE_ROWS}): the page of a 100,000-item table stays tens of MB.
+ */
 export function textLimitFor(items: number): number {
   if (items > 20_000) return 500;
   if (items > 2_000) return 4_000;
@@ -185,12 +206,19 @@ const rounded = (value: number, digits: number) => {
  * The item table of a run page, one result at a time (in report order): each item's inputs,
  * gold, output, every score with what decided it and why, its cost, latency, the family's
  * details and the raw answer when the result kept one. An item's `category` is decided as
- * errors.txt decides it, so the page's "errors" filter shows the same items.
+ * errors.txt decides it, so the page's "errors" filter shows the same items. The table takes the
+ * run's first rows up to its cap (see {@link TableRows}); later results are counted, and none of
+ * their cells is made.
  */
 export class ItemColumns {
   private readonly columns = new Map<string, ColumnBuilder>();
   private readonly inputs = new Set<string>();
+  /** Rows in the table. */
   private n = 0;
+  /** Results added, the table's and those past its cap. */
+  private added = 0;
+  /** The most rows this table takes: the cap less the rows before it. */
+  private readonly take: number;
   private readonly scorers: {
     name: string;
     kind: string;
@@ -207,6 +235,7 @@ export class ItemColumns {
     family: AnyTaskFamily,
     suite: Parameters<AnyTaskFamily['scorers']>[0],
     private readonly view: ResultView,
+    /** The run's items (with the cap, how much text a cell keeps: see {@link textLimitFor}). */
     items: number,
     private readonly binaryGold: (scorer: string) => boolean,
     /** Where full pieces of the columns go (a run's report passes one); else they stay in memory. */
@@ -217,7 +246,9 @@ export class ItemColumns {
      * (the page joins each column's parts).
      */
     inputs?: readonly string[],
+    { cap = ITEM_TABLE_ROWS, before = 0 }: TableRows = {},
   ) {
+    this.take = Math.max(0, cap - before);
     const scorers = family.scorers(suite);
     this.scorers = view.scorers.map((s) => ({
       name: s.name,
@@ -235,7 +266,8 @@ export class ItemColumns {
     }));
     this.slices = suite.slices ?? [];
     for (const column of this.slices) this.col(`slice:${column}`);
-    this.textLimit = textLimitFor(items);
+    // By the rows the run's page shows, the same for every stretch of the run.
+    this.textLimit = textLimitFor(Math.min(items, cap));
     if (inputs) {
       for (const name of ItemColumns.BASE) this.col(name);
       for (const key of inputs) {
@@ -263,6 +295,11 @@ export class ItemColumns {
     'stages',
   ] as const;
 
+  /** Rows in the table (the results added, up to the table's cap). */
+  get rows(): number {
+    return this.n;
+  }
+
   /** The columns' names, in the order they were made (the page's order). */
   names(): string[] {
     return [...this.columns.keys()];
@@ -288,6 +325,8 @@ export class ItemColumns {
   }
 
   add(r: ItemResult): void {
+    this.added += 1;
+    if (this.n >= this.take) return;
     const primary = this.scorers.find((s) => s.name === this.view.primary)!;
     let category: ItemCategory;
     if (r.status === 'failed') category = 'failed';
@@ -348,6 +387,7 @@ export class ItemColumns {
   table(): ItemTable {
     return {
       n: this.n,
+      total: this.added,
       textLimit: this.textLimit,
       inputs: [...this.inputs],
       scorers: this.scorers.map((s) => ({

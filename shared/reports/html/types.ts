@@ -23,7 +23,13 @@ export const COLUMN_JSON: unique symbol = Symbol('column JSON');
 export type ItemCategory = 'failed' | 'unscored' | 'wrong' | 'right' | 'undecided';
 
 export interface ItemTable {
+  /** Rows in the table: the run's first `n` items in report order. */
   n: number;
+  /**
+   * The run's items. More than `n` when the run is larger than the table's cap: the page says
+   * so above the table (labeled.csv and errors.txt have every item).
+   */
+  total: number;
   /** Characters a text cell keeps; longer texts are cut (the run's files have them whole). */
   textLimit: number;
   inputs: string[];

@@ -4,7 +4,8 @@
  * Every item of a run: a virtualised table with search, filters (the errors of errors.txt, wrong,
  * right, failed or unscored by kind, a slice by a column's value) and sort; a row opens the
  * item's details: inputs, gold, output, each score and what decided it, cost, latency, stages,
- * the family's details and the raw answer when the run kept one.
+ * the family's details and the raw answer when the run kept one. A run larger than the table's
+ * cap has its first items in the table, and the section says so above it.
  */
 import type { ItemTable } from '../types.js';
 import { distinct, h, ms, num, reader, table, usd } from './dom.js';
@@ -28,6 +29,15 @@ function cellText(v: string | number | boolean | null): string {
 
 function oneLine(v: string | number | boolean | null): string {
   return cellText(v).replace(/\s+/g, ' ').slice(0, 300);
+}
+
+/**
+ * What the page says above a table that holds only the run's first items (undefined when it holds
+ * every item): how many of how many, and where the rest are.
+ */
+export function tableCapNotice(t: Pick<ItemTable, 'n' | 'total'>): string | undefined {
+  if (!(t.total > t.n)) return undefined;
+  return `The table shows the first ${t.n.toLocaleString('en')} of ${t.total.toLocaleString('en')} items (in report order); every item is in labeled.csv, every failed, unscored or wrong item in errors.txt. The filters, search and counts of the table cover its items; the figures above are the whole run's.`;
 }
 
 export function itemsSection(t: ItemTable): HTMLElement {
@@ -388,10 +398,12 @@ export function itemsSection(t: ItemTable): HTMLElement {
   });
 
   apply();
+  const capped = tableCapNotice(t);
   return h(
     'section',
     { class: 'items' },
     h('h2', null, 'Items'),
+    capped ? h('p', { class: 'note', 'data-testid': 'table-cap' }, capped) : null,
     h('div', { class: 'controls' }, search, show, sliceColumn, sliceValue, shownCount),
     t.textLimit < Number.POSITIVE_INFINITY
       ? h(

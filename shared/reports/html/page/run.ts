@@ -285,10 +285,21 @@ function scorerSection(report: Report, items: ItemTable, name: string, s: Scorer
         golds.push(g);
       }
     }
-    charts.push(histogram(`Distribution of ${name}`, values, name, meta.threshold));
+    const drawn = tableShare(items);
+    charts.push(
+      histogram(
+        `Distribution of ${name}`,
+        values,
+        name,
+        meta.threshold,
+        drawn && `Drawn from ${drawn}; the metrics are over every item.`,
+      ),
+    );
     if (meta.binaryGold) {
       const auc = (s.metrics.rocAuc?.value ?? null) as number | null;
-      charts.push(roc(scoredWithGold, golds, meta.threshold, auc));
+      const curve = roc(scoredWithGold, golds, meta.threshold, auc);
+      charts.push(curve);
+      if (drawn && curve) charts.push(h('p', { class: 'note' }, `The ROC curve is drawn from ${drawn}.`));
     }
   }
   const rest = Object.entries(s.tables ?? {}).filter(
@@ -326,6 +337,15 @@ function scorerSection(report: Report, items: ItemTable, name: string, s: Scorer
   );
 }
 
+/**
+ * Which items the charts drawn from the item table cover, when the table holds only the run's
+ * first items (undefined when it holds them all).
+ */
+function tableShare(items: ItemTable): string | undefined {
+  if (!(items.total > items.n)) return undefined;
+  return `the item table's ${items.n.toLocaleString('en')} items (the first of ${items.total.toLocaleString('en')})`;
+}
+
 /** Keys of report.metrics that repeat the primary scorer's figures (shown above); the rest are the family's. */
 const PRIMARY_REPEATS = new Set(['n', 'ci', 'perClass', 'confusion', 'distribution']);
 
@@ -350,11 +370,12 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
   if (report.injection) out.push(banner('warn', `POSSIBLE INJECTION: ${injectionMessage(report.injection)}`));
   if (report.simulated) {
     const mixed = simulated > 0 && simulated < items.n;
+    const of = items.total > items.n ? `the first ${items.n} items (the item table's)` : `${items.n} items`;
     out.push(
       banner(
         'sim',
         mixed
-          ? `MIXED: ${simulated} of ${items.n} items were answered by the simulator; the rest by real models. ${report.notice ?? ''}`
+          ? `MIXED: ${simulated} of ${of} were answered by the simulator; the rest by real models. ${report.notice ?? ''}`
           : (report.notice ?? 'SIMULATED'),
       ),
     );
@@ -444,6 +465,7 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
   const cost = report.cost;
   const stages = Object.entries(cost.byStage);
   const latency = reader(items.columns.latency);
+  const drawn = tableShare(items);
   const latencies: number[] = [];
   for (let i = 0; i < items.n; i += 1) {
     const v = latency(i);
@@ -490,7 +512,7 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
               latencies,
               'ms',
               null,
-              `p50 ${ms(report.latencyMs.p50)}, p95 ${ms(report.latencyMs.p95)}, ${latencies.length} items with model time`,
+              `p50 ${ms(report.latencyMs.p50)}, p95 ${ms(report.latencyMs.p95)}, ${latencies.length} items with model time${drawn ? ` (drawn from ${drawn}; p50 and p95 are over every item)` : ''}`,
             )
           : h('p', { class: 'muted' }, 'No item called a model: no latency.'),
       ),
