@@ -14,8 +14,10 @@
  * it moves to the dead-letter queue, so an outage of a quarter of an hour costs no item.
  *
  * A function whose records take a lease on what they work on (an ingest chunk, an aggregation
- * step) waits at least that lease: a record back sooner would find its work held by the lease
- * of its own failed attempt, and be skipped.
+ * step) gives the lease up when an attempt fails, so its record comes back on the same
+ * schedule. Only a record whose attempt could not give its lease up (`LeaseKeptError`) waits
+ * at least that lease: sooner, it would find its work held by its own failed attempt, and be
+ * skipped.
  *
  * A backoff never lengthens a wait: a record whose backoff reaches its queue's visibility
  * timeout is left to that timeout. Setting a visibility may fail (the receipt expired, SQS
@@ -122,11 +124,6 @@ export function queueUrlOf(queueArn: string): string {
 export interface RetryBackoffsOptions {
   sqs: SQSClient;
   backoff?: RetryBackoff;
-  /**
-   * No record comes back sooner than this, seconds (default 0): what it failed holds a lease
-   * for that long (an ingest chunk's), and a redelivery before it lapses would find it held.
-   */
-  leastSeconds?: number;
   /** Default `Math.random`, looked up at each draw (the capacity model seeds it). */
   random?: () => number;
   /** A visibility that could not be set or read: the record keeps its visibility timeout. */
@@ -146,18 +143,25 @@ export class RetryBackoffs {
     return this.options.backoff ?? RETRY_BACKOFF;
   }
 
-  /** Gives each of `records` (failed ones) its backoff; never throws. */
-  async delay(records: readonly SQSRecord[]): Promise<void> {
+  /**
+   * Gives each of `records` (failed ones) its backoff, never less than `leastSeconds` gives a
+   * record by its message id (one whose failed attempt kept a lease); never throws.
+   */
+  async delay(records: readonly SQSRecord[], leastSeconds?: ReadonlyMap<string, number>): Promise<void> {
     const byQueue = new Map<string, SQSRecord[]>();
     for (const record of records) {
       const list = byQueue.get(record.eventSourceARN);
       if (list) list.push(record);
       else byQueue.set(record.eventSourceARN, [record]);
     }
-    await Promise.all([...byQueue].map(([arn, list]) => this.delayOn(arn, list)));
+    await Promise.all([...byQueue].map(([arn, list]) => this.delayOn(arn, list, leastSeconds)));
   }
 
-  private async delayOn(queueArn: string, records: SQSRecord[]): Promise<void> {
+  private async delayOn(
+    queueArn: string,
+    records: SQSRecord[],
+    leastSeconds?: ReadonlyMap<string, number>,
+  ): Promise<void> {
     let queueUrl = queueArn;
     try {
       queueUrl = queueUrlOf(queueArn);
@@ -165,7 +169,7 @@ export class RetryBackoffs {
       const random = this.options.random ?? (() => Math.random());
       const entries = records.flatMap((record, i) => {
         const seconds = Math.max(
-          this.options.leastSeconds ?? 0,
+          leastSeconds?.get(record.messageId) ?? 0,
           retryDelaySeconds(Number(record.attributes.ApproximateReceiveCount), this.backoff, random),
         );
         return seconds < timeout

@@ -55,6 +55,7 @@ import {
 } from '../shared/lib/providers/pricing.js';
 import { fleetSizeOf, RateLimiters } from '../shared/lib/providers/rate-limit/limiters.js';
 import { ProviderPool } from '../shared/lib/providers/registry.js';
+import { LeaseKeptError } from '../shared/model/errors.js';
 import type { RunRecord } from '../shared/model/model.js';
 import type { AggregateTrigger, RunStore } from '../shared/ports/ports.js';
 import { encodersOf, simulateAnswer } from '../shared/registry/registry.js';
@@ -137,11 +138,10 @@ function base<Q extends QueueVariable>(queues: readonly Q[], options: ContainerO
  * The container's retries in seconds: the records an invocation failed are given their backoff
  * (see retry-backoff.ts) through this container's SQS client.
  */
-function retriesOf<Q extends QueueVariable>(b: Base<Q>, leastSeconds = 0): RetryBackoffs {
+function retriesOf<Q extends QueueVariable>(b: Base<Q>): RetryBackoffs {
   return new RetryBackoffs({
     sqs: b.clients.sqs,
     backoff: retryBackoffFromEnv(b.processEnv),
-    leastSeconds,
     onError: (error, queueUrl) =>
       logger.warn('retry backoff not set: the record comes back after the visibility timeout', {
         queueUrl,
@@ -193,9 +193,8 @@ export function ingestRoot(options: ContainerOptions = {}): {
   const chunkLeaseSeconds = FUNCTION_TIMEOUT_SECONDS.ingest + 60;
   return {
     bucketName: b.env.BUCKET_NAME,
-    // A chunk task that failed after taking its chunk finds the chunk held by its own lease
-    // until the lease lapses (and would be skipped as held by another): it comes back no sooner.
-    retries: retriesOf(b, chunkLeaseSeconds),
+    // A chunk task that failed gave its chunk's lease up: it comes back in seconds.
+    retries: retriesOf(b),
     deps: {
       bucket: b.blobs,
       // Each suite's scope in the bucket (prompts/<team>/ or prompts/) overrides these.
@@ -434,9 +433,8 @@ export function aggregateRoot(options: ContainerOptions = {}): {
     },
     steps: { ...inParts, runStore: b.runStore, reports: b.blobs, history: b.runStore },
     sweep: { sweeps, runs: b.runStore, reports: b.blobs },
-    // A trigger that failed after taking its step finds the step held by its own lease until
-    // the lease lapses (and would be skipped as held by another): it comes back no sooner.
-    retries: retriesOf(b, stepLeaseSeconds),
+    // A step that failed gave its lease up: its trigger comes back in seconds.
+    retries: retriesOf(b),
     finish: {
       runs: b.runStore,
       reports: b.blobs,
@@ -478,27 +476,35 @@ export function sqsBatchHandler<Shared = undefined>(
       const batch = parseSqsEvent(event);
       const own = shared?.(batch.Records) as Shared;
       let response: SQSBatchResponse;
+      // Records whose failed attempt kept a lease: they come back no sooner than it lapses.
+      const kept = new Map<string, number>();
+      const handle = async (record: SQSRecord) => {
+        try {
+          await recordHandler(record, context, own);
+        } catch (error) {
+          if (error instanceof LeaseKeptError) kept.set(record.messageId, Math.ceil(error.leaseMs / 1000));
+          throw error;
+        }
+      };
       try {
         // A fresh processor per invocation: it holds one batch's state, and the local poller
         // may run several invocations of a function in one process.
-        response = await processPartialResponse(
-          batch,
-          (record: SQSRecord) => recordHandler(record, context, own),
-          new BatchProcessor(EventType.SQS),
-          {
-            context,
-            processInParallel: parallel,
-          },
-        );
+        response = await processPartialResponse(batch, handle, new BatchProcessor(EventType.SQS), {
+          context,
+          processInParallel: parallel,
+        });
       } catch (error) {
         // Every record failed: Powertools throws (the invocation counts as an error), and each
         // record still gets its backoff.
-        if (error instanceof FullBatchFailureError) await retries.delay(batch.Records);
+        if (error instanceof FullBatchFailureError) await retries.delay(batch.Records, kept);
         throw error;
       }
       const failed = new Set(response.batchItemFailures.map((failure) => failure.itemIdentifier));
       if (failed.size > 0)
-        await retries.delay(batch.Records.filter((record) => failed.has(record.messageId)));
+        await retries.delay(
+          batch.Records.filter((record) => failed.has(record.messageId)),
+          kept,
+        );
       return response;
     } finally {
       publishMetrics();

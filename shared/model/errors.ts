@@ -60,6 +60,44 @@ export class ServiceError extends AssayError {
   override readonly retryable: boolean = true;
 }
 
+/**
+ * A failed attempt could not give up the lease it took (an ingest chunk's, an aggregation
+ * step's): what it worked on stays held until the lease lapses, so its retry must come no
+ * sooner than `leaseMs` (a retry before would find it held and be skipped). The attempt's own
+ * error is the cause.
+ */
+export class LeaseKeptError extends ServiceError {
+  override readonly name = 'LeaseKeptError';
+  constructor(
+    readonly leaseMs: number,
+    cause: unknown,
+  ) {
+    super(`${cause instanceof Error ? cause.message : String(cause)} (and its lease could not be given up)`, {
+      cause,
+    });
+  }
+}
+
+/** Gives up the lease of a failed attempt (`release`), then throws its error: a {@link LeaseKeptError} if the release failed. */
+export async function releasingOnFailure<T>(
+  work: () => Promise<T>,
+  release: () => Promise<void>,
+  leaseMs: number,
+): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    const released = await release().then(
+      () => true,
+      () => false,
+    );
+    // A permanent error is not retried at all: it goes on as it is.
+    throw released || (error instanceof AssayError && error.permanent)
+      ? error
+      : new LeaseKeptError(leaseMs, error);
+  }
+}
+
 export type ProviderErrorKind =
   | 'rate_limit' // 429
   | 'server' // 5xx, overloaded

@@ -1,5 +1,5 @@
 import { aggregationKey } from '../lib/layout/bucket.js';
-import { RunNotFoundError, ServiceError } from '../model/errors.js';
+import { RunNotFoundError, releasingOnFailure, ServiceError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import type { Report } from '../model/report.js';
 import { inReportOrder, type ResultSource } from '../model/report-order.js';
@@ -30,11 +30,13 @@ import { compareWithPrevious } from './compare-previous.js';
  * the run but the one that merges the parts' tallies (whose state is a few bytes a result):
  *
  * 1. `tally` of each part (at once): the part's results read (in report order) into a
- *    `ReportTally`, saved; the last part to finish asks for the reduction;
+ *    `ReportTally`, saved with the part's result count; the last part to finish asks for the
+ *    reduction;
  * 2. `reduce`: the tallies merged in part order into the report (the same figures one pass
  *    gives), saved with the run's file layout; asks for every part's files;
  * 3. `files` of each part (at once): the part's results read again into its pieces of the item
- *    files (see reports/part-files.ts); the last to finish asks for the assembly;
+ *    files (see reports/part-files.ts), told how many results the parts before it hold (where
+ *    its rows of report.html's capped item table start); the last to finish asks for the assembly;
  * 4. `assemble`: the run's files composed of the parts' (S3 copies large stretches inside S3),
  *    report.json last; the run is done.
  *
@@ -88,6 +90,8 @@ interface Reduced {
   layout: FileLayoutState;
   /** The comparison's files, written by the reduction. */
   comparisonKeys: string[];
+  /** Each part's results, in part order (where each part's rows of the item table start). */
+  partItems?: number[];
 }
 
 /** The run the steps compare with (none: `{}`), chosen once, when the steps start. */
@@ -101,6 +105,8 @@ const key = (runId: string, path: string) => aggregationKey(runId, path);
 const TALLIES = 'tally/';
 const COMPARISONS = 'compare/';
 const FILES = 'files/';
+/** Beside a part's tally: its result count. */
+const ITEMS = '.items.json';
 const REDUCED = 'reduced.json';
 const COMPARED_WITH = 'compared-with.json';
 
@@ -124,10 +130,17 @@ export async function aggregateInParts(
     await deps.trigger.triggerStep({ runId, step: 'tally', part, resume: true });
 }
 
+/**
+ * Does a step. A step that fails gives its lease up before the error goes on, so that its
+ * redelivery, seconds later (the queue's backoff), takes the step again instead of finding it
+ * held by the failed attempt until the lease lapses (if the lease cannot be given up, the error
+ * says so, and the redelivery waits the lease out: see `LeaseKeptError`).
+ */
 export async function aggregationStep(deps: InPartsDeps, step: AggregationStep): Promise<StepOutcome> {
   const { runId } = step;
   const part = 'part' in step ? step.part : 0;
-  const claim = await deps.steps.claimChunk(`${runId}/${step.step}`, part, deps.stepLeaseMs);
+  const lease = `${runId}/${step.step}`;
+  const claim = await deps.steps.claimChunk(lease, part, deps.stepLeaseMs);
   const skipped = (why: 'held' | 'done' | 'not aggregating'): StepOutcome => ({
     status: 'skipped',
     step: step.step,
@@ -139,8 +152,23 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
       await askAfter(deps, step);
     return skipped(claim.why);
   }
+  return releasingOnFailure(
+    () => claimedStep(deps, step, part, () => skipped('not aggregating')),
+    () => deps.steps.releaseChunk(lease, part),
+    deps.stepLeaseMs,
+  );
+}
+
+/** A step whose lease this invocation holds. */
+async function claimedStep(
+  deps: InPartsDeps,
+  step: AggregationStep,
+  part: number,
+  notAggregating: () => StepOutcome,
+): Promise<StepOutcome> {
+  const { runId } = step;
   // A run done (or given up) since the step was asked for: nothing to do.
-  if (!(await deps.runStore.holdAggregation(runId, deps.stepLeaseMs))) return skipped('not aggregating');
+  if (!(await deps.runStore.holdAggregation(runId, deps.stepLeaseMs))) return notAggregating();
   const run = await deps.runStore.getRun(runId);
   if (!run) throw new RunNotFoundError(runId, `run ${runId} not found`);
   const done = () => deps.steps.chunkProgress(`${runId}/${step.step}`, part, 1, true);
@@ -148,8 +176,12 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
     case 'tally': {
       const tally = new ReportTally(run, taskFor(run.suite));
       const previous = await comparedWith(deps, run);
+      let items = 0;
       await inOrder(deps, runId, part, async (results) => {
-        for await (const result of results()) tally.add(result);
+        for await (const result of results()) {
+          tally.add(result);
+          items += 1;
+        }
         if (!previous || 'error' in previous || !comparableByParts(previous.run, run)) return;
         const comparison = await comparisonTallyOfPart(deps.history!, previous.run, run, part, { results });
         await deps.scratch.put(
@@ -158,6 +190,12 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
           'application/octet-stream',
         );
       });
+      // The part's result count, before its tally: the parts after it learn where they start.
+      await deps.scratch.put(
+        key(runId, `${TALLIES}${part}${ITEMS}`),
+        JSON.stringify(items),
+        'application/json',
+      );
       await deps.scratch.put(
         key(runId, `${TALLIES}${part}.bin`),
         tally.toBytes(),
@@ -195,15 +233,26 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
             return comparisonOfParts(deps.history!, previous.run, run, tallies);
           })
         : [];
-      const reduced: Reduced = { report, layout: merged!.layout.toState(), comparisonKeys };
+      const counts: (number | undefined)[] = [];
+      for (let p = 0; p < parts; p += 1) {
+        const saved = await deps.scratch.get(key(runId, `${TALLIES}${p}${ITEMS}`));
+        counts.push(saved ? (JSON.parse(text(saved)) as number) : undefined);
+      }
+      const reduced: Reduced = {
+        report,
+        layout: merged!.layout.toState(),
+        comparisonKeys,
+        ...(counts.every((n) => n !== undefined) ? { partItems: counts } : {}),
+      };
       await deps.scratch.put(key(runId, REDUCED), JSON.stringify(reduced), 'application/json');
       for (let p = 0; p < parts; p += 1) await deps.trigger.triggerStep({ runId, step: 'files', part: p });
       await done();
       return { status: 'done', step: 'reduce', next: 'files' };
     }
     case 'files': {
-      const { report, layout } = await reducedOf(deps.scratch, runId);
+      const { report, layout, partItems } = await reducedOf(deps.scratch, runId);
       const family = taskFor(run.suite);
+      const before = partItems?.slice(0, part).reduce((a, b) => a + b, 0);
       const index = await inOrder(deps, runId, part, (results) =>
         writePartFiles(
           deps.scratch,
@@ -214,6 +263,7 @@ export async function aggregationStep(deps: InPartsDeps, step: AggregationStep):
           run.suite,
           FileLayout.fromState(family, run.suite, layout),
           report.counts.items,
+          before === undefined ? {} : { before },
         ),
       );
       await deps.scratch.put(key(runId, `${FILES}${part}.json`), JSON.stringify(index), 'application/json');

@@ -10,8 +10,9 @@ import {
   retryDelaySeconds,
   retrySpanSeconds,
 } from '../../functions/retry-backoff.js';
+import { sqsBatchHandler } from '../../functions/root.js';
 import { DEFAULT_MAX_RECEIVE_COUNT, QUEUES } from '../../shared/lib/layout/queues.js';
-import { ConfigError } from '../../shared/model/errors.js';
+import { ConfigError, LeaseKeptError } from '../../shared/model/errors.js';
 
 /** A seeded generator (mulberry32): the same draws every run. */
 function seeded(seed: number): () => number {
@@ -180,5 +181,42 @@ describe('RetryBackoffs', () => {
       'https://sqs.us-east-1.amazonaws.com/123456789012/q',
     ]);
     expect(calls.filter((c) => c.name === 'GetQueueAttributesCommand')).toHaveLength(3);
+  });
+
+  it('waits out the lease a failed attempt kept, for that record only', async () => {
+    const { sqs, calls } = fakeSqs(1800);
+    const backoffs = new RetryBackoffs({ sqs, random: () => 0 });
+
+    await backoffs.delay([record(0, 1), record(1, 1), record(2, 1)], new Map([['m1', 960]]));
+
+    const [change] = calls.filter((c) => c.name === 'ChangeMessageVisibilityBatchCommand');
+    expect(change!.input.Entries).toEqual([
+      { Id: 'r0', ReceiptHandle: 'h0', VisibilityTimeout: 1 },
+      { Id: 'r1', ReceiptHandle: 'h1', VisibilityTimeout: 960 },
+      { Id: 'r2', ReceiptHandle: 'h2', VisibilityTimeout: 1 },
+    ]);
+  });
+});
+
+describe('an SQS handler', () => {
+  it('fails only the records that threw, each given its backoff, one that kept its lease no sooner than the lease', async () => {
+    const { sqs, calls } = fakeSqs(1800);
+    const handler = sqsBatchHandler(
+      async (r) => {
+        if (r.messageId === 'm1') throw new Error('a 429');
+        if (r.messageId === 'm2') throw new LeaseKeptError(95_500, new Error('killed'));
+      },
+      { parallel: true, retries: new RetryBackoffs({ sqs, random: () => 0 }) },
+    );
+    const event = { Records: [0, 1, 2].map((i) => ({ ...record(i, 1), eventSource: 'aws:sqs' })) };
+
+    const response = await handler(event, {} as never);
+
+    expect(response.batchItemFailures.map((f) => f.itemIdentifier).sort()).toEqual(['m1', 'm2']);
+    const [change] = calls.filter((c) => c.name === 'ChangeMessageVisibilityBatchCommand');
+    expect(change!.input.Entries).toEqual([
+      { Id: 'r0', ReceiptHandle: 'h1', VisibilityTimeout: 1 },
+      { Id: 'r1', ReceiptHandle: 'h2', VisibilityTimeout: 96 },
+    ]);
   });
 });

@@ -2,6 +2,7 @@
  * The ingest of a dataset chunk's task: the dispatcher that hands a task to its mode, and every
  * name other modules import from this folder. How the modes divide a dataset follows.
  */
+import { releasingOnFailure } from '../../model/errors.js';
 import { scanLease, splitLease } from './common.js';
 import { ingestInOrder } from './in-order.js';
 import { ingestRange } from './range.js';
@@ -54,17 +55,19 @@ export { type ChunkOutcome, type ChunkTask, type IngestChunkDeps, SCAN_BYTES, SP
 
 /**
  * Does a chunk's task. A task that fails gives its chunk's lease up before the error goes on,
- * so that its redelivery, seconds later, takes the chunk again instead of finding it held.
+ * so that its redelivery, seconds later, takes the chunk again instead of finding it held (if
+ * the lease cannot be given up, the error says so and the redelivery waits it out).
  */
 export async function ingestChunk(deps: IngestChunkDeps, task: ChunkTask): Promise<ChunkOutcome> {
   const lease = task.scan ? scanLease(task.runId) : task.split ? splitLease(task.runId) : task.runId;
-  try {
-    if (task.scan) return await scanRanges(deps, task);
-    if (task.split) return await splitDataset(deps, task);
-    if (task.end !== undefined) return await ingestRange(deps, { ...task, end: task.end });
-    return await ingestInOrder(deps, task);
-  } catch (error) {
-    await deps.chunks.releaseChunk(lease, task.chunk).catch(() => {});
-    throw error;
-  }
+  return releasingOnFailure(
+    () => {
+      if (task.scan) return scanRanges(deps, task);
+      if (task.split) return splitDataset(deps, task);
+      if (task.end !== undefined) return ingestRange(deps, { ...task, end: task.end });
+      return ingestInOrder(deps, task);
+    },
+    () => deps.chunks.releaseChunk(lease, task.chunk),
+    deps.chunkLeaseMs,
+  );
 }

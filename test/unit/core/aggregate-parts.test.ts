@@ -16,13 +16,13 @@ import {
 } from '../../../shared/adapters/local/local-aggregate-trigger.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-store.js';
+import { LeaseKeptError } from '../../../shared/model/errors.js';
 import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
 import type { AggregationStep, ChunkStore, RunHistory } from '../../../shared/ports/ports.js';
 import { validateSuite } from '../../../shared/registry/suite.js';
 import {
   aggregationStep,
   type InPartsDeps,
-  StepInputMissingError,
   type StepOutcome,
 } from '../../../shared/use-cases/aggregate-parts.js';
 import { aggregateRun } from '../../../shared/use-cases/aggregate-run.js';
@@ -145,11 +145,18 @@ async function inParts(run: RunRecord, results: ItemResult[], history: History =
   const clock = { ms: NOW.getTime() };
   const { store, bucket } = await storeOf(run, results, PARTS, () => clock.ms);
   const chunks = new MemoryChunkStore(() => clock.ms);
-  const faults = { chunkProgress: (_key: string): void => undefined };
+  const faults = {
+    chunkProgress: (_key: string): void => undefined,
+    releaseChunk: (_key: string): void => undefined,
+  };
   const steps: ChunkStore = Object.assign(Object.create(chunks) as ChunkStore, {
     async chunkProgress(key: string, chunk: number, handed: number, done?: boolean) {
       faults.chunkProgress(key);
       return chunks.chunkProgress(key, chunk, handed, done);
+    },
+    async releaseChunk(key: string, chunk: number) {
+      faults.releaseChunk(key);
+      return chunks.releaseChunk(key, chunk);
     },
   });
   const trigger = new LocalAggregateTrigger();
@@ -171,8 +178,8 @@ async function inParts(run: RunRecord, results: ItemResult[], history: History =
   };
   /**
    * Delivers what was asked for until nothing is left, newest first (each twice, unless `once`);
-   * a step whose input is missing goes back; one that throws comes back after its lease. `lose`
-   * drops a step for good.
+   * a step whose input is missing goes back; one that throws goes back at once if it gave its
+   * lease up, and after its lease if it could not (`LeaseKeptError`). `lose` drops a step for good.
    */
   async function deliver({ once = false, lose = () => false }: DeliverOptions = {}) {
     const outcomes: (StepOutcome | { status: 'in-parts' | 'written' | 'skipped' })[] = [];
@@ -195,8 +202,8 @@ async function inParts(run: RunRecord, results: ItemResult[], history: History =
         if ('step' in request) outcomes.push(await aggregationStep(deps, request));
         else if ('runId' in request) outcomes.push(await aggregateRun(runDeps, request.runId));
       } catch (error) {
-        if (error instanceof StepInputMissingError) queue.push(request);
-        else died.push(request);
+        if (error instanceof LeaseKeptError) died.push(request);
+        else queue.push(request);
       }
       more();
     }
@@ -212,11 +219,16 @@ describe('a run aggregated in parts', () => {
     const { run, results } = await exampleRun();
     const one = await onePass(run, results);
     const parted = await inParts(run, results);
-    // The reduction dies once after asking for the parts' files, before it is marked done.
+    // The reduction dies once after asking for the parts' files, before it is marked done: killed,
+    // it gives no lease up either.
     let dies = true;
     parted.faults.chunkProgress = (key) => {
       if (dies && key.endsWith('/reduce')) {
         dies = false;
+        parted.faults.releaseChunk = () => {
+          parted.faults.releaseChunk = () => undefined;
+          throw new Error('the invocation was killed');
+        };
         throw new Error('the invocation was killed');
       }
     };
@@ -232,6 +244,34 @@ describe('a run aggregated in parts', () => {
     expect(done.filter((o) => o.step === 'reduce')).toHaveLength(0);
     expect(outcomes.at(-1)).toMatchObject({ status: 'skipped', step: 'reduce', why: 'not aggregating' });
     expect(outcomes.some((o) => o.status === 'skipped' && 'why' in o && o.why === 'held')).toBe(true);
+    expect(await parted.store.getRun(run.runId)).toMatchObject({ status: 'done' });
+    for (const file of FILES)
+      expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
+  });
+
+  it('gives up the lease of a step that failed, so that its redelivery takes it at once', {
+    timeout: 60_000,
+  }, async () => {
+    const { run, results } = await exampleRun();
+    const one = await onePass(run, results);
+    const parted = await inParts(run, results);
+    // Each part's files step fails once (a transient error, the invocation alive).
+    const failed = new Set<string>();
+    parted.faults.chunkProgress = (key) => {
+      if (key.endsWith('/files') && failed.size < PARTS) {
+        failed.add(`${failed.size}`);
+        throw new Error('a transient S3 error');
+      }
+    };
+    const start = parted.clock.ms;
+    await parted.trigger.trigger(run.runId);
+    const outcomes = await parted.deliver({ once: true });
+
+    expect(failed.size).toBe(PARTS);
+    // No step waited for a lease to lapse: the clock never moved, nothing was skipped as held.
+    expect(parted.clock.ms).toBe(start);
+    expect(outcomes.some((o) => o.status === 'skipped' && 'why' in o && o.why === 'held')).toBe(false);
+    expect(outcomes.filter((o) => o.status === 'done' && o.step === 'files')).toHaveLength(PARTS);
     expect(await parted.store.getRun(run.runId)).toMatchObject({ status: 'done' });
     for (const file of FILES)
       expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
