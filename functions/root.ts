@@ -130,6 +130,8 @@ function base<Q extends QueueVariable>(queues: readonly Q[], options: ContainerO
       blobs,
       stopCacheMs: stopCacheMsFromEnv(processEnv),
       resultTtlDays: env.ASSAY_RESULT_TTL_DAYS,
+      // Set on aggregate only: its reads of results keep to its share of the table.
+      resultReadUnitsPerSecond: env.ASSAY_RESULT_READ_UNITS_PER_SECOND,
     }),
   };
 }

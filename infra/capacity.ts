@@ -17,12 +17,17 @@ import {
   STANDARD_ESM_INITIAL_CONCURRENCY,
   STANDARD_ESM_SCALE_PER_MINUTE,
 } from './aws-quotas.js';
-import { type AssayConfig, ingestClaimsPerInvocation } from './config.js';
+import { type AssayConfig, aggregateReadsPerInvocation, ingestClaimsPerInvocation } from './config.js';
 
 /** Write units an item costs the table in all (its result, counters, spend, cache and limiter shares). */
 export const WRU_PER_ITEM = 4;
 /** Read units an item costs the table in all. */
 export const RRU_PER_ITEM = 2;
+/**
+ * Read units the aggregation of a run in parts takes an item: each result is read twice (its
+ * part's tally, then its part's files); 0.43 in the capacity model's 100K-item run.
+ */
+export const AGGREGATE_RRU_PER_ITEM = 0.45;
 /** The model call an item waits for, seconds: the median the capacity goals are stated at. */
 export const LLM_CALL_SECONDS = 1;
 /**
@@ -81,6 +86,12 @@ export interface DeploymentNeeds {
   readonly concurrency: ConcurrencyNeeds;
   /** Ingest's pace: the ids it claims a second across its invocations (a write unit each), and each one's share; 0: unpaced. */
   readonly ingest: { readonly claimsPerSecond: number; readonly perInvocation: number };
+  /** Aggregate's pace: the read units a second its reads of results take, each invocation's share, and what a run's reads then take. */
+  readonly aggregate: {
+    readonly readUnitsPerSecond: number;
+    readonly perInvocation: number;
+    readonly runs: readonly RunTime[];
+  };
   readonly fleet: {
     readonly mode: AssayConfig['workerEventSourceMode'];
     /** Concurrent worker invocations at most. */
@@ -263,6 +274,17 @@ export function deploymentNeeds(config: AssayConfig): DeploymentNeeds {
       claimsPerSecond: config.ingestClaimsPerSecond,
       perInvocation: ingestClaimsPerInvocation(config),
     },
+    aggregate: {
+      readUnitsPerSecond: config.aggregateReadUnitsPerSecond,
+      perInvocation: aggregateReadsPerInvocation(config),
+      runs:
+        config.aggregateReadUnitsPerSecond > 0
+          ? RUN_SIZES.map((items) => ({
+              items,
+              seconds: (items * AGGREGATE_RRU_PER_ITEM) / config.aggregateReadUnitsPerSecond,
+            }))
+          : [],
+    },
     ceilingItemsPerSecond: ceiling,
     limitedBy,
     runs: RUN_SIZES.map((items) => ({ items, seconds: runSeconds(items, ceiling, ramp) })),
@@ -292,6 +314,7 @@ export function renderDeploymentNeeds(needs: DeploymentNeeds): string {
     `  workers             ${fleet.mode} mode, ${count(fleet.workers)} × ${fleet.batchSize} items a batch / ${fleet.batchSeconds.toFixed(1)} s a batch (its slowest call: ${LLM_CALL_SECONDS} s median, ${LLM_P99_OVER_MEDIAN} s at the 99th percentile) = ${count(fleet.itemsPerSecond)} items/s, reached after ${minutes(fleet.rampSeconds)} of ramp`,
     `  table               ${count(table.atCeiling.write)} WRU/s (${percent(table.atCeiling.write, table.quota.write)} of ${count(table.quota.write)}) and ${count(table.atCeiling.read)} RRU/s (${percent(table.atCeiling.read, table.quota.read)} of ${count(table.quota.read)}) at the ceiling, at ${WRU_PER_ITEM} WRU and ${RRU_PER_ITEM} RRU an item; the quota admits ${count(table.itemsPerSecond)} items/s`,
     `  ingest              ${needs.ingest.claimsPerSecond > 0 ? `claims ${count(needs.ingest.claimsPerSecond)} item ids a second at most (${count(needs.ingest.perInvocation)} an invocation), a write unit each, beside the workers${needs.ingest.claimsPerSecond < needs.ceilingItemsPerSecond ? ': BELOW THE CEILING, ingest sets the pace' : ''}` : 'unpaced (ingestClaimsPerSecond 0): ranges read at once may take the table from the workers'}`,
+    `  aggregate           ${needs.aggregate.readUnitsPerSecond > 0 ? `reads results at ${count(needs.aggregate.readUnitsPerSecond)} RRU/s at most (${count(needs.aggregate.perInvocation)} an invocation), ${AGGREGATE_RRU_PER_ITEM} RRU an item: ${needs.aggregate.runs.map((r) => `a ${count(r.items)}-item run's in ${minutes(r.seconds)}`).join(', ')}, after its last item is scored` : 'unpaced (aggregateReadUnitsPerSecond 0): the parts aggregated at once may take the table from runs still scoring'}`,
     `  from a new table    ${count(table.initial.write)} WRU/s, ${count(table.initial.read)} RRU/s: ${count(table.initialItemsPerSecond)} items/s until the table has scaled`,
     `  ceiling             ${count(needs.ceilingItemsPerSecond)} items/s (set by the ${needs.limitedBy}): ${needs.runs.map((r) => `${count(r.items)} items in ${minutes(r.seconds)}`).join(', ')}`,
     'What the settings stop',

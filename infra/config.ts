@@ -47,6 +47,14 @@ export interface AssayConfig {
    */
   readonly ingestClaimsPerSecond: number;
   /**
+   * The most read units a second the aggregation's reads of results take across its
+   * invocations (the parts tallied and written at once), so that aggregating one run leaves
+   * the table to the runs still scoring; each invocation keeps to this over
+   * `aggregateMaxConcurrency`. Default: half of what the table serves at once (its warm read
+   * throughput, or a new table's 12,000). 0: unpaced.
+   */
+  readonly aggregateReadUnitsPerSecond: number;
+  /**
    * How Lambda polls the items queue for the workers. `standard`: Lambda's own pollers, which
    * start with 5 concurrent batches and add up to 300 a minute, bounded by `workerMaxConcurrency`;
    * no cost while idle. `provisioned`: dedicated pollers between `workerMinPollers` and
@@ -177,6 +185,8 @@ export const DEFAULT_CONFIG: AssayConfig = {
   // Ahead of the workers' 7,100 items/s, and 12,000 WRU/s beside their 15,600 (2.2 an item):
   // within the warm throughput the printout asks for the ceiling.
   ingestClaimsPerSecond: 12_000,
+  // Half of a new table's 12,000 RRU/s (with warm throughput declared, half of that instead).
+  aggregateReadUnitsPerSecond: 6_000,
   // Standard mode costs nothing while idle; provisioned pollers are for a deployment that runs
   // large uploads often enough to pay for the pollers it keeps (40 of them reach the same 400).
   workerEventSourceMode: 'standard',
@@ -517,6 +527,10 @@ export function configFromContext(node: Node): AssayConfig {
     ingestReservedConcurrency: reserved('ingestReservedConcurrency', ingestMaxConcurrency),
     aggregateReservedConcurrency: reserved('aggregateReservedConcurrency', aggregateMaxConcurrency),
     ingestClaimsPerSecond: int('ingestClaimsPerSecond', 0, 1_000_000),
+    aggregateReadUnitsPerSecond:
+      node.tryGetContext('aggregateReadUnitsPerSecond') === undefined
+        ? Math.round((table.tableWarmReadUnitsPerSecond || ON_DEMAND_INITIAL_THROUGHPUT.read) / 2)
+        : int('aggregateReadUnitsPerSecond', 0, 1_000_000),
     ...fleet,
     lambdaConcurrencyQuota: int('lambdaConcurrencyQuota', 1, 10_000_000),
     ...table,
@@ -584,6 +598,16 @@ export function spendLimitEnv(config: AssayConfig): Record<string, string> {
 /** Each ingest invocation's share of `ingestClaimsPerSecond`: over the invocations that may read at once. */
 export const ingestClaimsPerInvocation = (config: AssayConfig) =>
   Math.ceil(config.ingestClaimsPerSecond / config.ingestMaxConcurrency);
+
+/** Each aggregate invocation's share of `aggregateReadUnitsPerSecond`. */
+export const aggregateReadsPerInvocation = (config: AssayConfig) =>
+  Math.ceil(config.aggregateReadUnitsPerSecond / config.aggregateMaxConcurrency);
+
+/** ASSAY_RESULT_READ_UNITS_PER_SECOND of aggregate: {@link aggregateReadsPerInvocation}; none when unpaced. */
+export function aggregatePaceEnv(config: AssayConfig): Record<string, string> {
+  if (config.aggregateReadUnitsPerSecond === 0) return {};
+  return { ASSAY_RESULT_READ_UNITS_PER_SECOND: String(aggregateReadsPerInvocation(config)) };
+}
 
 /** ASSAY_INGEST_CLAIMS_PER_SECOND: {@link ingestClaimsPerInvocation}; none when unpaced. */
 export function ingestPaceEnv(config: AssayConfig): Record<string, string> {

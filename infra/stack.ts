@@ -22,6 +22,7 @@ import {
 import { workerConcurrency } from './capacity.js';
 import {
   type AssayConfig,
+  aggregatePaceEnv,
   ingestPaceEnv,
   ingestTenancyEnv,
   spendLimitEnv,
@@ -203,6 +204,9 @@ export class AssayStack extends Stack {
         reservedConcurrency: config.aggregateReservedConcurrency,
       })
         .useTable(table, TABLE_ACCESS.aggregate)
+        // Its reads of results paced, each invocation its share: a run aggregating in parts
+        // leaves the table to the runs still scoring.
+        .withEnvironment(aggregatePaceEnv(config))
         // suites/ for the run's definition, reports/ for the previous run to compare with,
         // spill/ for what the steps of a run aggregated in parts hand each other, results/ for
         // results too large for a DynamoDB item.

@@ -29,7 +29,7 @@ import { mapLimit } from '../../lib/map-limit.js';
 import type { ChunkClaim, ChunkStore, IdClaims } from '../../ports/ports.js';
 import { batchGetAll, batchWriteAll } from './dynamo-batches.js';
 import { isConditionalCheckFailed } from './dynamo-run-store.js';
-import { type Backoff, globalSleep, retryThrottled } from './throttle.js';
+import { type Backoff, globalSleep, Pace, retryThrottled } from './throttle.js';
 
 export interface DynamoChunkStoreOptions {
   client: DynamoDBDocumentClient;
@@ -52,11 +52,12 @@ const shardOf = (id: string) => createHash('sha256').update(id).digest().readUIn
 
 export class DynamoChunkStore implements ChunkStore {
   private readonly now: () => number;
-  /** When the claims paced so far are all due (epoch ms). */
-  private pacedUntil = Number.NEGATIVE_INFINITY;
+  /** The claims' pace, one unit a claim, across this store's calls (a process claiming chunk after chunk keeps it). */
+  private readonly claims: Pace;
 
   constructor(private readonly options: DynamoChunkStoreOptions) {
     this.now = options.now ?? Date.now;
+    this.claims = new Pace(options.claimsPerSecond ?? 0, this.now, options.backoff?.sleep ?? globalSleep);
   }
 
   async claimChunk(runId: string, chunk: number, leaseMs: number): Promise<ChunkClaim> {
@@ -141,9 +142,8 @@ export class DynamoChunkStore implements ChunkStore {
     const { client, tableName, backoff } = this.options;
     const ttl = this.ttl();
     const out: IdClaims = { earlier: new Map(), displaced: [] };
-    const pace = this.pace(ids.length);
-    await mapLimit(ids, CLAIMS_IN_FLIGHT, async ({ id, row }, index) => {
-      await pace(index);
+    await mapLimit(ids, CLAIMS_IN_FLIGHT, async ({ id, row }) => {
+      await this.claims.take(1);
       const key = { pk: idsPk(runId, shardOf(id)), sk: id };
       try {
         const put = await retryThrottled(
@@ -174,23 +174,6 @@ export class DynamoChunkStore implements ChunkStore {
       }
     });
     return out;
-  }
-
-  /**
-   * Claim `index` of this call waits its turn at `claimsPerSecond`: the claims start evenly, a
-   * second's worth a second, from where the store's last call left off (so that a process
-   * claiming chunk after chunk keeps the pace across them).
-   */
-  private pace(claims: number): (index: number) => Promise<void> {
-    const rate = this.options.claimsPerSecond ?? 0;
-    if (!(rate > 0)) return async () => {};
-    const start = Math.max(this.now(), this.pacedUntil);
-    this.pacedUntil = start + (claims * 1000) / rate;
-    const sleep = this.options.backoff?.sleep ?? globalSleep;
-    return async (index) => {
-      const wait = start + (index * 1000) / rate - this.now();
-      if (wait > 0) await sleep(wait);
-    };
   }
 
   async noteDuplicates(

@@ -125,7 +125,7 @@ import type {
 } from '../../ports/ports.js';
 import { batchGetAll } from './dynamo-batches.js';
 import { DynamoBudgetLedger } from './dynamo-budget-ledger.js';
-import { type Backoff, retryThrottled } from './throttle.js';
+import { type Backoff, globalSleep, Pace, retryThrottled } from './throttle.js';
 
 export interface DynamoRunStoreOptions {
   /** A document client built with `marshallOptions.removeUndefinedValues: true` (see clients.ts). */
@@ -158,6 +158,12 @@ export interface DynamoRunStoreOptions {
    * written on each): their storage is paid for that long. 0 or unset: kept.
    */
   resultTtlDays?: number;
+  /**
+   * The most read units a second this store's reads of results take (the aggregation's share
+   * of the table, so that the parts tallied at once leave it to the runs still scoring); its
+   * waits are `backoff.sleep`'s. Unset or 0: unpaced.
+   */
+  resultReadUnitsPerSecond?: number;
 }
 
 /**
@@ -268,6 +274,13 @@ export class DynamoRunStore implements RunStore, RunHistory {
   /** What this process's results spent and {@link flushSpend} has not added to the shards yet: by budgeted run, and by UTC day. */
   private readonly unflushedRuns = new Map<string, number>();
   private readonly unflushedDays = new Map<string, number>();
+  /**
+   * The reads of results' pace, and the units a page is taken to cost before it is read (what
+   * the last page took; at first, a page of 1 KB results read strongly consistent, a unit each
+   * 4 KB): what it really took is settled once it is read.
+   */
+  private readonly resultReads: Pace;
+  private pageUnits: number;
   /** The shard the next flush adds to (each flush takes the next, from a place of its own per process). */
   private flushShard = randomInt(SPEND_SHARDS * DAY_SPEND_SHARDS);
 
@@ -283,7 +296,10 @@ export class DynamoRunStore implements RunStore, RunHistory {
     daySpentCacheMs = 2_000,
     stopCacheMs = 5_000,
     resultTtlDays = 0,
+    resultReadUnitsPerSecond = 0,
   }: DynamoRunStoreOptions) {
+    this.resultReads = new Pace(resultReadUnitsPerSecond, now, backoff.sleep ?? globalSleep);
+    this.pageUnits = pageSize / 4;
     this.resultTtlDays = resultTtlDays;
     this.client = client;
     this.tableName = tableName;
@@ -1061,7 +1077,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const parts = part === undefined ? await this.partsOf(runId, meta) : [part];
     for (const p of parts) {
       await inParallel(new Array<number>(RESULT_SLOTS).fill(0), FAN_OUT, async (_, slot) => {
-        for await (const item of this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, failureKind'))
+        for await (const item of this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, failureKind', true))
           add(item, itemIdOfResultSk(String(item.sk)));
       });
     }
@@ -1084,7 +1100,7 @@ export class DynamoRunStore implements RunStore, RunHistory {
     const parts = part === undefined ? await this.partsOf(runId, meta) : [part];
     for (const p of parts) {
       const slots = Array.from({ length: RESULT_SLOTS }, (_, slot) =>
-        this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, #result, resultRef'),
+        this.query(resultPk(runId, p, slot), RESULT_PREFIX, 'sk, #result, resultRef', true),
       );
       for await (const item of mergeByRow(slots)) yield await decode(item);
     }
@@ -1358,12 +1374,17 @@ export class DynamoRunStore implements RunStore, RunHistory {
     return batchGetAll(this.client, this.tableName, keys, { consistent, backoff: this.backoff });
   }
 
-  /** One partition's items under a sort-key prefix, page by page, with the given projection. */
+  /**
+   * One partition's items under a sort-key prefix, page by page, with the given projection;
+   * `paced`: each page waits its turn at the results' read pace (see `resultReadUnitsPerSecond`).
+   */
   private async *query(
     pk: string,
     prefix: string,
     projection: string,
+    paced = false,
   ): AsyncGenerator<Record<string, unknown>> {
+    const pace = paced && this.resultReads.paced ? this.resultReads : undefined;
     const pages = paginateQuery(
       { client: this.client, pageSize: this.pageSize },
       {
@@ -1373,9 +1394,21 @@ export class DynamoRunStore implements RunStore, RunHistory {
         ProjectionExpression: projection,
         ...(projection.includes('#result') ? { ExpressionAttributeNames: { '#result': 'result' } } : {}),
         ConsistentRead: true,
+        ...(pace ? { ReturnConsumedCapacity: 'TOTAL' as const } : {}),
       },
-    );
-    for await (const page of pages) yield* page.Items ?? [];
+    )[Symbol.asyncIterator]();
+    for (;;) {
+      const booked = this.pageUnits;
+      await pace?.take(booked);
+      const page = await pages.next();
+      if (page.done) return;
+      const units = page.value.ConsumedCapacity?.CapacityUnits;
+      if (pace && units !== undefined) {
+        pace.charge(units - booked);
+        this.pageUnits = units;
+      }
+      yield* page.value.Items ?? [];
+    }
   }
 }
 

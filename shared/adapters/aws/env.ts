@@ -28,6 +28,8 @@ export const awsEnvSchema = z.object({
   ASSAY_INGEST_CHUNK_BYTES: z.coerce.number().int().positive().default(INGEST_CHUNK_BYTES),
   /** Ingest: the most item ids one invocation claims a second (the deployment's pace over its concurrency); 0: unpaced. */
   ASSAY_INGEST_CLAIMS_PER_SECOND: z.coerce.number().nonnegative().default(0),
+  /** The most read units a second one invocation's reads of results take (aggregate's share of the deployment's pace); 0: unpaced. */
+  ASSAY_RESULT_READ_UNITS_PER_SECOND: z.coerce.number().nonnegative().default(0),
   /**
    * How long an aggregation holds its run, ms: a run left `aggregating` by an aggregation that
    * died is claimed again by the next trigger after this (its own trigger comes back after the

@@ -69,3 +69,37 @@ export function pauseBeforeRetry(attempt: number, backoff: Backoff = {}): Promis
   const sleep = backoff.sleep ?? globalSleep;
   return sleep(Math.floor(random() * Math.min(capMs, baseMs * 2 ** (attempt - 1))));
 }
+
+/**
+ * A pace a process's calls share: what they take averages at most `perSecond` units a second.
+ * `take(units)` waits the caller's turn (the units taken before it due, evenly, from the first)
+ * and books its own; `charge(units)` settles a call's booking once it is known what it took
+ * (a Query's consumed capacity): more, and the next caller waits it out; less (negative), and
+ * the next goes sooner, never before now. A rate of 0 or less never waits.
+ */
+export class Pace {
+  /** When the units booked so far are all due (epoch ms). */
+  private until = Number.NEGATIVE_INFINITY;
+
+  constructor(
+    private readonly perSecond: number,
+    private readonly now: () => number = Date.now,
+    private readonly sleep: (ms: number) => Promise<void> = globalSleep,
+  ) {}
+
+  get paced(): boolean {
+    return this.perSecond > 0;
+  }
+
+  async take(units: number): Promise<void> {
+    if (!this.paced) return;
+    const start = Math.max(this.now(), this.until);
+    this.until = start + (units * 1000) / this.perSecond;
+    const wait = start - this.now();
+    if (wait > 0) await this.sleep(wait);
+  }
+
+  charge(units: number): void {
+    if (this.paced) this.until = Math.max(this.now(), this.until + (units * 1000) / this.perSecond);
+  }
+}

@@ -396,7 +396,7 @@ describe('AssayStack', () => {
         'ASSAY_DAILY_SPEND_LIMIT_USD',
       ],
       deadLetter: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
-      aggregate: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL'],
+      aggregate: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'ASSAY_RESULT_READ_UNITS_PER_SECOND'],
       batchPoller: ['BUCKET_NAME', 'TABLE_NAME', 'ITEMS_QUEUE_URL', 'PROVIDER_SECRET_ARN'],
       watchdog: ['BUCKET_NAME', 'TABLE_NAME', 'AGGREGATE_QUEUE_URL', 'ASSAY_STUCK_AFTER_MS'],
     } as const;
@@ -439,6 +439,12 @@ describe('AssayStack', () => {
       expect(environmentOf(template, stack, stack.functions.ingest).ASSAY_INGEST_CLAIMS_PER_SECOND).toBe(
         '600',
       );
+    });
+
+    it("paces aggregate's reads of results: each of its 20 invocations takes 300 of half a new table's 12,000 RRU/s", () => {
+      expect(
+        environmentOf(template, stack, stack.functions.aggregate).ASSAY_RESULT_READ_UNITS_PER_SECOND,
+      ).toBe('300');
     });
   });
 
@@ -787,7 +793,17 @@ describe('configFromContext', () => {
       tableWarmWriteUnitsPerSecond: 60_000,
       tableWarmReadUnitsPerSecond: 0,
       resultRetentionDays: 0,
+      // Half of what a new table serves (no warm read throughput declared).
+      aggregateReadUnitsPerSecond: 6_000,
     });
+    // Half the warm read throughput declared, unless set.
+    expect(
+      configFromContext(nodeWith({ tableWarmReadUnitsPerSecond: '20000' })).aggregateReadUnitsPerSecond,
+    ).toBe(10_000);
+    expect(
+      configFromContext(nodeWith({ tableWarmReadUnitsPerSecond: '20000', aggregateReadUnitsPerSecond: '0' }))
+        .aggregateReadUnitsPerSecond,
+    ).toBe(0);
   });
 
   it.each([
