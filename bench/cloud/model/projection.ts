@@ -12,8 +12,13 @@
  *   nor than the table serves: its warm throughput, doubling each half hour up to its quota,
  *   planned to 80 % so a second busier than the mean fits, and taken first by ingest's claims
  *   (a unit a row while it reads) and then by the units per item the rest of the run took;
- * - wall = the time to the first result + the ramped time for the target + the tail after the
- *   last result (the aggregation), the tail projected as a per-run figure;
+ * - wall = the time to the first result + the ramped time for the target + the vendor's burst
+ *   of 429s (once: the rate leaves it out) + the tail after the last result (the aggregation),
+ *   projected stage by stage: the measured tail, plus for each per-run step (the run's claim,
+ *   the reduction, the assembly) its projected duration less its measured one, plus for each
+ *   per-part step (tally, files) the waves it needs more at the target (its parts over the
+ *   aggregate mapping's lanes; a part is a chunk's rows, at most `PART_ROWS`) times its
+ *   projected duration; a run aggregated in one pass is one per-run step;
  * - per batch, per pass: constant (the largest measured); with two sizes, a figure that grew by
  *   more than a quarter between them is fitted through both: per batch in the log of the items
  *   (the largest of more batches, by the tail of the calls they wait for), per pass as a line;
@@ -32,6 +37,7 @@
  * exercise) counts as not within limits, with the reason.
  */
 import { awsEnvSchema } from '../../../shared/adapters/aws/env.js';
+import { PART_ROWS } from '../../../shared/lib/layout/queues.js';
 import { KEY_PREFIXES } from '../../../shared/lib/layout/table.js';
 import { FUNCTIONS, HEADROOM, PARTITION_LIMITS, type RunFigures, round } from './figures.js';
 import type { Growth } from './kinds.js';
@@ -57,6 +63,9 @@ export interface Projection {
   /** The worker's concurrency at its most. */
   peakConcurrency: number;
   wallSeconds: number | null;
+  /** Of the wall: the aggregation after the last result, and how it was projected. */
+  tailSeconds: number | null;
+  tailRule: string;
   awsCostUsd: number;
   withinLimits: boolean;
   /** The function (or key, or stage) and the limit it passes, the furthest past first; null when within. */
@@ -80,18 +89,11 @@ export function project(runs: readonly RunFigures[], target: number): Projection
 
   const ramp = projectRamp(large, target);
   reasons.push(...ramp.reasons);
-  const tail = projectGrowth(
-    'per run',
-    target,
-    large,
-    small,
-    (r) => r.basis.tailS,
-    sameAggregation(large, small),
-  );
+  const tail = projectTail(large, small, target);
   const head = large.basis.headS;
   const wallSeconds =
     ramp.seconds !== null && head !== null && tail.value !== null
-      ? round(head + ramp.seconds + tail.value, 1)
+      ? round(head + ramp.seconds + large.basis.burstS + tail.value, 1)
       : null;
   if (wallSeconds === null)
     reasons.push('the wall time cannot be projected: the run has no full-batch duration or no report');
@@ -206,6 +208,8 @@ export function project(runs: readonly RunFigures[], target: number): Projection
     rampSeconds: ramp.rampSeconds,
     peakConcurrency: ramp.peakConcurrency,
     wallSeconds,
+    tailSeconds: tail.value === null ? null : round(tail.value, 1),
+    tailRule: tail.rule,
     awsCostUsd: round(large.perItem.awsCostUsd * target, 2),
     withinLimits: reasons.length === 0,
     limitingStage: failing[0] ? failing[0].what : (reasons[0] ?? null),
@@ -380,6 +384,54 @@ export function tableUnits(run: RunFigures): {
       wru: Math.max(0, run.perItem.dynamoWriteUnits - ingest.wru),
       rru: Math.max(0, run.perItem.dynamoReadUnits - ingest.rru),
     },
+  };
+}
+
+/** The parts a run of `items` is aggregated in: a chunk's bytes each, at most `PART_ROWS` rows. */
+export function partsAt(run: RunFigures, items: number): number {
+  const { datasetBytes, chunkBytes } = run.basis;
+  return Math.max(
+    1,
+    Math.ceil(((datasetBytes / run.items) * items) / chunkBytes),
+    Math.ceil(items / PART_ROWS),
+  );
+}
+
+/**
+ * The aggregation after the last result at `target` items, stage by stage (see the module's
+ * rules): each per-run step's growth, and the per-part steps' waves over the aggregate lanes.
+ */
+export function projectTail(
+  large: RunFigures,
+  small: RunFigures | undefined,
+  target: number,
+): { value: number | null; rule: string } {
+  const measured = large.basis.tailS;
+  if (measured === null) return { value: null, rule: 'the run wrote no report' };
+  const same = sameAggregation(large, small);
+  const lanes = Math.max(1, large.basis.aggregateLanes);
+  const waves = (items: number) => Math.ceil(partsAt(large, items) / lanes);
+  const more = waves(target) - waves(large.items);
+  let value = measured;
+  const terms: string[] = [];
+  for (const [kind, k] of Object.entries(large.lambda.aggregate.byKind)) {
+    if (k.maxDurationS === null || kind === 'aggregate:sweep') continue;
+    const pick = (r: RunFigures) => r.lambda.aggregate.byKind[kind]?.maxDurationS ?? null;
+    const projected = projectGrowth(k.growth, target, large, small, pick, same).value ?? k.maxDurationS;
+    const added =
+      k.growth === 'per part' ? more * projected + (projected - k.maxDurationS) : projected - k.maxDurationS;
+    value += Math.max(0, added);
+    if (added > 0)
+      terms.push(
+        k.growth === 'per part'
+          ? `${kind} +${more} waves of ${round(projected, 2)} s`
+          : `${kind} ${round(k.maxDurationS, 2)} → ${round(projected, 2)} s`,
+      );
+  }
+  const n = (x: number) => x.toLocaleString('en-US');
+  return {
+    value,
+    rule: `the measured ${round(measured, 1)} s${terms.length > 0 ? ` + ${terms.join(', ')}` : ''} (${n(partsAt(large, target))} parts over ${lanes} lanes: ${waves(target)} waves, ${waves(large.items)} in the run)`,
   };
 }
 

@@ -12,8 +12,10 @@ import { FUNCTIONS } from '../../../bench/cloud/model/figures.js';
 import { type CloudModelReport, runModel } from '../../../bench/cloud/model/model.js';
 import {
   ingestRateAt,
+  partsAt,
   projectGrowth,
   projectRamp,
+  projectTail,
   tableUnits,
 } from '../../../bench/cloud/model/projection.js';
 import { AWS_PRICES } from '../../../bench/parts/cost.js';
@@ -222,6 +224,56 @@ describe('a per-batch figure that grew between two sizes, projected', () => {
     expect(at10M.rule).toMatch(/log of the items/);
     // A figure that did not grow by a quarter stays the largest measured.
     expect(projectGrowth('per batch', 10_000_000, large, small, () => 20, true).value).toBe(20);
+  });
+});
+
+describe('the aggregation after the last result, projected stage by stage', () => {
+  // 100,000 items in 28 MB read in 2 MB chunks: 14 parts, over 20 aggregate lanes one wave.
+  const kinds = (reduce: number, assemble: number) => ({
+    'aggregate:run': { growth: 'per run', maxDurationS: 0.5 },
+    'aggregate:tally': { growth: 'per part', maxDurationS: 3 },
+    'aggregate:reduce': { growth: 'per run', maxDurationS: reduce },
+    'aggregate:files': { growth: 'per part', maxDurationS: 4 },
+    'aggregate:assemble': { growth: 'per run', maxDurationS: assemble },
+  });
+  const runOf = (items: number, reduce: number, assemble: number, tailS: number) =>
+    ({
+      items,
+      basis: {
+        datasetBytes: 280 * items,
+        chunkBytes: 2 * 1024 * 1024,
+        aggregateInParts: true,
+        tailS,
+        aggregateLanes: 20,
+      },
+      lambda: { aggregate: { byKind: kinds(reduce, assemble) } },
+    }) as unknown as RunFigures;
+  const small = runOf(50_000, 1, 3, 15);
+  const large = runOf(100_000, 2, 6, 20);
+
+  it('counts the parts a run has: a chunk of bytes each, at most 50,000 rows', () => {
+    expect(partsAt(large, 100_000)).toBe(14);
+    // 2.8 GB over 2 MB chunks: 1,336 parts.
+    expect(partsAt(large, 10_000_000)).toBe(1_336);
+    // Chunks of 64 MB would hold 240,000 rows: parts of 50,000 rows instead.
+    expect(partsAt({ ...large, basis: { ...large.basis, chunkBytes: 64 * 1024 * 1024 } }, 10_000_000)).toBe(
+      200,
+    );
+  });
+
+  it('adds the per-run steps’ growth and the per-part steps’ waves to the measured tail', () => {
+    // At 1M items: 134 parts over 20 lanes, 7 waves (the run had 1): 6 more of tally (3 s) and
+    // of files (4 s) = 42 s; reduce on a line through 1 s and 2 s: 2 + 900,000 / 50,000 × 1 =
+    // 20 s (+18); assemble 6 + 18 × 3 = 60 s (+54); the run's claim did not grow. 20 + 42 + 18
+    // + 54 = 134 s.
+    const tail = projectTail(large, small, 1_000_000);
+    expect(tail.value).toBeCloseTo(134, 6);
+    expect(tail.rule).toMatch(/134 parts over 20 lanes: 7 waves, 1 in the run/);
+    // At the run's own size: as measured.
+    expect(projectTail(large, small, 100_000).value).toBe(20);
+    expect(
+      projectTail({ ...large, basis: { ...large.basis, tailS: null } }, small, 1_000_000).value,
+    ).toBeNull();
   });
 });
 
