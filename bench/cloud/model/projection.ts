@@ -8,7 +8,8 @@
  * - the rate follows the fleet's ramp second by second: the items mapping's lanes grow from
  *   where Lambda starts them at its documented rate up to their most (fleet.ts), each lane
  *   scoring a full batch per mean full-batch duration of the run, never more than ingest has
- *   queued (ingest at its steady rate as measured, with the ranges the target has at once),
+ *   queued (ingest at its rate as measured over its reading, claims included, with the ranges
+ *   the target has at once),
  *   nor than the table serves: its warm throughput, doubling each half hour up to its quota,
  *   planned to 80 % so a second busier than the mean fits, and taken first by ingest's claims
  *   (a unit a row while it reads) and then by the units per item the rest of the run took;
@@ -140,7 +141,7 @@ export function project(runs: readonly RunFigures[], target: number): Projection
   const loadRule = `the run's peak offered load × ${round(scaleUp, 2)} (the projected steady rate over the run's)`;
   // Ingest's claims follow ingest's rate, not the rate items complete.
   const ingestAt = ingestRateAt(large, target);
-  const measuredIngest = large.stages.ingestSteadyItemsPerSecond;
+  const measuredIngest = large.stages.ingestItemsPerSecond;
   const ingestScale = ingestAt && measuredIngest ? Math.max(1, ingestAt.rate / measuredIngest) : scaleUp;
   const ingestRule = `the run's peak offered load × ${round(ingestScale, 2)} (ingest's rate at the target over the run's)`;
   for (const [family, f] of Object.entries(large.keyFamilies)) {
@@ -239,11 +240,13 @@ function check(
 
 /**
  * Ingest's rate at `target` items: it reads a file in ranges of `chunkBytes`, as many at once
- * as its reserved concurrency allows. The run measured its rate with the ranges it had at once;
- * a larger file has more (up to that concurrency), each as fast.
+ * as its reserved concurrency allows. The run measured its rate with the ranges it had at once,
+ * over the whole of its reading (a range hands its rows on only once they are claimed, at the
+ * deployment's claims pace: the rate at which it then sends them would flatter it); a larger
+ * file has more ranges (up to that concurrency), each as fast.
  */
 export function ingestRateAt(run: RunFigures, target: number): { rate: number; why: string } | null {
-  const measured = run.stages.ingestSteadyItemsPerSecond;
+  const measured = run.stages.ingestItemsPerSecond;
   if (measured === null) return null;
   const most = run.fleet.reserved.ingest ?? run.fleet.accountConcurrency;
   const { datasetBytes, chunkBytes } = run.basis;
@@ -251,7 +254,7 @@ export function ingestRateAt(run: RunFigures, target: number): { rate: number; w
   const inRun = atOnce(datasetBytes);
   const atTarget = atOnce((datasetBytes / run.items) * target);
   if (atTarget === inRun)
-    return { rate: measured, why: `ingest, at its measured steady rate (${inRun} ranges at once)` };
+    return { rate: measured, why: `ingest, at its measured rate (${inRun} ranges at once)` };
   return {
     rate: (measured / inRun) * atTarget,
     why: `ingest: ${atTarget} ranges at once at its measured ${Math.round(measured / inRun).toLocaleString('en-US')} items/s a range (the run read ${inRun} at once)`,

@@ -196,7 +196,7 @@ describe('ingest projected to a larger file', () => {
   const run = {
     items: 10_000,
     basis: { datasetBytes: 2_800_000, chunkBytes: 262_144 },
-    stages: { ingestSteadyItemsPerSecond: 11_000 },
+    stages: { ingestItemsPerSecond: 11_000 },
     fleet: { reserved: { ingest: 20 }, accountConcurrency: 1000 },
   } as unknown as RunFigures;
 
@@ -208,7 +208,7 @@ describe('ingest projected to a larger file', () => {
     // 2,000 items are 560 KB, 3 ranges.
     expect(ingestRateAt(run, 2_000)?.rate).toBe(3_000);
     expect(
-      ingestRateAt({ ...run, stages: { ingestSteadyItemsPerSecond: null } } as unknown as RunFigures, 10),
+      ingestRateAt({ ...run, stages: { ingestItemsPerSecond: null } } as unknown as RunFigures, 10),
     ).toBeNull();
   });
 });
@@ -285,7 +285,7 @@ describe('the table shared by ingest and the workers, projected', () => {
     items: 20_000,
     itemsPerSecond: 2_000,
     basis: { datasetBytes: 1_000_000, chunkBytes: 2_000_000 },
-    stages: { ingestSteadyItemsPerSecond: 4_000, workerFleetItemsPerSecond: 5_000 },
+    stages: { ingestItemsPerSecond: 4_000, workerFleetItemsPerSecond: 5_000 },
     fleet: {
       reserved: { ingest: 20 },
       accountConcurrency: 1000,
