@@ -1,8 +1,9 @@
 import { once } from 'node:events';
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import type { ItemResult } from './model.js';
 import { discard } from './streams.js';
 
@@ -60,8 +61,67 @@ export const SPILL_BUCKET_RESULTS = 20_000;
  * one file at a time: an external bucket sort, so a million results never sit in memory.
  */
 export async function inReportOrder(
+  given: ResultSource,
+  {
+    bucketSize = SPILL_BUCKET_RESULTS,
+    readOnce = false,
+  }: {
+    bucketSize?: number;
+    /**
+     * Read `given` once (a table whose every read is paid for): past the results held, the
+     * first pass also writes them to a temporary file, which every later pass reads instead.
+     */
+    readOnce?: boolean;
+  } = {},
+): Promise<OrderedResults> {
+  const kept = readOnce ? await keptCopy() : undefined;
+  const source = kept?.source ?? given;
+  try {
+    return await ordered(given, source, bucketSize, kept);
+  } catch (error) {
+    await kept?.close();
+    throw error;
+  }
+}
+
+/** A temporary file the first pass copies the results to, and the source that reads it back. */
+interface KeptCopy {
+  write(result: ItemResult): Promise<void>;
+  end(): Promise<void>;
+  source: ResultSource;
+  close(): Promise<void>;
+}
+
+async function keptCopy(): Promise<KeptCopy> {
+  const dir = await mkdtemp(join(tmpdir(), 'assay-report-read-'));
+  const path = join(dir, 'results.jsonl');
+  const file = createWriteStream(path);
+  const failed = new Promise<never>((_, reject) => file.once('error', reject));
+  failed.catch(() => undefined);
+  return {
+    async write(result) {
+      if (!file.write(`${JSON.stringify(result)}\n`)) await Promise.race([once(file, 'drain'), failed]);
+    },
+    async end() {
+      file.end();
+      await Promise.race([once(file, 'finish'), failed]);
+    },
+    source: async function* () {
+      const lines = createInterface({ input: createReadStream(path), crlfDelay: Number.POSITIVE_INFINITY });
+      for await (const line of lines) if (line !== '') yield JSON.parse(line) as ItemResult;
+    },
+    close: async () => {
+      await discard(file);
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function ordered(
+  given: ResultSource,
   source: ResultSource,
-  { bucketSize = SPILL_BUCKET_RESULTS }: { bucketSize?: number } = {},
+  bucketSize: number,
+  kept: KeptCopy | undefined,
 ): Promise<OrderedResults> {
   // The first pass keeps each result's row as a number, not its id: ids matter only between
   // results of the same row, read again below in the rare case there are any.
@@ -72,11 +132,16 @@ export async function inReportOrder(
   // Up to one spill file's worth, the results themselves are held: a run that small is sorted
   // in memory and never read again from the store.
   let held: ItemResult[] | undefined = [];
-  for await (const result of source()) {
+  for await (const result of given()) {
     if (last && compareReportOrder(last, result) > 0) sorted = false;
     last = { row: result.row, itemId: result.itemId };
-    if (held?.length === bucketSize) held = undefined;
-    held?.push(result);
+    if (held?.length === bucketSize) {
+      // Past what is held, a source read once is copied: the held ones first.
+      for (const earlier of held) await kept?.write(earlier);
+      held = undefined;
+    }
+    if (held) held.push(result);
+    else await kept?.write(result);
     if (count === rows.length) {
       const grown = new Float64Array(rows.length * 2);
       grown.set(rows);
@@ -85,11 +150,14 @@ export async function inReportOrder(
     rows[count++] = result.row;
   }
   if (held) {
+    await kept?.close();
     // A stable sort: results equal in report order keep the order the store gave them.
     if (!sorted) held.sort(compareReportOrder);
     return { results: sourceOf(held), count, close: async () => undefined };
   }
-  if (sorted) return { results: source, count, close: async () => undefined };
+  await kept?.end();
+  const closeKept = async () => kept?.close();
+  if (sorted) return { results: source, count, close: closeKept };
 
   const order = new Uint32Array(count);
   for (let i = 0; i < count; i++) order[i] = i;
@@ -149,6 +217,8 @@ export async function inReportOrder(
     await rm(dir, { recursive: true, force: true });
     throw error;
   }
+  // The slices hold every result now: a copy read once is no longer needed.
+  await closeKept();
 
   return {
     count,

@@ -24,18 +24,20 @@ import { FileLayout, type FileLayoutState } from '../reports/layout.js';
 import { assembleReportFiles, type PartFilesIndex, writePartFiles } from '../reports/part-files.js';
 import { ReportTally } from '../reports/report.js';
 import { compareWithPrevious } from './compare-previous.js';
+import { keptLines, keptResults } from './kept-results.js';
 
 /**
  * A run of many parts is aggregated a part at a time, so that no invocation's work grows with
  * the run but the one that merges the parts' tallies (whose state is a few bytes a result):
  *
  * 1. `tally` of each part (at once): the part's results read (in report order) into a
- *    `ReportTally`, saved with the part's result count; the last part to finish asks for the
- *    reduction;
+ *    `ReportTally`, saved with the part's result count and the results themselves (as JSON
+ *    lines, kept-results.ts); the last part to finish asks for the reduction;
  * 2. `reduce`: the tallies merged in part order into the report (the same figures one pass
  *    gives), saved with the run's file layout; asks for every part's files;
- * 3. `files` of each part (at once): the part's results read again into its pieces of the item
- *    files (see reports/part-files.ts), told how many results the parts before it hold (where
+ * 3. `files` of each part (at once): the part's results, as its tally kept them (one read of
+ *    the scratch store, not of the table again), into its pieces of the item files (see
+ *    reports/part-files.ts), told how many results the parts before it hold (where
  *    its rows of report.html's capped item table start); the last to finish asks for the assembly;
  * 4. `assemble`: the run's files composed of the parts' (S3 copies large stretches inside S3),
  *    report.json last; the run is done.
@@ -105,8 +107,9 @@ const key = (runId: string, path: string) => aggregationKey(runId, path);
 const TALLIES = 'tally/';
 const COMPARISONS = 'compare/';
 const FILES = 'files/';
-/** Beside a part's tally: its result count. */
+/** Beside a part's tally: its result count, and its results (see kept-results.ts). */
 const ITEMS = '.items.json';
+const KEPT = '.results.jsonl';
 const REDUCED = 'reduced.json';
 const COMPARED_WITH = 'compared-with.json';
 
@@ -178,10 +181,15 @@ async function claimedStep(
       const previous = await comparedWith(deps, run);
       let items = 0;
       await inOrder(deps, runId, part, async (results) => {
-        for await (const result of results()) {
-          tally.add(result);
-          items += 1;
-        }
+        // Kept as they are tallied: the part's files step reads them from there.
+        await deps.scratch.putStream(
+          key(runId, `${TALLIES}${part}${KEPT}`),
+          keptLines(results(), (result) => {
+            tally.add(result);
+            items += 1;
+          }),
+          'application/x-ndjson',
+        );
         if (!previous || 'error' in previous || !comparableByParts(previous.run, run)) return;
         const comparison = await comparisonTallyOfPart(deps.history!, previous.run, run, part, { results });
         await deps.scratch.put(
@@ -253,7 +261,7 @@ async function claimedStep(
       const { report, layout, partItems } = await reducedOf(deps.scratch, runId);
       const family = taskFor(run.suite);
       const before = partItems?.slice(0, part).reduce((a, b) => a + b, 0);
-      const index = await inOrder(deps, runId, part, (results) =>
+      const write = (results: ResultSource) =>
         writePartFiles(
           deps.scratch,
           (name) => key(runId, `${FILES}${part}/${name}`),
@@ -264,8 +272,10 @@ async function claimedStep(
           FileLayout.fromState(family, run.suite, layout),
           report.counts.items,
           before === undefined ? {} : { before },
-        ),
-      );
+        );
+      // The results its tally kept, or (kept by none: a tally of an earlier release) the table's.
+      const kept = await keptResults(deps.scratch, key(runId, `${TALLIES}${part}${KEPT}`));
+      const index = kept ? await write(kept) : await inOrder(deps, runId, part, write);
       await deps.scratch.put(key(runId, `${FILES}${part}.json`), JSON.stringify(index), 'application/json');
       const last = await lastOf(deps, runId, FILES, '.json');
       if (last) await deps.trigger.triggerStep({ runId, step: 'assemble' });
@@ -304,7 +314,8 @@ async function inOrder<T>(
   part: number,
   use: (results: ResultSource) => Promise<T>,
 ): Promise<T> {
-  const ordered = await inReportOrder(() => deps.runStore.results(runId, part));
+  // Read from the table once: every read of it is paid for, at the aggregation's pace.
+  const ordered = await inReportOrder(() => deps.runStore.results(runId, part), { readOnce: true });
   try {
     return await use(ordered.results);
   } finally {

@@ -277,6 +277,37 @@ describe('a run aggregated in parts', () => {
       expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
   });
 
+  it("writes each part's files from what its tally kept, not the table (or the table, if it kept none)", {
+    timeout: 60_000,
+  }, async () => {
+    const { run, results } = await exampleRun();
+    const one = await onePass(run, results);
+    const readsOf = new Map<boolean, number>();
+    for (const keptByTally of [true, false]) {
+      const parted = await inParts(run, results);
+      const reads: (number | undefined)[] = [];
+      const read = parted.store.results.bind(parted.store);
+      parted.store.results = (runId, part) => {
+        reads.push(part);
+        return read(runId, part);
+      };
+      // A tally of an earlier release kept nothing: the kept files are not found.
+      if (!keptByTally) {
+        const find = parted.bucket.read.bind(parted.bucket);
+        parted.bucket.read = async (key, options) =>
+          key.endsWith('.results.jsonl') ? undefined : find(key, options);
+      }
+      await parted.trigger.trigger(run.runId);
+      await parted.deliver({ once: true });
+
+      readsOf.set(keptByTally, reads.length);
+      for (const file of FILES)
+        expect(await text(parted.bucket, `reports/${file}`), file).toBe(await text(one, `reports/${file}`));
+    }
+    // Without the kept results, each part's files step reads the table once more.
+    expect(readsOf.get(false)! - readsOf.get(true)!).toBe(PARTS);
+  });
+
   it('goes on from the step lost once the watchdog sends the run to aggregation again', {
     timeout: 60_000,
   }, async () => {

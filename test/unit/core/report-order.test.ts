@@ -138,6 +138,25 @@ describe('inReportOrder', () => {
       await spilled.close();
     }
   });
+
+  it('reads a source once when told to, past what it holds: shuffled (ties on rows) or in order', async () => {
+    for (const given of [shuffled(RESULTS), reportOrder(RESULTS)]) {
+      let reads = 0;
+      const source = () => {
+        reads += 1;
+        return sourceOf(given)();
+      };
+      const ordered = await inReportOrder(source, { bucketSize: 7, readOnce: true });
+      try {
+        expect(ordered.count).toBe(RESULTS.length);
+        expect(await collectResults(ordered.results())).toEqual(reportOrder(RESULTS));
+        expect(await collectResults(ordered.results())).toEqual(reportOrder(RESULTS));
+        expect(reads).toBe(1);
+      } finally {
+        await ordered.close();
+      }
+    }
+  });
 });
 
 describe('writeRunReport, streaming', () => {
