@@ -18,7 +18,7 @@
  *   --seed S           the simulation's seed (default 1)
  *   --context K=V      a deploy setting, as `cdk deploy -c K=V` takes it (repeatable), e.g.
  *                      tableWarmWriteUnitsPerSecond=40000
- *   --chunk-bytes B    ingest's range size (default 16 MiB): smaller, a small run reads its file
+ *   --chunk-bytes B    ingest's range size (default 8 MiB): smaller, a small run reads its file
  *                      in ranges side by side as a large one does
  *
  * Run it with --expose-gc (the npm script does): the memory figures collect before each replay.

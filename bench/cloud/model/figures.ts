@@ -476,10 +476,9 @@ function stageFigures(sim: Simulation): RunFigures['stages'] {
   // The batches the vendor's burst of 429s slowed are left out of the rate (a burst happens
   // once, wherever it lands: the projection adds its seconds to the wall once instead).
   const burst = sim.options.burst;
+  const burstFrom = sim.uploadAtMs + (sim.llm.firstCallMs ?? 0) + (burst?.fromMs ?? 0);
   const inBurst = (r: (typeof workers)[number]) =>
-    burst !== undefined &&
-    r.startMs < sim.uploadAtMs + burst.fromMs + burst.forMs &&
-    r.startMs + r.durationMs > sim.uploadAtMs + burst.fromMs;
+    burst !== undefined && r.startMs < burstFrom + burst.forMs && r.startMs + r.durationMs > burstFrom;
   const clear = full.filter((r) => !inBurst(r));
   const basis = clear.length > 0 ? clear : full.length > 0 ? full : workers;
   const most = mapping

@@ -10,8 +10,9 @@
  * - after a latency drawn from a lognormal distribution (the median given, p99 five times it);
  * - with the rate limits a vendor reports on every answer (OpenAI's headers), which the
  *   limiter learns and shares;
- * - with a burst of 429s (a share of the calls in a window of the run refused, with a
- *   retry-after) for the retries and the limiter to absorb.
+ * - with a burst of 429s (a share of the calls in a window of the scoring refused, with a
+ *   retry-after) for the retries and the limiter to absorb; the window is timed from the run's
+ *   first call, so that it falls on the scoring however long ingest takes to hand items on.
  *
  * The answers themselves are the simulator's (and marked simulated, so the report says so).
  */
@@ -30,7 +31,7 @@ export interface LlmBehaviour {
   medianMs: number;
   /** p99 / median of the latency. Default 5. */
   tailRatio?: number;
-  /** A window of the run in which a share of the calls get a 429; none when absent. */
+  /** A window of the scoring (ms from the run's first call) in which a share of the calls get a 429; none when absent. */
   burst?: { fromMs: number; forMs: number; share: number; retryAfterMs: number };
   /** The limits the vendor reports on each answer (requests and tokens a minute). */
   reported?: { rpm: number; tpm: number };
@@ -45,6 +46,8 @@ export interface LlmTally {
   refused: number;
   /** The latencies drawn, ms (for the report's percentiles). */
   latenciesMs: number[];
+  /** Simulated ms since the upload of the first call (the burst's window starts from it). */
+  firstCallMs?: number;
 }
 
 /** The lognormal σ that puts the 99th percentile at `tailRatio` × the median. */
@@ -68,7 +71,7 @@ export class StandInVendor implements LlmProvider {
     private readonly inner: LlmProvider,
     private readonly behaviour: LlmBehaviour,
     private readonly tally: LlmTally,
-    /** Simulated ms since the upload (the burst's window is on it). */
+    /** Simulated ms since the upload. */
     private readonly sinceUpload: () => number,
   ) {
     this.id = inner.id;
@@ -82,7 +85,8 @@ export class StandInVendor implements LlmProvider {
     this.drawn.set(key, attempt);
     const random = seededRandom(`${key}#${attempt}`);
     const burst = this.behaviour.burst;
-    const at = this.sinceUpload();
+    this.tally.firstCallMs ??= this.sinceUpload();
+    const at = this.sinceUpload() - this.tally.firstCallMs;
     if (burst && at >= burst.fromMs && at < burst.fromMs + burst.forMs && random() < burst.share) {
       this.tally.refused += 1;
       await defaultSleep(Math.min(50, this.behaviour.medianMs), signal);

@@ -106,7 +106,7 @@ export type CloudModelReport = Omit<RunFigures, 'basis'> & {
   notes: string[];
 };
 
-/** The vendor's burst of 429s: a fifth of the calls refused for ten seconds, half a minute in. */
+/** The vendor's burst of 429s: a fifth of the calls refused for ten seconds, half a minute into the scoring. */
 export const DEFAULT_BURST: NonNullable<LlmBehaviour['burst']> = {
   fromMs: 30_000,
   forMs: 10_000,
