@@ -249,10 +249,10 @@ export function ingestRateAt(run: RunFigures, target: number): { rate: number; w
   const measured = run.stages.ingestItemsPerSecond;
   if (measured === null) return null;
   const most = run.fleet.reserved.ingest ?? run.fleet.accountConcurrency;
-  const { datasetBytes, chunkBytes } = run.basis;
-  const atOnce = (bytes: number) => Math.min(most, Math.max(1, Math.ceil(bytes / chunkBytes)));
-  const inRun = atOnce(datasetBytes);
-  const atTarget = atOnce((datasetBytes / run.items) * target);
+  // A range is a part: a chunk's bytes, at most PART_ROWS rows.
+  const atOnce = (items: number) => Math.min(most, partsAt(run, items));
+  const inRun = atOnce(run.items);
+  const atTarget = atOnce(target);
   if (atTarget === inRun)
     return { rate: measured, why: `ingest, at its measured rate (${inRun} ranges at once)` };
   return {
