@@ -85,8 +85,10 @@ export class StandInVendor implements LlmProvider {
     this.drawn.set(key, attempt);
     const random = seededRandom(`${key}#${attempt}`);
     const burst = this.behaviour.burst;
-    this.tally.firstCallMs ??= this.sinceUpload();
-    const at = this.sinceUpload() - this.tally.firstCallMs;
+    // Calls before the upload (none is refused) do not start the window.
+    const since = this.sinceUpload();
+    if (since >= 0) this.tally.firstCallMs ??= since;
+    const at = since - (this.tally.firstCallMs ?? Number.POSITIVE_INFINITY);
     if (burst && at >= burst.fromMs && at < burst.fromMs + burst.forMs && random() < burst.share) {
       this.tally.refused += 1;
       await defaultSleep(Math.min(50, this.behaviour.medianMs), signal);
