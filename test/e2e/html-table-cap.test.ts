@@ -9,15 +9,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { type Browser, chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runLocal } from '../../cli/local-run.js';
 import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.js';
-import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
-import type { ItemResult } from '../../shared/model/model.js';
 import { taskFor } from '../../shared/registry/registry.js';
-import { validateSuite } from '../../shared/registry/suite.js';
 import { writeReportFiles } from '../../shared/reports/files.js';
 import { ReportTally, reportOrder } from '../../shared/reports/report.js';
-import { REPO, tempDir } from '../helpers.js';
+import { simulatedExampleRun } from '../example-run.js';
+import { tempDir } from '../helpers.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -32,18 +29,7 @@ describe.skipIf(!existsSync(CHROMIUM))('a capped item table in a browser', { tim
 
   it('says it shows the first 3 of 5 items, and shows those; a run within the cap says nothing', async () => {
     const dir = await tempDir('assay-html-cap-');
-    const { run, outDir } = await runLocal({
-      suitePath: join(REPO, 'examples', 'quickstart.suite.json'),
-      simulate: true,
-      fresh: true,
-      env: {},
-      outDir: join(dir, 'run'),
-      cachePath: join(dir, 'cache.jsonl'),
-      sample: { n: 5, seed: 7 },
-    });
-    const read: ItemResult[] = [];
-    for await (const r of new LocalRunStore(outDir, { checkSuite: validateSuite }).results(run.runId))
-      read.push(r);
+    const { run, results: read } = await simulatedExampleRun('quickstart.suite.json', 5);
     const results = reportOrder(read);
     const tally = new ReportTally(run, taskFor(run.suite));
     for (const r of results) tally.add(r);

@@ -8,7 +8,6 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runLocal } from '../../../cli/local-run.js';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import {
   type AggregateRequest,
@@ -27,7 +26,8 @@ import {
 } from '../../../shared/use-cases/aggregate-parts.js';
 import { aggregateRun } from '../../../shared/use-cases/aggregate-run.js';
 import { watchRuns } from '../../../shared/use-cases/watch-runs.js';
-import { REPO, tempDir } from '../../helpers.js';
+import { simulatedExampleRun } from '../../example-run.js';
+import { tempDir } from '../../helpers.js';
 
 const NOW = new Date('2026-01-01T00:00:00.000Z');
 const LEASE_MS = 60_000;
@@ -41,21 +41,7 @@ const NO_HISTORY: RunHistory = {
 const FILES = ['report.json', 'report.txt', 'labeled.csv', 'errors.txt', 'correct.txt'];
 
 /** The reply-tone example's run on the simulator: its record and its results. */
-async function exampleRun(): Promise<{ run: RunRecord; results: ItemResult[] }> {
-  const dir = await tempDir('assay-in-parts-example-');
-  const { run, outDir } = await runLocal({
-    suitePath: join(REPO, 'examples', 'reply-tone.suite.json'),
-    simulate: true,
-    fresh: true,
-    env: {},
-    outDir: join(dir, 'run'),
-    cachePath: join(dir, 'cache.jsonl'),
-  });
-  const results: ItemResult[] = [];
-  for await (const r of new LocalRunStore(outDir, { checkSuite: validateSuite }).results(run.runId))
-    results.push(r);
-  return { run, results };
-}
+const exampleRun = () => simulatedExampleRun('reply-tone.suite.json');
 
 /** A run store holding `results` in `parts` parts of consecutive rows, every part closed. */
 async function storeOf(run: RunRecord, results: ItemResult[], parts: number, now?: () => number) {

@@ -7,21 +7,18 @@
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runLocal } from '../../../cli/local-run.js';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
 import { LocalAggregateTrigger } from '../../../shared/adapters/local/local-aggregate-trigger.js';
 import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
 import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-store.js';
 import { aggregationKey } from '../../../shared/lib/layout/bucket.js';
-import type { ItemResult } from '../../../shared/model/model.js';
 import type { Report } from '../../../shared/model/report.js';
 import { taskFor } from '../../../shared/registry/registry.js';
 import { validateSuite } from '../../../shared/registry/suite.js';
 import { FileLayout, resultView, writeReportFiles } from '../../../shared/reports/files.js';
 import { ITEM_TABLE_ROWS, ItemColumns, textLimitFor } from '../../../shared/reports/html/columns.js';
-import { reader } from '../../../shared/reports/html/page/dom.js';
 import { tableCapNotice } from '../../../shared/reports/html/page/items.js';
-import type { Column, ItemTable } from '../../../shared/reports/html/types.js';
+import type { Column } from '../../../shared/reports/html/types.js';
 import {
   assembleReportFiles,
   type PartFilesIndex,
@@ -30,26 +27,16 @@ import {
 import { ReportTally, reportOrder } from '../../../shared/reports/report.js';
 import { aggregationStep, type InPartsDeps } from '../../../shared/use-cases/aggregate-parts.js';
 import { aggregateRun } from '../../../shared/use-cases/aggregate-run.js';
-import { REPO, suite, tempDir } from '../../helpers.js';
+import { simulatedExampleRun } from '../../example-run.js';
+import { suite, tempDir } from '../../helpers.js';
+import { pageData, plainColumns, text } from './page-data.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 const ITEM_FILES = ['labeled.csv', 'errors.txt', 'correct.txt', 'report.json', 'report.txt'];
 
 /** The quickstart example on the simulator, `sample` items of it: its record, results and report. */
 async function exampleRun(sample: number) {
-  const dir = await tempDir('assay-table-cap-');
-  const { run, outDir } = await runLocal({
-    suitePath: join(REPO, 'examples', 'quickstart.suite.json'),
-    simulate: true,
-    fresh: true,
-    env: {},
-    outDir: join(dir, 'run'),
-    cachePath: join(dir, 'cache.jsonl'),
-    sample: { n: sample, seed: 7 },
-  });
-  const read: ItemResult[] = [];
-  for await (const result of new LocalRunStore(outDir, { checkSuite: validateSuite }).results(run.runId))
-    read.push(result);
+  const { run, results: read } = await simulatedExampleRun('quickstart.suite.json', sample);
   const results = reportOrder(read);
   const tally = new ReportTally(run, taskFor(run.suite));
   for (const result of results) tally.add(result);
@@ -59,32 +46,11 @@ async function exampleRun(sample: number) {
 
 type Example = Awaited<ReturnType<typeof exampleRun>>;
 
-/** The embedded data of a run page. */
-function pageData(html: string): { report: unknown; items: ItemTable } {
-  const json = /<script type="application\/json" id="assay-data">([\s\S]*?)<\/script>/.exec(html)?.[1];
-  if (!json) throw new Error('no data in the page');
-  return JSON.parse(json);
-}
-
 /** How many values a column holds, whatever its encoding. */
 function lengthOf(column: Column<unknown>): number {
   if (Array.isArray(column)) return column.length;
   if ('s' in column) return column.s.reduce((n, segment) => n + lengthOf(segment), 0);
   return column.c.length;
-}
-
-/** Every column of a table as plain values, row by row. */
-function plainColumns(items: ItemTable): Record<string, unknown[]> {
-  return Object.fromEntries(
-    Object.entries(items.columns).map(([name, column]) => {
-      const read = reader(column as Column<unknown>);
-      return [name, Array.from({ length: items.n }, (_, i) => read(i))];
-    }),
-  );
-}
-
-async function text(store: FolderBlobStore, key: string): Promise<string> {
-  return new TextDecoder().decode(await store.get(key));
 }
 
 /** The data lines of labeled.csv (its header left out): one per item, each starting with its id. */

@@ -5,62 +5,21 @@
  * reads as the same values row by row. The results are example suites' own, run in-process on
  * the simulator, cut into parts of every shape (an empty part, a part of one result).
  */
-import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runLocal } from '../../../cli/local-run.js';
 import { FolderBlobStore } from '../../../shared/adapters/local/folder-blob-store.js';
-import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js';
-import type { ItemResult, RunRecord } from '../../../shared/model/model.js';
 import { taskFor } from '../../../shared/registry/registry.js';
-import { validateSuite } from '../../../shared/registry/suite.js';
 import { writeReportFiles } from '../../../shared/reports/files.js';
-import { reader } from '../../../shared/reports/html/page/dom.js';
-import type { Column, ItemTable } from '../../../shared/reports/html/types.js';
 import { assembleReportFiles, writePartFiles } from '../../../shared/reports/part-files.js';
 import { ReportTally, reportOrder } from '../../../shared/reports/report.js';
-import { REPO, tempDir } from '../../helpers.js';
+import { simulatedExampleRun } from '../../example-run.js';
+import { tempDir } from '../../helpers.js';
+import { pageData, plainColumns, text } from './page-data.js';
 
 const AT = '2026-01-01T00:00:00.000Z';
 
-async function exampleRun(
-  suite: string,
-  sample?: number,
-): Promise<{ run: RunRecord; results: ItemResult[] }> {
-  const dir = await tempDir('assay-part-files-');
-  const { run, outDir } = await runLocal({
-    suitePath: join(REPO, 'examples', `${suite}.suite.json`),
-    simulate: true,
-    fresh: true,
-    env: {},
-    outDir: join(dir, 'run'),
-    cachePath: join(dir, 'cache.jsonl'),
-    ...(sample ? { sample: { n: sample, seed: 7 } } : {}),
-  });
-  const results: ItemResult[] = [];
-  for await (const result of new LocalRunStore(outDir, { checkSuite: validateSuite }).results(run.runId))
-    results.push(result);
+async function exampleRun(suite: string, sample?: number) {
+  const { run, results } = await simulatedExampleRun(`${suite}.suite.json`, sample);
   return { run, results: reportOrder(results) };
-}
-
-/** The embedded data of a run page. */
-function pageData(html: string): { report: unknown; items: ItemTable } {
-  const json = /<script type="application\/json" id="assay-data">([\s\S]*?)<\/script>/.exec(html)?.[1];
-  if (!json) throw new Error('no data in the page');
-  return JSON.parse(json);
-}
-
-/** Every column of a table as plain values, row by row, whatever the column's encoding. */
-function plainColumns(items: ItemTable): Record<string, unknown[]> {
-  return Object.fromEntries(
-    Object.entries(items.columns).map(([name, column]) => {
-      const read = reader(column as Column<unknown>);
-      return [name, Array.from({ length: items.n }, (_, i) => read(i))];
-    }),
-  );
-}
-
-async function text(store: FolderBlobStore, key: string): Promise<string> {
-  return new TextDecoder().decode(await store.get(key));
 }
 
 describe('report files written in parts', () => {
