@@ -349,6 +349,11 @@ export class ReportTally {
     return this.files;
   }
 
+  /** The results added (and merged) so far. */
+  get count(): number {
+    return this.items;
+  }
+
   /** The next result in report order. */
   add(result: ItemResult): void {
     this.items += 1;

@@ -31,8 +31,8 @@ import { keptLines, keptResults } from './kept-results.js';
  * the run but the one that merges the parts' tallies (whose state is a few bytes a result):
  *
  * 1. `tally` of each part (at once): the part's results read (in report order) into a
- *    `ReportTally`, saved with the part's result count and the results themselves (as JSON
- *    lines, kept-results.ts); the last part to finish asks for the reduction;
+ *    `ReportTally`, saved with the results themselves (as JSON lines, kept-results.ts); the
+ *    last part to finish asks for the reduction;
  * 2. `reduce`: the tallies merged in part order into the report (the same figures one pass
  *    gives), saved with the run's file layout; asks for every part's files;
  * 3. `files` of each part (at once): the part's results, as its tally kept them (one read of
@@ -92,7 +92,7 @@ interface Reduced {
   layout: FileLayoutState;
   /** The comparison's files, written by the reduction. */
   comparisonKeys: string[];
-  /** Each part's results, in part order (where each part's rows of the item table start). */
+  /** Each part's results, in part order (where each part's rows of the item table start); absent in a reduction of an earlier release. */
   partItems?: number[];
 }
 
@@ -107,8 +107,7 @@ const key = (runId: string, path: string) => aggregationKey(runId, path);
 const TALLIES = 'tally/';
 const COMPARISONS = 'compare/';
 const FILES = 'files/';
-/** Beside a part's tally: its result count, and its results (see kept-results.ts). */
-const ITEMS = '.items.json';
+/** Beside a part's tally: its results (see kept-results.ts). */
 const KEPT = '.results.jsonl';
 const REDUCED = 'reduced.json';
 const COMPARED_WITH = 'compared-with.json';
@@ -179,15 +178,11 @@ async function claimedStep(
     case 'tally': {
       const tally = new ReportTally(run, taskFor(run.suite));
       const previous = await comparedWith(deps, run);
-      let items = 0;
       await inOrder(deps, runId, part, async (results) => {
         // Kept as they are tallied: the part's files step reads them from there.
         await deps.scratch.putStream(
           key(runId, `${TALLIES}${part}${KEPT}`),
-          keptLines(results(), (result) => {
-            tally.add(result);
-            items += 1;
-          }),
+          keptLines(results(), (result) => tally.add(result)),
           'application/x-ndjson',
         );
         if (!previous || 'error' in previous || !comparableByParts(previous.run, run)) return;
@@ -198,12 +193,6 @@ async function claimedStep(
           'application/octet-stream',
         );
       });
-      // The part's result count, before its tally: the parts after it learn where they start.
-      await deps.scratch.put(
-        key(runId, `${TALLIES}${part}${ITEMS}`),
-        JSON.stringify(items),
-        'application/json',
-      );
       await deps.scratch.put(
         key(runId, `${TALLIES}${part}.bin`),
         tally.toBytes(),
@@ -218,12 +207,15 @@ async function claimedStep(
       const parts = await deps.runStore.partCount(runId);
       const family = taskFor(run.suite);
       let merged: ReportTally | undefined;
+      // Each part's results, in part order: where each part's rows of the item table start.
+      const partItems: number[] = [];
       for (let p = 0; p < parts; p += 1) {
         const tally = ReportTally.fromBytes(
           run,
           family,
           await need(deps.scratch, key(runId, `${TALLIES}${p}.bin`)),
         );
+        partItems.push(tally.count);
         if (merged) merged.merge(tally);
         else merged = tally;
       }
@@ -241,17 +233,7 @@ async function claimedStep(
             return comparisonOfParts(deps.history!, previous.run, run, tallies);
           })
         : [];
-      const counts: (number | undefined)[] = [];
-      for (let p = 0; p < parts; p += 1) {
-        const saved = await deps.scratch.get(key(runId, `${TALLIES}${p}${ITEMS}`));
-        counts.push(saved ? (JSON.parse(text(saved)) as number) : undefined);
-      }
-      const reduced: Reduced = {
-        report,
-        layout: merged!.layout.toState(),
-        comparisonKeys,
-        ...(counts.every((n) => n !== undefined) ? { partItems: counts } : {}),
-      };
+      const reduced: Reduced = { report, layout: merged!.layout.toState(), comparisonKeys, partItems };
       await deps.scratch.put(key(runId, REDUCED), JSON.stringify(reduced), 'application/json');
       for (let p = 0; p < parts; p += 1) await deps.trigger.triggerStep({ runId, step: 'files', part: p });
       await done();
