@@ -42,7 +42,7 @@
 import { dict } from '../../model/dict.js';
 import type { Interval } from '../../model/report.js';
 import { bootstrapAllowed, proportionInterval } from './intervals.js';
-import { type BootstrapOptions, bootstrapCis, codeOf } from './stats.js';
+import { type BootstrapOptions, codeOf, countsBootstrapCis } from './stats.js';
 
 export interface LabelPair {
   gold: string;
@@ -311,17 +311,6 @@ export function classificationMetrics(
 
   const labels = orderLabels(present, options.labelOrder);
   const indexOf = new Map(labels.map((label, i) => [label, i]));
-  const gold = new Int32Array(counted ? 0 : n);
-  const pred = new Int32Array(counted ? 0 : n);
-  if (!counted) {
-    const indexOfCode = coded.labels.map((label) => indexOf.get(label) ?? -1);
-    for (let i = 0, k = 0; i < coded.length; i++) {
-      if (allPred[i] === errorCode) continue;
-      gold[k] = indexOfCode[allGold[i]!]!;
-      pred[k] = indexOfCode[allPred[i]!]!;
-      k += 1;
-    }
-  }
   const isPositive = labels.map((label) => positiveSet.has(label));
   const width = labels.length;
   // Each label's place on the ordinal scale; undefined when there is no scale or a label is off it.
@@ -334,7 +323,13 @@ export function classificationMetrics(
     for (const [g, row] of pairs.counts) {
       for (const [p, c] of row) if (p !== errorLabel) counts[indexOf.get(g)! * width + indexOf.get(p)!]! += c;
     }
-  } else for (let i = 0; i < n; i++) counts[gold[i]! * width + pred[i]!]!++;
+  } else {
+    const indexOfCode = coded.labels.map((label) => indexOf.get(label) ?? -1);
+    for (let i = 0; i < coded.length; i++) {
+      if (allPred[i] === errorCode) continue;
+      counts[indexOfCode[allGold[i]!]! * width + indexOfCode[allPred[i]!]!]!++;
+    }
+  }
   const scores = scoreConfusion(counts, width, isPositive, weighted ? ranks : undefined);
 
   // Keyed by labels, which are data: objects without a prototype (see `dict`).
@@ -367,12 +362,11 @@ export function classificationMetrics(
         (key === 'binaryF1' || key === 'positiveF1' ? binaryView : key !== 'weightedKappa' || weighted),
     );
     if (booted.length > 0 && !counted) {
-      const sample = new Array<number>(width * width);
-      const cis = bootstrapCis(
-        n,
-        (indices) => {
-          sample.fill(0);
-          for (const i of indices) sample[gold[i]! * width + pred[i]!]!++;
+      // Every figure is one of the confusion matrix: each resample is drawn as its matrix, at a
+      // cost that does not grow with the rows (a run of millions reduces in a moment).
+      const cis = countsBootstrapCis(
+        counts,
+        (sample) => {
           const s = scoreConfusion(sample, width, isPositive, weighted ? ranks : undefined);
           const all: Record<(typeof booted)[number], number | null> = {
             macroF1: s.macroF1,

@@ -183,9 +183,64 @@ export function bootstrapCis<K extends string>(
   statFn: (indices: Indices) => Record<K, number | null>,
   options: BootstrapOptions = {},
 ): Partial<Record<K, Interval>> {
-  const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
   if (!Number.isInteger(n) || n < 1)
     throw new RangeError(`bootstrap: n must be a positive integer, got ${n}`);
+  // One index array for every resample (4 bytes a row, outside the JavaScript heap): a million
+  // rows would otherwise make megabytes of garbage per iteration.
+  const indices = new Uint32Array(n);
+  return percentileIntervals(options, (random) => {
+    for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
+    return statFn(indices);
+  });
+}
+
+/**
+ * Percentile-bootstrap intervals of statistics that depend on the rows only through a table of
+ * counts (a confusion matrix: how many rows fall in each cell), as {@link bootstrapCis} gives
+ * them, at a cost that does not grow with the rows. A resample of the n rows with replacement
+ * is, as far as its counts go, a multinomial draw of n over the cells with the cells' shares as
+ * probabilities; each iteration draws that (one exact binomial a cell, {@link binomial}) and
+ * calls `statFn` with the resample's counts (the same array, refilled each call). The intervals
+ * have the distribution the rows' bootstrap gives, not its exact values (the draws differ).
+ */
+export function countsBootstrapCis<K extends string>(
+  counts: readonly number[],
+  statFn: (sample: readonly number[]) => Record<K, number | null>,
+  options: BootstrapOptions = {},
+): Partial<Record<K, Interval>> {
+  const n = counts.reduce((a, b) => a + b, 0);
+  if (!Number.isInteger(n) || n < 1 || counts.some((c) => !Number.isInteger(c) || c < 0))
+    throw new RangeError(
+      `bootstrap: counts must be whole, not negative and not all 0, got ${counts.join(',')}`,
+    );
+  const sample = new Array<number>(counts.length).fill(0);
+  return percentileIntervals(options, (random) => {
+    // Each cell given the rows the cells before it left: Bin(left, its count / what the rest hold).
+    let left = n;
+    let rest = n;
+    for (let c = 0; c < counts.length; c++) {
+      const count = counts[c]!;
+      const drawn =
+        left === 0 || count === 0 ? 0 : count === rest ? left : binomial(left, count / rest, random);
+      sample[c] = drawn;
+      left -= drawn;
+      rest -= count;
+    }
+    return statFn(sample);
+  });
+}
+
+/**
+ * The resampling both bootstraps share: `iterations` resamples drawn by `resample` from one
+ * `mulberry32(seed)`, each statistic's values kept, and each statistic's (alpha/2, 1 − alpha/2)
+ * percentiles (linear interpolation). A null skips that resample for that statistic; a
+ * statistic null on every resample has no interval.
+ */
+function percentileIntervals<K extends string>(
+  options: BootstrapOptions,
+  resample: (random: () => number) => Record<K, number | null>,
+): Partial<Record<K, Interval>> {
+  const { iterations, seed, alpha } = { ...DEFAULT_BOOTSTRAP, ...options };
   if (!Number.isInteger(iterations) || iterations < 1) {
     throw new RangeError(`bootstrap: iterations must be a positive integer, got ${iterations}`);
   }
@@ -193,12 +248,8 @@ export function bootstrapCis<K extends string>(
 
   const random = mulberry32(seed);
   const samples = new Map<K, number[]>();
-  // One index array for every resample (4 bytes a row, outside the JavaScript heap): a million
-  // rows would otherwise make megabytes of garbage per iteration.
-  const indices = new Uint32Array(n);
   for (let it = 0; it < iterations; it++) {
-    for (let i = 0; i < n; i++) indices[i] = Math.floor(random() * n);
-    const stats = statFn(indices);
+    const stats = resample(random);
     for (const key of Object.keys(stats) as K[]) {
       const value = stats[key];
       let list = samples.get(key);
@@ -224,6 +275,73 @@ export function bootstrapCis<K extends string>(
     ];
   }
   return result;
+}
+
+/**
+ * A draw of Binomial(n, p), exact (up to the uniforms' 2^-32 grain), in time that grows with
+ * log n, not n. Few expected successes (n·min(p, 1−p) < 16) are counted by waiting times: the
+ * gaps between successes are geometric. Otherwise Knuth's beta recursion (The Art of Computer
+ * Programming, vol. 2, 3.4.1 F): of n uniforms, the a-th smallest X (a = 1 + ⌊n/2⌋) is
+ * Beta(a, n + 1 − a); if X ≥ p, the successes are among the a − 1 below it, each below p with
+ * probability p/X; if not, those a are all successes, and each of the n − a above X is one with
+ * probability (p − X)/(1 − X).
+ */
+export function binomial(n: number, p: number, random: () => number): number {
+  if (p > 0.5) return n - binomial(n, 1 - p, random);
+  let successes = 0;
+  while (n > 0 && p > 0) {
+    if (n * p < 16) return successes + waitingTimes(n, p, random);
+    const a = 1 + Math.floor(n / 2);
+    const b = n + 1 - a;
+    const below = gamma(a, random);
+    const x = below / (below + gamma(b, random));
+    if (x >= p) {
+      n = a - 1;
+      p /= x;
+    } else {
+      successes += a;
+      n = b - 1;
+      p = (p - x) / (1 - x);
+    }
+    if (p > 0.5) return successes + n - binomial(n, 1 - p, random);
+  }
+  return successes;
+}
+
+/** Binomial(n, p) by counting successes: the trials up to each are geometric (p ≤ 0.5). */
+function waitingTimes(n: number, p: number, random: () => number): number {
+  const logQ = Math.log1p(-p);
+  let trials = 0;
+  let successes = 0;
+  for (;;) {
+    // Geometric on 1, 2, …: ⌈ln U / ln(1 − p)⌉, U in (0, 1].
+    trials += Math.max(1, Math.ceil(Math.log(1 - random()) / logQ));
+    if (trials > n) return successes;
+    successes += 1;
+  }
+}
+
+/** A Gamma(shape, 1) draw for shape ≥ 1: Marsaglia and Tsang's method (2000). */
+function gamma(shape: number, random: () => number): number {
+  const d = shape - 1 / 3;
+  const c = 1 / Math.sqrt(9 * d);
+  for (;;) {
+    let x: number;
+    let v: number;
+    do {
+      x = standardNormal(random);
+      v = 1 + c * x;
+    } while (v <= 0);
+    v = v * v * v;
+    const u = 1 - random();
+    if (Math.log(u) < 0.5 * x * x + d - d * v + d * Math.log(v)) return d * v;
+  }
+}
+
+/** A standard normal draw (Box–Muller, one of the pair). */
+function standardNormal(random: () => number): number {
+  const u = 1 - random();
+  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * random());
 }
 
 /** Percentile-bootstrap interval of one statistic; see {@link bootstrapCis}. */
