@@ -1,4 +1,5 @@
 import { aggregationKey } from '../lib/layout/bucket.js';
+import { mapLimit } from '../lib/map-limit.js';
 import { RunNotFoundError, releasingOnFailure, ServiceError } from '../model/errors.js';
 import type { RunRecord } from '../model/model.js';
 import type { Report } from '../model/report.js';
@@ -111,6 +112,17 @@ const FILES = 'files/';
 const KEPT = '.results.jsonl';
 const REDUCED = 'reduced.json';
 const COMPARED_WITH = 'compared-with.json';
+/**
+ * Requests in flight at once over the parts (messages sent, tallies and indexes read): a run of
+ * hundreds of parts waits a round trip for every few, not for each.
+ */
+const PARTS_AT_ONCE = 8;
+const range = (from: number, to: number) =>
+  Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
+/** `fn` for each part, a few at once. */
+const eachPart = async (parts: number, fn: (part: number) => Promise<void>) => {
+  await mapLimit(range(0, parts), PARTS_AT_ONCE, fn);
+};
 
 /**
  * Starts the steps of a run of `parts` parts (it is claimed): chooses the run to compare with,
@@ -128,8 +140,7 @@ export async function aggregateInParts(
     ? { baseRunId: found.run.runId, ...('error' in found ? { error: found.error } : {}) }
     : {};
   await deps.scratch.put(key(runId, COMPARED_WITH), JSON.stringify(chosen), 'application/json');
-  for (let part = 0; part < parts; part += 1)
-    await deps.trigger.triggerStep({ runId, step: 'tally', part, resume: true });
+  await eachPart(parts, (part) => deps.trigger.triggerStep({ runId, step: 'tally', part, resume: true }));
 }
 
 /**
@@ -209,15 +220,17 @@ async function claimedStep(
       let merged: ReportTally | undefined;
       // Each part's results, in part order: where each part's rows of the item table start.
       const partItems: number[] = [];
-      for (let p = 0; p < parts; p += 1) {
-        const tally = ReportTally.fromBytes(
-          run,
-          family,
-          await need(deps.scratch, key(runId, `${TALLIES}${p}.bin`)),
+      // Read several at once, merged in part order.
+      for (let from = 0; from < parts; from += PARTS_AT_ONCE) {
+        const read = await mapLimit(range(from, Math.min(parts, from + PARTS_AT_ONCE)), PARTS_AT_ONCE, (p) =>
+          need(deps.scratch, key(runId, `${TALLIES}${p}.bin`)),
         );
-        partItems.push(tally.count);
-        if (merged) merged.merge(tally);
-        else merged = tally;
+        for (const bytes of read) {
+          const tally = ReportTally.fromBytes(run, family, bytes);
+          partItems.push(tally.count);
+          if (merged) merged.merge(tally);
+          else merged = tally;
+        }
       }
       const report = await merged!.report(finishedAt(run, deps.now));
       // Compared only when this run scored something (an empty comparison says nothing).
@@ -226,16 +239,16 @@ async function claimedStep(
         ? await compareWithPrevious(deps.reports, run, report, previous, async () => {
             const tallies: ComparisonTally[] = [];
             if (comparableByParts(previous.run, run))
-              for (let p = 0; p < parts; p += 1) {
-                const bytes = await need(deps.scratch, key(runId, `${COMPARISONS}${p}.bin`));
+              for (const bytes of await mapLimit(range(0, parts), PARTS_AT_ONCE, (p) =>
+                need(deps.scratch, key(runId, `${COMPARISONS}${p}.bin`)),
+              ))
                 tallies.push(ComparisonTally.fromBytes(previous.run, run, bytes));
-              }
             return comparisonOfParts(deps.history!, previous.run, run, tallies);
           })
         : [];
       const reduced: Reduced = { report, layout: merged!.layout.toState(), comparisonKeys, partItems };
       await deps.scratch.put(key(runId, REDUCED), JSON.stringify(reduced), 'application/json');
-      for (let p = 0; p < parts; p += 1) await deps.trigger.triggerStep({ runId, step: 'files', part: p });
+      await eachPart(parts, (p) => deps.trigger.triggerStep({ runId, step: 'files', part: p }));
       await done();
       return { status: 'done', step: 'reduce', next: 'files' };
     }
@@ -267,9 +280,9 @@ async function claimedStep(
     case 'assemble': {
       const { report, layout, comparisonKeys } = await reducedOf(deps.scratch, runId);
       const parts = await deps.runStore.partCount(runId);
-      const indexes: PartFilesIndex[] = [];
-      for (let p = 0; p < parts; p += 1)
-        indexes.push(JSON.parse(text(await need(deps.scratch, key(runId, `${FILES}${p}.json`)))));
+      const indexes: PartFilesIndex[] = await mapLimit(range(0, parts), PARTS_AT_ONCE, async (p) =>
+        JSON.parse(text(await need(deps.scratch, key(runId, `${FILES}${p}.json`)))),
+      );
       const family = taskFor(run.suite);
       const keys = await assembleReportFiles(
         deps.reports,
@@ -318,8 +331,7 @@ async function askAfter(deps: InPartsDeps, step: AggregationStep): Promise<void>
       return;
     case 'reduce': {
       const parts = await deps.runStore.partCount(runId);
-      for (let p = 0; p < parts; p += 1)
-        await deps.trigger.triggerStep({ runId, step: 'files', part: p, resume: true });
+      await eachPart(parts, (p) => deps.trigger.triggerStep({ runId, step: 'files', part: p, resume: true }));
       return;
     }
     case 'files':

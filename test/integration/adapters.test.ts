@@ -165,6 +165,47 @@ describe('S3BlobStore', { timeout: 60_000 }, () => {
     );
     expect(await blobs.read('misc/nope.bin')).toBeUndefined();
   });
+
+  it('composes with parts copied at once: one copy that fails aborts the whole, nothing left behind', async () => {
+    const own = motoClients(moto.endpoint);
+    const { s3 } = own;
+    let copies = 0;
+    let inFlight = 0;
+    let most = 0;
+    s3.middlewareStack.add(
+      (next, context) => async (args) => {
+        if (context.commandName !== 'UploadPartCopyCommand') return next(args);
+        copies += 1;
+        if (copies === 3) throw new Error('the third copy failed');
+        inFlight += 1;
+        most = Math.max(most, inFlight);
+        try {
+          return await next(args);
+        } finally {
+          inFlight -= 1;
+        }
+      },
+      { step: 'initialize', name: 'failThirdCopy' },
+    );
+    const blobs = new S3BlobStore({ client: s3, bucket: res.bucket });
+    await blobs.put('composed/part.bin', new Uint8Array(5 * 1024 * 1024).fill(7));
+    const pieces = Array.from({ length: 12 }, () => ({ key: 'composed/part.bin' }));
+
+    await expect(blobs.compose('composed/broken.bin', pieces)).rejects.toThrow('the third copy failed');
+    expect(await blobs.get('composed/broken.bin')).toBeUndefined();
+    const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: res.bucket }));
+    expect(uploads.Uploads ?? []).toEqual([]);
+    // The copies after the failure that were already on their way ended; no new one began.
+    expect(inFlight).toBe(0);
+    expect(copies).toBeLessThan(12);
+
+    copies = -100;
+    await blobs.compose('composed/whole.bin', pieces);
+    expect((await blobs.get('composed/whole.bin'))!.length).toBe(12 * 5 * 1024 * 1024);
+    expect(most).toBeGreaterThan(1);
+    expect(most).toBeLessThanOrEqual(8);
+    for (const client of Object.values(own)) client.destroy();
+  });
 });
 
 const item = (runId: string, i: number, extra: Record<string, string> = {}): ItemMessage => ({

@@ -179,17 +179,42 @@ export class S3BlobStore implements BlobStore {
       uploadId = created.UploadId!;
       return uploadId;
     };
+    // Parts are numbered in order and uploaded (or copied) several at once: a file of hundreds
+    // of parts waits a round trip for every few. The first to fail fails the whole.
+    const inFlight = new Set<Promise<void>>();
+    let failed: unknown;
+    const upload = async (send: (UploadId: string, PartNumber: number) => Promise<string | undefined>) => {
+      const UploadId = await begin();
+      const PartNumber = parts.length + 1;
+      parts.push({ PartNumber });
+      while (inFlight.size >= COMPOSE_CONCURRENCY) await Promise.race(inFlight);
+      if (failed !== undefined) throw failed;
+      const sent = send(UploadId, PartNumber).then(
+        (ETag) => {
+          parts[PartNumber - 1] = { ETag, PartNumber };
+        },
+        (error: unknown) => {
+          failed ??= error;
+        },
+      );
+      inFlight.add(sent);
+      void sent.finally(() => inFlight.delete(sent));
+    };
+    const uploaded = async () => {
+      await Promise.all(inFlight);
+      if (failed !== undefined) throw failed;
+    };
     const flush = async () => {
       if (pendingBytes === 0) return;
       const body = Buffer.concat(pending, pendingBytes);
       pending = [];
       pendingBytes = 0;
-      const UploadId = await begin();
-      const PartNumber = parts.length + 1;
-      const out = await this.client.send(
-        new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId, PartNumber, Body: body }),
-      );
-      parts.push({ ETag: out.ETag, PartNumber });
+      await upload(async (UploadId, PartNumber) => {
+        const out = await this.client.send(
+          new UploadPartCommand({ Bucket: this.bucket, Key: key, UploadId, PartNumber, Body: body }),
+        );
+        return out.ETag;
+      });
     };
     const gather = async (bytes: Uint8Array) => {
       pending.push(bytes);
@@ -236,19 +261,20 @@ export class S3BlobStore implements BlobStore {
         await flush();
         for (let at = start; at < stretch.end; ) {
           const to = Math.min(stretch.end, at + MAX_PART_BYTES);
-          const UploadId = await begin();
-          const PartNumber = parts.length + 1;
-          const out = await this.client.send(
-            new UploadPartCopyCommand({
-              Bucket: this.bucket,
-              Key: key,
-              UploadId,
-              PartNumber,
-              CopySource: `${this.bucket}/${encodeURIComponent(stretch.key)}`,
-              CopySourceRange: `bytes=${at}-${to - 1}`,
-            }),
-          );
-          parts.push({ ETag: out.CopyPartResult?.ETag, PartNumber });
+          const range = `bytes=${at}-${to - 1}`;
+          await upload(async (UploadId, PartNumber) => {
+            const out = await this.client.send(
+              new UploadPartCopyCommand({
+                Bucket: this.bucket,
+                Key: key,
+                UploadId,
+                PartNumber,
+                CopySource: `${this.bucket}/${encodeURIComponent(stretch.key)}`,
+                CopySourceRange: range,
+              }),
+            );
+            return out.CopyPartResult?.ETag;
+          });
           at = to;
         }
       }
@@ -264,6 +290,7 @@ export class S3BlobStore implements BlobStore {
         return;
       }
       await flush();
+      await uploaded();
       await this.client.send(
         new CompleteMultipartUploadCommand({
           Bucket: this.bucket,
@@ -273,6 +300,9 @@ export class S3BlobStore implements BlobStore {
         }),
       );
     } catch (error) {
+      // The parts in flight end before the upload is aborted (a part that lands after the abort
+      // would be kept, and billed, by S3).
+      await Promise.all(inFlight);
       if (uploadId !== undefined) {
         await this.client
           .send(new AbortMultipartUploadCommand({ Bucket: this.bucket, Key: key, UploadId: uploadId }))
