@@ -119,10 +119,9 @@ const COMPARED_WITH = 'compared-with.json';
 const PARTS_AT_ONCE = 8;
 const range = (from: number, to: number) =>
   Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i);
-/** `fn` for each part, a few at once. */
-const eachPart = async (parts: number, fn: (part: number) => Promise<void>) => {
-  await mapLimit(range(0, parts), PARTS_AT_ONCE, fn);
-};
+/** `fn` for each part, a few at once; the results in part order. */
+const eachPart = <R>(parts: number, fn: (part: number) => Promise<R>) =>
+  mapLimit(range(0, parts), PARTS_AT_ONCE, fn);
 
 /**
  * Starts the steps of a run of `parts` parts (it is claimed): chooses the run to compare with,
@@ -220,7 +219,8 @@ async function claimedStep(
       let merged: ReportTally | undefined;
       // Each part's results, in part order: where each part's rows of the item table start.
       const partItems: number[] = [];
-      // Read several at once, merged in part order.
+      // Read several at once, merged in part order; a window at a time, so that no more than a
+      // window's tallies are held beside the merged one.
       for (let from = 0; from < parts; from += PARTS_AT_ONCE) {
         const read = await mapLimit(range(from, Math.min(parts, from + PARTS_AT_ONCE)), PARTS_AT_ONCE, (p) =>
           need(deps.scratch, key(runId, `${TALLIES}${p}.bin`)),
@@ -239,7 +239,7 @@ async function claimedStep(
         ? await compareWithPrevious(deps.reports, run, report, previous, async () => {
             const tallies: ComparisonTally[] = [];
             if (comparableByParts(previous.run, run))
-              for (const bytes of await mapLimit(range(0, parts), PARTS_AT_ONCE, (p) =>
+              for (const bytes of await eachPart(parts, (p) =>
                 need(deps.scratch, key(runId, `${COMPARISONS}${p}.bin`)),
               ))
                 tallies.push(ComparisonTally.fromBytes(previous.run, run, bytes));
@@ -280,7 +280,7 @@ async function claimedStep(
     case 'assemble': {
       const { report, layout, comparisonKeys } = await reducedOf(deps.scratch, runId);
       const parts = await deps.runStore.partCount(runId);
-      const indexes: PartFilesIndex[] = await mapLimit(range(0, parts), PARTS_AT_ONCE, async (p) =>
+      const indexes: PartFilesIndex[] = await eachPart(parts, async (p) =>
         JSON.parse(text(await need(deps.scratch, key(runId, `${FILES}${p}.json`)))),
       );
       const family = taskFor(run.suite);
