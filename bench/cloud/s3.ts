@@ -105,6 +105,8 @@ export interface S3Report {
   bytesStored: number;
   maxBytesStored: number;
   openUploads: number;
+  /** Bytes of the parts the open multipart uploads hold (uploaded or copied), not yet an object. */
+  bytesInUploads: number;
 }
 
 const TIERS: Record<string, S3RequestTier> = {
@@ -215,9 +217,12 @@ export class SimS3 implements SimService {
   report(): S3Report {
     let objects = 0;
     let openUploads = 0;
+    let bytesInUploads = 0;
     for (const bucket of this.buckets.values()) {
       objects += bucket.objects.size;
       openUploads += bucket.uploads.size;
+      for (const upload of bucket.uploads.values())
+        for (const part of upload.parts.values()) bytesInUploads += part.body.length;
     }
     return {
       requests: Object.fromEntries(this.requests),
@@ -231,6 +236,7 @@ export class SimS3 implements SimService {
       bytesStored: this.bytesStored,
       maxBytesStored: this.maxBytesStored,
       openUploads,
+      bytesInUploads,
     };
   }
 

@@ -9,9 +9,11 @@
  * - **Peak heap**: the live heap (V8's used heap plus its external memory: Buffers, typed
  *   arrays), read at the switches between asynchronous callbacks while the invocation runs
  *   (attribution.ts) after a full collection each time it has grown by a step (a
- *   megabyte or a tenth of the growth so far, see {@link Probe}; `--expose-gc`), less what it was after one just before the invocation, less
- *   the bytes the stand-ins stored meanwhile (S3 request bodies, SQS messages, DynamoDB items:
- *   the process holds them, a Lambda would not; their JavaScript overhead is not taken off).
+ *   8 MB or a quarter of the growth so far, see {@link Probe}; `--expose-gc`), less what it was
+ *   after one just before the invocation, less what the stand-ins came to hold meanwhile (S3's
+ *   objects and its open uploads' parts, a part copied inside S3 included; SQS messages;
+ *   DynamoDB items: the process holds them, a Lambda would not; their JavaScript overhead is not
+ *   taken off).
  *   Garbage is not counted: V8 lets it pile up beyond the live heap before it collects, which
  *   the 80 % headroom is for. Peaks inside one synchronous stretch are missed.
  * - **Its /tmp**: the invocation gets a TMPDIR of its own, whose size is read at those switches (at
@@ -209,16 +211,21 @@ function withDeadLetter(sim: Simulation): Capture[] {
   ];
 }
 
-/** Bytes the stand-ins hold that requests brought in: S3 request bodies, SQS messages sent, DynamoDB items. */
+/**
+ * Bytes the stand-ins hold: S3's objects and the parts of its open uploads (a part copied inside
+ * S3 is held by the stand-in, in this process, where a function's memory holds nothing of it),
+ * SQS messages sent, DynamoDB items.
+ */
 function storedBytes(aws: SimAws): number {
   const dynamo = Object.values(aws.dynamo.report(0).tables).reduce((sum, t) => sum + t.bytes, 0);
-  return aws.s3.report().bytesIn + aws.sqs.report().bytesSent + dynamo;
+  const s3 = aws.s3.report();
+  return s3.bytesStored + s3.bytesInUploads + aws.sqs.report().bytesSent + dynamo;
 }
 
 /**
  * Reads the live heap and a folder's size while an invocation runs. Each time the used heap
  * (garbage included) has grown by a step since the last reading, a full collection runs and
- * what survives it, less what the stand-ins stored since the start, is a reading. The peak
+ * what survives it, less what the stand-ins came to hold since the start, is a reading. The peak
  * reported is the highest next step over a reading: an upper bound of the live heap, at most a
  * step above it, whatever V8's collections happened to be doing. Past {@link GC_LIMIT}
  * collections the used heap itself is read (a looser bound: garbage included).
