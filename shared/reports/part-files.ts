@@ -142,19 +142,16 @@ export async function assembleReportFiles(
   const view = resultView(family, suite, layout);
   const primary = view.primary;
   const ordered = [...parts].sort((a, b) => a.part - b.part);
-  const keys: string[] = [];
-  const compose = async (name: string, pieces: BlobPiece[], type: string) => {
-    await store.compose(`${prefix}${name}`, pieces, type);
-    keys.push(`${prefix}${name}`);
-  };
-  await compose(
+  // The files are composed at once (each of its pieces); report.json and report.txt after them.
+  const files: [name: string, pieces: BlobPiece[], type: string][] = [];
+  files.push([
     'labeled.csv',
     [
       `\uFEFF${csvHeader(layout.inputColumns(), view, layout.keptColumns())}\r\n`,
       ...ordered.map((p) => ({ key: p.labeled })),
     ],
     'text/csv; charset=utf-8',
-  );
+  ]);
   const section = (name: SectionName): BlobPiece[] => [
     sectionHeading(
       name,
@@ -163,12 +160,12 @@ export async function assembleReportFiles(
     ),
     ...ordered.map((p) => ({ key: p.sections[name].key })),
   ];
-  await compose(
+  files.push([
     'errors.txt',
     [...section('failed'), ...section('unscored'), ...section('wrong')],
     'text/plain; charset=utf-8',
-  );
-  await compose('correct.txt', section('correct'), 'text/plain; charset=utf-8');
+  ]);
+  files.push(['correct.txt', section('correct'), 'text/plain; charset=utf-8']);
 
   // The page around the item table, whose every column is its leading parts' segments.
   const runItems = ordered.reduce((n, p) => n + p.items, 0);
@@ -201,7 +198,9 @@ export async function assembleReportFiles(
     pieces.push(']}');
   });
   pieces.push(after);
-  await compose('report.html', pieces, 'text/html; charset=utf-8');
+  files.push(['report.html', pieces, 'text/html; charset=utf-8']);
+  await Promise.all(files.map(([name, pieces, type]) => store.compose(`${prefix}${name}`, pieces, type)));
+  const keys = files.map(([name]) => `${prefix}${name}`);
 
   keys.unshift(
     ...(await putFiles(store, prefix, {
