@@ -179,10 +179,10 @@ export class S3BlobStore implements BlobStore {
       uploadId = created.UploadId!;
       return uploadId;
     };
-    // Parts are numbered in order and copied several at once: a file of hundreds of parts waits a
-    // round trip for every few. A gathered part is uploaded alone (its bytes are held until it
-    // lands, so the memory stays one part's whatever the file's size). The first to fail fails
-    // the whole.
+    // Parts are numbered in order and uploaded (or copied) several at once: a file of hundreds
+    // of parts waits a round trip for every few. A gathered part's bytes are held until it lands,
+    // so a compose holds at most COMPOSE_CONCURRENCY of them (each under 13 MiB: 8 MiB gathered
+    // and a stretch too small to copy), whatever the file's size. The first to fail fails the whole.
     const inFlight = new Set<Promise<void>>();
     let failed: unknown;
     const upload = async (send: (UploadId: string, PartNumber: number) => Promise<string | undefined>) => {
@@ -217,7 +217,6 @@ export class S3BlobStore implements BlobStore {
         );
         return out.ETag;
       });
-      await uploaded();
     };
     const gather = async (bytes: Uint8Array) => {
       pending.push(bytes);
