@@ -48,9 +48,9 @@ describe('cdk synth', () => {
     expect(synth.stderr).not.toMatch(/AwsSolutions-\w+.*(Error|error)/);
     // What the deployment needs, printed before anything else (infra/capacity.ts).
     expect(synth.stderr).toMatch(
-      /^What this deployment needs from the account\n {2}Lambda concurrency {2}450 of 1,000/,
+      /^What this deployment needs from the account\n {2}Lambda concurrency {2}500 of 1,000/,
     );
-    expect(synth.stderr).toContain('ceiling             7,101 items/s (set by the workers)');
+    expect(synth.stderr).toContain('ceiling             7,989 items/s (set by the workers)');
     const template = join(out, 'AssayStack.template.json');
     await access(template);
 

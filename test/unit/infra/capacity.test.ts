@@ -28,33 +28,33 @@ describe('deploymentNeeds', () => {
   describe('at the defaults', () => {
     const needs = deploymentNeeds(DEFAULT_CONFIG);
 
-    it('fits the account: 400 workers, 20 + 20 reserved, 2 × 2 dead-letter, 5 batch polls and 1 watchdog overlapping', () => {
+    it('fits the account: 450 workers, 20 + 20 reserved, 2 × 2 dead-letter, 5 batch polls and 1 watchdog overlapping', () => {
       expect(needs.concurrency).toEqual({
         // The dead-letter function drains two queues (items' and events'), up to 2 each; the
         // batch poller runs every minute for up to 300 s, the watchdog every 5 for up to 120 s.
-        byFunction: { worker: 400, ingest: 20, aggregate: 20, deadLetter: 4, batchPoller: 5, watchdog: 1 },
-        total: 450,
+        byFunction: { worker: 450, ingest: 20, aggregate: 20, deadLetter: 4, batchPoller: 5, watchdog: 1 },
+        total: 500,
         reserved: 40,
         quota: 1_000,
         fits: true,
       });
     });
 
-    // A batch of 100 takes B = 5.633 s: 400 × 100 / B = 7,101 items/s.
+    // A batch of 100 takes B = 5.633 s: 450 × 100 / B = 7,989 items/s.
     const B = batchSeconds(100);
-    const ceiling = 40_000 / B;
+    const ceiling = 45_000 / B;
 
-    it('sets the ceiling by the workers: 400 × 100 / 5.63 s = 7,101 items/s, at 71 % of the write quota', () => {
+    it('sets the ceiling by the workers: 450 × 100 / 5.63 s = 7,989 items/s, at 80 % of the write quota', () => {
       expect(needs.fleet).toEqual({
         mode: 'standard',
-        workers: 400,
+        workers: 450,
         batchSize: 100,
         batchSeconds: B,
         itemsPerSecond: ceiling,
-        // From 5 concurrent batches, 300 more a minute, to the 400 the ceiling takes: 395 / 300 min.
-        rampSeconds: 79,
+        // From 5 concurrent batches, 300 more a minute, to the 450 the ceiling takes: 445 / 300 min.
+        rampSeconds: 89,
       });
-      expect(Math.round(ceiling)).toBe(7_101);
+      expect(Math.round(ceiling)).toBe(7_989);
       expect(needs.ceilingItemsPerSecond).toBe(ceiling);
       expect(needs.limitedBy).toBe('workers');
       expect(needs.table).toEqual({
@@ -69,11 +69,11 @@ describe('deploymentNeeds', () => {
       });
     });
 
-    it('times a 1M and a 10M run with the ramp: (5 + 400) / 2 batches of 100 every B s for its 79 s, the rest at the ceiling', () => {
-      const rampItems = ((5 + 400) / 2) * (100 / B) * 79; // 202.5 × 17.753 × 79
-      expect(Math.round(rampItems)).toBe(284_008);
-      expect(needs.runs[0]!.seconds).toBeCloseTo(79 + (1_000_000 - rampItems) / ceiling, 9);
-      expect(needs.runs[1]!.seconds).toBeCloseTo(79 + (10_000_000 - rampItems) / ceiling, 9);
+    it('times a 1M and a 10M run with the ramp: (5 + 450) / 2 batches of 100 every B s for its 89 s, the rest at the ceiling', () => {
+      const rampItems = ((5 + 450) / 2) * (100 / B) * 89; // 227.5 × 17.753 × 89
+      expect(Math.round(rampItems)).toBe(359_459);
+      expect(needs.runs[0]!.seconds).toBeCloseTo(89 + (1_000_000 - rampItems) / ceiling, 9);
+      expect(needs.runs[1]!.seconds).toBeCloseTo(89 + (10_000_000 - rampItems) / ceiling, 9);
     });
 
     it('says what the defaults stop: a 10M upload is read whole, $100 pays for 923,361 items of gpt-4o-mini', () => {
@@ -89,22 +89,22 @@ describe('deploymentNeeds', () => {
 
     it('asks only for warm throughput: a new table would serve 1,000 items/s at first', () => {
       expect(needs.asks).toHaveLength(1);
-      // With 20 % to spare: 4 × 7,101.31 / 0.8 = 35,506.5 WRU/s; 2 × 7,101.31 / 0.8 = 17,753.3
+      // With 20 % to spare: 4 × 7,988.97 / 0.8 = 39,944.9 WRU/s; 2 × 7,988.97 / 0.8 = 19,972.4
       // RRU/s (rounded up).
       expect(needs.asks[0]).toMatch(
-        /20 % to spare: -c tableWarmWriteUnitsPerSecond=35507 -c tableWarmReadUnitsPerSecond=17754/,
+        /20 % to spare: -c tableWarmWriteUnitsPerSecond=39945 -c tableWarmReadUnitsPerSecond=19973/,
       );
     });
 
     it('prints the figures', () => {
       const text = renderDeploymentNeeds(needs);
-      expect(text).toContain('Lambda concurrency  450 of 1,000');
+      expect(text).toContain('Lambda concurrency  500 of 1,000');
       expect(text).toContain(
-        '400 × 100 items a batch / 5.6 s a batch (its slowest call: 1 s median, 5 s at the 99th percentile) = 7,101 items/s, reached after 79 s of ramp',
+        '450 × 100 items a batch / 5.6 s a batch (its slowest call: 1 s median, 5 s at the 99th percentile) = 7,989 items/s, reached after 89 s of ramp',
       );
-      expect(text).toContain('28,405 WRU/s (71 % of 40,000) and 14,203 RRU/s (36 % of 40,000)');
-      // 79 + 715,992 / 7,101 = 179.8 s; 79 + 9,715,992 / 7,101 = 1,447 s.
-      expect(text).toContain('1,000,000 items in 3.0 min, 10,000,000 items in 24.1 min');
+      expect(text).toContain('31,956 WRU/s (80 % of 40,000) and 15,978 RRU/s (40 % of 40,000)');
+      // 89 + 640,541 / 7,989 = 169.2 s; 89 + 9,640,541 / 7,989 = 1,296 s.
+      expect(text).toContain('1,000,000 items in 2.8 min, 10,000,000 items in 21.6 min');
       // 12,000 over 20 invocations.
       expect(text).toContain('claims 12,000 item ids a second at most (600 an invocation)');
       expect(text).toContain('$108.30 per 1M items');
