@@ -6,7 +6,12 @@
  */
 
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { HeadObjectCommand, ListMultipartUploadsCommand, PutObjectCommand } from '@aws-sdk/client-s3';
+import {
+  HeadObjectCommand,
+  ListMultipartUploadsCommand,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,24 +174,9 @@ describe('S3BlobStore', { timeout: 60_000 }, () => {
   it('composes with parts copied at once: one copy that fails aborts the whole, nothing left behind', async () => {
     const own = motoClients(moto.endpoint);
     const { s3 } = own;
-    let copies = 0;
-    let inFlight = 0;
-    let most = 0;
-    s3.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName !== 'UploadPartCopyCommand') return next(args);
-        copies += 1;
-        if (copies === 3) throw new Error('the third copy failed');
-        inFlight += 1;
-        most = Math.max(most, inFlight);
-        try {
-          return await next(args);
-        } finally {
-          inFlight -= 1;
-        }
-      },
-      { step: 'initialize', name: 'failThirdCopy' },
-    );
+    const copies = watchRequests(s3, 'UploadPartCopyCommand', (started) => {
+      if (started === 3) throw new Error('the third copy failed');
+    });
     const blobs = new S3BlobStore({ client: s3, bucket: res.bucket });
     await blobs.put('composed/part.bin', new Uint8Array(5 * 1024 * 1024).fill(7));
     const pieces = Array.from({ length: 12 }, () => ({ key: 'composed/part.bin' }));
@@ -196,42 +186,30 @@ describe('S3BlobStore', { timeout: 60_000 }, () => {
     const uploads = await clients.s3.send(new ListMultipartUploadsCommand({ Bucket: res.bucket }));
     expect(uploads.Uploads ?? []).toEqual([]);
     // The copies after the failure that were already on their way ended; no new one began.
-    expect(inFlight).toBe(0);
-    expect(copies).toBeLessThan(12);
+    expect(copies.inFlight).toBe(0);
+    expect(copies.started).toBeLessThan(12);
 
-    copies = -100;
+    copies.started = -100;
     await blobs.compose('composed/whole.bin', pieces);
     expect((await blobs.get('composed/whole.bin'))!.length).toBe(12 * 5 * 1024 * 1024);
-    expect(most).toBeGreaterThan(1);
-    expect(most).toBeLessThanOrEqual(8);
+    expect(copies.most).toBeGreaterThan(1);
+    expect(copies.most).toBeLessThanOrEqual(8);
     for (const client of Object.values(own)) client.destroy();
   });
 
   it('gathers stretches too small to copy into parts, in order, reading on while parts go (8 at most)', async () => {
     const own = motoClients(moto.endpoint);
     const { s3 } = own;
-    let uploading = 0;
-    let most = 0;
+    const uploads = watchRequests(s3, 'UploadPartCommand');
     let readsWhileUploading = 0;
-    s3.middlewareStack.add(
-      (next, context) => async (args) => {
-        if (context.commandName === 'GetObjectCommand' && uploading > 0) readsWhileUploading += 1;
-        if (context.commandName !== 'UploadPartCommand') return next(args);
-        uploading += 1;
-        most = Math.max(most, uploading);
-        try {
-          return await next(args);
-        } finally {
-          uploading -= 1;
-        }
-      },
-      { step: 'initialize', name: 'watchUploads' },
-    );
+    watchRequests(s3, 'GetObjectCommand', () => {
+      if (uploads.inFlight > 0) readsWhileUploading += 1;
+    });
     const blobs = new S3BlobStore({ client: s3, bucket: res.bucket });
     const MiB = 1024 * 1024;
     const source = Uint8Array.from({ length: 24 * MiB }, (_, i) => (i * 7 + (i >> 20)) & 0xff);
     await blobs.put('gather/source.bin', source);
-    most = 0;
+    uploads.most = 0;
     readsWhileUploading = 0;
     // 24 stretches of 1 MiB, each under S3's 5 MiB part minimum: all read and gathered, in order.
     const pieces = Array.from({ length: 24 }, (_, i) => ({
@@ -242,12 +220,37 @@ describe('S3BlobStore', { timeout: 60_000 }, () => {
     await blobs.compose('gather/whole.bin', pieces);
     const expected = Buffer.concat(pieces.map((p) => source.subarray(p.start, p.end)));
     expect(Buffer.from((await blobs.get('gather/whole.bin'))!).equals(expected)).toBe(true);
-    expect(most).toBeGreaterThanOrEqual(1);
-    expect(most).toBeLessThanOrEqual(8);
+    expect(uploads.most).toBeGreaterThanOrEqual(1);
+    expect(uploads.most).toBeLessThanOrEqual(8);
     expect(readsWhileUploading).toBeGreaterThan(0);
     for (const client of Object.values(own)) client.destroy();
   });
 });
+
+/**
+ * Counts one command's requests on `client` as they go: how many started, how many are in flight
+ * now and the most at once. `before` runs as each starts, with its count; what it throws fails
+ * that request before it is sent (and it is not counted in flight).
+ */
+function watchRequests(client: S3Client, command: string, before?: (started: number) => void) {
+  const watch = { started: 0, inFlight: 0, most: 0 };
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      if (context.commandName !== command) return next(args);
+      watch.started += 1;
+      before?.(watch.started);
+      watch.inFlight += 1;
+      watch.most = Math.max(watch.most, watch.inFlight);
+      try {
+        return await next(args);
+      } finally {
+        watch.inFlight -= 1;
+      }
+    },
+    { step: 'initialize', name: `watch${command}` },
+  );
+  return watch;
+}
 
 const item = (runId: string, i: number, extra: Record<string, string> = {}): ItemMessage => ({
   runId,
