@@ -108,6 +108,8 @@ const key = (runId: string, path: string) => aggregationKey(runId, path);
 const TALLIES = 'tally/';
 const COMPARISONS = 'compare/';
 const FILES = 'files/';
+/** Where a part's files step hands on its index (`PartFilesIndex`), for the assembly to read. */
+export const partFilesIndexKey = (runId: string, part: number) => key(runId, `${FILES}${part}.json`);
 /** Beside a part's tally: its results (see kept-results.ts). */
 const KEPT = '.results.jsonl';
 const REDUCED = 'reduced.json';
@@ -271,7 +273,7 @@ async function claimedStep(
       // The results its tally kept, or (kept by none: a tally of an earlier release) the table's.
       const kept = await keptResults(deps.scratch, key(runId, `${TALLIES}${part}${KEPT}`));
       const index = kept ? await write(kept) : await inOrder(deps, runId, part, write);
-      await deps.scratch.put(key(runId, `${FILES}${part}.json`), JSON.stringify(index), 'application/json');
+      await deps.scratch.put(partFilesIndexKey(runId, part), JSON.stringify(index), 'application/json');
       const last = await lastOf(deps, runId, FILES, '.json');
       if (last) await deps.trigger.triggerStep({ runId, step: 'assemble' });
       await done();
@@ -281,7 +283,7 @@ async function claimedStep(
       const { report, layout, comparisonKeys } = await reducedOf(deps.scratch, runId);
       const parts = await deps.runStore.partCount(runId);
       const indexes: PartFilesIndex[] = await eachPart(parts, async (p) =>
-        JSON.parse(text(await need(deps.scratch, key(runId, `${FILES}${p}.json`)))),
+        JSON.parse(text(await need(deps.scratch, partFilesIndexKey(runId, p)))),
       );
       const family = taskFor(run.suite);
       const keys = await assembleReportFiles(

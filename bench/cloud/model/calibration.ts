@@ -9,7 +9,7 @@
  * - **Peak heap**: the live heap (V8's used heap plus its external memory: Buffers, typed
  *   arrays), read at the switches between asynchronous callbacks while the invocation runs
  *   (attribution.ts) after a full collection each time it has grown by a step (a
- *   8 MB or a quarter of the growth so far, see {@link Probe}; `--expose-gc`), less what it was
+ *   8 MB or a quarter of the invocation's growth so far, see {@link Probe}; `--expose-gc`), less what it was
  *   after one just before the invocation, less what the stand-ins came to hold meanwhile (S3's
  *   objects and its open uploads' parts, a part copied inside S3 included; SQS messages;
  *   DynamoDB items: the process holds them, a Lambda would not; their JavaScript overhead is not
@@ -20,12 +20,20 @@
  *   most every 5 ms) and at the end.
  * - **CPU**: charged by async context as in the run, so the replay also checks the run's
  *   attribution of the same invocation made while thousands of others were interleaved with it.
+ *
+ * The assembly (`aggregate:assemble`) of the largest run is also replayed on more parts than
+ * any run has ({@link SCALED_PARTS}): its figures at those are how it grows with a run's parts.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { getHeapStatistics } from 'node:v8';
+import { GetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { lambdaContext } from '../../../cli/cloud/lambda-context.js';
+import { S3BlobStore } from '../../../shared/adapters/aws/s3-blob-store.js';
+import { META_SK, runPk } from '../../../shared/lib/layout/table.js';
+import type { PartFilesIndex } from '../../../shared/reports/part-files.js';
+import { partFilesIndexKey } from '../../../shared/use-cases/aggregate-parts.js';
 import { SimAws } from '../clients.js';
 import { SimWorld } from '../world.js';
 import { CpuMeter, captureOutput, type RunningInvocation, runAs } from './attribution.js';
@@ -54,8 +62,21 @@ export interface Calibrated {
   collections: number;
   /** Whether a full collection preceded it (the process was started with --expose-gc). */
   collected: boolean;
+  /** A replay on more parts than the run had: how many, and the results they stand for. */
+  scaled?: { parts: number; items: number };
   error?: string;
 }
+
+/**
+ * Parts the largest run's assembly is replayed on besides its own: the run's parts, then its
+ * largest part repeated (its index written again under the next part numbers, naming the same
+ * files) up to this many. The assembly composes each file of every part's stretch of it, a few
+ * stretches at once (8 read ahead and 8 parts in flight a file): the few parts of a run the
+ * model can simulate do not fill that, so a line through two runs is a line through a pipeline
+ * filling up. At 16 and 32 parts (every part holding three stretches of errors.txt) it is full,
+ * and what grows between them grows with the parts.
+ */
+export const SCALED_PARTS = [16, 32] as const;
 
 const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -65,6 +86,7 @@ export async function calibrate(
   sim: Simulation,
   functions: LoadedFunctions,
   log: (line: string) => void = () => {},
+  { scaleAssembly = false }: { scaleAssembly?: boolean } = {},
 ): Promise<Calibrated[]> {
   const out: Calibrated[] = [];
   const restoreOutput = captureOutput(() => {});
@@ -77,12 +99,18 @@ export async function calibrate(
         AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
       },
       async () => {
-        for (const capture of withDeadLetter(sim)) {
+        const assembly = sim.captures.find((c) => c.kind === 'aggregate:assemble');
+        const replays: [Capture, number | undefined][] = [
+          ...withDeadLetter(sim).map((c): [Capture, undefined] => [c, undefined]),
+          ...(scaleAssembly && assembly ? SCALED_PARTS.map((p): [Capture, number] => [assembly, p]) : []),
+        ];
+        for (const [capture, parts] of replays) {
           const started = process.hrtime.bigint();
-          const result = await replay(sim, functions, capture);
+          const result = await replay(sim, functions, capture, parts);
+          if (result === undefined) continue;
           out.push(result);
           log(
-            `    ${capture.label}: ${result.peakHeapMb} MB heap, ${result.collections} collections, ${Math.round(Number(process.hrtime.bigint() - started) / 1e9)} s`,
+            `    ${result.label}: ${result.peakHeapMb} MB heap, ${result.collections} collections, ${Math.round(Number(process.hrtime.bigint() - started) / 1e9)} s`,
           );
         }
       },
@@ -94,7 +122,13 @@ export async function calibrate(
   return out;
 }
 
-async function replay(sim: Simulation, functions: LoadedFunctions, capture: Capture): Promise<Calibrated> {
+/** Replays `capture` alone (on `parts` parts: see {@link SCALED_PARTS}; undefined when the run has as many). */
+async function replay(
+  sim: Simulation,
+  functions: LoadedFunctions,
+  capture: Capture,
+  parts?: number,
+): Promise<Calibrated | undefined> {
   const world = new SimWorld({ epochMs: capture.atEpochMs, seed: sim.options.seed });
   const aws = new SimAws(world, sim.awsOptions);
   // Dead-letter queues first: a queue's redrive policy names its DLQ.
@@ -133,6 +167,8 @@ async function replay(sim: Simulation, functions: LoadedFunctions, capture: Capt
   let error: string | undefined;
   let durationMs = 0;
   let stored = 0;
+  let scaled: Calibrated['scaled'];
+  let unscaled = false;
   meter.start();
   try {
     await world.run(async () => {
@@ -146,6 +182,13 @@ async function replay(sim: Simulation, functions: LoadedFunctions, capture: Capt
       for (const event of capture.warmup) {
         const warm: RunningInvocation = { ...invocation, tally: { cpuMs: 0, logBytes: 0 }, charged: 0 };
         await runAs(warm, () => handler(event, context())).catch(() => undefined);
+      }
+      if (parts !== undefined) {
+        scaled = await scaleParts(aws, sim.env.aggregate, capture.event, parts);
+        if (scaled === undefined) {
+          unscaled = true;
+          return;
+        }
       }
       const before = storedBytes(aws);
       probe.start();
@@ -167,10 +210,13 @@ async function replay(sim: Simulation, functions: LoadedFunctions, capture: Capt
     else process.env.TMPDIR = previousTmp;
     rmSync(tmp, { recursive: true, force: true });
   }
+  if (unscaled) return undefined;
   return {
     fn: capture.fn,
     kind: capture.kind,
-    label: capture.label,
+    label: scaled
+      ? `${capture.label}, on ${scaled.parts} parts (its largest repeated: ${scaled.items.toLocaleString('en-US')} results)`
+      : capture.label,
     cpuMs: round(invocation.tally.cpuMs),
     peakHeapMb: round(Math.max(0, probe.peakHeap - probe.baseHeap - (gc ? 0 : stored)) / MB),
     storedMb: round(stored / MB),
@@ -179,8 +225,52 @@ async function replay(sim: Simulation, functions: LoadedFunctions, capture: Capt
     samples: probe.samples,
     collections: probe.collections,
     collected: gc !== undefined,
+    ...(scaled ? { scaled } : {}),
     ...(error === undefined ? {} : { error }),
   };
+}
+
+/**
+ * Makes the run of an assembly's `event` one of `parts` parts, as {@link SCALED_PARTS} says: its
+ * largest part's index written again under each part number the run does not have, and its
+ * record's part count set. Returns the parts and the results they hold; undefined when the run
+ * has `parts` parts or more already.
+ */
+async function scaleParts(
+  aws: SimAws,
+  env: NodeJS.ProcessEnv,
+  event: unknown,
+  parts: number,
+): Promise<Calibrated['scaled']> {
+  const { runId } = JSON.parse((event as { Records: { body: string }[] }).Records[0]!.body) as {
+    runId: string;
+  };
+  const clients = aws.clients();
+  const store = new S3BlobStore({ client: clients.s3, bucket: env.BUCKET_NAME! });
+  const Key = { pk: runPk(runId), sk: META_SK };
+  const meta = await clients.doc.send(new GetCommand({ TableName: env.TABLE_NAME!, Key }));
+  const have = Number(meta.Item?.parts ?? 1);
+  if (have >= parts) return undefined;
+  const indexes: PartFilesIndex[] = [];
+  for (let p = 0; p < have; p += 1) {
+    const bytes = await store.get(partFilesIndexKey(runId, p));
+    if (!bytes) throw new Error(`part ${p} of run ${runId} has no files index to repeat`);
+    indexes.push(JSON.parse(new TextDecoder().decode(bytes)) as PartFilesIndex);
+  }
+  const largest = indexes.reduce((a, b) => (b.items > a.items ? b : a));
+  for (let p = have; p < parts; p += 1)
+    await store.put(partFilesIndexKey(runId, p), JSON.stringify({ ...largest, part: p }), 'application/json');
+  await clients.doc.send(
+    new UpdateCommand({
+      TableName: env.TABLE_NAME!,
+      Key,
+      UpdateExpression: 'SET #parts = :parts',
+      ExpressionAttributeNames: { '#parts': 'parts' },
+      ExpressionAttributeValues: { ':parts': parts },
+    }),
+  );
+  const items = indexes.reduce((n, i) => n + i.items, 0) + (parts - have) * largest.items;
+  return { parts, items };
 }
 
 /**
@@ -268,7 +358,8 @@ class Probe {
       this.collections += 1;
       used = heap();
       this.storedSince = this.stored() - this.storedAtStart;
-      this.nextAt = used + Math.max(GC_STEP, GC_SHARE * (used - this.baseHeap));
+      // A quarter of the invocation's own growth (what the stand-ins hold is not the function's).
+      this.nextAt = used + Math.max(GC_STEP, GC_SHARE * (used - this.baseHeap - this.storedSince));
       // Until the next reading the live heap stays under the used heap, which stays under the
       // next threshold: that threshold (less what the stand-ins held) bounds the peak.
       this.peakHeap = Math.max(this.peakHeap, this.nextAt - this.storedSince);
@@ -283,7 +374,7 @@ class Probe {
 
 /**
  * Heap growth between two full collections while an invocation is replayed: 8 MB, or a quarter
- * of the growth so far when that is more.
+ * of the invocation's growth so far (less what the stand-ins came to hold) when that is more.
  */
 const GC_STEP = 8 * 1024 * 1024;
 const GC_SHARE = 0.25;

@@ -45,8 +45,15 @@ export interface KindFigures {
     peakHeapMb: number;
     storedMb: number;
     peakTmpMb: number;
+    /** A replay on more parts than the run had (not in the figures above: see `scaled`). */
+    scaled?: { parts: number; items: number };
     error?: string;
   }[];
+  /**
+   * The replays on more parts than the run had (calibration.ts' `SCALED_PARTS`), fewest first:
+   * the results they stand for and their figures. Absent when none was made.
+   */
+  scaled?: { parts: number; items: number; durationS: number; peakHeapMb: number; peakTmpMb: number }[];
 }
 
 export interface FunctionFigures {
@@ -577,7 +584,11 @@ function functionFigures(
   const byKind: Record<string, KindFigures> = {};
   for (const kind of kinds) {
     const mine = records.filter((r) => r.kind === kind);
-    const cal = replays.filter((c) => c.kind === kind);
+    const all = replays.filter((c) => c.kind === kind);
+    const cal = all.filter((c) => c.scaled === undefined);
+    const wider = all
+      .filter((c) => c.scaled !== undefined && c.error === undefined)
+      .sort((a, b) => a.scaled!.parts - b.scaled!.parts);
     const runMax = mine.length > 0 ? Math.max(...mine.map((r) => r.durationMs)) / 1000 : null;
     const replayMax = cal.length > 0 ? Math.max(...cal.map((c) => c.durationMs)) / 1000 : null;
     const ok = cal.filter((c) => c.error === undefined);
@@ -594,15 +605,26 @@ function functionFigures(
               max: round(Math.max(...mine.map((r) => r.cpuMs)), 2),
             }
           : null,
-      calibrated: cal.map((c) => ({
+      calibrated: all.map((c) => ({
         label: c.label,
         cpuMs: c.cpuMs,
         durationS: round(c.durationMs / 1000, 3),
         peakHeapMb: c.peakHeapMb,
         storedMb: c.storedMb,
         peakTmpMb: c.peakTmpMb,
+        ...(c.scaled ? { scaled: c.scaled } : {}),
         ...(c.error === undefined ? {} : { error: c.error }),
       })),
+      ...(wider.length > 0
+        ? {
+            scaled: wider.map((c) => ({
+              ...c.scaled!,
+              durationS: round(c.durationMs / 1000, 3),
+              peakHeapMb: c.peakHeapMb,
+              peakTmpMb: c.peakTmpMb,
+            })),
+          }
+        : {}),
     };
   }
   const kindValues = Object.values(byKind);

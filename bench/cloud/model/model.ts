@@ -11,7 +11,7 @@ import { INGEST_CHUNK_BYTES, queueNames } from '../../../shared/lib/layout/queue
 import { AWS_PRICES } from '../../parts/cost.js';
 import type { PartitionLimits } from '../dynamo-capacity.js';
 import { type ContainerBaseline, measureBaselines } from './baseline.js';
-import { calibrate } from './calibration.js';
+import { calibrate, SCALED_PARTS } from './calibration.js';
 import {
   type Deployment,
   type EventSourceMode,
@@ -169,7 +169,10 @@ export async function runModel(options: ModelOptions): Promise<CloudModelReport>
       log,
     });
     log(`  replaying ${sim.captures.length} invocations alone (memory, /tmp)…`);
-    const calibrated = options.calibrate === false ? [] : await calibrate(sim, functions, log);
+    const calibrated =
+      options.calibrate === false
+        ? []
+        : await calibrate(sim, functions, log, { scaleAssembly: items === sizes[sizes.length - 1] });
     const realSeconds = Number(process.hrtime.bigint() - started) / 1e9;
     runs.push(
       runFigures({
@@ -452,8 +455,7 @@ const METHOD: Record<string, string> = {
     'requests the simulated DynamoDB refused for a partition key over its limit (each SDK attempt counts)',
   durations:
     'per invocation, simulated: its waits (service latencies, the LLM, backoffs) plus its CPU time at the share of a vCPU its memory buys (memory / 1,769 MB); CPU is measured per invocation in the run by async context (each synchronous stretch timed and charged to the invocation it ran for; the stand-ins’ and Lambda’s own work excluded), on this machine, taken as fast as Lambda’s arm64',
-  memory:
-    'the container’s resident memory after init (the function’s bundle, built as CDK builds it, imported in a fresh node and collected) plus an upper bound of the peak live heap growth of the function’s invocations replayed alone on the state each started from (used heap + external memory after a full collection each time it grew by 8 MB or a quarter of the growth so far, the next such step taken as the bound, and past 40 collections the used heap itself; less the bytes the stand-ins came to hold meanwhile: S3’s objects and its open uploads’ parts, a part copied inside S3 included, SQS’s messages, DynamoDB’s items): the first of each kind (two of those done a chunk or a part at a time), a cold and a warm worker invocation; garbage V8 has not yet collected is not counted (the 80 % headroom is for it)',
+  memory: `the container’s resident memory after init (the function’s bundle, built as CDK builds it, imported in a fresh node and collected) plus an upper bound of the peak live heap growth of the function’s invocations replayed alone on the state each started from (used heap + external memory after a full collection each time it grew by 8 MB or a quarter of its own growth so far, the next such step taken as the bound, and past 40 collections the used heap itself; less the bytes the stand-ins came to hold meanwhile: S3’s objects and its open uploads’ parts, a part copied inside S3 included, SQS’s messages, DynamoDB’s items): the first of each kind (two of those done a chunk or a part at a time), a cold and a warm worker invocation, and the largest run’s assembly on ${SCALED_PARTS.join(' and ')} parts too (its largest part repeated); garbage V8 has not yet collected is not counted (the 80 % headroom is for it)`,
   tmp: 'the most bytes at once in the replayed invocation’s own TMPDIR',
   lambdaCost:
     'GB-seconds at each function’s declared memory (each invocation’s duration rounded up to 1 ms, plus each cold start’s measured init) at the arm64 price, plus requests',

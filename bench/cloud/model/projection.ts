@@ -27,6 +27,9 @@
  *   is scaled up to a full chunk in proportion to its bytes;
  * - per run: a line through two sizes aggregated the same way (in one pass or in parts), never
  *   below the larger; from one size, in proportion to the items (at most linear growth assumed);
+ *   where the largest run's step was also replayed on more parts than it had (the assembly), a
+ *   line through the two replays with the most parts, never below the larger nor below the runs'
+ *   own figure (calibration.ts' `SCALED_PARTS`);
  * - memory is the container's baseline plus the projected heap growth; /tmp as projected;
  * - every key family's and the table's peak offered load follows the rate items complete: the
  *   run's peak times the projected steady rate over the run's steady rate (never less), and the
@@ -40,7 +43,14 @@
 import { awsEnvSchema } from '../../../shared/adapters/aws/env.js';
 import { PART_ROWS } from '../../../shared/lib/layout/queues.js';
 import { KEY_PREFIXES } from '../../../shared/lib/layout/table.js';
-import { FUNCTIONS, HEADROOM, PARTITION_LIMITS, type RunFigures, round } from './figures.js';
+import {
+  FUNCTIONS,
+  HEADROOM,
+  type KindFigures,
+  PARTITION_LIMITS,
+  type RunFigures,
+  round,
+} from './figures.js';
 import type { Growth } from './kinds.js';
 
 export interface ProjectedCheck {
@@ -116,9 +126,20 @@ export function project(runs: readonly RunFigures[], target: number): Projection
       const same = kind.startsWith('aggregate:') ? sameAggregation(large, small) : true;
       const pick = (field: 'maxDurationS' | 'peakHeapMb' | 'peakTmpMb') => (r: RunFigures) =>
         r.lambda[fn].byKind[kind]?.[field] ?? null;
-      const duration = projectGrowth(k.growth, target, large, small, pick('maxDurationS'), same);
-      const heap = projectGrowth(k.growth, target, large, small, pick('peakHeapMb'), same);
-      const tmp = projectGrowth(k.growth, target, large, small, pick('peakTmpMb'), same);
+      let duration = projectGrowth(k.growth, target, large, small, pick('maxDurationS'), same);
+      let heap = projectGrowth(k.growth, target, large, small, pick('peakHeapMb'), same);
+      let tmp = projectGrowth(k.growth, target, large, small, pick('peakTmpMb'), same);
+      const wider = k.scaled ?? [];
+      if (k.growth === 'per run' && wider.length >= 2) {
+        // Replays on more parts than the runs had: a line through them (see projectScaled).
+        const measured = (field: 'peakHeapMb' | 'peakTmpMb') => maxOf(runs.map(pick(field)));
+        duration = projectScaled(wider, target, 'durationS', duration);
+        heap = projectScaled(wider, target, 'peakHeapMb', {
+          value: measured('peakHeapMb'),
+          rule: 'measured',
+        });
+        tmp = projectScaled(wider, target, 'peakTmpMb', { value: measured('peakTmpMb'), rule: 'measured' });
+      }
       const baseline = figures.baselineRssMb;
       const memory = heap.value === null || baseline === null ? null : baseline + heap.value;
       checks.push(
@@ -442,6 +463,34 @@ export function projectTail(
 function sameAggregation(large: RunFigures, small: RunFigures | undefined): boolean {
   return small !== undefined && small.basis.aggregateInParts === large.basis.aggregateInParts;
 }
+
+/**
+ * A per-run figure of `target` items from the replays on more parts than the runs had (the two
+ * with the most parts): a line through both in the results they stand for, never below the
+ * larger, nor below `runs` (the figure as the runs alone project or measure it). The parts of a
+ * run hold the same number of results whatever its size (a chunk's), so more parts is what a
+ * larger run is to the assembly.
+ */
+export function projectScaled(
+  scaled: readonly NonNullable<KindFigures['scaled']>[number][],
+  target: number,
+  field: 'durationS' | 'peakHeapMb' | 'peakTmpMb',
+  runs: { value: number | null; rule: string },
+): { value: number | null; rule: string } {
+  const [a, b] = scaled.slice(-2) as [(typeof scaled)[number], (typeof scaled)[number]];
+  const slope = (b[field] - a[field]) / (b.items - a.items);
+  const line = Math.max(b[field], a[field], b[field] + slope * (target - b.items));
+  const n = (x: number) => x.toLocaleString('en-US');
+  const rule = `per run: replayed on ${a.parts} and ${b.parts} parts (${n(a.items)} and ${n(b.items)} results, the run's largest part repeated): a line through both`;
+  if (runs.value !== null && runs.value > line)
+    return { value: runs.value, rule: `${rule}, below the runs' (${runs.rule}): theirs` };
+  return { value: line, rule };
+}
+
+const maxOf = (values: readonly (number | null)[]) => {
+  const known = values.filter((v): v is number => v !== null);
+  return known.length > 0 ? Math.max(...known) : null;
+};
 
 /** A figure of `target` items by its growth rule; null when the runs do not have it. */
 export function projectGrowth(

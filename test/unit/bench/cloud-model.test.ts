@@ -15,6 +15,7 @@ import {
   partsAt,
   projectGrowth,
   projectRamp,
+  projectScaled,
   projectTail,
   tableUnits,
 } from '../../../bench/cloud/model/projection.js';
@@ -227,6 +228,36 @@ describe('a per-batch figure that grew between two sizes, projected', () => {
   });
 });
 
+describe('a per-run figure replayed on more parts than the runs had, projected', () => {
+  const at = (parts: number, items: number, peakHeapMb: number) => ({
+    parts,
+    items,
+    durationS: 1,
+    peakHeapMb,
+    peakTmpMb: 0,
+  });
+  const measured = { value: 60, rule: 'measured' };
+  it('draws a line through the two replays with the most parts, in the results they stand for', () => {
+    // 120 + (120 − 100) / (800,000 − 400,000) × (10,000,000 − 800,000) = 120 + 460 = 580.
+    const projected = projectScaled(
+      [at(16, 400_000, 100), at(32, 800_000, 120)],
+      10_000_000,
+      'peakHeapMb',
+      measured,
+    );
+    expect(projected.value).toBeCloseTo(580, 6);
+    expect(projected.rule).toMatch(/replayed on 16 and 32 parts \(400,000 and 800,000 results/);
+  });
+  it('never goes below the larger replay, nor below what the runs project', () => {
+    const falling = [at(16, 400_000, 130), at(32, 800_000, 120)];
+    expect(projectScaled(falling, 10_000_000, 'peakHeapMb', measured).value).toBe(130);
+    const runs = { value: 900, rule: 'a line through 60,000 and 100,000 items' };
+    const above = projectScaled(falling, 10_000_000, 'peakHeapMb', runs);
+    expect(above.value).toBe(900);
+    expect(above.rule).toMatch(/below the runs' \(a line through 60,000 and 100,000 items\): theirs/);
+  });
+});
+
 describe('the aggregation after the last result, projected stage by stage', () => {
   // 100,000 items in 28 MB read in 2 MB chunks: 14 parts, over 20 aggregate lanes one wave.
   const kinds = (reduce: number, assemble: number) => ({
@@ -347,5 +378,35 @@ describe('capacity model with a worker timeout its batches outrun', () => {
     expect(goal?.pass).toBe(false);
     expect(report.report).toMatchObject({ status: 'complete', items, everyItemOnce: true });
     expect((report.report.scored ?? 0) + (report.report.failed ?? 0)).toBe(items);
+  });
+});
+
+describe('capacity model aggregating in parts', () => {
+  let report: CloudModelReport;
+  beforeAll(async () => {
+    // Small chunks, and the aggregation in parts from the first result: a few parts of 300 items.
+    const functions = structuredClone(deployment.functions);
+    functions.ingest.env.ASSAY_INGEST_CHUNK_BYTES = '16384';
+    functions.aggregate.env.ASSAY_AGGREGATE_IN_PARTS_FROM = '0';
+    report = await model({ deployment: { ...deployment, functions } });
+  });
+
+  it('replays the assembly on 16 and 32 parts too, its largest part repeated, apart from its own figures', () => {
+    const assemble = report.lambda.aggregate.byKind['aggregate:assemble']!;
+    const own = assemble.calibrated.filter((c) => c.scaled === undefined);
+    expect(own).toHaveLength(1);
+    expect(own[0]!.error).toBeUndefined();
+    expect(assemble.scaled?.map((s) => s.parts)).toEqual([16, 32]);
+    const [sixteen, thirtyTwo] = assemble.scaled!;
+    // Each part past the run's own holds as many results as its largest.
+    const parts = report.lambda.aggregate.byKind['aggregate:tally']!.invocations;
+    expect(parts).toBeGreaterThan(1);
+    expect(parts).toBeLessThan(16);
+    expect((thirtyTwo!.items - sixteen!.items) / 16).toBeGreaterThanOrEqual(ITEMS / parts);
+    expect(sixteen!.items).toBeGreaterThan(ITEMS);
+    expect(assemble.calibrated.filter((c) => c.scaled).every((c) => c.error === undefined)).toBe(true);
+    // The projection of the assembly is drawn through them.
+    const check = report.projection['10000000'].checks.find((c) => c.what === 'aggregate:assemble /tmp, MB');
+    expect(check?.rule).toMatch(/replayed on 16 and 32 parts/);
   });
 });
