@@ -466,7 +466,7 @@ export async function runSuite(
   const reportDeps = {
     runStore,
     reports: new FolderBlobStore(outDir),
-    history: new LocalRunHistory(dirname(outDir), undefined, { checkSuite: validateSuite }),
+    history: new LocalRunHistory(dirname(outDir), validateSuite),
   };
   // The run is aggregated when it asked to be (its last result, or ingest finding it complete);
   // a run that was already aggregated (run again after it finished) just gets its report rebuilt.
@@ -500,7 +500,7 @@ async function latestSameRun(
   datasetVersion: string,
   prepare: (datasetVersion: string) => Promise<RunRecord>,
 ): Promise<RunRecord | undefined> {
-  const history = new LocalRunHistory(resolve(runsDir), () => {}, { checkSuite: validateSuite });
+  const history = new LocalRunHistory(resolve(runsDir), validateSuite, () => {});
   const same = (await history.runs())
     .map(({ run }) => run)
     .filter((run) => run.datasetVersion === datasetVersion || isFreshOf(run.datasetVersion, datasetVersion));
@@ -522,9 +522,9 @@ function givenColumnSource(suite: Suite, dataset: DatasetSource): string {
 function finishDeps(runsDir: string, outDir: string): FinishRunDeps {
   const sweeps = new LocalSweepStore(runsDir);
   return {
-    runs: new LocalRunHistory(runsDir),
+    runs: new LocalRunHistory(runsDir, validateSuite),
     reports: new FolderBlobStore(outDir),
-    leaderboard: new LocalLeaderboard(runsDir),
+    leaderboard: new LocalLeaderboard(runsDir, validateSuite),
     sweeps,
     sweepFiles: (sweepId) => new FolderBlobStore(sweeps.dirOf(sweepId)),
   };

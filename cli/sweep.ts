@@ -109,7 +109,7 @@ export async function runSweep(
   const outDir = sweeps.dirOf(record.sweepId);
   const deps = {
     sweeps,
-    runs: new LocalRunHistory(runsDir, undefined, { checkSuite: validateSuite }),
+    runs: new LocalRunHistory(runsDir, validateSuite),
     reports: new FolderBlobStore(outDir),
   };
   // A sweep that was already aggregated (run again after it finished) just gets its report rebuilt.

@@ -48,7 +48,7 @@ async function readRunFolder(dir: string): Promise<{ run: RunRecord; results: It
 
 /** The folder of the suite's newest finished run under `runsDir`. */
 async function latestRunDir(suiteName: string, runsDir: string): Promise<string> {
-  const runs = await new LocalRunHistory(resolve(runsDir), undefined, { checkSuite: validateSuite }).runs();
+  const runs = await new LocalRunHistory(resolve(runsDir), validateSuite).runs();
   const mine = runs.filter(({ run }) => run.suiteName === suiteName);
   const done = mine.find(({ run }) => run.status === 'done');
   if (done) return done.dir;

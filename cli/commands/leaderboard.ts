@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { LocalLeaderboard } from '../../shared/adapters/local/local-sweeps.js';
 import type { Leaderboard } from '../../shared/ports/ports.js';
+import { validateSuite } from '../../shared/registry/suite.js';
 import { renderPage } from '../../shared/reports/html/render.js';
 import { leaderboardTables, renderLeaderboard } from '../../shared/reports/leaderboard.js';
 
@@ -13,7 +14,7 @@ export async function leaderboardCommand(flags: {
   json?: boolean;
   html?: string;
 }): Promise<void> {
-  let leaderboard: Leaderboard = new LocalLeaderboard(resolve(flags.runs));
+  let leaderboard: Leaderboard = new LocalLeaderboard(resolve(flags.runs), validateSuite);
   if (flags.table) {
     // Loaded on demand: the AWS SDK is only needed to read the stack's table.
     const { createAwsClients } = await import('../../shared/adapters/aws/clients.js');

@@ -19,7 +19,7 @@ export async function reportCommand(runDir: string): Promise<void> {
       {
         runStore: new LocalRunStore(runDir, { checkSuite: validateSuite }),
         reports: new FolderBlobStore(runDir),
-        history: new LocalRunHistory(dirname(resolve(runDir)), undefined, { checkSuite: validateSuite }),
+        history: new LocalRunHistory(dirname(resolve(runDir)), validateSuite),
       },
       runId,
     ),

@@ -155,10 +155,7 @@ async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> 
       '--out cannot be used with --changed (each run gets its folder in --runs)',
     );
   const paths = suitePaths.length > 0 ? suitePaths : await discoverSuites('.');
-  const changes = await promptChanges(
-    paths,
-    new LocalRunHistory(resolve(flags.runs), undefined, { checkSuite: validateSuite }),
-  );
+  const changes = await promptChanges(paths, new LocalRunHistory(resolve(flags.runs), validateSuite));
   for (const change of changes) {
     const name = `${change.suite.name} (${change.suitePath})`;
     if (change.status === 'never-run') {

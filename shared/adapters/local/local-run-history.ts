@@ -15,9 +15,10 @@ import { LocalRunStore } from './local-run-store.js';
 export class LocalRunHistory implements RunHistory {
   constructor(
     readonly root: string,
+    /** The suite check of each run record read (the registry's, from the composition root). */
+    private readonly checkSuite: SuiteCheck,
     private readonly onSkip: (dir: string, reason: string) => void = (dir, reason) =>
       console.warn(`assay: skipping run folder ${dir}: ${reason}`),
-    private readonly options: { checkSuite?: SuiteCheck } = {},
   ) {}
 
   /** Every run under the root, newest first (by start time, then run id). */
@@ -31,7 +32,7 @@ export class LocalRunHistory implements RunHistory {
       const text = await readFile(path, 'utf8').catch(() => undefined);
       if (!text) continue;
       try {
-        runs.push({ run: decodeRun(JSON.parse(text), path, this.options.checkSuite), dir });
+        runs.push({ run: decodeRun(JSON.parse(text), path, this.checkSuite), dir });
       } catch (error) {
         this.onSkip(dir, (error as Error).message);
       }
@@ -66,7 +67,7 @@ export class LocalRunHistory implements RunHistory {
   async *results(runId: string, part?: number): AsyncIterable<ItemResult> {
     const found = (await this.runs()).find(({ run }) => run.runId === runId);
     if (!found) throw new RunNotFoundError(runId, `run ${runId} not found in ${this.root}`);
-    yield* new LocalRunStore(found.dir, this.options).results(runId, part);
+    yield* new LocalRunStore(found.dir, { checkSuite: this.checkSuite }).results(runId, part);
   }
 }
 

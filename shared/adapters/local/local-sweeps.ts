@@ -5,6 +5,7 @@ import { SweepExistsError, SweepNotFoundError } from '../../model/errors.js';
 import { entryOfReport, entryProblem } from '../../model/leaderboard-entry.js';
 import type { RunRecord } from '../../model/model.js';
 import type { LeaderboardEntry, Report } from '../../model/report.js';
+import type { SuiteCheck } from '../../model/suite-base.js';
 import { decodeSweep, type SweepRecord, type SweepStatus } from '../../model/sweep-record.js';
 import type { Leaderboard, SweepStore } from '../../ports/ports.js';
 import { FolderBlobStore } from './folder-blob-store.js';
@@ -133,6 +134,8 @@ export class LocalLeaderboard implements Leaderboard {
 
   constructor(
     readonly root: string,
+    /** The suite check of each run record read (the registry's, from the composition root). */
+    private readonly checkSuite: SuiteCheck,
     private readonly onSkip: (dir: string, reason: string) => void = (dir, reason) =>
       console.warn(`assay: skipping run folder ${dir}: ${reason}`),
   ) {
@@ -158,7 +161,7 @@ export class LocalLeaderboard implements Leaderboard {
       const path = join(dir, 'run.json');
       let run: RunRecord;
       try {
-        run = decodeRun(JSON.parse(await readFile(path, 'utf8')), path);
+        run = decodeRun(JSON.parse(await readFile(path, 'utf8')), path, this.checkSuite);
       } catch (error) {
         this.onSkip(dir, (error as Error).message);
         continue;

@@ -8,6 +8,7 @@ import { DynamoLeaderboard } from '../../../shared/adapters/aws/dynamo-sweeps.js
 import { LocalLeaderboard } from '../../../shared/adapters/local/local-sweeps.js';
 import { LEADERBOARD_SCHEMA_VERSION, type LeaderboardEntry } from '../../../shared/model/report.js';
 import type { Leaderboard } from '../../../shared/ports/ports.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { tempDir } from '../../helpers.js';
 import { awsStack, fresh } from './fixtures.js';
 
@@ -19,7 +20,10 @@ const adapters: [string, () => Promise<[Leaderboard, Leaderboard]>][] = [
     'local',
     async () => {
       const root = await tempDir('assay-contract-board-');
-      return [new LocalLeaderboard(root, () => {}), new LocalLeaderboard(root, () => {})];
+      return [
+        new LocalLeaderboard(root, validateSuite, () => {}),
+        new LocalLeaderboard(root, validateSuite, () => {}),
+      ];
     },
   ],
   [

@@ -10,6 +10,7 @@ import { LocalRunStore } from '../../../shared/adapters/local/local-run-store.js
 import { RunNotFoundError } from '../../../shared/model/errors.js';
 import type { RunRecord } from '../../../shared/model/model.js';
 import type { RunHistory, RunStore } from '../../../shared/ports/ports.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { tempDir } from '../../helpers.js';
 import { awsStack, collect, fresh, result, runRecord } from './fixtures.js';
 
@@ -27,7 +28,7 @@ const adapters: [string, () => Promise<Runs>][] = [
     async () => {
       const root = await tempDir('assay-contract-history-');
       return {
-        history: new LocalRunHistory(root),
+        history: new LocalRunHistory(root, validateSuite),
         storeFor: (runId) => new LocalRunStore(join(root, runId)),
       };
     },

@@ -13,6 +13,7 @@ import { createProvider } from '../../../shared/lib/providers/registry.js';
 import { DeferredError } from '../../../shared/model/errors.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
 import type { Suite } from '../../../shared/registry/suite.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
@@ -87,7 +88,7 @@ describe('ingestObject', () => {
       queue: { sendItems: async (messages: ItemMessage[]) => void sent.push(...messages) },
       trigger: { trigger: async () => {}, triggerSweep: async () => {} },
       promptIndex: new MemoryPromptIndex(),
-      history: new LocalRunHistory(await tempDir('assay-history-')),
+      history: new LocalRunHistory(await tempDir('assay-history-'), validateSuite),
       sweeps: new LocalSweepStore(await tempDir('assay-sweeps-')),
     };
     const putSuite = (overrides: Record<string, unknown> = {}) =>

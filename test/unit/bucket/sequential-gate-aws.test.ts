@@ -12,6 +12,7 @@ import { LocalSweepStore } from '../../../shared/adapters/local/local-sweeps.js'
 import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-store.js';
 import { MemoryPromptIndex } from '../../../shared/adapters/local/memory-prompt-index.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
 import { REPO, tempDir } from '../../helpers.js';
 
@@ -32,7 +33,7 @@ describe('a sequential gate in the AWS shell', () => {
       queue: { sendItems: async (messages: ItemMessage[]) => void sent.push(...messages) },
       trigger: { trigger: async () => {}, triggerSweep: async () => {} },
       promptIndex: new MemoryPromptIndex(),
-      history: new LocalRunHistory(await tempDir('assay-history-')),
+      history: new LocalRunHistory(await tempDir('assay-history-'), validateSuite),
       sweeps,
     };
     await bucket.put(

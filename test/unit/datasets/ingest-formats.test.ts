@@ -17,6 +17,7 @@ import { MemoryChunkStore } from '../../../shared/adapters/local/memory-chunk-st
 import { MemoryPromptIndex } from '../../../shared/adapters/local/memory-prompt-index.js';
 import { readRows } from '../../../shared/lib/datasets/read.js';
 import type { ItemMessage } from '../../../shared/model/model.js';
+import { validateSuite } from '../../../shared/registry/suite.js';
 import { type ChunkTask, ingestChunk } from '../../../shared/use-cases/ingest-chunk/index.js';
 import { ingestObject } from '../../../shared/use-cases/ingest-object.js';
 import { REPO, tempDir } from '../../helpers.js';
@@ -40,7 +41,7 @@ async function setUp(suiteDataset: Record<string, unknown>) {
     queue: { sendItems: async (messages: ItemMessage[]) => void sent.push(...messages) },
     trigger: { trigger: async () => {}, triggerSweep: async () => {} },
     promptIndex: new MemoryPromptIndex(),
-    history: new LocalRunHistory(await tempDir('assay-history-')),
+    history: new LocalRunHistory(await tempDir('assay-history-'), validateSuite),
     sweeps: new LocalSweepStore(await tempDir('assay-sweeps-')),
   };
   await bucket.put(
