@@ -224,6 +224,13 @@ export class SimDynamo implements SimService {
     });
   }
 
+  /** Its tables' bytes now (read at every switch by the heap probe). */
+  heldBytes(): number {
+    let held = 0;
+    for (const table of this.tables.values()) held += table.bytes;
+    return held;
+  }
+
   report(topN = 5): DynamoReport {
     return {
       ...this.meter.report(topN),

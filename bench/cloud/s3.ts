@@ -214,6 +214,15 @@ export class SimS3 implements SimService {
     return this.buckets.get(bucket)?.objects.get(key)?.body;
   }
 
+  /** What it holds now, bytes: its objects and its open uploads' parts (read at every switch by the heap probe). */
+  heldBytes(): number {
+    let held = this.bytesStored;
+    for (const bucket of this.buckets.values())
+      for (const upload of bucket.uploads.values())
+        for (const part of upload.parts.values()) held += part.body.length;
+    return held;
+  }
+
   report(): S3Report {
     let objects = 0;
     let openUploads = 0;

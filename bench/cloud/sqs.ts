@@ -371,6 +371,11 @@ export class SimSqs implements SimService {
     this.enqueue(queue, body, undefined, 0);
   }
 
+  /** The bytes of every message sent to it (what its queues came to hold, at most). */
+  heldBytes(): number {
+    return this.bytesSent;
+  }
+
   report(): SqsReport {
     return {
       requests: Object.fromEntries(this.requests),

@@ -73,10 +73,11 @@ export interface Calibrated {
  * files) up to this many. The assembly composes each file of every part's stretch of it, a few
  * stretches at once (8 read ahead and 8 parts in flight a file): the few parts of a run the
  * model can simulate do not fill that, so a line through two runs is a line through a pipeline
- * filling up. At 16 and 32 parts (every part holding three stretches of errors.txt) it is full,
- * and what grows between them grows with the parts.
+ * filling up. At 32 and 64 parts (a part of a chunk's results gives errors.txt some 3 MB to
+ * gather: 96 MB at 32 parts, more than its 8 parts in flight and 8 stretches read ahead hold) it
+ * is full, and what grows between them grows with the parts.
  */
-export const SCALED_PARTS = [16, 32] as const;
+export const SCALED_PARTS = [32, 64] as const;
 
 const MB = 1024 * 1024;
 const gc = (globalThis as { gc?: () => void }).gc;
@@ -307,18 +308,17 @@ function withDeadLetter(sim: Simulation): Capture[] {
  * SQS messages sent, DynamoDB items.
  */
 function storedBytes(aws: SimAws): number {
-  const dynamo = Object.values(aws.dynamo.report(0).tables).reduce((sum, t) => sum + t.bytes, 0);
-  const s3 = aws.s3.report();
-  return s3.bytesStored + s3.bytesInUploads + aws.sqs.report().bytesSent + dynamo;
+  return aws.s3.heldBytes() + aws.sqs.heldBytes() + aws.dynamo.heldBytes();
 }
 
 /**
- * Reads the live heap and a folder's size while an invocation runs. Each time the used heap
- * (garbage included) has grown by a step since the last reading, a full collection runs and
- * what survives it, less what the stand-ins came to hold since the start, is a reading. The peak
- * reported is the highest next step over a reading: an upper bound of the live heap, at most a
- * step above it, whatever V8's collections happened to be doing. Past {@link GC_LIMIT}
- * collections the used heap itself is read (a looser bound: garbage included).
+ * Reads the live heap and a folder's size while an invocation runs. The invocation's own heap
+ * is the used heap (garbage included) less what the stand-ins came to hold since the start; each
+ * time it has grown by a step since the last reading, a full collection runs and what survives
+ * it, less the stand-ins' bytes then, is a reading. The peak reported is the highest next step
+ * over a reading: an upper bound of the invocation's live heap, at most a step above it, whatever
+ * V8's collections happened to be doing (the stand-ins' own growth never takes a step). Past
+ * {@link GC_LIMIT} collections its used heap itself is read (a looser bound: garbage included).
  * Without `--expose-gc` the used heap is read as it is (garbage included).
  */
 class Probe {
@@ -330,8 +330,6 @@ class Probe {
   private lastTmpAt = 0;
   private nextAt = 0;
   private storedAtStart = 0;
-  /** The stand-ins' growth at the last reading. */
-  private storedSince = 0;
 
   constructor(
     private readonly dir: string,
@@ -348,22 +346,27 @@ class Probe {
     this.lastTmpAt = realMs();
   }
 
+  /** The used heap less what the stand-ins came to hold since the start. */
+  private own(): number {
+    return heap() - (this.stored() - this.storedAtStart);
+  }
+
   sample(final = false): void {
     this.samples += 1;
-    let used = heap();
-    if (gc && this.collections >= GC_LIMIT) {
-      this.peakHeap = Math.max(this.peakHeap, used - this.storedSince);
-    } else if (gc && (used >= this.nextAt || final)) {
-      gc();
-      this.collections += 1;
-      used = heap();
-      this.storedSince = this.stored() - this.storedAtStart;
-      // A quarter of the invocation's own growth (what the stand-ins hold is not the function's).
-      this.nextAt = used + Math.max(GC_STEP, GC_SHARE * (used - this.baseHeap - this.storedSince));
-      // Until the next reading the live heap stays under the used heap, which stays under the
-      // next threshold: that threshold (less what the stand-ins held) bounds the peak.
-      this.peakHeap = Math.max(this.peakHeap, this.nextAt - this.storedSince);
-    } else if (!gc) this.peakHeap = Math.max(this.peakHeap, used);
+    if (!gc) this.peakHeap = Math.max(this.peakHeap, heap());
+    else {
+      const own = this.own();
+      if (this.collections >= GC_LIMIT) this.peakHeap = Math.max(this.peakHeap, own);
+      else if (own >= this.nextAt || final) {
+        gc();
+        this.collections += 1;
+        const live = this.own();
+        this.nextAt = live + Math.max(GC_STEP, GC_SHARE * (live - this.baseHeap));
+        // Until the next reading the invocation's live heap stays under its used heap, which
+        // stays under the next threshold: that threshold bounds the peak.
+        this.peakHeap = Math.max(this.peakHeap, this.nextAt);
+      }
+    }
     const at = realMs();
     if (final || at - this.lastTmpAt >= 5) {
       this.lastTmpAt = at;
@@ -373,8 +376,8 @@ class Probe {
 }
 
 /**
- * Heap growth between two full collections while an invocation is replayed: 8 MB, or a quarter
- * of the invocation's growth so far (less what the stand-ins came to hold) when that is more.
+ * The invocation's own heap growth between two full collections while it is replayed: 8 MB, or
+ * a quarter of its growth so far when that is more.
  */
 const GC_STEP = 8 * 1024 * 1024;
 const GC_SHARE = 0.25;

@@ -359,6 +359,8 @@ describe('S3BlobStore over the simulated S3', () => {
       const open = aws.s3.report();
       expect(open.bytesInUploads - start.bytesInUploads).toBe(5 * 1024 * 1024 + 1 + 3);
       expect(open.bytesIn - start.bytesIn).toBe(3);
+      // What the probe reads at every switch is the same sum, the report's objects and parts.
+      expect(aws.s3.heldBytes()).toBe(open.bytesStored + open.bytesInUploads);
       await clients.s3.send(
         new CompleteMultipartUploadCommand({
           Bucket: res.bucket,
@@ -375,6 +377,7 @@ describe('S3BlobStore over the simulated S3', () => {
       const done = aws.s3.report();
       expect(done.bytesInUploads).toBe(start.bytesInUploads);
       expect(done.bytesStored - start.bytesStored).toBe(5 * 1024 * 1024 + 1 + 3);
+      expect(aws.s3.heldBytes()).toBe(done.bytesStored + done.bytesInUploads);
     }),
   );
 

@@ -391,22 +391,22 @@ describe('capacity model aggregating in parts', () => {
     report = await model({ deployment: { ...deployment, functions } });
   });
 
-  it('replays the assembly on 16 and 32 parts too, its largest part repeated, apart from its own figures', () => {
+  it('replays the assembly on 32 and 64 parts too, its largest part repeated, apart from its own figures', () => {
     const assemble = report.lambda.aggregate.byKind['aggregate:assemble']!;
     const own = assemble.calibrated.filter((c) => c.scaled === undefined);
     expect(own).toHaveLength(1);
     expect(own[0]!.error).toBeUndefined();
-    expect(assemble.scaled?.map((s) => s.parts)).toEqual([16, 32]);
-    const [sixteen, thirtyTwo] = assemble.scaled!;
+    expect(assemble.scaled?.map((s) => s.parts)).toEqual([32, 64]);
+    const [fewer, more] = assemble.scaled!;
     // Each part past the run's own holds as many results as its largest.
     const parts = report.lambda.aggregate.byKind['aggregate:tally']!.invocations;
     expect(parts).toBeGreaterThan(1);
-    expect(parts).toBeLessThan(16);
-    expect((thirtyTwo!.items - sixteen!.items) / 16).toBeGreaterThanOrEqual(ITEMS / parts);
-    expect(sixteen!.items).toBeGreaterThan(ITEMS);
+    expect(parts).toBeLessThan(32);
+    expect((more!.items - fewer!.items) / 32).toBeGreaterThanOrEqual(ITEMS / parts);
+    expect(fewer!.items).toBeGreaterThan(ITEMS);
     expect(assemble.calibrated.filter((c) => c.scaled).every((c) => c.error === undefined)).toBe(true);
     // The projection of the assembly is drawn through them.
     const check = report.projection['10000000'].checks.find((c) => c.what === 'aggregate:assemble /tmp, MB');
-    expect(check?.rule).toMatch(/replayed on 16 and 32 parts/);
+    expect(check?.rule).toMatch(/replayed on 32 and 64 parts/);
   });
 });
