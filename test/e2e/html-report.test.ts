@@ -303,6 +303,42 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     expect(requests).toHaveLength(1);
   });
 
+  it('a simulated run with an invalid row says SIMULATED, not MIXED: an item nothing answered is no real answer', async () => {
+    // The tone judge's replies, one of them with a label the suite does not have.
+    const data = join(dir, 'invalid-row');
+    await mkdir(join(data, 'prompts'), { recursive: true });
+    await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(data, 'prompts', 'tone.md'));
+    const lines = (await readFile(join(REPO, 'examples', 'data', 'replies.csv'), 'utf8'))
+      .split(/\r?\n/)
+      .filter((line) => line !== '');
+    expect(lines[0]!.endsWith(',human')).toBe(true);
+    const invalid = lines[1]!.replace(/,[^,]*$/, ',sarcastic');
+    await writeFile(join(data, 'data.csv'), `${[lines[0], invalid, ...lines.slice(2)].join('\n')}\n`);
+    const suite = join(data, 'invalid.suite.json');
+    await writeFile(
+      suite,
+      JSON.stringify({
+        version: 1,
+        name: 'tone-one-invalid',
+        task: 'judge',
+        dataset: { path: 'data.csv', columns: { gold: 'human' } },
+        judge: { prompt: 'prompts/tone.md', labels: ['polite', 'neutral', 'rude'] },
+        backends: ['openai:gpt-4o-mini'],
+      }),
+    );
+    const out = join(data, 'out');
+    await assayCli(['run', suite, '--simulate', '--out', out, '--no-progress'], data);
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    expect(report.counts.byFailure.invalid_row).toBe(1);
+    expect(report.simulated).toBe(true);
+
+    const { page, errors } = await open(browser, join(out, 'report.html'));
+    expect(errors).toEqual([]);
+    const banner = await page.textContent('.banner-sim');
+    expect(banner).toBe(report.notice);
+    expect(await page.innerText('#app')).not.toContain('MIXED');
+  });
+
   it('a number scorer against a binary gold draws its ROC curve', async () => {
     const out = join(dir, 'summedits');
     await assayCli(

@@ -349,7 +349,8 @@ export class ItemColumns {
     this.col('cost').push(rounded(resultCost(r), 10));
     const latency = resultLatencyMs(r);
     this.col('latency').push(latency === undefined ? null : rounded(latency, 1));
-    this.col('simulated').push(r.simulated);
+    // Whether the simulator answered it; null when nothing did (an invalid row, a failure before any call).
+    this.col('simulated').push(Object.keys(r.stages).length > 0 ? r.simulated : null);
     this.col('details').push(r.details ? this.text(JSON.stringify(r.details)) : null);
     this.col('raw').push(this.text(r.raw));
     this.col('stages').push(Object.keys(r.stages).length > 0 ? JSON.stringify(r.stages) : null);

@@ -352,8 +352,14 @@ const PRIMARY_REPEATS = new Set(['n', 'ci', 'perClass', 'confusion', 'distributi
 export function runPage(report: Report, items: ItemTable): HTMLElement[] {
   const c = report.counts;
   const simulatedItems = reader(items.columns.simulated);
+  // Items the simulator answered, and those real models did (an item nothing answered is neither).
   let simulated = 0;
-  for (let i = 0; i < items.n; i += 1) if (simulatedItems(i) === true) simulated += 1;
+  let real = 0;
+  for (let i = 0; i < items.n; i += 1) {
+    const answered = simulatedItems(i);
+    if (answered === true) simulated += 1;
+    else if (answered === false) real += 1;
+  }
   const out: HTMLElement[] = [];
   if (report.status === 'incomplete') {
     const missing =
@@ -369,13 +375,13 @@ export function runPage(report: Report, items: ItemTable): HTMLElement[] {
   }
   if (report.injection) out.push(banner('warn', `POSSIBLE INJECTION: ${injectionMessage(report.injection)}`));
   if (report.simulated) {
-    const mixed = simulated > 0 && simulated < items.n;
+    const mixed = simulated > 0 && real > 0;
     const of = items.total > items.n ? `the first ${items.n} items (the item table's)` : `${items.n} items`;
     out.push(
       banner(
         'sim',
         mixed
-          ? `MIXED: ${simulated} of ${of} were answered by the simulator; the rest by real models. ${report.notice ?? ''}`
+          ? `MIXED: of ${of}, ${simulated} were answered by the simulator and ${real} by real models. ${report.notice ?? ''}`
           : (report.notice ?? 'SIMULATED'),
       ),
     );
