@@ -34,9 +34,14 @@ export async function snapshotPrompts(
   return out;
 }
 
-const PLACEHOLDER = /\{([a-z][a-z0-9_]*)\}/g;
+/** `{name}`: a letter, then letters, digits and `_`, of any case (a column's name as it is spelled). */
+const PLACEHOLDER = /\{([A-Za-z][A-Za-z0-9_]*)\}/g;
 
-/** Names of the `{placeholder}`s a prompt uses (JSON braces like `{"label": …}` are not placeholders). */
+/**
+ * Names of the `{placeholder}`s a prompt uses, each spelled as in the prompt (a column's name,
+ * case included: `{response_A}` reads the column `response_A`). JSON braces like `{"label": …}`
+ * are not placeholders.
+ */
 export function placeholders(template: string): Set<string> {
   return new Set(Array.from(template.matchAll(PLACEHOLDER), (m) => m[1]!));
 }

@@ -109,6 +109,31 @@ describe('pairwise gold and rows', () => {
       error: 'the prompt preference.md does not read {response_b}, an answer the pairwise judge compares',
     });
   });
+
+  it('reads placeholders of any case, each the column of that spelling', () => {
+    const suite = pairwiseSuite({ pairwise: ['response_A', 'response_B'] });
+    const prompt = {
+      'preference.md': {
+        hash: 'h',
+        text: '<question>\n{Question}\n</question>\n<first>\n{response_A}\n</first>\n<second>\n{response_B}\n</second>',
+      },
+    };
+    const row = {
+      id: 'p1',
+      Question: 'How?',
+      response_A: 'Like this.',
+      response_B: 'No idea.',
+      preference: 'A',
+    };
+    expect(judgeFamily.parseRow(row, 1, suite, prompt)).toEqual({
+      item: {
+        id: 'p1',
+        row: 1,
+        input: { Question: 'How?', response_A: 'Like this.', response_B: 'No idea.' },
+        gold: 'A',
+      },
+    });
+  });
 });
 
 describe('the swap', () => {
