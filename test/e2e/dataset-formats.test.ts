@@ -1,7 +1,8 @@
 /**
  * Datasets as users publish them, run as a user runs them: the `assay` binary runs a suite on
- * the simulator whose dataset is a JSON array, gzipped JSONL, TSV (tabs and a quoted field) or
- * Parquet in two row groups, and each report counts every row of its file as an item.
+ * the simulator whose dataset is a JSON array, gzipped JSONL, plain TSV (quotes in its text),
+ * tab-separated CSV (a tab in a quoted field) or Parquet in two row groups, and each report
+ * counts every row of its file as an item.
  */
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -19,11 +20,16 @@ const rows = Array.from({ length: ROWS }, (_, i) => ({
   label: i % 3 === 0 ? 'FP3' : 'TP',
 }));
 
-async function runOn(name: string, file: string, bytes: Uint8Array | string): Promise<Report> {
+async function runOn(
+  name: string,
+  file: string,
+  bytes: Uint8Array | string,
+  dataset: Record<string, unknown> = {},
+): Promise<Report> {
   const dir = await tempDir(`assay-${name}-`);
   await writeFile(join(dir, file), bytes);
   const suitePath = join(dir, `${name}.suite.json`);
-  await writeFile(suitePath, JSON.stringify(suiteInput({ name, dataset: { path: file } })));
+  await writeFile(suitePath, JSON.stringify(suiteInput({ name, dataset: { path: file, ...dataset } })));
   const runs = join(dir, 'runs');
   await assayCli(['run', suitePath, '--simulate', '--no-progress', '--runs', runs], dir);
   const folders = (await readdir(runs, { withFileTypes: true })).filter((entry) => entry.isDirectory());
@@ -43,7 +49,23 @@ describe('datasets in other formats, through the CLI', { timeout: 120_000 }, () 
     expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
   });
 
-  it('a TSV file (.tsv), a field with a tab in quotes', async () => {
+  it('a TSV file (.tsv) as exported, quotes in its text read as characters', async () => {
+    const tsv = [
+      'idx\tsrc\ttgt\tlabel',
+      ...rows.map((row, i) =>
+        [
+          row.idx,
+          i === 1 ? `"${row.src}` : i === 2 ? `He said "go" on day ${i}.` : row.src,
+          row.tgt,
+          row.label,
+        ].join('\t'),
+      ),
+    ].join('\n');
+    const report = await runOn('tsv', 'data.tsv', `${tsv}\n`);
+    expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
+  });
+
+  it('tab-separated CSV (format csv, a tab delimiter), a field with a tab in quotes', async () => {
     const cell = (value: string | number) => (String(value).includes('\t') ? `"${value}"` : String(value));
     const tsv = [
       'idx\tsrc\ttgt\tlabel',
@@ -51,7 +73,7 @@ describe('datasets in other formats, through the CLI', { timeout: 120_000 }, () 
         [row.idx, i === 1 ? `${row.src}\twith a tab` : row.src, row.tgt, row.label].map(cell).join('\t'),
       ),
     ].join('\n');
-    const report = await runOn('tsv', 'data.tsv', `${tsv}\n`);
+    const report = await runOn('tab-csv', 'data.txt', `${tsv}\n`, { format: 'csv', delimiter: '\t' });
     expect(report.counts).toMatchObject({ items: ROWS, failed: 0 });
   });
 

@@ -1,7 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { parse } from 'csv-parse';
 import { DEFAULT_READER_LIMITS, type ReaderLimits } from './limits.js';
-import type { DatasetFormat, ReadOptions } from './read.js';
+import { type DatasetFormat, delimitedSyntax, type ReadOptions } from './read.js';
 import { readDatasetFile } from './source.js';
 
 /** Records read to learn a JSONL, JSON or Parquet file's columns (their keys, united). */
@@ -21,7 +21,7 @@ export async function fileColumns(
   if (delimited && options.header) return [...options.header];
   const gzipped = (options.compression ?? (path.toLowerCase().endsWith('.gz') ? 'gzip' : 'none')) === 'gzip';
   if (!gzipped && delimited)
-    return csvHeader(path, options.delimiter ?? (format === 'tsv' ? '\t' : ','), options.limits);
+    return csvHeader(path, delimitedSyntax(format, options.delimiter), options.limits);
   // JSONL, JSON and Parquet by their reader, held to its limits (a line of a gigabyte is not held).
   return sampledKeys(path, format, options);
 }
@@ -52,13 +52,14 @@ async function sampledKeys(path: string, format: DatasetFormat, options: ReadOpt
 /** A CSV file's header row, within the reader's limits (a header past them: none, the run says why). */
 async function csvHeader(
   path: string,
-  delimiter: string,
+  { delimiter, quoted }: { delimiter: string; quoted: boolean },
   limits: ReaderLimits = DEFAULT_READER_LIMITS,
 ): Promise<string[]> {
   const stream = createReadStream(path);
   const parser = parse({
     bom: true,
     delimiter,
+    ...(quoted ? {} : { quote: false }),
     relax_column_count: true,
     skip_empty_lines: true,
     to: 1,

@@ -1,6 +1,6 @@
 import { InputError } from '../../model/errors.js';
 import { DEFAULT_READER_LIMITS, type ReaderLimits } from './limits.js';
-import { type DatasetFormat, type ReadOptions, readRows } from './read.js';
+import { type DatasetFormat, delimitedSyntax, type ReadOptions, readRows } from './read.js';
 
 /**
  * A large CSV, TSV or JSONL file is cut into byte ranges that separate readers read at the same
@@ -17,7 +17,8 @@ import { type DatasetFormat, type ReadOptions, readRows } from './read.js';
  * parser skip the record (the field stays as it was, open or not), which is a row, once for each
  * such quote; a record of no bytes is an empty line (no row); the first record is the header
  * unless the suite declares one (a file whose header is skipped is not cut). Lines are
- * counted as the parser counts them: every CR and LF byte, a CRLF ending a record once.
+ * counted as the parser counts them: every CR and LF byte, a CRLF ending a record once. A TSV
+ * is read the same way but has no quoting (see `delimitedSyntax`): a quote is a byte of a field.
  *
  * A JSONL record is a line: any LF is a boundary; a line of only whitespace is no row unless it
  * is longer than the reader's record limit (which reads it as an invalid row).
@@ -78,6 +79,8 @@ export const cutsInRanges = (format: DatasetFormat) =>
 export class BoundaryScan {
   private readonly csv: boolean;
   private readonly delimiter: number;
+  /** The byte that quotes a field: `"` in a CSV, none (-1) in a TSV (see `delimitedSyntax`). */
+  private readonly quote: number;
   private readonly maxRecordBytes: number;
   private readonly maxRows: number;
   private crlfState: boolean | undefined;
@@ -104,7 +107,9 @@ export class BoundaryScan {
     from: BoundaryState,
   ) {
     this.csv = options.format !== 'jsonl';
-    this.delimiter = (options.delimiter ?? (options.format === 'tsv' ? '\t' : ',')).charCodeAt(0);
+    const syntax = delimitedSyntax(options.format === 'tsv' ? 'tsv' : 'csv', options.delimiter);
+    this.delimiter = syntax.delimiter.charCodeAt(0);
+    this.quote = syntax.quoted ? QUOTE : -1;
     this.maxRecordBytes = (options.limits ?? DEFAULT_READER_LIMITS).maxRecordBytes;
     this.maxRows = options.maxRows ?? Number.POSITIVE_INFINITY;
     this.crlfState = from.crlf;
@@ -196,18 +201,19 @@ export class BoundaryScan {
     const base = this.base;
     const n = buf.length;
     const delimiter = this.delimiter;
+    const quote = this.quote;
     for (let i = 0; i < n; i += 1) {
       const byte = buf[i]!;
-      if (byte !== QUOTE && byte !== LF && byte !== CR) continue;
+      if (byte !== quote && byte !== LF && byte !== CR) continue;
       if (this.quoting) {
-        if (byte !== QUOTE) {
+        if (byte !== quote) {
           // Inside quotes every CR and LF is a line to the parser.
           this.lines += 1;
           continue;
         }
         if (i + 2 >= n && !final) return i;
         const next = buf[i + 1];
-        if (next === QUOTE) {
+        if (next === quote) {
           i += 1;
           continue;
         }
@@ -223,7 +229,7 @@ export class BoundaryScan {
         else this.unreadable();
         continue;
       }
-      if (byte === QUOTE) {
+      if (byte === quote) {
         const previous = i > 0 ? buf[i - 1] : this.before;
         if (base + i === this.recordStart || previous === delimiter) this.quoting = true;
         else this.unreadable();

@@ -266,9 +266,8 @@ function rowsOf(
   if (options.compression === 'gzip') chunks = gunzipped(chunks, name, limitsOf(options));
   switch (format) {
     case 'csv':
-      return readCsv(chunks, options, options.delimiter ?? ',');
     case 'tsv':
-      return readCsv(chunks, options, options.delimiter ?? '\t');
+      return readCsv(chunks, options, delimitedSyntax(format, options.delimiter));
     case 'jsonl':
       return readJsonl(chunks, options);
     case 'json':
@@ -350,10 +349,26 @@ type CsvEvent =
   | { record: string[]; lines: number; bytes: number }
   | { skipped: string; lines: number; bytes?: undefined };
 
+/**
+ * How a delimited format is read: its delimiter, and whether `"` quotes a field. CSV quotes, as
+ * RFC 4180 has it; TSV does not, as IANA's text/tab-separated-values has it (a field holds no
+ * tab and no line break, and a quote is a character like any other: many exported TSVs hold
+ * `"` in their text). A tab-separated file that does quote its fields is read as
+ * `"format": "csv"` with `"delimiter": "\t"`.
+ */
+export function delimitedSyntax(
+  format: 'csv' | 'tsv',
+  delimiter?: string,
+): { delimiter: string; quoted: boolean } {
+  return format === 'tsv'
+    ? { delimiter: delimiter ?? '\t', quoted: false }
+    : { delimiter: delimiter ?? ',', quoted: true };
+}
+
 async function* readCsv(
   chunks: AsyncIterable<Uint8Array | string>,
   options: ReadOptions,
-  delimiter: string,
+  { delimiter, quoted }: { delimiter: string; quoted: boolean },
 ): AsyncGenerator<RawRow> {
   const names = options.header;
   const utf8 = isUtf8Encoding(options.encoding);
@@ -374,6 +389,7 @@ async function* readCsv(
   const parser = parse({
     bom: true,
     delimiter,
+    ...(quoted ? {} : { quote: false }),
     relax_column_count: true,
     skip_empty_lines: true,
     skip_records_with_error: true,

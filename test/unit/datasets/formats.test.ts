@@ -94,8 +94,8 @@ describe('dataset formats read to the same records as the CSV', () => {
     expect(await records(chunksOf(CSV), 'csv')).toEqual(EXPECTED);
   });
 
-  it('TSV (format tsv: a tab between fields, quotes as in CSV)', async () => {
-    expect(await records(chunksOf(TSV), 'tsv')).toEqual(EXPECTED);
+  it('tab-separated text that quotes its fields (format csv, delimiter a tab)', async () => {
+    expect(await records(chunksOf(TSV), 'csv', { delimiter: '\t' })).toEqual(EXPECTED);
   });
 
   it('JSONL and a JSON array, numbers and booleans as their JSON text', async () => {
@@ -120,14 +120,14 @@ describe('dataset formats read to the same records as the CSV', () => {
   });
 
   it('gzipped CSV, TSV, JSONL and JSON, gunzipped as they stream', async () => {
-    for (const [body, format] of [
-      [CSV, 'csv'],
-      [TSV, 'tsv'],
-      [JSONL, 'jsonl'],
-      [JSON_ARRAY, 'json'],
+    for (const [body, format, options] of [
+      [CSV, 'csv', {}],
+      [TSV, 'csv', { delimiter: '\t' }],
+      [JSONL, 'jsonl', {}],
+      [JSON_ARRAY, 'json', {}],
     ] as const) {
       const gz = new Uint8Array(gzipSync(body));
-      expect(await records(inPieces(gz), format, { compression: 'gzip' })).toEqual(EXPECTED);
+      expect(await records(inPieces(gz), format, { ...options, compression: 'gzip' })).toEqual(EXPECTED);
     }
   });
 
@@ -138,13 +138,17 @@ describe('dataset formats read to the same records as the CSV', () => {
 });
 
 describe('delimited text', () => {
-  it('TSV keeps tabs and quotes inside quoted fields', async () => {
-    const body = 'id\ttext\n1\t"a\tb"\n2\t"say ""no"""\n3\t"two\nlines"\n';
+  it('TSV has no quoting: a quote is a character of its field, as exported TSVs hold them', async () => {
+    const body = 'id\ttext\n1\t"a\n2\tsay "no"\n3\t"quoted"\n4\t12" pipe\n';
     expect(await records(chunksOf(body), 'tsv')).toEqual([
-      { id: '1', text: 'a\tb' },
+      { id: '1', text: '"a' },
       { id: '2', text: 'say "no"' },
-      { id: '3', text: 'two\nlines' },
+      { id: '3', text: '"quoted"' },
+      { id: '4', text: '12" pipe' },
     ]);
+    // The same file as tab-separated CSV: its quotes open fields that do not close.
+    const quoted = await collect(readRows(chunksOf(body), 'csv', { delimiter: '\t' }));
+    expect(quoted.filter((row) => row.error).length).toBeGreaterThan(0);
   });
 
   it('reads CSV with a custom delimiter', async () => {

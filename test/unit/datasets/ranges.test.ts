@@ -31,7 +31,14 @@ function boundaries(
   block: number,
 ) {
   const scan = new BoundaryScan(
-    { format, declaredHeader: options.header !== undefined, limits, size: bytes.length, rangeBytes },
+    {
+      format,
+      ...(options.delimiter ? { delimiter: options.delimiter } : {}),
+      declaredHeader: options.header !== undefined,
+      limits,
+      size: bytes.length,
+      rangeBytes,
+    },
     { start: 0, row: 0, line: 0 },
   );
   const found: Boundary[] = [];
@@ -112,7 +119,17 @@ const FIXTURES: [string, DatasetFormat, string, ReadOptions?][] = [
     '1,a,TP\n"2","b\nc",FP\n\n3,d,TP\n',
     { header: ['id', 'text', 'label'] },
   ],
-  ['TSV with quotes', 'tsv', 'id\ttext\n1\t"a\tb\nc"\n2\tplain\n3\t"q""q"\n'],
+  [
+    'TSV, whose quotes are characters',
+    'tsv',
+    'id\ttext\n1\t"a\tb\nc"\n2\tplain\n3\t"q""q"\n4\tsaid "x\n5\tend\n',
+  ],
+  [
+    'tab-separated CSV with quotes',
+    'csv',
+    'id\ttext\n1\t"a\tb\nc"\n2\tplain\n3\t"q""q"\n',
+    { delimiter: '\t' },
+  ],
   ['CSV whose quote never closes', 'csv', 'id,text\n1,a\n2,"open\n3,b\n4,c\n'],
   [
     'JSONL with blank, whitespace, CRLF and long lines, a BOM and a no-break space',
