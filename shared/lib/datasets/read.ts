@@ -271,7 +271,7 @@ function rowsOf(
     case 'jsonl':
       return readJsonl(chunks, options);
     case 'json':
-      return readJsonArray(chunks, options, name);
+      return readJson(chunks, options, name);
   }
 }
 
@@ -762,22 +762,101 @@ const describe = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 
 /**
- * A JSON array of objects, element by element: the parser keeps no element it has handed on,
- * so a million rows are read in the memory of one. An element that is not an object is an
- * invalid row; a file whose top level is not an array, or JSON broken midway, throws.
+ * A .json dataset in the shapes it is published in, told apart by its first bytes: an array of
+ * objects (`[{…}, {…}]`); an object of objects keyed by id (`{"id1": {…}, "id2": {…}}`, as
+ * SummaC ships SummEval and XSumFaith), each entry a row whose key is its `id`; or JSON Lines
+ * under a .json name (a first line that is a whole JSON value, and another line after it), read
+ * as JSONL.
+ */
+async function* readJson(
+  chunks: AsyncIterable<Uint8Array | string>,
+  options: ReadOptions,
+  name: string,
+): AsyncGenerator<RawRow> {
+  const iterator = chunks[Symbol.asyncIterator]();
+  const seen: (Uint8Array | string)[] = [];
+  const decoder = new TextDecoder(isUtf8Encoding(options.encoding) ? 'utf-8' : options.encoding);
+  const limit = limitsOf(options).maxRecordBytes;
+  let head = '';
+  let shape: JsonShape | undefined;
+  while (shape === undefined) {
+    const next = await iterator.next();
+    if (next.done) {
+      head += decoder.decode();
+      shape = jsonShape(head, true, limit);
+      break;
+    }
+    seen.push(next.value);
+    head += typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true });
+    shape = jsonShape(head, false, limit);
+  }
+  const replay = (async function* () {
+    yield* seen.splice(0);
+    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+  })();
+  if (shape === 'lines') yield* readJsonl(replay, options);
+  else yield* readJsonArray(replay, options, name, shape === 'keyed');
+}
+
+type JsonShape = 'array' | 'keyed' | 'lines';
+
+/** The shape of a .json file from its first text (undefined: more is needed to tell). */
+function jsonShape(head: string, ended: boolean, limit: number): JsonShape | undefined {
+  const text = head.replace(/^\uFEFF/, '').trimStart();
+  if (text === '') return ended ? 'array' : undefined;
+  // An array, or anything else: the array reader says what it is.
+  if (!text.startsWith('{')) return 'array';
+  const newline = text.indexOf('\n');
+  if (newline < 0) {
+    if (!ended) return text.length > limit ? 'keyed' : undefined;
+    return isKeyed(text) ? 'keyed' : 'lines';
+  }
+  const rest = text.slice(newline + 1).trim();
+  if (rest === '' && !ended) return undefined;
+  const first = text.slice(0, newline);
+  if (rest === '') return isKeyed(first) ? 'keyed' : 'lines';
+  try {
+    JSON.parse(first);
+    return 'lines';
+  } catch {
+    return 'keyed';
+  }
+}
+
+/** Whether `text` is one JSON object whose every value is an object (rows keyed by id), or not JSON on its own. */
+function isKeyed(text: string): boolean {
+  try {
+    const value = JSON.parse(text) as unknown;
+    const entries = value !== null && typeof value === 'object' ? Object.values(value) : [];
+    return (
+      entries.length > 0 && entries.every((v) => v !== null && typeof v === 'object' && !Array.isArray(v))
+    );
+  } catch {
+    return true;
+  }
+}
+
+/**
+ * A JSON array of objects, element by element (or, `keyed`, an object of objects, entry by
+ * entry, each with its key as its `id`, or as `key` when it has an `id` of its own): the parser
+ * keeps no element it has handed on, so a million rows are read in the memory of one. An element
+ * that is not an object is an invalid row; a file whose top level is not of its shape, or JSON
+ * broken midway, throws.
  */
 async function* readJsonArray(
   chunks: AsyncIterable<Uint8Array | string>,
   options: ReadOptions,
   name: string,
+  keyed = false,
 ): AsyncGenerator<RawRow> {
   const { encoding, byteOffset = 0, rowOffset = 0 } = options;
   const limits = limitsOf(options);
   const parser = new JSONParser({ paths: ['$.*'], keepStack: false });
-  const values: unknown[] = [];
-  parser.onValue = ({ value }) => {
-    values.push(value);
+  const values: { key: string | number | undefined; value: unknown }[] = [];
+  parser.onValue = ({ value, key }) => {
+    values.push({ key, value });
   };
+  const what = keyed ? 'entry' : 'array element';
   const utf8 = isUtf8Encoding(encoding);
   // UTF-8 is checked as the bytes go by; an element with U+FFFD in it after a bad byte is invalid.
   const check = new Utf8Check();
@@ -787,13 +866,18 @@ async function* readJsonArray(
   let started = false;
   let row = rowOffset;
   const rowOf = function* (): Generator<RawRow> {
-    for (const value of values.splice(0)) {
+    for (const { key, value } of values.splice(0)) {
       row += 1;
+      const element = keyed ? `entry ${JSON.stringify(String(key))}` : `array element ${row}`;
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        yield { row, line: 0, error: `array element ${row} is ${describe(value)}, not an object` };
+        yield { row, line: 0, error: `${element} is ${describe(value)}, not an object` };
         continue;
       }
-      const fields = rowFields(value as Record<string, unknown>, limits);
+      const own = value as Record<string, unknown>;
+      const fields = rowFields(
+        keyed ? { [own.id === undefined ? 'id' : 'key']: String(key), ...own } : own,
+        limits,
+      );
       if ('error' in fields) {
         yield { row, line: 0, error: fields.error };
         continue;
@@ -816,7 +900,7 @@ async function* readJsonArray(
   let failure: InputError | undefined;
   const refused = (why: string) =>
     new InputError(
-      `${name}: row ${rowOffset + element} (array element ${element}) ${why}; the rows after it are not read`,
+      `${name}: row ${rowOffset + element} (${what} ${element}) ${why}; the rows after it are not read`,
     );
   /** `text` up to where a limit is met (all of it when none is). */
   const withinLimits = (text: string): string => {
@@ -846,9 +930,9 @@ async function* readJsonArray(
       const first = text.replace(/^\uFEFF/, '').trimStart();
       if (first === '') return;
       started = true;
-      if (!first.startsWith('['))
+      if (!first.startsWith(keyed ? '{' : '['))
         throw new InputError(
-          `${name}: not a JSON array: a .json dataset is one array of objects ([{…}, {…}]); for one object a line, use JSONL (.jsonl)`,
+          `${name}: not a JSON array: a .json dataset is one array of objects ([{…}, {…}]), an object of objects keyed by id ({"id": {…}, …}) or JSON Lines (one object a line; or set "format": "jsonl")`,
         );
       text = first;
     }
@@ -858,7 +942,7 @@ async function* readJsonArray(
       parser.write(text);
     } catch (error) {
       throw new InputError(
-        `${name}: invalid JSON after array element ${row + values.length}: ${(error as Error).message}`,
+        `${name}: invalid JSON after ${what} ${row + values.length}: ${(error as Error).message}`,
       );
     }
   };
@@ -883,7 +967,9 @@ async function* readJsonArray(
     try {
       parser.end();
     } catch (error) {
-      throw new InputError(`${name}: the JSON array is not closed (${(error as Error).message})`);
+      throw new InputError(
+        `${name}: the JSON ${keyed ? 'object' : 'array'} is not closed (${(error as Error).message})`,
+      );
     }
   }
   yield* rowOf();

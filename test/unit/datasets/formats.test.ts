@@ -197,15 +197,39 @@ describe('JSON arrays', () => {
     expect(fromJsonl).toEqual([{ id: '1', meta: '{"a":[1,2]}', tags: '["x","y"]' }]);
   });
 
-  it('a file that is not an array is an error naming the file', async () => {
-    const read = collect(readRows(chunksOf('{"id":"1"}'), 'json', { file: 'data/one.json' }));
+  it('a file of no shape it reads is an error naming the file and the shapes, JSON Lines among them', async () => {
+    const read = collect(readRows(chunksOf('"one string"'), 'json', { file: 'data/one.json' }));
     await expect(read).rejects.toThrow(InputError);
-    await expect(
-      collect(readRows(chunksOf('{"id":"1"}'), 'json', { file: 'data/one.json' })),
-    ).rejects.toThrow(/data\/one\.json: not a JSON array/);
+    await expect(collect(readRows(chunksOf('42'), 'json', { file: 'data/one.json' }))).rejects.toThrow(
+      /data\/one\.json: not a JSON array: .*an object of objects keyed by id .*or set "format": "jsonl"/,
+    );
     await expect(
       collect(readRows(chunksOf('[{"id":"1"}, {"id"'), 'json', { file: 'x.json' })),
     ).rejects.toThrow(/x\.json: .*JSON/);
+  });
+
+  it('an object of objects keyed by id, as SummaC ships SummEval: each entry a row, its key the id', async () => {
+    const body = '{\n  "x1": {"text": "a", "label": 1},\n  "x2": {"id": "own", "text": "b"},\n  "x3": 7\n}\n';
+    for (const size of [1, 3, 1 << 16]) {
+      const rows = await collect(readRows(chunksOf(body, size), 'json'));
+      expect(rows).toEqual([
+        { row: 1, line: 0, record: { id: 'x1', text: 'a', label: '1' } },
+        // An entry with an id of its own keeps it; its key is `key`.
+        { row: 2, line: 0, record: { key: 'x2', id: 'own', text: 'b' } },
+        { row: 3, line: 0, error: 'entry "x3" is a number, not an object' },
+      ]);
+    }
+    // On one line too.
+    expect(await records(chunksOf('{"a": {"t": "x"}, "b": {"t": "y"}}'), 'json')).toEqual([
+      { id: 'a', t: 'x' },
+      { id: 'b', t: 'y' },
+    ]);
+  });
+
+  it('JSON Lines under a .json name read as JSONL, one line or many', async () => {
+    for (const size of [1, 5, 1 << 16])
+      expect(await records(chunksOf(JSONL, size), 'json')).toEqual(EXPECTED);
+    expect(await records(chunksOf('{"id":"1","t":"x"}'), 'json')).toEqual([{ id: '1', t: 'x' }]);
   });
 
   it('an empty file has no rows; a BOM is skipped', async () => {

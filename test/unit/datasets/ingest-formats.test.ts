@@ -102,7 +102,7 @@ describe('ingest of other dataset formats (AWS shell)', () => {
       reason: expect.stringMatching(/^datasets\/demo\/data\.jsonl\.gz: not a readable gzip file/),
     });
     const json = await setUp({ path: 'data.json' });
-    await json.bucket.put('datasets/demo/data.json', '{"idx": 1}');
+    await json.bucket.put('datasets/demo/data.json', '"a string, not rows"');
     expect(
       await ingestObject(json.deps, { key: 'datasets/demo/data.json', version: 'etag:1' }),
     ).toMatchObject({
