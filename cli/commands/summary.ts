@@ -1,6 +1,6 @@
 /** What the commands print on the terminal once a run, a sweep or a rebuilt report is done. */
 import { join } from 'node:path';
-import { ms, usd, visible } from '../../shared/lib/format.js';
+import { ms, pValue, usd, visible } from '../../shared/lib/format.js';
 import type { Report } from '../../shared/model/report.js';
 import type { ComparisonSummary } from '../../shared/reports/compare-runs.js';
 import { headline, incompleteNotice, reliabilityLines } from '../../shared/reports/files.js';
@@ -93,7 +93,7 @@ export function comparisonLine(report: Report): string {
   const deltas = Object.entries(primary.deltas)
     .map(
       ([name, d]) =>
-        `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${d.pValue.toFixed(3)}${d.withinNoise === undefined ? '' : `, ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor!.toFixed(3)}`})`,
+        `${name} ${d.delta >= 0 ? '+' : ''}${d.delta.toFixed(3)} (p ${pValue(d.pValue)}${d.withinNoise === undefined ? '' : `, ${d.withinNoise ? 'within' : 'beyond'} noise ±${d.noiseFloor!.toFixed(3)}`})`,
     )
     .join('  ');
   const flipped = Object.entries(primary.flipped)

@@ -741,7 +741,9 @@ export function evaluateCondition(
     verdict.pValue = paired.pValue;
     const significant = paired.pValue < condition.alpha;
     verdict.passed = holds && significant;
-    verdict.reason += `; p = ${show(paired.pValue)} ${significant ? '<' : '≥'} ${condition.alpha}${significant ? '' : ' (not significant)'}`;
+    // A p under 0.0001 is shown as such (never as 0: no test gives a p of 0).
+    const p = paired.pValue < 0.0001 ? 'p < 0.0001' : `p = ${show(paired.pValue)}`;
+    verdict.reason += `; ${p} ${significant ? '<' : '≥'} ${condition.alpha}${significant ? '' : ' (not significant)'}`;
   }
   return verdict;
 }

@@ -2,7 +2,7 @@
  * report.txt lines for the judges' own reliability: a panel of judges (report.json `panel`) and
  * a judge's self-preference (`scores.<scorer>.bias.selfPreference`).
  */
-import { num } from '../lib/format.js';
+import { num, pValue } from '../lib/format.js';
 import type { Interval, MetricValue, PanelSummary, SelfPreferenceBias } from '../model/report.js';
 
 const interval = (ci: Interval | undefined) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : '');
@@ -54,7 +54,7 @@ export function panelLines(panel: PanelSummary | undefined): string[] {
   const vs = panel.majorityVsBest;
   if (vs)
     lines.push(
-      `  majority − best judge (${vs.bestJudge}): ${signed(vs.delta)} ${interval(vs.ci)} over ${vs.n} items${vs.pValue === undefined ? '' : `, p ${num(vs.pValue)}`}`,
+      `  majority − best judge (${vs.bestJudge}): ${signed(vs.delta)} ${interval(vs.ci)} over ${vs.n} items${vs.pValue === undefined ? '' : `, p ${pValue(vs.pValue)}`}`,
     );
   const e = panel.effectiveJudges;
   lines.push(

@@ -626,7 +626,9 @@ export function pairedBootstrapsAt<K extends string>(
         values.length > 0
           ? [percentileOfSorted(values, (alpha / 2) * 100), percentileOfSorted(values, (1 - alpha / 2) * 100)]
           : [delta, delta],
-      pValue: values.length > 0 ? Math.min(1, (2 * otherSide) / values.length) : 1,
+      // Two-sided, the resample itself counted as one on the other side ((k + 1) / (B + 1)):
+      // B resamples cannot show a p below 1 / (B + 1), so none is ever 0.
+      pValue: values.length > 0 ? Math.min(1, (2 * (otherSide + 1)) / (values.length + 1)) : 1,
     };
   }
   return result;

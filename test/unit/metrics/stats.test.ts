@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   bootstrapCi,
+  DEFAULT_BOOTSTRAP,
   type Indices,
   mcnemar,
   mcnemarPaired,
@@ -223,7 +224,8 @@ describe('pairedBootstrap', () => {
     expect(d.delta).toBeGreaterThan(0);
     expect(d.ci[0]).toBeGreaterThan(0);
     expect(d.ci[1]).toBeGreaterThanOrEqual(d.ci[0]);
-    expect(d.pValue).toBeLessThan(0.01); // no resample can go to ≤ 0
+    // No resample goes to ≤ 0: p is (0 + 1) / (B + 1) on each side, never 0.
+    expect(d.pValue).toBeCloseTo(2 / (DEFAULT_BOOTSTRAP.iterations + 1), 12);
     // The mirror image: the base is the better run.
     const worse = pairedBootstrap(candidate, spread, meanOf);
     expect(worse.delta).toBeCloseTo(-d.delta, 12);

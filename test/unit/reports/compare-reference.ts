@@ -489,7 +489,7 @@ function pairedBootstraps<T, K extends string>(
         values.length > 0
           ? [percentileOfSorted(values, (alpha / 2) * 100), percentileOfSorted(values, (1 - alpha / 2) * 100)]
           : [delta, delta],
-      pValue: values.length > 0 ? Math.min(1, (2 * otherSide) / values.length) : 1,
+      pValue: values.length > 0 ? Math.min(1, (2 * (otherSide + 1)) / (values.length + 1)) : 1,
     };
   }
   return result;

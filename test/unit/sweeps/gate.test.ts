@@ -284,6 +284,9 @@ describe('evaluateGate', () => {
     const strong = check(text, variant, baseline, pairing({ accuracy: paired(0.04, 0.01) }));
     expect(strong).toMatchObject({ passed: true, value: 0.04, pValue: 0.01 });
     expect(strong.reason).toBe('delta accuracy 0.04 meets > 0; p = 0.01 < 0.05');
+    // A p too small to show is shown as such, never as 0.
+    const tiny = check(text, variant, baseline, pairing({ accuracy: paired(0.04, 0) }));
+    expect(tiny.reason).toBe('delta accuracy 0.04 meets > 0; p < 0.0001 < 0.05');
     // Significant but the wrong way: still fails.
     const worse = check(text, variant, baseline, pairing({ accuracy: paired(-0.04, 0.01) }));
     expect(worse).toMatchObject({ passed: false, value: -0.04, pValue: 0.01 });
