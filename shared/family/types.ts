@@ -75,7 +75,11 @@ export interface PromptRole {
   data?: readonly string[];
 }
 
-export type ParsedRow = { item: Item } | { error: string; id?: string };
+/**
+ * A row as the family reads it: an item, or why it is not one, with its id when it has one and
+ * its gold as the row gives it (kept in its failed result, so a report shows what it held).
+ */
+export type ParsedRow = { item: Item } | { error: string; id?: string; gold?: string };
 
 /** Extra report.json figures and report.txt lines of a family (GEC: the method's own figures). */
 export interface ReportSection {

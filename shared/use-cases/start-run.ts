@@ -310,7 +310,7 @@ export class RowList {
  */
 export type ParsedRow =
   | { item: Item }
-  | { error: string; input?: Record<string, string>; id?: string; annotations?: string[] };
+  | { error: string; input?: Record<string, string>; id?: string; gold?: string; annotations?: string[] };
 
 /**
  * Reads dataset rows into the run's items by its family's rules (with the output a row gives),
@@ -332,7 +332,17 @@ export function rowParser(run: RunRecord): (raw: RawRow) => ParsedRow {
     // An object the family read as text, a field too long inside one, a blank gold: the row is invalid.
     const problem = reading.problem('item' in parsed ? parsed.item : undefined);
     if (problem !== undefined) return { error: problem, input: raw.record, ...annotations };
-    if ('error' in parsed) return { error: parsed.error, input: raw.record, ...annotations };
+    if ('error' in parsed) {
+      // Its gold as the row gives it: the family's reading, else the column the suite names.
+      const column = rows.suite.dataset.columns.gold;
+      const gold = parsed.gold ?? (typeof column === 'string' ? reading.record[column] : undefined);
+      return {
+        error: parsed.error,
+        input: raw.record,
+        ...(gold !== undefined ? { gold } : {}),
+        ...annotations,
+      };
+    }
     const item = withGiven(parsed.item, reading.record, run.suite);
     const columns = reading.kept();
     return {
@@ -353,6 +363,8 @@ export interface InvalidRow {
   reason: string;
   input?: Record<string, string>;
   id?: string;
+  /** Its gold as the row gives it (text, never read as a label): shown, never scored. */
+  gold?: string;
   annotations?: string[];
 }
 
@@ -364,11 +376,11 @@ export function invalidOf({ error, ...row }: Extract<ParsedRow, { error: string 
 /** A row that is not an item, as ingest records it: a failed result under the row's id (`row-<n>` unless given). */
 export function invalidResult(
   runId: string,
-  { row, reason, input = {}, id, part, annotations }: InvalidRow & { row: number; part?: number },
+  { row, reason, input = {}, id, gold, part, annotations }: InvalidRow & { row: number; part?: number },
   at: Date,
 ): ItemResult {
   const result = failedResult(
-    { runId, itemId: id ?? `row-${row}`, row, input, part },
+    { runId, itemId: id ?? `row-${row}`, row, input, part, ...(gold !== undefined ? { gold } : {}) },
     { kind: 'invalid_row', message: `row ${row}: ${reason}` },
     at,
   );

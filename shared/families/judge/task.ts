@@ -245,7 +245,8 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
     let gold: string | undefined;
     if (goldCol && goldCol.value.trim() !== '') {
       const parsed = parseGold(suite, goldCol.value);
-      if ('error' in parsed) return { id, error: `${parsed.error} (column ${goldCol.key})` };
+      if ('error' in parsed)
+        return { id, error: `${parsed.error} (column ${goldCol.key})`, gold: goldCol.value };
       gold = parsed.gold;
     }
     return { item: { id: id ?? contentId(input), row, input, ...(gold !== undefined ? { gold } : {}) } };

@@ -123,6 +123,17 @@ describe('a dataset row read as the suite names it', () => {
     expect(item).toMatchObject({ id: 'x1', gold: 'no', input: { question: 'dotted key' } });
   });
 
+  it('keeps the gold of an invalid row as the row gives it, for the report to show', async () => {
+    const rows = await parsed(
+      judge({ columns: { gold: 'verdict' } }),
+      jsonl({ id: 'a', question: 'q', verdict: 'maybe' }, { id: 'b', verdict: 'yes' }),
+    );
+    // A gold that is not a label: the family's reading of it.
+    expect(rows[0]).toMatchObject({ error: expect.stringMatching(/gold "maybe"/), gold: 'maybe' });
+    // Another reason (no column for {question}): the column the suite names.
+    expect(rows[1]).toMatchObject({ error: expect.stringMatching(/missing column question/), gold: 'yes' });
+  });
+
   it('an object reaching an input or the gold is an invalid row that names the column', async () => {
     const [input, gold, fine] = await parsed(
       judge({ columns: { gold: 'g' } }),
