@@ -160,6 +160,12 @@ export interface SliceFigures {
   note?: string;
 }
 
+/** The items a slice's metrics are over (its scored items: the most any metric has); undefined without metrics. */
+export function sliceScored(slice: SliceFigures): number | undefined {
+  const counts = Object.values(slice.metrics).map((m) => m.n);
+  return counts.length > 0 ? Math.max(...counts) : undefined;
+}
+
 export interface StageCost {
   usd: number;
   calls: number;

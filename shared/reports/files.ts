@@ -26,6 +26,7 @@ import {
   type Report,
   type ScorerReliability,
   type ScorerSummary,
+  sliceScored,
 } from '../model/report.js';
 import { type ResultSource, sourceOf } from '../model/report-order.js';
 import { discard } from '../model/streams.js';
@@ -562,8 +563,8 @@ export function reliabilityLines(r: ScorerReliability, indent: string): string[]
 }
 
 /**
- * report.txt's Slices: per slice column a table of its values, each with its items and the
- * primary scorer's headline metrics (value and 95% CI).
+ * report.txt's Slices: per slice column a table of its values, each with its items, the items
+ * its metrics are over (scored) and the primary scorer's headline metrics (value and 95% CI).
  */
 export function renderSlices(report: Pick<Report, 'slices' | 'scores' | 'primaryScorer'>): string[] {
   if (!report.slices) return [];
@@ -582,7 +583,7 @@ export function renderSlices(report: Pick<Report, 'slices' | 'scores' | 'primary
     lines.push(
       '',
       `  ${column}`,
-      `    ${'value'.padEnd(width)}  ${'n'.padStart(6)}  ${metrics.map((metric) => cell(named(metric))).join('')}`.trimEnd(),
+      `    ${'value'.padEnd(width)}  ${'items'.padStart(6)}  ${'scored'.padStart(6)}  ${metrics.map((metric) => cell(named(metric))).join('')}`.trimEnd(),
     );
     for (const [value, slice] of Object.entries(values)) {
       const shown = [...value].length > width ? `${[...value].slice(0, width - 1).join('')}…` : value;
@@ -590,7 +591,10 @@ export function renderSlices(report: Pick<Report, 'slices' | 'scores' | 'primary
         const m = slice.metrics[metric];
         return cell(m ? `${num(m.value)} ${interval(m.ci)}`.trimEnd() : '');
       });
-      lines.push(`    ${shown.padEnd(width)}  ${String(slice.n).padStart(6)}  ${figures.join('')}`.trimEnd());
+      const scored = sliceScored(slice);
+      lines.push(
+        `    ${shown.padEnd(width)}  ${String(slice.n).padStart(6)}  ${(scored === undefined ? '' : String(scored)).padStart(6)}  ${figures.join('')}`.trimEnd(),
+      );
       if (slice.note) lines.push(`    ${''.padEnd(width)}  (${slice.note})`);
     }
   }

@@ -68,7 +68,7 @@ describe('slices, end to end', { timeout: 180_000 }, () => {
     const accuracy = subset.Natural!.metrics.accuracy!;
     expect(text).toMatch(
       new RegExp(
-        String.raw`\n    Natural\s+16  ${accuracy.value!.toFixed(3)} \[${accuracy.ci![0].toFixed(3)}, ${accuracy.ci![1].toFixed(3)}\]`,
+        String.raw`\n    Natural\s+16\s+${accuracy.n}  ${accuracy.value!.toFixed(3)} \[${accuracy.ci![0].toFixed(3)}, ${accuracy.ci![1].toFixed(3)}\]`,
       ),
     );
 

@@ -180,10 +180,10 @@ describe('slices in report.txt', () => {
     );
     const section = text.slice(text.indexOf('Slices ('));
     expect(section).toMatch(/\n {2}subset\n/);
-    expect(section).toMatch(/\n {4}value\s+n\s+accuracy/);
-    expect(section).toMatch(/\n {4}A\s+4\s+0\.750 \[/);
-    expect(section).toMatch(/\n {4}\(none\)\s+1\s+1\.000/);
-    expect(section).toMatch(/\n {2}lang\n[\s\S]*\n {4}de\s+3\s+0\.333/);
+    expect(section).toMatch(/\n {4}value\s+items\s+scored\s+accuracy/);
+    expect(section).toMatch(/\n {4}A\s+4\s+4\s+0\.750 \[/);
+    expect(section).toMatch(/\n {4}\(none\)\s+1\s+1\s+1\.000/);
+    expect(section).toMatch(/\n {2}lang\n[\s\S]*\n {4}de\s+3\s+3\s+0\.333/);
   });
 });
 

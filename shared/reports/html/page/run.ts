@@ -4,7 +4,13 @@
 import { humanCeilingSentence } from '../../../lib/format.js';
 import { headlineMetrics, metricSpec } from '../../../model/metrics.js';
 import type { ScoreKind } from '../../../model/model.js';
-import type { HumanAgreement, MetricValue, Report, ScorerSummary } from '../../../model/report.js';
+import {
+  type HumanAgreement,
+  type MetricValue,
+  type Report,
+  type ScorerSummary,
+  sliceScored,
+} from '../../../model/report.js';
 import { injectionMessage } from '../../injection-tally.js';
 import type { ItemTable } from '../types.js';
 import { histogram, roc } from './charts.js';
@@ -567,6 +573,7 @@ function slicesSection(report: Report): HTMLElement | undefined {
     const rows = Object.entries(values).map(([value, slice]) => [
       value,
       String(slice.n),
+      String(sliceScored(slice) ?? ''),
       ...metrics.map((metric) => {
         const m = slice.metrics[metric];
         if (!m) return '';
@@ -595,7 +602,7 @@ function slicesSection(report: Report): HTMLElement | undefined {
       { class: 'figure wide slices', 'data-slice-column': column },
       h('figcaption', null, `by ${column}`),
       table(
-        ['value', 'n', ...metrics.map((metric) => `${metricName(metric)} (95% CI)`), ''],
+        ['value', 'items', 'scored', ...metrics.map((metric) => `${metricName(metric)} (95% CI)`), ''],
         rows,
         'grid slices',
       ),
