@@ -376,7 +376,8 @@ export async function runSuite(
       run,
       outDir,
       total: started.total,
-      alreadyDone: started.total - started.queued,
+      // Items scored before (a resumed run): the invalid rows are recorded, never queued, never done before.
+      alreadyDone: started.total - started.queued - started.invalidRows,
       queued: started.queued,
       invalidRows: started.invalidRows,
     });

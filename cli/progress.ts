@@ -101,7 +101,8 @@ export function progressReporter(stream: NodeJS.WriteStream = process.stderr): (
             );
           } else {
             p.total = event.total;
-            p.done += event.alreadyDone;
+            // The invalid rows are recorded as failed already: the bar counts them done.
+            p.done += event.alreadyDone + event.invalidRows;
             stream.write(
               `run ${shown(event.run.runId)} → ${shown(event.outDir)}\n` +
                 `${event.total} items (${event.invalidRows} invalid rows), ${event.alreadyDone} already done, ${to}\n`,

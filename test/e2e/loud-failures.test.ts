@@ -50,6 +50,21 @@ describe('loud failures', { timeout: 180_000 }, () => {
     expect(failed?.stdout).not.toContain('compared with');
   });
 
+  it('a first run with an invalid row: it is counted invalid, not already done, and its gold is shown as given', async () => {
+    const dir = await tempDir('assay-loud-');
+    const lines = (await readFile(REPLIES, 'utf8')).split(/\r?\n/).filter((line) => line !== '');
+    const data = join(dir, 'one-invalid.csv');
+    await writeFile(
+      data,
+      `${[lines[0], lines[1]!.replace(/,[^,]*$/, ',sarcastic'), ...lines.slice(2)].join('\n')}\n`,
+    );
+    const suite = await toneSuite(dir, 'one-invalid', data);
+    const out = join(dir, 'run');
+    const { stderr } = await assayCli(['run', suite, '--simulate', '--out', out], dir);
+    expect(stderr).toContain('48 items (1 invalid rows), 0 already done, 47 to score');
+    expect(await readFile(join(out, 'errors.txt'), 'utf8')).toMatch(/\[row-1\] row 1 {2}gold=sarcastic {2}/);
+  });
+
   it('a dataset with a header only: exit 1, saying it has no rows', async () => {
     const dir = await tempDir('assay-loud-');
     const data = join(dir, 'empty.csv');
