@@ -235,9 +235,14 @@ export function metrics(): [string, MetricSpec][] {
   return [...table];
 }
 
-/** A metric's name for people; an undeclared key is spelt out from its camelCase. */
+/**
+ * A metric's name for people; an undeclared camelCase key is spelt out (`perClass`: per class).
+ * Any other key is shown as it is: a label (`TP`, `FP3`, `Natural`) keeps its case.
+ */
 export function metricDisplayName(key: string): string {
-  return table.get(key)?.name ?? key.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase();
+  const declared = table.get(key)?.name;
+  if (declared !== undefined) return declared;
+  return /^[a-z][a-z0-9]*[A-Z]/.test(key) ? key.replace(/([a-z0-9])([A-Z])/g, '$1 $2').toLowerCase() : key;
 }
 
 /** The headline metrics of a kind, in the order summaries print them. */

@@ -97,6 +97,10 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     expect(names).toEqual(expect.arrayContaining(['binary macro F1', 'F1 of TP/TN']));
     expect(names).not.toContain('binary f1');
     expect(await page.textContent('body')).toContain('Binary view: the positive class against the rest');
+    // Labels keep their case wherever they head a table (the distribution's, the per-class one).
+    const shown = await page.innerText('#app');
+    expect(shown).toMatch(/\bFP3\b/);
+    expect(shown).not.toMatch(/\bfp[123]\b/);
     expect(await page.textContent('[data-testid="items"] .tile-value')).toBe(String(report.counts.items));
     // The label scorer's confusion matrix, cell by cell as report.json has it.
     const confusion = report.scores.label.tables.confusion as Record<string, Record<string, number>>;

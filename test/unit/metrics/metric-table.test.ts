@@ -42,6 +42,8 @@ describe('the metric table', () => {
   it('names, ranges and the methods of intervals and deltas come from one declaration', () => {
     expect(metricDisplayName('kendallTau')).toBe('Kendall τ-b');
     expect(metricDisplayName('someNewFigure')).toBe('some new figure');
+    // A label as a key keeps its case (a distribution's, a per-class table's).
+    for (const label of ['TP', 'FP3', 'Natural', 'yes', 'A']) expect(metricDisplayName(label)).toBe(label);
     expect(metricSpec('mae')).toMatchObject({ better: 'lower', range: 'open', interval: 'bootstrap' });
     for (const proportion of ['accuracy', 'binaryAccuracy', 'passRate']) {
       expect(metricSpec(proportion)).toMatchObject({ interval: 'wilson', range: 'unit' });
