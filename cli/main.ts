@@ -241,7 +241,14 @@ program
     "output column of the predictions file (default: the one of the family's output columns it has — pred, prediction…; never the gold column)",
   )
   .option('--gold-column <name>', "gold column (default: the family's first gold column the gold file has)")
-  .option('--id-column <name>', 'id column to join the files on (default: idx, else id)')
+  .option(
+    '--id-column <name>',
+    "id column to join the files on (default: the suite's columns.id, else idx, else id)",
+  )
+  .option(
+    '--pred-id-column <name>',
+    "the predictions file's id column, when it is named apart (default: --id-column's)",
+  )
   .option(
     '--by <column>',
     'a column naming configurations (base, fine-tuned…): with several, each is a run of its own in --out and they are compared as a sweep, the first as baseline',

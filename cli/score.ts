@@ -31,6 +31,8 @@ export interface ScoreFlags {
   predColumn?: string;
   goldColumn?: string;
   idColumn?: string;
+  /** The predictions file's id column, named apart from the gold file's. */
+  predIdColumn?: string;
 }
 
 /** The columns `assay score` reads, as it tells the user before scoring. */
@@ -69,7 +71,9 @@ export function chooseColumns(options: {
   outputCandidates: readonly string[];
   /** The gold column the suite maps, if any. */
   mappedGold?: string;
-  flags: Pick<ScoreFlags, 'predColumn' | 'goldColumn' | 'idColumn'>;
+  /** The id column the suite maps, if any: the dataset's (the gold file's), tried first in the predictions too. */
+  mappedId?: string;
+  flags: Pick<ScoreFlags, 'predColumn' | 'goldColumn' | 'idColumn' | 'predIdColumn'>;
   /** Both files are the same file: its gold column cannot be its prediction. */
   sameFile?: boolean;
 }): ScoreColumns {
@@ -84,18 +88,34 @@ export function chooseColumns(options: {
     );
   const gold = named ?? options.goldCandidates.find((name) => has(goldFile, name));
 
-  const idCandidates = flags.idColumn ? [flags.idColumn] : options.gold ? ID_COLUMNS : ROW_ID_COLUMNS;
-  const idOf = (file: { name: string; columns: readonly string[] }) => {
-    const id = idCandidates.find((name) => has(file, name));
+  // The id column: --id-column (both files), else the suite's (the dataset's), else the usual
+  // names; --pred-id-column names the predictions file's apart (the suite's is tried first there).
+  const usual: readonly string[] = options.gold ? ID_COLUMNS : ROW_ID_COLUMNS;
+  const { mappedId } = options;
+  const goldIds = flags.idColumn ? [flags.idColumn] : mappedId ? [mappedId] : usual;
+  const predictionIds = flags.predIdColumn
+    ? [flags.predIdColumn]
+    : flags.idColumn
+      ? [flags.idColumn]
+      : unique([...(mappedId ? [mappedId] : []), ...usual]);
+  const idOf = (
+    file: { name: string; columns: readonly string[] },
+    candidates: readonly string[],
+    flag: string,
+  ) => {
+    const id = candidates.find((name) => has(file, name));
     if (options.gold && id === undefined)
       throw new Error(
-        `${file.name} has no id column to join on (${idCandidates.join(' or ')}; its columns: ${columnList(file.columns)}): name it with --id-column`,
+        `${file.name} has no id column to join on (${candidates.join(' or ')}; its columns: ${columnList(file.columns)}): name it with ${flag}`,
       );
     return id;
   };
   const id = options.gold
-    ? { gold: idOf(options.gold), predictions: idOf(predictions) }
-    : { predictions: idOf(predictions) };
+    ? {
+        gold: idOf(options.gold, goldIds, '--id-column'),
+        predictions: idOf(predictions, predictionIds, '--pred-id-column'),
+      }
+    : { predictions: idOf(predictions, flags.predIdColumn ? predictionIds : goldIds, '--id-column') };
 
   const single = !options.gold || options.sameFile === true;
   if (flags.predColumn !== undefined) {
@@ -196,6 +216,7 @@ export async function scoringRun(flags: ScoreFlags): Promise<{
     goldCandidates: family.suite.goldColumns ?? ['gold'],
     outputCandidates: family.suite.outputColumns ?? OUTPUT_COLUMNS,
     mappedGold: baseDataset.columns?.gold,
+    mappedId: baseDataset.columns?.id,
     flags,
     sameFile: gold !== undefined && gold === predictions,
   });

@@ -16,6 +16,7 @@ export interface ScoreFlags {
   predColumn?: string;
   goldColumn?: string;
   idColumn?: string;
+  predIdColumn?: string;
   by: string;
   progress: boolean;
 }

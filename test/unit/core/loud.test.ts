@@ -14,12 +14,13 @@ import { buildReport } from '../../../shared/reports/report.js';
 import { REPO, suite, tempDir } from '../../helpers.js';
 
 const GEC = taskFor({ task: 'gec' }).suite;
-const gec = (gold: string[] | undefined, predictions: string[], flags = {}) =>
+const gec = (gold: string[] | undefined, predictions: string[], flags = {}, mappedId?: string) =>
   chooseColumns({
     gold: gold && { name: 'gold.csv', columns: gold },
     predictions: { name: 'predictions.csv', columns: predictions },
     goldCandidates: GEC.goldColumns!,
     outputCandidates: GEC.outputColumns!,
+    ...(mappedId ? { mappedId } : {}),
     flags,
   });
 
@@ -31,6 +32,32 @@ describe('chooseColumns (assay score)', () => {
       prediction: 'judge_label',
     });
     expect(gec(['id', 'src', 'tgt', 'label'], ['id', 'pred']).prediction).toBe('pred');
+  });
+
+  it("joins on the suite's id column, and on a predictions id named apart with --pred-id-column", () => {
+    // The suite maps columns.id: the gold file's id, tried first in the predictions file.
+    expect(
+      gec(['question_id', 'src', 'tgt', 'label'], ['question_id', 'pred'], {}, 'question_id').id,
+    ).toEqual({
+      gold: 'question_id',
+      predictions: 'question_id',
+    });
+    expect(gec(['question_id', 'src', 'tgt', 'label'], ['idx', 'pred'], {}, 'question_id').id).toEqual({
+      gold: 'question_id',
+      predictions: 'idx',
+    });
+    // A single file's items take the suite's id too.
+    expect(gec(undefined, ['key', 'idx', 'src', 'tgt', 'label', 'pred'], {}, 'key').id).toEqual({
+      predictions: 'key',
+    });
+    // Each file's own id column.
+    expect(gec(['idx', 'src', 'tgt', 'label'], ['item', 'pred'], { predIdColumn: 'item' }).id).toEqual({
+      gold: 'idx',
+      predictions: 'item',
+    });
+    expect(() => gec(['idx', 'src', 'tgt', 'label'], ['item', 'pred'])).toThrow(
+      /predictions\.csv has no id column to join on \(idx or id; .*\): name it with --pred-id-column/,
+    );
   });
 
   it("never takes the gold column, or a column named gold, for the prediction (a run's labeled.csv)", () => {
@@ -70,7 +97,7 @@ describe('chooseColumns (assay score)', () => {
       'the gold column "human" is not in gold.csv (its columns: idx, label)',
     );
     expect(() => gec(['idx', 'label'], ['key', 'pred'])).toThrow(
-      'predictions.csv has no id column to join on (idx or id; its columns: key, pred): name it with --id-column',
+      'predictions.csv has no id column to join on (idx or id; its columns: key, pred): name it with --pred-id-column',
     );
     expect(gec(['key', 'label'], ['key', 'pred'], { idColumn: 'key' }).id).toEqual({
       gold: 'key',
