@@ -67,7 +67,7 @@ export interface SimWorldOptions {
   epochMs?: number;
   /** Makes `Math.random` a seeded generator while the simulation runs (reproducible jitter), when set. */
   seed?: number;
-  /** Real ms to wait for pending real I/O before calling it stuck. Default 60,000. */
+  /** Real ms to wait for pending real I/O, with no work running meanwhile, before calling it stuck. Default 60,000. */
   ioWaitLimitMs?: number;
   /**
    * Real ms to keep waiting, when no timer is left, for work outside the event loop's view (a
@@ -238,7 +238,12 @@ export class SimWorld {
     let ioSince: number | undefined;
     let idleSince: number | undefined;
     for (let spins = 0; ; spins++) {
+      const round = real.performanceNow();
       await new Promise<void>((resolve) => real.setImmediate(resolve));
+      // A round that took long ran work (callbacks, a replay's forced collections): the I/O in
+      // flight is then not stalled, however long the stretch of work around it (a file written
+      // a chunk at a time keeps a request in flight all along).
+      if (real.performanceNow() - round > WORKING_ROUND_MS) ioSince = undefined;
       const busy = awaitedResources();
       if (busy.length === 0) {
         if (this.settled || this.clock.nextAt !== undefined || this.deadlockGraceMs <= 0) return;
@@ -274,6 +279,9 @@ export class SimWorld {
     ];
   }
 }
+
+/** A drain round longer than this, real ms, ran work: real I/O waited on meanwhile is not stalled. */
+const WORKING_ROUND_MS = 20;
 
 let activeWorld: SimWorld | undefined;
 
