@@ -59,6 +59,12 @@ export interface RowReader<S extends BaseSuite> {
 /** A path with a `*` step: every element of an array. */
 const hasStar = (name: string) => /(^|\.)\*(\.|$)/.test(name);
 
+/** Whether a suite's gold is given by several annotators: `columns.gold` a list, or a path with `*`. */
+export function severalAnnotators(columns: { gold?: string | readonly string[] }): boolean {
+  const { gold } = columns;
+  return Array.isArray(gold) || (typeof gold === 'string' && hasStar(gold));
+}
+
 const quote = (value: string) => JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
 
 /** Reads the rows of `suite`'s dataset for a family with these defaults. */
@@ -70,7 +76,7 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
   const partial = Boolean(suite.dataset.partialGold || suite.dataset.goldFile);
   const mapped = columns as Record<string, string | readonly string[] | undefined>;
   const gold = columns.gold;
-  const several = Array.isArray(gold) || (typeof gold === 'string' && hasStar(gold));
+  const several = severalAnnotators(columns);
   /** The name the family reads several annotators' majority by. */
   const goldKey = Array.isArray(gold) ? gold.join(' + ') : gold;
   const familySuite: S = Array.isArray(gold)

@@ -3,6 +3,7 @@ import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { severalAnnotators } from '../family/dataset-row.js';
 import type { AnyTaskFamily } from '../family/types.js';
 import {
   humanCeilingSentence,
@@ -363,6 +364,7 @@ export function resultView(
     primary,
     outputText: (output) => (output === undefined ? undefined : outputText(output)),
     ...(repeats > 1 ? { repeats } : {}),
+    ...(severalAnnotators(suite.dataset.columns) ? { annotators: true } : {}),
   };
 }
 
@@ -396,6 +398,7 @@ export function csvHeader(inputs: readonly string[], view: ResultView, kept: rea
     'row',
     ...inputs,
     'gold',
+    ...(view.annotators ? ['annotators'] : []),
     'status',
     'failure',
     ...view.scorers.flatMap((s) => [
@@ -435,6 +438,8 @@ function csvRow(
     r.row,
     ...inputs.map((column) => r.input[column]),
     r.gold,
+    // The annotators' labels in order, as JSON (a label may hold any character).
+    ...(view.annotators ? [r.annotations ? JSON.stringify(r.annotations) : undefined] : []),
     r.status,
     r.failure?.kind,
     ...scores,

@@ -8,4 +8,6 @@ export interface ResultView {
   outputText(output: unknown): string | undefined;
   /** Times each item was scored (`run.repeats`): above 1, labeled.csv has a column per repeat. */
   repeats?: number;
+  /** The gold is several annotators' (see `severalAnnotators`): labeled.csv has their labels. */
+  annotators?: boolean;
 }

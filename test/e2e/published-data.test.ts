@@ -138,6 +138,8 @@ describe('a published JSON array with recoded labels and slices', { timeout: 180
       ['no', 'no', 'yes'],
       ['no', 'no', 'no'],
     ];
+    // labeled.csv has each worker's label beside the majority.
+    expect(rows.map((r) => JSON.parse(r.annotators!))).toEqual(workers);
     // Pairwise agreement: 1/3, 1/3 and 3/3 of each item's pairs agree, 5/9 in all. Alpha, nominal:
     // 9 values (3 yes, 6 no); coincidences yes-no 2 + no-yes 2 over 9, expected 2·3·6 / (9·8) = 1/2,
     // so alpha = 1 − (4/9) / (1/2) = 1/9. The judge against each worker: the share of items agreeing.
