@@ -210,6 +210,19 @@ export function planLabels(
         note,
       },
       items,
+      rubric: rubricOf(run),
     },
   };
+}
+
+/** The run's prompts in the family's order of roles (its first, the judge's own rubric, first). */
+function rubricOf(run: RunRecord): { path: string; text: string }[] {
+  const order = Object.values(taskFor(run.suite).promptPaths(run.suite as never));
+  const rank = (path: string) => {
+    const at = order.indexOf(path);
+    return at < 0 ? order.length : at;
+  };
+  return Object.entries(run.prompts)
+    .sort(([a], [b]) => rank(a) - rank(b))
+    .map(([path, prompt]) => ({ path, text: prompt.text }));
 }

@@ -134,6 +134,10 @@ describe.skipIf(!existsSync(CHROMIUM))(
       await page.goto(pathToFileURL(labelPage).href);
       await page.waitForSelector('body[data-ready="true"]');
       expect(await page.textContent('body')).toContain('1 / p');
+      // The rubric the judge had, its own prompt first and open, as the run saw it.
+      const tone = await readFile(join(REPO, 'examples', 'prompts', 'tone.md'), 'utf8');
+      expect(await page.textContent('[data-testid=rubric] details[open] summary')).toBe('tone.md');
+      expect(await page.textContent('[data-testid=rubric] details[open] pre')).toBe(tone);
 
       // The judge's verdict is not shown before an answer.
       expect(await seen(page)).toMatchObject({ item: ids[0], verdictShown: false, answer: null });

@@ -101,6 +101,8 @@ export interface LabelPageData {
     note: string;
   };
   items: LabelPageItem[];
+  /** The prompts the judge was given (its rubric first), as the run saw them: what a person labels by. */
+  rubric?: { path: string; text: string }[];
 }
 
 export type PageData =

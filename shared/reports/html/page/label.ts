@@ -345,6 +345,7 @@ export function labelPage(data: LabelPageData): HTMLElement[] {
       ),
     ),
     h('p', { class: 'note', 'data-testid': 'selection-note' }, data.selection.note),
+    rubricSection(data.rubric ?? []),
     h(
       'p',
       { class: 'note' },
@@ -358,4 +359,17 @@ export function labelPage(data: LabelPageData): HTMLElement[] {
     h('p', null, exportButton),
     saved,
   ].filter((x): x is HTMLElement => x !== null);
+}
+
+/** The judge's prompts, the first open: the rubric a person labels by, as the judge had it. */
+function rubricSection(rubric: { path: string; text: string }[]): HTMLElement | null {
+  if (rubric.length === 0) return null;
+  return h(
+    'section',
+    { class: 'label-rubric', 'data-testid': 'rubric' },
+    h('h2', null, 'The rubric: what the judge was told'),
+    rubric.map(({ path, text }, i) =>
+      h('details', i === 0 ? { open: true } : null, h('summary', null, path), h('pre', null, text)),
+    ),
+  );
 }
