@@ -96,7 +96,10 @@ export interface RunHeader {
   startedAt: string;
   /** Prompt path → content hash. */
   prompts: Record<string, string>;
+  /** The backends that answered; none when the dataset gave the outputs (see `predictions`). */
   backends: string[];
+  /** Where the outputs came from when the dataset gave them (`assay score`): no backend answered. */
+  predictions?: string;
   /** The run was answered by the simulator (its record says so, or a result of it does). */
   simulated: boolean;
 }
@@ -209,7 +212,8 @@ function header(run: RunRecord, simulated: boolean): RunHeader {
         .map(([path, p]) => [path, p.hash] as const)
         .sort(([a], [b]) => byCodeUnit(a, b)),
     ),
-    backends: [...run.suite.backends],
+    backends: run.predictions !== undefined ? [] : [...run.suite.backends],
+    ...(run.predictions !== undefined ? { predictions: run.predictions } : {}),
     simulated: run.simulated || simulated,
   };
 }

@@ -4,6 +4,7 @@ import { metricDisplayName } from '../model/metrics.js';
 import type { ScoreKind } from '../model/model.js';
 import { HEADLINE_METRICS } from '../model/report.js';
 import type { BlobStore } from '../ports/ports.js';
+import { answeredBy } from './answered-by.js';
 import {
   type Comparison,
   type CoverageDelta,
@@ -184,8 +185,8 @@ export function renderComparisonText(c: Comparison, options: ComparisonTextOptio
   const lines = [
     ...(c.simulated ? simulatedBanner(c.notice) : []),
     `Assay comparison — ${c.base.suite} → ${c.candidate.suite}`,
-    `base       ${c.base.runId}   started ${c.base.startedAt}   backends: ${c.base.backends.join(', ')}`,
-    `candidate  ${c.candidate.runId}   started ${c.candidate.startedAt}   backends: ${c.candidate.backends.join(', ')}`,
+    `base       ${c.base.runId}   started ${c.base.startedAt}   ${answeredBy(c.base)}`,
+    `candidate  ${c.candidate.runId}   started ${c.candidate.startedAt}   ${answeredBy(c.candidate)}`,
   ];
   if (c.base.dataset === c.candidate.dataset) lines.push(`dataset: ${c.base.dataset}`);
   else lines.push(`WARNING: the runs used different datasets: ${c.base.dataset} vs ${c.candidate.dataset}`);

@@ -65,5 +65,14 @@ describe('assay score names the predictions it scores', { timeout: 120_000 }, ()
     const board = await assay('leaderboard', '--runs', '.');
     expect(board.stdout).not.toContain('gpt-4o-mini');
     expect(board.stdout).toContain('predictions from tool-preds.csv (column pred)');
+
+    // Compared with a run of the suite's backend: each side says what answered it.
+    await assay('run', 'suite.json', '--simulate', '--out', 'run', '--no-progress');
+    await assay('compare', 'scored', 'run', '--out', 'cmp');
+    const comparison = await readFile(join(dir, 'cmp', 'comparison.txt'), 'utf8');
+    expect(comparison).toMatch(
+      /^base {7}\S+ {3}started \S+ {3}outputs: predictions from tool-preds\.csv \(column pred\)$/m,
+    );
+    expect(comparison).toMatch(/^candidate {2}\S+ {3}started \S+ {3}backends: sim:gpt-4o-mini$/m);
   });
 });

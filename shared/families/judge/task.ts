@@ -195,7 +195,12 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
 
   config: (suite) => ({
     answer: suite.judge.pairwise
-      ? `pairwise ${suite.judge.pairwise.join(' vs ')}, both orders, inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
+      ? `pairwise ${suite.judge.pairwise.join(' vs ')}, ${
+          // Verdicts the dataset gives were not asked in both orders here.
+          suite.dataset.columns.output !== undefined
+            ? 'the verdicts given'
+            : `both orders, inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
+        }`
       : suite.judge.labels
         ? `labels ${suite.judge.labels.join('/')}${suite.judge.ordinal ? ' (ordinal)' : ''}`
         : `range ${suite.judge.range!.join('..')}${suite.judge.ordinal === undefined ? '' : suite.judge.ordinal ? ' (ordinal)' : ' (not ordinal)'}`,

@@ -110,6 +110,24 @@ describe('pairwise gold and rows', () => {
     });
   });
 
+  it('says the verdicts were asked in both orders only when they were', () => {
+    expect(judgeFamily.config(pairwiseSuite()).answer).toBe(
+      'pairwise response_a vs response_b, both orders, inconsistent → tie',
+    );
+    const given = validateSuite(
+      {
+        version: 1,
+        name: 'p',
+        task: 'judge',
+        dataset: { path: 'x.csv', columns: { gold: 'preference', output: 'verdict' } },
+        judge: { prompt: 'prompts/preference.md', pairwise: ['response_a', 'response_b'] },
+        backends: ['sim:x'],
+      },
+      'test suite',
+    ) as unknown as JudgeSuite;
+    expect(judgeFamily.config(given).answer).toBe('pairwise response_a vs response_b, the verdicts given');
+  });
+
   it('reads placeholders of any case, each the column of that spelling', () => {
     const suite = pairwiseSuite({ pairwise: ['response_A', 'response_B'] });
     const prompt = {

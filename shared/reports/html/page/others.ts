@@ -4,6 +4,7 @@
 
 import type { PairedDelta } from '../../../lib/metrics/index.js';
 import type { LeaderboardEntry, MetricValue } from '../../../model/report.js';
+import { answeredBy } from '../../answered-by.js';
 import { gateOutcome, type SequentialLineInput, sequentialLine } from '../../gate-outcome.js';
 import { scatter } from './charts.js';
 import { banner, ciBar, h, metricName, ms, num, pValue, section, signed, table, usd } from './dom.js';
@@ -291,10 +292,10 @@ export function comparisonPage(c: Json): HTMLElement[] {
     out.push(banner('warn', `The runs used different datasets: ${base.dataset} vs ${candidate.dataset}`));
   out.push(
     head(`Assay comparison — ${base.suite} → ${candidate.suite}`, [
-      ['base', `${base.runId} (started ${base.startedAt}; ${base.backends.join(', ')})`, 'base-run'],
+      ['base', `${base.runId} (started ${base.startedAt}; ${answeredBy(base)})`, 'base-run'],
       [
         'candidate',
-        `${candidate.runId} (started ${candidate.startedAt}; ${candidate.backends.join(', ')})`,
+        `${candidate.runId} (started ${candidate.startedAt}; ${answeredBy(candidate)})`,
         'candidate-run',
       ],
       [
