@@ -164,7 +164,10 @@ export const cleanupFamily = defineFamily<CleanupSuite, CleanupOutput>({
     conditions: [
       'parse_valid.passRate >= 0.99',
       'hybrid.mean >= baseline - 0.08',
-      `p50 latency where words(transcript) >= ${suite.cleanup.longTextWords} < baseline`,
+      // Outputs the dataset gives were timed by nothing: there is no latency to compare.
+      ...(suite.dataset.columns.output === undefined
+        ? [`p50 latency where words(transcript) >= ${suite.cleanup.longTextWords} < baseline`]
+        : []),
     ],
     required: false,
   }),

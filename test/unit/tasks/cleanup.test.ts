@@ -23,6 +23,28 @@ const suite = validateSuite(
 
 const parse = (record: Record<string, string>) => cleanupFamily.parseRow(record, 1, suite as never, {});
 
+describe('the cleanup default gate', () => {
+  it('compares latency only where the run timed the outputs, never on outputs the dataset gives', () => {
+    expect(cleanupFamily.defaultGate!(suite as never).conditions).toContainEqual(
+      expect.stringMatching(/^p50 latency where words\(transcript\) >= \d+ < baseline$/),
+    );
+    const given = validateSuite(
+      {
+        version: 1,
+        name: 'c',
+        task: 'cleanup',
+        dataset: { path: 'd.jsonl', columns: { output: 'cleaned' } },
+        backends: ['vllm:mistral'],
+      },
+      'cleanup test',
+    );
+    expect(cleanupFamily.defaultGate!(given as never).conditions).toEqual([
+      'parse_valid.passRate >= 0.99',
+      'hybrid.mean >= baseline - 0.08',
+    ]);
+  });
+});
+
 describe('cleanup rows', () => {
   it('reads every example transcript', () => {
     const lines = readFileSync(join(EXAMPLE_DATA, 'dictation.jsonl'), 'utf8').trim().split('\n');
