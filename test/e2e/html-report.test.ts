@@ -343,6 +343,24 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     expect(await page.innerText('#app')).not.toContain('MIXED');
   });
 
+  it("a pairwise judge's figures read as figures: each with its CI and n, not a dump of its keys", async () => {
+    const out = join(dir, 'pairwise');
+    await assayCli(
+      ['run', 'examples/pairwise-preference.suite.json', '--simulate', '--out', out, '--no-progress'],
+      REPO,
+    );
+    const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
+    const consistency = report.metrics.pairwise.positionConsistency;
+    const { page, errors } = await open(browser, join(out, 'report.html'));
+    expect(errors).toEqual([]);
+    const row = page.locator('tr', { has: page.locator('b', { hasText: /^position consistency$/ }) });
+    expect(await row.locator('td').nth(1).innerText()).toBe(
+      `${fixed(consistency.value)} [${fixed(consistency.ci[0])}, ${fixed(consistency.ci[1])}] · n ${consistency.n}`,
+    );
+    // No figure is shown as its parts.
+    expect(await page.locator('.figure b', { hasText: /^value$/ }).count()).toBe(0);
+  });
+
   it('a number scorer against a binary gold draws its ROC curve', async () => {
     const out = join(dir, 'summedits');
     await assayCli(

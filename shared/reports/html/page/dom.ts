@@ -202,6 +202,7 @@ export function anyTable(value: unknown, depth = 0): Node {
       value.map((v) => anyTable(v, depth + 1)),
     );
   }
+  if (isFigure(value)) return figureCell(value);
   const entries = Object.entries(value as Record<string, unknown>);
   const inner = entries.map(([, v]) => v);
   const isMatrix =
@@ -228,6 +229,28 @@ export function anyTable(value: unknown, depth = 0): Node {
     entries.map(([k, v]) => [h('b', null, metricName(k)), anyTable(v, depth + 1)]),
     'grid kv',
   );
+}
+
+/** A figure as report.json gives one (`MetricValue`): its value, with its CI, n or the reason it has none. */
+type Figure = { value: number | null; n?: number; ci?: [number, number] | null; reason?: string };
+const FIGURE_KEYS = new Set(['value', 'n', 'ci', 'reason', 'name', 'method']);
+
+function isFigure(value: object): value is Figure {
+  const v = value as Record<string, unknown>;
+  return (
+    'value' in v &&
+    (v.value === null || typeof v.value === 'number') &&
+    Object.keys(v).every((key) => FIGURE_KEYS.has(key))
+  );
+}
+
+/** `0.812 [0.700, 0.900] · n 40`, or the reason a figure has no value. */
+function figureCell(f: Figure): Node {
+  const parts = [num(f.value)];
+  if (f.ci) parts.push(`[${num(f.ci[0])}, ${num(f.ci[1])}]`);
+  if (f.n !== undefined) parts.push(`· n ${f.n}`);
+  if (f.reason && (f.value === null || !f.ci)) parts.push(`(${f.reason})`);
+  return document.createTextNode(parts.join(' '));
 }
 
 export function section(title: string, ...children: (Child | Child[])[]): HTMLElement {
