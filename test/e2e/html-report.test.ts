@@ -478,5 +478,17 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
     const text = await lb.page.textContent('body');
     for (const v of sweep.variants) expect(text).toContain(v.runId);
     expect(lb.requests).toHaveLength(1);
+    // Every point's label of every chart lies inside its plot: none is cut at an edge.
+    for (const p of [page, lb.page]) {
+      const charts = await p.$$eval('.chart[data-label-spans]', (all) =>
+        all.map((c) => ({ spans: JSON.parse(c.dataset.labelSpans!), width: Number(c.dataset.plotWidth) })),
+      );
+      expect(charts.length).toBeGreaterThan(0);
+      for (const { spans, width } of charts)
+        for (const [from, to] of spans as [number, number][]) {
+          expect(from).toBeGreaterThanOrEqual(0);
+          expect(to).toBeLessThanOrEqual(width + 0.5);
+        }
+    }
   });
 });

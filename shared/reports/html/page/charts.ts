@@ -255,15 +255,28 @@ export function scatter(
             draw: [
               (u) => {
                 const ctx = u.ctx;
+                const dpr = devicePixelRatio;
+                const size = 11 * dpr;
+                const gap = 7 * dpr;
+                const { left, top, width } = u.bbox;
                 ctx.save();
-                ctx.font = `${11 * devicePixelRatio}px system-ui, sans-serif`;
+                ctx.font = `${size}px system-ui, sans-serif`;
                 ctx.fillStyle = '#111827';
+                // Each label beside its point inside the plot: to its left where the right edge
+                // would cut it, below it where the top would (the page's test reads the boxes).
+                const boxes: [number, number][] = [];
                 for (const p of sorted) {
                   const x = u.valToPos(p.x, 'x', true);
                   const y = u.valToPos(p.y, 'y', true);
-                  ctx.fillText(p.label, x + 7 * devicePixelRatio, y - 5 * devicePixelRatio);
+                  const text = ctx.measureText(p.label).width;
+                  const from = x + gap + text <= left + width ? x + gap : Math.max(left, x - gap - text);
+                  const baseline = y - 5 * dpr - size < top ? y + 5 * dpr + size : y - 5 * dpr;
+                  ctx.fillText(p.label, from, baseline);
+                  boxes.push([(from - left) / dpr, (from + text - left) / dpr]);
                 }
                 ctx.restore();
+                box.dataset.labelSpans = JSON.stringify(boxes);
+                box.dataset.plotWidth = String(width / dpr);
               },
             ],
           },
