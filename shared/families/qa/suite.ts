@@ -61,11 +61,10 @@ export const qaColumns = {
   question: z.string().optional().describe('Question column (default `question`, then `problem_text`).'),
   type: z.string().optional().describe('Question type column: mcq, numeric or explanation (default `type`).'),
   options: z
-    .array(z.string())
-    .min(2)
+    .union([z.array(z.string()).min(2), z.string()])
     .optional()
     .describe(
-      'MCQ option columns in letter order (e.g. ["A","B","C","D"]); default: options listed in the question, `(A) … (B) …`.',
+      'MCQ options: their columns in letter order (e.g. ["A","B","C","D"]; an empty one is no option), or one column holding them as a list (["…", "…"], lettered A, B, … in order); default: options listed in the question, `(A) … (B) …`.',
     ),
   context: z.string().optional().describe('Retrieved context column, for `qa.context` (default `context`).'),
   tolerance: z.string().optional().describe('Per-item numeric tolerance column (default `tolerance`).'),

@@ -41,6 +41,27 @@ function paths(suite: QaSuite): Record<string, string> {
   };
 }
 
+/**
+ * The options a list column holds (JSON text of an array of strings or numbers), lettered A, B, …
+ * in order, empty ones left out; or why it holds none.
+ */
+function optionList(text: string | undefined): Record<string, string> | string {
+  if (text === undefined) return 'is missing';
+  let list: unknown;
+  try {
+    list = JSON.parse(text);
+  } catch {
+    return 'is not a list of options (a JSON array)';
+  }
+  if (!Array.isArray(list) || !list.every((o) => typeof o === 'string' || typeof o === 'number'))
+    return 'is not a list of options (an array of texts)';
+  if (list.length > LETTERS.length) return `holds ${list.length} options, more than ${LETTERS.length}`;
+  const options = Object.fromEntries(
+    list.flatMap((o, i) => (String(o).trim() === '' ? [] : [[LETTERS[i]!, String(o)]])),
+  );
+  return Object.keys(options).length >= 2 ? options : 'holds fewer than two options';
+}
+
 /** An item's MCQ options by letter: the suite's option columns, else those listed in the question. */
 function optionsOf(item: Item): Record<string, string> {
   return item.input.options
@@ -170,6 +191,8 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
     scoreDefaults: { backends: [] },
     outputColumns: ['predicted', 'prediction', 'pred', 'output', 'answer_text'],
     goldColumns: KEY_COLUMNS,
+    // A column of options may hold them as a list.
+    jsonColumns: ['options'],
   },
 
   config: (suite) => ({
@@ -212,10 +235,19 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
 
     const input: Record<string, string> = { question, type };
     let options: Record<string, string>;
-    if (cols.options) {
+    if (typeof cols.options === 'string') {
+      const listed = optionList(record[cols.options]);
+      if (typeof listed === 'string') return { id, error: `column ${cols.options} ${listed}` };
+      options = listed;
+      input.options = JSON.stringify(options);
+    } else if (cols.options) {
       const missing = cols.options.filter((c) => record[c] === undefined);
       if (missing.length > 0) return { id, error: `missing option column ${missing.join(', ')}` };
-      options = Object.fromEntries(cols.options.map((c, i) => [LETTERS[i]!, record[c]!]));
+      // An empty option column is no option (a question of three in a file of four columns):
+      // it is never shown, and its letter is not a key.
+      options = Object.fromEntries(
+        cols.options.flatMap((c, i) => (record[c]!.trim() === '' ? [] : [[LETTERS[i]!, record[c]!]])),
+      );
       input.options = JSON.stringify(options);
     } else options = optionsInQuestion(question);
     let gold = key;

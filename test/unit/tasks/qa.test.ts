@@ -85,6 +85,38 @@ describe('qa rows', () => {
     });
   });
 
+  it('never offers an empty option column, whose letter is then no key', () => {
+    const suite = qaSuite({ dataset: { path: 'mmlu.csv', columns: { options: ['A', 'B', 'C', 'D'] } } });
+    const row = { question: 'Which is a vector?', A: 'Mass', B: 'Velocity', C: '', D: 'Energy' };
+    expect(parse({ ...row, answer: 'B' }, suite)).toMatchObject({
+      item: { gold: 'B', input: { options: JSON.stringify({ A: 'Mass', B: 'Velocity', D: 'Energy' }) } },
+    });
+    expect(parse({ ...row, answer: 'C' }, suite)).toMatchObject({
+      error: 'key "C" is not one of the options A, B, D',
+    });
+  });
+
+  it('reads MCQ options from one list column, lettered in order', () => {
+    const suite = qaSuite({ dataset: { path: 'q.jsonl', columns: { options: 'choices' } } });
+    const row = {
+      question: 'Which is a vector?',
+      choices: '["Mass", "Velocity", "", "Energy"]',
+      answer: 'B',
+    };
+    expect(parse(row, suite)).toMatchObject({
+      item: {
+        gold: 'B',
+        input: { type: 'mcq', options: JSON.stringify({ A: 'Mass', B: 'Velocity', D: 'Energy' }) },
+      },
+    });
+    expect(parse({ ...row, choices: 'Mass, Velocity' }, suite)).toMatchObject({
+      error: 'column choices is not a list of options (a JSON array)',
+    });
+    expect(parse({ ...row, choices: '["only one"]' }, suite)).toMatchObject({
+      error: 'column choices holds fewer than two options',
+    });
+  });
+
   it.each([
     [{ question: 'q', type: 'essay', answer: 'x' }, /type "essay" is not one of mcq, numeric, explanation/],
     [{ question: 'Pick: (A) a (B) b', type: 'mcq', answer: 'E' }, /key "E" is not one of the options A, B/],
