@@ -202,7 +202,12 @@ async function replay(
       }
       meter.onSwitch = undefined;
       probe.sample(true);
-      durationMs = world.now() - started + Math.max(0, invocation.tally.cpuMs - invocation.charged) / share;
+      // Never shorter than its CPU at its share of a vCPU: work in several async chains at once
+      // has each chain's CPU charged to its own next wait, side by side, as one vCPU cannot run it.
+      durationMs = Math.max(
+        world.now() - started + Math.max(0, invocation.tally.cpuMs - invocation.charged) / share,
+        invocation.tally.cpuMs / share,
+      );
       stored = storedBytes(aws) - before;
     });
   } finally {
