@@ -791,8 +791,13 @@ async function* readJson(
     shape = jsonShape(head, false, limit);
   }
   const replay = (async function* () {
-    yield* seen.splice(0);
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    try {
+      yield* seen.splice(0);
+      for (let next = await iterator.next(); !next.done; next = await iterator.next()) yield next.value;
+    } finally {
+      // A reader that stops early lets the source go (a file read by ranges closes).
+      await iterator.return?.();
+    }
   })();
   if (shape === 'lines') yield* readJsonl(replay, options);
   else yield* readJsonArray(replay, options, name, shape === 'keyed');
