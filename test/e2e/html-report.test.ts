@@ -55,6 +55,39 @@ function sectionCounts(text: string): number {
   return [...text.matchAll(/^# .*\((\d+)\)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
 }
 
+/**
+ * A folder `dir/name` holding the tone judge's prompt, `data.csv` (the example replies' lines as
+ * `rows` makes them: the header first) and a suite of the tone judge on it (`extra` merged in).
+ */
+async function toneFolder(
+  dir: string,
+  name: string,
+  rows: (lines: string[]) => string[],
+  extra: Record<string, unknown> = {},
+): Promise<{ data: string; suite: string }> {
+  const data = join(dir, name);
+  await mkdir(join(data, 'prompts'), { recursive: true });
+  await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(data, 'prompts', 'tone.md'));
+  const lines = (await readFile(join(REPO, 'examples', 'data', 'replies.csv'), 'utf8'))
+    .split(/\r?\n/)
+    .filter((line) => line !== '');
+  await writeFile(join(data, 'data.csv'), `${rows(lines).join('\n')}\n`);
+  const suite = join(data, `${name}.suite.json`);
+  await writeFile(
+    suite,
+    JSON.stringify({
+      version: 1,
+      name,
+      task: 'judge',
+      dataset: { path: 'data.csv', columns: { gold: 'human' } },
+      judge: { prompt: 'prompts/tone.md', labels: ['polite', 'neutral', 'rude'] },
+      backends: ['openai:gpt-4o-mini'],
+      ...extra,
+    }),
+  );
+  return { data, suite };
+}
+
 describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 240_000 }, () => {
   let browser: Browser;
   let dir: string;
@@ -253,29 +286,12 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
 
   it("a sliced run: the slices table shows report.json's figures and filters the items by a value", async () => {
     // The tone judge's replies with a column the suite names only in `slices`.
-    const data = join(dir, 'sliced');
-    await mkdir(join(data, 'prompts'), { recursive: true });
-    await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(data, 'prompts', 'tone.md'));
-    const lines = (await readFile(join(REPO, 'examples', 'data', 'replies.csv'), 'utf8'))
-      .split(/\r?\n/)
-      .filter((line) => line !== '');
     const subsets = ['Natural', 'Synthetic', 'Natural', ''];
-    await writeFile(
-      join(data, 'data.csv'),
-      `${[`${lines[0]},subset`, ...lines.slice(1).map((line, i) => `${line},${subsets[i % 4]}`)].join('\n')}\n`,
-    );
-    const suite = join(data, 'sliced.suite.json');
-    await writeFile(
-      suite,
-      JSON.stringify({
-        version: 1,
-        name: 'sliced-tone',
-        task: 'judge',
-        dataset: { path: 'data.csv', columns: { gold: 'human' } },
-        judge: { prompt: 'prompts/tone.md', labels: ['polite', 'neutral', 'rude'] },
-        backends: ['openai:gpt-4o-mini'],
-        slices: ['subset'],
-      }),
+    const { data, suite } = await toneFolder(
+      dir,
+      'sliced',
+      (lines) => [`${lines[0]},subset`, ...lines.slice(1).map((line, i) => `${line},${subsets[i % 4]}`)],
+      { slices: ['subset'] },
     );
     const out = join(data, 'out');
     await assayCli(['run', suite, '--simulate', '--out', out, '--no-progress'], data);
@@ -309,27 +325,10 @@ describe.skipIf(!existsSync(CHROMIUM))('HTML reports in a browser', { timeout: 2
 
   it('a simulated run with an invalid row says SIMULATED, not MIXED: an item nothing answered is no real answer', async () => {
     // The tone judge's replies, one of them with a label the suite does not have.
-    const data = join(dir, 'invalid-row');
-    await mkdir(join(data, 'prompts'), { recursive: true });
-    await copyFile(join(REPO, 'examples', 'prompts', 'tone.md'), join(data, 'prompts', 'tone.md'));
-    const lines = (await readFile(join(REPO, 'examples', 'data', 'replies.csv'), 'utf8'))
-      .split(/\r?\n/)
-      .filter((line) => line !== '');
-    expect(lines[0]!.endsWith(',human')).toBe(true);
-    const invalid = lines[1]!.replace(/,[^,]*$/, ',sarcastic');
-    await writeFile(join(data, 'data.csv'), `${[lines[0], invalid, ...lines.slice(2)].join('\n')}\n`);
-    const suite = join(data, 'invalid.suite.json');
-    await writeFile(
-      suite,
-      JSON.stringify({
-        version: 1,
-        name: 'tone-one-invalid',
-        task: 'judge',
-        dataset: { path: 'data.csv', columns: { gold: 'human' } },
-        judge: { prompt: 'prompts/tone.md', labels: ['polite', 'neutral', 'rude'] },
-        backends: ['openai:gpt-4o-mini'],
-      }),
-    );
+    const { data, suite } = await toneFolder(dir, 'invalid-row', (lines) => {
+      expect(lines[0]!.endsWith(',human')).toBe(true);
+      return [lines[0]!, lines[1]!.replace(/,[^,]*$/, ',sarcastic'), ...lines.slice(2)];
+    });
     const out = join(data, 'out');
     await assayCli(['run', suite, '--simulate', '--out', out, '--no-progress'], data);
     const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8'));
