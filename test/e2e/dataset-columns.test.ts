@@ -45,7 +45,8 @@ describe('dataset columns, end to end', { timeout: 120_000 }, () => {
     );
     const runs = join(dir, 'runs');
     await assayCli(['run', join(dir, 'suite.json'), '--simulate', '--runs', runs, '--no-progress'], dir);
-    const [folder] = await readdir(runs);
+    // The run's folder (beside it, the runs folder's leaderboard.jsonl).
+    const folder = (await readdir(runs, { withFileTypes: true })).find((entry) => entry.isDirectory())?.name;
     const out = join(runs, folder!);
 
     const results = (await readFile(join(out, 'results.jsonl'), 'utf8'))

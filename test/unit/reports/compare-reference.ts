@@ -64,7 +64,8 @@ function header(side: RunSide): RunHeader {
         .map(([path, p]) => [path, p.hash] as const)
         .sort(([a], [b]) => byCodeUnit(a, b)),
     ),
-    backends: [...run.suite.backends],
+    backends: run.predictions !== undefined ? [] : [...run.suite.backends],
+    ...(run.predictions !== undefined ? { predictions: run.predictions } : {}),
     simulated: run.simulated || side.results.some((r) => r.simulated),
   };
 }
