@@ -124,7 +124,7 @@ export function ciBar(
   const at = (v: number) => `${Math.max(0, Math.min(100, ((v - min) / span) * 100))}%`;
   const bar = h('span', {
     class: 'ci-bar',
-    title: ci ? `95% CI [${num(ci[0])}, ${num(ci[1])}]` : 'no interval',
+    title: ci ? `95% CI ${ciText(ci)}` : 'no interval',
   });
   if (ci && Number.isFinite(ci[0]) && Number.isFinite(ci[1])) {
     bar.append(
@@ -244,10 +244,19 @@ function isFigure(value: object): value is Figure {
   );
 }
 
+/** A 95% CI as the page writes it, `[0.700, 0.900]`; `missing` when there is none. */
+export function ciText(ci: readonly [number, number] | null | undefined, missing = 'n/a'): string {
+  return ci ? `[${num(ci[0])}, ${num(ci[1])}]` : missing;
+}
+
+/** A figure with its CI, `0.812 [0.700, 0.900]`, or the value alone when it has none. */
+export function withCi(value: number | null, ci: readonly [number, number] | null | undefined): string {
+  return ci ? `${num(value)} ${ciText(ci)}` : num(value);
+}
+
 /** `0.812 [0.700, 0.900] · n 40`, or the reason a figure has no value. */
 function figureCell(f: Figure): Node {
-  const parts = [num(f.value)];
-  if (f.ci) parts.push(`[${num(f.ci[0])}, ${num(f.ci[1])}]`);
+  const parts = [withCi(f.value, f.ci)];
   if (f.n !== undefined) parts.push(`· n ${f.n}`);
   if (f.reason && (f.value === null || !f.ci)) parts.push(`(${f.reason})`);
   return document.createTextNode(parts.join(' '));

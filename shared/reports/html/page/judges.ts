@@ -5,16 +5,14 @@
  * own section, and a scorer's self-preference (`scores.<scorer>.bias.selfPreference`) as a
  * figure among its charts.
  */
-import type { Interval, MetricValue, PanelSummary, SelfPreferenceBias } from '../../../model/report.js';
-import { ciBar, h, num, pValue, section, signed, table } from './dom.js';
-
-const interval = (ci: Interval | undefined) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : 'n/a');
+import type { MetricValue, PanelSummary, SelfPreferenceBias } from '../../../model/report.js';
+import { ciBar, ciText, h, num, pValue, section, signed, table } from './dom.js';
 
 /** A metric's value, interval, bar on [min, max] and n, as table cells. */
 function cells(key: string, m: MetricValue, min: number, max: number): (HTMLElement | string)[] {
   return [
     h('span', { class: 'figure-value', 'data-metric': key }, num(m.value)),
-    interval(m.ci),
+    ciText(m.ci),
     ciBar(m.value, m.ci ?? null, min, max),
     String(m.n),
   ];
@@ -54,7 +52,7 @@ export function panelSection(panel: PanelSummary | undefined): HTMLElement | und
           ? h(
               'p',
               { 'data-testid': 'panel-vs-best' },
-              `Majority − best judge (${vs.bestJudge}): ${signed(vs.delta)} ${interval(vs.ci)} over ${vs.n} items, p ${pValue(vs.pValue)}.`,
+              `Majority − best judge (${vs.bestJudge}): ${signed(vs.delta)} ${ciText(vs.ci)} over ${vs.n} items, p ${pValue(vs.pValue)}.`,
             )
           : null,
       ),
@@ -82,9 +80,9 @@ export function panelSection(panel: PanelSummary | undefined): HTMLElement | und
           panel.pairs.map((pair) => [
             pair.judges.join(' ~ '),
             num(pair.agreement.value),
-            interval(pair.agreement.ci),
+            ciText(pair.agreement.ci),
             num(pair.errorCorrelation.value),
-            interval(pair.errorCorrelation.ci),
+            ciText(pair.errorCorrelation.ci),
             String(pair.agreement.n),
           ]),
         ),
@@ -118,14 +116,14 @@ export function selfPreferenceFigure(scorer: string, bias: SelfPreferenceBias): 
         num(f.judge.value),
         num(f.gold.value),
         signed(f.error.value),
-        interval(f.error.ci),
+        ciText(f.error.ci),
       ]),
     ),
     h(
       'p',
       { 'data-metric': `${scorer}.bias.selfPreference` },
       pref
-        ? `Own-family bias ${signed(pref.value)} ${interval(pref.ci)}: the judge's error on its own family's outputs (${signed(pref.own.error)}, n ${pref.own.n}) minus that on others' (${signed(pref.other.error)}, n ${pref.other.n}). Positive: it favours its own family.`
+        ? `Own-family bias ${signed(pref.value)} ${ciText(pref.ci)}: the judge's error on its own family's outputs (${signed(pref.own.error)}, n ${pref.own.n}) minus that on others' (${signed(pref.other.error)}, n ${pref.other.n}). Positive: it favours its own family.`
         : "Own-family bias n/a: it needs outputs of the judge's own family and of another.",
     ),
     left.length > 0 ? h('p', { class: 'muted' }, `Left out: ${left.join(', ')}.`) : null,

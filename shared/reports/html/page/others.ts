@@ -7,7 +7,21 @@ import type { LeaderboardEntry, MetricValue } from '../../../model/report.js';
 import { answeredBy } from '../../answered-by.js';
 import { gateOutcome, type SequentialLineInput, sequentialLine } from '../../gate-outcome.js';
 import { scatter } from './charts.js';
-import { banner, ciBar, h, metricName, ms, num, pValue, section, signed, table, usd } from './dom.js';
+import {
+  banner,
+  ciBar,
+  ciText,
+  h,
+  metricName,
+  ms,
+  num,
+  pValue,
+  section,
+  signed,
+  table,
+  usd,
+  withCi,
+} from './dom.js';
 import { VirtualTable } from './virtual.js';
 
 type Json = Record<string, unknown>;
@@ -132,7 +146,7 @@ export function sweepPage(s: Json): HTMLElement[] {
           ),
           v.backends.join(' ') || '(given)',
           h('span', { class: 'figure-value', 'data-variant': v.name }, num(v.rankValue?.value ?? null)),
-          v.rankValue?.ci ? `[${num(v.rankValue.ci[0])}, ${num(v.rankValue.ci[1])}]` : 'n/a',
+          ciText(v.rankValue?.ci),
           ciBar(v.rankValue?.value ?? null, v.rankValue?.ci, lo, hi),
           v.priced === false ? 'unpriced' : v.per10kUsd === null ? 'n/a' : usd(v.per10kUsd),
           ms(v.latencyMs.p50),
@@ -464,7 +478,7 @@ export function leaderboardPage(tables: Json[]): HTMLElement[] {
           h('code', null, e.promptVersion),
           ...metrics.map((m) => {
             const v = e.metrics[m];
-            return v ? `${num(v.value)}${v.ci ? ` [${num(v.ci[0])}, ${num(v.ci[1])}]` : ''}` : 'n/a';
+            return v ? withCi(v.value, v.ci) : 'n/a';
           }),
           ...(ranked ? [ciBar(e.metrics[ranked]?.value ?? null, e.metrics[ranked]?.ci, lo, hi)] : []),
           e.priced === false ? 'unpriced' : usd(e.per10kUsd),

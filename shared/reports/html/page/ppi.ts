@@ -6,11 +6,9 @@
  * (marked biased), side by side on one scale, with what the PPI interval is worth in labels.
  */
 import type { PpiEstimate, PpiFigures } from '../../../model/report.js';
-import { ciBar, h, num, table } from './dom.js';
+import { ciBar, ciText, h, num, table } from './dom.js';
 
 type Ci = [number, number] | null;
-
-const ciText = (ci: Ci) => (ci ? `[${num(ci[0])}, ${num(ci[1])}]` : 'n/a');
 
 /** The scale the bars share: [0, 1] for a share, else the span of every figure shown. */
 function scaleOf(ppi: PpiFigures): [number, number] {

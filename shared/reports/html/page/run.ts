@@ -18,6 +18,7 @@ import {
   anyTable,
   banner,
   ciBar,
+  ciText,
   h,
   metricName,
   ms,
@@ -27,6 +28,7 @@ import {
   signed,
   table,
   usd,
+  withCi,
 } from './dom.js';
 import { itemsSection } from './items.js';
 import { panelSection, selfPreferenceFigure } from './judges.js';
@@ -71,7 +73,7 @@ function metricsTable(name: string, s: ScorerSummary): HTMLElement {
     return [
       m.name ?? metricName(metric),
       h('span', { class: 'figure-value', 'data-metric': `${name}.${metric}` }, num(m.value)),
-      m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : (m.reason ?? 'n/a'),
+      ciText(m.ci, m.reason ?? 'n/a'),
       ciBar(m.value, m.ci, lo, hi),
       String(m.n),
     ];
@@ -198,7 +200,7 @@ function humanCeiling(name: string, a: HumanAgreement): HTMLElement {
   const row = (label: string, key: string, m: MetricValue): HTMLElement[] => [
     h('b', null, label),
     h('span', { class: 'figure-value', 'data-metric': `${name}.humanAgreement.${key}` }, num(m.value)),
-    h('span', null, m.ci ? `[${num(m.ci[0])}, ${num(m.ci[1])}]` : 'n/a'),
+    h('span', null, ciText(m.ci)),
     ciBar(m.value, m.ci, key === 'pairwiseAgreement' || key === 'judgeAgreement' ? 0 : -1, 1),
     h('span', null, String(m.n)),
   ];
@@ -577,11 +579,7 @@ function slicesSection(report: Report): HTMLElement | undefined {
       ...metrics.map((metric) => {
         const m = slice.metrics[metric];
         if (!m) return '';
-        return h(
-          'span',
-          { 'data-metric': `${column}=${value}.${metric}` },
-          `${num(m.value)}${m.ci ? ` [${num(m.ci[0])}, ${num(m.ci[1])}]` : ''}`,
-        );
+        return h('span', { 'data-metric': `${column}=${value}.${metric}` }, withCi(m.value, m.ci));
       }),
       slice.note
         ? h('span', { class: 'muted' }, slice.note)
