@@ -216,7 +216,12 @@ export class SimS3 implements SimService {
 
   /** What it holds now, bytes: its objects and its open uploads' parts (read at every switch by the heap probe). */
   heldBytes(): number {
-    let held = this.bytesStored;
+    return this.bytesStored + this.bytesInUploads();
+  }
+
+  /** The bytes of its open uploads' parts, a part copied inside S3 included. */
+  private bytesInUploads(): number {
+    let held = 0;
     for (const bucket of this.buckets.values())
       for (const upload of bucket.uploads.values())
         for (const part of upload.parts.values()) held += part.body.length;
@@ -226,13 +231,11 @@ export class SimS3 implements SimService {
   report(): S3Report {
     let objects = 0;
     let openUploads = 0;
-    let bytesInUploads = 0;
     for (const bucket of this.buckets.values()) {
       objects += bucket.objects.size;
       openUploads += bucket.uploads.size;
-      for (const upload of bucket.uploads.values())
-        for (const part of upload.parts.values()) bytesInUploads += part.body.length;
     }
+    const bytesInUploads = this.bytesInUploads();
     return {
       requests: Object.fromEntries(this.requests),
       byTier: { ...this.tiers },
