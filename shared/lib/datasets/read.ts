@@ -777,18 +777,28 @@ async function* readJson(
   const seen: (Uint8Array | string)[] = [];
   const decoder = new TextDecoder(isUtf8Encoding(options.encoding) ? 'utf-8' : options.encoding);
   const limit = limitsOf(options).maxRecordBytes;
+  // The text read so far, where its first character is (past a BOM and whitespace) and the
+  // first line break after it: each found in the text a chunk adds, never the whole again.
   let head = '';
+  const firstCharacter = /\S/g;
+  let start = -1;
+  let newline = -1;
   let shape: JsonShape | undefined;
   while (shape === undefined) {
     const next = await iterator.next();
-    if (next.done) {
-      head += decoder.decode();
-      shape = jsonShape(head, true, limit);
-      break;
+    const from = head.length;
+    if (next.done) head += decoder.decode();
+    else {
+      seen.push(next.value);
+      head += typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true });
     }
-    seen.push(next.value);
-    head += typeof next.value === 'string' ? next.value : decoder.decode(next.value, { stream: true });
-    shape = jsonShape(head, false, limit);
+    if (start < 0) {
+      firstCharacter.lastIndex = from;
+      start = firstCharacter.exec(head)?.index ?? -1;
+    }
+    if (start >= 0 && newline < 0) newline = head.indexOf('\n', Math.max(start, from));
+    shape = jsonShape(head, start, newline, next.done === true, limit);
+    if (next.done) break;
   }
   const replay = (async function* () {
     try {
@@ -805,20 +815,28 @@ async function* readJson(
 
 type JsonShape = 'array' | 'keyed' | 'lines';
 
-/** The shape of a .json file from its first text (undefined: more is needed to tell). */
-function jsonShape(head: string, ended: boolean, limit: number): JsonShape | undefined {
-  const text = head.replace(/^\uFEFF/, '').trimStart();
-  if (text === '') return ended ? 'array' : undefined;
+/**
+ * The shape of a .json file from its first text: `start` is where its first character is (past
+ * a BOM and whitespace; -1: none yet), `newline` the first line break after it (-1: none yet).
+ * Undefined: more is needed to tell.
+ */
+function jsonShape(
+  head: string,
+  start: number,
+  newline: number,
+  ended: boolean,
+  limit: number,
+): JsonShape | undefined {
+  if (start < 0) return ended ? 'array' : undefined;
   // An array, or anything else: the array reader says what it is.
-  if (!text.startsWith('{')) return 'array';
-  const newline = text.indexOf('\n');
+  if (head[start] !== '{') return 'array';
   if (newline < 0) {
-    if (!ended) return text.length > limit ? 'keyed' : undefined;
-    return isKeyed(text) ? 'keyed' : 'lines';
+    if (!ended) return head.length - start > limit ? 'keyed' : undefined;
+    return isKeyed(head.slice(start)) ? 'keyed' : 'lines';
   }
-  const rest = text.slice(newline + 1).trim();
+  const rest = head.slice(newline + 1).trim();
   if (rest === '' && !ended) return undefined;
-  const first = text.slice(0, newline);
+  const first = head.slice(start, newline);
   if (rest === '') return isKeyed(first) ? 'keyed' : 'lines';
   try {
     JSON.parse(first);
@@ -873,9 +891,9 @@ async function* readJsonArray(
   const rowOf = function* (): Generator<RawRow> {
     for (const { key, value } of values.splice(0)) {
       row += 1;
-      const element = keyed ? `entry ${JSON.stringify(String(key))}` : `array element ${row}`;
       if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-        yield { row, line: 0, error: `${element} is ${describe(value)}, not an object` };
+        const which = keyed ? `entry ${JSON.stringify(String(key))}` : `array element ${row}`;
+        yield { row, line: 0, error: `${which} is ${describe(value)}, not an object` };
         continue;
       }
       const own = value as Record<string, unknown>;
