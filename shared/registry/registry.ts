@@ -1,3 +1,4 @@
+import { checksFamily } from '../families/checks/task.js';
 import { cleanupFamily } from '../families/cleanup/task.js';
 import { gecFamily } from '../families/gec/task.js';
 import { judgeFamily } from '../families/judge/task.js';
@@ -23,6 +24,7 @@ export const FAMILIES: readonly AnyTaskFamily[] = [
   qaFamily,
   cleanupFamily,
   summarizationFamily,
+  checksFamily,
 ];
 
 export class TaskRegistryError extends ConfigError {
