@@ -7,12 +7,13 @@ import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { CloudDeployFlags, CloudFlags, CloudStopFlags } from './commands/cloud.js';
 import type { EstimateFlags } from './commands/estimate.js';
+import type { ImportFlags } from './commands/import.js';
 import type { LabelFlags } from './commands/label.js';
 import type { RunFlags } from './commands/run.js';
 import type { ScoreFlags } from './commands/score.js';
 
 /** The task families `assay score --task` accepts (a test keeps it equal to the registry's). */
-const TASK_NAMES = 'gec, judge, qa, cleanup, summarization';
+const TASK_NAMES = 'gec, judge, qa, cleanup, summarization, checks';
 
 /** The package's version; package.json sits one folder above this file, built (dist/) or not (cli/). */
 function packageVersion(): string {
@@ -258,6 +259,44 @@ program
   .action(async (flags: ScoreFlags) => {
     const { scoreCommand } = await import('./commands/score.js');
     await scoreCommand(flags);
+  });
+
+program
+  .command('import <file>')
+  .description(
+    "write a suite folder from another tool's eval: an OpenAI Evals definition (eval.json, with --items or --output-items), an openai/evals registry YAML, or a promptfoo config; with --check, re-score the outputs that tool graded and report each grader's parity",
+  )
+  .option(
+    '-o, --out <dir>',
+    'the folder written (default imported-<name>); it must not hold the files already',
+  )
+  .addOption(
+    new Option('--format <format>', 'the format, when the file does not tell').choices([
+      'openai-evals',
+      'evals-registry',
+      'promptfoo',
+    ]),
+  )
+  .option('--items <file>', 'OpenAI Evals: the items ({"item": …} lines, optionally with a "sample")')
+  .option(
+    '--output-items <file>',
+    "the graded outputs: an OpenAI Evals run's output items, an openai/evals record log, or a promptfoo results.json",
+  )
+  .option(
+    '--run <file>',
+    "OpenAI Evals: the run's definition (its model and messages), when no outputs are given",
+  )
+  .option(
+    '--check',
+    're-score the graded outputs with the imported checks: a check without a model must reproduce every grade (else exit 1); a model check reports agreement and kappa with CIs and the items that flipped',
+  )
+  .option(
+    '--simulate',
+    'with --check: model checks answered by the simulator (no key; proves nothing about them)',
+  )
+  .action(async (file: string, flags: ImportFlags) => {
+    const { importCommand } = await import('./commands/import.js');
+    await importCommand(file, flags);
   });
 
 program
