@@ -100,6 +100,50 @@ describe('CI reports, end to end', { timeout: 180_000 }, () => {
     expect(md).toContain(`items ${report.counts.items} · scored ${report.counts.scored}`);
   });
 
+  it('a run that scores nothing (every row invalid) exits 1; its case fails with the reason and counts the invalid rows', async () => {
+    const dir = await tempDir('assay-ci-invalid-');
+    await mkdir(join(dir, 'prompts'));
+    await copyFile(join(EXAMPLES, 'prompts', 'tone.md'), join(dir, 'prompts', 'tone.md'));
+    const suite = JSON.parse(await readFile(join(EXAMPLES, 'reply-tone.suite.json'), 'utf8'));
+    suite.dataset = { path: join(EXAMPLES, 'data', 'replies.csv'), columns: { gold: 'humman' } };
+    await writeFile(join(dir, 'typo.suite.json'), JSON.stringify(suite));
+    const { code, stderr } = await assay(
+      [
+        'run',
+        join(dir, 'typo.suite.json'),
+        '--simulate',
+        '--out',
+        join(dir, 'run'),
+        '--no-progress',
+        '--junit',
+        join(dir, 'out.xml'),
+        '--markdown',
+        join(dir, 'out.md'),
+      ],
+      dir,
+    );
+    expect(code).toBe(1);
+    expect(stderr).toContain('nothing was scored: all 48 items failed');
+    const root = parseXml(await readFile(join(dir, 'out.xml'), 'utf8'));
+    expect(root.attributes).toMatchObject({ tests: '1', failures: '1' });
+    const [run] = allNamed(root, 'testcase');
+    const failure = child(run!, 'failure')!;
+    expect(failure.attributes.type).toBe('RunUnscorable');
+    expect(failure.attributes.message).toContain('nothing was scored: all 48 items failed');
+    expect(failure.attributes.message).toContain('the suite names column "humman" (gold)');
+    const output = child(run!, 'system-out')!.text;
+    expect(output).toContain('items 48   scored 0   failed 48 (invalid rows 48, errors 0)');
+    expect(output).toContain('failures by kind: invalid_row 48');
+    const md = await readFile(join(dir, 'out.md'), 'utf8');
+    expect(md).toContain('> **FAILED** — nothing was scored: all 48 items failed');
+    expect(md).toContain(
+      'items 48 · scored 0 · failed 48 (invalid rows 48, errors 0) — failed by kind: invalid_row 48',
+    );
+    // No figure without data reads 0.
+    expect(md).toContain('| label (primary) | no metrics | n/a | n/a | 0 | n/a |');
+    expect(md).toContain('per 10K n/a · latency p50 n/a');
+  });
+
   it('a sweep whose required gate fails exits 1, and its JUnit and summary say which condition and why; compare reports the two runs', async () => {
     const dir = await tempDir('assay-ci-sweep-');
     const out = join(dir, 'sweep');
