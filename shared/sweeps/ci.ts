@@ -22,7 +22,7 @@ import {
   SIMULATED_TAG,
   simulatedProperties,
 } from '../reports/ci/junit.js';
-import { coverageCell, deltaCells, mdTable, mdText, simulatedBanner } from '../reports/ci/markdown.js';
+import { coverageCell, deltaCells, mdTable, mdText, simulatedAlert } from '../reports/ci/markdown.js';
 import { countsLine, failureKinds, metricName } from '../reports/files.js';
 import { gateOutcome } from '../reports/gate-outcome.js';
 import type { SweepReport, SweepVariant } from './sweep.js';
@@ -122,7 +122,7 @@ export function sweepMarkdown(report: SweepReport, unscorable: Unscorable = {}):
     `## Assay sweep — ${mdText(report.suite)} (${mdText(report.task)}), ${report.variants.length} variants`,
     '',
   ];
-  if (report.simulated !== 'none') lines.push(...simulatedBanner(report.notice));
+  if (report.simulated !== 'none') lines.push(...simulatedAlert(report.notice));
   for (const [name, why] of Object.entries(unscorable))
     lines.push(`> **FAILED** — variant ${mdText(name)}: ${mdText(why)}`, '');
   lines.push(

@@ -39,7 +39,7 @@ export function mdTable(header: readonly string[], rows: readonly (readonly stri
 }
 
 /** The banner a summary of simulated answers starts with (a GitHub alert, plain text elsewhere). */
-export function simulatedBanner(notice: string | undefined): string[] {
+export function simulatedAlert(notice: string | undefined): string[] {
   // The notice names itself first (`SIMULATED: …`, `MIXED: …`): that word is the banner's head.
   const [, head = 'SIMULATED', rest = notice ?? 'answers came from the simulator'] =
     /^([A-Z]+): (.*)$/s.exec(notice ?? '') ?? [];
@@ -67,7 +67,7 @@ export function coverageCell(m: MetricValue | undefined): string {
 /** A run's summary. `unscorable`: why the run scored nothing, when it did not (the command then exits 1). */
 export function runMarkdown(report: Report, unscorable?: string): string {
   const lines = [`## Assay run — ${mdText(report.suite)} (${mdText(report.task)})`, ''];
-  if (report.simulated) lines.push(...simulatedBanner(report.notice));
+  if (report.simulated) lines.push(...simulatedAlert(report.notice));
   const incomplete = incompleteNotice(report);
   if (incomplete) lines.push(`> **INCOMPLETE** — ${mdText(incomplete)}`, '');
   if (unscorable) lines.push(`> **FAILED** — ${mdText(unscorable)}`, '');
@@ -102,7 +102,7 @@ export function runMarkdown(report: Report, unscorable?: string): string {
 /** A comparison's summary: per scorer the paired deltas with their intervals and p-values, McNemar, the cost. */
 export function comparisonMarkdown(c: Comparison): string {
   const lines = [`## Assay comparison — ${mdText(c.base.suite)} → ${mdText(c.candidate.suite)}`, ''];
-  if (c.simulated) lines.push(...simulatedBanner(c.notice));
+  if (c.simulated) lines.push(...simulatedAlert(c.notice));
   const { paired, onlyBase, onlyCandidate, changed } = c.items;
   lines.push(
     `base ${mdText(c.base.runId)} → candidate ${mdText(c.candidate.runId)}`,
