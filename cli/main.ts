@@ -27,6 +27,16 @@ const positiveInt = (value: string) => {
   return n;
 };
 
+/** The CI reports' options, the same on `assay run` and `assay compare`. */
+const JUNIT_OPTION = [
+  '--junit <file>',
+  'also write JUnit XML for CI: test cases (a run, each variant and gate condition, each scorer compared), failing where the command exits 1',
+] as const;
+const MARKDOWN_OPTION = [
+  '--markdown <file>',
+  'also write a GitHub-flavoured Markdown summary (for $GITHUB_STEP_SUMMARY or a pull-request comment)',
+] as const;
+
 function runOptions(command: Command): Command {
   return command
     .option(
@@ -64,7 +74,9 @@ function runOptions(command: Command): Command {
       "folder of run folders; the report compares with the suite's previous run there",
       'runs',
     )
-    .option('--no-progress', 'no progress bar');
+    .option('--no-progress', 'no progress bar')
+    .option(...JUNIT_OPTION)
+    .option(...MARKDOWN_OPTION);
 }
 
 const program = new Command()
@@ -216,11 +228,13 @@ program
     'flipped items shown per scorer on screen (default 20; the --out files have all)',
     positiveInt,
   )
+  .option(...JUNIT_OPTION)
+  .option(...MARKDOWN_OPTION)
   .action(
     async (
       baseDir: string,
       candidateDir: string,
-      flags: { out?: string; json?: boolean; limit?: number },
+      flags: { out?: string; json?: boolean; limit?: number; junit?: string; markdown?: string },
     ) => {
       const { compareCommand } = await import('./commands/compare.js');
       await compareCommand(baseDir, candidateDir, flags);

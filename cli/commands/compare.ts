@@ -5,12 +5,15 @@ import { FolderBlobStore } from '../../shared/adapters/local/folder-blob-store.j
 import { LocalRunStore } from '../../shared/adapters/local/local-run-store.js';
 import { visible } from '../../shared/lib/format.js';
 import { validateSuite } from '../../shared/registry/suite.js';
+import { comparisonJunit } from '../../shared/reports/ci/junit.js';
+import { comparisonMarkdown } from '../../shared/reports/ci/markdown.js';
 import { compareRuns, type RunSide } from '../../shared/reports/compare-runs.js';
 import {
   renderComparisonText,
   SCREEN_FLIPPED_LIMIT,
   writeComparisonFiles,
 } from '../../shared/reports/comparison.js';
+import { type CiReportFlags, writeCiReports } from '../ci-reports.js';
 
 /** A local run folder as one side of a comparison: run.json (the record) and results.jsonl. */
 async function loadRunFolder(dir: string): Promise<RunSide> {
@@ -35,7 +38,7 @@ async function loadRunFolder(dir: string): Promise<RunSide> {
 export async function compareCommand(
   baseDir: string,
   candidateDir: string,
-  flags: { out?: string; json?: boolean; limit?: number },
+  flags: { out?: string; json?: boolean; limit?: number } & CiReportFlags,
 ): Promise<void> {
   const base = await loadRunFolder(baseDir);
   const candidate = await loadRunFolder(candidateDir);
@@ -65,4 +68,8 @@ export async function compareCommand(
     const keys = await writeComparisonFiles(new FolderBlobStore(flags.out), '', comparison);
     process.stderr.write(`wrote ${keys.map((k) => join(flags.out!, k)).join(', ')}\n`);
   }
+  await writeCiReports(flags, {
+    junit: () => comparisonJunit(comparison),
+    markdown: () => comparisonMarkdown(comparison),
+  });
 }

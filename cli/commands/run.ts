@@ -5,8 +5,12 @@ import { LocalRunHistory } from '../../shared/adapters/local/local-run-history.j
 import { detectDefaultBackend } from '../../shared/lib/providers/registry.js';
 import { isSweep } from '../../shared/model/variants.js';
 import { validateSuite } from '../../shared/registry/suite.js';
+import { runJunit } from '../../shared/reports/ci/junit.js';
+import { runMarkdown } from '../../shared/reports/ci/markdown.js';
+import { sweepJunit, sweepMarkdown } from '../../shared/sweeps/ci.js';
 import { whyNotWritten } from '../../shared/use-cases/aggregate-run.js';
 import { discoverSuites, promptChanges } from '../changed.js';
+import { writeCiReports } from '../ci-reports.js';
 import { datasetFileOf, loadSuiteFile, PACKAGE_ROOT, RunInterrupted, runSuite } from '../local-run.js';
 import { assayCommand } from '../package-root.js';
 import { progressReporter } from '../progress.js';
@@ -32,6 +36,9 @@ export interface RunFlags {
   lane?: 'sync' | 'batch';
   repeats?: number;
   progress: boolean;
+  /** CI reports of the run or sweep: JUnit XML, a Markdown summary (see cli/ci-reports.ts). */
+  junit?: string;
+  markdown?: string;
 }
 
 /** `assay run [suites...]`: one suite, or with --changed the suites whose prompts changed. */
@@ -133,6 +140,13 @@ async function run(
       onVariant: (name, i, n) => process.stderr.write(`\nvariant ${i + 1}/${n}: ${name}\n`),
     });
     process.stdout.write(sweepSummary(done));
+    const empty = Object.fromEntries(
+      done.runs.flatMap((r) => (r.unscorable === undefined ? [] : [[r.variant, r.unscorable]])),
+    );
+    await writeCiReports(flags, {
+      junit: () => sweepJunit(done.sweep, empty),
+      markdown: () => sweepMarkdown(done.sweep, empty),
+    });
     const unscorable = unscorableVariants(done);
     if (unscorable) throw new Error(unscorable);
     failOnRequiredGate(done.sweep);
@@ -141,6 +155,10 @@ async function run(
   const { outDir, outcome, unscorable } = await runSuite(suite, suiteDir, dataset, settings);
   if (outcome.status !== 'written') throw new Error(`run not aggregated: ${whyNotWritten(outcome)}`);
   process.stdout.write(summary(outcome.report, outDir) + comparisonLine(outcome.report));
+  await writeCiReports(flags, {
+    junit: () => runJunit(outcome.report, unscorable),
+    markdown: () => runMarkdown(outcome.report, unscorable),
+  });
   if (unscorable) throw new Error(unscorable);
 }
 
@@ -153,6 +171,10 @@ async function runChanged(suitePaths: string[], flags: RunFlags): Promise<void> 
   if (flags.out)
     throw new InvalidArgumentError(
       '--out cannot be used with --changed (each run gets its folder in --runs)',
+    );
+  if (flags.junit || flags.markdown)
+    throw new InvalidArgumentError(
+      '--junit and --markdown report one run or sweep: give its suite without --changed',
     );
   const paths = suitePaths.length > 0 ? suitePaths : await discoverSuites('.');
   const changes = await promptChanges(paths, new LocalRunHistory(resolve(flags.runs), validateSuite));

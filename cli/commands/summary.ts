@@ -1,10 +1,9 @@
 /** What the commands print on the terminal once a run, a sweep or a rebuilt report is done. */
 import { join } from 'node:path';
-import { ms, pValue, usd, visible } from '../../shared/lib/format.js';
+import { ms, pValue, visible } from '../../shared/lib/format.js';
 import type { Report } from '../../shared/model/report.js';
 import type { ComparisonSummary } from '../../shared/reports/compare-runs.js';
-import { headline, incompleteNotice, reliabilityLines } from '../../shared/reports/files.js';
-import { isPriced, unpricedLabel } from '../../shared/reports/unpriced.js';
+import { costLine, headline, incompleteNotice, reliabilityLines } from '../../shared/reports/files.js';
 import type { SweepReport } from '../../shared/sweeps/sweep.js';
 import { renderSweepText } from '../../shared/sweeps/sweep-files.js';
 import type { LocalSweepResult } from '../sweep.js';
@@ -35,22 +34,6 @@ export function summary(report: Report, outDir: string): string {
     );
   // Labels and names from the data shown, never obeyed by the terminal: see `visible`.
   return visible(`${lines.join('\n')}\n`);
-}
-
-/**
- * The cost on the terminal: per 10K items at list price (what the evaluation costs, cached
- * answers priced as if called) and, when the LLM cache answered some calls, what this run paid.
- */
-export function costLine(cost: Report['cost']): string {
-  if (!isPriced(cost)) {
-    // Some calls had no price: a dollar figure alone would read as the whole cost.
-    if (cost.totalUsd === 0) return `cost ${unpricedLabel(cost)}`;
-    return `cost ${unpricedLabel(cost)}; the priced calls: ${costLine({ ...cost, priced: true })}`;
-  }
-  const batch = cost.batch ? ` (batch lane saved ${usd(cost.batch.savedUsd)})` : '';
-  if (cost.cachedCalls === 0) return `cost ${usd(cost.totalUsd)}${batch}  per 10K ${usd(cost.per10kUsd)}`;
-  const share = cost.calls > 0 ? Math.round((cost.cachedCalls / cost.calls) * 100) : 0;
-  return `per 10K ${usd(cost.per10kUsd)} at list price; paid now ${usd(cost.totalUsd)}${batch} (${share}% from cache)`;
 }
 
 /** What a sweep's summary says on the terminal: the sweep report, and where its files are. */

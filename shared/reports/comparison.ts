@@ -39,9 +39,10 @@ export async function writeComparisonFiles(
   return putFiles(store, prefix, files);
 }
 
-const usdSigned = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${usd(Math.abs(v))}`;
+/** A signed dollar difference: `+$0.0012`, `-$0.0300`, `±$0.0000`. */
+export const usdSigned = (v: number) => `${v > 0 ? '+' : v < 0 ? '-' : '±'}${usd(Math.abs(v))}`;
 
-function metricRow(name: string, d: PairedDelta, noise?: DeltaNoise): string {
+export function metricRow(name: string, d: PairedDelta, noise?: DeltaNoise): string {
   // A bootstrap delta on too few pairs: no interval or p to rely on, and the line says why.
   const ci = d.reason ? 'n/a' : `[${signed(d.ci[0])}, ${signed(d.ci[1])}]`;
   const p = d.reason ? 'n/a' : pValue(d.pValue);
@@ -132,7 +133,8 @@ export interface ComparisonTextOptions {
 /** Flipped items `assay compare` shows on the terminal per scorer unless told otherwise. */
 export const SCREEN_FLIPPED_LIMIT = 20;
 
-function scorerSection(
+/** A scorer's section of comparison.txt: coverage, the metrics' paired deltas, McNemar, slices, flipped items. */
+export function scorerSection(
   name: string,
   s: ScorerComparison,
   primary: boolean,

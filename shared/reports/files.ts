@@ -484,7 +484,7 @@ function round(value: number, digits: number): number {
 }
 
 /** How people read a metric: its own name when it has one (`F1 of helpful`), else by its key. */
-function metricName(key: string, m: MetricValue): string {
+export function metricName(key: string, m: MetricValue): string {
   return m.name ?? metricDisplayName(key);
 }
 
@@ -680,6 +680,34 @@ export function simulatedBanner(notice = 'SIMULATED'): string[] {
   return ['*'.repeat(78), notice, '*'.repeat(78), ''];
 }
 
+/** A run's items in one line: scored, failed, and of the failed the invalid rows and the errors. */
+export function countsLine(c: Report['counts']): string {
+  return `items ${c.items}   scored ${c.scored}   failed ${c.failed} (invalid rows ${c.invalidRows}, errors ${c.errors})`;
+}
+
+/** The failed items by kind (`provider 3, parse 1`); undefined when none failed. */
+export function failureKinds(c: Pick<Report['counts'], 'byFailure'>): string | undefined {
+  const kinds = Object.entries(c.byFailure).map(([k, n]) => `${k} ${n}`);
+  return kinds.length > 0 ? kinds.join(', ') : undefined;
+}
+
+/**
+ * The cost in one line (the terminal, the CI summaries): per 10K items at list price (what the
+ * evaluation costs, cached answers priced as if called) and, when the LLM cache answered some
+ * calls, what this run paid.
+ */
+export function costLine(cost: Report['cost']): string {
+  if (!isPriced(cost)) {
+    // Some calls had no price: a dollar figure alone would read as the whole cost.
+    if (cost.totalUsd === 0) return `cost ${unpricedLabel(cost)}`;
+    return `cost ${unpricedLabel(cost)}; the priced calls: ${costLine({ ...cost, priced: true })}`;
+  }
+  const batch = cost.batch ? ` (batch lane saved ${usd(cost.batch.savedUsd)})` : '';
+  if (cost.cachedCalls === 0) return `cost ${usd(cost.totalUsd)}${batch}  per 10K ${usd(cost.per10kUsd)}`;
+  const share = cost.calls > 0 ? Math.round((cost.cachedCalls / cost.calls) * 100) : 0;
+  return `per 10K ${usd(cost.per10kUsd)} at list price; paid now ${usd(cost.totalUsd)}${batch} (${share}% from cache)`;
+}
+
 export function renderText(report: Report): string {
   const c = report.counts;
   const lines: string[] = [];
@@ -694,10 +722,10 @@ export function renderText(report: Report): string {
     `backends: ${report.backends.length > 0 ? report.backends.join(', ') : '(none: the dataset gives the outputs)'}`,
     `dataset: ${report.dataset}`,
     '',
-    `items ${c.items}   scored ${c.scored}   failed ${c.failed} (invalid rows ${c.invalidRows}, errors ${c.errors})`,
+    countsLine(c),
   );
-  const kinds = Object.entries(c.byFailure).map(([k, n]) => `${k} ${n}`);
-  if (kinds.length > 0) lines.push(`failures by kind: ${kinds.join(', ')}`);
+  const kinds = failureKinds(c);
+  if (kinds) lines.push(`failures by kind: ${kinds}`);
   lines.push(...injectionLines(report.injection));
   lines.push('', `Scores (unscored items skipped and counted; ${INTERVALS})`);
   for (const [name, summary] of Object.entries(report.scores)) {

@@ -14,7 +14,8 @@ import { lowerCoverage, type SweepReport, type SweepVariant } from './sweep.js';
 
 export const SWEEP_FILES = ['sweep.json', 'sweep.txt', 'sweep.html'] as const;
 
-function verdictCell(v: SweepVariant): string {
+/** A variant's verdict as the sweep's tables write it: `baseline`, `PROMOTED (required)`, `NOT PROMOTED`, `-`. */
+export function verdictCell(v: SweepVariant): string {
   if (v.verdict === 'baseline') return 'baseline';
   if (v.verdict === 'no gate') return '-';
   return `${v.verdict === 'promoted' ? 'PROMOTED' : 'NOT PROMOTED'}${v.gate?.required ? ' (required)' : ''}`;
@@ -92,25 +93,7 @@ export function renderSweepText(report: SweepReport): string {
   lines.push(
     `Against the baseline ${report.baseline} (paired on the same items; delta = variant − baseline)`,
   );
-  for (const v of report.variants) {
-    if (!v.comparison) continue;
-    lines.push(`  ${v.name}: ${v.comparison.paired} paired items, cost ${costDelta(report, v)}`);
-    for (const [scorer, s] of Object.entries(v.comparison.scores)) {
-      const deltas = Object.entries(s.deltas).map(
-        ([metric, d]) =>
-          `${metricDisplayName(metric)} ${signed(d.delta)} ${d.reason ? `(${d.reason})` : `${interval(d.ci)} p=${pValue(d.pValue)}`}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
-      );
-      const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
-      const c = s.coverage;
-      const over = c
-        ? `coverage ${c.scored.candidate}/${c.n} vs ${c.scored.base}/${c.n} Δ ${signed(c.delta)} ${interval(c.ci)} p=${pValue(c.pValue)}; over the ${c.n === c.scored.base && c.n === c.scored.candidate ? c.n : 'items both scored'}: `
-        : '';
-      lines.push(
-        `    ${scorer}: ${over}${deltas.length > 0 ? deltas.join('; ') : 'no paired figures'}${mcnemar}; flipped: ${s.flipped.fixed} fixed, ${s.flipped.broken} broken, ${s.flipped.changed} changed`,
-      );
-    }
-    for (const change of promptChangeLines(v.comparison.promptChanges)) lines.push(`    ${change}`);
-  }
+  for (const v of report.variants) lines.push(...againstBaselineLines(report, v));
 
   if (report.gate) {
     lines.push(
@@ -122,17 +105,52 @@ export function renderSweepText(report: SweepReport): string {
       lines.push(
         `sequential: each variant's items scored in a seeded random order (seed ${report.gate.sequential.seed}), the baseline first and in full; a variant stops once its confidence sequences settle the gate, and its verdict is wrong with probability at most ${report.gate.sequential.alpha}`,
       );
-    for (const v of report.variants) {
-      if (!v.gate) continue;
-      lines.push(`  ${v.name}: ${verdictCell(v)}`);
-      if (v.sequential) lines.push(`    ${sequentialLine(v.sequential)}`);
-      for (const c of v.gate.conditions)
-        lines.push(`    ${c.passed ? 'pass' : 'FAIL'}  ${c.condition}: ${c.reason}`);
-    }
+    for (const v of report.variants)
+      if (v.gate) lines.push(`  ${v.name}: ${verdictCell(v)}`, ...gateLines(v, '    '));
     lines.push('', gateOutcome({ gate: report.gate, variants: report.variants }).text);
   }
   // Names and labels from the data shown, never obeyed: see `visible`.
   return visible(`${lines.join('\n')}\n`);
+}
+
+/**
+ * A variant against the baseline, as sweep.txt writes it: the paired items and the cost delta,
+ * then per scorer its coverage, its deltas with their intervals and p-values, McNemar and the
+ * flipped items, then the prompt changes. None for the baseline.
+ */
+export function againstBaselineLines(report: SweepReport, v: SweepVariant): string[] {
+  if (!v.comparison) return [];
+  const lines: string[] = [];
+  lines.push(`  ${v.name}: ${v.comparison.paired} paired items, cost ${costDelta(report, v)}`);
+  for (const [scorer, s] of Object.entries(v.comparison.scores)) {
+    const deltas = Object.entries(s.deltas).map(
+      ([metric, d]) =>
+        `${metricDisplayName(metric)} ${signed(d.delta)} ${d.reason ? `(${d.reason})` : `${interval(d.ci)} p=${pValue(d.pValue)}`}${d.noiseFloor === undefined ? '' : ` ${d.withinNoise ? 'within' : 'beyond'} noise ±${num(d.noiseFloor)}`}`,
+    );
+    const mcnemar = s.mcnemarPValue === undefined ? '' : `; McNemar p=${pValue(s.mcnemarPValue)}`;
+    const c = s.coverage;
+    const over = c
+      ? `coverage ${c.scored.candidate}/${c.n} vs ${c.scored.base}/${c.n} Δ ${signed(c.delta)} ${interval(c.ci)} p=${pValue(c.pValue)}; over the ${c.n === c.scored.base && c.n === c.scored.candidate ? c.n : 'items both scored'}: `
+      : '';
+    lines.push(
+      `    ${scorer}: ${over}${deltas.length > 0 ? deltas.join('; ') : 'no paired figures'}${mcnemar}; flipped: ${s.flipped.fixed} fixed, ${s.flipped.broken} broken, ${s.flipped.changed} changed`,
+    );
+  }
+  for (const change of promptChangeLines(v.comparison.promptChanges)) lines.push(`    ${change}`);
+  return lines;
+}
+
+/**
+ * A variant's gate as sweep.txt writes it: what its sequential gate did, then each condition,
+ * `pass` or `FAIL`, with the reason the gate gave.
+ */
+export function gateLines(v: SweepVariant, indent: string): string[] {
+  return [
+    ...(v.sequential ? [`${indent}${sequentialLine(v.sequential)}`] : []),
+    ...(v.gate?.conditions ?? []).map(
+      (c) => `${indent}${c.passed ? 'pass' : 'FAIL'}  ${c.condition}: ${c.reason}`,
+    ),
+  ];
 }
 
 /** Writes sweep.json, sweep.txt and sweep.html (the same figures as a page with charts) under `prefix`; returns their keys. */
