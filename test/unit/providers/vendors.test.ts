@@ -2,13 +2,13 @@
  * The vendor table is the only place a vendor is declared: every row resolves as a provider id,
  * builds a provider through the registry (and, for the vendors the fake speaks, answers a real
  * SDK call at the base URL its own variable names), gets the endpoint and batch API its row
- * says, and is classified by self-preference as its row says (a host or a maker). A new row
- * passes these without touching another file.
+ * says, is classified by self-preference as its row says (a host or a maker) and is priced by
+ * a wildcard under its price key. A new row passes these without touching another file.
  */
 import { describe, expect, it } from 'vitest';
 import { familyOf } from '../../../shared/lib/metrics/self-preference.js';
 import { cacheKey } from '../../../shared/lib/providers/call.js';
-import { EMBEDDED_PRICES } from '../../../shared/lib/providers/pricing.js';
+import { costOf, EMBEDDED_PRICES, mergePrices } from '../../../shared/lib/providers/pricing.js';
 import { createProvider } from '../../../shared/lib/providers/registry.js';
 import { MissingCredentialsError, UnknownProviderError } from '../../../shared/model/provider-errors.js';
 import { resolveProviderId } from '../../../shared/model/provider-ids.js';
@@ -91,6 +91,20 @@ describe('every row of the vendor table', () => {
       expect(familyOf(id('llama-3-8b'))).toBe('meta');
       // One that does not: a maker's prefix is its maker; a host's is no maker at all.
       expect(familyOf(id('zzz-model'))).toBe(row.names === 'maker' ? (row.maker ?? row.id) : 'zzz');
+    },
+  );
+
+  it.each(rows.filter((row) => row.priceKey !== undefined).map((row) => [row.id, row] as const))(
+    '%s: a wildcard under its price key prices all of its models',
+    (_, row) => {
+      const table = mergePrices(EMBEDDED_PRICES, {
+        models: { [`${row.priceKey}:*`]: { input: 1, output: 2 } },
+      });
+      const model = modelFor(row, 'never-priced-model');
+      expect(costOf(table, `${row.id}:${model}`, { input: 1_000_000, output: 0, cached: 0 })).toEqual({
+        usd: 1,
+        priced: true,
+      });
     },
   );
 });
