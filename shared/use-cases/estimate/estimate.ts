@@ -14,9 +14,9 @@ import { SimEmbedder, SimNli } from '../../lib/encoders/sim.js';
 import { textTable, usd } from '../../lib/format.js';
 import { costOf, type PriceTable } from '../../lib/providers/pricing.js';
 import { stricter } from '../../lib/providers/rate-limit/bucket.js';
-import { parseLimitSpec, suiteLimitsById } from '../../lib/providers/rate-limit/spec.js';
+import { declaredFor, parseLimitSpec, suiteLimitsById } from '../../lib/providers/rate-limit/spec.js';
 import { seededRandom } from '../../lib/providers/sim.js';
-import type { RateLimit } from '../../model/limits.js';
+import { type RateLimit, rateOf } from '../../model/limits.js';
 import type { Item, ItemMessage, ItemResult, RunRecord } from '../../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../model/provider.js';
 import { simulateAnswer, taskFor } from '../../registry/registry.js';
@@ -251,7 +251,10 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
     const hi = dear.get(backend) ?? emptyTally();
     const low = costOf(prices, backend, { input: lo.input, output: lo.typicalOutput, cached: 0 });
     const high = costOf(prices, backend, { input: hi.input, output: hi.maxOutput, cached: 0 });
-    const limit = stricter(declared[backend], suiteLimits.get(backend));
+    const limit = stricter(
+      declaredFor(declared, backend)?.value,
+      rateOf(declaredFor(suiteLimits, backend)?.value),
+    );
     const seconds = (t: Tally) => limitSeconds(limit!, t);
     return {
       backend,
