@@ -92,6 +92,18 @@ describe('per-backend concurrency', () => {
     expect(limiters.slots('openai-compatible:local/*')).toMatchObject({ inUse: 0, peak: 1 });
   });
 
+  it('ASSAY_LIMITS takes wildcard keys too; a suite holds the slots, the environment the rates', () => {
+    const limiters = new RateLimiters({
+      store: new MemoryRateLimitStore(),
+      env: { ASSAY_LIMITS: 'llamacpp:*=600rpm;llamacpp:big=60rpm' },
+    });
+    const limits = suiteLimitsById({ limits: { 'llamacpp:*': { concurrency: 2, tpm: 10_000 } } });
+    expect(limiters.for('llamacpp:small', limits).limit).toEqual({ rpm: 600, tpm: 10_000 });
+    expect(limiters.for('llamacpp:big', limits).limit).toEqual({ rpm: 60, tpm: 10_000 });
+    expect(limiters.for('vllm:small', limits).limit).toBeUndefined();
+    expect(limiters.for('llamacpp:big', limits).slots).toBe(limiters.for('llamacpp:small', limits).slots);
+  });
+
   it('the suite schema takes concurrency beside rpm and tpm, under ids and wildcards', () => {
     const ok = suite({
       run: {
