@@ -75,6 +75,25 @@ export function resolveProviderId(idOrAlias: string): ResolvedProviderId {
 }
 
 /**
+ * A key that declares something for backends (a limit, a price): an id or alias, resolved, or a
+ * wildcard ending in `*` (`llamacpp:*`, `openai-compatible:local/*`, `openai-compatible:*`) kept
+ * as written once its vendor is known. Throws {@link UnknownProviderError} as
+ * {@link resolveProviderId} does.
+ */
+export function resolveKeyOrWildcard(key: string): string {
+  const text = key.trim();
+  if (!text.endsWith('*')) return resolveProviderId(text).id;
+  const colon = text.indexOf(':');
+  const vendor = colon === -1 ? text : text.slice(0, colon);
+  if (colon === -1 || !isVendor(vendor)) {
+    throw new UnknownProviderError(
+      `"${key}" is a wildcard of no known vendor: write it as vendor:* or vendor:prefix*, vendor one of ${VENDORS.join(', ')}`,
+    );
+  }
+  return text;
+}
+
+/**
  * The simulator standing in for a backend (`--simulate`): `openai:gpt-4o` → `sim:gpt-4o`, priced
  * as the model it is named after; a model whose vendor the bare name does not tell keeps it
  * (`vllm:mistral-7b` → `sim:vllm:mistral-7b`). A `sim:` backend stays as it is.

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { InputError } from './errors.js';
 import { rateLimitSchema } from './limits.js';
 import { compilePattern, MAX_PATTERN_CHARS, PatternError } from './patterns.js';
-import { resolveProviderId } from './provider-ids.js';
+import { resolveKeyOrWildcard } from './provider-ids.js';
 
 /**
  * The keys every suite has, whatever its task family: dataset, backends, prompt overrides,
@@ -268,7 +268,7 @@ export const runSettingsSchema = z
       .superRefine((limits, ctx) => {
         for (const key of Object.keys(limits)) {
           try {
-            resolveProviderId(key);
+            resolveKeyOrWildcard(key);
           } catch (error) {
             ctx.addIssue({ code: 'custom', path: [key], message: (error as Error).message });
           }

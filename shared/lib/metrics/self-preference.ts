@@ -269,6 +269,9 @@ export function familyOf(id: string): string {
   const spec = prefix === undefined ? undefined : vendorSpec(prefix);
   const host = prefix !== undefined && isHostPrefix(prefix);
   let model = host || spec !== undefined ? text.slice(colon + 1) : text;
+  // A host serving another vendor's id (the simulator standing in for `vllm:…`): that id decides.
+  const inner = model.indexOf(':');
+  if (host && inner > 0 && vendorSpec(model.slice(0, inner)) !== undefined) return familyOf(model);
   // A service named by the user (`openai-compatible:my-openai-proxy/llama-3`) is no maker either.
   if (spec?.perService) model = serviceOf(model)?.model ?? model;
   let best: { family: string; at: number } | undefined;

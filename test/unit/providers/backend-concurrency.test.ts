@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryRateLimitStore } from '../../../shared/adapters/local/memory-rate-limit-store.js';
 import { RateLimiters } from '../../../shared/lib/providers/rate-limit/limiters.js';
-import { suiteLimitsById } from '../../../shared/lib/providers/rate-limit/spec.js';
+import { parseLimitSpec, suiteLimitsById } from '../../../shared/lib/providers/rate-limit/spec.js';
 import type { CompletionRequest } from '../../../shared/model/provider.js';
 import { suite } from '../../helpers.js';
 
@@ -115,6 +115,16 @@ describe('per-backend concurrency', () => {
     });
     expect(ok.run.limits?.['openai-compatible:local/*']).toEqual({ concurrency: 2 });
     expect(() => suite({ run: { limits: { 'llamacpp:*': {} } } })).toThrow(/give rpm, tpm, concurrency/);
+    expect(suite({ run: { limits: { 'openai-compatible:*': { concurrency: 4 } } } }).run.limits).toEqual({
+      'openai-compatible:*': { concurrency: 4 },
+    });
+    expect(() => suite({ run: { limits: { 'nosuch:*': { concurrency: 1 } } } })).toThrow(
+      /wildcard of no known vendor/,
+    );
+    expect(() => parseLimitSpec('nosuch:*=5rpm')).toThrow(/wildcard of no known vendor/);
+    expect(parseLimitSpec('openai-compatible:local/*=5rpm')).toEqual({
+      'openai-compatible:local/*': { rpm: 5 },
+    });
     expect(() => suite({ run: { limits: { 'llamacpp:*': { concurrency: 0 } } } })).toThrow(/concurrency/);
     expect(() => suite({ run: { limits: { 'llamacpp:*': { concurrency: 1.5 } } } })).toThrow(/concurrency/);
   });

@@ -177,6 +177,9 @@ describe('openai-compatible:<service>/<model>', () => {
     expect(familyOf('openai-compatible:local/llama-3')).toBe('meta');
     expect(familyOf('openai-compatible:openai-proxy/qwen2.5-7b')).toBe('qwen');
     expect(familyOf('openai-compatible:local/zzz-model')).toBe('zzz');
+    // The simulator standing in for it: the id it stands in for decides, service dropped too.
+    expect(familyOf('sim:openai-compatible:local/zzz-model')).toBe('zzz');
+    expect(familyOf('sim:openai-compatible:local/llama-3')).toBe('meta');
   });
 });
 

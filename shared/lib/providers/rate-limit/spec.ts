@@ -4,7 +4,7 @@
  */
 import { ConfigError } from '../../../model/errors.js';
 import type { BackendLimit, RateLimit } from '../../../model/limits.js';
-import { resolveProviderId } from '../../../model/provider-ids.js';
+import { resolveKeyOrWildcard } from '../../../model/provider-ids.js';
 import { matchById } from '../../../model/vendors.js';
 import { stricter } from './bucket.js';
 
@@ -30,7 +30,7 @@ export function parseLimitSpec(text: string, source = 'ASSAY_LIMITS'): Record<st
     if (eq <= 0) fail('has no "=" between the backend and its limits');
     let id: string;
     try {
-      id = resolveProviderId(entry.slice(0, eq)).id;
+      id = resolveKeyOrWildcard(entry.slice(0, eq));
     } catch (error) {
       return fail(`names no known backend: ${(error as Error).message}`);
     }
@@ -86,7 +86,7 @@ export function suiteLimitsById(suiteRun: {
   if (!byId) {
     byId = new Map();
     for (const [key, limit] of Object.entries(suiteRun.limits ?? {})) {
-      const id = resolveProviderId(key).id;
+      const id = resolveKeyOrWildcard(key);
       byId.set(id, stricterDeclared(byId.get(id), limit)!);
     }
     resolvedSuiteLimits.set(suiteRun, byId);
