@@ -3,17 +3,12 @@
  * here, once, at suite load; everything downstream sees only resolved ids.
  */
 import { UnknownProviderError } from './provider-errors.js';
+import { isVendor, serviceOf, VENDOR_TABLE, VENDORS, type Vendor, vendorSpec } from './vendors.js';
 
-/** Vendors with their own wire format. */
-export const NATIVE_VENDORS = ['openai', 'anthropic', 'gemini', 'bedrock', 'sim'] as const;
-/** Presets that speak the OpenAI chat-completions format at another base URL. */
-export const OPENAI_COMPATIBLE_VENDORS = ['openrouter', 'together', 'ollama', 'vllm'] as const;
-export const VENDORS = [...NATIVE_VENDORS, ...OPENAI_COMPATIBLE_VENDORS] as const;
+export { isVendor, VENDORS, type Vendor } from './vendors.js';
 
 /** A `vendor:model` id as a deployment lists it (`openai:gpt-4o-mini`): one id, no separator or space inside. */
 export const MODEL_ID_PATTERN = /^[a-z0-9_-]+:[^,\s]+$/;
-
-export type Vendor = (typeof VENDORS)[number];
 
 export interface ResolvedProviderId {
   vendor: Vendor;
@@ -34,24 +29,20 @@ export const ALIASES: Readonly<Record<string, string>> = {
   sim: 'sim:gold',
 };
 
-/** Bare model names whose vendor is obvious from the name. */
-const BARE_NAME_VENDORS: ReadonlyArray<[RegExp, Vendor]> = [
-  [/^(gpt-|chatgpt-|o1($|-)|o3($|-)|o4-)/, 'openai'],
-  [/^claude-/, 'anthropic'],
-  [/^gemini-/, 'gemini'],
-];
+/** Bare model names whose vendor is obvious from the name (the table's `bareNames`). */
+const BARE_NAME_VENDORS: ReadonlyArray<[RegExp, Vendor]> = VENDOR_TABLE.flatMap((row) =>
+  'bareNames' in row ? [[row.bareNames, row.id] as [RegExp, Vendor]] : [],
+);
 
-export function isVendor(value: string): value is Vendor {
-  return (VENDORS as readonly string[]).includes(value);
-}
-
+/** Whether the vendor's calls go through the OpenAI adapter (OpenAI itself or a compatible server). */
 export function isOpenAiCompatible(vendor: Vendor): boolean {
-  return vendor === 'openai' || (OPENAI_COMPATIBLE_VENDORS as readonly string[]).includes(vendor);
+  return vendorSpec(vendor)?.adapter === 'openai';
 }
 
 /**
  * Resolves an id or alias to `{ vendor, model, id }`. `vendor:model` is split at the first
- * colon (so `ollama:llama3.1:8b` keeps its tag). Throws {@link UnknownProviderError} naming the
+ * colon (so `ollama:llama3.1:8b` keeps its tag); a per-service vendor's model must name its
+ * service (`openai-compatible:local/llama-3`). Throws {@link UnknownProviderError} naming the
  * valid vendors when the vendor is unknown or cannot be inferred from a bare name.
  */
 export function resolveProviderId(idOrAlias: string): ResolvedProviderId {
@@ -75,7 +66,31 @@ export function resolveProviderId(idOrAlias: string): ResolvedProviderId {
     );
   }
   if (!model) throw new UnknownProviderError(`"${idOrAlias}" names no model after "${vendor}:"`);
+  if (vendorSpec(vendor)?.perService && serviceOf(model) === undefined) {
+    throw new UnknownProviderError(
+      `"${idOrAlias}" names no service: write ${vendor}:<service>/<model> (e.g. ${vendor}:local/llama-3, which reads LOCAL_BASE_URL and LOCAL_API_KEY)`,
+    );
+  }
   return { vendor, model, id: `${vendor}:${model}` };
+}
+
+/**
+ * A key that declares something for backends (a limit, a price): an id or alias, resolved, or a
+ * wildcard ending in `*` (`llamacpp:*`, `openai-compatible:local/*`, `openai-compatible:*`) kept
+ * as written once its vendor is known. Throws {@link UnknownProviderError} as
+ * {@link resolveProviderId} does.
+ */
+export function resolveKeyOrWildcard(key: string): string {
+  const text = key.trim();
+  if (!text.endsWith('*')) return resolveProviderId(text).id;
+  const colon = text.indexOf(':');
+  const vendor = colon === -1 ? text : text.slice(0, colon);
+  if (colon === -1 || !isVendor(vendor)) {
+    throw new UnknownProviderError(
+      `"${key}" is a wildcard of no known vendor: write it as vendor:* or vendor:prefix*, vendor one of ${VENDORS.join(', ')}`,
+    );
+  }
+  return text;
 }
 
 /**

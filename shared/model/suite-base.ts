@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { InputError } from './errors.js';
 import { rateLimitSchema } from './limits.js';
 import { compilePattern, MAX_PATTERN_CHARS, PatternError } from './patterns.js';
-import { resolveProviderId } from './provider-ids.js';
+import { resolveKeyOrWildcard } from './provider-ids.js';
 
 /**
  * The keys every suite has, whatever its task family: dataset, backends, prompt overrides,
@@ -268,7 +268,7 @@ export const runSettingsSchema = z
       .superRefine((limits, ctx) => {
         for (const key of Object.keys(limits)) {
           try {
-            resolveProviderId(key);
+            resolveKeyOrWildcard(key);
           } catch (error) {
             ctx.addIssue({ code: 'custom', path: [key], message: (error as Error).message });
           }
@@ -276,7 +276,7 @@ export const runSettingsSchema = z
       })
       .optional()
       .describe(
-        'Declared rate limits per backend (id or alias → {"rpm": 3000, "tpm": 2000000}): calls to that model are held to them by a token bucket, shared by everything in the process (on AWS, by the whole fleet). ASSAY_LIMITS adds more; the stricter wins.',
+        'Declared limits per backend (id, alias, or a wildcard such as "llamacpp:*" or "openai-compatible:local/*" → {"rpm": 3000, "tpm": 2000000, "concurrency": 2}): rpm and tpm hold each model the key names to a token bucket, shared by everything in the process (on AWS, by the whole fleet); concurrency caps the calls in flight to all the backends the key names together (per process: on AWS, per worker container). An exact key wins over a wildcard. ASSAY_LIMITS adds more; the stricter wins.',
       ),
     repeats: z
       .number()

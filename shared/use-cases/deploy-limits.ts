@@ -4,6 +4,7 @@ import {
   honouredPrices,
   ignoredPricesNote,
   type PriceTable,
+  priceOf,
 } from '../lib/providers/pricing.js';
 import { resolveProviderId } from '../model/provider-ids.js';
 import { isPlainObject, isSweep } from '../model/variants.js';
@@ -181,10 +182,14 @@ function disallowedModel(
   return undefined;
 }
 
-/** The ids a deployment allows: the list given (aliases resolved), else every model its table prices. */
-function allowedSet(allowed: readonly string[] | undefined, table: PriceTable): Set<string> {
-  if (allowed === undefined) return new Set(Object.keys(table.models));
-  return new Set(allowed.map((id) => resolvedId(id) ?? id));
+/**
+ * The ids a deployment allows: the list given (aliases resolved), else every model its table
+ * prices (a wildcard entry, `llamacpp:*`, allowing every model it prices).
+ */
+function allowedSet(allowed: readonly string[] | undefined, table: PriceTable): { has(id: string): boolean } {
+  if (allowed === undefined) return { has: (id) => priceOf(table, id) !== undefined };
+  const ids = new Set(allowed.map((id) => resolvedId(id) ?? id));
+  return { has: (id) => ids.has(id) };
 }
 
 /** False for the simulator and local models: they call no vendor, so cost nothing. */

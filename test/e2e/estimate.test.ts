@@ -122,6 +122,20 @@ describe('assay estimate', { timeout: 60_000 }, () => {
     ]);
   });
 
+  it("bounds a backend's time by the concurrency run.limits gives it, under a wildcard too", async () => {
+    const suite = JSON.parse(await readFile(join(dir, 'tiny.suite.json'), 'utf8'));
+    suite.run = { concurrency: 8, limits: { 'vllm:*': { concurrency: 1 } } };
+    await writeFile(join(dir, 'slots.suite.json'), JSON.stringify(suite));
+    const [estimate] = await estimateSuiteFile(join(dir, 'slots.suite.json'), { env: {} });
+    // vLLM's 2 calls of 1 s one at a time: 2 s; the 4 calls 8 at a time would take 0.5 s.
+    expect(estimate!.backends.map((b) => [b.backend, b.limit, b.limitSeconds])).toEqual([
+      ['vllm:tiny-model', { concurrency: 1 }, { min: 2, max: 2 }],
+      ['anthropic:claude-haiku-4-5', undefined, null],
+    ]);
+    expect(estimate!.wallSeconds).toEqual({ min: 2, max: 2 });
+    expect(estimate!.boundBy).toBe('vllm:tiny-model');
+  });
+
   it('prints a table, and JSON with --json (reply-tone: 48 replies, one call each, gpt-4o-mini)', async () => {
     const suite = join(REPO, 'examples', 'reply-tone.suite.json');
     const { stdout } = await assayCli(['estimate', suite, '--json'], dir);

@@ -3,6 +3,7 @@
  * (checked when built, so a missing key fails before the first item and names the variable).
  */
 import { UnknownProviderError } from '../../model/provider-errors.js';
+import { vendorSpec } from '../../model/vendors.js';
 import type { PriceTable } from '../providers/pricing.js';
 import { firstSet, requireVar } from '../providers/registry.js';
 import { GeminiEmbedder, OpenAiEmbedder } from './api.js';
@@ -93,14 +94,14 @@ export class EncoderPool {
       case 'openai':
         return new OpenAiEmbedder({
           ...common,
-          apiKey: requireVar(env, id, ['OPENAI_API_KEY']),
-          baseURL: firstSet(env, ['OPENAI_BASE_URL']),
+          apiKey: requireVar(env, id, vendorSpec('openai')!.keyEnv),
+          baseURL: firstSet(env, vendorSpec('openai')!.baseUrlEnv),
         });
       default:
         return new GeminiEmbedder({
           ...common,
-          apiKey: requireVar(env, id, ['GEMINI_API_KEY', 'GOOGLE_API_KEY']),
-          baseURL: firstSet(env, ['GEMINI_BASE_URL']),
+          apiKey: requireVar(env, id, vendorSpec('gemini')!.keyEnv),
+          baseURL: firstSet(env, vendorSpec('gemini')!.baseUrlEnv),
         });
     }
   }

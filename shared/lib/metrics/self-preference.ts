@@ -21,6 +21,7 @@
  */
 import type { ScoreValue } from '../../model/model.js';
 import type { Interval, MetricValue } from '../../model/report.js';
+import { isHostPrefix, serviceOf, vendorSpec } from '../../model/vendors.js';
 import { type BootstrapOptions, bootstrapCis, type Indices } from './stats.js';
 
 /** One judged output. */
@@ -230,30 +231,6 @@ export function numericVerdict(
   );
 }
 
-/**
- * Where a provider id names the host that serves the model, not who made it: the part before
- * the first colon is dropped and the model name decides.
- */
-const HOSTS = new Set([
-  'bedrock',
-  'openrouter',
-  'together',
-  'ollama',
-  'vllm',
-  'sim',
-  'azure',
-  'groq',
-  'fireworks',
-  'deepinfra',
-  'vertex',
-]);
-/** Vendors whose provider ids name their own models. */
-const VENDOR_FAMILIES: Readonly<Record<string, string>> = {
-  openai: 'openai',
-  anthropic: 'anthropic',
-  gemini: 'google',
-};
-
 /** Makers of model families and the names that give them away, at the start of a word of the id. */
 const MAKERS: ReadonlyArray<[family: string, names: string]> = [
   ['anthropic', 'claude|anthropic'],
@@ -277,8 +254,9 @@ const MAKER_PATTERNS = MAKERS.map(
  * The model family (its maker) behind a producer or judge id: `openai:gpt-4o-mini`, `gpt-4o`
  * and `openrouter:openai/o3` → `openai`; `anthropic:claude-…`, `claude-3-5-sonnet` and the
  * Bedrock `anthropic.claude-3-5-haiku-20241022-v1:0` → `anthropic`; `gemini-2.5-pro` →
- * `google`; `llama-3` → `meta`; `us.amazon.nova-lite-v1:0` → `amazon`. A host's prefix
- * (`bedrock:`, `openrouter:`, `ollama:` …) is dropped; the maker whose name comes first in the
+ * `google`; `llama-3` → `meta`; `us.amazon.nova-lite-v1:0` → `amazon`. A host's prefix (a
+ * vendor the vendor table marks as a host: `bedrock:`, `openrouter:`, `ollama:`, the service of
+ * `openai-compatible:<service>/` …) is dropped; the maker whose name comes first in the
  * rest wins (`deepseek-r1-distill-llama` is deepseek's). Otherwise the vendor of a `vendor:model`
  * id, or for free text (`human`, `Reference answer`) its first word in lower case.
  */
@@ -287,18 +265,23 @@ export function familyOf(id: string): string {
   if (text === '') throw new RangeError('self-preference: a producer or judge id is empty');
   const colon = text.indexOf(':');
   const prefix = colon > 0 && /^[a-z0-9_-]+$/.test(text.slice(0, colon)) ? text.slice(0, colon) : undefined;
-  const model =
-    prefix !== undefined && (HOSTS.has(prefix) || Object.hasOwn(VENDOR_FAMILIES, prefix))
-      ? text.slice(colon + 1)
-      : text;
+  // The vendor table tells a host's prefix (dropped) from a maker's (kept as the fallback).
+  const spec = prefix === undefined ? undefined : vendorSpec(prefix);
+  const host = prefix !== undefined && isHostPrefix(prefix);
+  let model = host || spec !== undefined ? text.slice(colon + 1) : text;
+  // A host serving another vendor's id (the simulator standing in for `vllm:…`): that id decides.
+  const inner = model.indexOf(':');
+  if (host && inner > 0 && vendorSpec(model.slice(0, inner)) !== undefined) return familyOf(model);
+  // A service named by the user (`openai-compatible:my-openai-proxy/llama-3`) is no maker either.
+  if (spec?.perService) model = serviceOf(model)?.model ?? model;
   let best: { family: string; at: number } | undefined;
   for (const [family, pattern] of MAKER_PATTERNS) {
     const match = pattern.exec(model);
     if (match && (best === undefined || match.index < best.at)) best = { family, at: match.index };
   }
   if (best) return best.family;
-  if (prefix !== undefined && Object.hasOwn(VENDOR_FAMILIES, prefix)) return VENDOR_FAMILIES[prefix]!;
-  if (prefix !== undefined && !HOSTS.has(prefix)) return prefix;
+  if (spec?.names === 'maker') return spec.maker ?? spec.id;
+  if (prefix !== undefined && !host) return prefix;
   return /^[a-z0-9_]+/.exec(model)?.[0] ?? model;
 }
 

@@ -18,6 +18,7 @@ import type {
   FinishReason,
   LlmProvider,
 } from '../../model/provider.js';
+import { vendorSpec } from '../../model/vendors.js';
 import { ANTHROPIC_BATCH_MAX_BYTES, answeredOutcome } from './batch.js';
 import {
   buildCompletion,
@@ -42,7 +43,7 @@ export interface AnthropicProviderOptions extends VendorProviderOptions {
   fetch?: typeof fetch;
 }
 
-const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+const DEFAULT_BASE_URL = vendorSpec('anthropic')!.defaultBaseUrl!;
 
 /** Request params as sent: the SDK's type, plus `temperature`, which the API takes but this SDK's type dropped. */
 type SentParams = MessageCreateParamsNonStreaming & { temperature?: number };

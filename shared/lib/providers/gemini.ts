@@ -21,6 +21,7 @@ import type {
   FinishReason,
   LlmProvider,
 } from '../../model/provider.js';
+import { vendorSpec } from '../../model/vendors.js';
 import { answeredOutcome } from './batch.js';
 import {
   buildCompletion,
@@ -44,7 +45,7 @@ export interface GeminiProviderOptions extends VendorProviderOptions {
   fetch?: typeof fetch;
 }
 
-const DEFAULT_BASE_URL = 'https://generativelanguage.googleapis.com';
+const DEFAULT_BASE_URL = vendorSpec('gemini')!.defaultBaseUrl!;
 
 /**
  * Gemini 2.5 models think before they answer, and the thoughts come out of `maxOutputTokens`:

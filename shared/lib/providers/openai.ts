@@ -1,6 +1,6 @@
 /**
  * OpenAI chat completions through the official SDK. Also serves every OpenAI-compatible endpoint
- * (vLLM, Ollama, OpenRouter, Together) by base URL. No OpenAI type leaves this file.
+ * (the compatible rows of the vendor table, and any `openai-compatible:<service>/…`) by base URL. No OpenAI type leaves this file.
  */
 import OpenAI, { toFile } from 'openai';
 import type { Batch } from 'openai/resources/batches';
@@ -21,6 +21,7 @@ import type {
   FinishReason,
   LlmProvider,
 } from '../../model/provider.js';
+import { serviceOf, vendorSpec } from '../../model/vendors.js';
 import { answeredOutcome } from './batch.js';
 import {
   buildCompletion,
@@ -75,15 +76,7 @@ export const OPENAI_REASONING_HEADROOM = 4_096;
 export const OPENAI_REASONING_EFFORT = 'low';
 
 /** Where OpenAI itself answers: a provider at this base URL keeps the cache keys it always had. */
-export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
-
-/** The default endpoints of the compatible presets (see registry.ts), which keep their cache keys too. */
-const DEFAULT_ENDPOINTS: Record<string, string> = {
-  openai: OPENAI_DEFAULT_BASE_URL,
-  openrouter: 'https://openrouter.ai/api/v1',
-  together: 'https://api.together.xyz/v1',
-  ollama: 'http://localhost:11434/v1',
-};
+export const OPENAI_DEFAULT_BASE_URL = vendorSpec('openai')!.defaultBaseUrl!;
 
 /** A base URL compared as an address: no trailing slashes, scheme and host in lower case. */
 export function endpointOf(baseURL: string): string {
@@ -106,6 +99,8 @@ export class OpenAiProvider implements LlmProvider {
   private readonly client: OpenAI;
   private readonly structured: OpenAiStructuredMode;
   private readonly maxTokensField: 'max_completion_tokens' | 'max_tokens';
+  /** The model name sent on the wire for the model part of an id. */
+  private readonly wireModel: (model: string) => string;
 
   /**
    * OpenAI Batch (only `openai:` itself; compatible servers have no batch endpoint): a JSONL
@@ -122,10 +117,14 @@ export class OpenAiProvider implements LlmProvider {
     this.maxTokensField =
       options.maxTokensField ?? (this.vendor === 'openai' ? 'max_completion_tokens' : 'max_tokens');
     this.client = openAiClient(options);
+    // What the vendor table says of it: its default endpoint, its batch API, how the server
+    // names the model (an `openai-compatible:` model without its service).
+    const spec = vendorSpec(this.vendor);
+    this.wireModel = spec?.perService ? (model) => serviceOf(model)?.model ?? model : (model) => model;
     const endpoint = endpointOf(options.baseURL);
-    const standard = DEFAULT_ENDPOINTS[this.vendor];
+    const standard = spec?.defaultBaseUrl;
     if (standard === undefined || endpoint !== endpointOf(standard)) this.endpoint = endpoint;
-    if (this.vendor === 'openai') this.batch = this.batchApi();
+    if (spec?.batch) this.batch = this.batchApi();
   }
 
   private batchApi(): BatchApi {
@@ -298,7 +297,7 @@ export class OpenAiProvider implements LlmProvider {
     signal?: AbortSignal,
   ): Promise<Completion> {
     const params: CompletionCreateParamsNonStreaming = {
-      model: request.model,
+      model: this.wireModel(request.model),
       prompt: withTagNonce(request).prompt,
     };
     if (request.temperature !== undefined) params.temperature = request.temperature;
@@ -347,7 +346,7 @@ export class OpenAiProvider implements LlmProvider {
     for (const turn of request.history ?? []) messages.push({ role: turn.role, content: turn.content });
     messages.push({ role: 'user', content: request.prompt });
 
-    const params: ChatCompletionCreateParamsNonStreaming = { model: request.model, messages };
+    const params: ChatCompletionCreateParamsNonStreaming = { model: this.wireModel(request.model), messages };
     const reasoning = this.vendor === 'openai' && REASONING_MODEL.test(request.model);
     if (request.temperature !== undefined && !reasoning) params.temperature = request.temperature;
     if (reasoning) {

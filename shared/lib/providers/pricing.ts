@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ConfigError } from '../../model/errors.js';
 import type { CompletionRequest, TokenUsage } from '../../model/provider.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
+import { matchById } from '../../model/vendors.js';
 import embedded from './prices.json' with { type: 'json' };
 
 const ModelPriceSchema = z.strictObject({
@@ -96,6 +97,15 @@ export function loadPriceTable(overridePath?: string, env: NodeJS.ProcessEnv = p
   return mergePrices(EMBEDDED_PRICES, parsed.data);
 }
 
+/**
+ * The price of a model: its own entry, else the wildcard entry that covers it (`llamacpp:*`
+ * prices every model of llama-server, `openai-compatible:local/*` every model of the `local`
+ * service); an exact entry wins over a wildcard, and a narrower wildcard over a wider one.
+ */
+export function priceOf(table: PriceTable, providerId: string): ModelPrice | undefined {
+  return matchById(table.models, providerId)?.value;
+}
+
 export interface Cost {
   usd: number;
   /** False when the table has no price for the model (the report lists these). */
@@ -123,11 +133,11 @@ function standIn(simId: string): string | undefined {
 export function costOf(table: PriceTable, providerId: string, usage: TokenUsage): Cost {
   if (providerId.startsWith('sim:')) {
     const real = standIn(providerId);
-    return { usd: real && table.models[real] ? costOf(table, real, usage).usd : 0, priced: true };
+    return { usd: real && priceOf(table, real) ? costOf(table, real, usage).usd : 0, priced: true };
   }
   // A local model (an ONNX encoder) costs nothing per call.
   if (providerId.startsWith('onnx:')) return { usd: 0, priced: true };
-  const price = table.models[providerId];
+  const price = priceOf(table, providerId);
   if (!price) return { usd: 0, priced: false };
   // Each part is a subset of `input`; none may take more than what is left of it.
   let left = Math.max(usage.input, 0);
@@ -200,7 +210,9 @@ export function honouredPrices(
   const models: PriceOverride['models'] = {};
   const ignored: string[] = [];
   for (const [id, price] of Object.entries(parsed.data.models)) {
-    if (table.models[id]) ignored.push(id);
+    // A model the table prices under a wildcard is priced too: an exact entry of the suite's
+    // would win over it, so it is dropped like any other.
+    if (table.models[id] || (!id.endsWith('*') && priceOf(table, id))) ignored.push(id);
     else models[id] = price;
   }
   // The table's date stays: the suite's `asOf` dates only the prices it adds.

@@ -8,6 +8,7 @@ import type { LlmProvider, Simulator } from '../../model/provider.js';
 import { MissingCredentialsError } from '../../model/provider-errors.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
 import { rememberSecret } from '../../model/secrets.js';
+import { type Connection, connectionOf, type Vendor, vendorSpec } from '../../model/vendors.js';
 import { AnthropicProvider } from './anthropic.js';
 import { BedrockProvider, type BedrockStructuredMode } from './bedrock.js';
 import { GeminiProvider } from './gemini.js';
@@ -29,44 +30,11 @@ export interface CreateProviderOptions {
   fetch?: typeof fetch;
   /**
    * How OpenAI and compatible endpoints receive `jsonSchema`; default `json_schema`, else env
-   * `<VENDOR>_STRUCTURED_OUTPUT` (e.g. `VLLM_STRUCTURED_OUTPUT=json_object`).
+   * `<VENDOR>_STRUCTURED_OUTPUT` (e.g. `VLLM_STRUCTURED_OUTPUT=json_object`;
+   * `<SERVICE>_STRUCTURED_OUTPUT` for `openai-compatible:<service>/…`).
    */
   structuredOutput?: OpenAiStructuredMode;
 }
-
-interface CompatiblePreset {
-  /** Undefined: the base URL variable is required (vLLM runs wherever you put it). */
-  defaultBaseUrl?: string;
-  baseUrlEnv: string;
-  /** Undefined: the endpoint needs no key. */
-  keyEnv?: string;
-  keyOptional?: boolean;
-}
-
-/**
- * OpenAI-compatible vendors: where they live and which key they need. Each also reads
- * `<VENDOR>_STRUCTURED_OUTPUT` (`json_schema` | `json_object` | `none`) for servers that
- * reject strict JSON schemas.
- */
-export const OPENAI_COMPATIBLE_PRESETS = {
-  openai: {
-    defaultBaseUrl: 'https://api.openai.com/v1',
-    baseUrlEnv: 'OPENAI_BASE_URL',
-    keyEnv: 'OPENAI_API_KEY',
-  },
-  openrouter: {
-    defaultBaseUrl: 'https://openrouter.ai/api/v1',
-    baseUrlEnv: 'OPENROUTER_BASE_URL',
-    keyEnv: 'OPENROUTER_API_KEY',
-  },
-  together: {
-    defaultBaseUrl: 'https://api.together.xyz/v1',
-    baseUrlEnv: 'TOGETHER_BASE_URL',
-    keyEnv: 'TOGETHER_API_KEY',
-  },
-  ollama: { defaultBaseUrl: 'http://localhost:11434/v1', baseUrlEnv: 'OLLAMA_BASE_URL' },
-  vllm: { baseUrlEnv: 'VLLM_BASE_URL', keyEnv: 'VLLM_API_KEY', keyOptional: true },
-} as const satisfies Record<string, CompatiblePreset>;
 
 const STRUCTURED_MODES: readonly OpenAiStructuredMode[] = ['json_schema', 'json_object', 'none'];
 
@@ -135,21 +103,22 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
   const env = options.env ?? process.env;
   const { vendor, model, id } = resolveProviderId(idOrAlias);
   const common = { id, prices: options.prices, timeoutMs: options.timeoutMs, fetch: options.fetch };
+  const how = connectionOf(vendor, model);
 
-  switch (vendor) {
+  switch (how.adapter) {
     case 'sim':
       return new SimProvider(model, options.sim, { simulator: options.simulator, prices: options.prices });
     case 'anthropic':
       return new AnthropicProvider({
         ...common,
-        apiKey: requireVar(env, id, ['ANTHROPIC_API_KEY']),
-        baseURL: baseUrlVar(env, ['ANTHROPIC_BASE_URL']),
+        apiKey: requireVar(env, id, how.keyEnv),
+        baseURL: baseUrlVar(env, how.baseUrlEnv),
       });
     case 'gemini':
       return new GeminiProvider({
         ...common,
-        apiKey: requireVar(env, id, ['GEMINI_API_KEY', 'GOOGLE_API_KEY']),
-        baseUrl: baseUrlVar(env, ['GEMINI_BASE_URL']),
+        apiKey: requireVar(env, id, how.keyEnv),
+        baseUrl: baseUrlVar(env, how.baseUrlEnv),
       });
     case 'bedrock': {
       // No key to read: the AWS SDK's credential chain signs each request.
@@ -157,40 +126,47 @@ export function createProvider(idOrAlias: string, options: CreateProviderOptions
       return new BedrockProvider({
         ...common,
         region,
-        endpoint: bedrockEndpoint(env, region),
+        endpoint: bedrockEndpoint(env, region, how.baseUrlEnv),
         structuredOutput: bedrockStructuredFromEnv(env),
       });
     }
-    case 'openai':
-    case 'openrouter':
-    case 'together':
-    case 'ollama':
-    case 'vllm': {
-      const preset: CompatiblePreset = OPENAI_COMPATIBLE_PRESETS[vendor];
+    case 'openai': {
       const baseURL =
-        baseUrlVar(env, [preset.baseUrlEnv]) ??
-        preset.defaultBaseUrl ??
-        requireVar(env, id, [preset.baseUrlEnv]);
+        baseUrlVar(env, how.baseUrlEnv) ?? how.defaultBaseUrl ?? requireBaseUrl(env, id, how.baseUrlEnv);
       return new OpenAiProvider({
         ...common,
-        apiKey: compatibleApiKey(preset, env, id),
+        apiKey: compatibleApiKey(how, env, id),
         baseURL,
         structuredOutput:
-          options.structuredOutput ?? structuredFromEnv(env, `${vendor.toUpperCase()}_STRUCTURED_OUTPUT`),
+          options.structuredOutput ??
+          (how.structuredOutputEnv === undefined
+            ? undefined
+            : structuredFromEnv(env, how.structuredOutputEnv)),
       });
     }
   }
 }
 
-function compatibleApiKey(preset: CompatiblePreset, env: NodeJS.ProcessEnv, providerId: string): string {
-  // The SDK insists on a key; keyless servers (Ollama, an open vLLM) ignore whatever is sent.
-  if (preset.keyEnv === undefined) return 'unused';
-  if (preset.keyOptional) {
-    const key = firstSet(env, [preset.keyEnv]);
+/** A base URL the backend cannot do without: unset, the run stops naming the variable to set. */
+function requireBaseUrl(env: NodeJS.ProcessEnv, providerId: string, names: readonly string[]): string {
+  const value = baseUrlVar(env, names);
+  if (value !== undefined) return value;
+  throw new MissingCredentialsError(
+    providerId,
+    names,
+    `${providerId} needs ${names.join(' or ')}: set it to the server's OpenAI-compatible base URL (e.g. http://localhost:8080/v1), or use a sim: backend`,
+  );
+}
+
+function compatibleApiKey(how: Connection, env: NodeJS.ProcessEnv, providerId: string): string {
+  // The SDK insists on a key; keyless servers (Ollama, llama-server, an open vLLM) ignore whatever is sent.
+  if (how.key === 'none') return 'unused';
+  if (how.key === 'optional') {
+    const key = firstSet(env, how.keyEnv);
     rememberSecret(key);
     return key ?? 'unused';
   }
-  return requireVar(env, providerId, [preset.keyEnv]);
+  return requireVar(env, providerId, how.keyEnv);
 }
 
 /** Where AWS SDKs look for the region; no region, no Bedrock (models differ by region). */
@@ -218,8 +194,12 @@ function bedrockRegion(env: NodeJS.ProcessEnv, providerId: string): string {
  * points at an emulator of S3, SQS and DynamoDB (the local cloud's moto_server), which serves no
  * Bedrock: the public regional endpoint is named then, so the SDK does not follow it there.
  */
-function bedrockEndpoint(env: NodeJS.ProcessEnv, region: string): string | undefined {
-  const own = baseUrlVar(env, ['AWS_ENDPOINT_URL_BEDROCK_RUNTIME', 'BEDROCK_ENDPOINT_URL']);
+function bedrockEndpoint(
+  env: NodeJS.ProcessEnv,
+  region: string,
+  names: readonly string[],
+): string | undefined {
+  const own = baseUrlVar(env, names);
   if (own !== undefined) return own;
   if (firstSet(env, ['AWS_ENDPOINT_URL']) === undefined) return undefined;
   return `https://bedrock-runtime.${region}.amazonaws.com${region.startsWith('cn-') ? '.cn' : ''}`;
@@ -253,9 +233,10 @@ export function detectDefaultBackend(
   env: NodeJS.ProcessEnv = process.env,
   options: { bedrock?: boolean } = {},
 ): string {
-  if (firstSet(env, ['OPENAI_API_KEY'])) return 'openai:gpt-4o-mini';
-  if (firstSet(env, ['ANTHROPIC_API_KEY'])) return 'anthropic:claude-3-5-haiku-latest';
-  if (firstSet(env, ['GEMINI_API_KEY', 'GOOGLE_API_KEY'])) return 'gemini:gemini-2.0-flash-lite';
+  const keyed = (vendor: Vendor) => firstSet(env, vendorSpec(vendor)!.keyEnv) !== undefined;
+  if (keyed('openai')) return 'openai:gpt-4o-mini';
+  if (keyed('anthropic')) return 'anthropic:claude-3-5-haiku-latest';
+  if (keyed('gemini')) return 'gemini:gemini-2.0-flash-lite';
   const bedrock = options.bedrock ? defaultBedrockModel(env) : undefined;
   if (bedrock !== undefined) return bedrock;
   return 'sim:gold';

@@ -14,9 +14,9 @@ import { SimEmbedder, SimNli } from '../../lib/encoders/sim.js';
 import { textTable, usd } from '../../lib/format.js';
 import { costOf, type PriceTable } from '../../lib/providers/pricing.js';
 import { stricter } from '../../lib/providers/rate-limit/bucket.js';
-import { parseLimitSpec, suiteLimitsById } from '../../lib/providers/rate-limit/spec.js';
+import { declaredFor, parseLimitSpec, suiteLimitsById } from '../../lib/providers/rate-limit/spec.js';
 import { seededRandom } from '../../lib/providers/sim.js';
-import type { RateLimit } from '../../model/limits.js';
+import { type BackendLimit, rateOf } from '../../model/limits.js';
 import type { Item, ItemMessage, ItemResult, RunRecord } from '../../model/model.js';
 import type { Completion, CompletionRequest, LlmProvider } from '../../model/provider.js';
 import { simulateAnswer, taskFor } from '../../registry/registry.js';
@@ -41,7 +41,7 @@ export interface BackendEstimate {
   /** True when o200k_base is the backend's own tokenizer; false: an approximation. */
   exactTokens: boolean;
   /** The declared limit (suite `run.limits` and ASSAY_LIMITS, the stricter), if any. */
-  limit?: RateLimit;
+  limit?: BackendLimit;
   /** Seconds the declared limit alone needs for these calls; null without a limit. */
   limitSeconds: Range | null;
 }
@@ -251,8 +251,11 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
     const hi = dear.get(backend) ?? emptyTally();
     const low = costOf(prices, backend, { input: lo.input, output: lo.typicalOutput, cached: 0 });
     const high = costOf(prices, backend, { input: hi.input, output: hi.maxOutput, cached: 0 });
-    const limit = stricter(declared[backend], suiteLimits.get(backend));
-    const seconds = (t: Tally) => limitSeconds(limit!, t);
+    const fromSuite = declaredFor(suiteLimits, backend)?.value;
+    const rate = stricter(declaredFor(declared, backend)?.value, rateOf(fromSuite));
+    const limit: BackendLimit | undefined =
+      fromSuite?.concurrency === undefined ? rate : { ...rate, concurrency: fromSuite.concurrency };
+    const seconds = (t: Tally) => limitSeconds(limit!, t, latencyMs);
     return {
       backend,
       calls: { min: lo.calls, max: hi.calls },
@@ -312,11 +315,16 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
   };
 }
 
-/** Seconds the declared limit needs for these calls: requests at rpm, input + maxTokens at tpm. */
-function limitSeconds(limit: RateLimit, t: Tally): number {
+/**
+ * Seconds the declared limit needs for these calls: requests at rpm, input + maxTokens at tpm,
+ * and the calls `concurrency` at a time at the assumed latency (as if the backend had its slots
+ * to itself: backends a wildcard's slots are shared by each count alone here).
+ */
+function limitSeconds(limit: BackendLimit, t: Tally, latencyMs: number): number {
   const byRequests = limit.rpm === undefined ? 0 : (t.calls / limit.rpm) * 60;
   const byTokens = limit.tpm === undefined ? 0 : ((t.input + t.maxOutput) / limit.tpm) * 60;
-  return Math.max(byRequests, byTokens);
+  const bySlots = limit.concurrency === undefined ? 0 : (t.calls * latencyMs) / 1000 / limit.concurrency;
+  return Math.max(byRequests, byTokens, bySlots);
 }
 
 const count = (n: number) => Math.round(n).toLocaleString('en-US');
@@ -334,11 +342,12 @@ export function duration(seconds: number): string {
   return `${Math.floor(m / 60)}h ${String(m % 60).padStart(2, '0')}m`;
 }
 
-const limitText = (limit: RateLimit | undefined) =>
+const limitText = (limit: BackendLimit | undefined) =>
   limit
     ? [
         limit.rpm === undefined ? '' : `${count(limit.rpm)} rpm`,
         limit.tpm === undefined ? '' : `${count(limit.tpm)} tpm`,
+        limit.concurrency === undefined ? '' : `${count(limit.concurrency)} in flight`,
       ]
         .filter(Boolean)
         .join(', ')

@@ -7,7 +7,7 @@
  * slot on.
  */
 import { ProviderError } from '../../../model/errors.js';
-import type { RateLimit, RateNeed } from '../../../model/limits.js';
+import type { BackendLimit, RateLimit, RateNeed } from '../../../model/limits.js';
 import type { CompletionRequest, LearnedLimits } from '../../../model/provider.js';
 import type { RateLimitStore } from '../../../ports/ports.js';
 import { defaultSleep, type Sleep } from '../retry.js';
@@ -16,6 +16,7 @@ import { estimateCallTokens, stricter } from './bucket.js';
 import { BLIP_RETRY_MS, type FallbackHooks, StoreFallback } from './fallback.js';
 import { FleetBucket } from './fleet.js';
 import { exhaustedWaitMs, learnedRateLimit, vendorUsed } from './learned-limits.js';
+import type { Slots } from './slots.js';
 
 const sameLimit = (a: RateLimit | undefined, b: RateLimit | undefined) =>
   a?.rpm === b?.rpm && a?.tpm === b?.tpm;
@@ -103,7 +104,12 @@ export class ModelLimiter {
    */
   learned: RateLimit | undefined;
   /** The suite's own limit `limit` was merged from (RateLimiters compares it, not the merge). */
-  suiteLimit: RateLimit | undefined;
+  suiteLimit: BackendLimit | undefined;
+  /**
+   * The slots of a declared `concurrency`, shared with the other backends its key names: each
+   * attempt holds one while it is out. Undefined: only the adaptive window bounds the calls.
+   */
+  slots: Slots | undefined;
   readonly aimd: Aimd;
   /** Calls holding a slot of the window: admitted, and not (yet) past the latency budget. */
   private inFlight = 0;
@@ -189,13 +195,33 @@ export class ModelLimiter {
     return Math.max(MIN_STALL_MS, Math.ceil(STALL_FACTOR * this.typicalMs));
   }
 
-  /** Runs one attempt of a call under the limits. A 429 cuts the ceiling and pauses the model for its retry-after. */
+  /**
+   * Runs one attempt of a call under the limits: a slot of the declared `concurrency` first
+   * (when there is one), then the window and the bucket. A 429 cuts the ceiling and pauses the
+   * model for its retry-after.
+   */
   async run<T>(
     request: CompletionRequest,
     attempt: () => Promise<T>,
     signal?: AbortSignal,
     /** Which attempt of the call this is (1-based): a call refused again and again is no noise. */
     attemptNo = 1,
+  ): Promise<T> {
+    const slots = this.slots;
+    if (slots === undefined) return this.runInWindow(request, attempt, signal, attemptNo);
+    await slots.take();
+    try {
+      return await this.runInWindow(request, attempt, signal, attemptNo);
+    } finally {
+      slots.give();
+    }
+  }
+
+  private async runInWindow<T>(
+    request: CompletionRequest,
+    attempt: () => Promise<T>,
+    signal: AbortSignal | undefined,
+    attemptNo: number,
   ): Promise<T> {
     // A waiter is handed its slot already counted (see release), so nobody overtakes it.
     if (this.waiting.length === 0 && this.inFlight < this.aimd.allowed) this.inFlight += 1;

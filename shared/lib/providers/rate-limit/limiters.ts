@@ -12,11 +12,12 @@
  * `learned-limits` (vendors' headers), `spec` (ASSAY_LIMITS and `run.limits`), `aimd` (the
  * adaptive ceiling), `limiter` (one model's limiter).
  */
-import type { RateLimit } from '../../../model/limits.js';
+import { type BackendLimit, type RateLimit, rateOf } from '../../../model/limits.js';
 import { Aimd } from './aimd.js';
 import { stricter } from './bucket.js';
 import { ModelLimiter, type ModelLimiterOptions } from './limiter.js';
-import { parseLimitSpec, RateLimitSyntaxError } from './spec.js';
+import { Slots } from './slots.js';
+import { declaredFor, parseLimitSpec, RateLimitSyntaxError } from './spec.js';
 
 /**
  * The most worker containers a fleet has at once when the function is not told: the most
@@ -47,6 +48,8 @@ export function fleetSizeOf(env: NodeJS.ProcessEnv): number {
  */
 export class RateLimiters {
   private readonly byId = new Map<string, ModelLimiter>();
+  /** The slots of each key a suite declared a `concurrency` under, shared by the backends it names. */
+  private readonly slotsByKey = new Map<string, Slots>();
   readonly declared: Record<string, RateLimit>;
 
   constructor(private readonly options: ModelLimiterOptions & { env?: NodeJS.ProcessEnv }) {
@@ -55,24 +58,48 @@ export class RateLimiters {
   }
 
   /**
-   * The limiter for `providerId` (resolved `vendor:model`) under the suite's own limits. With
-   * `concurrency` (the calls the caller runs at once), the window never drops below an eighth
-   * of it ({@link Aimd.floorFor}).
+   * The limiter for `providerId` (resolved `vendor:model`) under the suite's own limits (by
+   * resolved id or wildcard: an exact key wins). With `concurrency` (the calls the caller runs
+   * at once), the window never drops below an eighth of it ({@link Aimd.floorFor}). A
+   * `concurrency` the suite declares for the backend holds it to that many calls in flight,
+   * together with every other backend its key names.
    */
-  for(providerId: string, suiteLimits?: Map<string, RateLimit>, concurrency?: number): ModelLimiter {
-    const fromSuite = suiteLimits?.get(providerId);
+  for(providerId: string, suiteLimits?: Map<string, BackendLimit>, concurrency?: number): ModelLimiter {
+    const declared = suiteLimits === undefined ? undefined : declaredFor(suiteLimits, providerId);
+    const fromSuite = declared?.value;
     let limiter = this.byId.get(providerId);
     if (!limiter) {
-      limiter = new ModelLimiter(providerId, stricter(this.declared[providerId], fromSuite), this.options);
+      limiter = new ModelLimiter(providerId, this.rateFor(providerId, fromSuite), this.options);
       limiter.suiteLimit = fromSuite;
       this.byId.set(providerId, limiter);
     } else if (limiter.suiteLimit !== fromSuite) {
       // Another suite (or none) now calls this model: its limits apply from here on.
       limiter.suiteLimit = fromSuite;
-      limiter.limit = stricter(this.declared[providerId], fromSuite);
+      limiter.limit = this.rateFor(providerId, fromSuite);
     }
+    limiter.slots =
+      fromSuite?.concurrency === undefined ? undefined : this.slotsOf(declared!.key, fromSuite.concurrency);
     if (concurrency !== undefined) limiter.aimd.min = Math.min(limiter.aimd.max, Aimd.floorFor(concurrency));
     return limiter;
+  }
+
+  /** The rate limits that hold a model: ASSAY_LIMITS' and the suite's, the stricter per axis. */
+  private rateFor(providerId: string, fromSuite: BackendLimit | undefined): RateLimit | undefined {
+    return stricter(declaredFor(this.declared, providerId)?.value, rateOf(fromSuite));
+  }
+
+  private slotsOf(key: string, size: number): Slots {
+    let slots = this.slotsByKey.get(key);
+    if (!slots) {
+      slots = new Slots(size);
+      this.slotsByKey.set(key, slots);
+    } else if (slots.size !== size) slots.resize(size);
+    return slots;
+  }
+
+  /** The slots a declared `concurrency` keeps under `key` (as written, resolved), if any was used. */
+  slots(key: string): Slots | undefined {
+    return this.slotsByKey.get(key);
   }
 
   /** Every limiter built so far. */

@@ -1,10 +1,11 @@
 /**
  * Declared limits: the `ASSAY_LIMITS` variable (`id=3000rpm,2000000tpm;other=50rpm`) and a
- * suite's `run.limits`, each keyed by resolved `vendor:model`.
+ * suite's `run.limits`, each keyed by resolved `vendor:model` or a wildcard (`llamacpp:*`).
  */
 import { ConfigError } from '../../../model/errors.js';
-import type { RateLimit } from '../../../model/limits.js';
-import { resolveProviderId } from '../../../model/provider-ids.js';
+import type { BackendLimit, RateLimit } from '../../../model/limits.js';
+import { resolveKeyOrWildcard } from '../../../model/provider-ids.js';
+import { matchById } from '../../../model/vendors.js';
 import { stricter } from './bucket.js';
 
 export class RateLimitSyntaxError extends ConfigError {
@@ -29,7 +30,7 @@ export function parseLimitSpec(text: string, source = 'ASSAY_LIMITS'): Record<st
     if (eq <= 0) fail('has no "=" between the backend and its limits');
     let id: string;
     try {
-      id = resolveProviderId(entry.slice(0, eq)).id;
+      id = resolveKeyOrWildcard(entry.slice(0, eq));
     } catch (error) {
       return fail(`names no known backend: ${(error as Error).message}`);
     }
@@ -45,18 +46,48 @@ export function parseLimitSpec(text: string, source = 'ASSAY_LIMITS'): Record<st
   return out;
 }
 
+/** The stricter of two declared limits, axis by axis, the calls in flight included. */
+export function stricterDeclared(
+  a: BackendLimit | undefined,
+  b: BackendLimit | undefined,
+): BackendLimit | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  const concurrency =
+    a.concurrency === undefined
+      ? b.concurrency
+      : b.concurrency === undefined
+        ? a.concurrency
+        : Math.min(a.concurrency, b.concurrency);
+  return { ...stricter(a, b), ...(concurrency === undefined ? {} : { concurrency }) };
+}
+
 /**
- * Limits declared in a suite (`run.limits`, keyed by id or alias) as a map by resolved id.
- * Computed once per suite object: the hot path looks a backend up in a Map.
+ * The declared limit that holds for a backend (resolved `vendor:model`) and the key it was
+ * declared under: its own, else a wildcard's (`llamacpp:*`, `openai-compatible:local/*`), the
+ * narrowest winning.
  */
-const resolvedSuiteLimits = new WeakMap<object, Map<string, RateLimit>>();
-export function suiteLimitsById(suiteRun: { limits?: Record<string, RateLimit> }): Map<string, RateLimit> {
+export function declaredFor(
+  limits: ReadonlyMap<string, BackendLimit> | Readonly<Record<string, BackendLimit>>,
+  providerId: string,
+): { key: string; value: BackendLimit } | undefined {
+  return matchById(limits, providerId);
+}
+
+/**
+ * Limits declared in a suite (`run.limits`, keyed by id, alias or wildcard) as a map by resolved
+ * id. Computed once per suite object: the hot path looks a backend up in a Map.
+ */
+const resolvedSuiteLimits = new WeakMap<object, Map<string, BackendLimit>>();
+export function suiteLimitsById(suiteRun: {
+  limits?: Record<string, BackendLimit>;
+}): Map<string, BackendLimit> {
   let byId = resolvedSuiteLimits.get(suiteRun);
   if (!byId) {
     byId = new Map();
     for (const [key, limit] of Object.entries(suiteRun.limits ?? {})) {
-      const id = resolveProviderId(key).id;
-      byId.set(id, stricter(byId.get(id), limit)!);
+      const id = resolveKeyOrWildcard(key);
+      byId.set(id, stricterDeclared(byId.get(id), limit)!);
     }
     resolvedSuiteLimits.set(suiteRun, byId);
   }
