@@ -3,6 +3,7 @@ import { gecFamily } from '../families/gec/task.js';
 import { judgeFamily } from '../families/judge/task.js';
 import { qaFamily } from '../families/qa/task.js';
 import { summarizationFamily } from '../families/summarization/task.js';
+import { verdictsFamily } from '../families/verdicts/task.js';
 import type { AnyTaskFamily } from '../family/types.js';
 import { dataSections, PromptError, placeholders } from '../lib/prompts/prompts.js';
 import { SIM_NO_ANSWER } from '../lib/providers/sim.js';
@@ -23,6 +24,7 @@ export const FAMILIES: readonly AnyTaskFamily[] = [
   qaFamily,
   cleanupFamily,
   summarizationFamily,
+  verdictsFamily,
 ];
 
 export class TaskRegistryError extends ConfigError {
