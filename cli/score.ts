@@ -326,7 +326,7 @@ export const RESULTS_CONFIG_COLUMN = 'config';
  * file. Each test of each configuration is one item; the rows of a test a configuration ran
  * several times (promptfoo's `repeat`) are its repeats, in file order, so the suite asks for as
  * many repeats as the most repeated test has. Each item keeps the file's rows it came from
- * (`source`). The configurations are told apart by the `config` column, as `--by` does.
+ * (`source`) and the errors of its rows (`errors`). The configurations are told apart by the `config` column, as `--by` does.
  */
 export async function resultsRun(flags: ResultsFlags): Promise<{
   suite: Suite;
@@ -368,6 +368,11 @@ export async function resultsRun(flags: ResultsFlags): Promise<{
       })),
     ),
     source: group.map((r) => r.where).join(', '),
+    // An errored repeat has no value: its error stays with the item (labeled.csv, results.jsonl).
+    errors: group
+      .filter((r) => r.verdict === 'error')
+      .map((r) => `${r.where}: ${r.reason}`)
+      .join('; '),
   }));
   const suite = validateSuite(
     {
