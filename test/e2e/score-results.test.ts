@@ -203,6 +203,26 @@ describe('assay score --results', { timeout: 180_000 }, () => {
     );
   });
 
+  it('a file of verdicts scored with --task verdicts: a blank verdict is no output, not a fail', async () => {
+    const dir = await tempDir('assay-score-results-');
+    await writeFile(join(dir, 'v.csv'), 'id,input,verdict,reason\n1,a,pass,\n2,b,fail,too long\n3,c,,\n');
+    const run = await assay(
+      dir,
+      'score',
+      '--task',
+      'verdicts',
+      '--predictions',
+      'v.csv',
+      '--out',
+      'out',
+      '--no-progress',
+    );
+    expect(run.stdout).toContain('prediction column "verdict" of v.csv');
+    const report = JSON.parse(await readFile(join(dir, 'out', 'report.json'), 'utf8')) as Report;
+    expect(report.counts).toMatchObject({ items: 3, scored: 2, failed: 1, byFailure: { no_output: 1 } });
+    expect(report.scores.pass!.metrics.passRate).toMatchObject({ value: 0.5, n: 2 });
+  });
+
   it('a malformed results file: the error names the file, the row and the field, and nothing is written', async () => {
     const dir = await tempDir('assay-score-results-');
     const text = await readFile(join(FIXTURES, 'promptfoo-repeats.json'), 'utf8');

@@ -133,7 +133,7 @@ export const verdictsFamily = defineFamily<BaseSuite, VerdictOutput>({
 
   parseRow(record, row, suite) {
     const cols = suite.dataset.columns;
-    const id = readColumn(record, cols.id, ['id', 'idx', 'test'])?.value.trim() || undefined;
+    const id = readColumn(record, cols.id, ['id', 'idx'])?.value.trim() || undefined;
     const input = { test: readColumn(record, undefined, ['input', 'vars', 'test'])?.value ?? '' };
     return { item: { id: id ?? contentId(input), row, input } };
   },
