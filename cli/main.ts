@@ -13,7 +13,7 @@ import type { RunFlags } from './commands/run.js';
 import type { ScoreFlags } from './commands/score.js';
 
 /** The task families `assay score --task` accepts (a test keeps it equal to the registry's). */
-const TASK_NAMES = 'gec, judge, qa, cleanup, summarization, checks';
+const TASK_NAMES = 'gec, judge, qa, cleanup, summarization, checks, verdicts';
 
 /** The package's version; package.json sits one folder above this file, built (dist/) or not (cli/). */
 function packageVersion(): string {
@@ -246,7 +246,17 @@ program
   .description(
     "score outputs made elsewhere: a predictions file (joined to --gold on the item id, or holding inputs and gold itself), with a task family's scorers",
   )
-  .requiredOption('--predictions <file>', 'predictions CSV/JSONL: an id column and an output column')
+  .option('--predictions <file>', 'predictions CSV/JSONL: an id column and an output column')
+  .option(
+    '--results <file>',
+    "another tool's results instead of predictions: a promptfoo results.json or OpenAI Evals output items (JSONL or the list JSON); each prompt × provider (or run) is a configuration",
+  )
+  .addOption(
+    new Option(
+      '--format <format>',
+      'the format of the --results file (default: told from its content)',
+    ).choices(['promptfoo', 'openai-evals']),
+  )
   .option('--gold <file>', 'gold CSV/JSONL to join on the id (GEC: the AQUA layouts idx,src,tgt + label)')
   .requiredOption('--out <dir>', 'run folder for the report files (running again resumes it)')
   .option('--task <name>', `task family (${TASK_NAMES}; default: the suite's, else gec)`)

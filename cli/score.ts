@@ -10,6 +10,12 @@ import {
 } from '../shared/lib/datasets/join.js';
 import { formatFromPath } from '../shared/lib/datasets/read.js';
 import { readDatasetFile } from '../shared/lib/datasets/source.js';
+import {
+  parseToolResults,
+  type ToolResultFormat,
+  type ToolResultRow,
+  type ToolResults,
+} from '../shared/lib/datasets/tool-results.js';
 import { taskFor } from '../shared/registry/registry.js';
 import { type Suite, SuiteError, validateSuite } from '../shared/registry/suite.js';
 import { type DatasetSource, expectFile, loadSuiteFile, PACKAGE_ROOT } from './local-run.js';
@@ -304,4 +310,97 @@ export async function configurations(
       },
     };
   });
+}
+
+/** What `assay score --results` reads: a results file of another tool. */
+export interface ResultsFlags {
+  results: string;
+  format?: ToolResultFormat;
+}
+
+/** The reserved columns of the rows made from a results file. */
+export const RESULTS_CONFIG_COLUMN = 'config';
+
+/**
+ * What `assay score --results` runs: the verdicts task over the rows of another tool's results
+ * file. Each test of each configuration is one item; the rows of a test a configuration ran
+ * several times (promptfoo's `repeat`) are its repeats, in file order, so the suite asks for as
+ * many repeats as the most repeated test has. Each item keeps the file's rows it came from
+ * (`source`) and the errors of its rows (`errors`). The configurations are told apart by the `config` column, as `--by` does.
+ */
+export async function resultsRun(flags: ResultsFlags): Promise<{
+  suite: Suite;
+  suiteDir: string;
+  dataset: DatasetSource;
+  results: ToolResults;
+  repeats: number;
+  notice: string;
+}> {
+  const path = resolve(flags.results);
+  await expectFile(
+    path,
+    'the results file (promptfoo results.json, OpenAI Evals output items)',
+    flags.results,
+  );
+  const content = await readFile(path, 'utf8');
+  const results = parseToolResults(flags.results, content, flags.format);
+  const groups = new Map<string, ToolResultRow[]>();
+  for (const row of results.rows) {
+    const key = JSON.stringify([row.config, row.test]);
+    const group = groups.get(key);
+    if (group) group.push(row);
+    else groups.set(key, [row]);
+  }
+  const repeats = Math.max(1, ...[...groups.values()].map((g) => g.length));
+  // The first configuration is the baseline: the items go in the configurations' order.
+  const ordered = [...groups.values()].sort(
+    (a, b) => results.configs.indexOf(a[0]!.config) - results.configs.indexOf(b[0]!.config),
+  );
+  const records = ordered.map((group) => ({
+    [RESULTS_CONFIG_COLUMN]: group[0]!.config,
+    id: group[0]!.test,
+    input: group[0]!.input,
+    verdicts: JSON.stringify(
+      group.map((r) => ({
+        verdict: r.verdict,
+        ...(r.reason !== undefined ? { reason: r.reason } : {}),
+        ...(r.output !== undefined ? { output: r.output } : {}),
+      })),
+    ),
+    source: group.map((r) => r.where).join(', '),
+    // An errored repeat has no value: its error stays with the item (labeled.csv, results.jsonl).
+    errors: group
+      .filter((r) => r.verdict === 'error')
+      .map((r) => `${r.where}: ${r.reason}`)
+      .join('; '),
+  }));
+  const suite = validateSuite(
+    {
+      version: 1,
+      name: `score-${results.format}`,
+      task: 'verdicts',
+      backends: [],
+      dataset: { path, columns: { id: 'id', output: 'verdicts' } },
+      ...(repeats > 1 ? { run: { repeats } } : {}),
+    },
+    `assay score --results ${flags.results}`,
+  );
+  const tests = new Set(results.rows.map((r) => r.test)).size;
+  const errors = results.rows.filter((r) => r.verdict === 'error').length;
+  const version = createHash('sha256').update(content).update(`\0${results.format}`).digest('hex');
+  return {
+    suite,
+    suiteDir: PACKAGE_ROOT,
+    results,
+    repeats,
+    notice: `scoring: ${results.rows.length} ${results.format} results of ${basename(path)}: ${results.configs.length} configuration${results.configs.length === 1 ? '' : 's'}, ${tests} test${tests === 1 ? '' : 's'}${repeats > 1 ? `, up to ${repeats} repeats a test` : ''}, ${errors} error${errors === 1 ? '' : 's'}\n`,
+    dataset: {
+      key: path,
+      predictions: `verdicts from ${basename(path)} (${results.format})`,
+      version,
+      rows: async function* () {
+        for (const [i, record] of records.entries()) yield { row: i + 1, line: i + 2, record };
+      },
+    },
+  };
 }

@@ -150,8 +150,12 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
   ): ParsedRow;
   /** The model calls that produce the output under evaluation. */
   solve(item: Item, ctx: TaskContext<S>): Promise<Solved<O>>;
-  /** A pre-generated output from the dataset (`dataset.columns.output`), instead of solving. */
-  readOutput(given: NonNullable<Item['given']>, item: Item, suite: S): Solved<O>;
+  /**
+   * A pre-generated output from the dataset (`dataset.columns.output`), instead of solving.
+   * `sample` is the repeat being scored (1…k with `run.repeats`): an output that records several
+   * repeats gives each its own.
+   */
+  readOutput(given: NonNullable<Item['given']>, item: Item, suite: S, sample?: number): Solved<O>;
   /** The scorers, by name; `primaryScorer` names the one whose figures are report.json `metrics`. */
   scorers(suite: S): Record<string, Scorer<O, S>>;
   primaryScorer(suite: S): string;

@@ -404,6 +404,13 @@ export interface ScorerReliability {
   /** Number scorers: the pooled SD of an item's values across its repeats. */
   withinItemSd?: number | null;
   /**
+   * Pass scorers: over items, the mean share of passing repeats (`passRate`), pass^k (`passAllK`:
+   * the chance that k repeats all pass, C(c, k) / C(n, k) an item) and pass@k (`passAnyK`: that
+   * one of k passes), each with a bootstrap interval over items; `short` counts the items with
+   * fewer than k repeat values (an error left a repeat without one), which pass^k and pass@k leave out.
+   */
+  passes?: { k: number; passRate: MetricValue; passAllK: MetricValue; passAnyK: MetricValue; short: number };
+  /**
    * Per headline metric: its SD across the single-repeat runs (the metric on repeat 1's values,
    * on repeat 2's, …). A difference between two runs within it is within the scorer's own noise.
    */

@@ -4,6 +4,7 @@ import { gecFamily } from '../families/gec/task.js';
 import { judgeFamily } from '../families/judge/task.js';
 import { qaFamily } from '../families/qa/task.js';
 import { summarizationFamily } from '../families/summarization/task.js';
+import { verdictsFamily } from '../families/verdicts/task.js';
 import type { AnyTaskFamily } from '../family/types.js';
 import { dataSections, PromptError, placeholders } from '../lib/prompts/prompts.js';
 import { SIM_NO_ANSWER } from '../lib/providers/sim.js';
@@ -25,6 +26,7 @@ export const FAMILIES: readonly AnyTaskFamily[] = [
   cleanupFamily,
   summarizationFamily,
   checksFamily,
+  verdictsFamily,
 ];
 
 export class TaskRegistryError extends ConfigError {

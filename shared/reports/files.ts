@@ -564,7 +564,17 @@ export function reliabilityLines(r: ScorerReliability, indent: string): string[]
   return [
     `${indent}repeats ${r.repeats} (${r.n} items with two or more values): flip rate ${num(r.flipRate)}  ties ${r.ties}  Krippendorff's alpha ${withInterval(r.alpha)} (${r.alpha.level})${sd}`,
     `${indent}noise floor (SD across single-repeat runs): ${floors.length > 0 ? floors.join('  ') : 'none'}`,
+    ...(r.passes ? [passRepeatsLine(r.passes, indent)] : []),
   ];
+}
+
+/** A pass scorer's figures across repeats: per-item pass rate, pass^k and pass@k, with their CIs and n. */
+function passRepeatsLine(p: NonNullable<ScorerReliability['passes']>, indent: string): string {
+  const short =
+    p.short > 0
+      ? `; ${p.short} item${p.short === 1 ? '' : 's'} with fewer than ${p.k} repeat values left out`
+      : '';
+  return `${indent}across repeats: per-item pass rate ${withInterval(p.passRate)} (n ${p.passRate.n})  pass^${p.k} ${withInterval(p.passAllK)} (n ${p.passAllK.n})  pass@${p.k} ${withInterval(p.passAnyK)} (n ${p.passAnyK.n})${short}`;
 }
 
 /**

@@ -324,7 +324,9 @@ export async function scoreItem(
     const ctx = taskContext(deps, run, item, family, stages, onCompletion, sample);
     let solved: Solved<unknown>;
     try {
-      solved = item.given ? family.readOutput(item.given, item, run.suite) : await family.solve(item, ctx);
+      solved = item.given
+        ? family.readOutput(item.given, item, run.suite, sample)
+        : await family.solve(item, ctx);
     } catch (error) {
       if (handsBack(error, deps)) throw error;
       solved = { ok: false, failure: failureOf(error) };

@@ -7,7 +7,7 @@
  * A unit is one item: its values in repeat order, `null` where a repeat has no value (unscored).
  */
 import type { ScoreKind, ScoreValue } from '../../model/model.js';
-import type { Alpha, AlphaLevel, ScorerReliability } from '../../model/report.js';
+import type { Alpha, AlphaLevel, MetricValue, ScorerReliability } from '../../model/report.js';
 import { HEADLINE_METRICS } from '../../model/report.js';
 import { withheldReason } from './intervals.js';
 import {
@@ -21,7 +21,7 @@ import {
   ValueRows,
   type ValueRowsState,
 } from './scores.js';
-import { type BootstrapOptions, bootstrapCis } from './stats.js';
+import { type BootstrapOptions, bootstrapCi, bootstrapCis } from './stats.js';
 
 /** One repeat's value of an item; null when that repeat has none. */
 export type RepeatValue = ScoreValue | null;
@@ -66,6 +66,66 @@ export function flipRate(units: readonly (readonly RepeatValue[])[]): { value: n
     if (values.some((v) => v !== values[0])) flips += 1;
   }
   return { value: n === 0 ? null : flips / n, n };
+}
+
+/** C(n, k), as a float (0 when k > n). */
+function choose(n: number, k: number): number {
+  if (k < 0 || k > n) return 0;
+  let out = 1;
+  for (let i = 1; i <= k; i++) out = (out * (n - k + i)) / i;
+  return out;
+}
+
+/**
+ * How often a pass scorer's items pass across their repeats, each item one unit, every figure
+ * the mean over items of the item's own estimate, with a percentile bootstrap over items:
+ *
+ * - `passRate`: the item's share of passing repeats (c / n of its n repeats with a value);
+ * - `passAllK` (pass^k): the chance that k repeats drawn from the item's n all pass,
+ *   C(c, k) / C(n, k) — with n = k, 1 when every repeat passed, else 0;
+ * - `passAnyK` (pass@k): the chance that at least one of k drawn passes, 1 − C(n − c, k) / C(n, k).
+ *
+ * pass^k and pass@k are over the items with at least k values (a repeat without a value — an
+ * error — leaves an item short); `short` counts the items left out. Null when no item counts.
+ */
+export function passRepeats(
+  units: readonly (readonly RepeatValue[])[],
+  k: number,
+  bootstrap: BootstrapOptions | false = {},
+): { k: number; passRate: MetricValue; passAllK: MetricValue; passAnyK: MetricValue; short: number } {
+  const shares: number[] = [];
+  const all: number[] = [];
+  const any: number[] = [];
+  let short = 0;
+  for (const unit of units) {
+    const values = present(unit);
+    if (values.length === 0) continue;
+    const passes = values.filter((v) => v === true).length;
+    shares.push(passes / values.length);
+    if (values.length < k) {
+      short += 1;
+      continue;
+    }
+    const ways = choose(values.length, k);
+    all.push(choose(passes, k) / ways);
+    any.push(1 - choose(values.length - passes, k) / ways);
+  }
+  const mean = (values: readonly number[]): MetricValue => {
+    if (values.length === 0) return { value: null, n: 0 };
+    const out: MetricValue = { value: values.reduce((a, b) => a + b, 0) / values.length, n: values.length };
+    if (bootstrap === false) return out;
+    const ci = bootstrapCi(
+      values.length,
+      (ix) => {
+        let total = 0;
+        for (const i of ix) total += values[i]!;
+        return total / ix.length;
+      },
+      bootstrap,
+    );
+    return ci ? { ...out, ci } : out;
+  };
+  return { k, passRate: mean(shares), passAllK: mean(all), passAnyK: mean(any), short };
 }
 
 /**
@@ -598,6 +658,9 @@ export class RepeatRows {
       ties: this.ties,
       alpha: { level, ...krippendorffAlpha(this.units, level, options.bootstrap ?? {}, scale) },
       ...(this.kind === 'number' ? { withinItemSd: withinItemSd(this.units) } : {}),
+      ...(this.kind === 'pass'
+        ? { passes: passRepeats(this.units, this.repeats, options.bootstrap ?? {}) }
+        : {}),
       noiseFloor: noise,
       perRepeat,
     };
