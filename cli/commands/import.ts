@@ -72,7 +72,7 @@ export async function importCommand(file: string, flags: ImportFlags): Promise<v
   for (const s of plan.suites)
     say(`run it: npx assay run ${join(out, s.file)}${flags.simulate ? ' --simulate' : ''}`);
   if (!flags.check) return;
-  const graded = plan.suites.some((s) => (s.suite.checks as { gold?: string }).gold !== undefined);
+  const graded = plan.suites.some((s) => (s.suite.checks as { checks: Check[] }).checks.some((c) => c.gold));
   if (!graded)
     throw new ImportError(
       '--check re-scores outputs the other tool graded: give them with --output-items FILE (or import a promptfoo results file)',

@@ -18,6 +18,7 @@ import {
   type ImportPlan,
   jsonl,
   messagesText,
+  promptPath,
 } from './plan.js';
 
 type Json = Record<string, unknown>;
@@ -154,7 +155,7 @@ export async function importEvalsRegistry(
         backends: [BACKEND],
       },
     });
-    plan.files['prompts/answer.md'] ??=
+    plan.files[promptPath('answer.md')] ??=
       'Reply to the last message of this conversation.\n\n<input>{input}</input>\n';
   }
   if (plan.suites.length === 0 && plan.refused.length === 0)
@@ -242,7 +243,7 @@ async function checkOf(
   if (!(EVAL_TYPES as readonly string[]).includes(parsedAs))
     throw new ImportError(`${specPath}: eval_type ${parsedAs} is not one of ${EVAL_TYPES.join(', ')}`);
   const file = `${name}-${specName}.md`;
-  plan.files[`prompts/${file}`] = `${prompt}\n`;
+  plan.files[promptPath(file)] = `${prompt}\n`;
   const scores =
     spec.choice_scores === 'from_strings'
       ? Object.fromEntries(choices.map((c) => [c, Number(c)]))

@@ -16,6 +16,7 @@ import {
   type ImportPlan,
   jsonl,
   messagesText,
+  promptPath,
 } from './plan.js';
 
 type Json = Record<string, unknown>;
@@ -118,7 +119,7 @@ function graderPrompt(columns: Columns, criterion: Json, plan: ImportPlan, file:
       content: text(columns, content, `a ${String(m.role)} message`, true),
     };
   });
-  plan.files[`prompts/${file}`] = `${messagesText(prompt)}\n`;
+  plan.files[promptPath(file)] = `${messagesText(prompt)}\n`;
   return file;
 }
 
@@ -331,7 +332,7 @@ export async function importOpenAiEvals(files: OpenAiEvalsFiles): Promise<Import
         }
       })(),
     }));
-    plan.files['prompts/answer.md'] = `${messagesText(messages)}\n`;
+    plan.files[promptPath('answer.md')] = `${messagesText(messages)}\n`;
     prompt = 'answer.md';
     answering = `openai:${String(source?.model ?? 'gpt-4o-mini')}`;
   }

@@ -5,6 +5,7 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
+import { PROMPT_PREFIX } from '../../shared/lib/layout/bucket.js';
 import { InputError } from '../../shared/model/errors.js';
 
 export interface ImportPlan {
@@ -48,6 +49,11 @@ export async function writePlan(dir: string, plan: ImportPlan): Promise<string[]
     await writeFile(target, text);
   }
   return files.map(([path]) => join(dir, path));
+}
+
+/** Where a suite folder's prompt file `name` is written: its prompts folder, where suites look first. */
+export function promptPath(name: string): string {
+  return `${PROMPT_PREFIX}${name}`;
 }
 
 /** JSON Lines of rows. */

@@ -16,7 +16,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parse as parseYaml } from 'yaml';
 import type { Check } from '../../shared/families/checks/suite.js';
-import { columnName, emptyPlan, ImportError, type ImportPlan, jsonl } from './plan.js';
+import { columnName, emptyPlan, ImportError, type ImportPlan, jsonl, promptPath } from './plan.js';
 
 type Json = Record<string, unknown>;
 interface Assertion {
@@ -400,7 +400,7 @@ export async function importPromptfoo(
   // Each model check's prompt: its template, reading the check's value and the prompt asked.
   for (const slot of live) {
     if (slot.check.type !== 'model' || !slot.template) continue;
-    plan.files[`prompts/${slot.check.prompt}`] = slot.template
+    plan.files[promptPath(slot.check.prompt)] = slot.template
       .replace('{value}', `{${slot.when}}`)
       .replace('<input>{input}</input>', '<prompt_text>{prompt_text}</prompt_text>');
   }
@@ -408,7 +408,7 @@ export async function importPromptfoo(
   // The prompts the model under test answers: `{{var}}` as a tagged column each.
   const promptFiles = prompts.map((p, i) => {
     const path = `prompt${prompts.length > 1 ? `-${i + 1}` : ''}.md`;
-    plan.files[`prompts/${path}`] = `${p.replace(
+    plan.files[promptPath(path)] = `${p.replace(
       /\{\{\s*([A-Za-z_]\w*)\s*(?:\|[^{}]*)?\}\}/g,
       (_w, v: string) => {
         const c = columnName(v);
