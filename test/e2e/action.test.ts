@@ -11,9 +11,9 @@ import { spawnSync } from 'node:child_process';
 import { copyFile, mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { parse as parseYaml } from 'yaml';
 import { REPO, tempDir } from '../helpers.js';
 import { allNamed, parseXml } from '../xml.js';
-import { readYaml } from '../yaml-subset.js';
 
 const EXAMPLES = join(REPO, 'examples');
 
@@ -33,7 +33,8 @@ interface Action {
   runs: { using: string; steps: Step[] };
 }
 
-const action = readYaml(await readFile(join(REPO, 'action.yml'), 'utf8')) as unknown as Action;
+// YAML 1.2 as GitHub reads it, strict: a duplicate key or anything malformed throws.
+const action = parseYaml(await readFile(join(REPO, 'action.yml'), 'utf8'), { uniqueKeys: true }) as Action;
 
 /** The environment of a runner: no API key, no npm settings of the test's own npm. */
 const runnerEnv = Object.fromEntries(
