@@ -16,6 +16,7 @@ import {
   emptyPlan,
   ImportError,
   type ImportPlan,
+  jsonLines,
   jsonl,
   messagesText,
   promptPath,
@@ -51,14 +52,7 @@ async function samplesOf(path: string): Promise<Json[]> {
     throw new ImportError(
       `${path} is a Git LFS pointer, not the data: run \`git lfs pull\` in the evals clone`,
     );
-  return text.split('\n').flatMap((line, i) => {
-    if (line.trim() === '') return [];
-    try {
-      return [JSON.parse(line) as Json];
-    } catch (error) {
-      throw new ImportError(`${path}, line ${i + 1}: not JSON: ${(error as Error).message}`);
-    }
-  });
+  return jsonLines(text, path, 'a sample');
 }
 
 /** A sample's field as text: chat messages as a transcript, lists and objects as JSON. */
@@ -73,14 +67,7 @@ function fieldText(value: unknown): string {
 async function recordLog(path: string): Promise<Map<number, { output?: string; grade?: string }>> {
   const out = new Map<number, { output?: string; grade?: string }>();
   const text = await readFile(path, 'utf8');
-  for (const [i, line] of text.split('\n').entries()) {
-    if (line.trim() === '') continue;
-    let event: Json;
-    try {
-      event = JSON.parse(line) as Json;
-    } catch (error) {
-      throw new ImportError(`${path}, line ${i + 1}: not JSON: ${(error as Error).message}`);
-    }
+  for (const event of jsonLines(text, path, 'an event')) {
     const index = Number(/\.(\d+)$/.exec(String(event.sample_id ?? ''))?.[1]);
     if (!Number.isInteger(index)) continue;
     const entry = out.get(index) ?? {};

@@ -7,13 +7,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { basename } from 'node:path';
-import type { Check } from '../../shared/families/checks/suite.js';
+import { type Check, SIMILARITY_METRICS } from '../../shared/families/checks/suite.js';
 import {
   columnName,
   convertTemplate,
   emptyPlan,
   ImportError,
   type ImportPlan,
+  jsonLines,
   jsonl,
   messagesText,
   promptPath,
@@ -29,16 +30,8 @@ export interface OpenAiEvalsFiles {
 }
 
 const OUTPUT = 'output';
-const SIMILARITY = new Set([
-  'fuzzy_match',
-  'bleu',
-  'rouge_1',
-  'rouge_2',
-  'rouge_3',
-  'rouge_4',
-  'rouge_5',
-  'rouge_l',
-]);
+/** The similarity metrics OpenAI's text_similarity and Assay share (promptfoo's BLEU is Assay's bleu_promptfoo). */
+const SIMILARITY = new Set<string>(SIMILARITY_METRICS.filter((m) => m !== 'bleu_promptfoo'));
 
 async function readJson(path: string, what: string): Promise<unknown> {
   const text = await readFile(path, 'utf8');
@@ -61,14 +54,7 @@ async function readRows(path: string, what: string): Promise<Json[]> {
     const rows = Array.isArray(parsed) ? parsed : (parsed as Json).data;
     if (Array.isArray(rows)) return rows as Json[];
   }
-  return trimmed.split('\n').flatMap((line, i) => {
-    if (line.trim() === '') return [];
-    try {
-      return [JSON.parse(line) as Json];
-    } catch (error) {
-      throw new ImportError(`${path}, line ${i + 1}: ${what} is not JSON: ${(error as Error).message}`);
-    }
-  });
+  return jsonLines(trimmed, path, what);
 }
 
 /** The value at a dot path, as text (objects and arrays as JSON); undefined when absent. */

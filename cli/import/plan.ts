@@ -3,6 +3,7 @@
  * bring over (each with its reason, never dropped in silence). The format readers build a plan;
  * `writePlan` puts it in a folder without overwriting anything.
  */
+import { existsSync } from 'node:fs';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { PROMPT_PREFIX } from '../../shared/lib/layout/bucket.js';
@@ -35,7 +36,6 @@ export async function writePlan(dir: string, plan: ImportPlan): Promise<string[]
     ...plan.suites.map((s): [string, string] => [s.file, `${JSON.stringify(s.suite, null, 2)}\n`]),
     ...Object.entries(plan.files),
   ];
-  const { existsSync } = await import('node:fs');
   const taken = files.filter(([path]) => existsSync(join(dir, path)));
   if (taken.length > 0)
     throw new ImportError(
@@ -54,6 +54,18 @@ export async function writePlan(dir: string, plan: ImportPlan): Promise<string[]
 /** Where a suite folder's prompt file `name` is written: its prompts folder, where suites look first. */
 export function promptPath(name: string): string {
   return `${PROMPT_PREFIX}${name}`;
+}
+
+/** The objects of a JSON Lines text, blank lines skipped; a line that is not JSON names the file and line. */
+export function jsonLines(text: string, path: string, what = 'a line'): Record<string, unknown>[] {
+  return text.split('\n').flatMap((line, i) => {
+    if (line.trim() === '') return [];
+    try {
+      return [JSON.parse(line) as Record<string, unknown>];
+    } catch (error) {
+      throw new ImportError(`${path}, line ${i + 1}: ${what} is not JSON: ${(error as Error).message}`);
+    }
+  });
 }
 
 /** JSON Lines of rows. */

@@ -16,7 +16,7 @@ import { dirname, resolve } from 'node:path';
 import { parse as parseCsv } from 'csv-parse/sync';
 import { parse as parseYaml } from 'yaml';
 import type { Check } from '../../shared/families/checks/suite.js';
-import { columnName, emptyPlan, ImportError, type ImportPlan, jsonl, promptPath } from './plan.js';
+import { columnName, emptyPlan, ImportError, type ImportPlan, jsonLines, jsonl, promptPath } from './plan.js';
 
 type Json = Record<string, unknown>;
 interface Assertion {
@@ -161,11 +161,7 @@ async function testsFrom(value: unknown, base: string): Promise<Test[]> {
       return { ...(description ? { description } : {}), vars, assert };
     });
   }
-  if (path.endsWith('.jsonl'))
-    return text
-      .split('\n')
-      .filter((l) => l.trim())
-      .map((l) => JSON.parse(l) as Test);
+  if (path.endsWith('.jsonl')) return jsonLines(text, path, 'a test') as unknown as Test[];
   const parsed = path.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   return testsFrom(parsed, dirname(path));
 }

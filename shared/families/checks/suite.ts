@@ -39,6 +39,19 @@ const common = {
     .describe('The text checked (default the output, `{output}`); may name columns as `{column}`.'),
 };
 
+/** The similarity metrics a `similarity` check computes. */
+export const SIMILARITY_METRICS = [
+  'bleu',
+  'bleu_promptfoo',
+  'rouge_1',
+  'rouge_2',
+  'rouge_3',
+  'rouge_4',
+  'rouge_5',
+  'rouge_l',
+  'fuzzy_match',
+] as const;
+
 const text = z.string().describe('A text; `{column}` and `{output}` are filled in.');
 
 const deterministic = [
@@ -94,17 +107,7 @@ const deterministic = [
     .object({
       type: z.literal('similarity'),
       metric: z
-        .enum([
-          'bleu',
-          'bleu_promptfoo',
-          'rouge_1',
-          'rouge_2',
-          'rouge_3',
-          'rouge_4',
-          'rouge_5',
-          'rouge_l',
-          'fuzzy_match',
-        ])
+        .enum(SIMILARITY_METRICS)
         .describe(
           "BLEU (sentence level, up to 4-grams; `bleu_promptfoo`: with promptfoo's brevity penalty), ROUGE-N or ROUGE-L F1 over words, or the fuzzy-match ratio (1 − edit distance / the longer length, on normalised texts).",
         ),
