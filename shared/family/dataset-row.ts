@@ -87,9 +87,9 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
   const roles = new Set([...Object.keys(extract), ...Object.keys(recode), ...(several ? ['gold'] : [])]);
   // A given output (and its explanation) is the family's to read: an object there is its JSON text.
   const json = new Set(
-    [...(family.jsonColumns ?? []), 'output', 'explanation'].map((role) => {
+    [...(family.jsonColumns ?? []), 'output', 'explanation'].flatMap((role) => {
       const name = mapped[role];
-      return typeof name === 'string' ? name : role;
+      return typeof name === 'string' ? [name] : Array.isArray(name) ? name : [role];
     }),
   );
   const defaults = (role: string): string[] => [
