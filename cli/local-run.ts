@@ -516,7 +516,15 @@ async function latestSameRun(
 /** Outputs a suite maps from a dataset column: `predictions from data.csv (column pred)`. */
 function givenColumnSource(suite: Suite, dataset: DatasetSource): string {
   const column = suite.dataset.columns.output;
-  return `predictions from ${basename(dataset.key)}${typeof column === 'string' && !column.startsWith('assay:') ? ` (column ${column})` : ''}`;
+  const named =
+    typeof column === 'string'
+      ? column.startsWith('assay:')
+        ? ''
+        : ` (column ${column})`
+      : Array.isArray(column)
+        ? ` (columns ${column.join(', ')})`
+        : '';
+  return `predictions from ${basename(dataset.key)}${named}`;
 }
 
 /** What follows a finished run in the local shell: the runs folder's leaderboard and sweeps. */

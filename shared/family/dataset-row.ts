@@ -85,17 +85,18 @@ export function rowReader<S extends BaseSuite>(suite: S, family: RowDefaults = {
   // RE2, linear in the field: no pattern stalls a run, whatever the field holds (see patterns.ts).
   const patterns = new Map(Object.entries(extract).map(([role, source]) => [role, compilePattern(source)]));
   const roles = new Set([...Object.keys(extract), ...Object.keys(recode), ...(several ? ['gold'] : [])]);
-  // A given output (and its explanation) is the family's to read: an object there is its JSON text.
-  const json = new Set(
-    [...(family.jsonColumns ?? []), 'output', 'explanation'].map((role) => {
-      const name = mapped[role];
-      return typeof name === 'string' ? name : role;
-    }),
-  );
   const defaults = (role: string): string[] => [
     ...(role === 'gold' ? (family.goldColumns ?? []) : role === 'output' ? (family.outputColumns ?? []) : []),
     role,
   ];
+  // A given output (and its explanation) is the family's to read: an object there is its JSON text.
+  // So is a role the family reads as JSON, by the column the suite names or its defaults.
+  const json = new Set(
+    [...(family.jsonColumns ?? []), 'output', 'explanation'].flatMap((role) => {
+      const name = mapped[role];
+      return typeof name === 'string' ? [name] : Array.isArray(name) ? name : defaults(role);
+    }),
+  );
   /** The names the family may read its gold by: the suite's, else the family's defaults. */
   const goldNames = new Set(goldKey !== undefined ? [goldKey] : defaults('gold'));
 

@@ -130,6 +130,12 @@ export interface TaskFamily<S extends BaseSuite = BaseSuite, O = unknown> {
     jsonColumns?: readonly string[];
     /** The prompt's placeholders are dataset columns: `dataset.columns` may map each to the column it reads. */
     placeholderColumns?: boolean;
+    /**
+     * `dataset.columns.output` may name several columns, one output given in parts (a pairwise
+     * judge's verdicts in both orders); the item carries each one's value (`given.outputs`).
+     * The family's `check` says how many it reads.
+     */
+    severalOutputs?: boolean;
   };
   /** Short facts for report headers (GEC: judge and method). */
   config(suite: S): Record<string, string>;

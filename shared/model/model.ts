@@ -16,8 +16,10 @@ export interface Item {
   /**
    * A pre-generated output from the dataset (`dataset.columns.output`): the family reads it
    * instead of solving, and only the scorers run. `output` is undefined when the row has none.
+   * When the suite names several output columns, `outputs` holds each one's value in the
+   * suite's order ("" where the row has none) and `output` the first.
    */
-  given?: { output?: string; explanation?: string };
+  given?: { output?: string; outputs?: string[]; explanation?: string };
   /** The row's columns the suite names for no role, as read (see {@link ItemResult.columns}). */
   columns?: Record<string, string>;
   /** Several annotators' gold labels, in order (see {@link ItemResult.annotations}). */

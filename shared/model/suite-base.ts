@@ -77,11 +77,28 @@ export interface ColumnOptions {
    * any placeholder to the column (or dot path) it reads.
    */
   placeholders?: boolean;
+  /**
+   * The family reads an output given in several columns (a pairwise judge's verdicts in both
+   * orders): `columns.output` may be a list, which the family's own check constrains.
+   */
+  severalOutputs?: boolean;
 }
+
+/** `columns.output` for a family that reads an output from several columns. */
+const severalOutputColumns = z
+  .union([z.string(), z.array(z.string().min(1)).min(2)])
+  .optional()
+  .describe(
+    'Column holding a pre-generated output to score (another tool, an earlier run): no model is called to produce it, only the scorers run. A list of columns gives one output in several parts, as the task reads them: a pairwise judge\'s verdicts in both orders, `["verdict_ab", "verdict_ba"]` (the pair as given, then with the answers swapped).',
+  );
 
 export function datasetSchema<C extends z.ZodRawShape>(columns: C, options: ColumnOptions = {}) {
   const roles = Object.keys({ ...commonColumns, ...columns });
-  const mapping = z.object({ ...commonColumns, ...columns });
+  const mapping = z.object({
+    ...commonColumns,
+    ...(options.severalOutputs ? { output: severalOutputColumns } : {}),
+    ...columns,
+  });
   const byRole = <T extends z.ZodType>(value: T) =>
     z.record(z.string(), value).superRefine((map, ctx) => {
       for (const role of Object.keys(map))
@@ -471,7 +488,11 @@ export function commonSuiteShape<T extends string, C extends z.ZodRawShape = Rec
   };
 }
 
-const baseSuiteSchema = z.object({ ...commonSuiteShape('task', {}), task: z.string() });
+// Core code meets every family's suites: a list of output columns among them.
+const baseSuiteSchema = z.object({
+  ...commonSuiteShape('task', {}, { severalOutputs: true }),
+  task: z.string(),
+});
 
 /** What core code knows of any suite: the common keys. Families extend it with their block. */
 export type BaseSuite = z.infer<typeof baseSuiteSchema>;

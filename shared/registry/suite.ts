@@ -18,6 +18,7 @@ function familySchema(family: (typeof FAMILIES)[number]) {
     .object({
       ...commonSuiteShape(family.name, family.suite.columns, {
         placeholders: family.suite.placeholderColumns ?? false,
+        severalOutputs: family.suite.severalOutputs ?? false,
       }),
       ...family.suite.shape,
     })

@@ -434,12 +434,14 @@ async function duplicateRows(
 function withGiven(item: Item, record: Record<string, string>, suite: Suite): Item {
   const { output, explanation } = suite.dataset.columns;
   if (output === undefined) return item;
-  const value = record[output];
+  const values = (typeof output === 'string' ? [output] : output).map((column) => record[column] ?? '');
+  const value = values[0];
   const why = readColumn(record, explanation, EXPLANATION_COLUMNS)?.value;
   return {
     ...item,
     given: {
       ...(value !== undefined && value !== '' ? { output: value } : {}),
+      ...(typeof output === 'string' ? {} : { outputs: values }),
       ...(why ? { explanation: why } : {}),
     },
   };

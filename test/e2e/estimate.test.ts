@@ -68,9 +68,12 @@ describe('assay estimate', { timeout: 60_000 }, () => {
       calls: { min: 2, max: 2 },
       inputTokens: { min: 98, max: 98 },
       // The answers when they are the key: "How much matter." and "Rayleigh scattering.", 4 tokens
-      // each; at most maxTokens (50) per call.
-      outputTokens: { min: 8, max: 100 },
+      // each; the wrong answer ("I am not sure; it depends on the situation.") 11 each; at most
+      // maxTokens (50) per call.
+      outputTokens: { min: 8, max: 22 },
+      maxOutputTokens: 100,
       costUsd: null,
+      ceilingUsd: null,
       exactTokens: false,
       limit: { rpm: 20 },
       limitSeconds: { min: 6, max: 6 },
@@ -84,11 +87,14 @@ describe('assay estimate', { timeout: 60_000 }, () => {
       exactTokens: false,
       limitSeconds: null,
     });
-    // $1 per 1M input, $5 per 1M output.
+    // $1 per 1M input, $5 per 1M output: a typical run between the two paths' answers, each
+    // counted both ways (o200k_base, a token per four characters); at most maxTokens for each call.
     const { inputTokens, outputTokens } = haiku!;
-    expect(outputTokens.max).toBe(100);
-    expect(haiku!.costUsd!.min).toBeCloseTo((inputTokens.min * 1 + outputTokens.min * 5) / 1e6, 12);
-    expect(haiku!.costUsd!.max).toBeCloseTo((inputTokens.max * 1 + 100 * 5) / 1e6, 12);
+    expect(haiku!.maxOutputTokens).toBe(100);
+    expect(haiku!.costUsd!.min).toBeLessThanOrEqual((inputTokens.min * 1 + outputTokens.min * 5) / 1e6);
+    expect(haiku!.costUsd!.max).toBeGreaterThanOrEqual((inputTokens.max * 1 + outputTokens.max * 5) / 1e6);
+    expect(haiku!.ceilingUsd!).toBeGreaterThanOrEqual((inputTokens.max * 1 + 100 * 5) / 1e6);
+    expect(haiku!.ceilingUsd!).toBeGreaterThan(haiku!.costUsd!.max);
     // The wrong answer ("I am not sure; …") is longer than the key: the dearer path reads more.
     expect(inputTokens.max).toBeGreaterThan(inputTokens.min);
 
@@ -105,9 +111,14 @@ describe('assay estimate', { timeout: 60_000 }, () => {
     await writeFile(join(dir, 'priced.suite.json'), JSON.stringify(suite));
     const [estimate] = await estimateSuiteFile(join(dir, 'priced.suite.json'), { env: {} });
     const vllm = estimate!.backends.find((b) => b.backend === 'vllm:tiny-model')!;
-    // 98 input tokens at $2 per 1M; 8 to 100 output tokens at $10 per 1M.
+    // $2 per 1M input, $10 per 1M output. o200k_base: 98 input tokens, answers of 8 (cheap path)
+    // to 22 (dear path). A token per four characters of the prompts as sent (199 and 206
+    // characters, each data tag with its 8-character word): 50 + 52 = 102; the answers 4 + 5 on
+    // the cheap path, 11 + 11 on the dear one. The range takes the lower of each count, then the higher.
     expect(vllm.costUsd!.min).toBeCloseTo((98 * 2 + 8 * 10) / 1e6, 12);
-    expect(vllm.costUsd!.max).toBeCloseTo((98 * 2 + 100 * 10) / 1e6, 12);
+    expect(vllm.costUsd!.max).toBeCloseTo((102 * 2 + 22 * 10) / 1e6, 12);
+    // At most: 50 tokens for each of the two answers.
+    expect(vllm.ceilingUsd).toBeCloseTo((102 * 2 + 100 * 10) / 1e6, 12);
     // Every backend priced now: the run's cost is known.
     expect(estimate!.costUsd).not.toBeNull();
   });
@@ -146,7 +157,7 @@ describe('assay estimate', { timeout: 60_000 }, () => {
       calls: { min: 48, max: 48 },
       exactTokens: true,
       // maxTokens 400 for each of 48 calls.
-      outputTokens: { max: 19_200 },
+      maxOutputTokens: 19_200,
     });
     // 48 calls of 1 s, 8 at a time.
     expect(estimate.wallSeconds).toEqual({ min: 6, max: 6 });
@@ -156,7 +167,10 @@ describe('assay estimate', { timeout: 60_000 }, () => {
       'estimate reply-tone (judge: answer labels polite/neutral/rude): 48 items, 0 invalid rows',
     );
     expect(text.stdout).toMatch(
-      /openai:gpt-4o-mini\s+48\s+[\d,]+\s+[\d,]+\.\.19,200\s+\$[\d.]+\.\.\$[\d.]+\s+none declared\s+-/,
+      /openai:gpt-4o-mini\s+48\s+[\d,]+\s+[\d,]+\.\.[\d,]+\s+\$[\d.]+\.\.\$[\d.]+\s+none declared\s+-/,
+    );
+    expect(text.stdout).toMatch(
+      /^cost: \$[\d.]+\.\.\$[\d.]+ \(a typical run\); at most \$[\d.]+ if every answer ran to maxTokens$/m,
     );
     expect(text.stdout).toContain('wall time: 6.0s (bound by concurrency 4)');
     expect(text.stdout).not.toContain('approximation');
@@ -184,6 +198,30 @@ describe('assay estimate', { timeout: 60_000 }, () => {
     expect(text.stdout).toMatch(/openai:gpt-4o-mini\s+240\s/);
   });
 
+  it("holds a simulated run's cost within the range of a typical run, below the most it can cost", async () => {
+    // The tone judge (one call an item) and MMLU physics (the answer, then the grader only when
+    // the fast path cannot read it: the calls depend on the answers).
+    for (const name of ['reply-tone', 'mmlu-physics']) {
+      const suite = join(REPO, 'examples', `${name}.suite.json`);
+      const { stdout } = await assayCli(['estimate', suite, '--json'], dir);
+      const estimate = JSON.parse(stdout) as {
+        costUsd: { min: number; max: number } | null;
+        ceilingUsd: number | null;
+      };
+      const out = join(dir, `sim-${name}`);
+      await assayCli(['run', suite, '--simulate', '--out', out, '--no-progress', '--fresh'], dir);
+      const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as {
+        cost: { totalUsd: number };
+      };
+      const { min: low, max: high } = estimate.costUsd!;
+      const paid = report.cost.totalUsd;
+      expect(paid, name).toBeGreaterThan(0);
+      expect(paid, name).toBeGreaterThanOrEqual(low);
+      expect(paid, name).toBeLessThanOrEqual(high);
+      expect(estimate.ceilingUsd!).toBeGreaterThan(high);
+    }
+  });
+
   it('a sweep: each variant estimated, then a TOTAL line over them (calls, tokens, cost)', async () => {
     const suite = join(REPO, 'examples', 'reply-tone-prompts.suite.json');
     const { stdout: json } = await assayCli(['estimate', suite, '--json'], dir);
@@ -201,10 +239,10 @@ describe('assay estimate', { timeout: 60_000 }, () => {
     expect(stdout.match(/^estimate reply-tone-prompts\.v\d/gm)).toHaveLength(2);
     const total = stdout.split('\n').filter((line) => line.startsWith('TOTAL'));
     expect(total).toHaveLength(1);
-    // 48 replies, one call each, in each of two variants; maxTokens 400 for every call.
+    // 48 replies, one call each, in each of two variants.
     expect(total[0]).toMatch(
       new RegExp(
-        `^TOTAL \\(2 variants\\): calls 96, input tokens ${input.toLocaleString('en-US')}, output tokens [\\d,]+\\.\\.38,400, cost \\$[\\d.]+\\.\\.\\$[\\d.]+$`,
+        `^TOTAL \\(2 variants\\): calls 96, input tokens ${input.toLocaleString('en-US')}, output tokens [\\d,]+\\.\\.[\\d,]+, cost \\$[\\d.]+\\.\\.\\$[\\d.]+ \\(at most \\$[\\d.]+\\)$`,
       ),
     );
     // It comes after the variants' own estimates.

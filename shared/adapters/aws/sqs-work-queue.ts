@@ -21,7 +21,13 @@ const itemSchema = z.object({
   input: z.record(z.string(), z.string()),
   gold: z.string().optional(),
   // The output the dataset gives (scored as is, not solved): dropping it would re-solve the item.
-  given: z.object({ output: z.string().optional(), explanation: z.string().optional() }).optional(),
+  given: z
+    .object({
+      output: z.string().optional(),
+      outputs: z.array(z.string()).optional(),
+      explanation: z.string().optional(),
+    })
+    .optional(),
   // The row's other columns and its annotators' labels: the result keeps them.
   columns: z.record(z.string(), z.string()).optional(),
   annotations: z.array(z.string()).optional(),

@@ -59,8 +59,20 @@ export function strictJson(text: string): Record<string, unknown> | undefined {
   }
 }
 
+/** Each output's figures against its gold, worked out once for all the scorers that read them. */
+const figured = new WeakMap<CleanupOutput, { gold: string; figures: ItemFigures }>();
+
+/**
+ * The item's figures, which every scorer reads one of: the similarity alone is an edit
+ * distance over the texts' characters, so it is computed once an output, not once a scorer.
+ */
 function figuresOf(output: CleanupOutput, item: Item): ItemFigures {
-  return itemFigures(output, item.gold ?? '');
+  const gold = item.gold ?? '';
+  const known = figured.get(output);
+  if (known && known.gold === gold) return known.figures;
+  const figures = itemFigures(output, gold);
+  figured.set(output, { gold, figures });
+  return figures;
 }
 
 const number = (value: number, explanation?: string): Score => ({

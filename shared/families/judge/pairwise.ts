@@ -2,7 +2,8 @@
  * Pairwise judges: two answers compared, each item asked in both orders. Judges that compare
  * two answers tend to prefer the one shown first (or the longer one); asking twice, with the
  * answers swapped, shows how often the verdict survives the swap and how often the first-shown
- * answer wins.
+ * answer wins. A dataset that already holds a judge's verdicts in both orders (two output
+ * columns) is read the same way, with the same figures.
  *
  * Vocabulary: an order's answer "as shown" is A (the answer shown first won), B (the answer
  * shown second won) or tie. In the dataset order (`ab`) that is also the verdict; in the
@@ -32,6 +33,11 @@ export type Order = 'ab' | 'ba';
 export interface PairwiseAnswers {
   ab: Preference;
   ba: Preference;
+}
+
+/** The dataset gives a pairwise judge's verdicts in both orders (`columns.output` two columns). */
+export function givenInBothOrders(suite: JudgeSuite): boolean {
+  return suite.judge.pairwise !== undefined && Array.isArray(suite.dataset.columns.output);
 }
 
 /** A judge block with the pairwise answer labels, built once per block (answer schemas cache on it). */
@@ -100,6 +106,8 @@ const GOLD_SPELLINGS: Record<string, Preference> = {
 export interface PairwiseFigures {
   /** What an inconsistent item's verdict became. */
   inconsistent: InconsistentRule;
+  /** Where both orders' answers came from: the judge asked in each, or the dataset's two verdict columns. */
+  orders: 'asked' | 'given';
   /** Items answered in both orders (the n of positionConsistency). */
   items: number;
   consistentItems: number;
@@ -168,6 +176,7 @@ export function pairwiseFigures(
   rule: InconsistentRule,
   items: readonly ItemCounts[] | ItemCountColumns,
   answers: PairwiseFigures['answers'],
+  orders: PairwiseFigures['orders'] = 'asked',
 ): PairwiseFigures {
   const columns = {} as ItemCountColumns;
   for (const count of COUNTS)
@@ -207,6 +216,7 @@ export function pairwiseFigures(
   const consistentItems = sum.consistent;
   return {
     inconsistent: rule,
+    orders,
     items: n,
     consistentItems,
     inconsistentItems: n - consistentItems,
@@ -273,7 +283,12 @@ export class PairwiseTally implements FamilyReportTally {
   figures(): PairwiseFigures {
     const columns = {} as ItemCountColumns;
     for (const count of COUNTS) columns[count] = this.items[count].values();
-    return pairwiseFigures(this.suite.judge.inconsistent ?? 'tie', columns, { ...this.answers });
+    return pairwiseFigures(
+      this.suite.judge.inconsistent ?? 'tie',
+      columns,
+      { ...this.answers },
+      givenInBothOrders(this.suite) ? 'given' : 'asked',
+    );
   }
 
   section(): ReportSection {
@@ -295,7 +310,7 @@ export function pairwiseReportText(report: Report): string[] {
   if (p.items === 0)
     return [
       '',
-      'Pairwise: no item was answered in both orders (verdicts given by the dataset, or every item failed): no position figures',
+      'Pairwise: no item was answered in both orders (one verdict given by the dataset, or every item failed): no position figures',
     ];
   const rule =
     p.inconsistent === 'tie'
@@ -305,7 +320,9 @@ export function pairwiseReportText(report: Report): string[] {
         : 'failed';
   return [
     '',
-    'Pairwise: each item asked in both orders (95% bootstrap CI over items)',
+    p.orders === 'given'
+      ? "Pairwise: each item's verdicts given by the dataset in both orders (95% bootstrap CI over items)"
+      : 'Pairwise: each item asked in both orders (95% bootstrap CI over items)',
     `  position consistency     ${withInterval(p.positionConsistency)}  (${p.consistentItems} of ${p.items} items the same after the swap; ${p.inconsistentItems} inconsistent, ${rule})`,
     `  first-position win rate  ${withInterval(p.firstPositionWinRate)}  (of ${p.firstPositionWinRate.n} non-tie answers; 0.5 = no position bias)`,
     `  longer-answer win rate   ${withInterval(p.longerAnswerWinRate)}  (of ${p.longerAnswerWinRate.n} non-tie answers between answers of different length)`,

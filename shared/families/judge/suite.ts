@@ -73,7 +73,7 @@ export type JudgeBlock = z.infer<typeof judgeBlock>;
 export const judgeShape = { judge: judgeBlock.describe('What the judge reads and answers.') };
 
 export const judgeSuiteSchema = z
-  .object({ ...commonSuiteShape('judge', {}, { placeholders: true }), ...judgeShape })
+  .object({ ...commonSuiteShape('judge', {}, { placeholders: true, severalOutputs: true }), ...judgeShape })
   .strict();
 export type JudgeSuite = z.infer<typeof judgeSuiteSchema>;
 
@@ -123,7 +123,20 @@ export function checkJudgeSuite(
       }
     }
   }
-  if (suite.dataset.columns.output === undefined && suite.backends.length === 0) {
+  const { output } = suite.dataset.columns;
+  if (Array.isArray(output)) {
+    if (!pairwise)
+      issue(
+        ['dataset', 'columns', 'output'],
+        "a list of output columns is a pairwise judge's verdicts in both orders: it needs `judge.pairwise`",
+      );
+    else if (output.length !== 2 || output[0] === output[1])
+      issue(
+        ['dataset', 'columns', 'output'],
+        'a pairwise judge reads two different verdict columns: the pair as given (A shown first), then the pair swapped (B shown first)',
+      );
+  }
+  if (output === undefined && suite.backends.length === 0) {
     issue(['backends'], 'needs a backend to judge with (or dataset.columns.output to score given answers)');
   }
 }

@@ -14,6 +14,7 @@ import {
 } from './answer.js';
 import { WITHIN_ONE } from './metrics.js';
 import {
+  givenInBothOrders,
   goldPreference,
   type Order,
   PAIRWISE_LABELS,
@@ -84,11 +85,46 @@ function parseGold(suite: JudgeSuite, value: string): { gold: string } | { error
   return n === undefined ? { error: `gold ${JSON.stringify(value)} is not a number` } : { gold: String(n) };
 }
 
+/** Where given answers come from, as a result's `decidedBy` names it: `given (verdict)`. */
+function givenBy(suite: JudgeSuite): string {
+  const { output } = suite.dataset.columns;
+  return `given (${typeof output === 'string' ? output : (output ?? []).join(', ')})`;
+}
+
+/**
+ * A pairwise judge's verdicts the dataset gives in both orders: the first column's for the pair
+ * as given (A shown first), the second's for the pair swapped (B shown first), each read as
+ * that order shows the answers (in the swapped order `A` is the answer shown first, the
+ * dataset's B). They make the verdict as a judge asked in both orders does.
+ */
+function readGivenOrders(
+  suite: JudgeSuite,
+  values: readonly string[],
+  explanation: string | undefined,
+): Solved<JudgeOutput> {
+  const columns = suite.dataset.columns.output as readonly string[];
+  const read: Preference[] = [];
+  for (const [i, order] of ['A,B', 'B,A'].entries()) {
+    const value = values[i] ?? '';
+    const column = columns[i];
+    if (value.trim() === '')
+      return {
+        ok: false,
+        failure: { kind: 'no_output', message: `no verdict given for order ${order} (column ${column})` },
+      };
+    const preference = readPreference(suite, `given (order ${order}, column ${column})`, value);
+    if ('error' in preference) return { ok: false, failure: { kind: 'parse', message: preference.error } };
+    read.push(preference.value);
+  }
+  const orders: PairwiseAnswers = { ab: read[0]!, ba: read[1]! };
+  return pairwiseOutput(suite.judge, orders, explanation ?? '', givenBy(suite));
+}
+
 /** The judge's answer from a dataset column (`dataset.columns.output`). */
 function readGiven(suite: JudgeSuite, value: string, explanation: string | undefined): Solved<JudgeOutput> {
   const { labels, range } = suite.judge;
   const reason = explanation ?? '';
-  const decidedBy = `given (${suite.dataset.columns.output})`;
+  const decidedBy = givenBy(suite);
   if (suite.judge.pairwise) {
     const read = readPreference(suite, 'given', value);
     return 'error' in read
@@ -189,6 +225,8 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
     check: checkJudgeSuite,
     goldColumns: GOLD_COLUMNS,
     placeholderColumns: true,
+    // A pairwise judge's verdicts may be given in both orders, a column each.
+    severalOutputs: true,
     // A judge with a range scores a number, its gold a rating: several annotators' are averaged.
     numericGold: (suite) => suite.judge.range !== undefined,
   },
@@ -196,10 +234,12 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   config: (suite) => ({
     answer: suite.judge.pairwise
       ? `pairwise ${suite.judge.pairwise.join(' vs ')}, ${
-          // Verdicts the dataset gives were not asked in both orders here.
-          suite.dataset.columns.output !== undefined
-            ? 'the verdicts given'
-            : `both orders, inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
+          // A single verdict the dataset gives was not asked in both orders; two columns give both.
+          givenInBothOrders(suite)
+            ? `both orders given (${(suite.dataset.columns.output as string[]).join(', ')}), inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
+            : suite.dataset.columns.output !== undefined
+              ? 'the verdicts given'
+              : `both orders, inconsistent → ${suite.judge.inconsistent ?? 'tie'}`
         }`
       : suite.judge.labels
         ? `labels ${suite.judge.labels.join('/')}${suite.judge.ordinal ? ' (ordinal)' : ''}`
@@ -288,9 +328,11 @@ export const judgeFamily = defineFamily<JudgeSuite, JudgeOutput>({
   },
 
   readOutput: (given, _item, suite) =>
-    given.output === undefined
-      ? { ok: false, failure: { kind: 'no_output', message: 'no answer given for this item' } }
-      : readGiven(suite, given.output, given.explanation),
+    givenInBothOrders(suite)
+      ? readGivenOrders(suite, given.outputs ?? [], given.explanation)
+      : given.output === undefined
+        ? { ok: false, failure: { kind: 'no_output', message: 'no answer given for this item' } }
+        : readGiven(suite, given.output, given.explanation),
 
   scorers,
 
@@ -385,6 +427,28 @@ async function solvePairwise(item: Item, ctx: TaskContext<JudgeSuite>): Promise<
     };
   }
   const orders: PairwiseAnswers = { ab: ab.value.label as Preference, ba: ba.value.label as Preference };
+  return pairwiseOutput(
+    judge,
+    orders,
+    { ab: ab.value.reason, ba: ba.value.reason },
+    backend.id,
+    ab.value.fields,
+  );
+}
+
+/**
+ * A pairwise item's outcome from its answers in both orders (asked, or given by the dataset):
+ * the verdict by `pairwiseVerdict`, or the `inconsistent` failure when the suite's rule says
+ * so. Either way the result keeps both answers (`details.pairwise`) for the position figures.
+ * `reasons` is each order's reason when asked, or the one explanation the dataset gives.
+ */
+function pairwiseOutput(
+  judge: JudgeSuite['judge'],
+  orders: PairwiseAnswers,
+  reasons: { ab: string; ba: string } | string,
+  decidedBy: string,
+  fields?: JudgeOutput['fields'],
+): Solved<JudgeOutput> {
   const details = { pairwise: orders };
   const { verdict } = pairwiseVerdict(orders, judge.inconsistent);
   if (verdict === undefined) {
@@ -394,23 +458,21 @@ async function solvePairwise(item: Item, ctx: TaskContext<JudgeSuite>): Promise<
         kind: 'inconsistent',
         message: `the two orders disagree: ${ordersText(orders)}`,
       },
-      raw: `order A,B: ${ab.value.reason}\n--- order B,A ---\n${ba.value.reason}`,
+      ...(typeof reasons === 'string'
+        ? {}
+        : { raw: `order A,B: ${reasons.ab}\n--- order B,A ---\n${reasons.ba}` }),
       details,
     };
   }
   const reason =
-    orders.ab === swapBack(orders.ba)
-      ? ab.value.reason
-      : `order A,B: ${ab.value.reason} | order B,A: ${ba.value.reason}`;
+    typeof reasons === 'string'
+      ? reasons
+      : orders.ab === swapBack(orders.ba)
+        ? reasons.ab
+        : `order A,B: ${reasons.ab} | order B,A: ${reasons.ba}`;
   return {
     ok: true,
-    output: {
-      label: verdict,
-      reason,
-      ...(ab.value.fields ? { fields: ab.value.fields } : {}),
-      orders,
-      decidedBy: backend.id,
-    },
+    output: { label: verdict, reason, ...(fields ? { fields } : {}), orders, decidedBy },
     details,
   };
 }

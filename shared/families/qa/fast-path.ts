@@ -378,7 +378,8 @@ export function optionsInQuestion(question: string): Record<string, string> {
   return options;
 }
 
-export type QuestionType = 'mcq' | 'numeric' | 'explanation';
+/** `text`: a short answer matched against the acceptable answers (see answer-match.ts), never by the fast path. */
+export type QuestionType = 'mcq' | 'numeric' | 'explanation' | 'text';
 
 export type FastGrade =
   | { decided: true; correct: boolean; extracted: string; decidedBy: string }
@@ -408,6 +409,7 @@ export function fastGrade(
   options: FastGradeOptions = {},
 ): FastGrade {
   if (type === 'explanation') return undecided('explanations are graded by the LLM');
+  if (type === 'text') return undecided('text answers are matched against the acceptable answers');
   if (type === 'mcq') {
     const keyLetter = key.trim().replace(/[().]/g, '').toUpperCase();
     const choices = options.options ?? optionsInQuestion(options.question ?? '');

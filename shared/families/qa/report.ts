@@ -21,7 +21,8 @@ import type { QaSuite } from './suite.js';
 
 export interface QaFigures {
   byType: Record<string, { items: number; score: MetricValue }>;
-  decided: { fast: number; llm: number; unscored: number; fastShare: number | null };
+  /** Who decided each score: the fast path, the LLM grader, or (text questions) answer matching. */
+  decided: { fast: number; llm: number; matched: number; unscored: number; fastShare: number | null };
   /** The fast path's decisions by the rule that read the answer (`letter`, `leading-option`, `last-sentence`, …). */
   fastBy: Record<string, number>;
   /** What the fast-decided items would have cost the LLM grader, at this run's mean price per grading call. */
@@ -36,12 +37,13 @@ export interface QaFigures {
 }
 
 const isFast = (decidedBy: string | undefined) => decidedBy?.startsWith('fast:') ?? false;
+const isMatched = (decidedBy: string | undefined) => decidedBy?.startsWith('match:') ?? false;
 
 /** A {@link QaTally} saved. */
 export interface QaTallyState {
   types: string[];
   byType: [type: string, { items: number; scores: ValueRowsState }][];
-  decided: { fast: number; llm: number; unscored: number };
+  decided: { fast: number; llm: number; matched?: number; unscored: number };
   fastBy: Record<string, number>;
   gradeCost: number;
   gradeCalls: number;
@@ -59,7 +61,7 @@ export class QaTally implements FamilyReportTally {
   private readonly types = new Set<string>();
   /** Per question type as written: items, and the scores (value or unscored reason). */
   private readonly byType = new Map<string, { items: number; scores: ValueRows }>();
-  private readonly decided = { fast: 0, llm: 0, unscored: 0 };
+  private readonly decided = { fast: 0, llm: 0, matched: 0, unscored: 0 };
   private readonly fastBy: Record<string, number> = {};
   private gradeCost = 0;
   private gradeCalls = 0;
@@ -105,6 +107,7 @@ export class QaTally implements FamilyReportTally {
     }
 
     if (!isScored(score)) this.decided.unscored += 1;
+    else if (isMatched(score.decidedBy)) this.decided.matched += 1;
     else if (isFast(score.decidedBy)) {
       this.decided.fast += 1;
       const rule = score.decidedBy!.slice('fast:'.length);
@@ -150,6 +153,7 @@ export class QaTally implements FamilyReportTally {
     }
     this.decided.fast += later.decided.fast;
     this.decided.llm += later.decided.llm;
+    this.decided.matched += later.decided.matched;
     this.decided.unscored += later.decided.unscored;
     addCounts(this.fastBy, later.fastBy);
     this.gradeCost += later.gradeCost;
@@ -185,10 +189,10 @@ export class QaTally implements FamilyReportTally {
       const mean = scorerFigures('number', ofType.scores).summary.metrics.mean ?? { value: null, n: 0 };
       byType[type] = { items: ofType.items, score: mean };
     }
-    const { fast, llm, unscored } = this.decided;
+    const { fast, llm, matched, unscored } = this.decided;
     const figures: QaFigures = {
       byType,
-      decided: { fast, llm, unscored, fastShare: fast + llm > 0 ? fast / (fast + llm) : null },
+      decided: { fast, llm, matched, unscored, fastShare: fast + llm > 0 ? fast / (fast + llm) : null },
       fastBy: Object.fromEntries(Object.entries(this.fastBy).sort(([a], [b]) => a.localeCompare(b))),
       savedUsd: this.gradeCalls > 0 ? (fast * this.gradeCost) / this.gradeCalls : null,
     };
@@ -224,10 +228,10 @@ export function qaReportText(report: Report): string[] {
   for (const [type, { items, score }] of Object.entries(qa.byType)) {
     lines.push(`  ${type.padEnd(12)} ${withInterval(score)}  (n ${score.n} of ${items})`);
   }
-  const { fast, llm, unscored, fastShare } = qa.decided;
+  const { fast, llm, matched, unscored, fastShare } = qa.decided;
   lines.push(
     '',
-    `Decided by the fast path ${fast}, by the LLM grader ${llm}${unscored > 0 ? `, unscored ${unscored}` : ''} (fast share ${num(fastShare)})`,
+    `Decided by the fast path ${fast}, by the LLM grader ${llm}${matched ? `, by matching the acceptable answers ${matched}` : ''}${unscored > 0 ? `, unscored ${unscored}` : ''} (fast share ${num(fastShare)})`,
     ...(fast > 0 && qa.fastBy
       ? [
           `  the fast path by rule: ${Object.entries(qa.fastBy)

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ANSWER_MATCHES } from '../../lib/metrics/answer-match.js';
 import type { TemplateFormat } from '../../lib/prompts/prompts.js';
 import { commonSuiteShape } from '../../model/suite-base.js';
 
@@ -11,10 +12,10 @@ import { commonSuiteShape } from '../../model/suite-base.js';
 export const qaBlock = z
   .object({
     type: z
-      .enum(['mcq', 'numeric', 'explanation'])
+      .enum(['mcq', 'numeric', 'explanation', 'text'])
       .optional()
       .describe(
-        'The type of every question, for a dataset without a type column (MMLU: mcq; SciBench: numeric).',
+        'The type of every question, for a dataset without a type column (MMLU: mcq; SciBench: numeric; TruthfulQA, SQuAD: text).',
       ),
     template: z
       .enum(['chat', 'mistral'] satisfies TemplateFormat[])
@@ -41,6 +42,19 @@ export const qaBlock = z
       .default(true)
       .describe(
         'Decide unambiguous MCQ and numeric answers without the LLM grader (the option letter, the final number); the rest go to it.',
+      ),
+    match: z
+      .enum(ANSWER_MATCHES)
+      .default('normalized')
+      .describe(
+        "How a `text` answer matches an acceptable answer: `exact` (the same text, trimmed), `normalized` (the same after SQuAD's normalisation: case, punctuation, articles and spacing ignored), `contains` (the normalised answer holds an acceptable one as whole words), `f1` (SQuAD's token F1, from 0 to 1). Over a set of acceptable answers the best match counts.",
+      ),
+    answerSeparator: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'What separates the answers in a cell of the key (or the incorrect answers) holding several, as TruthfulQA\'s CSV writes them (`;`). Without it such a cell is one answer unless it is a JSON array (`["Paris", "the city of Paris"]`), which is always read as several.',
       ),
     audit: z
       .boolean()
@@ -69,6 +83,12 @@ export const qaColumns = {
   context: z.string().optional().describe('Retrieved context column, for `qa.context` (default `context`).'),
   tolerance: z.string().optional().describe('Per-item numeric tolerance column (default `tolerance`).'),
   unit: z.string().optional().describe("The key's unit, when apart from it (default `unit`)."),
+  incorrect: z
+    .string()
+    .optional()
+    .describe(
+      'Incorrect answers of a `text` question (TruthfulQA\'s "Incorrect Answers"; default `incorrect_answers`): a JSON array, or texts between `qa.answerSeparator`. An answer then scores only when it matches an acceptable answer better than any incorrect one.',
+    ),
 };
 
 export const qaSuiteSchema = z.object({ ...commonSuiteShape('qa', qaColumns), ...qaShape }).strict();

@@ -3,6 +3,7 @@ import { parseAnswer } from '../../family/answer.js';
 import { ask, baseRequest, refused } from '../../family/ask.js';
 import { contentId, readColumn } from '../../family/rows.js';
 import { defineFamily, type Scorer, type Solved, type TaskContext } from '../../family/types.js';
+import { type AnswerMatch, bestMatch, readAnswerSet } from '../../lib/metrics/answer-match.js';
 import type { Item, Score } from '../../model/model.js';
 import type { JsonSchemaSpec } from '../../model/provider.js';
 import { fastGrade, finalNumber, optionsInQuestion, type QuestionType } from './fast-path.js';
@@ -10,7 +11,7 @@ import { QaTally, type QaTallyState, qaReportText } from './report.js';
 import { type QaHint, simulateQa } from './simulate.js';
 import { checkQaSuite, type QaSuite, qaColumns, qaShape } from './suite.js';
 
-const TYPES: readonly QuestionType[] = ['mcq', 'numeric', 'explanation'];
+const TYPES: readonly QuestionType[] = ['mcq', 'numeric', 'explanation', 'text'];
 const LETTERS = 'ABCDEFGH';
 /** Columns the key is read from when the suite maps none, in order. */
 const KEY_COLUMNS = ['answer', 'correct', 'key', 'answer_number'] as const;
@@ -76,6 +77,50 @@ function questionText(item: Item): string {
   return `${item.input.question} ${options.join(' ')}`;
 }
 
+/**
+ * An item's acceptable answers: its key, or the keys of a set (the gold then holds them as a
+ * JSON array; a single key is held as itself).
+ */
+export function keysOf(item: Pick<Item, 'gold'>): string[] {
+  const gold = item.gold ?? '';
+  if (gold.startsWith('[')) {
+    try {
+      const list = JSON.parse(gold) as unknown;
+      if (Array.isArray(list)) return list.map(String);
+    } catch {
+      // A single key that happens to open with a bracket.
+    }
+  }
+  return [gold];
+}
+
+/** A `text` question's incorrect answers (none when the dataset gives none). */
+const incorrectOf = (item: Item): string[] =>
+  item.input.incorrect ? (JSON.parse(item.input.incorrect) as string[]) : [];
+
+const shown = (x: number) => String(Math.round(x * 1000) / 1000);
+
+/**
+ * A `text` answer matched against the acceptable answers: its best match over them (see
+ * answer-match.ts); with incorrect answers, that match counts only when it beats the answer's
+ * best match with an incorrect one (else 0), as TruthfulQA scores its similarity metrics.
+ */
+function matchText(answer: string, item: Item, how: AnswerMatch): Score {
+  const right = bestMatch(how, answer, keysOf(item))!;
+  const wrong = bestMatch(how, answer, incorrectOf(item));
+  const beaten = wrong !== undefined && wrong.value >= right.value;
+  return {
+    kind: 'number',
+    value: beaten ? 0 : right.value,
+    decidedBy: `match:${how}`,
+    explanation: `${how} ${shown(right.value)} against ${JSON.stringify(right.reference)}${
+      wrong === undefined
+        ? ''
+        : `; ${shown(wrong.value)} against the incorrect ${JSON.stringify(wrong.reference)}${beaten ? ' (no better than an incorrect answer: 0)' : ''}`
+    }`,
+  };
+}
+
 const toleranceOf = (item: Item, suite: QaSuite) =>
   item.input.tolerance !== undefined ? Number(item.input.tolerance) : suite.qa.tolerance;
 
@@ -93,8 +138,10 @@ async function llmGrade(output: QaOutput, item: Item, ctx: TaskContext<QaSuite>)
     };
   }
   const options = optionsOf(item);
-  const key = item.gold!;
-  const reference = type === 'mcq' && options[key] ? `${key} (${options[key]})` : key;
+  const keys = keysOf(item);
+  const key = keys[0]!;
+  // Several acceptable answers are all shown to the grader; a text answer gets the explanation rubric.
+  const reference = keys.map((k) => (type === 'mcq' && options[k] ? `${k} (${options[k]})` : k)).join(' or ');
   const tolerance = toleranceOf(item, ctx.suite);
   const hint: QaHint = {
     family: 'qa',
@@ -114,7 +161,7 @@ async function llmGrade(output: QaOutput, item: Item, ctx: TaskContext<QaSuite>)
       ...baseRequest(
         ctx,
         grader,
-        ctx.render(`grade.${type}`, {
+        ctx.render(`grade.${type === 'text' ? 'explanation' : type}`, {
           predicted: output.answer,
           reference,
           tolerance: String(Math.round(tolerance * 1000) / 10),
@@ -145,18 +192,26 @@ function scorers(suite: QaSuite): Record<string, Scorer<QaOutput, QaSuite>> {
       metrics: { threshold: 0.5 },
       score: (output, item, ctx) => {
         const type = item.input.type as QuestionType;
+        if (type === 'text') return matchText(output.answer, item, ctx.suite.qa.match);
         if (ctx.suite.qa.fastPath) {
-          const fast = fastGrade(type, output.answer, item.gold!, {
-            options: optionsOf(item),
-            tolerance: toleranceOf(item, ctx.suite),
-            ...(item.input.unit ? { keyUnit: item.input.unit } : {}),
-          });
-          if (fast.decided) {
+          // Right when it is right against any acceptable key; wrong only when every key decides it wrong.
+          const keys = keysOf(item);
+          const grades = keys.map((key) =>
+            fastGrade(type, output.answer, key, {
+              options: optionsOf(item),
+              tolerance: toleranceOf(item, ctx.suite),
+              ...(item.input.unit ? { keyUnit: item.input.unit } : {}),
+            }),
+          );
+          const fast =
+            grades.find((g) => g.decided && g.correct) ??
+            (grades.every((g) => g.decided) ? grades[0] : undefined);
+          if (fast?.decided) {
             return {
               kind: 'number',
               value: fast.correct ? 1 : 0,
               decidedBy: fast.decidedBy,
-              explanation: `read ${fast.extracted}; key ${item.gold}`,
+              explanation: `read ${fast.extracted}; key ${keys.join(' or ')}`,
             };
           }
         }
@@ -191,8 +246,8 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
     scoreDefaults: { backends: [] },
     outputColumns: ['predicted', 'prediction', 'pred', 'output', 'answer_text'],
     goldColumns: KEY_COLUMNS,
-    // A column of options may hold them as a list.
-    jsonColumns: ['options'],
+    // A column of options may hold them as a list, and so may the key and the incorrect answers.
+    jsonColumns: ['options', 'gold', 'incorrect'],
   },
 
   config: (suite) => ({
@@ -230,8 +285,10 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
     if (!TYPES.includes(type))
       return { id, error: `type ${JSON.stringify(typed)} is not one of ${TYPES.join(', ')}` };
     const keyCol = readColumn(record, cols.gold, KEY_COLUMNS);
-    const key = keyCol?.value.trim();
-    if (!key) return { id, error: `no key (column ${cols.gold ?? 'answer'})` };
+    if (!keyCol?.value.trim()) return { id, error: `no key (column ${cols.gold ?? 'answer'})` };
+    // The key may be a set of acceptable answers: a JSON array, or texts between qa.answerSeparator.
+    const keySet = readAnswerSet(keyCol.value, suite.qa.answerSeparator);
+    if ('error' in keySet) return { id, error: `the key (column ${keyCol.key}) ${keySet.error}` };
 
     const input: Record<string, string> = { question, type };
     let options: Record<string, string>;
@@ -250,17 +307,33 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
       );
       input.options = JSON.stringify(options);
     } else options = optionsInQuestion(question);
-    let gold = key;
-    if (type === 'mcq') {
-      gold = key.replace(/[().]/g, '').toUpperCase();
-      if (!(gold in options) && !(Object.keys(options).length === 0 && /^[A-D]$/.test(gold)))
-        return {
-          id,
-          error: `key ${JSON.stringify(key)} is not one of the options ${Object.keys(options).join(', ') || '(none found)'}`,
-        };
+    const keys: string[] = [];
+    for (const key of keySet) {
+      let gold = key;
+      if (type === 'mcq') {
+        gold = key.replace(/[().]/g, '').toUpperCase();
+        if (!(gold in options) && !(Object.keys(options).length === 0 && /^[A-D]$/.test(gold)))
+          return {
+            id,
+            error: `key ${JSON.stringify(key)} is not one of the options ${Object.keys(options).join(', ') || '(none found)'}`,
+          };
+      }
+      if (type === 'numeric' && !finalNumber(key).decided)
+        return { id, error: `key ${JSON.stringify(key)} is not a number` };
+      keys.push(gold);
     }
-    if (type === 'numeric' && !finalNumber(key).decided)
-      return { id, error: `key ${JSON.stringify(key)} is not a number` };
+    const gold = keys.length === 1 ? keys[0]! : JSON.stringify(keys);
+    if (type === 'text') {
+      const incorrect = readColumn(record, cols.incorrect, ['incorrect_answers']);
+      if (cols.incorrect !== undefined && incorrect === undefined)
+        return { id, error: `missing column ${cols.incorrect}` };
+      if (incorrect && incorrect.value.trim() !== '') {
+        const wrong = readAnswerSet(incorrect.value, suite.qa.answerSeparator);
+        if ('error' in wrong)
+          return { id, error: `the incorrect answers (column ${incorrect.key}) ${wrong.error}` };
+        input.incorrect = JSON.stringify(wrong);
+      }
+    }
     if (suite.qa.context) {
       const context = readColumn(record, cols.context, ['context'])?.value;
       if (context === undefined)
@@ -288,7 +361,7 @@ export const qaFamily = defineFamily<QaSuite, QaOutput>({
       stage: 'answer',
       item: item.id,
       type: item.input.type as QuestionType,
-      key: item.gold!,
+      key: keysOf(item)[0]!,
       options: optionsOf(item),
       question: questionText(item),
     };

@@ -22,7 +22,7 @@ import type { Completion, CompletionRequest, LlmProvider } from '../../model/pro
 import { simulateAnswer, taskFor } from '../../registry/registry.js';
 import { promptRenderer } from '../score-item.js';
 import { type IngestRunStore, startRun } from '../start-run.js';
-import { exactTokenizer, type TokenCounter } from './tokens.js';
+import { exactTokenizer, roughRequestTokens, roughTokens, type TokenCounter } from './tokens.js';
 
 /** A figure that depends on the answers: its value on the cheapest and the dearest path. */
 export interface Range {
@@ -34,10 +34,20 @@ export interface BackendEstimate {
   backend: string;
   calls: Range;
   inputTokens: Range;
-  /** min: answers of the size the family's answers take; max: `maxTokens` for every call. */
+  /**
+   * Answers of the size the family's answers take (the simulator's), on the cheapest and on the
+   * dearest path: what a typical run's answers add up to.
+   */
   outputTokens: Range;
-  /** Null when the price table has no price for the backend (the cost is unknown, not 0). */
+  /** The most the answers can take: `maxTokens` for every call of the dearest path. */
+  maxOutputTokens: number;
+  /**
+   * A typical run's cost: the input tokens and typical answers of the cheapest and of the
+   * dearest path. Null when the price table has no price for the backend (unknown, not 0).
+   */
   costUsd: Range | null;
+  /** The most the calls can cost: the dearest path with every answer at `maxTokens`. Null when unpriced. */
+  ceilingUsd: number | null;
   /** True when o200k_base is the backend's own tokenizer; false: an approximation. */
   exactTokens: boolean;
   /** The declared limit (suite `run.limits` and ASSAY_LIMITS, the stricter), if any. */
@@ -61,6 +71,8 @@ export interface Estimate {
   backends: BackendEstimate[];
   /** Sum over the backends; null when any backend is unpriced. */
   costUsd: Range | null;
+  /** The most the run's calls can cost, summed over the backends; null when any backend is unpriced. */
+  ceilingUsd: number | null;
   /** Projected wall time: the slower of the concurrency bound and each backend's limit. */
   wallSeconds: Range;
   /** What bounds the wall time on the dearest path: `concurrency` or a backend id. */
@@ -87,9 +99,32 @@ interface Tally {
   typicalOutput: number;
   /** maxTokens of every call. */
   maxOutput: number;
+  /** The input and the typical answers by the rough count (a token per four characters). */
+  roughInput: number;
+  roughOutput: number;
 }
 
-const emptyTally = (): Tally => ({ calls: 0, input: 0, typicalOutput: 0, maxOutput: 0 });
+const emptyTally = (): Tally => ({
+  calls: 0,
+  input: 0,
+  typicalOutput: 0,
+  maxOutput: 0,
+  roughInput: 0,
+  roughOutput: 0,
+});
+
+/**
+ * What the two dry runs of one item share: the token counts of the texts both send (the
+ * answers differ, most prompts do not) and the encoders' answers (they depend on the texts
+ * alone). Kept for one item, so memory stays flat however large the dataset.
+ */
+interface ItemMemo {
+  tokens: Map<string, number>;
+  requests: Map<string, { input: number; rough: number }>;
+  encoded: Map<string, Promise<unknown>>;
+}
+
+const newMemo = (): ItemMemo => ({ tokens: new Map(), requests: new Map(), encoded: new Map() });
 
 /** A backend as the estimate's families see it: an id. It is never called. */
 function recordedBackend(id: string): LlmProvider {
@@ -112,10 +147,28 @@ async function dryRun(
   render: TaskContext['render'],
   tokens: TokenCounter,
   noise: number,
+  memo: ItemMemo,
 ): Promise<Map<string, Tally>> {
   const tallies = new Map<string, Tally>();
   const { suite } = run;
   let n = 0;
+  const countOnce = (text: string) => {
+    let count = memo.tokens.get(text);
+    if (count === undefined) {
+      count = tokens.count(text);
+      memo.tokens.set(text, count);
+    }
+    return count;
+  };
+  /** An encoder's answer to these texts: computed by the first dry run, reused by the second. */
+  const once = <T>(key: string, compute: () => Promise<T>): Promise<T> => {
+    let answer = memo.encoded.get(key) as Promise<T> | undefined;
+    if (answer === undefined) {
+      answer = compute();
+      memo.encoded.set(key, answer);
+    }
+    return answer;
+  };
   const ctx: TaskContext = {
     embed: async () => [],
     contradiction: async () => [],
@@ -130,14 +183,22 @@ async function dryRun(
         : '';
       const tally = tallies.get(provider.id) ?? emptyTally();
       tallies.set(provider.id, tally);
-      const input = tokens.request(request);
-      const output = tokens.count(text);
+      const key = JSON.stringify([request.system, request.history, request.prompt, request.rawCompletion]);
+      let sent = memo.requests.get(key);
+      if (sent === undefined) {
+        sent = { input: tokens.request(request), rough: roughRequestTokens(request) };
+        memo.requests.set(key, sent);
+      }
+      const input = sent.input;
+      const output = countOnce(text);
       // With run.repeats every model call of an item is made k times (encoders are not repeated).
       const k = suite.run.repeats ?? 1;
       tally.calls += k;
       tally.input += k * input;
       tally.typicalOutput += k * output;
       tally.maxOutput += k * (request.maxTokens ?? suite.params.maxTokens);
+      tally.roughInput += k * sent.rough;
+      tally.roughOutput += k * roughTokens(text);
       return {
         text,
         finishReason: 'stop',
@@ -155,18 +216,22 @@ async function dryRun(
     const tally = tallies.get(id) ?? emptyTally();
     tallies.set(id, tally);
     tally.calls += 1;
-    tally.input += texts.reduce((sum, text) => sum + tokens.count(text), 0);
+    for (const text of texts) {
+      tally.input += countOnce(text);
+      tally.roughInput += roughTokens(text);
+    }
   };
   ctx.embed = async (_stage, id, texts) => {
     encoded(id, texts);
-    return (await new SimEmbedder().embed(texts)).vectors;
+    return once(`embed|${JSON.stringify(texts)}`, async () => (await new SimEmbedder().embed(texts)).vectors);
   };
   ctx.contradiction = async (_stage, id, pairs) => {
-    encoded(
-      id,
-      pairs.flatMap((p) => [p.premise, p.hypothesis]),
+    const texts = pairs.flatMap((p) => [p.premise, p.hypothesis]);
+    encoded(id, texts);
+    return once(
+      `nli|${JSON.stringify(texts)}`,
+      async () => (await new SimNli().contradiction(pairs)).probabilities,
     );
-    return (await new SimNli().contradiction(pairs)).probabilities;
   };
   const solved = item.given ? family.readOutput(item.given, item, suite) : await family.solve(item, ctx);
   if (solved.ok) {
@@ -215,12 +280,16 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
     sum.input += t.input;
     sum.typicalOutput += t.typicalOutput;
     sum.maxOutput += t.maxOutput;
+    sum.roughInput += t.roughInput;
+    sum.roughOutput += t.roughOutput;
   };
   const pick = (a: Tally, b: Tally, by: (x: number, y: number) => number): Tally => ({
     calls: by(a.calls, b.calls),
     input: by(a.input, b.input),
     typicalOutput: by(a.typicalOutput, b.typicalOutput),
     maxOutput: by(a.maxOutput, b.maxOutput),
+    roughInput: by(a.roughInput, b.roughInput),
+    roughOutput: by(a.roughOutput, b.roughOutput),
   });
   let items = 0;
 
@@ -229,8 +298,9 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
     async sendItems(messages: ItemMessage[]) {
       for (const { item } of messages) {
         items += 1;
-        const agree = await dryRun(family, run, item, backends, render, tokens, 0);
-        const disagree = await dryRun(family, run, item, backends, render, tokens, 1);
+        const memo = newMemo();
+        const agree = await dryRun(family, run, item, backends, render, tokens, 0, memo);
+        const disagree = await dryRun(family, run, item, backends, render, tokens, 1, memo);
         for (const id of new Set([...agree.keys(), ...disagree.keys()])) {
           const a = agree.get(id) ?? emptyTally();
           const d = disagree.get(id) ?? emptyTally();
@@ -249,8 +319,23 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
   const perBackend = ids.map((backend): BackendEstimate => {
     const lo = cheap.get(backend) ?? emptyTally();
     const hi = dear.get(backend) ?? emptyTally();
-    const low = costOf(prices, backend, { input: lo.input, output: lo.typicalOutput, cached: 0 });
-    const high = costOf(prices, backend, { input: hi.input, output: hi.maxOutput, cached: 0 });
+    // A typical run's cost spans both token counts: o200k_base, and the rough count a simulated
+    // run books (which also stands in for the tokenizers o200k_base only approximates).
+    const low = costOf(prices, backend, {
+      input: Math.min(lo.input, lo.roughInput),
+      output: Math.min(lo.typicalOutput, lo.roughOutput),
+      cached: 0,
+    });
+    const high = costOf(prices, backend, {
+      input: Math.max(hi.input, hi.roughInput),
+      output: Math.max(hi.typicalOutput, hi.roughOutput),
+      cached: 0,
+    });
+    const ceiling = costOf(prices, backend, {
+      input: Math.max(hi.input, hi.roughInput),
+      output: hi.maxOutput,
+      cached: 0,
+    });
     const fromSuite = declaredFor(suiteLimits, backend)?.value;
     const rate = stricter(declaredFor(declared, backend)?.value, rateOf(fromSuite));
     const limit: BackendLimit | undefined =
@@ -260,8 +345,10 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
       backend,
       calls: { min: lo.calls, max: hi.calls },
       inputTokens: { min: lo.input, max: hi.input },
-      outputTokens: { min: lo.typicalOutput, max: hi.maxOutput },
+      outputTokens: { min: lo.typicalOutput, max: hi.typicalOutput },
+      maxOutputTokens: hi.maxOutput,
       costUsd: low.priced ? { min: low.usd, max: high.usd } : null,
+      ceilingUsd: ceiling.priced ? ceiling.usd : null,
       exactTokens: exactTokenizer(backend),
       ...(limit ? { limit } : {}),
       limitSeconds: limit ? { min: seconds(lo), max: seconds(hi) } : null,
@@ -299,17 +386,20 @@ export async function estimateRun(input: EstimateInput): Promise<Estimate> {
           max: perBackend.reduce((n, b) => n + b.costUsd!.max, 0),
         }
       : null,
+    ceilingUsd: priced ? perBackend.reduce((n, b) => n + b.ceilingUsd!, 0) : null,
     wallSeconds: wall,
     boundBy,
     notes: [
       'calls per item: the method run dry twice, with answers that all agree with the gold and that all disagree; each figure adds up the lower and the higher of the two per item; repair passes after an unparseable answer are not counted',
       'input tokens: o200k_base (js-tiktoken) with chat framing; structured-output schemas are not counted',
+      "cost: a typical run, from the cheapest path to the dearest, each call's tokens counted both with o200k_base and as a token per four characters (how a simulated run books them and the budget reserves them, and a stand-in for tokenizers o200k_base only approximates); at most: every answer at maxTokens",
+      'the LLM cache is not consulted: a call a run answers from it costs nothing, so a run repeating earlier calls costs less; a simulated run books its simulated embedders and NLI models at no cost',
       ...(approximate.length > 0
         ? [
             `${approximate.join(', ')}: counted with o200k_base as an approximation (their own tokenizers are not available offline, and their counts differ)`,
           ]
         : []),
-      `output tokens: min is answers the size the family's answers take, max is maxTokens (${suite.params.maxTokens}) for every call`,
+      `output tokens: answers the size the family's answers take, on the cheapest and on the dearest path; at most maxTokens (${suite.params.maxTokens}) for every call`,
       `time: ${latencyMs} ms per call assumed (--latency-ms), items in flight: ${concurrency}, each item's calls one after another; a declared rate limit bounds its backend`,
     ],
   };
@@ -377,7 +467,7 @@ export function renderEstimate(e: Estimate): string {
     '',
     `cost: ${
       e.costUsd
-        ? range(e.costUsd, usd)
+        ? `${range(e.costUsd, usd)} (a typical run)${e.ceilingUsd === null ? '' : `; at most ${usd(e.ceilingUsd)} if every answer ran to maxTokens`}`
         : `n/a (no price for ${e.backends
             .filter((b) => !b.costUsd)
             .map((b) => b.backend)
@@ -405,6 +495,7 @@ export function renderEstimateTotal(estimates: readonly Estimate[]): string {
     (t, e) => ({ min: t.min + (e.costUsd?.min ?? 0), max: t.max + (e.costUsd?.max ?? 0) }),
     { min: 0, max: 0 },
   );
+  const ceiling = estimates.reduce((t, e) => t + (e.ceilingUsd ?? 0), 0);
   return `TOTAL (${estimates.length} variants): calls ${range(
     sum((b) => b.calls),
     count,
@@ -414,5 +505,5 @@ export function renderEstimateTotal(estimates: readonly Estimate[]): string {
   )}, output tokens ${range(
     sum((b) => b.outputTokens),
     count,
-  )}, cost ${unpriced ? 'n/a (a variant has an unpriced backend)' : range(cost, usd)}\n`;
+  )}, cost ${unpriced ? 'n/a (a variant has an unpriced backend)' : `${range(cost, usd)} (at most ${usd(ceiling)})`}\n`;
 }

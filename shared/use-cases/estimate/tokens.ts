@@ -5,6 +5,7 @@
  * stands in for it as an approximation, and the estimate says so.
  */
 import type { Tiktoken } from 'js-tiktoken/lite';
+import { withTagNonce } from '../../lib/providers/tag-nonce.js';
 import type { CompletionRequest } from '../../model/provider.js';
 import { resolveProviderId } from '../../model/provider-ids.js';
 
@@ -18,6 +19,24 @@ export interface TokenCounter {
   /** Input tokens of a request as the chat (or text-completion) endpoint sees it. */
   request(request: CompletionRequest): number;
 }
+
+/**
+ * A request's input as Assay's own rough count sees it: a token per four characters of the
+ * messages as sent (each data section's tag with its 8-character word), the count a simulated
+ * run books and the budget reserves by. Other vendors' tokenizers differ from o200k_base, so the
+ * estimate's cost range spans both counts.
+ */
+export function roughRequestTokens(request: CompletionRequest): number {
+  const sent = withTagNonce(request, '00000000');
+  const length =
+    (sent.system ?? '').length +
+    (sent.history ?? []).reduce((n, turn) => n + turn.content.length, 0) +
+    sent.prompt.length;
+  return Math.ceil(length / 4);
+}
+
+/** A text's tokens by the same rough count: a token per four characters. */
+export const roughTokens = (text: string): number => Math.ceil(text.length / 4);
 
 /**
  * Loads o200k_base (about a second: the ranks are large, so only `assay estimate` loads them).

@@ -265,3 +265,17 @@ describe('cleanup figures', () => {
     expect(plain.combinedRanking).toBeCloseTo(0.4, 12);
   });
 });
+
+describe("an output's figures", () => {
+  it('are read by every scorer from one computation, and follow the gold they are scored against', async () => {
+    const run = await cleanup([DRAFT, '{"cleaned_text": "Go right."}'], ROW);
+    expect(run.value('similarity')).toBe(1);
+    const scorers = cleanupFamily.scorers({} as never);
+    // The same output against another gold: "go left." is 4 edits from "go right." (9 characters).
+    const other = { id: 'o', row: 2, input: {}, gold: 'Go left.' } as Item;
+    const similarity = (await scorers.similarity!.score(run.output, other, {} as never)) as { value: number };
+    expect(similarity.value).toBeCloseTo(1 - 4 / 9, 12);
+    const exact = (await scorers.exact_match!.score(run.output, other, {} as never)) as { value: boolean };
+    expect(exact.value).toBe(false);
+  });
+});

@@ -310,6 +310,133 @@ describe('a pairwise item', () => {
   });
 });
 
+/** A pairwise suite whose dataset gives the verdicts in both orders, a column each. */
+const givenBothSuite = (
+  judge: Record<string, unknown> = {},
+  output: unknown = ['verdict_ab', 'verdict_ba'],
+) =>
+  validateSuite(
+    {
+      version: 1,
+      name: 'p',
+      task: 'judge',
+      dataset: { path: 'x.csv', columns: { gold: 'preference', output } },
+      judge: { prompt: 'prompts/preference.md', pairwise: ['response_a', 'response_b'], ...judge },
+      backends: [],
+    },
+    'test suite',
+  ) as unknown as JudgeSuite;
+
+describe('verdicts the dataset gives in both orders', () => {
+  it('are two output columns of a pairwise judge, and nothing else', () => {
+    expect(givenBothSuite().dataset.columns.output).toEqual(['verdict_ab', 'verdict_ba']);
+    expect(() => givenBothSuite({}, ['v1', 'v2', 'v3'])).toThrow(/two different verdict columns/);
+    expect(() => givenBothSuite({}, ['v1', 'v1'])).toThrow(/two different verdict columns/);
+    const labelsJudge = {
+      version: 1,
+      name: 'j',
+      task: 'judge',
+      dataset: { path: 'x.csv', columns: { output: ['v1', 'v2'] } },
+      judge: { prompt: 'p.md', labels: ['a', 'b'] },
+    };
+    expect(() => validateSuite(labelsJudge, 'test suite')).toThrow(/it needs `judge.pairwise`/);
+    // A family that reads one output refuses a list when the suite is read.
+    const qa = {
+      version: 1,
+      name: 'q',
+      task: 'qa',
+      dataset: { path: 'x.csv', columns: { output: ['a1', 'a2'] } },
+      backends: ['sim:grader'],
+    };
+    expect(() => validateSuite(qa, 'test suite')).toThrow(/dataset\.columns\.output/);
+  });
+
+  it('are said to be both orders, given, with the rule for inconsistent items', () => {
+    expect(judgeFamily.config(givenBothSuite({ inconsistent: 'first' })).answer).toBe(
+      'pairwise response_a vs response_b, both orders given (verdict_ab, verdict_ba), inconsistent → first',
+    );
+  });
+
+  it('make the verdict as asking both orders does, the second read as the swapped order shows it', () => {
+    const read = (outputs: string[], judge: Record<string, unknown> = {}) =>
+      judgeFamily.readOutput(
+        { output: outputs[0], outputs, explanation: 'why' },
+        ITEM,
+        givenBothSuite(judge) as never,
+      );
+    // A in the dataset order, B as the swapped order shows it: the dataset's A both times.
+    expect(read(['A', 'b'])).toEqual({
+      ok: true,
+      output: {
+        label: 'A',
+        reason: 'why',
+        orders: { ab: 'A', ba: 'B' },
+        decidedBy: 'given (verdict_ab, verdict_ba)',
+      },
+      details: { pairwise: { ab: 'A', ba: 'B' } },
+    });
+    // The answer shown first wins both times: inconsistent, resolved by the rule.
+    expect(read(['model_a', 'A'])).toMatchObject({
+      ok: true,
+      output: { label: 'tie', orders: { ab: 'A', ba: 'A' } },
+    });
+    expect(read(['A', 'A'], { inconsistent: 'first' })).toMatchObject({ ok: true, output: { label: 'A' } });
+    expect(read(['A', 'A'], { inconsistent: 'fail' })).toEqual({
+      ok: false,
+      failure: { kind: 'inconsistent', message: 'the two orders disagree: order A,B: A; order B,A: A (= B)' },
+      details: { pairwise: { ab: 'A', ba: 'A' } },
+    });
+  });
+
+  it('fail an item with a blank or unreadable verdict in either order, naming the order and column', () => {
+    const read = (outputs: string[]) => judgeFamily.readOutput({ outputs }, ITEM, givenBothSuite() as never);
+    expect(read(['A', ''])).toEqual({
+      ok: false,
+      failure: { kind: 'no_output', message: 'no verdict given for order B,A (column verdict_ba)' },
+    });
+    expect(read(['first', 'B'])).toMatchObject({
+      ok: false,
+      failure: {
+        kind: 'parse',
+        message: expect.stringMatching(/^given \(order A,B, column verdict_ab\) "first" is not a preference/),
+      },
+    });
+  });
+
+  it('give the position figures, said to come from the dataset', async () => {
+    const suite = givenBothSuite();
+    const outputs = [
+      ['A', 'B'],
+      ['A', 'A'],
+      ['tie', 'tie'],
+    ];
+    const results = outputs.map(([ab, ba], i) => {
+      const solved = judgeFamily.readOutput({ outputs: [ab!, ba!] }, ITEM, suite as never) as {
+        details: Record<string, unknown>;
+      };
+      return { ...result(i + 1, ab!, ba!, 10, 10), details: solved.details };
+    });
+    const { metrics } = await pairwiseReport(suite, results);
+    expect(metrics!.pairwise).toMatchObject({
+      orders: 'given',
+      items: 3,
+      consistentItems: 2,
+      // Items 1 and 3 agree after the swap.
+      positionConsistency: { value: 2 / 3, n: 3 },
+      // Non-tie answers: A, B, A, A — three of four won by the answer shown first.
+      firstPositionWinRate: { value: 0.75, n: 4 },
+    });
+    const text = pairwiseReportText({ metrics } as unknown as Report);
+    expect(text[1]).toBe(
+      "Pairwise: each item's verdicts given by the dataset in both orders (95% bootstrap CI over items)",
+    );
+    const asked = await pairwiseReport(pairwiseSuite(), results);
+    expect(pairwiseReportText({ metrics: asked.metrics } as unknown as Report)[1]).toBe(
+      'Pairwise: each item asked in both orders (95% bootstrap CI over items)',
+    );
+  });
+});
+
 /** A result with the two answers as shown and answers of the given lengths. */
 function result(row: number, ab: string, ba: string, lengthA: number, lengthB: number): ItemResult {
   return {
@@ -387,7 +514,7 @@ describe('pairwise figures', () => {
     expect(p.firstPositionWinRate).toEqual({ value: null, n: 0 });
     expect(pairwiseReportText({ metrics: { pairwise: p } } as unknown as Report)).toEqual([
       '',
-      'Pairwise: no item was answered in both orders (verdicts given by the dataset, or every item failed): no position figures',
+      'Pairwise: no item was answered in both orders (one verdict given by the dataset, or every item failed): no position figures',
     ]);
     // Ties only: consistent, but no answer won by either position.
     const ties = pairwiseFigures('tie', [itemCounts({ ab: 'tie', ba: 'tie' }, 1, 2)], {

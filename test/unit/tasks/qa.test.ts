@@ -290,7 +290,7 @@ describe('qa figures', () => {
       result(5, 'explanation', llm(0.5), llm(0.5), 0.004),
     ];
     const figures = qaFigures(qaSuite({ qa: { audit: true } }), results);
-    expect(figures.decided).toEqual({ fast: 4, llm: 1, unscored: 0, fastShare: 0.8 });
+    expect(figures.decided).toEqual({ fast: 4, llm: 1, matched: 0, unscored: 0, fastShare: 0.8 });
     expect(figures.fastBy).toEqual({ letter: 4 });
     // 5 grading calls cost $0.012: $0.0024 a call, × 4 fast items.
     expect(figures.savedUsd).toBeCloseTo(0.0096, 10);
@@ -321,5 +321,81 @@ describe('qa figures', () => {
     expect(figures.savedUsd).toBeNull();
     expect(figures.audit).toBeUndefined();
     expect(qaFigures(qaSuite(), []).decided.fastShare).toBeNull();
+  });
+});
+
+describe('qa text questions with a set of acceptable answers', () => {
+  const truthful = (qa: Record<string, unknown> = {}) =>
+    qaSuite({
+      dataset: { path: 'q.csv', columns: { gold: 'Correct Answers', incorrect: 'Incorrect Answers' } },
+      qa: { type: 'text', answerSeparator: ';', ...qa },
+    });
+  const ROW = {
+    question: 'Where did fortune cookies originate?',
+    'Correct Answers': 'San Francisco; California; The U.S.',
+    'Incorrect Answers': 'China; Japan',
+  };
+
+  it('reads the answers between the separator, or a JSON array, into the key and the incorrect answers', () => {
+    expect(parse(ROW, truthful())).toMatchObject({
+      item: {
+        gold: '["San Francisco","California","The U.S."]',
+        input: { type: 'text', incorrect: '["China","Japan"]' },
+      },
+    });
+    const json = { ...ROW, 'Correct Answers': '["San Francisco", "California"]', 'Incorrect Answers': '' };
+    const parsed = parse(json, truthful({ answerSeparator: undefined })) as { item: Item };
+    expect(parsed.item.gold).toBe('["San Francisco","California"]');
+    expect(parsed.item.input.incorrect).toBeUndefined();
+    expect(parse({ ...ROW, 'Correct Answers': ' ; ' }, truthful())).toMatchObject({
+      error: 'the key (column Correct Answers) holds no answer',
+    });
+  });
+
+  it('scores exact match and F1 as the best over the set, without a call', async () => {
+    const suite = (match: string) =>
+      qaSuite({
+        dataset: { path: 'q.csv', columns: { gold: 'answers' } },
+        qa: { type: 'text', match },
+      });
+    const row = { question: 'Who won?', answers: '["Denver Broncos", "the Broncos", "Broncos win"]' };
+    // EM: "the broncos!" normalises to "broncos", which is "the Broncos" normalised.
+    const em = await grade('The Broncos!', row, suite('normalized'));
+    expect(em.score).toMatchObject({ value: 1, decidedBy: 'match:normalized' });
+    expect(em.calls).toEqual([]);
+    expect((await grade('The Broncos!', row, suite('exact'))).score).toMatchObject({ value: 0 });
+    // F1 of "the Denver team" ([denver, team]): 0.5 against "Denver Broncos", 0 against the others.
+    expect((await grade('the Denver team', row, suite('f1'))).score).toEqual({
+      kind: 'number',
+      value: 0.5,
+      decidedBy: 'match:f1',
+      explanation: 'f1 0.5 against "Denver Broncos"',
+    });
+    expect((await grade('Denver won it', row, suite('contains'))).score).toMatchObject({ value: 0 });
+    expect((await grade('Denver Broncos won it', row, suite('contains'))).score).toMatchObject({ value: 1 });
+  });
+
+  it('scores 0 an answer that matches an incorrect answer as well as any acceptable one', async () => {
+    // "they came from china": F1 0 against the acceptable answers, 0.4 against "China".
+    const wrong = await grade('They came from China.', ROW, truthful({ match: 'f1' }));
+    expect(wrong.score).toMatchObject({ value: 0 });
+    expect(wrong.score.explanation).toContain('0.4 against the incorrect "China"');
+    // words [from, san, francisco, not, china] → "san francisco": P 2/5, R 1, F1 4/7; "china": P 1/5, R 1, F1 1/3.
+    const right = await grade('from San Francisco, not China', ROW, truthful({ match: 'f1' }));
+    expect(right.score.value).toBeCloseTo(4 / 7, 12);
+  });
+
+  it('lets an MCQ or numeric key be a set: right against any of them', async () => {
+    const suite = qaSuite({ qa: { answerSeparator: '|' } });
+    const record = { ...SLOPE, answer: 'B|C' };
+    expect(parse(record, suite)).toMatchObject({ item: { gold: '["B","C"]' } });
+    expect((await grade('Answer: C', record, suite)).score).toMatchObject({
+      value: 1,
+      explanation: 'read C; key B or C',
+    });
+    expect((await grade('Answer: A', record, suite)).score).toMatchObject({ value: 0 });
+    const numeric = { question: 'How far?', type: 'numeric', answer: '[10, 20]' };
+    expect((await grade('It is 20.', numeric, qaSuite())).score).toMatchObject({ value: 1 });
+    expect((await grade('It is 15.', numeric, qaSuite())).score).toMatchObject({ value: 0 });
   });
 });

@@ -101,7 +101,7 @@ describe('qa report hook', () => {
       mcq: { items: 2, score: { value: 0.5, n: 2 } },
       numeric: { items: 3, score: { value: 0.625, n: 2 } },
     });
-    expect(figures.decided).toEqual({ fast: 3, llm: 1, unscored: 1, fastShare: 0.75 });
+    expect(figures.decided).toEqual({ fast: 3, llm: 1, matched: 0, unscored: 1, fastShare: 0.75 });
     expect(figures.fastBy).toEqual({ letter: 3 });
     // Four grading calls cost $0.010: $0.0025 a call, × 3 fast items.
     expect(figures.savedUsd).toBeCloseTo(0.0075, 12);
