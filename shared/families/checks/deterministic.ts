@@ -2,9 +2,11 @@
  * The checks decided without a model: each gives a score (1 or 0, or the similarity) and
  * whether it passes, with a reason a person can read.
  */
+
+import { normalizeAnswer } from '../../lib/metrics/answer-match.js';
 import { compilePattern } from '../../model/patterns.js';
 import type { DeterministicCheck } from './suite.js';
-import { bleu, fuzzyRatio, levenshtein, normaliseAnswer, rougeL, rougeN } from './text.js';
+import { bleu, fuzzyRatio, levenshtein, rougeL, rougeN } from './text.js';
 
 export interface Verdict {
   pass: boolean;
@@ -164,7 +166,7 @@ function decide(check: DeterministicCheck, input: string, vars: Readonly<Record<
         if (check.how === 'starts-with') return input.startsWith(answer);
         if (check.how === 'includes')
           return fold(input, check.ignoreCase).includes(fold(answer, check.ignoreCase));
-        const [s, t] = [normaliseAnswer(input), normaliseAnswer(answer)];
+        const [s, t] = [normalizeAnswer(input), normalizeAnswer(answer)];
         return s === '' || t === '' ? s === t : s.includes(t) || t.includes(s);
       });
       return yes(

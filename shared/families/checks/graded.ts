@@ -7,12 +7,12 @@ import { z } from 'zod';
 import { parseAnswer } from '../../family/answer.js';
 import { ask, baseRequest, modelOf } from '../../family/ask.js';
 import type { TaskContext } from '../../family/types.js';
+import { ASCII_PUNCTUATION } from '../../lib/metrics/answer-match.js';
 import type { Failure } from '../../model/model.js';
 import type { LlmProvider } from '../../model/provider.js';
 import type { Verdict } from './deterministic.js';
 import type { ChecksHint } from './simulate.js';
 import type { ChecksSuite, GradedCheck } from './suite.js';
-import { ASCII_PUNCTUATION } from './text.js';
 
 /** The choice an answer naming none of the choices is (openai/evals' `__invalid__`). */
 export const INVALID_CHOICE = '__invalid__';

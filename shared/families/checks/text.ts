@@ -1,3 +1,5 @@
+import { normalizeAnswer } from '../../lib/metrics/answer-match.js';
+
 /**
  * Text comparisons the checks use: edit distance, n-gram overlap (BLEU, ROUGE) and the
  * normalisation openai/evals applies before its fuzzy match. Each runs in time polynomial in
@@ -106,26 +108,9 @@ export function bleu(candidate: string, references: readonly string[], promptfoo
   return brevity * Math.exp(logSum);
 }
 
-/** ASCII punctuation, the characters Python's `string.punctuation` lists. */
-export const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
-
-/**
- * openai/evals' normalisation before a fuzzy match: lower-case, punctuation removed, the
- * articles a, an and the removed, white space collapsed.
- */
-export function normaliseAnswer(text: string): string {
-  return text
-    .toLowerCase()
-    .replace(ASCII_PUNCTUATION, '')
-    .replace(/\b(a|an|the)\b/g, ' ')
-    .split(/\s+/)
-    .filter(Boolean)
-    .join(' ');
-}
-
 /** The fuzzy-match ratio: 1 − edit distance / the longer length, on the normalised texts (1 for two empty texts). */
 export function fuzzyRatio(a: string, b: string): number {
-  const [s, t] = [normaliseAnswer(a), normaliseAnswer(b)];
+  const [s, t] = [normalizeAnswer(a), normalizeAnswer(b)];
   const longest = Math.max([...s].length, [...t].length);
   return longest === 0 ? 1 : 1 - levenshtein(s, t) / longest;
 }

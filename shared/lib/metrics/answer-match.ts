@@ -15,15 +15,22 @@
 export const ANSWER_MATCHES = ['exact', 'normalized', 'contains', 'f1'] as const;
 export type AnswerMatch = (typeof ANSWER_MATCHES)[number];
 
-/** SQuAD's answer normalisation: lower case, no punctuation, no articles, single spaces. */
+/** ASCII punctuation: the characters Python's `string.punctuation` lists, which SQuAD's script removes. */
+export const ASCII_PUNCTUATION = /[!"#$%&'()*+,\-./:;<=>?@[\\\]^_`{|}~]/g;
+
+/**
+ * SQuAD's answer normalisation, as its evaluation script and openai/evals' FuzzyMatch apply it:
+ * lower case, ASCII punctuation removed (`don't` → `dont`), the articles a, an and the removed,
+ * runs of whitespace one space.
+ */
 export function normalizeAnswer(text: string): string {
   return text
-    .normalize('NFKC')
     .toLowerCase()
-    .replace(/[\p{P}\p{S}]/gu, ' ')
-    .replace(/\b(a|an|the)\b/gu, ' ')
-    .replace(/\s+/gu, ' ')
-    .trim();
+    .replace(ASCII_PUNCTUATION, '')
+    .replace(/\b(a|an|the)\b/g, ' ')
+    .split(/\s+/)
+    .filter(Boolean)
+    .join(' ');
 }
 
 const wordsOf = (text: string) => {

@@ -11,14 +11,8 @@ import {
   gradedCheck,
 } from '../../../shared/families/checks/suite.js';
 import { readGrade } from '../../../shared/families/checks/task.js';
-import {
-  bleu,
-  fuzzyRatio,
-  levenshtein,
-  normaliseAnswer,
-  rougeL,
-  rougeN,
-} from '../../../shared/families/checks/text.js';
+import { bleu, fuzzyRatio, levenshtein, rougeL, rougeN } from '../../../shared/families/checks/text.js';
+import { normalizeAnswer } from '../../../shared/lib/metrics/answer-match.js';
 
 const check = (input: Record<string, unknown>): DeterministicCheck => deterministicCheck.parse(input);
 const pass = (c: Record<string, unknown>, vars: Record<string, string>) =>
@@ -45,7 +39,7 @@ describe('text comparisons', () => {
     expect(bleu('the cat', ['the cat sat'], true)).toBeCloseTo(Math.exp(1 / 3) * Math.sqrt(1e-7), 15);
   });
   it("openai/evals' normalisation and the fuzzy ratio", () => {
-    expect(normaliseAnswer('The quick, brown fox.')).toBe('quick brown fox');
+    expect(normalizeAnswer('The quick, brown fox.')).toBe('quick brown fox');
     expect(fuzzyRatio('The Paris!', 'paris')).toBe(1);
     // "abcd" against "abxd": one edit in four.
     expect(fuzzyRatio('abcd', 'abxd')).toBeCloseTo(0.75, 12);
