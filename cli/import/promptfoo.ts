@@ -266,17 +266,8 @@ function slotOf(a: Assertion, name: string, grader: string): Slot | { refuse: st
       };
     case 'is-json':
     case 'contains-json':
-      return {
-        key: name,
-        check: {
-          ...base,
-          when: undefined,
-          type: 'json',
-          mode: type === 'is-json' ? 'is' : 'contains',
-        } as Check,
-        columns: {},
-        when: '',
-      };
+      // No value: the column only marks the tests that have the assertion.
+      return slot({ type: 'json', mode: type === 'is-json' ? 'is' : 'contains' }, { [value]: () => 'yes' });
     case 'levenshtein':
       return slot({ type: 'levenshtein', value: `{${value}}`, threshold: a.threshold || 5 });
     case 'rouge-n':

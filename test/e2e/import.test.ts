@@ -110,6 +110,9 @@ describe('assay import', () => {
       .map((l) => JSON.parse(l));
     expect(rows.map((r) => r.icontains_value)).toEqual(['', 'grub', '', '', 'arrr']);
     expect(suite.checks.checks[0].when).toBe('equals_value');
+    // An assertion without a value is marked on the tests that have it: is-json only on the third.
+    expect(suite.checks.checks[2].when).toBe('is_json_value');
+    expect(rows.map((r) => r.is_json_value)).toEqual(['', '', 'yes', '', '']);
     // Two prompts, one provider: a sweep of two variants.
     expect(suite.variants.map((v: { name: string }) => v.name)).toEqual([
       'prompt1_openai_gpt_4_1_mini',
