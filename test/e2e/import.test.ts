@@ -4,6 +4,7 @@
  * `assay run`, what it cannot import is listed with its reason, and `--check` reproduces a
  * deterministic grader's grades or fails naming the items that flipped.
  */
+import { spawnSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -21,6 +22,9 @@ async function assay(args: string[], dir: string) {
     return { code: e.code, stdout: e.stdout, stderr: e.stderr };
   }
 }
+
+/** util-linux `script`: the command under a pseudo-terminal, as a user's shell runs it. */
+const HAS_SCRIPT = /util-linux/.test(spawnSync('script', ['--version'], { encoding: 'utf8' }).stdout ?? '');
 
 const json = async (path: string) => JSON.parse(await readFile(path, 'utf8'));
 
@@ -240,5 +244,36 @@ describe('assay import', () => {
     const result = await assay(['import', file, '--out', join(dir, 'x')], dir);
     expect(result.code).toBe(1);
     expect(result.stderr).toMatch(/no testing_criteria/);
+  });
+
+  it.skipIf(!HAS_SCRIPT)('runs under a terminal: the same folder, the same parity verdict', async () => {
+    const dir = await tempDir();
+    const out = join(dir, 'riddles');
+    const quote = (a: string) => `'${a.replaceAll("'", `'\\''`)}'`;
+    const command = [
+      process.execPath,
+      join(REPO, 'bin', 'assay.mjs'),
+      'import',
+      join(FIXTURES, 'promptfoo/results/sample-export.json'),
+      '--out',
+      out,
+      '--check',
+      '--simulate',
+    ];
+    const ran = spawnSync('script', ['-qec', command.map(quote).join(' '), '/dev/null'], {
+      cwd: dir,
+      encoding: 'utf8',
+      env: {
+        ...Object.fromEntries(Object.entries(process.env).filter(([k]) => !/_API_KEY$/.test(k))),
+        ASSAY_CACHE_DIR: join(dir, 'cache'),
+        TERM: 'xterm',
+      },
+    });
+    expect(ran.status, ran.stdout).toBe(0);
+    expect(ran.stdout).toMatch(/contains: REPRODUCED — 2 of 2 grades the same/);
+    expect((await json(join(out, 'check', 'parity.json')))[0].parity[0]).toMatchObject({
+      check: 'contains',
+      reproduced: true,
+    });
   });
 });
