@@ -519,7 +519,8 @@ export const COVERAGE = 'coverage';
 
 /**
  * A scorer's coverage: the share of its items it scored, over the items that reached a model
- * (invalid rows left out) and were asked (items a sequential gate settled left out).
+ * (invalid rows left out) and were asked (items a sequential gate settled left out), among those
+ * it applies to (a check's not-applicable items left out).
  */
 export function scorerCoverage(summary: {
   n: number;
@@ -527,7 +528,7 @@ export function scorerCoverage(summary: {
 }): MetricValue {
   let total = summary.n;
   for (const [kind, count] of Object.entries(summary.unscored))
-    if (kind !== 'invalid_row' && kind !== 'gate_settled') total += count ?? 0;
+    if (kind !== 'invalid_row' && kind !== 'gate_settled' && kind !== 'not_applicable') total += count ?? 0;
   return { value: total === 0 ? null : summary.n / total, n: total };
 }
 

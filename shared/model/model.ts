@@ -47,6 +47,7 @@ export const FAILURE_KINDS = [
   'budget', // the run's budget stopped it before this item was scored
   'stopped', // the run was stopped (`assay cloud stop`, or an upload over a deploy limit) before this item was scored: no model was called
   'gate_settled', // a sequential gate settled the variant's verdict before this item's turn: no model was called
+  'not_applicable', // a check that does not apply to this item (its `when` column is blank): nothing to count, and no failure
   'storage', // the result is larger than a stored result may be, even with its long texts cut (see result-size.ts)
   'internal',
 ] as const;

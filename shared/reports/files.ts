@@ -655,9 +655,11 @@ export function headline(name: string, s: ScorerSummary): string {
     .filter(({ m }) => m.n !== n)
     .map(({ metric, m }) => `, ${metricName(metric, m)} on ${m.n}`);
   const scored = n < s.n && !metrics.some(({ m }) => m.n === s.n) ? ` of ${s.n} scored` : '';
-  const unscored = Object.values(s.unscored).reduce((a, b) => a + (b ?? 0), 0);
+  // Items a check does not apply to are not a shortfall: said apart.
+  const notApplicable = s.unscored.not_applicable ?? 0;
+  const unscored = Object.values(s.unscored).reduce((a, b) => a + (b ?? 0), 0) - notApplicable;
   const gold = s.ppi && s.ppi.nLabelled !== n ? `, gold on ${s.ppi.nLabelled}` : '';
-  return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${n}${scored}${others.join('')}${gold}${unscored > 0 ? `, unscored ${unscored}` : ''})`;
+  return `${name}: ${shown.length > 0 ? shown.join('  ') : 'no metrics'}  (n ${n}${scored}${others.join('')}${gold}${unscored > 0 ? `, unscored ${unscored}` : ''}${notApplicable > 0 ? `, not applicable ${notApplicable}` : ''})`;
 }
 
 /** The n most of `ns` share (the smallest of those tied); undefined when there is none. */

@@ -5,7 +5,7 @@
  * deterministic grader's grades or fails naming the items that flipped.
  */
 import { spawnSync } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assayCli, REPO, tempDir } from '../helpers.js';
@@ -158,6 +158,12 @@ describe('assay import', () => {
       notCompared: 0,
       flipped: [],
     });
+    // The riddle without a contains assertion: not applicable there, not a pass and not a shortfall.
+    const [run] = (await readdir(join(out, 'check'))).filter((f) => !f.endsWith('.json'));
+    const report = await json(join(out, 'check', run!, 'report.json'));
+    expect(report.scores.contains.unscored).toEqual({ not_applicable: 2 });
+    expect(report.scores.contains.metrics.passRate).toMatchObject({ value: 1, n: 2 });
+    expect(report.scores.pass.n).toBe(4);
   });
 
   it('--check fails when a deterministic grader does not reproduce: the published OpenAI Evals example compares the input', async () => {

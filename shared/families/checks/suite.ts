@@ -31,7 +31,7 @@ const common = {
     .min(1)
     .optional()
     .describe(
-      'A column: where it is blank, the check does not apply and passes (an imported test without this assertion).',
+      "A column: where it is blank, the check does not apply (an imported test without this assertion): unscored there as not_applicable, left out of its pass rate and coverage and of the item's pass.",
     ),
   input: z
     .string()

@@ -103,7 +103,8 @@ function gradeColumns(suite: ChecksSuite): string[] {
   return suite.checks.gold ? [...columns, suite.checks.gold] : columns;
 }
 
-type Outcome = Verdict | { failure: Failure };
+/** A check's outcome on an item: its verdict, why it has none, or that it does not apply there. */
+type Outcome = Verdict | { failure: Failure } | { notApplicable: string };
 
 /** Each output's verdicts, worked out once for all its scorers (a grader is asked once per check). */
 const verdicts = new WeakMap<ChecksOutput, Promise<Record<string, Outcome>>>();
@@ -120,7 +121,7 @@ function verdictsOf(output: ChecksOutput, item: Item, ctx: TaskContext<ChecksSui
 /** A check whose `when` column is blank on this item: it does not apply, and passes. */
 function notApplicable(check: Check, item: Item): Outcome | undefined {
   if (check.when === undefined || (item.input[check.when] ?? '').trim() !== '') return undefined;
-  return { pass: true, score: 1, reason: `not applicable (column ${check.when} is blank)` };
+  return { notApplicable: `not applicable: column ${check.when} is blank on this item` };
 }
 
 async function decideOne(
@@ -160,7 +161,7 @@ async function decideAll(output: ChecksOutput, item: Item, ctx: TaskContext<Chec
     let failed: Outcome | undefined;
     for (const [inner, c] of Object.entries(check.checks)) {
       const outcome = await decideOne(c, `grader.${name}.${inner}`, vars, item, ctx);
-      if ('failure' in outcome) failed ??= outcome;
+      if ('failure' in outcome || 'notApplicable' in outcome) failed ??= outcome;
       else scores[inner] = outcome.score;
     }
     if (failed) {
@@ -196,6 +197,8 @@ function describe(check: Check): string {
 
 function scoreOf(outcome: Outcome, decidedBy: string): Score {
   if ('failure' in outcome) return { kind: 'pass', unscored: outcome.failure };
+  if ('notApplicable' in outcome)
+    return { kind: 'pass', unscored: { kind: 'not_applicable', message: outcome.notApplicable } };
   return {
     kind: 'pass',
     value: outcome.pass,
@@ -224,7 +227,10 @@ function scorers(suite: ChecksSuite): Record<string, Scorer<ChecksOutput, Checks
           const { failure } = failed[1] as { failure: Failure };
           return { kind: 'pass', unscored: { ...failure, message: `${failed[0]}: ${failure.message}` } };
         }
-        const missed = all.filter(([, o]) => !(o as Verdict).pass).map(([name]) => name);
+        // A check that does not apply to the item takes no part in its verdict.
+        const missed = all
+          .filter(([, o]) => !('notApplicable' in o) && !(o as Verdict).pass)
+          .map(([name]) => name);
         return {
           kind: 'pass',
           value: missed.length === 0,

@@ -12,6 +12,7 @@ import {
 } from '../../../shared/families/checks/suite.js';
 import { readGrade } from '../../../shared/families/checks/task.js';
 import { bleu, fuzzyRatio, levenshtein, rougeL, rougeN } from '../../../shared/families/checks/text.js';
+import { scorerCoverage } from '../../../shared/lib/gate.js';
 import { normalizeAnswer } from '../../../shared/lib/metrics/answer-match.js';
 
 const check = (input: Record<string, unknown>): DeterministicCheck => deterministicCheck.parse(input);
@@ -181,5 +182,14 @@ describe('choices, formulas, grades and kappa', () => {
       'checks.checks.1: a model check answers one of: `labels`, `range` or `choices`',
       'backends: a model check needs a backend to grade with',
     ]);
+  });
+
+  it("a check's coverage leaves out the items it does not apply to, as it leaves out invalid rows", () => {
+    // 2 scored, 1 unparseable, 2 not applicable: covered 2 of the 3 it applies to.
+    expect(scorerCoverage({ n: 2, unscored: { parse: 1, not_applicable: 2 } })).toEqual({
+      value: 2 / 3,
+      n: 3,
+    });
+    expect(scorerCoverage({ n: 0, unscored: { not_applicable: 4 } })).toEqual({ value: null, n: 0 });
   });
 });
