@@ -166,30 +166,23 @@ function checkOf(
       const model = `openai:${String(criterion.model ?? 'gpt-4o-mini')}`;
       backends.add(model);
       const prompt = graderPrompt(columns, criterion, plan, `${name}.md`);
-      if (type === 'label_model')
-        return {
-          type: 'model',
-          name,
-          input: '{output}',
-          prompt,
-          backend: model,
-          labels: criterion.labels as string[],
-          passing: criterion.passing_labels as string[],
-          evalType: 'cot_classify',
-          not: false,
-        };
-      const range = (criterion.range as [number, number] | undefined) ?? [0, 1];
-      return {
+      const base = {
         type: 'model',
         name,
         input: '{output}',
         prompt,
         backend: model,
-        range,
-        threshold: Number(criterion.pass_threshold ?? range[1]),
         evalType: 'cot_classify',
         not: false,
-      };
+      } as const;
+      if (type === 'label_model')
+        return {
+          ...base,
+          labels: criterion.labels as string[],
+          passing: criterion.passing_labels as string[],
+        };
+      const range = (criterion.range as [number, number] | undefined) ?? [0, 1];
+      return { ...base, range, threshold: Number(criterion.pass_threshold ?? range[1]) };
     }
     case 'multi': {
       const graders = criterion.graders as Record<string, Json> | undefined;
