@@ -83,7 +83,7 @@ export function renderTuneText(r: TuneReport): string {
     '',
     `Tuning set (${r.tuningN} items; the figures the search chose by, optimistic for the winner):`,
     `  ${'candidate'.padEnd(20)} ${'round'.padStart(5)} ${r.metric.padStart(16)}  kind`,
-    `  ${`${r.original.name} (original)`.padEnd(20)} ${'1'.padStart(5)} ${num(r.original.tuning.accuracy).padStart(16)}  ${r.original.prompt.path}`,
+    `  ${(r.original.name === 'original' ? 'original' : `${r.original.name} (original)`).padEnd(20)} ${'1'.padStart(5)} ${num(r.original.tuning.accuracy).padStart(16)}  ${r.original.prompt.path}`,
     ...r.candidates.map(
       (c) =>
         `  ${c.name.padEnd(20)} ${String(c.round).padStart(5)} ${num(c.tuning.accuracy).padStart(16)}  ${c.kind}${
