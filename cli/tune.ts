@@ -104,8 +104,15 @@ export async function tuneSuiteFile(
   const slices = suite.slices ?? [];
   const labelled: Labelled[] = [];
   const strata: { id: string; stratum: string }[] = [];
+  // Every row, labelled or not, for the suite that runs a tuned few-shot prompt on the whole dataset.
+  const everyRow: { record: Record<string, string>; id?: string }[] = [];
   for await (const row of source.rows()) {
     const parsed = parse(row);
+    if (row.error === undefined) {
+      if (row.record[EXAMPLES_COLUMN] !== undefined)
+        throw new InputError(`the dataset has a column ${EXAMPLES_COLUMN}, the column tune adds`);
+      everyRow.push({ record: row.record, ...('item' in parsed ? { id: parsed.item.id } : {}) });
+    }
     if (!('item' in parsed) || parsed.item.gold === undefined || row.error !== undefined) continue;
     const { id, gold, input } = parsed.item;
     if (input[EXAMPLES_COLUMN] !== undefined)
@@ -271,6 +278,7 @@ export async function tuneSuiteFile(
 
   // The tuned prompt beside the original, only when the held-out comparison shows the improvement.
   let tunedPrompt: TuneReport['tunedPrompt'] = null;
+  let tunedSuite: string | null = null;
   const winnerCandidate = candidates.find((c) => c.name === winner.name)!;
   if (improved && winnerCandidate.prompt) {
     const text =
@@ -280,6 +288,27 @@ export async function tuneSuiteFile(
     const tunedPath = hashedSibling(originalPath, 'tuned', text);
     await writeFile(join(outDir, PROMPT_PREFIX, tunedPath), text);
     tunedPrompt = { path: `${PROMPT_PREFIX}${tunedPath}`, hash: contentHash(text) };
+    if (winner.name === 'fewshot') {
+      // The tuned prompt reads its demonstrations from a column: a copy of every row carries it.
+      const lines = everyRow.map(({ record, id }) =>
+        JSON.stringify({
+          ...record,
+          ...(id === undefined ? {} : { [idColumn]: id }),
+          [EXAMPLES_COLUMN]: examples,
+        }),
+      );
+      await writeFile(join(outDir, 'data', 'tuned.jsonl'), `${lines.join('\n')}\n`);
+      const tunedVariant = withJudgePrompt(baselineVariant, 'tuned', tunedPath, suite);
+      const loaded = await sweepSuite('tuned', 'data/tuned.jsonl', [tunedVariant]);
+      const body = variantSuites({ ...loaded, variants: [tunedVariant] } as Suite)[0]!.suite;
+      const {
+        variants: _v,
+        baseline: _b,
+        ...plain
+      } = { ...body, name: suite.name } as Record<string, unknown>;
+      await writeFile(join(outDir, 'tuned.suite.json'), `${JSON.stringify(plain, null, 2)}\n`);
+      tunedSuite = 'tuned.suite.json';
+    }
   }
   const sweepCost = (s: typeof round1) =>
     s.done.runs.reduce((sum, r) => sum + (r.report.cost?.totalUsd ?? 0), 0);
@@ -310,6 +339,7 @@ export async function tuneSuiteFile(
     },
     candidates: candidates.map(({ variant: _v, ...c }) => c),
     tunedPrompt,
+    tunedSuite,
     sweeps: { tuning: [round1.done.outDir, round2.done.outDir], heldOut: proof.done.outDir },
     costUsd: sweepCost(round1) + sweepCost(round2) + sweepCost(proof),
   };

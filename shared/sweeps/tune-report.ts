@@ -51,6 +51,8 @@ export interface TuneReport {
   candidates: Omit<TuneCandidate, 'variant'>[];
   /** The tuned prompt written beside the original, when the held-out comparison shows the improvement. */
   tunedPrompt: { path: string; hash: string } | null;
+  /** A suite (in the output folder) that runs the tuned prompt on every row of the dataset, when the winner is the few-shot prompt. */
+  tunedSuite: string | null;
   sweeps: { tuning: string[]; heldOut: string };
   costUsd: number;
 }
@@ -78,7 +80,9 @@ export function renderTuneText(r: TuneReport): string {
         : ''
     }`,
     r.improved
-      ? `  IMPROVED on held-out at alpha ${r.alpha}: the tuned prompt is ${r.tunedPrompt?.path ?? `variant ${r.winner}`}`
+      ? `  IMPROVED on held-out at alpha ${r.alpha}: the tuned prompt is ${r.tunedPrompt?.path ?? `variant ${r.winner}`}${
+          r.tunedSuite ? `; assay run ${r.tunedSuite} runs it on every row` : ''
+        }`
       : `  no improvement on held-out at alpha ${r.alpha}: keep the original judge`,
     '',
     `Tuning set (${r.tuningN} items; the figures the search chose by, optimistic for the winner):`,

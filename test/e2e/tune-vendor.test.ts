@@ -45,6 +45,7 @@ describe('assay tune against a judge the demonstrations help', { timeout: 180_00
     const out = join(dir, 'tune');
     await assayCli(['tune', 'examples/reply-tone.suite.json', '--out', out, '--seed', '3'], dir, fake.env);
     const report = JSON.parse(await readFile(join(out, 'report.json'), 'utf8')) as TuneReport;
+    const requests = [...fake.requests];
 
     expect(report.simulated).toBe(false);
     expect(report.winner).toBe('fewshot');
@@ -58,22 +59,33 @@ describe('assay tune against a judge the demonstrations help', { timeout: 180_00
     expect(tuned).toContain('<examples>');
     expect(await readFile(join(out, 'report.txt'), 'utf8')).toContain('IMPROVED on held-out');
 
+    // The tuned prompt runs with assay run, on every row, and the run's report names its version.
+    expect(report.tunedSuite).toBe('tuned.suite.json');
+    const runDir = join(dir, 'tuned-run');
+    await assayCli(['run', join(out, 'tuned.suite.json'), '--out', runDir, '--no-progress'], dir, fake.env);
+    const run = JSON.parse(await readFile(join(runDir, 'report.json'), 'utf8')) as {
+      prompts: Record<string, string>;
+      counts: { items: number; scored: number };
+    };
+    expect(run.prompts[report.tunedPrompt!.path.slice('prompts/'.length)]).toBe(report.tunedPrompt!.hash);
+    expect(run.counts).toMatchObject({ items: 48, scored: 48 });
+
     // Every request the vendor received: which reply it judged, and what its demonstrations showed.
     const heldOut = (await readFile(join(out, 'data', 'held-out.jsonl'), 'utf8'))
       .trim()
       .split('\n')
       .map((line) => escapeData((JSON.parse(line) as { reply: string }).reply).trim());
     expect(heldOut).toHaveLength(14);
-    const judged = fake.requests.map((r) => section(r.promptText, 'reply'));
+    const judged = requests.map((r) => section(r.promptText, 'reply'));
     expect(judged.every((reply) => reply !== undefined)).toBe(true);
     for (const reply of heldOut) expect(judged.filter((j) => j === reply)).toHaveLength(2);
-    for (const request of fake.requests) {
+    for (const request of requests) {
       const shown = section(request.promptText, 'examples');
       if (shown === undefined) continue;
       for (const reply of heldOut) expect(shown).not.toContain(reply);
     }
     // The held-out requests came last: the search was over before any held-out item was sent.
     const firstHeldOut = judged.findIndex((j) => heldOut.includes(j!));
-    expect(firstHeldOut).toBe(fake.requests.length - 2 * heldOut.length);
+    expect(firstHeldOut).toBe(requests.length - 2 * heldOut.length);
   });
 });
