@@ -200,14 +200,21 @@ export async function tuneSuiteFile(
       (sum, r) => sum + Object.values(r.stages ?? {}).reduce((s, st) => s + (st.costUsd ?? 0), 0),
       0,
     );
-    return { n: ids.length, correct, accuracy: ids.length === 0 ? 0 : correct / ids.length, costUsd: cost };
+    const accuracy = ids.length === 0 ? 0 : correct / ids.length;
+    // Against the original judge on the same items: what the candidates are ranked by.
+    const original =
+      round1Base === undefined ? correct : ids.filter((id) => correctOf(round1Base!.get(id))).length;
+    const vsOriginal = ids.length === 0 ? 0 : (correct - original) / ids.length;
+    return { n: ids.length, correct, accuracy, vsOriginal, costUsd: cost };
   };
+  let round1Base: Map<string, ItemResult> | undefined;
 
   // Round 1: the original judge and the variants the suite declares, on the tuning set.
   const round1 = await sweep('tuning-1', await writeData('tuning-1.jsonl', split.tuning), variants);
   const baseResults = round1.results.get(baselineName)!;
   const candidates: TuneCandidate[] = [];
   const baselineFigures = figures(baseResults, split.tuning);
+  round1Base = baseResults;
   for (const v of variants) {
     if (v.name === baselineName) continue;
     const own = variantSuites(suite).find((x) => x.variant.name === v.name)!.suite;
@@ -250,15 +257,19 @@ export async function tuneSuiteFile(
   candidates.push({
     name: 'fewshot',
     round: 2,
-    kind: `${demoIds.length} demonstrations from the tuning set`,
+    kind: `${demoIds.length} demonstrations from the tuning set (scored on the other tuning items)`,
     variant: fewshot,
     prompt: { path: fewshotPath, hash: contentHash(fewshotText) },
     demonstrations: demoIds,
-    tuning: figures(round2.results.get('fewshot')!, split.tuning),
+    // Scored without the items it shows: a demonstration would answer its own item.
+    tuning: figures(
+      round2.results.get('fewshot')!,
+      split.tuning.filter((id) => !demoIds.includes(id)),
+    ),
   });
 
   // The held-out proof: the best on the tuning set, and the original judge, once.
-  const ranked = [...candidates].sort((a, b) => b.tuning.accuracy - a.tuning.accuracy);
+  const ranked = [...candidates].sort((a, b) => b.tuning.vsOriginal - a.tuning.vsOriginal);
   const finalists = ranked.slice(0, Math.max(1, options.finalists));
   const heldOutData = await writeData('held-out.jsonl', split.heldOut, examples);
   const proof = await sweep('held-out', heldOutData, [baselineVariant, ...finalists.map((f) => f.variant)]);

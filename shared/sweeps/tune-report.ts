@@ -6,6 +6,8 @@ export interface TuningFigures {
   n: number;
   correct: number;
   accuracy: number;
+  /** Its accuracy minus the original judge's on the same items: what candidates are ranked by. */
+  vsOriginal: number;
   costUsd: number;
 }
 
@@ -86,11 +88,11 @@ export function renderTuneText(r: TuneReport): string {
       : `  no improvement on held-out at alpha ${r.alpha}: keep the original judge`,
     '',
     `Tuning set (${r.tuningN} items; the figures the search chose by, optimistic for the winner):`,
-    `  ${'candidate'.padEnd(20)} ${'round'.padStart(5)} ${r.metric.padStart(16)}  kind`,
-    `  ${(r.original.name === 'original' ? 'original' : `${r.original.name} (original)`).padEnd(20)} ${'1'.padStart(5)} ${num(r.original.tuning.accuracy).padStart(16)}  ${r.original.prompt.path}`,
+    `  ${'candidate'.padEnd(20)} ${'round'.padStart(5)} ${'n'.padStart(4)} ${r.metric.padStart(16)} ${'vs original'.padStart(11)}  kind`,
+    `  ${(r.original.name === 'original' ? 'original' : `${r.original.name} (original)`).padEnd(20)} ${'1'.padStart(5)} ${String(r.original.tuning.n).padStart(4)} ${num(r.original.tuning.accuracy).padStart(16)} ${''.padStart(11)}  ${r.original.prompt.path}`,
     ...r.candidates.map(
       (c) =>
-        `  ${c.name.padEnd(20)} ${String(c.round).padStart(5)} ${num(c.tuning.accuracy).padStart(16)}  ${c.kind}${
+        `  ${c.name.padEnd(20)} ${String(c.round).padStart(5)} ${String(c.tuning.n).padStart(4)} ${num(c.tuning.accuracy).padStart(16)} ${signed(c.tuning.vsOriginal).padStart(11)}  ${c.kind}${
           c.prompt ? ` (${c.prompt.path})` : ''
         }`,
     ),
