@@ -13,6 +13,7 @@ import {
   type JudgedItem,
   renderDemonstrations,
   splitHeldOut,
+  stratumOf,
   withExamplesSection,
 } from '../shared/sweeps/tune.js';
 import { renderTuneText, type TuneCandidate, type TuneReport } from '../shared/sweeps/tune-report.js';
@@ -118,7 +119,7 @@ export async function tuneSuiteFile(
     if (input[EXAMPLES_COLUMN] !== undefined)
       throw new InputError(`the prompt already reads {${EXAMPLES_COLUMN}}, the column tune adds`);
     labelled.push({ id, gold, input, record: row.record });
-    strata.push({ id, stratum: JSON.stringify([gold, ...slices.map((c) => row.record[c] ?? '(none)')]) });
+    strata.push({ id, stratum: stratumOf(gold, row.record, slices) });
   }
   if (labelled.length < 10)
     throw new InputError(

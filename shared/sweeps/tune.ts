@@ -16,6 +16,18 @@ export interface SplitItem {
   stratum: string;
 }
 
+/**
+ * The stratum an item is split within: its gold and, for each slice column the suite names, the
+ * row's value there (`(none)` when the row has none, as the reports count it).
+ */
+export function stratumOf(
+  gold: string,
+  record: Record<string, string>,
+  slices: readonly string[] = [],
+): string {
+  return JSON.stringify([gold, ...slices.map((column) => record[column] ?? '(none)')]);
+}
+
 export interface Split {
   tuning: string[];
   heldOut: string[];

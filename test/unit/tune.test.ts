@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { isCorrect } from '../../cli/tune.js';
 import { dataSections, renderPrompt, splitInstructions } from '../../shared/lib/prompts/prompts.js';
+import type { ItemResult } from '../../shared/model/model.js';
 import {
   chooseDemonstrations,
   EXAMPLES_COLUMN,
@@ -9,6 +11,7 @@ import {
   idsDigest,
   type PairedOutcome,
   splitHeldOut,
+  stratumOf,
   withExamplesSection,
 } from '../../shared/sweeps/tune.js';
 
@@ -57,6 +60,27 @@ describe('the held-out split', () => {
       .digest('hex');
     expect(split.heldOutDigest).toBe(`sha256:${expected}`);
     expect(idsDigest(['b', 'a'])).toBe(idsDigest(['a', 'b']));
+  });
+
+  it('stratifies by gold and slice: each label × language cell keeps its share', () => {
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      id: `r${i}`,
+      gold: i % 2 === 0 ? 'yes' : 'no',
+      record: { lang: i < 20 ? 'de' : 'en' } as Record<string, string>,
+    }));
+    rows.push({ id: 'r40', gold: 'yes', record: {} });
+    const split = splitHeldOut(
+      rows.map((r) => ({ id: r.id, stratum: stratumOf(r.gold, r.record, ['lang']) })),
+      { share: 0.5, seed: 4 },
+    );
+    expect(stratumOf('yes', {}, ['lang'])).toBe('["yes","(none)"]');
+    // Four cells of 10 (5 held out each) and one of 1: round(41 × 0.5) = 21 in all.
+    expect(split.heldOut).toHaveLength(21);
+    for (const gold of ['yes', 'no'])
+      for (const lang of ['de', 'en']) {
+        const cell = rows.filter((r) => r.gold === gold && r.record.lang === lang).map((r) => r.id);
+        expect(cell.filter((id) => split.heldOut.includes(id))).toHaveLength(5);
+      }
   });
 
   it('refuses a share outside (0, 1) and a repeated id', () => {
@@ -143,5 +167,25 @@ describe('the held-out decision', () => {
     expect(b!.adjustedP).toBe(1);
     const adjusted = holm([0.01, 0.04, 0.03]);
     for (const [i, p] of [0.03, 0.06, 0.06].entries()) expect(adjusted[i]).toBeCloseTo(p, 12);
+  });
+});
+
+describe("an item's agreement with its gold, as tune counts it", () => {
+  const result = (scores: Record<string, unknown>, gold: string, status = 'scored') =>
+    ({ itemId: 'x', status, gold, scores }) as unknown as ItemResult;
+
+  it('a label judge: the label, in any case; a failed item disagrees', () => {
+    const labels = { labels: ['polite', 'rude'] };
+    expect(isCorrect(result({ label: { kind: 'label', value: 'Polite' } }, 'polite'), labels)).toBe(true);
+    expect(isCorrect(result({ label: { kind: 'label', value: 'rude' } }, 'polite'), labels)).toBe(false);
+    expect(isCorrect(result({}, 'polite', 'failed'), labels)).toBe(false);
+    expect(isCorrect(undefined, labels)).toBe(false);
+  });
+
+  it('a range judge: pass against the gold at the threshold, else the exact number', () => {
+    expect(isCorrect(result({ pass: { kind: 'pass', value: true } }, '4'), { threshold: 4 })).toBe(true);
+    expect(isCorrect(result({ pass: { kind: 'pass', value: true } }, '3'), { threshold: 4 })).toBe(false);
+    expect(isCorrect(result({ score: { kind: 'number', value: 3 } }, '3'), {})).toBe(true);
+    expect(isCorrect(result({ score: { kind: 'number', value: 2 } }, '3'), {})).toBe(false);
   });
 });
