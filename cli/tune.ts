@@ -11,6 +11,7 @@ import {
   EXAMPLES_COLUMN,
   heldOutDecision,
   type JudgedItem,
+  lineDiff,
   renderDemonstrations,
   splitHeldOut,
   stratumOf,
@@ -210,6 +211,9 @@ export async function tuneSuiteFile(
   };
   let round1Base: Map<string, ItemResult> | undefined;
 
+  const originalPath = taskFor(baselineSuite).promptPaths(baselineSuite).judge!;
+  const originalText = await readPrompt(outDir, suiteDir, originalPath);
+
   // Round 1: the original judge and the variants the suite declares, on the tuning set.
   const round1 = await sweep('tuning-1', await writeData('tuning-1.jsonl', split.tuning), variants);
   const baseResults = round1.results.get(baselineName)!;
@@ -226,7 +230,7 @@ export async function tuneSuiteFile(
       round: 1,
       kind: 'declared variant',
       variant: v,
-      prompt: { path: ownPath, hash: contentHash(ownText) },
+      prompt: { path: ownPath, hash: contentHash(ownText), diff: lineDiff(originalText, ownText) },
       tuning: figures(round1.results.get(v.name)!, split.tuning),
     });
   }
@@ -246,8 +250,6 @@ export async function tuneSuiteFile(
     demoIds.map((id) => ({ input: byId.get(id)!.input, gold: byId.get(id)!.gold })),
     judge.labels ? 'label' : 'rating',
   );
-  const originalPath = taskFor(baselineSuite).promptPaths(baselineSuite).judge!;
-  const originalText = await readPrompt(outDir, suiteDir, originalPath);
   const fewshotText = withExamplesSection(originalText);
   const fewshotPath = hashedSibling(originalPath, 'fewshot', fewshotText);
   await mkdir(dirname(join(outDir, PROMPT_PREFIX, fewshotPath)), { recursive: true });
@@ -260,7 +262,7 @@ export async function tuneSuiteFile(
     round: 2,
     kind: `${demoIds.length} demonstrations from the tuning set (scored on the other tuning items)`,
     variant: fewshot,
-    prompt: { path: fewshotPath, hash: contentHash(fewshotText) },
+    prompt: { path: fewshotPath, hash: contentHash(fewshotText), diff: lineDiff(originalText, fewshotText) },
     demonstrations: demoIds,
     // Scored without the items it shows: a demonstration would answer its own item.
     tuning: figures(

@@ -19,7 +19,7 @@ export interface TuneCandidate {
   /** The variant as the tuning suites declare it (not written to the report). */
   variant: Record<string, unknown> & { name: string };
   /** The candidate's own judge prompt file, when it has one (path under prompts/ in the output folder). */
-  prompt?: { path: string; hash: string };
+  prompt?: { path: string; hash: string; diff: string[] };
   /** Ids of the tuning items shown as demonstrations. */
   demonstrations?: string[];
   tuning: TuningFigures;
@@ -59,6 +59,17 @@ export interface TuneReport {
   costUsd: number;
 }
 
+/** The winner's prompt against the original's, line by line (nothing when it has no prompt of its own or the same). */
+function winnerDiff(r: TuneReport): string[] {
+  const prompt = r.candidates.find((c) => c.name === r.winner)?.prompt;
+  if (!prompt || prompt.diff.length === 0) return [];
+  return [
+    `Prompt of ${r.winner} (${prompt.path}) against ${r.original.prompt.path}:`,
+    ...prompt.diff.map((l) => `  ${l}`),
+    '',
+  ];
+}
+
 /** `report.txt`: the held-out verdict first, then what the search tried. */
 export function renderTuneText(r: TuneReport): string {
   const h = r.heldOut;
@@ -87,6 +98,7 @@ export function renderTuneText(r: TuneReport): string {
         }`
       : `  no improvement on held-out at alpha ${r.alpha}: keep the original judge`,
     '',
+    ...winnerDiff(r),
     `Tuning set (${r.tuningN} items; the figures the search chose by, optimistic for the winner):`,
     `  ${'candidate'.padEnd(20)} ${'round'.padStart(5)} ${'n'.padStart(4)} ${r.metric.padStart(16)} ${'vs original'.padStart(11)}  kind`,
     `  ${(r.original.name === 'original' ? 'original' : `${r.original.name} (original)`).padEnd(20)} ${'1'.padStart(5)} ${String(r.original.tuning.n).padStart(4)} ${num(r.original.tuning.accuracy).padStart(16)} ${''.padStart(11)}  ${r.original.prompt.path}`,

@@ -262,3 +262,52 @@ export function heldOutDecision(
     improved: r.n > 0 && r.delta.value > 0 && adjusted[i]! < alpha,
   }));
 }
+
+/**
+ * The lines that differ between two prompt texts, by the longest common subsequence of their
+ * lines: each removed line as `- line`, each added one as `+ line`, and the unchanged lines
+ * around a change (up to `context` either side) as `  line`; `…` where unchanged lines are left
+ * out. Empty when the texts are the same.
+ */
+export function lineDiff(before: string, after: string, context = 1): string[] {
+  const a = before.split('\n');
+  const b = after.split('\n');
+  // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+  const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i -= 1)
+    for (let j = b.length - 1; j >= 0; j -= 1)
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  const ops: { op: ' ' | '-' | '+'; line: string }[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length || j < b.length) {
+    if (i < a.length && j < b.length && a[i] === b[j]) {
+      ops.push({ op: ' ', line: a[i]! });
+      i += 1;
+      j += 1;
+    } else if (i < a.length && (j >= b.length || lcs[i + 1]![j]! >= lcs[i]![j + 1]!)) {
+      // A removed line before an added one, as unified diffs show a replaced line.
+      ops.push({ op: '-', line: a[i]! });
+      i += 1;
+    } else {
+      ops.push({ op: '+', line: b[j]! });
+      j += 1;
+    }
+  }
+  const changed = ops.map((o, k) => (o.op === ' ' ? -1 : k)).filter((k) => k >= 0);
+  if (changed.length === 0) return [];
+  const shown = new Set<number>();
+  for (const k of changed) for (let d = -context; d <= context; d += 1) shown.add(k + d);
+  const out: string[] = [];
+  let skipped = false;
+  ops.forEach((o, k) => {
+    if (!shown.has(k)) {
+      if (!skipped) out.push('…');
+      skipped = true;
+      return;
+    }
+    skipped = false;
+    out.push(`${o.op} ${o.line}`.trimEnd());
+  });
+  return out;
+}

@@ -9,6 +9,7 @@ import {
   heldOutDecision,
   holm,
   idsDigest,
+  lineDiff,
   type PairedOutcome,
   splitHeldOut,
   stratumOf,
@@ -187,5 +188,13 @@ describe("an item's agreement with its gold, as tune counts it", () => {
     expect(isCorrect(result({ pass: { kind: 'pass', value: true } }, '3'), { threshold: 4 })).toBe(false);
     expect(isCorrect(result({ score: { kind: 'number', value: 3 } }, '3'), {})).toBe(true);
     expect(isCorrect(result({ score: { kind: 'number', value: 2 } }, '3'), {})).toBe(false);
+  });
+});
+
+describe('the prompt diff', () => {
+  it('shows the removed and added lines with one line of context, … for the rest', () => {
+    expect(lineDiff('a\nb\nc\nd\ne', 'a\nb\nC\nd\ne')).toEqual(['…', '  b', '- c', '+ C', '  d', '…']);
+    expect(lineDiff('a\nb', 'a\nb\nc')).toEqual(['…', '  b', '+ c']);
+    expect(lineDiff('same', 'same')).toEqual([]);
   });
 });
