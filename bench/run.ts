@@ -670,5 +670,6 @@ async function processOnly(rounds: number) {
 }
 
 if (process.argv[2] === 'coverage') await coverageOnly();
+else if (process.argv[2] === 'tune') process.stdout.write(await (await import('./tune.js')).writeTuneBench());
 else if (process.argv[2] === 'process') await processOnly(Number(process.argv[3] ?? 3));
 else await main();

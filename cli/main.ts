@@ -11,6 +11,7 @@ import type { ImportFlags } from './commands/import.js';
 import type { LabelFlags } from './commands/label.js';
 import type { RunFlags } from './commands/run.js';
 import type { ScoreFlags } from './commands/score.js';
+import type { TuneFlags } from './commands/tune.js';
 
 /** The task families `assay score --task` accepts (a test keeps it equal to the registry's). */
 const TASK_NAMES = 'gec, judge, qa, cleanup, summarization, checks, verdicts';
@@ -184,6 +185,42 @@ program
   .action(async (suitePath: string, flags: EstimateFlags) => {
     const { estimateCommand } = await import('./commands/estimate.js');
     await estimateCommand(suitePath, flags);
+  });
+
+const share = (value: string) => {
+  const n = Number(value);
+  if (!(n > 0 && n < 1)) throw new InvalidArgumentError('must be a share in (0, 1)');
+  return n;
+};
+
+program
+  .command('tune <suite>')
+  .description(
+    "tune a judge honestly: split its labelled items into a tuning set and a held-out set, score the suite's variants and a prompt with demonstrations from the tuning set on the tuning set, then the best of them and the original judge once on the held-out set; improved only when that comparison shows it",
+  )
+  .option('-o, --out <dir>', 'where the tuning files go (default: tune/ beside the suite)')
+  .option('--seed <s>', 'seed of the split and the search', positiveInt, 1)
+  .option('--held-out <share>', 'share of the labelled items held out', share, 0.3)
+  .option(
+    '--demonstrations <n>',
+    "the original judge's errors shown as demonstrations (one more item for each label they leave out)",
+    positiveInt,
+    6,
+  )
+  .option(
+    '--finalists <k>',
+    'candidates carried to the held-out comparison (Holm-corrected over them)',
+    positiveInt,
+    1,
+  )
+  .option('--alpha <a>', "the held-out test's level", share, 0.05)
+  .option('--simulate', 'replace every backend by the simulator (no key; every report says SIMULATED)')
+  .option('-c, --concurrency <n>', 'items in flight (default: the suite run.concurrency)', positiveInt)
+  .option('--prices <file>', 'price table override (JSON); also env ASSAY_PRICES')
+  .option('--json', 'print report.json instead of report.txt')
+  .action(async (suitePath: string, flags: TuneFlags) => {
+    const { tuneCommand } = await import('./commands/tune.js');
+    await tuneCommand(suitePath, flags);
   });
 
 program
