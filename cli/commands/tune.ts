@@ -1,34 +1,23 @@
 /** `assay tune`: tune a judge on part of its labelled items and prove the result on the rest. */
 import { isAbsolute, relative } from 'node:path';
-import { tuneSuiteFile } from '../tune.js';
+import { type TuneOptions, tuneSuiteFile } from '../tune.js';
 
-export interface TuneFlags {
+/** The command line's flags: the tuning options under their flag names. */
+export type TuneFlags = Omit<TuneOptions, 'outDir' | 'pricesPath' | 'env' | 'onStep'> & {
   out?: string;
-  seed: number;
-  heldOut: number;
-  demonstrations: number;
-  finalists: number;
-  alpha: number;
-  simulate?: boolean;
-  concurrency?: number;
   prices?: string;
   json?: boolean;
-}
+};
 
 export async function tuneCommand(suitePath: string, flags: TuneFlags): Promise<void> {
+  const { out, prices, json, ...options } = flags;
   const { outDir, report } = await tuneSuiteFile(suitePath, {
-    outDir: flags.out,
-    seed: flags.seed,
-    heldOut: flags.heldOut,
-    demonstrations: flags.demonstrations,
-    finalists: flags.finalists,
-    alpha: flags.alpha,
-    simulate: flags.simulate,
-    concurrency: flags.concurrency,
-    pricesPath: flags.prices,
+    ...options,
+    outDir: out,
+    pricesPath: prices,
     onStep: (line) => process.stderr.write(`${line}\n`),
   });
-  if (flags.json) {
+  if (json) {
     process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
     return;
   }

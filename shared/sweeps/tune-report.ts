@@ -40,14 +40,8 @@ export interface TuneReport {
   /** True only when the held-out comparison shows the winner better at alpha (Holm over the finalists). */
   improved: boolean;
   winner: string;
-  heldOut: {
-    n: number;
-    before: number;
-    after: number;
-    delta: { value: number; ci: [number, number] | null };
-    pValue: number;
-    adjustedP: number;
-  };
+  /** The winner against the original judge on the held-out items. */
+  heldOut: Omit<HeldOutComparison, 'name' | 'improved'>;
   finalists: HeldOutComparison[];
   original: { name: string; prompt: { path: string; hash: string }; tuning: TuningFigures };
   candidates: Omit<TuneCandidate, 'variant'>[];
